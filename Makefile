@@ -1,0 +1,83 @@
+# chorus — one Makefile for the whole tree (no recursive make into sub-trees).
+#
+# Every directory that builds something has a `module.mk` fragment, included
+# below.  A fragment appends to these variables and writes its own link rules:
+#   PROGS      programs installed to $(PREFIX)/bin        ($(B)/bin/NAME)
+#   TESTS      Check test programs run by `make check`    ($(B)/tests/NAME)
+#   BENCHES    benchmark programs run by `make bench`     ($(B)/bench/NAME)
+#   INSTALL_HOOKS  extra phony targets run by `make install`
+# Objects come from one pattern rule: foo/bar.c -> $(B)/foo/bar.o.
+#
+# Targets: all check bench deps install clean (demo arrives with the apps).
+# `make check SANITIZE=1` builds in build-san/ with ASan + UBSan.
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+LIBDIR  ?= $(PREFIX)/lib
+B       := build$(if $(SANITIZE),-san)
+
+CC      ?= cc
+CSTD    := -std=c11 -D_GNU_SOURCE
+WARN    := -Wall -Wextra -Werror -Wno-unused-parameter
+OPT     ?= -O2 -g
+comma   := ,
+SAN     := $(if $(SANITIZE),-fsanitize=address$(comma)undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+# Every dependency comes through pkg-config; `=` keeps the shell calls lazy so
+# `make deps` works before the packages exist.
+PKGS     = glib-2.0 gsl fftw3f alsa sndfile check libsystemd
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+pkglibs  = $(shell pkg-config --libs $(1))
+CFLAGS  += $(CSTD) $(WARN) $(OPT) $(SAN) -fPIC -MMD -MP -I. $(PKG_CFLAGS)
+LDFLAGS += $(SAN)
+link     = $(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^)
+
+PROGS   :=
+TESTS   :=
+BENCHES :=
+INSTALL_HOOKS :=
+
+.PHONY: all check test bench deps install clean
+all:
+
+include $(sort $(wildcard */module.mk) $(wildcard apps/*/module.mk))
+
+all: $(PROGS) $(TESTS) $(BENCHES)
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(B)/%.a:
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+# --- dependencies -------------------------------------------------------------
+# Debian package names; `make deps` installs the missing ones when root.
+DEB_PKGS := build-essential pkg-config libglib2.0-dev libgsl-dev libfftw3-dev \
+            libasound2-dev libsndfile1-dev check libsystemd-dev alsa-utils \
+            gnuplot-nox iproute2
+deps:
+	@sh tools/deps.sh $(DEB_PKGS)
+
+# --- tests --------------------------------------------------------------------
+# `check` first makes sure the packages are there, then builds and runs.
+check:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory test
+
+test: $(TESTS) $(PROGS)
+	@sh tests/run $(TESTS)
+
+bench:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory $(BENCHES) $(PROGS)
+	@sh bench/run $(BENCHES)
+
+install: $(PROGS) $(INSTALL_HOOKS)
+	install -d $(DESTDIR)$(PREFIX)/bin
+	$(if $(PROGS),install -m 755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/)
+
+clean:
+	rm -rf build build-san
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -1,0 +1,67 @@
+/* chorus_kpatch.h — the one record format for DMA period-interrupt timestamps.
+ *
+ * Shared by three parties, so that all three speak exactly the same bytes:
+ *   - the kernel module kpatch/chorus_kpatch.ko (producer, one FIFO per PCM
+ *     substream, read through a character device),
+ *   - the simulator's ALSA plugin (producer: its "side channel", a FIFO under
+ *     the run directory, see sim/),
+ *   - audiod's reader (consumer).
+ *
+ * A reader reads whole records (read(2) of a multiple of
+ * sizeof(struct chorus_kpatch_record)); every field is little-endian on the
+ * wire (all supported hosts are little-endian; a big-endian port must
+ * byte-swap).  A record is valid when magic == CHORUS_KPATCH_MAGIC,
+ * version == CHORUS_KPATCH_VERSION and size == sizeof(record).
+ *
+ * Sequence numbers count every period interrupt the producer saw on the
+ * substream, whether or not its record reached the FIFO, so a reader detects
+ * loss as a jump in seq; `dropped` is the producer's running count of records
+ * it could not queue (FIFO full), so overflow is never silent.
+ */
+#ifndef CHORUS_KPATCH_H
+#define CHORUS_KPATCH_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+typedef __u8 ckp_u8;
+typedef __u16 ckp_u16;
+typedef __u32 ckp_u32;
+typedef __u64 ckp_u64;
+typedef __s64 ckp_s64;
+#else
+#include <stdint.h>
+typedef uint8_t ckp_u8;
+typedef uint16_t ckp_u16;
+typedef uint32_t ckp_u32;
+typedef uint64_t ckp_u64;
+typedef int64_t ckp_s64;
+#endif
+
+#define CHORUS_KPATCH_MAGIC   0x4b434843u /* "CHCK" little-endian */
+#define CHORUS_KPATCH_VERSION 1
+
+/* flags */
+#define CHORUS_KPATCH_F_SIM     0x0001u /* produced by the simulator */
+#define CHORUS_KPATCH_F_XRUN    0x0002u /* producer knows the stream overran here */
+
+struct chorus_kpatch_record {
+	ckp_u32 magic;      /* CHORUS_KPATCH_MAGIC */
+	ckp_u16 version;    /* CHORUS_KPATCH_VERSION */
+	ckp_u16 size;       /* sizeof(struct chorus_kpatch_record) == 48 */
+	ckp_u64 seq;        /* per-substream interrupt count from 0; a jump means records lost */
+	ckp_s64 time_ns;    /* interrupt time on the node's cpu clock (CLOCK_MONOTONIC_RAW), ns */
+	ckp_u64 hw_ptr;     /* substream hw_ptr after the period, frames (ALSA boundary-wrapped) */
+	ckp_u32 dropped;    /* producer's running count of records lost to a full FIFO */
+	ckp_u16 card;       /* ALSA card number (simulator: virtual node number) */
+	ckp_u8  device;     /* ALSA PCM device number */
+	ckp_u8  subdevice;  /* ALSA subdevice number */
+	ckp_u16 flags;      /* CHORUS_KPATCH_F_* */
+	ckp_u16 period_frames; /* period size in frames, 0 if unknown (> 65535) */
+	ckp_u32 reserved;   /* zero */
+};
+
+#ifndef __KERNEL__
+_Static_assert(sizeof(struct chorus_kpatch_record) == 48, "kpatch record is 48 bytes");
+#endif
+
+#endif

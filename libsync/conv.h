@@ -1,0 +1,111 @@
+/* conv.h — one conversion between two clocks: a fitted linear map x -> y with
+ * its uncertainty model (DESIGN §2, docs/clocks.md).
+ *
+ *   y(x) = y0 + yoff + slope * (x - x0)
+ *
+ * x0, y0 are integers in the clocks' units (ns or frames) so that times near
+ * 2^62 never pass through a double; only the small difference x - x0 does.
+ * The variance of y(x) for an exact x (the mean line, no observation noise):
+ *
+ *   var(x) = var_c + var_s * (x - x0 - xbar)^2 + (wander * |slope| * dist(x))^2
+ *
+ * where dist(x) is how far x lies outside [xmin, xmax] (0 inside).  For a
+ * least-squares fit var_c = s^2/n and var_s = s^2/Sxx.
+ *
+ * sync_conv is a plain fixed-size struct so syncd can publish it and clients
+ * can rebuild graphs from it; sync_conv_pack()/unpack() give its portable
+ * little-endian wire form.  Pure: no I/O, no clocks, no allocation.
+ * Errors are negative errno values with a static reason string.
+ */
+#ifndef CHORUS_CONV_H
+#define CHORUS_CONV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A time value i + f in a clock's unit: i integer, f in [-0.5, 0.5].  Used
+ * wherever a result may be fractional (a frame index converted from ns) or
+ * too large for a double to hold to the ns (ns near 2^62). */
+typedef struct {
+	int64_t i; /* integer part, clock units */
+	double f;  /* fractional part, clock units, |f| <= 0.5 */
+} sync_tval;
+
+enum {
+	SYNC_CONV_LOWER = 1u << 0, /* fitted as a lower envelope (one-sided delays in y) */
+	SYNC_CONV_UPPER = 1u << 1, /* fitted as an upper envelope (one-sided advances in y) */
+	SYNC_CONV_FIXED = 1u << 2, /* exact by definition (e.g. global <-> root cpu): no validity limit */
+};
+
+typedef struct {
+	int64_t x0;      /* reference point, x units (an observation's x) */
+	int64_t y0;      /* reference point, y units */
+	double yoff;     /* line value at x0 minus y0, y units, |yoff| <= 0.5 */
+	double slope;    /* dy/dx, y units per x unit (frames/ns ~ 4.8e-5 for 48 kHz) */
+	double xbar;     /* centre of the data, x - x0, x units */
+	double var_c;    /* variance of the line at the centre, y units^2 */
+	double var_s;    /* variance of the slope, (y units / x unit)^2 */
+	double rms;      /* residual RMS of the points used, y units (observation noise) */
+	double wander;   /* frequency wander allowed outside the data, fractional (1e-7 = 0.1 ppm) */
+	int64_t xmin;    /* validity interval = span of the data, x units */
+	int64_t xmax;    /* x units, >= xmin */
+	int64_t updated; /* time of last update, ns on the publisher's reference clock */
+	uint32_t n;      /* number of observations used by the fit */
+	uint32_t flags;  /* SYNC_CONV_* */
+} sync_conv;
+
+#define SYNC_CONV_WIRE_SIZE 104 /* bytes of sync_conv_pack() output */
+#define SYNC_WANDER_DEFAULT 1e-7 /* 0.1 ppm: typical crystal wander over minutes */
+
+/* A conversion that is exact: y = y0 + (x - x0) * slope with zero variance,
+ * valid everywhere (the daemon's global <-> root cpu edge).  Returns it. */
+sync_conv sync_conv_fixed(int64_t x0, int64_t y0, double slope);
+
+/* Check that c is usable: finite, slope nonzero, variances >= 0, xmin <= xmax,
+ * n >= 1 (unless FIXED).  Returns 0 or -EINVAL with a static reason in *why. */
+int sync_conv_check(const sync_conv *c, const char **why);
+
+/* Map x to y on c's line (no validity check); returns y. */
+sync_tval sync_conv_apply(const sync_conv *c, sync_tval x);
+
+/* Map y back to x on c's line (no validity check); returns x. */
+sync_tval sync_conv_invert(const sync_conv *c, sync_tval y);
+
+/* Variance (y units^2) of y(x) for an exact x, including the wander term
+ * outside [xmin, xmax].  Returns it (>= 0). */
+double sync_conv_var(const sync_conv *c, sync_tval x);
+
+/* Variance (x units^2) of the inverse x(y) for an exact y.  Returns it. */
+double sync_conv_var_inv(const sync_conv *c, sync_tval y);
+
+/* How far x lies outside [xmin, xmax], x units (0 inside, always 0 for
+ * FIXED); returns it as a double (negative never). */
+double sync_conv_outside(const sync_conv *c, sync_tval x);
+
+/* The conversion y -> x with the same uncertainty model (so the reverse of an
+ * edge is again a sync_conv).  Writes *out; returns 0, or -EINVAL if c's
+ * slope is 0 or not finite. */
+int sync_conv_reverse(const sync_conv *c, sync_conv *out);
+
+/* Serialize c to buf (SYNC_CONV_WIRE_SIZE bytes, little-endian, IEEE
+ * doubles).  Returns SYNC_CONV_WIRE_SIZE. */
+size_t sync_conv_pack(const sync_conv *c, uint8_t *buf);
+
+/* Parse len bytes at buf into *out and check it.  Returns 0, -EMSGSIZE when
+ * len != SYNC_CONV_WIRE_SIZE, or -EINVAL with a reason. */
+int sync_conv_unpack(const uint8_t *buf, size_t len, sync_conv *out, const char **why);
+
+/* A tval from an integer, and the value of a tval as a double relative to
+ * an integer origin (exact enough while |v - origin| < 2^50). */
+static inline sync_tval sync_tval_of(int64_t i)
+{
+	sync_tval t = {i, 0.0};
+	return t;
+}
+
+static inline double sync_tval_diff(sync_tval v, int64_t origin)
+{
+	return (double)(v.i - origin) + v.f;
+}
+
+#endif

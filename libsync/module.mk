@@ -2,3 +2,9 @@
 LIBSYNC_SRCS := $(wildcard libsync/*.c)
 $(B)/libsync.a: $(patsubst %.c,$(B)/%.o,$(LIBSYNC_SRCS))
 LIBSYNC_PKGS := gsl glib-2.0
+
+# Tests and benchmark of the pure numerics (fits, conversions, graph).
+TESTS += $(B)/tests/test_fit
+$(B)/tests/test_fit: $(B)/tests/test_fit.o $(B)/libsync.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check gsl glib-2.0) -lm

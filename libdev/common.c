@@ -1,0 +1,16 @@
+/* common.c — options defaults and the error domain (see common.h). */
+#include "libdev/common.h"
+
+#include <string.h>
+
+G_DEFINE_QUARK(chorus-dev-error-quark, dev_error)
+
+void dev_options_init(dev_options *o)
+{
+	memset(o, 0, sizeof *o);
+	o->mode = 0666;
+	o->queue_limit = 64;
+	o->chunk_bytes = 16384;
+	o->out_limit = 1 << 20;
+	o->overflow = DEV_OVERFLOW_DROP_OLDEST;
+}

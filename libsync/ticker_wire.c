@@ -1,0 +1,80 @@
+/* ticker_wire.c — binary ticker encode/decode (see ticker_wire.h). */
+#include "libsync/ticker_wire.h"
+
+#include <errno.h>
+#include <string.h>
+
+static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static void put32(uint8_t *p, uint32_t v) { put16(p, (uint16_t)v); put16(p + 2, (uint16_t)(v >> 16)); }
+static void put64(uint8_t *p, uint64_t v) { put32(p, (uint32_t)v); put32(p + 4, (uint32_t)(v >> 32)); }
+static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static uint32_t get32(const uint8_t *p) { return get16(p) | (uint32_t)get16(p + 2) << 16; }
+static uint64_t get64(const uint8_t *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
+
+static void put_clock(uint8_t *p, sync_clock_id c)
+{
+	put32(p, c.node);
+	put16(p + 4, c.kind);
+	put16(p + 6, c.index);
+}
+
+static sync_clock_id get_clock(const uint8_t *p)
+{
+	sync_clock_id c = {get32(p), get16(p + 4), get16(p + 6)};
+	return c;
+}
+
+size_t sync_ticker_size(size_t count)
+{
+	return SYNC_TICKER_HDR + count * SYNC_TICKER_ENTRY;
+}
+
+size_t sync_ticker_pack(const sync_ticker_head *h, const sync_ticker_entry *e, uint8_t *buf)
+{
+	put32(buf, SYNC_TICKER_MAGIC);
+	put16(buf + 4, SYNC_TICKER_VERSION);
+	put16(buf + 6, (uint16_t)h->count);
+	put32(buf + 8, h->node);
+	put32(buf + 12, h->root);
+	put64(buf + 16, (uint64_t)h->now);
+	for (size_t i = 0; i < h->count; i++) {
+		uint8_t *p = buf + SYNC_TICKER_HDR + i * SYNC_TICKER_ENTRY;
+		put_clock(p, e[i].from);
+		put_clock(p + 8, e[i].to);
+		sync_conv_pack(&e[i].conv, p + 16);
+	}
+	return sync_ticker_size(h->count);
+}
+
+int sync_ticker_unpack_head(const uint8_t *buf, size_t len, sync_ticker_head *h, const char **why)
+{
+	if (len < SYNC_TICKER_HDR) {
+		*why = "ticker shorter than its header";
+		return -EMSGSIZE;
+	}
+	if (get32(buf) != SYNC_TICKER_MAGIC || get16(buf + 4) != SYNC_TICKER_VERSION) {
+		*why = "not a version-1 chorus ticker (bad magic or version)";
+		return -EBADMSG;
+	}
+	h->count = get16(buf + 6);
+	h->node = get32(buf + 8);
+	h->root = get32(buf + 12);
+	h->now = (int64_t)get64(buf + 16);
+	if (len != sync_ticker_size(h->count)) {
+		*why = "ticker size does not match its entry count";
+		return -EMSGSIZE;
+	}
+	return 0;
+}
+
+int sync_ticker_unpack_entry(const uint8_t *buf, size_t i, sync_ticker_entry *e, const char **why)
+{
+	const uint8_t *p = buf + SYNC_TICKER_HDR + i * SYNC_TICKER_ENTRY;
+	e->from = get_clock(p);
+	e->to = get_clock(p + 8);
+	if (e->from.kind > SYNC_KIND_GLOBAL || e->to.kind > SYNC_KIND_GLOBAL) {
+		*why = "ticker entry names an unknown clock kind";
+		return -EINVAL;
+	}
+	return sync_conv_unpack(p + 16, SYNC_CONV_WIRE_SIZE, &e->conv, why);
+}

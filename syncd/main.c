@@ -1,0 +1,129 @@
+/* main.c — syncd: the node's time-conversion service (DESIGN §2).
+ *
+ * Conversion, not correction: no clock is ever adjusted.  syncd keeps fitted
+ * conversions between the node's clocks (realtime <-> cpu by sampling, and
+ * whatever local services feed it, such as audiod's audio <-> cpu), defines
+ * global time through the root node, and publishes everything on sync/ticker.
+ */
+#include <errno.h>
+#include <glib-unix.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <systemd/sd-daemon.h>
+
+#include "libsync/now.h"
+#include "syncd/rtcpu.h"
+#include "syncd/syncd.h"
+
+static gboolean on_rtcpu(gpointer data)
+{
+	syncd *s = data;
+	const char *why = NULL;
+	rtcpu_sample r = rtcpu_sample_take((int)s->cfg.rtcpu_tries);
+	uint32_t node = (uint32_t)s->cfg.node;
+	if (syncd_pairs_observe(s->pairs, sync_clock_cpu(node), sync_clock_realtime(node), r.cpu_ns,
+				r.realtime_ns, r.cpu_ns, &why) < 0) {
+		/* realtime stepped backwards (NTP, date -s): a discontinuity. */
+		g_message("realtime<->cpu: %s; starting the pair afresh", why);
+		syncd_pairs_reset(s->pairs, sync_clock_cpu(node), sync_clock_realtime(node));
+	}
+	return G_SOURCE_CONTINUE;
+}
+
+static gboolean on_tick(gpointer data)
+{
+	syncd *s = data;
+	int64_t now = sync_now(SYNC_KIND_CPU);
+	guint gone = syncd_pairs_expire(s->pairs, now);
+	if (gone)
+		g_message("%u pair%s expired (no observation for %.0f s)", gone, gone == 1 ? "" : "s", s->cfg.expire);
+	syncd_devices_flush(s, now);
+	return G_SOURCE_CONTINUE;
+}
+
+static gboolean on_signal(gpointer data)
+{
+	g_main_loop_quit(data);
+	return G_SOURCE_REMOVE;
+}
+
+int main(int argc, char **argv)
+{
+	char *conf = NULL;
+	gint64 node = -1;
+	gboolean print_config = FALSE, verbose = FALSE;
+	GOptionEntry entries[] = {
+		{"config", 'c', 0, G_OPTION_ARG_FILENAME, &conf, "configuration file (default /etc/chorus/syncd.conf)", "FILE"},
+		{"node", 'n', 0, G_OPTION_ARG_INT64, &node, "this node's number (overrides the file)", "N"},
+		{"verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "log debug messages", NULL},
+		{"print-config", 0, 0, G_OPTION_ARG_NONE, &print_config, "print every configuration key with its default and exit", NULL},
+		{NULL, 0, 0, 0, NULL, NULL, NULL},
+	};
+	GError *err = NULL;
+	GOptionContext *oc = g_option_context_new("- chorus time-conversion service");
+	g_option_context_add_main_entries(oc, entries, NULL);
+	if (!g_option_context_parse(oc, &argc, &argv, &err)) {
+		fprintf(stderr, "syncd: %s\n", err->message);
+		return 2;
+	}
+	g_option_context_free(oc);
+	if (print_config) {
+		char *d = syncd_config_describe();
+		fputs(d, stdout);
+		g_free(d);
+		return 0;
+	}
+	if (verbose)
+		g_setenv("G_MESSAGES_DEBUG", "all", TRUE);
+
+	const char *why = NULL;
+	if (sync_now_init(&why) < 0) {
+		fprintf(stderr, "syncd: %s\n", why);
+		return 2;
+	}
+	syncd s = {0};
+	if (!syncd_config_load(&s.cfg, conf ? conf : "/etc/chorus/syncd.conf", conf != NULL, &err)) {
+		fprintf(stderr, "syncd: %s\n", err->message);
+		return 2;
+	}
+	if (node >= 0)
+		s.cfg.node = node;
+	syncd_pairs_cfg pc = {
+		.window = (uint32_t)s.cfg.window,
+		.reject_k = s.cfg.reject_k,
+		.wander = s.cfg.wander_ppm * 1e-6,
+		.max_span_ns = (int64_t)(s.cfg.max_span * 1e9),
+		.expire_ns = (int64_t)(s.cfg.expire * 1e9),
+	};
+	s.pairs = syncd_pairs_new(&pc);
+	s.last_notify = INT64_MIN;
+	uint32_t me = (uint32_t)s.cfg.node;
+	syncd_pairs_register(s.pairs, sync_clock_cpu(me), "syncd", getpid(), 0);
+	syncd_pairs_register(s.pairs, sync_clock_realtime(me), "syncd", getpid(), 0);
+	syncd_pairs_configure(s.pairs, sync_clock_cpu(me), sync_clock_realtime(me), SYNC_FIT_MEAN, 1.0, &why);
+	if (s.cfg.root < 0 || s.cfg.root == s.cfg.node)
+		syncd_take_root(&s, sync_now(SYNC_KIND_CPU));
+	else
+		s.root = (uint32_t)s.cfg.root;
+
+	GMainLoop *loop = g_main_loop_new(NULL, FALSE);
+	if (!syncd_devices_open(&s, NULL, &err)) {
+		fprintf(stderr, "syncd: %s\n", err->message);
+		return 1;
+	}
+	on_rtcpu(&s);
+	g_timeout_add((guint)(s.cfg.rtcpu_interval * 1000), on_rtcpu, &s);
+	g_timeout_add((guint)(s.cfg.ticker_interval * 1000 / 2 + 1), on_tick, &s);
+	g_unix_signal_add(SIGINT, on_signal, loop);
+	g_unix_signal_add(SIGTERM, on_signal, loop);
+	g_message("node%u ready%s", me, sync_now_simulated() ? " (simulated clock)" : "");
+	sd_notify(0, "READY=1\nSTATUS=serving sync/ticker");
+	g_main_loop_run(loop);
+	sd_notify(0, "STOPPING=1");
+	syncd_devices_close(&s);
+	syncd_pairs_free(s.pairs);
+	syncd_config_clear(&s.cfg);
+	g_main_loop_unref(loop);
+	g_free(conf);
+	return 0;
+}

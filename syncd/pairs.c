@@ -1,0 +1,338 @@
+/* pairs.c — syncd's clocks and pairs (see pairs.h). */
+#include "syncd/pairs.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+typedef struct {
+	sync_clock_id id;
+	char *feeder;     /* who said so: "audiod", "syncd", "?" */
+	pid_t pid;        /* feeder's pid (0: unknown) */
+	gboolean explicit_; /* registered by a command, not just seen in an observation */
+	int64_t last_obs; /* node cpu ns of the last observation involving it (INT64_MIN: none) */
+} clock_rec;
+
+typedef struct {
+	sync_clock_id a, b;  /* x clock, y clock */
+	sync_fit *fit;
+	sync_fit_mode mode;
+	double nominal;      /* dy/dx, 0 = from the data */
+	int64_t last_obs;    /* node cpu ns of the last observation */
+	gboolean dirty;      /* observations since the last solve */
+	gboolean have_conv;
+	sync_conv conv;      /* last solved conversion */
+	uint64_t n_obs;      /* observations ever added */
+	const char *last_err; /* last solve failure reason, or NULL */
+} pair_rec;
+
+struct syncd_pairs {
+	syncd_pairs_cfg cfg;
+	GPtrArray *clocks; /* clock_rec* */
+	GPtrArray *pairs;  /* pair_rec* */
+	guint64 gen; /* bumped on every change */
+};
+
+static void clock_free(gpointer data)
+{
+	clock_rec *c = data;
+	g_free(c->feeder);
+	g_free(c);
+}
+
+static void pair_free(gpointer data)
+{
+	pair_rec *r = data;
+	sync_fit_free(r->fit);
+	g_free(r);
+}
+
+syncd_pairs *syncd_pairs_new(const syncd_pairs_cfg *cfg)
+{
+	syncd_pairs *p = g_new0(syncd_pairs, 1);
+	p->cfg = *cfg;
+	p->clocks = g_ptr_array_new_with_free_func(clock_free);
+	p->pairs = g_ptr_array_new_with_free_func(pair_free);
+	return p;
+}
+
+void syncd_pairs_free(syncd_pairs *p)
+{
+	if (!p)
+		return;
+	g_ptr_array_free(p->pairs, TRUE);
+	g_ptr_array_free(p->clocks, TRUE);
+	g_free(p);
+}
+
+static clock_rec *find_clock(syncd_pairs *p, sync_clock_id id)
+{
+	for (guint i = 0; i < p->clocks->len; i++) {
+		clock_rec *c = g_ptr_array_index(p->clocks, i);
+		if (sync_clock_equal(c->id, id))
+			return c;
+	}
+	return NULL;
+}
+
+static clock_rec *ensure_clock(syncd_pairs *p, sync_clock_id id)
+{
+	clock_rec *c = find_clock(p, id);
+	if (!c) {
+		c = g_new0(clock_rec, 1);
+		c->id = id;
+		c->feeder = g_strdup("?");
+		c->last_obs = INT64_MIN;
+		g_ptr_array_add(p->clocks, c);
+	}
+	return c;
+}
+
+int syncd_pairs_register(syncd_pairs *p, sync_clock_id id, const char *feeder, pid_t pid, int64_t now)
+{
+	clock_rec *c = find_clock(p, id);
+	int known = c != NULL;
+	c = ensure_clock(p, id);
+	g_free(c->feeder);
+	c->feeder = g_strdup(feeder && *feeder ? feeder : "?");
+	c->pid = pid;
+	c->explicit_ = TRUE;
+	p->gen++;
+	return known;
+}
+
+/* Find pair {a,b} in either orientation; *swapped tells which. */
+static pair_rec *find_pair(syncd_pairs *p, sync_clock_id a, sync_clock_id b, gboolean *swapped, guint *index)
+{
+	for (guint i = 0; i < p->pairs->len; i++) {
+		pair_rec *r = g_ptr_array_index(p->pairs, i);
+		if (sync_clock_equal(r->a, a) && sync_clock_equal(r->b, b)) {
+			*swapped = FALSE;
+		} else if (sync_clock_equal(r->a, b) && sync_clock_equal(r->b, a)) {
+			*swapped = TRUE;
+		} else {
+			continue;
+		}
+		if (index)
+			*index = i;
+		return r;
+	}
+	return NULL;
+}
+
+static int check_ends(sync_clock_id a, sync_clock_id b, const char **why)
+{
+	if (sync_clock_equal(a, b)) {
+		*why = "a pair needs two different clocks";
+		return -EINVAL;
+	}
+	if (a.kind == SYNC_KIND_GLOBAL || b.kind == SYNC_KIND_GLOBAL) {
+		*why = "global is defined by the root node, not fed with observations";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* x is in ns unless it is an audio clock (frames): the age limit of the
+ * window only applies to ns clocks. */
+static sync_fit *make_fit(const syncd_pairs_cfg *cfg, sync_clock_id x, sync_fit_mode mode, double nominal)
+{
+	sync_fit_params fp;
+	const char *why;
+	sync_fit_params_default(&fp);
+	fp.mode = mode;
+	fp.window = cfg->window;
+	fp.reject_k = mode == SYNC_FIT_MEAN ? cfg->reject_k : 0;
+	fp.wander = cfg->wander;
+	fp.nominal_slope = nominal;
+	fp.max_span = x.kind == SYNC_KIND_AUDIO ? 0 : cfg->max_span_ns;
+	sync_fit *f = sync_fit_new(&fp, &why);
+	if (!f)
+		g_error("syncd: cannot create a fit: %s", why);
+	return f;
+}
+
+static pair_rec *new_pair(syncd_pairs *p, sync_clock_id a, sync_clock_id b, sync_fit_mode mode, double nominal)
+{
+	pair_rec *r = g_new0(pair_rec, 1);
+	r->a = a;
+	r->b = b;
+	r->mode = mode;
+	r->nominal = nominal;
+	r->last_obs = INT64_MIN;
+	r->fit = make_fit(&p->cfg, a, mode, nominal);
+	ensure_clock(p, a);
+	ensure_clock(p, b);
+	g_ptr_array_add(p->pairs, r);
+	return r;
+}
+
+int syncd_pairs_configure(syncd_pairs *p, sync_clock_id a, sync_clock_id b, sync_fit_mode mode,
+			  double nominal, const char **why)
+{
+	gboolean sw;
+	if (check_ends(a, b, why) < 0)
+		return -EINVAL;
+	if (!(nominal >= 0) || !isfinite(nominal)) {
+		*why = "nominal slope must be a finite number >= 0";
+		return -EINVAL;
+	}
+	pair_rec *r = find_pair(p, a, b, &sw, NULL);
+	if (r && !sw && r->mode == mode && r->nominal == nominal)
+		return 0;
+	if (r) {
+		/* Orientation, mode or nominal changed: start the pair afresh. */
+		sync_fit_free(r->fit);
+		r->a = a;
+		r->b = b;
+		r->mode = mode;
+		r->nominal = nominal;
+		r->fit = make_fit(&p->cfg, a, mode, nominal);
+		r->have_conv = FALSE;
+		r->dirty = TRUE;
+	} else {
+		new_pair(p, a, b, mode, nominal);
+	}
+	p->gen++;
+	return 0;
+}
+
+int syncd_pairs_observe(syncd_pairs *p, sync_clock_id a, sync_clock_id b, int64_t x, int64_t y,
+			int64_t now, const char **why)
+{
+	gboolean sw = FALSE;
+	if (check_ends(a, b, why) < 0)
+		return -EINVAL;
+	pair_rec *r = find_pair(p, a, b, &sw, NULL);
+	if (!r)
+		r = new_pair(p, a, b, SYNC_FIT_MEAN, 0);
+	int rc = sw ? sync_fit_add(r->fit, y, x, why) : sync_fit_add(r->fit, x, y, why);
+	if (rc < 0)
+		return rc;
+	r->last_obs = now;
+	r->dirty = TRUE;
+	r->n_obs++;
+	ensure_clock(p, a)->last_obs = now;
+	ensure_clock(p, b)->last_obs = now;
+	p->gen++;
+	return 0;
+}
+
+int syncd_pairs_reset(syncd_pairs *p, sync_clock_id a, sync_clock_id b)
+{
+	gboolean sw;
+	pair_rec *r = find_pair(p, a, b, &sw, NULL);
+	if (!r)
+		return -ENOENT;
+	sync_fit_reset(r->fit);
+	r->have_conv = FALSE;
+	r->dirty = TRUE;
+	p->gen++;
+	return 0;
+}
+
+static gboolean clock_in_pairs(syncd_pairs *p, sync_clock_id id)
+{
+	for (guint i = 0; i < p->pairs->len; i++) {
+		pair_rec *r = g_ptr_array_index(p->pairs, i);
+		if (sync_clock_equal(r->a, id) || sync_clock_equal(r->b, id))
+			return TRUE;
+	}
+	return FALSE;
+}
+
+guint syncd_pairs_expire(syncd_pairs *p, int64_t now)
+{
+	guint gone = 0;
+	for (guint i = p->pairs->len; i-- > 0;) {
+		pair_rec *r = g_ptr_array_index(p->pairs, i);
+		if (r->last_obs != INT64_MIN && now - r->last_obs > p->cfg.expire_ns) {
+			g_ptr_array_remove_index(p->pairs, i);
+			gone++;
+		}
+	}
+	for (guint i = p->clocks->len; i-- > 0;) {
+		clock_rec *c = g_ptr_array_index(p->clocks, i);
+		if (!c->explicit_ && !clock_in_pairs(p, c->id))
+			g_ptr_array_remove_index(p->clocks, i);
+	}
+	if (gone)
+		p->gen++;
+	return gone;
+}
+
+guint64 syncd_pairs_generation(const syncd_pairs *p)
+{
+	return p->gen;
+}
+
+static void solve(pair_rec *r)
+{
+	const char *why = NULL;
+	sync_conv c;
+	if (!r->dirty)
+		return;
+	r->dirty = FALSE;
+	if (sync_fit_solve(r->fit, &c, &why) < 0) {
+		r->last_err = why;
+		r->have_conv = FALSE;
+		return;
+	}
+	c.updated = r->last_obs;
+	r->conv = c;
+	r->have_conv = TRUE;
+	r->last_err = NULL;
+}
+
+sync_ticker_entry *syncd_pairs_entries(syncd_pairs *p, size_t *n)
+{
+	sync_ticker_entry *e = g_new0(sync_ticker_entry, p->pairs->len + 1);
+	size_t k = 0;
+	for (guint i = 0; i < p->pairs->len; i++) {
+		pair_rec *r = g_ptr_array_index(p->pairs, i);
+		solve(r);
+		if (!r->have_conv)
+			continue;
+		e[k].from = r->a;
+		e[k].to = r->b;
+		e[k].conv = r->conv;
+		k++;
+	}
+	*n = k;
+	return e;
+}
+
+static const char *mode_name(sync_fit_mode m)
+{
+	return m == SYNC_FIT_LOWER ? "lower" : m == SYNC_FIT_UPPER ? "upper" : "mean";
+}
+
+void syncd_pairs_describe_clocks(syncd_pairs *p, int64_t now, GString *out)
+{
+	char a[SYNC_CLOCK_NAME_MAX], b[SYNC_CLOCK_NAME_MAX];
+	g_string_append_printf(out, "clocks: %u\n", p->clocks->len);
+	for (guint i = 0; i < p->clocks->len; i++) {
+		clock_rec *c = g_ptr_array_index(p->clocks, i);
+		g_string_append_printf(out, "  %-18s feeder=%s pid=%d", sync_clock_format(c->id, a, sizeof a),
+				       c->feeder, (int)c->pid);
+		if (c->last_obs != INT64_MIN)
+			g_string_append_printf(out, " last_obs=%.3fs ago", (double)(now - c->last_obs) * 1e-9);
+		g_string_append(out, "\n");
+	}
+	g_string_append_printf(out, "pairs: %u\n", p->pairs->len);
+	for (guint i = 0; i < p->pairs->len; i++) {
+		pair_rec *r = g_ptr_array_index(p->pairs, i);
+		solve(r);
+		g_string_append_printf(out, "  %s -> %s mode=%s obs=%" G_GUINT64_FORMAT " window=%zu",
+				       sync_clock_format(r->a, a, sizeof a), sync_clock_format(r->b, b, sizeof b),
+				       mode_name(r->mode), r->n_obs, sync_fit_count(r->fit));
+		if (r->last_obs != INT64_MIN)
+			g_string_append_printf(out, " last_obs=%.3fs ago", (double)(now - r->last_obs) * 1e-9);
+		if (r->have_conv)
+			g_string_append_printf(out, " slope=%.12g rms=%.4g rejected=%u", r->conv.slope, r->conv.rms,
+					       sync_fit_rejected(r->fit));
+		else
+			g_string_append_printf(out, " no fit (%s)", r->last_err ? r->last_err : "too few observations");
+		g_string_append(out, "\n");
+	}
+}

@@ -1,0 +1,8 @@
+# timehist: piecewise clock history (pure; uses libsync's fit and conv).
+TIMEHIST_SRCS := $(wildcard timehist/*.c)
+$(B)/libtimehist.a: $(patsubst %.c,$(B)/%.o,$(TIMEHIST_SRCS))
+
+TESTS += $(B)/tests/test_timehist
+$(B)/tests/test_timehist: $(B)/tests/test_timehist.o $(B)/libtimehist.a $(B)/libsync.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check gsl glib-2.0) -lm

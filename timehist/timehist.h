@@ -1,0 +1,83 @@
+/* timehist.h — the piecewise-linear history of one clock pair x -> y
+ * (DESIGN §2, docs/clocks.md "timehist").
+ *
+ * Feed observations in x order.  The current segment is fitted over a
+ * sliding window (libsync/fit.h); each time the window has turned over, its
+ * fit is kept as a *piece* covering exactly the data it was fitted on, so a
+ * time 40 s in the past converts with the fit that held 40 s ago.  A
+ * discontinuity — the caller's timehist_break() (an xrun, a restart), or
+ * `confirm` consecutive observations far off the line, all by the same
+ * amount (a clock step) — closes the segment; the next one starts afresh.
+ * A conversion never crosses a break: a time between two segments, before
+ * the history kept, or too far past the newest observation is an error that
+ * says which.  Memory is bounded (max_pieces, max_history).
+ *
+ * Pure: no I/O, no clocks; allocation only in timehist_new().  Not thread
+ * safe.  Errors: negative errno, reason written to the caller's buffer.
+ */
+#ifndef CHORUS_TIMEHIST_H
+#define CHORUS_TIMEHIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "libsync/conv.h"
+#include "libsync/fit.h"
+
+typedef struct {
+	sync_fit_params fit;  /* per-segment fit; fit.window observations make one piece */
+	double jump_k;        /* an observation is off the line beyond jump_k noise s.d. (> 0) */
+	double jump_min;      /* ... and beyond this many y units (>= 0) */
+	uint32_t confirm;     /* consecutive consistent off-line observations that make a break (>= 1) */
+	uint32_t max_pieces;  /* pieces of history kept (>= 1) */
+	int64_t max_history;  /* forget pieces ending before newest x - max_history, x units; 0 = no limit */
+	int64_t tolerance;    /* how far past the newest observation x may go, x units (>= 0) */
+} timehist_params;
+
+typedef struct timehist timehist;
+
+/* Fill *p with defaults: fit defaults, jump_k 8, jump_min 0, confirm 4,
+ * max_pieces 256, no history limit, tolerance 0. */
+void timehist_params_default(timehist_params *p);
+
+/* A new empty history.  Returns it, or NULL with a static reason in *why. */
+timehist *timehist_new(const timehist_params *p, const char **why);
+
+/* Free h (NULL is fine). */
+void timehist_free(timehist *h);
+
+/* Add an observation (x must not decrease).  Returns 0, 1 when it was
+ * found to start a new segment (a jump confirmed by `confirm` observations;
+ * the new segment begins at the first of them), or -EINVAL (x went
+ * backwards) with the reason in why[len]. */
+int timehist_add(timehist *h, int64_t x, int64_t y, char *why, size_t len);
+
+/* The caller knows of a discontinuity after the last observation: close the
+ * current segment.  Returns 0. */
+int timehist_break(timehist *h);
+
+/* Convert x to y with the fit that held at x; *var gets the variance of y
+ * (y units^2).  Returns 0, or -ERANGE (before the history kept, in the break
+ * between two segments, beyond the tolerance past the newest observation),
+ * -EAGAIN (the segment has fewer than 3 observations, or a discontinuity
+ * awaits confirmation at x), with the reason (with numbers) in why[len]. */
+int timehist_convert(const timehist *h, sync_tval x, sync_tval *y, double *var, char *why, size_t len);
+
+/* Convert y back to x (the inverse of the fit that held there); *var in x
+ * units^2.  Errors as timehist_convert(), about the x that y maps to. */
+int timehist_invert(const timehist *h, sync_tval y, sync_tval *x, double *var, char *why, size_t len);
+
+/* The current segment's fit (what syncd publishes).  Returns 0, or -EAGAIN
+ * when it has fewer than 3 observations. */
+int timehist_current(const timehist *h, sync_conv *out);
+
+/* Number of pieces kept (closed fits, oldest first). */
+size_t timehist_npieces(const timehist *h);
+
+/* Piece k (0 = oldest) and its segment number.  Returns 0 or -ENOENT. */
+int timehist_piece(const timehist *h, size_t k, sync_conv *out, uint32_t *segment);
+
+/* Segment number of the current segment (0 for the first; +1 per break). */
+uint32_t timehist_segment(const timehist *h);
+
+#endif

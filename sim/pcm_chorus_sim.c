@@ -1,0 +1,525 @@
+/* pcm_chorus_sim.c — the virtual microphone: an ALSA ioplug capture PCM that
+ * plays the simulated world (sim/world.h) in real time.
+ *
+ * Model (docs/scenario.md): the node's sound card crystal ticks since the
+ * world's epoch; a stream started at true time t_s begins at the first whole
+ * frame F0 at or after t_s.  Period k (k = 1, 2, ...) ends at frame
+ * F0 + k*P; its "DMA interrupt" happens at the true time of that frame plus a
+ * latency drawn from the node's distribution (capped at half a period so
+ * interrupts stay in order), and only then does hw_ptr advance by P frames and
+ * a record go to the side channel.  True time is the host's
+ * CLOCK_MONOTONIC_RAW, read through libsync (sync_now + sync_node_to_host_cpu,
+ * so the plugin is right inside a process with CHORUS_SIM_CLOCK set).
+ *
+ * There is no thread: the state advances whenever ALSA asks for the pointer
+ * or poll events; records carry the modelled interrupt time, not the time the
+ * plugin noticed.  Wakeups come from a timerfd (CLOCK_MONOTONIC — timerfd
+ * cannot use CLOCK_MONOTONIC_RAW) armed relative to the next interrupt; an
+ * early wakeup (the two clocks differ by NTP slew) just re-arms.
+ *
+ * ALSA configuration fields (all optional, see sim/alsa/chorus_sim.conf):
+ *   scenario PATH   (else $CHORUS_SCENARIO)     node N (else $CHORUS_NODE)
+ *   sidechannel PATH|none (else sim_sidechan_path of the PCM name)
+ *   epoch_ns NS     host CLOCK_MONOTONIC_RAW of world time 0
+ *                   (else $CHORUS_SIM_EPOCH_NS, else the first start)
+ *   xrun_every S    inject an xrun every S s of running (else [world] xrun_every)
+ *   rate HZ         accept only this rate (else 8000..192000)
+ */
+#include <alsa/asoundlib.h>
+#include <alsa/pcm_external.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "libsync/now.h"
+#include "sim/samplefmt.h"
+#include "sim/scenario.h"
+#include "sim/sidechan.h"
+#include "sim/world.h"
+
+typedef struct {
+	snd_pcm_ioplug_t io;
+	pthread_mutex_t lock;
+	sim_scenario *sc;
+	sim_world *world;
+	int node;
+	int n_mics;
+	sim_sidechan *side;          /* NULL: side channel disabled */
+	char side_path[PATH_MAX];
+	int timer_fd;
+	int epoch_set;
+	int64_t epoch_ns;            /* host raw ns of world time 0 */
+	double xrun_every_s;         /* s, 0 = never */
+	snd_pcm_uframes_t stop_threshold, avail_min, boundary;
+	/* stream state */
+	int running;
+	int xrun;                    /* stream is in XRUN until prepare */
+	int flag_next;               /* CHORUS_KPATCH_F_XRUN on the next record */
+	int64_t f0;                  /* absolute frame of stream frame 0 */
+	uint64_t periods;            /* periods whose interrupt has happened since start */
+	uint64_t seq;                /* records (interrupts) since open */
+	int64_t next_int_ns;         /* host raw ns of the next interrupt */
+	int64_t xrun_at_ns;          /* host raw ns of the next injected xrun, or INT64_MAX */
+} chorus_sim;
+
+static int64_t true_now(void)
+{
+	return sync_node_to_host_cpu(sync_now(SYNC_KIND_CPU));
+}
+
+/* Host raw ns of the interrupt ending period k (k >= 1) of the stream. */
+static int64_t interrupt_ns(const chorus_sim *s, uint64_t k)
+{
+	int64_t fe = s->f0 + (int64_t)(k * s->io.period_size);
+	int64_t period_ns = (int64_t)(s->io.period_size * 1e9 / s->io.rate);
+	return s->epoch_ns + sim_world_frame_time_ns(s->world, s->node, s->io.rate, fe) +
+	       sim_world_irq_latency_ns(s->world, s->node, fe, period_ns / 2);
+}
+
+static void emit(chorus_sim *s, uint64_t k, int64_t t_int)
+{
+	if (!s->side)
+		return;
+	struct chorus_kpatch_record r;
+	memset(&r, 0, sizeof r);
+	r.magic = CHORUS_KPATCH_MAGIC;
+	r.version = CHORUS_KPATCH_VERSION;
+	r.size = sizeof r;
+	r.seq = s->seq;
+	r.time_ns = sim_world_node_cpu_at(s->world, s->node, t_int);
+	r.hw_ptr = (k * s->io.period_size) % s->boundary;
+	r.card = (uint16_t)s->node;
+	r.flags = CHORUS_KPATCH_F_SIM | (s->flag_next ? CHORUS_KPATCH_F_XRUN : 0);
+	r.period_frames = s->io.period_size <= 65535 ? (uint16_t)s->io.period_size : 0;
+	sim_sidechan_write(s->side, &r); /* a full FIFO is counted in `dropped` */
+	s->flag_next = 0;
+}
+
+static void arm(chorus_sim *s, int64_t now)
+{
+	struct itimerspec its;
+	memset(&its, 0, sizeof its);
+	if (s->running && !s->xrun) {
+		int64_t wait = s->next_int_ns - now;
+		if (s->xrun_at_ns - now < wait)
+			wait = s->xrun_at_ns - now;
+		if (wait < 1)
+			wait = 1; /* 0 would disarm */
+		its.it_value.tv_sec = wait / 1000000000;
+		its.it_value.tv_nsec = wait % 1000000000;
+	}
+	timerfd_settime(s->timer_fd, 0, &its, NULL);
+}
+
+/* Advance to `now`: run every interrupt that has happened, detect overrun
+ * and injected xruns.  Called with s->lock held. */
+static void advance(chorus_sim *s, int64_t now)
+{
+	if (!s->running || s->xrun)
+		return;
+	while (s->next_int_ns <= now && s->next_int_ns < s->xrun_at_ns) {
+		s->periods++;
+		emit(s, s->periods, s->next_int_ns);
+		s->seq++;
+		s->next_int_ns = interrupt_ns(s, s->periods + 1);
+		/* Overrun, as the kernel sees it at an interrupt: the buffer is
+		 * full (avail >= stop_threshold); capture stops right there. */
+		snd_pcm_uframes_t avail = s->periods * s->io.period_size - s->io.appl_ptr % s->boundary;
+		if (avail >= s->stop_threshold) {
+			s->xrun = 1;
+			s->flag_next = 1;
+			return;
+		}
+	}
+	if (now >= s->xrun_at_ns) { /* injected: the stream stalls here */
+		s->xrun = 1;
+		s->flag_next = 1;
+	}
+}
+
+static snd_pcm_sframes_t cb_pointer(snd_pcm_ioplug_t *io)
+{
+	chorus_sim *s = io->private_data;
+	pthread_mutex_lock(&s->lock);
+	advance(s, true_now());
+	snd_pcm_sframes_t r = s->xrun ? -EPIPE
+				      : (snd_pcm_sframes_t)((s->periods * io->period_size) % s->boundary);
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+static int cb_start(snd_pcm_ioplug_t *io)
+{
+	chorus_sim *s = io->private_data;
+	pthread_mutex_lock(&s->lock);
+	int64_t now = true_now();
+	if (!s->epoch_set) {
+		s->epoch_ns = now;
+		s->epoch_set = 1;
+	}
+	s->f0 = sim_world_first_frame_at(s->world, s->node, io->rate, now - s->epoch_ns);
+	s->periods = 0;
+	s->xrun = 0;
+	s->running = 1;
+	s->next_int_ns = interrupt_ns(s, 1);
+	s->xrun_at_ns = s->xrun_every_s > 0 ? now + (int64_t)llround(s->xrun_every_s * 1e9) : INT64_MAX;
+	arm(s, now);
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+static int cb_stop(snd_pcm_ioplug_t *io)
+{
+	chorus_sim *s = io->private_data;
+	pthread_mutex_lock(&s->lock);
+	s->running = 0;
+	arm(s, 0);
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+static int cb_prepare(snd_pcm_ioplug_t *io)
+{
+	chorus_sim *s = io->private_data;
+	pthread_mutex_lock(&s->lock);
+	s->running = 0;
+	s->xrun = 0;
+	s->periods = 0;
+	arm(s, 0);
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+static sim_format fmt_of(snd_pcm_format_t f)
+{
+	return f == SND_PCM_FORMAT_S16_LE ? SIM_FMT_S16_LE
+	       : f == SND_PCM_FORMAT_S32_LE ? SIM_FMT_S32_LE : SIM_FMT_FLOAT_LE;
+}
+
+static snd_pcm_sframes_t cb_transfer(snd_pcm_ioplug_t *io, const snd_pcm_channel_area_t *areas,
+				     snd_pcm_uframes_t offset, snd_pcm_uframes_t size)
+{
+	chorus_sim *s = io->private_data;
+	/* The frames handed over start at the application pointer. */
+	int64_t f = s->f0 + (int64_t)io->appl_ptr;
+	sim_format fmt = fmt_of(io->format);
+	for (unsigned c = 0; c < io->channels; c++) {
+		const snd_pcm_channel_area_t *a = &areas[c];
+		char *base = (char *)a->addr + a->first / 8;
+		unsigned step = a->step / 8;
+		for (snd_pcm_uframes_t i = 0; i < size; i++) {
+			double v = sim_world_sample(s->world, s->node, (int)c, io->rate, f + (int64_t)i);
+			char *p = base + (offset + i) * step;
+			if (fmt == SIM_FMT_S16_LE) {
+				int16_t x = sim_to_s16(v);
+				memcpy(p, &x, 2);
+			} else if (fmt == SIM_FMT_S32_LE) {
+				int32_t x = sim_to_s32(v);
+				memcpy(p, &x, 4);
+			} else {
+				float x = sim_to_float(v);
+				memcpy(p, &x, 4);
+			}
+		}
+	}
+	return (snd_pcm_sframes_t)size;
+}
+
+static int cb_sw_params(snd_pcm_ioplug_t *io, snd_pcm_sw_params_t *params)
+{
+	chorus_sim *s = io->private_data;
+	snd_pcm_uframes_t v;
+	pthread_mutex_lock(&s->lock);
+	if (snd_pcm_sw_params_get_stop_threshold(params, &v) == 0)
+		s->stop_threshold = v;
+	if (snd_pcm_sw_params_get_avail_min(params, &v) == 0)
+		s->avail_min = v ? v : 1;
+	if (snd_pcm_sw_params_get_boundary(params, &v) == 0 && v)
+		s->boundary = v;
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+static int cb_hw_params(snd_pcm_ioplug_t *io, snd_pcm_hw_params_t *params)
+{
+	chorus_sim *s = io->private_data;
+	/* Until sw_params says otherwise: ALSA's defaults. */
+	s->stop_threshold = io->buffer_size;
+	s->avail_min = io->period_size;
+	return 0;
+}
+
+static int cb_poll_revents(snd_pcm_ioplug_t *io, struct pollfd *pfd, unsigned int nfds,
+			   unsigned short *revents)
+{
+	chorus_sim *s = io->private_data;
+	uint64_t expirations;
+	if (read(s->timer_fd, &expirations, sizeof expirations) < 0 && errno != EAGAIN)
+		return -errno;
+	pthread_mutex_lock(&s->lock);
+	int64_t now = true_now();
+	advance(s, now);
+	snd_pcm_uframes_t avail = s->periods * io->period_size - io->appl_ptr % s->boundary;
+	if (s->xrun)
+		*revents = POLLERR;
+	else if (s->running && avail >= s->avail_min)
+		*revents = POLLIN;
+	else
+		*revents = 0;
+	arm(s, now);
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+static void plugin_free(chorus_sim *s)
+{
+	if (s->timer_fd >= 0)
+		close(s->timer_fd);
+	sim_sidechan_close(s->side);
+	sim_world_free(s->world);
+	sim_scenario_free(s->sc);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+static int cb_close(snd_pcm_ioplug_t *io)
+{
+	plugin_free(io->private_data);
+	return 0;
+}
+
+static const snd_pcm_ioplug_callback_t callbacks = {
+	.start = cb_start,
+	.stop = cb_stop,
+	.pointer = cb_pointer,
+	.transfer = cb_transfer,
+	.close = cb_close,
+	.hw_params = cb_hw_params,
+	.sw_params = cb_sw_params,
+	.prepare = cb_prepare,
+	.poll_revents = cb_poll_revents,
+};
+
+/* Options from the ALSA configuration, strings owned by the caller. */
+typedef struct {
+	char *scenario, *node, *sidechannel, *epoch_ns, *xrun_every, *rate;
+} options;
+
+static void options_free(options *o)
+{
+	free(o->scenario);
+	free(o->node);
+	free(o->sidechannel);
+	free(o->epoch_ns);
+	free(o->xrun_every);
+	free(o->rate);
+}
+
+static int parse_options(snd_config_t *conf, options *o)
+{
+	snd_config_iterator_t i, next;
+	snd_config_for_each(i, next, conf) {
+		snd_config_t *n = snd_config_iterator_entry(i);
+		const char *id;
+		char **slot = NULL;
+		if (snd_config_get_id(n, &id) < 0)
+			continue;
+		if (!strcmp(id, "comment") || !strcmp(id, "type") || !strcmp(id, "hint"))
+			continue;
+		if (!strcmp(id, "scenario")) slot = &o->scenario;
+		else if (!strcmp(id, "node")) slot = &o->node;
+		else if (!strcmp(id, "sidechannel")) slot = &o->sidechannel;
+		else if (!strcmp(id, "epoch_ns")) slot = &o->epoch_ns;
+		else if (!strcmp(id, "xrun_every")) slot = &o->xrun_every;
+		else if (!strcmp(id, "rate")) slot = &o->rate;
+		if (!slot) {
+			SNDERR("chorus_sim: unknown field '%s' (known: scenario node sidechannel epoch_ns xrun_every rate)", id);
+			return -EINVAL;
+		}
+		free(*slot);
+		*slot = NULL;
+		if (snd_config_get_ascii(n, slot) < 0) {
+			SNDERR("chorus_sim: field '%s' must be a string or a number", id);
+			return -EINVAL;
+		}
+		if (!**slot) { /* an empty value (e.g. an unset getenv) means "not given" */
+			free(*slot);
+			*slot = NULL;
+		}
+	}
+	return 0;
+}
+
+/* A config value, else the environment variable, else NULL. */
+static const char *pick(const char *conf, const char *env)
+{
+	const char *e = env ? getenv(env) : NULL;
+	return conf ? conf : (e && *e ? e : NULL);
+}
+
+static int parse_number(const char *field, const char *text, double lo, double hi, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(text, &end);
+	if (end == text || *end || errno || !(v >= lo && v <= hi)) {
+		SNDERR("chorus_sim: %s '%s' is not a number in [%g, %g]", field, text, lo, hi);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+static int setup(chorus_sim *s, const char *name, const options *o, unsigned *rate_pin)
+{
+	const char *why = NULL;
+	double v;
+	if (sync_now_init(&why) < 0) {
+		SNDERR("chorus_sim: %s", why);
+		return -EINVAL;
+	}
+	const char *path = pick(o->scenario, "CHORUS_SCENARIO");
+	if (!path) {
+		SNDERR("chorus_sim: no scenario: set 'scenario' in the PCM's ALSA configuration or CHORUS_SCENARIO");
+		return -EINVAL;
+	}
+	GError *err = NULL;
+	s->sc = sim_scenario_load(path, &err);
+	if (s->sc)
+		s->world = sim_world_new(s->sc, &err);
+	if (!s->world) {
+		SNDERR("chorus_sim: scenario errors:\n%s", err->message);
+		g_error_free(err);
+		return -EINVAL;
+	}
+	const char *node = pick(o->node, "CHORUS_NODE");
+	if (!node) {
+		SNDERR("chorus_sim: no node: set 'node' in the PCM's ALSA configuration or CHORUS_NODE");
+		return -EINVAL;
+	}
+	if (parse_number("node", node, 0, SIM_MAX_NODE, &v) < 0)
+		return -EINVAL;
+	s->node = (int)v;
+	s->n_mics = sim_world_n_mics(s->world, s->node);
+	if (s->n_mics <= 0 || v != floor(v)) {
+		SNDERR("chorus_sim: node %s is not in scenario %s", node, path);
+		return -EINVAL;
+	}
+	const char *epoch = pick(o->epoch_ns, "CHORUS_SIM_EPOCH_NS");
+	if (epoch) {
+		char *end;
+		errno = 0;
+		long long e = strtoll(epoch, &end, 10);
+		if (end == epoch || *end || errno) {
+			SNDERR("chorus_sim: epoch_ns '%s' is not an integer number of ns", epoch);
+			return -EINVAL;
+		}
+		s->epoch_ns = e;
+		s->epoch_set = 1;
+	}
+	s->xrun_every_s = sim_scenario_world(s->sc)->xrun_every_s;
+	if (o->xrun_every && parse_number("xrun_every", o->xrun_every, 0, 1e7, &s->xrun_every_s) < 0)
+		return -EINVAL;
+	if (o->rate) {
+		if (parse_number("rate", o->rate, 8000, 192000, &v) < 0)
+			return -EINVAL;
+		*rate_pin = (unsigned)v;
+	}
+	if (o->sidechannel && !strcmp(o->sidechannel, "none"))
+		return 0;
+	int rc = o->sidechannel ? (int)g_strlcpy(s->side_path, o->sidechannel, sizeof s->side_path)
+				: sim_sidechan_path(name, s->side_path, sizeof s->side_path);
+	if (rc < 0 || (size_t)rc >= sizeof s->side_path) {
+		SNDERR("chorus_sim: no side-channel path (set CHORUS_RUN or 'sidechannel'): %s",
+		       rc < 0 ? strerror(-rc) : "too long");
+		return -EINVAL;
+	}
+	rc = sim_sidechan_open(s->side_path, &s->side);
+	if (rc < 0) {
+		SNDERR("chorus_sim: side channel %s: %s", s->side_path,
+		       rc == -EEXIST ? "exists and is not a FIFO" : strerror(-rc));
+		return rc;
+	}
+	return 0;
+}
+
+static int set_constraints(chorus_sim *s, unsigned rate_pin)
+{
+	static const unsigned access[] = {
+		SND_PCM_ACCESS_RW_INTERLEAVED, SND_PCM_ACCESS_RW_NONINTERLEAVED,
+		SND_PCM_ACCESS_MMAP_INTERLEAVED, SND_PCM_ACCESS_MMAP_NONINTERLEAVED,
+	};
+	static const unsigned formats[] = {
+		SND_PCM_FORMAT_S16_LE, SND_PCM_FORMAT_S32_LE, SND_PCM_FORMAT_FLOAT_LE,
+	};
+	int rc;
+	if ((rc = snd_pcm_ioplug_set_param_list(&s->io, SND_PCM_IOPLUG_HW_ACCESS, 4, access)) < 0 ||
+	    (rc = snd_pcm_ioplug_set_param_list(&s->io, SND_PCM_IOPLUG_HW_FORMAT, 3, formats)) < 0 ||
+	    (rc = snd_pcm_ioplug_set_param_minmax(&s->io, SND_PCM_IOPLUG_HW_CHANNELS, (unsigned)s->n_mics,
+						  (unsigned)s->n_mics)) < 0 ||
+	    (rc = snd_pcm_ioplug_set_param_minmax(&s->io, SND_PCM_IOPLUG_HW_RATE,
+						  rate_pin ? rate_pin : 8000, rate_pin ? rate_pin : 192000)) < 0 ||
+	    (rc = snd_pcm_ioplug_set_param_minmax(&s->io, SND_PCM_IOPLUG_HW_PERIOD_BYTES, 64, 1u << 22)) < 0 ||
+	    (rc = snd_pcm_ioplug_set_param_minmax(&s->io, SND_PCM_IOPLUG_HW_PERIODS, 2, 1024)) < 0 ||
+	    (rc = snd_pcm_ioplug_set_param_minmax(&s->io, SND_PCM_IOPLUG_HW_BUFFER_BYTES, 128, 1u << 26)) < 0)
+		return rc;
+	return 0;
+}
+
+SND_PCM_PLUGIN_DEFINE_FUNC(chorus_sim)
+{
+	options o;
+	unsigned rate_pin = 0;
+	int rc;
+	(void)root;
+	memset(&o, 0, sizeof o);
+	if (stream != SND_PCM_STREAM_CAPTURE) {
+		SNDERR("chorus_sim: capture only (it is a microphone)");
+		return -EINVAL;
+	}
+	chorus_sim *s = calloc(1, sizeof *s);
+	if (!s)
+		return -ENOMEM;
+	pthread_mutex_init(&s->lock, NULL);
+	s->timer_fd = -1;
+	s->boundary = (snd_pcm_uframes_t)LONG_MAX; /* until sw_params gives the real one */
+	if ((rc = parse_options(conf, &o)) < 0 || (rc = setup(s, name, &o, &rate_pin)) < 0)
+		goto fail;
+	s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (s->timer_fd < 0) {
+		rc = -errno;
+		SNDERR("chorus_sim: timerfd_create: %s", strerror(errno));
+		goto fail;
+	}
+	s->io.version = SND_PCM_IOPLUG_VERSION;
+	s->io.name = "chorus simulated microphone";
+	s->io.callback = &callbacks;
+	s->io.private_data = s;
+	s->io.poll_fd = s->timer_fd;
+	s->io.poll_events = POLLIN;
+	s->io.mmap_rw = 0;
+	s->io.flags = SND_PCM_IOPLUG_FLAG_BOUNDARY_WA | SND_PCM_IOPLUG_FLAG_MONOTONIC;
+	if ((rc = snd_pcm_ioplug_create(&s->io, name, stream, mode)) < 0)
+		goto fail;
+	if ((rc = set_constraints(s, rate_pin)) < 0) {
+		snd_pcm_ioplug_delete(&s->io); /* calls cb_close, which frees s */
+		options_free(&o);
+		return rc;
+	}
+	options_free(&o);
+	*pcmp = s->io.pcm;
+	return 0;
+fail:
+	options_free(&o);
+	plugin_free(s);
+	return rc;
+}
+
+SND_PCM_PLUGIN_SYMBOL(chorus_sim);

@@ -1,0 +1,36 @@
+/* rng.h — counter-based random numbers for the simulated world.
+ *
+ * Every random quantity in the world (noise of a sample, latency of an
+ * interrupt, the time of a Poisson call) is a pure function of a key
+ * (seed, domain, a, b, c), not the next value of a sequential stream.  That
+ * makes the world reproducible for any frame range in any order: a test or a
+ * ground-truth checker regenerates sample k of node N without generating
+ * samples 0..k-1.  The mixer is SplitMix64's finaliser applied in a chain,
+ * which passes BigCrush for sequential counters.  Pure: no I/O, no state.
+ */
+#ifndef CHORUS_SIM_RNG_H
+#define CHORUS_SIM_RNG_H
+
+#include <stdint.h>
+
+/* Domains keep independent quantities from sharing keys. */
+enum {
+	SIM_RNG_NOISE = 1,   /* a = node, b = mic, c = frame */
+	SIM_RNG_LATENCY = 2, /* a = node, b = 0, c = frame at the period's end */
+	SIM_RNG_CALLS = 3,   /* a = source, b = 0, c = call index */
+	SIM_RNG_JITTER = 4,  /* free for the network simulation */
+};
+
+/* A 64-bit hash of the key; uniform over all 64-bit values. */
+uint64_t sim_rng_hash(uint64_t seed, uint64_t domain, uint64_t a, uint64_t b, uint64_t c);
+
+/* Uniform in the open interval (0, 1) from hash h (53 bits). */
+double sim_rng_unit(uint64_t h);
+
+/* Standard normal deviate for the key (Box-Muller on two derived hashes). */
+double sim_rng_gauss(uint64_t seed, uint64_t domain, uint64_t a, uint64_t b, uint64_t c);
+
+/* Exponential deviate of mean 1 for the key. */
+double sim_rng_exp(uint64_t seed, uint64_t domain, uint64_t a, uint64_t b, uint64_t c);
+
+#endif

@@ -1,0 +1,102 @@
+/* scenario.h — the scenario file: the simulated world described in INI.
+ *
+ * Groups [world], [node.N] (N = the node number, as in CHORUS_NODE) and
+ * [source.K]; every key, its type, unit, default and range is in
+ * sim_scenario_table and documented in docs/scenario.md.  Loading validates
+ * everything and reports every error as "FILE:LINE: [group] key: why".
+ * The result is a plain, read-only description; sim/world.h turns it into
+ * the model that answers "what does this microphone hear at time t".
+ */
+#ifndef CHORUS_SIM_SCENARIO_H
+#define CHORUS_SIM_SCENARIO_H
+
+#include <glib.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "libsync/now.h"
+#include "sim/inicheck.h"
+#include "sim/samplefmt.h"
+#include "sim/waveform.h"
+
+#define SIM_MAX_MICS 32
+#define SIM_MAX_NODE 65535 /* the side channel's record carries it in 16 bits */
+
+typedef enum {
+	SIM_LAT_EXPONENTIAL = 0,
+	SIM_LAT_NORMAL = 1,   /* truncated at 0 */
+	SIM_LAT_UNIFORM = 2,  /* mean ± sqrt(3) sd */
+	SIM_LAT_CONSTANT = 3,
+} sim_latency_dist;
+
+typedef struct {
+	double speed_of_sound;  /* m/s */
+	double noise_dbfs;      /* white Gaussian noise per mic, RMS, dB re full scale */
+	uint64_t seed;          /* keys every random quantity of the world */
+	double duration_s;      /* s: length of the run; Poisson calls fall in [0, duration) */
+	double min_distance_m;  /* m: spreading loss 1/r is floored at this r */
+	double radio_range_m;   /* m: nodes farther apart do not hear each other */
+	double radio_loss;      /* probability a packet is lost, 0..1 */
+	unsigned sample_rate;   /* Hz: the virtual sound card's default rate */
+	unsigned period_frames; /* frames: default period size */
+	unsigned buffer_periods;/* default periods per buffer */
+	sim_format format;      /* default sample format */
+	double xrun_every_s;    /* s: inject an xrun this often (0: never) */
+} sim_world_cfg;
+
+typedef struct {
+	int id;                  /* N of [node.N] */
+	int line;                /* line of the group header */
+	double pos[3];           /* m */
+	size_t n_mics;
+	double mics[SIM_MAX_MICS][3]; /* m, relative to pos */
+	sync_simclock cpu;       /* cpu clock: skew ppm and offset ns vs true time */
+	double audio_skew_ppm;   /* sound card clock rate error vs true time, ppm */
+	sim_latency_dist latency;
+	double latency_mean_ns;  /* ns */
+	double latency_sd_ns;    /* ns (normal, uniform) */
+	double radio_jitter_ns;  /* ns: sd of the receive timestamp error */
+} sim_node_cfg;
+
+typedef struct {
+	int id;                  /* K of [source.K] */
+	int line;                /* line of the group header */
+	double pos[3];           /* m */
+	double level_dbfs;       /* peak amplitude at 1 m, dB re full scale */
+	double *call_times_s;    /* s since the world's epoch; NULL when a rate is given */
+	size_t n_call_times;
+	double call_rate_hz;     /* calls per s (Poisson), 0 with an explicit list */
+	double call_start_s, call_end_s; /* s: window of Poisson calls */
+	sim_wave_params wave;    /* wave.file is absolute or relative to the cwd */
+} sim_source_cfg;
+
+typedef struct sim_scenario sim_scenario;
+
+/* The validation table (for tools and tests). */
+extern const sim_group_spec sim_scenario_table[];
+
+/* Load and validate a scenario file; file sources are resolved relative to
+ * its directory.  Returns the scenario, or NULL with *err listing every
+ * error as "FILE:LINE: [group] key: why". */
+sim_scenario *sim_scenario_load(const char *path, GError **err);
+
+/* The same from text in memory; `name` is used in messages and `base_dir`
+ * resolves relative file paths (NULL: the cwd). */
+sim_scenario *sim_scenario_load_data(const char *name, const char *text, const char *base_dir,
+				     GError **err);
+
+void sim_scenario_free(sim_scenario *sc);
+
+/* The file name (for messages). */
+const char *sim_scenario_name(const sim_scenario *sc);
+
+const sim_world_cfg *sim_scenario_world(const sim_scenario *sc);
+size_t sim_scenario_n_nodes(const sim_scenario *sc);
+/* Node i in file order (i < n_nodes). */
+const sim_node_cfg *sim_scenario_node(const sim_scenario *sc, size_t i);
+/* Node with number `id`, or NULL. */
+const sim_node_cfg *sim_scenario_find_node(const sim_scenario *sc, int id);
+size_t sim_scenario_n_sources(const sim_scenario *sc);
+const sim_source_cfg *sim_scenario_source(const sim_scenario *sc, size_t i);
+
+#endif

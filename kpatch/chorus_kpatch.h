@@ -43,6 +43,7 @@ typedef int64_t ckp_s64;
 /* flags */
 #define CHORUS_KPATCH_F_SIM     0x0001u /* produced by the simulator */
 #define CHORUS_KPATCH_F_XRUN    0x0002u /* producer knows the stream overran here */
+#define CHORUS_KPATCH_F_CAPTURE 0x0004u /* capture substream (else playback) */
 
 struct chorus_kpatch_record {
 	ckp_u32 magic;      /* CHORUS_KPATCH_MAGIC */
@@ -60,8 +61,51 @@ struct chorus_kpatch_record {
 	ckp_u32 reserved;   /* zero */
 };
 
+/*
+ * The kernel module's character device.  There is one misc device for all
+ * substreams: a reader opens it, selects one substream with
+ * CHORUS_KPATCH_IOC_SELECT, then read(2)s whole records and poll(2)s for
+ * more.  One reader per substream at a time (a second SELECT of a busy
+ * substream fails with EBUSY): the FIFO is single-producer/single-consumer.
+ * SELECT empties the FIFO and zeroes `dropped`; `seq` keeps counting.
+ * The ioctl structs have the same layout on 32- and 64-bit user space.
+ */
+#define CHORUS_KPATCH_DEV_NAME "chorus_kpatch"
+#define CHORUS_KPATCH_DEV_PATH "/dev/chorus_kpatch"
+
+#define CHORUS_KPATCH_STREAM_PLAYBACK 0 /* == SNDRV_PCM_STREAM_PLAYBACK */
+#define CHORUS_KPATCH_STREAM_CAPTURE  1 /* == SNDRV_PCM_STREAM_CAPTURE */
+
+struct chorus_kpatch_select {
+	ckp_u16 card;       /* ALSA card number */
+	ckp_u8  device;     /* PCM device number */
+	ckp_u8  subdevice;  /* subdevice number */
+	ckp_u8  stream;     /* CHORUS_KPATCH_STREAM_* */
+	ckp_u8  pad[3];     /* zero */
+};
+
+struct chorus_kpatch_stats {
+	ckp_u64 seq;          /* interrupts seen on the substream so far (next record's seq) */
+	ckp_u32 dropped;      /* records lost to a full FIFO since SELECT */
+	ckp_u32 queued;       /* records waiting in the FIFO now */
+	ckp_u32 fifo_depth;   /* FIFO capacity, records */
+	ckp_u32 probe_missed; /* module-wide: probe hits the kernel could not run us for */
+	ckp_u32 reserved[2];  /* zero */
+};
+
+#ifdef __KERNEL__
+#include <linux/ioctl.h>
+#else
+#include <sys/ioctl.h>
+#endif
+#define CHORUS_KPATCH_IOC_MAGIC 0xC4
+#define CHORUS_KPATCH_IOC_SELECT _IOW(CHORUS_KPATCH_IOC_MAGIC, 1, struct chorus_kpatch_select)
+#define CHORUS_KPATCH_IOC_STATS  _IOR(CHORUS_KPATCH_IOC_MAGIC, 2, struct chorus_kpatch_stats)
+
 #ifndef __KERNEL__
 _Static_assert(sizeof(struct chorus_kpatch_record) == 48, "kpatch record is 48 bytes");
+_Static_assert(sizeof(struct chorus_kpatch_select) == 8, "select is 8 bytes");
+_Static_assert(sizeof(struct chorus_kpatch_stats) == 32, "stats is 32 bytes");
 #endif
 
 #endif

@@ -1,0 +1,66 @@
+/* record.c — validation of chorus_kpatch records and loss accounting. */
+#include "kpatch/record.h"
+
+#include <string.h>
+
+void kpatch_record_init(struct chorus_kpatch_record *rec)
+{
+	memset(rec, 0, sizeof(*rec));
+	rec->magic = CHORUS_KPATCH_MAGIC;
+	rec->version = CHORUS_KPATCH_VERSION;
+	rec->size = sizeof(*rec);
+}
+
+const char *kpatch_record_problem(const struct chorus_kpatch_record *rec)
+{
+	if (rec->magic != CHORUS_KPATCH_MAGIC)
+		return "bad magic";
+	if (rec->version != CHORUS_KPATCH_VERSION)
+		return "unknown version";
+	if (rec->size != sizeof(*rec))
+		return "wrong record size";
+	/* Reserved bits are zero in version 1; anything else is not ours. */
+	if (rec->reserved != 0)
+		return "nonzero reserved field";
+	return NULL;
+}
+
+void kpatch_seq_init(struct kpatch_seq_tracker *t, int dropped_known)
+{
+	memset(t, 0, sizeof(*t));
+	t->have_dropped = dropped_known != 0;
+}
+
+int kpatch_seq_feed(struct kpatch_seq_tracker *t,
+		    const struct chorus_kpatch_record *rec)
+{
+	int event = 0;
+
+	t->st.records++;
+	if (rec->flags & CHORUS_KPATCH_F_XRUN)
+		t->st.xruns++;
+	if (t->have_seq && rec->seq != t->next_seq) {
+		event = 1;
+		if (rec->seq > t->next_seq) {
+			t->st.seq_gaps++;
+			t->st.seq_lost += rec->seq - t->next_seq;
+		} else {
+			/* A new producer (restarted plugin, module reloaded):
+			 * its drop count starts again too. */
+			t->st.seq_resets++;
+			t->have_dropped = 0;
+		}
+	}
+	t->have_seq = 1;
+	t->next_seq = rec->seq + 1;
+
+	if (t->have_dropped && rec->dropped > t->last_dropped) {
+		t->st.overflows += rec->dropped - t->last_dropped;
+		event = 1;
+	}
+	/* A smaller count than before means the producer zeroed it (a new
+	 * SELECT): it becomes the baseline, nothing was lost by it. */
+	t->have_dropped = 1;
+	t->last_dropped = rec->dropped;
+	return event;
+}

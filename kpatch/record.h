@@ -1,0 +1,47 @@
+/* record.h — pure checks on chorus_kpatch records: validation and the
+ * sequence/overflow tracker.  No I/O; reader.c feeds it bytes it read.
+ */
+#ifndef CHORUS_KPATCH_RECORD_H
+#define CHORUS_KPATCH_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kpatch/chorus_kpatch.h"
+
+/* Fills rec with a valid empty record (magic, version, size; rest zero). */
+void kpatch_record_init(struct chorus_kpatch_record *rec);
+
+/* Returns NULL when rec is well-formed, else a static string saying why not
+ * (bad magic, unknown version, wrong size, nonzero reserved field). */
+const char *kpatch_record_problem(const struct chorus_kpatch_record *rec);
+
+/* What a stream of records says about loss.  All counts since init. */
+struct kpatch_seq_stats {
+	uint64_t records;    /* records fed */
+	uint64_t seq_gaps;   /* times seq jumped forward */
+	uint64_t seq_lost;   /* records missing according to seq */
+	uint64_t seq_resets; /* times seq went backwards/repeated (producer restarted) */
+	uint64_t overflows;  /* records the producer said it dropped (increase of `dropped`) */
+	uint64_t xruns;      /* records flagged CHORUS_KPATCH_F_XRUN */
+};
+
+/* Tracks seq and dropped across records of one substream. */
+struct kpatch_seq_tracker {
+	struct kpatch_seq_stats st;
+	int have_seq;        /* next_seq is known */
+	uint64_t next_seq;   /* seq expected next */
+	int have_dropped;    /* last_dropped is a baseline */
+	uint32_t last_dropped; /* producer's dropped count at the last record */
+};
+
+/* Starts a tracker; when dropped_known, the producer's count starts at 0
+ * (the kernel zeroes it at SELECT), else the first record sets the baseline. */
+void kpatch_seq_init(struct kpatch_seq_tracker *t, int dropped_known);
+
+/* Accounts one valid record; returns 0 when it followed on without loss,
+ * 1 when it revealed a seq gap, an overflow or a producer restart. */
+int kpatch_seq_feed(struct kpatch_seq_tracker *t,
+		    const struct chorus_kpatch_record *rec);
+
+#endif

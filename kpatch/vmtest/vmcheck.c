@@ -1,0 +1,308 @@
+/* vmcheck — runs inside the kpatch-vmtest VM (see run.sh): drives snd-dummy
+ * through alsa-lib and checks what chorus_kpatch recorded.
+ *
+ * Phase 1, capture: records arrive one per period, in order, no seq gaps,
+ *   hw_ptr is the value *after* ALSA's update for that period, and the mean
+ *   interval matches period/rate.
+ * Phase 2, overflow: the FIFO (loaded with a small fifo_depth) is left
+ *   unread for longer than it holds; the drops must show up as a seq gap
+ *   equal to the producer's `dropped` count and the module's own counter.
+ * Phase 3, playback: the playback substream is timestamped too, flagged as
+ *   playback.
+ * Prints "KPATCH-VMTEST: PASS" or "KPATCH-VMTEST: FAIL <reasons>".
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <alsa/asoundlib.h>
+
+#include "kpatch/reader.h"
+
+#define RATE 48000u
+#define CHANNELS 2
+#define PERIOD 480u /* frames: 10 ms */
+#define MAX_RECS 4096
+
+static int failures;
+
+static void check(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("vmcheck: %s: ", ok ? "ok  " : "FAIL");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (!ok)
+		failures++;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Opens hw:0,0 in direction dir with our fixed parameters; returns the PCM
+ * or NULL, and the period it got. */
+static snd_pcm_t *open_pcm(snd_pcm_stream_t dir, snd_pcm_uframes_t *period)
+{
+	snd_pcm_t *pcm;
+	snd_pcm_hw_params_t *hw;
+	snd_pcm_uframes_t buffer = 4 * PERIOD;
+	unsigned int rate = RATE;
+	int err;
+
+	*period = PERIOD;
+	if ((err = snd_pcm_open(&pcm, "hw:0,0", dir, 0)) < 0) {
+		printf("vmcheck: snd_pcm_open: %s\n", snd_strerror(err));
+		return NULL;
+	}
+	snd_pcm_hw_params_alloca(&hw);
+	snd_pcm_hw_params_any(pcm, hw);
+	if ((err = snd_pcm_hw_params_set_access(pcm, hw, SND_PCM_ACCESS_RW_INTERLEAVED)) < 0 ||
+	    (err = snd_pcm_hw_params_set_format(pcm, hw, SND_PCM_FORMAT_S16_LE)) < 0 ||
+	    (err = snd_pcm_hw_params_set_channels(pcm, hw, CHANNELS)) < 0 ||
+	    (err = snd_pcm_hw_params_set_rate_near(pcm, hw, &rate, NULL)) < 0 ||
+	    (err = snd_pcm_hw_params_set_period_size_near(pcm, hw, period, NULL)) < 0 ||
+	    (err = snd_pcm_hw_params_set_buffer_size_near(pcm, hw, &buffer)) < 0 ||
+	    (err = snd_pcm_hw_params(pcm, hw)) < 0) {
+		printf("vmcheck: hw_params: %s\n", snd_strerror(err));
+		snd_pcm_close(pcm);
+		return NULL;
+	}
+	printf("vmcheck: %s rate %u period %lu buffer %lu\n",
+	       dir == SND_PCM_STREAM_CAPTURE ? "capture" : "playback", rate,
+	       (unsigned long)*period, (unsigned long)buffer);
+	return pcm;
+}
+
+/* Appends whatever records are waiting to recs[*n]. */
+static void drain(struct kpatch_reader *r, struct chorus_kpatch_record *recs,
+		  int *n)
+{
+	int got;
+
+	while (*n < MAX_RECS &&
+	       (got = kpatch_reader_read(r, recs + *n, MAX_RECS - *n)) > 0)
+		*n += got;
+}
+
+/* Moves audio for secs seconds; reads kpatch records as it goes if recs. */
+static int run_stream(snd_pcm_t *pcm, snd_pcm_stream_t dir,
+		      snd_pcm_uframes_t period, double secs,
+		      struct kpatch_reader *r, struct chorus_kpatch_record *recs,
+		      int *n)
+{
+	static int16_t buf[8 * PERIOD * CHANNELS];
+	double end = now_s() + secs;
+	snd_pcm_sframes_t got;
+
+	memset(buf, 0, sizeof(buf));
+	if (dir == SND_PCM_STREAM_PLAYBACK) {
+		/* Prefill, then the stream starts by itself. */
+		snd_pcm_writei(pcm, buf, period);
+		snd_pcm_writei(pcm, buf, period);
+	} else {
+		snd_pcm_start(pcm);
+	}
+	while (now_s() < end) {
+		got = dir == SND_PCM_STREAM_CAPTURE ? snd_pcm_readi(pcm, buf, period)
+						     : snd_pcm_writei(pcm, buf, period);
+		if (got < 0) {
+			printf("vmcheck: %s: %s\n", dir == SND_PCM_STREAM_CAPTURE ? "readi" : "writei",
+			       snd_strerror((int)got));
+			if (snd_pcm_recover(pcm, (int)got, 1) < 0)
+				return -1;
+			if (dir == SND_PCM_STREAM_CAPTURE)
+				snd_pcm_start(pcm);
+		}
+		if (recs)
+			drain(r, recs, n);
+	}
+	snd_pcm_drop(pcm);
+	return 0;
+}
+
+static void phase_capture(void)
+{
+	static struct chorus_kpatch_record recs[MAX_RECS];
+	struct kpatch_reader_stats st;
+	struct kpatch_reader *r;
+	snd_pcm_uframes_t period;
+	snd_pcm_t *pcm;
+	double secs = 4.0, sx = 0, sy = 0, sxx = 0, sxy = 0, mean, sd = 0, maxdt = 0;
+	int n = 0, i, rc, one_period = 0, in_order = 1, post_update = 1;
+	double expect_dt, slope;
+
+	pcm = open_pcm(SND_PCM_STREAM_CAPTURE, &period);
+	if (!pcm) {
+		check(0, "open capture");
+		return;
+	}
+	rc = kpatch_reader_open_for_pcm(0, 0, 0, CHORUS_KPATCH_STREAM_CAPTURE, &r);
+	check(rc == 0, "open kpatch reader for hw:0,0 capture (%s)", rc ? strerror(-rc) : "ok");
+	if (rc)
+		return;
+	run_stream(pcm, SND_PCM_STREAM_CAPTURE, period, secs, r, recs, &n);
+	drain(r, recs, &n);
+	kpatch_reader_get_stats(r, &st);
+	snd_pcm_close(pcm);
+	kpatch_reader_free(r);
+
+	expect_dt = (double)period * 1e9 / RATE;
+	check(n >= 0.9 * secs * RATE / period && n <= 1.1 * secs * RATE / period,
+	      "%d records in %.1f s (expect %.0f)", n, secs, secs * RATE / period);
+	if (n < 10)
+		return;
+	check(st.seq.seq_gaps == 0 && st.seq.overflows == 0 && st.malformed == 0 &&
+	      st.foreign == 0 && st.seq.seq_resets == 0,
+	      "no loss: gaps %" PRIu64 ", overflow %" PRIu64 ", malformed %" PRIu64
+	      ", foreign %" PRIu64 ", resets %" PRIu64, st.seq.seq_gaps,
+	      st.seq.overflows, st.malformed, st.foreign, st.seq.seq_resets);
+	check(recs[0].seq == 0, "first record has seq 0 (got %" PRIu64 ")", recs[0].seq);
+	for (i = 0; i < n; i++) {
+		double dt = i ? (double)(recs[i].time_ns - recs[i - 1].time_ns) : 0;
+
+		if (i && (recs[i].seq != recs[i - 1].seq + 1 || dt <= 0 ||
+			  recs[i].hw_ptr < recs[i - 1].hw_ptr))
+			in_order = 0;
+		/* snd-dummy computes hw_ptr from the time its timer actually
+		 * ran, so each value is a period boundary plus the timer's
+		 * lateness: one record per period means the count of
+		 * boundaries crossed goes up by exactly one. */
+		if (i && recs[i].hw_ptr / period == recs[i - 1].hw_ptr / period + 1)
+			one_period++;
+		/* After the update of period i, at least i+1 periods have
+		 * passed; before it, only i. */
+		if (recs[i].hw_ptr + period / 2 < (uint64_t)(i + 1) * period)
+			post_update = 0;
+		if (dt > maxdt)
+			maxdt = dt;
+		if (i) {
+			sd += (dt - expect_dt) * (dt - expect_dt);
+		}
+		sx += (double)(recs[i].hw_ptr - recs[0].hw_ptr);
+		sy += (double)(recs[i].time_ns - recs[0].time_ns);
+	}
+	check(in_order, "records in order (seq +1, time and hw_ptr increasing)");
+	check(post_update, "hw_ptr is the post-update value (first: %" PRIu64 " frames, period %lu)",
+	      recs[0].hw_ptr, (unsigned long)period);
+	check(recs[0].period_frames == period && (recs[0].flags & CHORUS_KPATCH_F_CAPTURE),
+	      "period_frames %u, capture flag", recs[0].period_frames);
+	check(one_period >= 0.99 * (n - 1), "one record per period: %d of %d records crossed exactly one period boundary",
+	      one_period, n - 1);
+	mean = (double)(recs[n - 1].time_ns - recs[0].time_ns) / (n - 1);
+	sd = sqrt(sd / (n - 1));
+	check(fabs(mean - expect_dt) < 0.01 * expect_dt,
+	      "mean interval %.1f us (expect %.1f us, tol 1%%); rms deviation %.1f us, max %.1f us",
+	      mean / 1e3, expect_dt / 1e3, sd / 1e3, maxdt / 1e3);
+	/* Least-squares ns per frame over the whole run. */
+	sx /= n;
+	sy /= n;
+	for (i = 0; i < n; i++) {
+		double x = (double)(recs[i].hw_ptr - recs[0].hw_ptr) - sx;
+		double y = (double)(recs[i].time_ns - recs[0].time_ns) - sy;
+
+		sxx += x * x;
+		sxy += x * y;
+	}
+	slope = sxy / sxx;
+	check(fabs(slope - 1e9 / RATE) < 0.01 * 1e9 / RATE,
+	      "fit: %.2f ns/frame (expect %.2f, tol 1%%)", slope, 1e9 / RATE);
+}
+
+static void phase_overflow(void)
+{
+	static struct chorus_kpatch_record recs[MAX_RECS];
+	struct chorus_kpatch_stats ks;
+	struct kpatch_reader_stats st;
+	struct kpatch_reader *r;
+	snd_pcm_uframes_t period;
+	snd_pcm_t *pcm;
+	int n = 0, rc;
+
+	pcm = open_pcm(SND_PCM_STREAM_CAPTURE, &period);
+	if (!pcm) {
+		check(0, "open capture");
+		return;
+	}
+	rc = kpatch_reader_open_for_pcm(0, 0, 0, CHORUS_KPATCH_STREAM_CAPTURE, &r);
+	check(rc == 0, "re-open kpatch reader (%s)", rc ? strerror(-rc) : "ok");
+	if (rc)
+		return;
+	/* 1.5 s unread = 150 periods into a FIFO of fifo_depth (64). */
+	run_stream(pcm, SND_PCM_STREAM_CAPTURE, period, 1.5, NULL, NULL, NULL);
+	drain(r, recs, &n);
+	rc = kpatch_reader_kernel_stats(r, &ks);
+	check(rc == 0 && ks.dropped > 0 && (int)ks.fifo_depth == n,
+	      "module counted %u drops, FIFO held %d of %u", ks.dropped, n, ks.fifo_depth);
+	/* The drop count reaches the reader with the next queued record. */
+	snd_pcm_prepare(pcm);
+	run_stream(pcm, SND_PCM_STREAM_CAPTURE, period, 0.3, r, recs, &n);
+	drain(r, recs, &n);
+	kpatch_reader_get_stats(r, &st);
+	check(st.seq.overflows == ks.dropped && st.seq.seq_lost == ks.dropped &&
+	      st.seq.seq_gaps == 1,
+	      "reader saw overflow %" PRIu64 " and a seq gap of %" PRIu64 " (module: %u)",
+	      st.seq.overflows, st.seq.seq_lost, ks.dropped);
+	snd_pcm_close(pcm);
+	kpatch_reader_free(r);
+}
+
+static void phase_playback(void)
+{
+	static struct chorus_kpatch_record recs[MAX_RECS];
+	struct kpatch_reader_stats st;
+	struct kpatch_reader *r;
+	snd_pcm_uframes_t period;
+	snd_pcm_t *pcm;
+	int n = 0, rc;
+
+	pcm = open_pcm(SND_PCM_STREAM_PLAYBACK, &period);
+	if (!pcm) {
+		check(0, "open playback");
+		return;
+	}
+	rc = kpatch_reader_open_for_pcm(0, 0, 0, CHORUS_KPATCH_STREAM_PLAYBACK, &r);
+	check(rc == 0, "open kpatch reader for playback (%s)", rc ? strerror(-rc) : "ok");
+	if (rc)
+		return;
+	run_stream(pcm, SND_PCM_STREAM_PLAYBACK, period, 1.0, r, recs, &n);
+	drain(r, recs, &n);
+	kpatch_reader_get_stats(r, &st);
+	check(n >= 80 && n <= 120 && st.seq.seq_gaps == 0 &&
+	      !(recs[0].flags & CHORUS_KPATCH_F_CAPTURE),
+	      "playback: %d records in 1 s, %" PRIu64 " gaps, playback flag", n,
+	      st.seq.seq_gaps);
+	snd_pcm_close(pcm);
+	kpatch_reader_free(r);
+}
+
+int main(void)
+{
+	struct kpatch_reader *r;
+	int rc;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	rc = kpatch_reader_open_for_pcm(7, 0, 0, CHORUS_KPATCH_STREAM_CAPTURE, &r);
+	check(rc == -ENODEV, "selecting a card that does not exist fails with ENODEV (%s)",
+	      strerror(-rc));
+	phase_capture();
+	phase_overflow();
+	phase_playback();
+	if (failures)
+		printf("KPATCH-VMTEST: FAIL (%d checks failed)\n", failures);
+	else
+		printf("KPATCH-VMTEST: PASS\n");
+	return failures ? 1 : 0;
+}

@@ -4,7 +4,7 @@ $(B)/libdev.a: $(patsubst %.c,$(B)/%.o,$(LIBDEV_SRCS))
 LIBDEV_PKGS := glib-2.0
 
 # Tests: one program per area; each links the shared helper.
-LIBDEV_TESTS := wire status cmdquery packet sensor restart malformed
+LIBDEV_TESTS := $(patsubst tests/test_libdev_%.c,%,$(wildcard tests/test_libdev_*.c))
 LIBDEV_TEST_BINS := $(patsubst %,$(B)/tests/test_libdev_%,$(LIBDEV_TESTS))
 TESTS += $(LIBDEV_TEST_BINS)
 # a static pattern rule: it cannot capture the test objects themselves

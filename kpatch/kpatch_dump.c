@@ -31,21 +31,13 @@ struct dump {
 	int status;              /* exit status */
 };
 
-/* Prints '#' lines for counters that moved since the last call. */
+/* Prints a '#' line when input was rejected since the last call. */
 static void report_news(struct dump *d)
 {
 	struct kpatch_reader_stats st;
 	const char *why = kpatch_reader_last_problem(d->r);
 
 	kpatch_reader_get_stats(d->r, &st);
-	if (st.seq.seq_lost != d->last.seq.seq_lost)
-		printf("# seq gap: %" PRIu64 " record(s) missing\n",
-		       st.seq.seq_lost - d->last.seq.seq_lost);
-	if (st.seq.overflows != d->last.seq.overflows)
-		printf("# producer overflow: %" PRIu64 " record(s) dropped\n",
-		       st.seq.overflows - d->last.seq.overflows);
-	if (st.seq.seq_resets != d->last.seq.seq_resets)
-		printf("# producer restarted (seq went back)\n");
 	if ((st.malformed != d->last.malformed || st.foreign != d->last.foreign) && why)
 		printf("# rejected input: %s\n", why);
 	d->last = st;
@@ -54,6 +46,15 @@ static void report_news(struct dump *d)
 /* Prints one record, with deltas from the previous one. */
 static void print_record(struct dump *d, const struct chorus_kpatch_record *rec)
 {
+	/* Loss is shown where it happened, before the record that shows it. */
+	if (d->have_prev && rec->seq > d->prev.seq + 1)
+		printf("# seq gap: %" PRIu64 " record(s) missing\n",
+		       rec->seq - d->prev.seq - 1);
+	else if (d->have_prev && rec->seq <= d->prev.seq)
+		printf("# producer restarted (seq went back)\n");
+	if (d->have_prev && rec->dropped > d->prev.dropped)
+		printf("# producer overflow: %" PRIu32 " record(s) dropped\n",
+		       rec->dropped - d->prev.dropped);
 	printf("%8" PRIu64 " %20" PRId64 " %12" PRIu64, rec->seq, rec->time_ns,
 	       rec->hw_ptr);
 	if (d->have_prev && rec->time_ns > d->prev.time_ns) {

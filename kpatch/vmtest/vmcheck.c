@@ -153,6 +153,15 @@ static void phase_capture(void)
 	check(rc == 0, "open kpatch reader for hw:0,0 capture (%s)", rc ? strerror(-rc) : "ok");
 	if (rc)
 		return;
+	{
+		/* One consumer per FIFO: a second reader is refused. */
+		struct kpatch_reader *r2 = NULL;
+
+		rc = kpatch_reader_open_for_pcm(0, 0, 0, CHORUS_KPATCH_STREAM_CAPTURE, &r2);
+		check(rc == -EBUSY, "second reader of the same substream fails with EBUSY (%s)",
+		      strerror(-rc));
+		kpatch_reader_free(r2);
+	}
 	run_stream(pcm, SND_PCM_STREAM_CAPTURE, period, secs, r, recs, &n);
 	drain(r, recs, &n);
 	kpatch_reader_get_stats(r, &st);

@@ -97,6 +97,9 @@ static void emit(chorus_sim *s, uint64_t k, int64_t t_int)
 	r.hw_ptr = (k * s->io.period_size) % s->boundary;
 	r.card = (uint16_t)s->node;
 	r.flags = CHORUS_KPATCH_F_SIM | (s->flag_next ? CHORUS_KPATCH_F_XRUN : 0);
+#ifdef CHORUS_KPATCH_F_CAPTURE
+	r.flags |= CHORUS_KPATCH_F_CAPTURE; /* the plugin is capture only */
+#endif
 	r.period_frames = s->io.period_size <= 65535 ? (uint16_t)s->io.period_size : 0;
 	sim_sidechan_write(s->side, &r); /* a full FIFO is counted in `dropped` */
 	s->flag_next = 0;

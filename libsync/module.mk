@@ -8,3 +8,8 @@ TESTS += $(B)/tests/test_fit
 $(B)/tests/test_fit: $(B)/tests/test_fit.o $(B)/libsync.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check gsl glib-2.0) -lm
+
+TESTS += $(B)/tests/test_graph
+$(B)/tests/test_graph: $(B)/tests/test_graph.o $(B)/libsync.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check gsl glib-2.0) -lm

@@ -1,0 +1,454 @@
+/* graph.c — clocks, conversions, minimum-variance paths and the path cache
+ * (see graph.h and docs/clocks.md). */
+#include "libsync/graph.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CACHE_SIZE 64          /* direct-mapped path cache entries (power of 2) */
+#define AUDIO_NS_DEFAULT (1e9 / 48000) /* ns per frame when no edge tells the rate */
+
+typedef struct {
+	sync_clock_id id;
+	uint64_t key;
+	double ns_per_unit; /* ns per unit of this clock (1 for ns clocks) */
+} vertex;
+
+/* One direction of an edge: the map from -> to, and the x range it accepts. */
+typedef struct {
+	uint32_t from, to; /* vertex indices */
+	sync_conv c;       /* from -> to */
+	int64_t lo, hi;    /* accepted x: [xmin - tol, xmax + tol], from units (saturated) */
+} dedge;
+
+typedef struct {
+	uint64_t kfrom, kto; /* clock keys */
+	uint64_t gen;        /* graph generation it was found in (0 = empty) */
+	uint32_t n;          /* hops */
+	uint32_t e[SYNC_GRAPH_MAX_HOPS]; /* directed edge indices */
+} cached_path;
+
+struct sync_graph {
+	sync_graph_params p;
+	vertex *v;
+	size_t nv, capv;
+	dedge *e; /* directed edges; 2k and 2k+1 are the two ways of one conversion */
+	size_t ne, cape;
+	uint64_t gen;
+	/* Dijkstra scratch, capacity capv */
+	double *dist, *pslope;
+	sync_tval *val;
+	int32_t *prev;
+	unsigned char *done;
+	cached_path cache[CACHE_SIZE];
+};
+
+void sync_graph_params_default(sync_graph_params *p)
+{
+	p->tolerance_ns = 60000000000LL;
+	p->max_age_ns = 120000000000LL;
+}
+
+sync_graph *sync_graph_new(const sync_graph_params *p)
+{
+	sync_graph *g = calloc(1, sizeof *g);
+	if (!g)
+		return NULL;
+	g->p = *p;
+	g->gen = 1;
+	return g;
+}
+
+static void free_scratch(sync_graph *g)
+{
+	free(g->dist);
+	free(g->pslope);
+	free(g->val);
+	free(g->prev);
+	free(g->done);
+}
+
+void sync_graph_free(sync_graph *g)
+{
+	if (!g)
+		return;
+	free_scratch(g);
+	free(g->v);
+	free(g->e);
+	free(g);
+}
+
+static uint64_t key_of(sync_clock_id id)
+{
+	return (uint64_t)id.node << 32 | (uint64_t)id.kind << 16 | id.index;
+}
+
+static long find_vertex(const sync_graph *g, uint64_t key)
+{
+	for (size_t i = 0; i < g->nv; i++)
+		if (g->v[i].key == key)
+			return (long)i;
+	return -1;
+}
+
+static long add_vertex(sync_graph *g, sync_clock_id id)
+{
+	long i = find_vertex(g, key_of(id));
+	if (i >= 0)
+		return i;
+	if (g->nv == g->capv) {
+		size_t cap = g->capv ? 2 * g->capv : 8;
+		vertex *v = realloc(g->v, cap * sizeof *v);
+		if (!v)
+			return -ENOMEM;
+		g->v = v;
+		free_scratch(g);
+		g->dist = malloc(cap * sizeof *g->dist);
+		g->pslope = malloc(cap * sizeof *g->pslope);
+		g->val = malloc(cap * sizeof *g->val);
+		g->prev = malloc(cap * sizeof *g->prev);
+		g->done = malloc(cap);
+		if (!g->dist || !g->pslope || !g->val || !g->prev || !g->done) {
+			free_scratch(g);
+			g->dist = g->pslope = NULL;
+			g->val = NULL;
+			g->prev = NULL;
+			g->done = NULL;
+			return -ENOMEM;
+		}
+		g->capv = cap;
+	}
+	g->v[g->nv].id = id;
+	g->v[g->nv].key = key_of(id);
+	g->v[g->nv].ns_per_unit = id.kind == SYNC_KIND_AUDIO ? AUDIO_NS_DEFAULT : 1.0;
+	return (long)g->nv++;
+}
+
+static int64_t sat_add(int64_t a, double b)
+{
+	if (b >= 9.2e18)
+		return INT64_MAX;
+	if (b <= -9.2e18)
+		return INT64_MIN;
+	int64_t r;
+	if (__builtin_add_overflow(a, (int64_t)b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+/* Audio clocks learn their ns per frame from an edge to an ns clock; then
+ * every edge's accepted range is its data widened by the tolerance. */
+static void refresh(sync_graph *g)
+{
+	for (size_t k = 0; k < g->ne; k++) {
+		dedge *d = &g->e[k];
+		vertex *f = &g->v[d->from], *t = &g->v[d->to];
+		if (f->id.kind == SYNC_KIND_AUDIO && t->id.kind != SYNC_KIND_AUDIO)
+			f->ns_per_unit = fabs(d->c.slope);
+	}
+	for (size_t k = 0; k < g->ne; k++) {
+		dedge *d = &g->e[k];
+		if (d->c.flags & SYNC_CONV_FIXED) {
+			d->lo = INT64_MIN;
+			d->hi = INT64_MAX;
+			continue;
+		}
+		double tol = (double)g->p.tolerance_ns / g->v[d->from].ns_per_unit;
+		d->lo = sat_add(d->c.xmin, -tol);
+		d->hi = sat_add(d->c.xmax, tol);
+	}
+	g->gen++;
+}
+
+static long find_edge(const sync_graph *g, uint32_t a, uint32_t b)
+{
+	for (size_t k = 0; k < g->ne; k++)
+		if (g->e[k].from == a && g->e[k].to == b)
+			return (long)k;
+	return -1;
+}
+
+int sync_graph_set(sync_graph *g, sync_clock_id a, sync_clock_id b, const sync_conv *c, char *why, size_t len)
+{
+	char na[SYNC_CLOCK_NAME_MAX], nb[SYNC_CLOCK_NAME_MAX];
+	const char *bad;
+	sync_clock_format(a, na, sizeof na);
+	sync_clock_format(b, nb, sizeof nb);
+	if (sync_clock_equal(a, b)) {
+		if (why)
+			snprintf(why, len, "conversion from %s to itself", na);
+		return -EINVAL;
+	}
+	sync_conv rev;
+	if (sync_conv_check(c, &bad) < 0 || sync_conv_reverse(c, &rev) < 0) {
+		if (why)
+			snprintf(why, len, "conversion %s->%s unusable: %s", na, nb, c->slope == 0 ? "zero slope" : bad);
+		return -EINVAL;
+	}
+	long ia = add_vertex(g, a), ib = ia < 0 ? ia : add_vertex(g, b);
+	if (ia < 0 || ib < 0) {
+		if (why)
+			snprintf(why, len, "out of memory");
+		return -ENOMEM;
+	}
+	long k = find_edge(g, (uint32_t)ia, (uint32_t)ib);
+	if (k < 0) {
+		if (g->ne + 2 > g->cape) {
+			size_t cap = g->cape ? 2 * g->cape : 16;
+			dedge *e = realloc(g->e, cap * sizeof *e);
+			if (!e) {
+				if (why)
+					snprintf(why, len, "out of memory");
+				return -ENOMEM;
+			}
+			g->e = e;
+			g->cape = cap;
+		}
+		k = (long)g->ne;
+		g->ne += 2;
+	}
+	/* Directed edges k and k^1 are the two ways of one conversion. */
+	g->e[k].from = (uint32_t)ia;
+	g->e[k].to = (uint32_t)ib;
+	g->e[k].c = *c;
+	g->e[k ^ 1].from = (uint32_t)ib;
+	g->e[k ^ 1].to = (uint32_t)ia;
+	g->e[k ^ 1].c = rev;
+	refresh(g);
+	return 0;
+}
+
+int sync_graph_remove(sync_graph *g, sync_clock_id a, sync_clock_id b)
+{
+	long ia = find_vertex(g, key_of(a)), ib = find_vertex(g, key_of(b));
+	long k = ia < 0 || ib < 0 ? -1 : find_edge(g, (uint32_t)ia, (uint32_t)ib);
+	if (k < 0)
+		return -ENOENT;
+	k &= ~1L;
+	/* Move the last pair into the hole. */
+	if ((size_t)k + 2 < g->ne) {
+		g->e[k] = g->e[g->ne - 2];
+		g->e[k + 1] = g->e[g->ne - 1];
+	}
+	g->ne -= 2;
+	refresh(g);
+	return 0;
+}
+
+void sync_graph_clear(sync_graph *g)
+{
+	g->nv = 0;
+	g->ne = 0;
+	g->gen++;
+}
+
+size_t sync_graph_nedges(const sync_graph *g)
+{
+	return g->ne / 2;
+}
+
+/* Why edge d refuses x at now: 0 when it accepts, else the error and the
+ * reason (only formatted when why != NULL). */
+static int refuses(const sync_graph *g, const dedge *d, sync_tval x, int64_t now, char *why, size_t len)
+{
+	int64_t age;
+	if (__builtin_sub_overflow(now, d->c.updated, &age))
+		age = INT64_MAX;
+	if (g->p.max_age_ns > 0 && !(d->c.flags & SYNC_CONV_FIXED) && age > g->p.max_age_ns) {
+		if (why) {
+			char a[SYNC_CLOCK_NAME_MAX], b[SYNC_CLOCK_NAME_MAX];
+			snprintf(why, len, "%s->%s last updated %.0f s ago, beyond max age %.0f s",
+				 sync_clock_format(g->v[d->from].id, a, sizeof a),
+				 sync_clock_format(g->v[d->to].id, b, sizeof b), (double)age * 1e-9,
+				 (double)g->p.max_age_ns * 1e-9);
+		}
+		return -ESTALE;
+	}
+	if (x.i < d->lo || x.i > d->hi) {
+		if (why) {
+			char a[SYNC_CLOCK_NAME_MAX], b[SYNC_CLOCK_NAME_MAX];
+			double out = sync_conv_outside(&d->c, x) * g->v[d->from].ns_per_unit * 1e-9;
+			snprintf(why, len,
+				 "x=%" PRId64 " on %s outside the validity of %s->%s by %.3f s "
+				 "(data %" PRId64 "..%" PRId64 ", tolerance %.3f s)",
+				 x.i, sync_clock_format(g->v[d->from].id, a, sizeof a), a,
+				 sync_clock_format(g->v[d->to].id, b, sizeof b), out, d->c.xmin, d->c.xmax,
+				 (double)g->p.tolerance_ns * 1e-9);
+		}
+		return -ERANGE;
+	}
+	return 0;
+}
+
+/* Follow n directed edges from x: the composed value and variance. */
+static int eval_path(const sync_graph *g, const uint32_t *e, uint32_t n, sync_tval x, int64_t now,
+		     sync_graph_result *out, char *why, size_t len)
+{
+	double var = 0.0;
+	uint32_t flags = 0;
+	for (uint32_t k = 0; k < n; k++) {
+		const dedge *d = &g->e[e[k]];
+		int rc = refuses(g, d, x, now, why, len);
+		if (rc < 0)
+			return rc;
+		if (x.i < d->c.xmin || x.i > d->c.xmax)
+			flags |= SYNC_GRAPH_EXTRAPOLATED;
+		/* Earlier errors are carried on by this edge's slope. */
+		var = var * d->c.slope * d->c.slope + sync_conv_var(&d->c, x);
+		x = sync_conv_apply(&d->c, x);
+	}
+	out->value = x;
+	out->var = var;
+	out->hops = n;
+	out->flags = flags;
+	return 0;
+}
+
+/* Dijkstra from s on variance referred to s's units, honouring validity and
+ * age when `strict`.  Writes the path to t into e[] (in order) and returns
+ * its length, or -ENOLINK, -E2BIG. */
+static int search(sync_graph *g, uint32_t s, uint32_t t, sync_tval x, int64_t now, int strict,
+		  uint32_t *e)
+{
+	for (size_t i = 0; i < g->nv; i++) {
+		g->dist[i] = INFINITY;
+		g->done[i] = 0;
+		g->prev[i] = -1;
+	}
+	g->dist[s] = 0.0;
+	g->pslope[s] = 1.0;
+	g->val[s] = x;
+	for (;;) {
+		long u = -1;
+		for (size_t i = 0; i < g->nv; i++)
+			if (!g->done[i] && g->dist[i] < INFINITY && (u < 0 || g->dist[i] < g->dist[u]))
+				u = (long)i;
+		if (u < 0 || (uint32_t)u == t)
+			break;
+		g->done[u] = 1;
+		for (size_t k = 0; k < g->ne; k++) {
+			const dedge *d = &g->e[k];
+			if (d->from != (uint32_t)u || g->done[d->to])
+				continue;
+			if (strict && refuses(g, d, g->val[u], now, NULL, 0))
+				continue;
+			double ps = g->pslope[u] * d->c.slope;
+			double cost = g->dist[u] + sync_conv_var(&d->c, g->val[u]) / (ps * ps);
+			if (cost < g->dist[d->to]) {
+				g->dist[d->to] = cost;
+				g->pslope[d->to] = ps;
+				g->val[d->to] = sync_conv_apply(&d->c, g->val[u]);
+				g->prev[d->to] = (int32_t)k;
+			}
+		}
+	}
+	if (!(g->dist[t] < INFINITY))
+		return -ENOLINK;
+	int n = 0;
+	for (uint32_t v = t; v != s; v = g->e[g->prev[v]].from)
+		n++;
+	if (n > SYNC_GRAPH_MAX_HOPS)
+		return -E2BIG;
+	int k = n;
+	for (uint32_t v = t; v != s; v = g->e[g->prev[v]].from)
+		e[--k] = (uint32_t)g->prev[v];
+	return n;
+}
+
+static cached_path *slot_of(sync_graph *g, uint64_t kf, uint64_t kt)
+{
+	uint64_t h = kf * 0x9E3779B97F4A7C15ULL ^ (kt + 0x632BE59BD9B4E019ULL) * 0xC2B2AE3D27D4EB4FULL;
+	return &g->cache[h >> 58 & (CACHE_SIZE - 1)];
+}
+
+/* The path for (from, to) at x: from the cache when it still accepts x,
+ * else searched (and cached).  Returns its length or a negative errno. */
+static int route(sync_graph *g, sync_clock_id from, sync_clock_id to, sync_tval x, int64_t now,
+		 sync_graph_result *out, const uint32_t **path, char *why, size_t len)
+{
+	uint64_t kf = key_of(from), kt = key_of(to);
+	cached_path *cp = slot_of(g, kf, kt);
+	if (cp->gen == g->gen && cp->kfrom == kf && cp->kto == kt &&
+	    eval_path(g, cp->e, cp->n, x, now, out, NULL, 0) == 0) {
+		*path = cp->e;
+		return (int)cp->n;
+	}
+	char dummy[1];
+	if (!why) {
+		why = dummy;
+		len = sizeof dummy;
+	}
+	char na[SYNC_CLOCK_NAME_MAX], nb[SYNC_CLOCK_NAME_MAX];
+	sync_clock_format(from, na, sizeof na);
+	sync_clock_format(to, nb, sizeof nb);
+	long s = find_vertex(g, kf), t = find_vertex(g, kt);
+	if (s < 0 || t < 0) {
+		snprintf(why, len, "unknown clock %s (no conversion involves it)", s < 0 ? na : nb);
+		return -ENOENT;
+	}
+	uint32_t e[SYNC_GRAPH_MAX_HOPS];
+	int n = search(g, (uint32_t)s, (uint32_t)t, x, now, 1, e);
+	if (n == -ENOLINK) {
+		/* Nothing usable: say whether no path exists at all or which edge
+		 * of the best path refuses. */
+		n = search(g, (uint32_t)s, (uint32_t)t, x, now, 0, e);
+		if (n == -ENOLINK) {
+			snprintf(why, len, "no path from %s to %s", na, nb);
+			return n;
+		}
+		/* n >= 0: evaluating that path below reports its refusal. */
+	}
+	if (n == -E2BIG) {
+		snprintf(why, len, "path from %s to %s longer than %d hops", na, nb, SYNC_GRAPH_MAX_HOPS);
+		return n;
+	}
+	int rc = eval_path(g, e, (uint32_t)n, x, now, out, why, len);
+	if (rc < 0)
+		return rc;
+	cp->kfrom = kf;
+	cp->kto = kt;
+	cp->gen = g->gen;
+	cp->n = (uint32_t)n;
+	memcpy(cp->e, e, (size_t)n * sizeof *e);
+	*path = cp->e;
+	return n;
+}
+
+int sync_graph_convert(sync_graph *g, sync_clock_id from, sync_clock_id to, sync_tval x, int64_t now_ns,
+		       sync_graph_result *out, char *why, size_t len)
+{
+	if (sync_clock_equal(from, to)) {
+		out->value = x;
+		out->var = 0.0;
+		out->hops = 0;
+		out->flags = 0;
+		return 0;
+	}
+	const uint32_t *path;
+	int n = route(g, from, to, x, now_ns, out, &path, why, len);
+	return n < 0 ? n : 0;
+}
+
+int sync_graph_path(sync_graph *g, sync_clock_id from, sync_clock_id to, sync_tval x, int64_t now_ns,
+		    sync_clock_id *ids, size_t max, char *why, size_t len)
+{
+	if (sync_clock_equal(from, to)) {
+		if (max > 0)
+			ids[0] = from;
+		return 1;
+	}
+	const uint32_t *path;
+	sync_graph_result r;
+	int n = route(g, from, to, x, now_ns, &r, &path, why, len);
+	if (n < 0)
+		return n;
+	if (max > 0)
+		ids[0] = from;
+	for (int k = 0; k < n && (size_t)k + 1 < max; k++)
+		ids[k + 1] = g->v[g->e[path[k]].to].id;
+	return n + 1;
+}

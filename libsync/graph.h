@@ -1,0 +1,89 @@
+/* graph.h — the conversion graph: clocks are vertices, conversions
+ * (conv.h) are edges usable both ways; a conversion between two clocks
+ * follows the minimum-variance path and composes the maps (DESIGN §2,
+ * docs/clocks.md "Graph").
+ *
+ * The variance of the composed result, for an exact input, is
+ *     var = sum_i var_i(x_i) * prod_{j>i} slope_j^2
+ * (each edge's error is carried to the destination by the slopes after it).
+ * The search is Dijkstra on each edge's variance referred back to the source
+ * clock, var_i / prod_{j<=i} slope_j^2, which is additive and non-negative;
+ * the destination variance is that sum times the end-to-end slope squared.
+ *
+ * Cached conversions: the path found for a (from, to) pair is kept until
+ * the graph changes; converting again costs a hash probe and a few
+ * multiply-adds per hop — no allocation, no system call.  Edges are refused
+ * (and the search avoids them) when x lies outside their data by more than
+ * the tolerance or when they were last updated longer ago than max_age.
+ *
+ * Pure: no clocks are read (the caller passes `now`).  Not thread safe: a
+ * conversion may update the cache; use one graph per thread or a lock.
+ * Errors: negative errno, with a reason written to the caller's buffer.
+ */
+#ifndef CHORUS_GRAPH_H
+#define CHORUS_GRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "libsync/clockid.h"
+#include "libsync/conv.h"
+
+#define SYNC_GRAPH_MAX_HOPS 16 /* longest path followed */
+
+typedef struct {
+	int64_t tolerance_ns; /* how far outside an edge's data x may be, ns (frames via the card's rate) */
+	int64_t max_age_ns;   /* refuse edges updated longer ago than this, ns; 0 = no limit */
+} sync_graph_params;
+
+enum {
+	SYNC_GRAPH_EXTRAPOLATED = 1u << 0, /* some edge was used outside its data (within tolerance) */
+};
+
+typedef struct {
+	sync_tval value; /* the converted time, units of the destination clock */
+	double var;      /* its variance, destination units^2 (the exact input has none) */
+	uint32_t hops;   /* edges followed (0 when from == to) */
+	uint32_t flags;  /* SYNC_GRAPH_* */
+} sync_graph_result;
+
+typedef struct sync_graph sync_graph;
+
+/* Defaults: tolerance 60 s, max age 120 s. */
+void sync_graph_params_default(sync_graph_params *p);
+
+/* A new empty graph; NULL when out of memory. */
+sync_graph *sync_graph_new(const sync_graph_params *p);
+
+/* Free g (NULL is fine). */
+void sync_graph_free(sync_graph *g);
+
+/* Add or replace the conversion between clocks a and b (c maps a -> b; the
+ * graph uses it both ways).  Returns 0, -EINVAL (a == b, or c unusable) or
+ * -ENOMEM, with the reason in why[len]. */
+int sync_graph_set(sync_graph *g, sync_clock_id a, sync_clock_id b, const sync_conv *c, char *why, size_t len);
+
+/* Remove the conversion between a and b.  Returns 0 or -ENOENT. */
+int sync_graph_remove(sync_graph *g, sync_clock_id a, sync_clock_id b);
+
+/* Remove every clock and conversion. */
+void sync_graph_clear(sync_graph *g);
+
+/* Number of conversions (undirected edges). */
+size_t sync_graph_nedges(const sync_graph *g);
+
+/* Convert x on clock `from` to clock `to` at time now_ns (the caller's
+ * clock, as used for conv.updated).  Returns 0 and fills *out, or -ENOENT
+ * (a clock is unknown), -ENOLINK (no path), -ERANGE (x outside an edge's
+ * validity beyond the tolerance), -ESTALE (an edge too old), -E2BIG (path
+ * longer than SYNC_GRAPH_MAX_HOPS), with the reason in why[len]. */
+int sync_graph_convert(sync_graph *g, sync_clock_id from, sync_clock_id to, sync_tval x, int64_t now_ns,
+		       sync_graph_result *out, char *why, size_t len);
+
+/* The clocks along the path a conversion of x would follow, from first:
+ * writes up to max ids and returns how many the path has, or a negative
+ * errno as sync_graph_convert(). */
+int sync_graph_path(sync_graph *g, sync_clock_id from, sync_clock_id to, sync_tval x, int64_t now_ns,
+		    sync_clock_id *ids, size_t max, char *why, size_t len);
+
+#endif

@@ -311,9 +311,9 @@ static gboolean listen_dispatch(gpointer user, GIOCondition rev)
 		g_queue_init(&p->out);
 		p->src = dev_fd_source_new(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, peer_dispatch, p, s->ctx);
 		s->peers = g_list_prepend(s->peers, p);
-		send_hello(s, p);
-		if (s->ops->peer_new)
+		if (s->ops->peer_new) /* first: the pattern's state is used from here on */
 			s->ops->peer_new(s, p);
+		send_hello(s, p);
 	}
 	return G_SOURCE_CONTINUE;
 }

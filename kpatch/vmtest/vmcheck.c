@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <alsa/asoundlib.h>
@@ -302,7 +303,16 @@ int main(void)
 	struct kpatch_reader *r;
 	int rc;
 
+	struct stat sb;
+
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* Root and (through the udev rule) the audio group only. */
+	memset(&sb, 0, sizeof(sb));
+	rc = stat(CHORUS_KPATCH_DEV_PATH, &sb);
+	check(rc == 0 && S_ISCHR(sb.st_mode) &&
+	      (sb.st_mode & 07777) == 0640,
+	      "%s is a character device, mode %04o", CHORUS_KPATCH_DEV_PATH,
+	      (unsigned)(sb.st_mode & 07777));
 	rc = kpatch_reader_open_for_pcm(7, 0, 0, CHORUS_KPATCH_STREAM_CAPTURE, &r);
 	check(rc == -ENODEV, "selecting a card that does not exist fails with ENODEV (%s)",
 	      strerror(-rc));

@@ -13,3 +13,8 @@ TESTS += $(B)/tests/test_graph
 $(B)/tests/test_graph: $(B)/tests/test_graph.o $(B)/libsync.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check gsl glib-2.0) -lm
+
+BENCHES += $(B)/bench/sync
+$(B)/bench/sync: $(B)/bench/sync.o $(B)/libsync.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,gsl glib-2.0) -lm

@@ -270,7 +270,7 @@ START_TEST(exact_near_2_62)
 	sync_fit *f = sync_fit_new(&p, NULL);
 	truth t = {-123456789012345LL, 37.25e-6};
 	for (int i = 0; i < 64; i++) {
-		int64_t x = INT64_MAX - 1000000000000LL + i * 12345678LL;
+		int64_t x = X0 + (X0 >> 1) + i * 12345678LL; /* 1.5 * 2^62 */
 		int64_t y = x + t.off + (int64_t)llround(t.skew * (double)(x - X0));
 		sync_fit_add(f, x, y, NULL);
 	}

@@ -285,6 +285,7 @@ START_TEST(exact_near_2_62)
 	}
 	/* The quantization floor keeps the variance honest (>= 1/12 / n). */
 	ck_assert(c.var_c >= 1.0 / 12 / 64 * 0.999);
+	sync_fit_free(f);
 }
 END_TEST
 

@@ -270,8 +270,13 @@ static int cb_poll_revents(snd_pcm_ioplug_t *io, struct pollfd *pfd, unsigned in
 	int64_t now = true_now();
 	advance(s, now);
 	snd_pcm_uframes_t avail = s->periods * io->period_size - io->appl_ptr % s->boundary;
-	if (s->xrun)
+	if (s->xrun) {
+		/* ALSA maps POLLERR to an error through the PCM state, which it
+		 * only learns from the pointer callback: tell it now, or the
+		 * waiting reader gets -EIO instead of -EPIPE. */
+		snd_pcm_ioplug_set_state(io, SND_PCM_STATE_XRUN);
 		*revents = POLLERR;
+	}
 	else if (s->running && avail >= s->avail_min)
 		*revents = POLLIN;
 	else

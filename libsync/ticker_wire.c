@@ -2,6 +2,7 @@
 #include "libsync/ticker_wire.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
@@ -77,4 +78,34 @@ int sync_ticker_unpack_entry(const uint8_t *buf, size_t i, sync_ticker_entry *e,
 		return -EINVAL;
 	}
 	return sync_conv_unpack(p + 16, SYNC_CONV_WIRE_SIZE, &e->conv, why);
+}
+
+int sync_ticker_to_graph(const uint8_t *buf, size_t len, sync_graph *g, sync_ticker_head *h, size_t *skipped,
+			 char *why, size_t wlen)
+{
+	const char *reason = NULL;
+	size_t bad = 0;
+	int loaded = 0;
+	int rc = sync_ticker_unpack_head(buf, len, h, &reason);
+	if (rc < 0) {
+		snprintf(why, wlen, "%s", reason);
+		return rc;
+	}
+	sync_graph_clear(g);
+	for (size_t i = 0; i < h->count; i++) {
+		sync_ticker_entry e;
+		char r[160];
+		if (sync_ticker_unpack_entry(buf, i, &e, &reason) < 0) {
+			snprintf(why, wlen, "entry %zu: %s", i, reason);
+			bad++;
+		} else if (sync_graph_set(g, e.from, e.to, &e.conv, r, sizeof r) < 0) {
+			snprintf(why, wlen, "entry %zu: %s", i, r);
+			bad++;
+		} else {
+			loaded++;
+		}
+	}
+	if (skipped)
+		*skipped = bad;
+	return loaded;
 }

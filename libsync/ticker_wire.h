@@ -24,6 +24,7 @@
 
 #include "libsync/clockid.h"
 #include "libsync/conv.h"
+#include "libsync/graph.h"
 
 #define SYNC_TICKER_MAGIC 0x4b544843u
 #define SYNC_TICKER_VERSION 1
@@ -58,5 +59,12 @@ int sync_ticker_unpack_head(const uint8_t *buf, size_t len, sync_ticker_head *h,
 /* Parse entry i (< h.count, after a successful unpack_head) into *e.
  * Returns 0 or -EINVAL (bad conversion) with a reason. */
 int sync_ticker_unpack_entry(const uint8_t *buf, size_t i, sync_ticker_entry *e, const char **why);
+
+/* Replace the contents of graph g with the conversions of ticker buf (len
+ * bytes); *h gets its header.  Entries that are malformed are skipped and
+ * counted in *skipped (may be NULL).  Returns the entries loaded, or a
+ * negative errno (bad header: g untouched) with the reason in why[wlen]. */
+int sync_ticker_to_graph(const uint8_t *buf, size_t len, sync_graph *g, sync_ticker_head *h, size_t *skipped,
+			 char *why, size_t wlen);
 
 #endif

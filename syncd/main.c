@@ -111,7 +111,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "syncd: %s\n", err->message);
 		return 1;
 	}
-	on_rtcpu(&s);
+	/* A few samples at once, so realtime converts from the start. */
+	for (int i = 0; i < 6; i++) {
+		on_rtcpu(&s);
+		g_usleep(2000);
+	}
 	g_timeout_add((guint)(s.cfg.rtcpu_interval * 1000), on_rtcpu, &s);
 	g_timeout_add((guint)(s.cfg.ticker_interval * 1000 / 2 + 1), on_tick, &s);
 	g_unix_signal_add(SIGINT, on_signal, loop);

@@ -1,6 +1,7 @@
 # chorus — one Makefile for the whole tree (no recursive make into sub-trees).
 #
-# Every directory that builds something has a `module.mk` fragment, included
+# Every directory that builds something has a `module.mk` fragment (one or two
+# levels deep), included
 # below.  A fragment appends to these variables and writes its own link rules:
 #   PROGS      programs installed to $(PREFIX)/bin        ($(B)/bin/NAME)
 #   TESTS      Check test programs run by `make check`    ($(B)/tests/NAME)
@@ -39,7 +40,7 @@ INSTALL_HOOKS :=
 .PHONY: all check test bench deps install clean
 all:
 
-include $(sort $(wildcard */module.mk) $(wildcard apps/*/module.mk))
+include $(sort $(wildcard */module.mk) $(wildcard */*/module.mk))
 
 all: $(PROGS) $(TESTS) $(BENCHES)
 

@@ -11,6 +11,7 @@
 #include <glib.h>
 #include <math.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -279,6 +280,20 @@ START_TEST(float_mmap_with_poll)
 }
 END_TEST
 
+/* ALSA's error output, captured so tests can check the plugin's reasons. */
+static GString *alsa_errors;
+
+static void capture_alsa_error(const char *file, int line, const char *func, int err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	if (alsa_errors) {
+		g_string_append_vprintf(alsa_errors, fmt, ap);
+		g_string_append_c(alsa_errors, '\n');
+	}
+	va_end(ap);
+}
+
 START_TEST(hw_params_are_constrained)
 {
 	sess s;
@@ -302,7 +317,10 @@ START_TEST(hw_params_are_constrained)
 	snd_config_top(&top);
 	ck_assert_int_eq(snd_config_load(top, in), 0);
 	snd_input_close(in);
+	alsa_errors = g_string_new(NULL);
+	snd_lib_error_set_handler(capture_alsa_error);
 	ck_assert_int_lt(snd_pcm_open_lconf(&pcm, "x", SND_PCM_STREAM_PLAYBACK, 0, top), 0);
+	ck_assert_msg(strstr(alsa_errors->str, "capture only"), "%s", alsa_errors->str);
 	/* An unknown node is refused with a reason (on stderr). */
 	snd_config_delete(top);
 	g_free(text);
@@ -313,8 +331,28 @@ START_TEST(hw_params_are_constrained)
 	ck_assert_int_eq(snd_config_load(top, in), 0);
 	snd_input_close(in);
 	ck_assert_int_lt(snd_pcm_open_lconf(&pcm, "x", SND_PCM_STREAM_CAPTURE, 0, top), 0);
+	ck_assert_msg(strstr(alsa_errors->str, "node 9 is not in scenario"), "%s", alsa_errors->str);
 	snd_config_delete(top);
 	g_free(text);
+	/* A broken scenario: every error with its file and line, open refused. */
+	char *bad = g_build_filename(run_dir(), "bad.ini", NULL);
+	ck_assert(g_file_set_contents(bad, "[world]\nseed = x\n[node.1]\nposition = 0,0\nfoo = 1\n", -1, NULL));
+	text = g_strdup_printf("pcm_type.chorus_sim { lib \"%s\" }\npcm.x { type chorus_sim scenario \"%s\" node 1 sidechannel none }\n",
+			       SIM_PLUGIN_SO, bad);
+	snd_input_buffer_open(&in, text, -1);
+	snd_config_top(&top);
+	ck_assert_int_eq(snd_config_load(top, in), 0);
+	snd_input_close(in);
+	g_string_truncate(alsa_errors, 0);
+	ck_assert_int_lt(snd_pcm_open_lconf(&pcm, "x", SND_PCM_STREAM_CAPTURE, 0, top), 0);
+	ck_assert_msg(strstr(alsa_errors->str, "bad.ini:2: [world] seed: 'x' is not an integer") &&
+		      strstr(alsa_errors->str, "bad.ini:5: [node.1] foo: unknown key"), "%s", alsa_errors->str);
+	snd_lib_error_set_handler(NULL);
+	g_string_free(alsa_errors, TRUE);
+	alsa_errors = NULL;
+	snd_config_delete(top);
+	g_free(text);
+	g_free(bad);
 }
 END_TEST
 

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <grp.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,9 +232,16 @@ static gboolean peer_read(dev_server *s, dev_peer *p)
 			peer_close(p);
 			return FALSE;
 		}
-		if (r == 0) { /* EOF: the client went away */
-			peer_close(p);
-			return FALSE;
+		if (r == 0) {
+			/* 0 is EOF, or an empty datagram (legal on SEQPACKET):
+			 * only a hang-up tells them apart */
+			struct pollfd pf = { p->fd, POLLRDHUP, 0 };
+			if (poll(&pf, 1, 0) != 0) {
+				peer_close(p);
+				return FALSE;
+			}
+			dev_peer_error(p, 0, 0, EBADMSG, "device %s: empty message", s->name);
+			continue;
 		}
 		dev_msg m;
 		const char *why;

@@ -8,7 +8,9 @@
  * where <run> is $CHORUS_RUN, else /run/chorus for root, else
  * $XDG_RUNTIME_DIR/chorus; "sim/node<N>/" is present when CHORUS_NODE=N is
  * set, exactly as for every chorus device path (DESIGN §3); <pcm> is the
- * ALSA PCM name with any character outside [A-Za-z0-9._-] replaced by '_'.
+ * ALSA PCM name exactly as the application opened it (arguments included,
+ * "chorus_sim:NODE=2" -> "chorus_sim_NODE_2") with any character outside
+ * [A-Za-z0-9._-] replaced by '_', cut at 127 characters.
  * audiod finds the channel of the PCM it opens with sim_sidechan_path().
  *
  * The writer opens the FIFO O_RDWR | O_NONBLOCK: opening never waits for a

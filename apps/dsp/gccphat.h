@@ -1,0 +1,72 @@
+/* gccphat.h — time delay between two clips by generalized cross-correlation
+ * with the phase transform (Knapp & Carter 1976), sub-sample peak.
+ *
+ * Delay sign: the result d is the delay of b relative to a, in samples:
+ * b(t) ~ a(t - d), so d > 0 means b heard the sound later.  Both clips'
+ * index 0 must be the same instant (the caller converts clip start times).
+ *
+ * Weighting: Psi_k = R_k / (|R_k| + eps * mean|R|)^beta inside [f_lo, f_hi],
+ * zero outside; eps keeps empty bins from amplifying rounding noise.  beta = 1
+ * is pure PHAT (every bin one vote: sharp peak, robust to reverberation, but
+ * noise-only bins vote too — so give the call's band); beta < 1 (PHAT-beta,
+ * 0.7-0.8 is common) keeps some of the spectral magnitude, which helps
+ * narrow-band calls in broadband noise; beta = 0 is plain correlation.
+ * Interpolation: Newton on the exact band-limited interpolant of the PHAT
+ * correlation (xcorr.h) — no parabolic bias, accuracy limited by noise only.
+ * Error estimate: the peak is the M-estimator solving
+ *     g(d) = sum_k w_k |Psi_k| sin(phi_k + w_k d) = 0
+ * (phi_k the phase of Psi_k); its sandwich variance from the residual
+ * phases, times the zero-padding oversampling factor (neighbouring bins of a
+ * padded spectrum are correlated), see docs/localization.md.  That is the
+ * error once the right peak is picked; for narrow-band calls at low SNR the
+ * peak can slip a whole carrier cycle — `second` flags that risk.
+ *
+ * Pure: no I/O.  Errors: negative errno with a static reason.
+ */
+#ifndef CHORUS_DSP_GCCPHAT_H
+#define CHORUS_DSP_GCCPHAT_H
+
+#include <stddef.h>
+
+typedef struct {
+	double rate;       /* sample rate of both clips, Hz */
+	double f_lo, f_hi; /* band used, Hz; f_hi <= 0 means up to Nyquist */
+	double eps;        /* PHAT regularisation, fraction of the mean |R| (e.g. 1e-3) */
+	double beta;       /* PHAT exponent, 0..1 (1 = pure PHAT) */
+	int max_lag;       /* largest |delay| searched, samples; <= 0: every lag */
+} dsp_gcc_params;
+
+typedef struct {
+	double delay;      /* delay of b relative to a, samples */
+	double se;         /* standard error of delay, samples */
+	double peak;       /* PHAT coherence at the peak, 0..1 (1 = every bin's phase agrees) */
+	int nbins;         /* frequency bins used */
+	double second;     /* runner-up peak over the main one (0..1): near 1 means
+	                    * a neighbouring carrier cycle or pulse nearly ties, a
+	                    * cycle slip risk that se does not include */
+} dsp_gcc_result;
+
+typedef struct dsp_gcc dsp_gcc;
+
+/* Fill *p with defaults: 48 kHz, whole band, eps 1e-3, beta 1, every lag. */
+void dsp_gcc_params_default(dsp_gcc_params *p);
+
+/* A new estimator.  Returns it, or NULL with the reason in *why. */
+dsp_gcc *dsp_gcc_new(const dsp_gcc_params *p, const char **why);
+
+/* Free g (NULL is fine). */
+void dsp_gcc_free(dsp_gcc *g);
+
+/* Delay of b relative to a.  Returns 0; -EINVAL (empty clip, band empty at
+ * this size); -EDOM (no peak: silent or constant clips); -ENOMEM.  The reason
+ * goes to *why. */
+int dsp_gcc_delay(dsp_gcc *g, const float *a, size_t na, const float *b, size_t nb,
+                  dsp_gcc_result *out, const char **why);
+
+/* The same, searching only lags in [lag_lo, lag_hi] samples (e.g. around a
+ * prior from the coarse onsets, to stay off the neighbouring pulse of a
+ * periodic call).  Same returns. */
+int dsp_gcc_delay_window(dsp_gcc *g, const float *a, size_t na, const float *b, size_t nb,
+                         int lag_lo, int lag_hi, dsp_gcc_result *out, const char **why);
+
+#endif

@@ -252,7 +252,8 @@ START_TEST(test_query_order_and_async)
 	ck_assert_int_eq(dev_query_complete(h, 0, "x", 1), -ENOTCONN);
 	dev_caller_free(a);
 	g_ptr_array_free(q.handles, TRUE);
-	g_ptr_array_foreach(q.reqs, (GFunc)g_free, NULL);
+	for (guint j = 0; j < q.reqs->len; j++)
+		g_free(q.reqs->pdata[j]);
 	g_ptr_array_free(q.reqs, TRUE);
 }
 END_TEST

@@ -246,9 +246,10 @@ static void capture_and_check(int node, snd_pcm_format_t fmt, snd_pcm_access_t a
 	ck_assert_uint_le(nrec, periods + PERIODS);
 	int64_t f0 = find_f0(&s, &rec[0]);
 	ck_assert_msg(f0 != INT64_MIN, "no stream start matches the first record");
-	/* The stream began when we started it: after the epoch, within a second. */
+	/* The stream began when we started it, after the epoch (the bound above
+	 * is loose on purpose: a loaded machine may take a while to start). */
 	ck_assert_int_ge(f0, 0);
-	ck_assert_int_lt(f0, RATE);
+	ck_assert_int_lt(f0, 30 * RATE);
 	check_records(&s, rec, nrec, f0, 0);
 	double peak;
 	check_samples(&s, fmt, bufs, inter, ch, n, f0, &peak);

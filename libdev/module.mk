@@ -11,3 +11,5 @@ TESTS += $(LIBDEV_TEST_BINS)
 $(LIBDEV_TEST_BINS): $(B)/tests/test_libdev_%: $(B)/tests/test_libdev_%.o $(B)/tests/libdev_testutil.o $(B)/libdev.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0) -lm
+# the tools test runs chorus-cat and chorus-ctl from $(B)/bin
+$(B)/tests/test_libdev_tools: | $(B)/bin/chorus-cat $(B)/bin/chorus-ctl

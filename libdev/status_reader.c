@@ -2,6 +2,7 @@
 #include "libdev/status_reader.h"
 
 #include <errno.h>
+#include <string.h>
 
 #include "libdev/client.h"
 
@@ -27,7 +28,10 @@ static void sr_msg(void *user, const dev_msg *m)
 {
 	dev_status_reader *r = user;
 	if (m->type == DEV_MSG_STATUS_DATA) {
-		char *t = g_strndup((const char *)m->payload, m->len);
+		/* Binary states hold NULs: copy all of it, then add the NUL. */
+		char *t = g_malloc(m->len + 1);
+		memcpy(t, m->payload, m->len);
+		t[m->len] = 0;
 		r->update(r->user, 0, t, m->len);
 		g_free(t);
 	} else if (m->type == DEV_MSG_ERROR) {

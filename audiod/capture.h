@@ -1,0 +1,68 @@
+/* capture.h — one ALSA capture stream through alsa-lib (DESIGN §4).
+ *
+ * Opens any PCM by name (hw:1, plughw:…, chorus_sim) non-blocking with the
+ * configured rate, channels, format, period and buffer; asks for timestamps
+ * of hw_ptr updates on CLOCK_MONOTONIC_RAW; reads whole periods.  Nothing
+ * here knows about rings or clocks beyond the timestamp ALSA gives.
+ * Errors are negative errno values with a message in the caller's GString.
+ */
+#ifndef CHORUS_AUDIOD_CAPTURE_H
+#define CHORUS_AUDIOD_CAPTURE_H
+
+#include <alsa/asoundlib.h>
+#include <glib.h>
+#include <stdint.h>
+
+typedef struct {
+	const char *pcm;          /* ALSA PCM name */
+	unsigned rate;            /* frames per second wanted */
+	unsigned channels;        /* channels wanted */
+	snd_pcm_format_t format;  /* S16_LE, S32_LE or FLOAT_LE */
+	snd_pcm_uframes_t period; /* frames per period wanted */
+	snd_pcm_uframes_t buffer; /* frames of ALSA buffer wanted (>= 2 periods) */
+} capture_cfg;
+
+typedef struct capture capture;
+
+/* Open and configure the PCM.  Returns 0 and *out, or a negative errno with
+ * the reason (PCM name, which parameter the device refused) in `err`. */
+int capture_open(const capture_cfg *cfg, capture **out, GString *err);
+
+/* Close the PCM (NULL is fine). */
+void capture_close(capture *c);
+
+/* The parameters the device accepted (rate, channels, format, period, buffer). */
+const capture_cfg *capture_actual(const capture *c);
+
+/* Bytes per frame. */
+size_t capture_frame_bytes(const capture *c);
+
+/* ALSA card, device and subdevice numbers of the PCM (-1 when it is not a
+ * hardware PCM, e.g. a plugin), for finding the kpatch FIFO. */
+void capture_hw_ids(const capture *c, int *card, int *device, int *subdevice);
+
+/* Start (or restart after capture_recover) the stream.  0 or -errno. */
+int capture_start(capture *c);
+
+/* Wait up to timeout_ms for a period (poll on the PCM's descriptors).
+ * Returns 1 readable, 0 timeout, or -errno (-EPIPE: overrun). */
+int capture_wait(capture *c, int timeout_ms);
+
+/* Read up to max frames into buf without blocking.  Returns frames read,
+ * 0 when none are ready, -EPIPE on overrun (call capture_recover), or
+ * another -errno. */
+long capture_read(capture *c, void *buf, snd_pcm_uframes_t max);
+
+/* ALSA's timestamp of the last hw_ptr update and the frames available then:
+ * *tstamp_ns on host CLOCK_MONOTONIC_RAW, *avail frames.  Returns 0, or
+ * -ENODATA when the device gives no timestamp (all zero), or -errno. */
+int capture_htimestamp(capture *c, int64_t *tstamp_ns, snd_pcm_uframes_t *avail);
+
+/* After an overrun: prepare the stream again (it must then be started).
+ * Returns 0 or -errno. */
+int capture_recover(capture *c, int err);
+
+/* The ALSA boundary (hw_ptr wraps at it), frames. */
+snd_pcm_uframes_t capture_boundary(const capture *c);
+
+#endif

@@ -1,0 +1,449 @@
+/* device.c — one audio device's client-facing side (see device.h). */
+#include "audiod/device.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "audiod/request.h"
+#include "audiod/ringserver.h"
+#include "libdev/dev.h"
+#include "libsync/now.h"
+#include "timehist/timehist.h"
+
+/* Observations forwarded to syncd: the earliest-looking (least latency)
+ * observation of each batch of this many. */
+#define FORWARD_BATCH 10
+
+typedef struct {
+	uint32_t nchan;                     /* channels sent */
+	uint16_t chan[AUDIO_MAX_CHANNELS];  /* which, in order */
+	uint8_t *tmp;                       /* whole frames read from the ring */
+	size_t tmp_frames;
+} client_ctx;
+
+struct audio_dev {
+	int k;
+	uint32_t node;
+	sync_clock_id audio_clock, cpu_clock;
+	char name_data[32], name_status[32], name_ring[32];
+	stream *st;
+	audio_ring *ring;
+	uint32_t rate, channels, sample_bytes, frame_bytes;
+	snd_pcm_format_t format;
+	timehist *th;
+	sync_client *clocks;
+	dev_sensor *data;
+	dev_status *status;
+	ringserver *rs;
+	dev_caller *sync;
+	/* forwarding to syncd */
+	GString *pending;        /* "obs A B x y ..." being built */
+	guint npending;
+	int64_t best_frame, best_cpu; /* best of the current batch */
+	double best_resid;
+	guint batch;
+	gboolean need_reset;     /* a break to tell syncd about */
+	guint64 forwarded, forward_failed;
+	guint64 opens, refused;  /* sensor requests */
+	gboolean changed;
+};
+
+/* ---- sensor device ------------------------------------------------------ */
+
+/* Indices held, with a safety margin at the old end: the capture thread may
+ * overwrite the oldest frames at any moment, and a client reading there
+ * would then fail instead of getting a clean gap. */
+static void op_range(void *user, int64_t *oldest, int64_t *next)
+{
+	audio_dev *d = user;
+	audio_ring_span(d->ring, oldest, next);
+	int64_t margin = d->rate / 4;
+	if (*next - *oldest > 2 * margin)
+		*oldest += margin;
+}
+
+static int op_read(void *user, void *client, int64_t first, size_t n, void *buf)
+{
+	audio_dev *d = user;
+	client_ctx *c = client;
+	if (!c->nchan) {
+		int rc = audio_ring_read(d->ring, first, n, buf, NULL);
+		return rc == -ESTALE ? -ERANGE : rc;
+	}
+	if (c->tmp_frames < n) {
+		c->tmp = g_realloc(c->tmp, n * d->frame_bytes);
+		c->tmp_frames = n;
+	}
+	int rc = audio_ring_read(d->ring, first, n, c->tmp, NULL);
+	if (rc < 0)
+		return rc == -ESTALE ? -ERANGE : rc;
+	uint8_t *out = buf;
+	for (size_t f = 0; f < n; f++)
+		for (uint32_t i = 0; i < c->nchan; i++) {
+			memcpy(out, c->tmp + f * d->frame_bytes + c->chan[i] * d->sample_bytes, d->sample_bytes);
+			out += d->sample_bytes;
+		}
+	return 0;
+}
+
+/* Time t on `clock` to a fractional frame index with its variance (frames^2). */
+static int time_to_frame(audio_dev *d, sync_clock_id clock, int64_t t, sync_tval *frame, double *var, GString *why)
+{
+	char buf[256];
+	sync_tval cpu = sync_tval_of(t);
+	double var_cpu = 0;
+	if (sync_clock_equal(clock, d->audio_clock)) {
+		*frame = cpu;
+		*var = 0;
+		return 0;
+	}
+	if (!sync_clock_equal(clock, d->cpu_clock)) {
+		sync_graph_result r;
+		int rc = d->clocks ? sync_client_convert(d->clocks, clock, d->cpu_clock, cpu, &r, buf, sizeof buf)
+				   : -ENOLINK;
+		if (rc < 0) {
+			g_string_printf(why, "cannot convert to %s: %s", "cpu", d->clocks ? buf : "no syncd");
+			return rc;
+		}
+		cpu = r.value;
+		var_cpu = r.var;
+	}
+	double var_f;
+	int rc = timehist_invert(d->th, cpu, frame, &var_f, buf, sizeof buf);
+	if (rc < 0) {
+		g_string_printf(why, "cpu time %" G_GINT64_FORMAT " to frame: %s", cpu.i, buf);
+		return rc;
+	}
+	double fpn = d->rate * 1e-9; /* frames per ns */
+	*var = var_f + var_cpu * fpn * fpn;
+	return 0;
+}
+
+/* "open" or the number, in buf. */
+static const char *fmt_end(char *buf, size_t len, int64_t v, int64_t open)
+{
+	if (v == open)
+		return "open";
+	g_snprintf(buf, len, "%" G_GINT64_FORMAT, v);
+	return buf;
+}
+
+/* The first whole frame at or after fractional index f. */
+static int64_t ceil_frame(sync_tval f)
+{
+	return f.f > 0 ? f.i + 1 : f.i;
+}
+
+static int op_open(void *user, const dev_creds *who, dev_sensor_request *req, void **client, GByteArray *reply,
+		   GString *why)
+{
+	audio_dev *d = user;
+	audio_request r;
+	GString *out = g_string_new(NULL);
+	int64_t oldest, next;
+	int rc = audio_request_parse(req->params, req->params_len, d->channels, d->node, &r, why);
+	d->opens++;
+	if (rc < 0)
+		goto refuse;
+	op_range(d, &oldest, &next);
+	if (r.by_time && !(req->flags & DEV_SENSOR_RESUME)) {
+		sync_tval f0, f1;
+		double v0 = 0, v1 = 0;
+		char cn[SYNC_CLOCK_NAME_MAX], tb[24];
+		if ((rc = time_to_frame(d, r.clock, r.from, &f0, &v0, why)) < 0)
+			goto refuse;
+		req->first = ceil_frame(f0);
+		req->last = DEV_SENSOR_OPEN_END;
+		if (r.to != INT64_MAX) {
+			if ((rc = time_to_frame(d, r.clock, r.to, &f1, &v1, why)) < 0)
+				goto refuse;
+			req->last = ceil_frame(f1);
+		}
+		double se = sqrt(v0 > v1 ? v0 : v1);
+		g_string_append_printf(out, " clock=%s from=%" G_GINT64_FORMAT " to=%s se_frames=%.4g se_ns=%.4g",
+				       sync_clock_format(r.clock, cn, sizeof cn), r.from,
+				       fmt_end(tb, sizeof tb, r.to, INT64_MAX), se,
+				       se * 1e9 / d->rate);
+	}
+	if (req->first < oldest && !(req->flags & DEV_SENSOR_RESUME)) {
+		g_string_printf(why, "frame %" G_GINT64_FORMAT " is older than the oldest held, %" G_GINT64_FORMAT
+				" (the ring keeps %.1f s)", req->first, oldest,
+				(double)audio_ring_header(d->ring)->capacity / d->rate);
+		rc = -ERANGE;
+		goto refuse;
+	}
+	if (req->last != DEV_SENSOR_OPEN_END && req->last <= req->first) {
+		g_string_printf(why, "empty range [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")", req->first, req->last);
+		rc = -EINVAL;
+		goto refuse;
+	}
+	client_ctx *c = g_new0(client_ctx, 1);
+	c->nchan = r.nchan;
+	memcpy(c->chan, r.chan, sizeof c->chan);
+	req->item_size = (r.nchan ? r.nchan : d->channels) * d->sample_bytes;
+	*client = c;
+	GString *head = g_string_new(NULL);
+	char lb[24];
+	g_string_printf(head, "first=%" G_GINT64_FORMAT " last=%s rate=%u channels=%u format=%s", req->first,
+			fmt_end(lb, sizeof lb, req->last, DEV_SENSOR_OPEN_END),
+			d->rate, r.nchan ? r.nchan : d->channels, snd_pcm_format_name(d->format));
+	g_string_append(head, out->str);
+	g_byte_array_append(reply, (const guint8 *)head->str, (guint)head->len);
+	g_string_free(head, TRUE);
+	g_string_free(out, TRUE);
+	d->changed = TRUE;
+	return 0;
+refuse:
+	d->refused++;
+	g_string_free(out, TRUE);
+	return rc;
+}
+
+static void op_close(void *user, void *client)
+{
+	audio_dev *d = user;
+	client_ctx *c = client;
+	g_free(c->tmp);
+	g_free(c);
+	d->changed = TRUE;
+}
+
+static const dev_sensor_ops sensor_ops = {op_range, op_read, op_open, op_close};
+
+/* ---- feeding syncd ------------------------------------------------------- */
+
+static void on_forwarded(void *user, int err, int status, const char *data, size_t len)
+{
+	audio_dev *d = user;
+	if (err < 0 || status < 0) {
+		d->forward_failed++;
+		g_warning("audio/%d: syncd refused observations: %s", d->k, err < 0 ? g_strerror(-err) : data);
+	}
+}
+
+static void send_sync(audio_dev *d, const char *cmd)
+{
+	if (dev_caller_call(d->sync, cmd, strlen(cmd), on_forwarded, d) < 0)
+		d->forward_failed++;
+}
+
+/* syncd (re)appeared: tell it about our clock and how to fit it. */
+static void on_sync_state(void *user, gboolean connected, int err)
+{
+	audio_dev *d = user;
+	char a[SYNC_CLOCK_NAME_MAX], c[SYNC_CLOCK_NAME_MAX], cmd[160];
+	if (!connected)
+		return;
+	sync_clock_format(d->audio_clock, a, sizeof a);
+	sync_clock_format(d->cpu_clock, c, sizeof c);
+	g_snprintf(cmd, sizeof cmd, "register %s audiod", a);
+	send_sync(d, cmd);
+	/* x = frame, y = cpu time: interrupt latency only makes y late. */
+	g_snprintf(cmd, sizeof cmd, "pair %s %s lower %.17g", a, c, 1e9 / d->rate);
+	send_sync(d, cmd);
+}
+
+static void forward_flush(audio_dev *d)
+{
+	if (!d->npending)
+		return;
+	if (dev_caller_connected(d->sync))
+		send_sync(d, d->pending->str);
+	d->forwarded += d->npending;
+	d->npending = 0;
+	g_string_truncate(d->pending, 0);
+}
+
+/* Keep the least-latency observation of every FORWARD_BATCH. */
+static void forward_obs(audio_dev *d, int64_t frame, int64_t cpu)
+{
+	sync_tval y;
+	double var;
+	char why[8];
+	double resid = 0;
+	if (timehist_convert(d->th, sync_tval_of(frame), &y, &var, why, sizeof why) == 0)
+		resid = sync_tval_diff(y, cpu) * -1.0; /* cpu - predicted: latency */
+	if (d->batch == 0 || resid < d->best_resid) {
+		d->best_resid = resid;
+		d->best_frame = frame;
+		d->best_cpu = cpu;
+	}
+	if (++d->batch < FORWARD_BATCH)
+		return;
+	d->batch = 0;
+	if (!d->npending) {
+		char a[SYNC_CLOCK_NAME_MAX], c[SYNC_CLOCK_NAME_MAX];
+		g_string_printf(d->pending, "obs %s %s", sync_clock_format(d->audio_clock, a, sizeof a),
+				sync_clock_format(d->cpu_clock, c, sizeof c));
+	}
+	g_string_append_printf(d->pending, " %" G_GINT64_FORMAT " %" G_GINT64_FORMAT, d->best_frame, d->best_cpu);
+	if (++d->npending >= 5)
+		forward_flush(d);
+}
+
+/* ---- events from the capture thread -------------------------------------- */
+
+static void on_stream(void *user, const stream_event *ev)
+{
+	audio_dev *d = user;
+	char why[256];
+	if (ev->brk) {
+		timehist_break(d->th);
+		forward_flush(d);
+		d->batch = 0;
+		if (dev_caller_connected(d->sync)) {
+			char a[SYNC_CLOCK_NAME_MAX], c[SYNC_CLOCK_NAME_MAX], cmd[120];
+			g_snprintf(cmd, sizeof cmd, "reset %s %s", sync_clock_format(d->audio_clock, a, sizeof a),
+				   sync_clock_format(d->cpu_clock, c, sizeof c));
+			send_sync(d, cmd);
+		}
+		d->changed = TRUE;
+	}
+	if (ev->gap_to > ev->gap_from) {
+		dev_sensor_gap(d->data, ev->gap_from, ev->gap_to);
+		g_message("audio/%d: overrun, frames [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") lost", d->k,
+			  ev->gap_from, ev->gap_to);
+	}
+	for (uint32_t i = 0; i < ev->nobs; i++) {
+		int rc = timehist_add(d->th, ev->obs[i].frame, ev->obs[i].cpu, why, sizeof why);
+		if (rc < 0) {
+			g_debug("audio/%d: observation refused: %s", d->k, why);
+			continue;
+		}
+		if (rc == 1)
+			g_message("audio/%d: timestamps jumped: new timehist segment", d->k);
+		forward_obs(d, ev->obs[i].frame, ev->obs[i].cpu);
+	}
+	dev_sensor_advance(d->data, ev->next);
+}
+
+/* ---- status ------------------------------------------------------------- */
+
+static int status_text(void *user, GString *out)
+{
+	audio_dev *d = user;
+	stream_stats st;
+	const capture_cfg *p = stream_params(d->st);
+	int64_t oldest, next;
+	sync_conv c;
+	stream_get_stats(d->st, &st);
+	audio_ring_span(d->ring, &oldest, &next);
+	g_string_append_printf(out, "device audio/%d pcm=%s node%u\n", d->k, p->pcm, d->node);
+	g_string_append_printf(out, "format rate=%u channels=%u format=%s period=%lu buffer=%lu\n", p->rate,
+			       p->channels, snd_pcm_format_name(p->format), (unsigned long)p->period,
+			       (unsigned long)p->buffer);
+	g_string_append_printf(out, "frames captured=%" G_GUINT64_FORMAT " ring=[%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
+			       ") seconds=%.1f\n", st.frames, oldest, next, (double)(next - oldest) / d->rate);
+	g_string_append_printf(out, "xruns count=%" G_GUINT64_FORMAT " frames_lost=%" G_GUINT64_FORMAT "\n", st.xruns,
+			       st.frames_lost);
+	g_string_append_printf(out, "clients streams=%u bulk=%" G_GUINT64_FORMAT " requests=%" G_GUINT64_FORMAT
+			       " refused=%" G_GUINT64_FORMAT "\n", dev_sensor_readers(d->data),
+			       ringserver_served(d->rs), d->opens, d->refused);
+	g_string_append_printf(out, "tstamp source=%s%s%s records=%" G_GUINT64_FORMAT " lost=%" G_GUINT64_FORMAT
+			       " malformed=%" G_GUINT64_FORMAT "\n", tsrc_name(st.source), *st.source_path ? " path=" : "",
+			       st.source_path, st.records, st.records_lost, st.malformed);
+	if (timehist_current(d->th, &c) == 0)
+		g_string_append_printf(out, "fit ns_per_frame=%.9f rate=%.6f residual_ns=%.1f n=%u segment=%u\n", c.slope,
+				       1e9 / c.slope, c.rms, c.n, timehist_segment(d->th));
+	else
+		g_string_append_printf(out, "fit none yet segment=%u\n", timehist_segment(d->th));
+	g_string_append_printf(out, "latency_us p50=%.1f p99=%.1f max=%.1f wakeups=%" G_GUINT64_FORMAT " rt=%s\n",
+			       st.lat_p50_ns * 1e-3, st.lat_p99_ns * 1e-3, st.lat_max_ns * 1e-3, st.wakeups,
+			       st.rt ? "SCHED_FIFO" : "no");
+	g_string_append_printf(out, "syncd %s forwarded=%" G_GUINT64_FORMAT " failed=%" G_GUINT64_FORMAT "\n",
+			       dev_caller_connected(d->sync) ? "connected" : "away", d->forwarded, d->forward_failed);
+	return 0;
+}
+
+void audio_dev_tick(audio_dev *d)
+{
+	/* Counters move every period: readers get a fresh view at this rate. */
+	dev_status_notify(d->status);
+	d->changed = FALSE;
+}
+
+/* ---- life cycle ------------------------------------------------------------ */
+
+audio_dev *audio_dev_new(int k, const stream_cfg *cfg, uint32_t node, GMainContext *ctx, sync_client *clocks,
+			 GError **err)
+{
+	audio_dev *d = g_new0(audio_dev, 1);
+	GString *e = g_string_new(NULL);
+	const char *why = NULL;
+	d->k = k;
+	d->node = node;
+	d->clocks = clocks;
+	d->audio_clock = sync_clock_audio(node, (uint16_t)k);
+	d->cpu_clock = sync_clock_cpu(node);
+	d->pending = g_string_new(NULL);
+	g_snprintf(d->name_data, sizeof d->name_data, "audio/%d/data", k);
+	g_snprintf(d->name_status, sizeof d->name_status, "audio/%d/status", k);
+	g_snprintf(d->name_ring, sizeof d->name_ring, "audio/%d/ring", k);
+	int rc = stream_open(cfg, ctx, on_stream, d, &d->st, e);
+	if (rc < 0) {
+		g_set_error(err, DEV_ERROR, -rc, "audio/%d: %s", k, e->str);
+		goto fail;
+	}
+	const capture_cfg *p = stream_params(d->st);
+	d->ring = stream_ring(d->st);
+	d->rate = p->rate;
+	d->channels = p->channels;
+	d->format = p->format;
+	d->sample_bytes = (uint32_t)snd_pcm_format_physical_width(p->format) / 8;
+	d->frame_bytes = d->sample_bytes * d->channels;
+
+	timehist_params tp;
+	timehist_params_default(&tp);
+	tp.fit.mode = SYNC_FIT_LOWER;
+	tp.fit.window = 256;
+	tp.fit.nominal_slope = 1e9 / d->rate;
+	tp.jump_min = 1e6;                                   /* 1 ms: a real step, not latency */
+	tp.tolerance = (int64_t)d->rate * 600;                /* convert up to 10 min ahead */
+	tp.max_history = (int64_t)audio_ring_header(d->ring)->capacity * 2;
+	if (!(d->th = timehist_new(&tp, &why))) {
+		g_set_error(err, DEV_ERROR, EINVAL, "audio/%d: timehist: %s", k, why);
+		goto fail;
+	}
+	dev_options o;
+	dev_options_init(&o);
+	o.chunk_bytes = 65536;
+	if (!(d->data = dev_sensor_new(d->name_data, &o, ctx, d->frame_bytes, &sensor_ops, d, err)))
+		goto fail;
+	if (!(d->status = dev_status_new(d->name_status, &o, ctx, status_text, NULL, d, err)))
+		goto fail;
+	if (!(d->rs = ringserver_new(d->name_ring, 0666, d->ring, ctx, err)))
+		goto fail;
+	if (!(d->sync = dev_caller_new("sync/command", DEV_PATTERN_COMMAND, ctx, on_sync_state, d, err)))
+		goto fail;
+	g_string_free(e, TRUE);
+	return d;
+fail:
+	g_string_free(e, TRUE);
+	audio_dev_free(d);
+	return NULL;
+}
+
+gboolean audio_dev_start(audio_dev *d, GError **err)
+{
+	GString *e = g_string_new(NULL);
+	int rc = stream_start(d->st, e);
+	if (rc < 0)
+		g_set_error(err, DEV_ERROR, -rc, "audio/%d: %s", d->k, e->str);
+	g_string_free(e, TRUE);
+	return rc == 0;
+}
+
+void audio_dev_free(audio_dev *d)
+{
+	if (!d)
+		return;
+	stream_free(d->st); /* first: no more events */
+	dev_caller_free(d->sync);
+	ringserver_free(d->rs);
+	dev_status_free(d->status);
+	dev_sensor_free(d->data);
+	timehist_free(d->th);
+	g_string_free(d->pending, TRUE);
+	g_free(d);
+}

@@ -1,0 +1,180 @@
+/* main.c — audiod: ALSA capture into a multi-client ring, every sample mapped
+ * to the node's cpu clock (DESIGN §4). */
+#include <errno.h>
+#include <glib-unix.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <systemd/sd-daemon.h>
+
+#include "audiod/config.h"
+#include "audiod/device.h"
+#include "libsync/now.h"
+
+typedef struct {
+	audiod_config cfg;
+	audio_dev *dev[AUDIOD_MAX_DEVICES];
+	sync_client *clocks;
+} audiod;
+
+static gboolean on_status(gpointer data)
+{
+	audiod *a = data;
+	for (int k = 0; k < AUDIOD_MAX_DEVICES; k++)
+		if (a->dev[k])
+			audio_dev_tick(a->dev[k]);
+	return G_SOURCE_CONTINUE;
+}
+
+static gboolean on_signal(gpointer data)
+{
+	g_main_loop_quit(data);
+	return G_SOURCE_REMOVE;
+}
+
+static int parse_format(const char *s, snd_pcm_format_t *f)
+{
+	if (!strcmp(s, "S16_LE"))
+		*f = SND_PCM_FORMAT_S16_LE;
+	else if (!strcmp(s, "S32_LE"))
+		*f = SND_PCM_FORMAT_S32_LE;
+	else if (!strcmp(s, "FLOAT_LE"))
+		*f = SND_PCM_FORMAT_FLOAT_LE;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	char *conf = NULL, *pcm = NULL, *format = NULL, *tstamp = NULL;
+	gint64 node = -1, rate = 0, channels = 0, period = 0;
+	gboolean print_config = FALSE, verbose = FALSE;
+	GOptionEntry entries[] = {
+		{"config", 'c', 0, G_OPTION_ARG_FILENAME, &conf, "configuration file (default /etc/chorus/audiod.conf)", "FILE"},
+		{"node", 'n', 0, G_OPTION_ARG_INT64, &node, "this node's number", "N"},
+		{"pcm", 'D', 0, G_OPTION_ARG_STRING, &pcm, "ALSA PCM of device 0", "NAME"},
+		{"rate", 'r', 0, G_OPTION_ARG_INT64, &rate, "sample rate of device 0", "HZ"},
+		{"channels", 'C', 0, G_OPTION_ARG_INT64, &channels, "channels of device 0", "N"},
+		{"format", 'f', 0, G_OPTION_ARG_STRING, &format, "sample format of device 0 (S16_LE, S32_LE, FLOAT_LE)", "FMT"},
+		{"period", 'p', 0, G_OPTION_ARG_INT64, &period, "period of device 0, frames", "FRAMES"},
+		{"tstamp", 't', 0, G_OPTION_ARG_STRING, &tstamp, "timestamp source of device 0 (auto, kpatch, alsa, sim)", "SRC"},
+		{"verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "log debug messages", NULL},
+		{"print-config", 0, 0, G_OPTION_ARG_NONE, &print_config, "print every configuration key with its default and exit", NULL},
+		{NULL, 0, 0, 0, NULL, NULL, NULL},
+	};
+	GError *err = NULL;
+	GOptionContext *oc = g_option_context_new("- chorus audio capture service");
+	g_option_context_add_main_entries(oc, entries, NULL);
+	if (!g_option_context_parse(oc, &argc, &argv, &err)) {
+		fprintf(stderr, "audiod: %s\n", err->message);
+		return 2;
+	}
+	g_option_context_free(oc);
+	if (print_config) {
+		char *d = audiod_config_describe();
+		fputs(d, stdout);
+		g_free(d);
+		return 0;
+	}
+	if (verbose)
+		g_setenv("G_MESSAGES_DEBUG", "all", TRUE);
+	const char *why;
+	if (sync_now_init(&why) < 0) {
+		fprintf(stderr, "audiod: %s\n", why);
+		return 2;
+	}
+	audiod a = {0};
+	if (!audiod_config_load(&a.cfg, conf ? conf : "/etc/chorus/audiod.conf", conf != NULL, &err)) {
+		fprintf(stderr, "audiod: %s\n", err->message);
+		return 2;
+	}
+	/* Command-line overrides of device 0. */
+	audiod_device_config *d0 = &a.cfg.dev[0];
+	if (node >= 0)
+		a.cfg.node = node;
+	if (pcm) {
+		g_free(d0->pcm);
+		d0->pcm = g_strdup(pcm);
+	}
+	if (format) {
+		g_free(d0->format);
+		d0->format = g_strdup(format);
+	}
+	if (tstamp) {
+		g_free(d0->tstamp);
+		d0->tstamp = g_strdup(tstamp);
+	}
+	if (rate > 0)
+		d0->rate = rate;
+	if (channels > 0)
+		d0->channels = channels;
+	if (period > 0)
+		d0->period = period;
+	if (a.cfg.lock_memory && mlockall(MCL_CURRENT | MCL_FUTURE) < 0)
+		g_warning("cannot lock memory (%s); capture may page", g_strerror(errno));
+
+	GMainLoop *loop = g_main_loop_new(NULL, FALSE);
+	a.clocks = sync_client_new(NULL, NULL, NULL, NULL, &err);
+	if (!a.clocks) {
+		fprintf(stderr, "audiod: %s\n", err->message);
+		return 1;
+	}
+	int ndev = 0, rc = 0;
+	for (int k = 0; k < AUDIOD_MAX_DEVICES; k++) {
+		audiod_device_config *dc = &a.cfg.dev[k];
+		if (!dc->pcm || !*dc->pcm)
+			continue;
+		stream_cfg sc = {0};
+		sc.cap.pcm = dc->pcm;
+		sc.cap.rate = (unsigned)dc->rate;
+		sc.cap.channels = (unsigned)dc->channels;
+		sc.cap.period = (snd_pcm_uframes_t)dc->period;
+		sc.cap.buffer = (snd_pcm_uframes_t)(dc->period * dc->periods);
+		sc.ring_seconds = dc->ring_seconds;
+		sc.sidechannel = dc->sidechannel && *dc->sidechannel ? dc->sidechannel : NULL;
+		sc.rt_priority = (int)a.cfg.rt_priority;
+		if (parse_format(dc->format, &sc.cap.format) < 0) {
+			fprintf(stderr, "audiod: [device.%d] format: \"%s\" is not S16_LE, S32_LE or FLOAT_LE\n", k, dc->format);
+			rc = 2;
+			break;
+		}
+		if (tsrc_parse(dc->tstamp, &sc.tstamp) < 0) {
+			fprintf(stderr, "audiod: [device.%d] tstamp: \"%s\" is not auto, kpatch, alsa or sim\n", k, dc->tstamp);
+			rc = 2;
+			break;
+		}
+		a.dev[k] = audio_dev_new(k, &sc, (uint32_t)a.cfg.node, NULL, a.clocks, &err);
+		if (!a.dev[k] || !audio_dev_start(a.dev[k], &err)) {
+			fprintf(stderr, "audiod: %s\n", err->message);
+			rc = 1;
+			break;
+		}
+		ndev++;
+	}
+	if (!rc && !ndev) {
+		fprintf(stderr, "audiod: no device configured (set [device.0] pcm or --pcm)\n");
+		rc = 2;
+	}
+	if (!rc) {
+		g_timeout_add((guint)(a.cfg.status_interval * 1000), on_status, &a);
+		g_unix_signal_add(SIGINT, on_signal, loop);
+		g_unix_signal_add(SIGTERM, on_signal, loop);
+		g_message("node%" G_GINT64_FORMAT ": capturing %d device%s%s", a.cfg.node, ndev, ndev == 1 ? "" : "s",
+			  sync_now_simulated() ? " (simulated clock)" : "");
+		sd_notify(0, "READY=1\nSTATUS=capturing");
+		g_main_loop_run(loop);
+		sd_notify(0, "STOPPING=1");
+	}
+	for (int k = 0; k < AUDIOD_MAX_DEVICES; k++)
+		audio_dev_free(a.dev[k]);
+	sync_client_free(a.clocks);
+	audiod_config_clear(&a.cfg);
+	g_main_loop_unref(loop);
+	g_free(conf);
+	g_free(pcm);
+	g_free(format);
+	g_free(tstamp);
+	return rc;
+}

@@ -1,0 +1,110 @@
+/* request.c — audio request parameters (see request.h). */
+#include "audiod/request.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int parse_i64(const char *s, int64_t *v)
+{
+	char *end;
+	errno = 0;
+	long long x = strtoll(s, &end, 10);
+	if (end == s || *end || errno)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+static int parse_channels(const char *s, uint32_t channels, audio_request *r, GString *err)
+{
+	gchar **parts = g_strsplit(s, ",", -1);
+	int rc = 0;
+	r->nchan = 0;
+	for (gchar **p = parts; *p; p++) {
+		int64_t c;
+		if (parse_i64(*p, &c) < 0 || c < 0 || c >= channels) {
+			g_string_printf(err, "channels: \"%s\" is not a channel of this device (0..%u)", *p, channels - 1);
+			rc = -EINVAL;
+			break;
+		}
+		if (r->nchan == AUDIO_MAX_CHANNELS) {
+			g_string_printf(err, "channels: more than %d listed", AUDIO_MAX_CHANNELS);
+			rc = -EINVAL;
+			break;
+		}
+		r->chan[r->nchan++] = (uint16_t)c;
+	}
+	if (!rc && r->nchan == 0) {
+		g_string_printf(err, "channels: empty list");
+		rc = -EINVAL;
+	}
+	g_strfreev(parts);
+	return rc;
+}
+
+int audio_request_parse(const char *params, size_t len, uint32_t channels, uint32_t node, audio_request *out,
+			GString *err)
+{
+	audio_request r = {0};
+	int have_from = 0, have_clock = 0, rc = 0;
+	r.to = INT64_MAX;
+	char *text = g_strndup(params ? params : "", len);
+	if (strlen(text) != len) {
+		g_string_printf(err, "parameters contain a NUL byte");
+		g_free(text);
+		return -EINVAL;
+	}
+	gchar **tok = g_strsplit_set(text, " \t\n", -1);
+	for (gchar **t = tok; *t && !rc; t++) {
+		if (!**t)
+			continue;
+		char *eq = strchr(*t, '=');
+		if (!eq) {
+			g_string_printf(err, "parameter \"%s\" is not key=value", *t);
+			rc = -EINVAL;
+			break;
+		}
+		*eq = 0;
+		const char *k = *t, *v = eq + 1;
+		if (!strcmp(k, "channels")) {
+			rc = parse_channels(v, channels, &r, err);
+		} else if (!strcmp(k, "clock")) {
+			const char *why;
+			if (sync_clock_parse(v, node, &r.clock, &why) < 0) {
+				g_string_printf(err, "clock \"%s\": %s", v, why);
+				rc = -EINVAL;
+			}
+			have_clock = 1;
+		} else if (!strcmp(k, "from") || !strcmp(k, "to")) {
+			int64_t x;
+			if (parse_i64(v, &x) < 0) {
+				g_string_printf(err, "%s: \"%s\" is not an integer time", k, v);
+				rc = -EINVAL;
+			} else if (*k == 'f') {
+				r.from = x;
+				have_from = 1;
+			} else {
+				r.to = x;
+			}
+		} else {
+			g_string_printf(err, "unknown parameter \"%s\" (channels, clock, from, to)", k);
+			rc = -EINVAL;
+		}
+	}
+	g_strfreev(tok);
+	g_free(text);
+	if (rc)
+		return rc;
+	if (have_clock != have_from) {
+		g_string_printf(err, have_clock ? "clock given without from" : "from given without clock");
+		return -EINVAL;
+	}
+	if (have_clock && r.to != INT64_MAX && r.to <= r.from) {
+		g_string_printf(err, "to (%" G_GINT64_FORMAT ") must be after from (%" G_GINT64_FORMAT ")", r.to, r.from);
+		return -EINVAL;
+	}
+	r.by_time = have_clock;
+	*out = r;
+	return 0;
+}

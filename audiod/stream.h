@@ -1,0 +1,99 @@
+/* stream.h — one captured audio device: the capture thread that moves
+ * periods from ALSA into the ring and turns period-interrupt timestamps into
+ * (frame, cpu time) observations (DESIGN §4).
+ *
+ * The capture thread does only that, at real-time priority where permitted,
+ * and never waits for anything but the sound card: no socket, no client.  After
+ * each wakeup it posts a stream_event to the main context, where the devices
+ * serve clients from the ring.  Timestamp sources, best first:
+ *   kpatch  the kernel module's FIFO of DMA-interrupt times (hw PCMs),
+ *   alsa    snd_pcm_htimestamp: time of the last hw_ptr update,
+ *   sim     the simulator's side channel (kpatch record format).
+ * With `auto`, a hw PCM uses kpatch when its device exists, else alsa; a PCM
+ * whose simulator side channel exists uses it (the simulator's records are
+ * its interrupt times, so they rank with kpatch); anything else uses alsa.
+ *
+ * Frame indices are absolute: 0 is the first frame captured.  After an
+ * overrun the index keeps tracking real time: the frames lost are counted
+ * from the timestamps (the pre-overrun fit predicts the frame index of the
+ * first interrupt after restart), written to the ring as a gap, and the
+ * event says so with `brk` (a new timehist segment).
+ */
+#ifndef CHORUS_AUDIOD_STREAM_H
+#define CHORUS_AUDIOD_STREAM_H
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "audiod/capture.h"
+#include "audiod/ring.h"
+
+typedef enum { TSRC_AUTO = 0, TSRC_KPATCH, TSRC_ALSA, TSRC_SIM, TSRC_NONE } tsrc_kind;
+
+typedef struct {
+	capture_cfg cap;
+	double ring_seconds;      /* history kept, s */
+	tsrc_kind tstamp;         /* wanted source (TSRC_AUTO: best available) */
+	const char *sidechannel;  /* simulator side channel path; NULL = default for the PCM */
+	int rt_priority;          /* SCHED_FIFO priority of the capture thread; 0 = normal */
+} stream_cfg;
+
+#define STREAM_EVENT_OBS 64
+
+typedef struct {
+	int64_t next;             /* ring's next frame after this wakeup */
+	int64_t gap_from, gap_to; /* frames lost [from, to) before `next`, or equal when none */
+	int brk;                  /* a discontinuity precedes these observations */
+	uint32_t nobs;            /* observations that follow */
+	struct {
+		int64_t frame;    /* absolute frame index at the interrupt */
+		int64_t cpu;      /* node cpu time of the interrupt, ns */
+	} obs[STREAM_EVENT_OBS];
+} stream_event;
+
+/* Runs on the main context for every wakeup that produced something. */
+typedef void (*stream_event_fn)(void *user, const stream_event *ev);
+
+typedef struct {
+	tsrc_kind source;         /* timestamp source in use */
+	char source_path[128];    /* its FIFO/device, or "" */
+	uint64_t frames;          /* frames captured (ring next) */
+	uint64_t xruns;           /* overruns recovered */
+	uint64_t frames_lost;     /* frames lost to overruns */
+	uint64_t records;         /* timestamp records / observations taken */
+	uint64_t records_lost;    /* records lost by seq gaps or producer overflow */
+	uint64_t malformed;       /* malformed records rejected */
+	uint64_t wakeups;         /* wakeups with data */
+	int64_t lat_p50_ns, lat_p99_ns, lat_max_ns; /* interrupt -> wakeup latency */
+	int rt;                   /* 1 when the thread runs SCHED_FIFO */
+} stream_stats;
+
+typedef struct stream stream;
+
+/* Open the PCM, the ring and the timestamp source; the thread is not started.
+ * Returns 0 and *out, or -errno with the reason in err. */
+int stream_open(const stream_cfg *cfg, GMainContext *main_ctx, stream_event_fn fn, void *user,
+		stream **out, GString *err);
+
+/* Start the capture thread.  Returns 0 or -errno with the reason in err. */
+int stream_start(stream *s, GString *err);
+
+/* Stop the thread, close everything (NULL is fine). */
+void stream_free(stream *s);
+
+/* The ring (owned by the stream). */
+audio_ring *stream_ring(stream *s);
+
+/* The parameters the device accepted. */
+const capture_cfg *stream_params(stream *s);
+
+/* A snapshot of the counters (thread-safe). */
+void stream_get_stats(stream *s, stream_stats *st);
+
+/* Name of a timestamp source ("kpatch", "alsa", "sim", "none", "auto"). */
+const char *tsrc_name(tsrc_kind k);
+
+/* Parse a source name; returns 0 or -EINVAL. */
+int tsrc_parse(const char *s, tsrc_kind *out);
+
+#endif

@@ -1,0 +1,396 @@
+/* locate.c — TDOA source localisation: closed form + GSL LM (see locate.h). */
+#include "apps/dsp/locate.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_linalg.h>
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_multifit.h>
+#include <gsl/gsl_multifit_nlinear.h>
+#include <gsl/gsl_vector.h>
+
+#define COND_MAX 1e8
+#define AUTO_THICK 0.1
+
+/* One subset, centred: positions relative to the mic centroid, times as
+ * ranges c (t_i - t_ref); unknowns (p, tau = c t0), all in metres so the
+ * Jacobian's columns are commensurate. */
+typedef struct {
+	int m, dim;
+	double mic[DSP_LOC_MAX][3]; /* m, centred */
+	double ct[DSP_LOC_MAX];     /* c (t_i - t_ref), m */
+	double cs[DSP_LOC_MAX];     /* c sigma_i, m */
+	double aperture;            /* largest mic distance from the centroid, m (>= 1) */
+} fitdata;
+
+typedef struct {
+	int ok;                     /* LM converged */
+	double x[4];                /* p (dim), tau */
+	double chi2;
+	double cov[4][4];           /* of x, m^2 */
+	double cond;
+} fit;
+
+void dsp_loc_params_default(dsp_loc_params *p)
+{
+	*p = (dsp_loc_params){.dim = 0, .c = 343.0, .alpha = 1e-3, .reject = 1};
+}
+
+static double range(const fitdata *d, const double *x, int i)
+{
+	double s = 0;
+	for (int j = 0; j < d->dim; j++)
+		s += (x[j] - d->mic[i][j]) * (x[j] - d->mic[i][j]);
+	return sqrt(s);
+}
+
+static int f_cb(const gsl_vector *xv, void *vd, gsl_vector *f)
+{
+	const fitdata *d = vd;
+	double x[4];
+	for (int j = 0; j <= d->dim; j++)
+		x[j] = gsl_vector_get(xv, j);
+	for (int i = 0; i < d->m; i++)
+		gsl_vector_set(f, i, (x[d->dim] + range(d, x, i) - d->ct[i]) / d->cs[i]);
+	return GSL_SUCCESS;
+}
+
+static int df_cb(const gsl_vector *xv, void *vd, gsl_matrix *J)
+{
+	const fitdata *d = vd;
+	double x[4];
+	for (int j = 0; j <= d->dim; j++)
+		x[j] = gsl_vector_get(xv, j);
+	for (int i = 0; i < d->m; i++) {
+		double r = range(d, x, i);
+		for (int j = 0; j < d->dim; j++)
+			gsl_matrix_set(J, i, j, r > 0 ? (x[j] - d->mic[i][j]) / (r * d->cs[i]) : 0);
+		gsl_matrix_set(J, i, d->dim, 1.0 / d->cs[i]);
+	}
+	return GSL_SUCCESS;
+}
+
+/* Closed form: |p - m_i|^2 = (ct_i - tau)^2 is linear in (p, tau, R) with
+ * R = |p|^2 - tau^2:  -2 m_i.p + 2 ct_i tau + R = ct_i^2 - |m_i|^2.
+ * Returns 0 and the start in x, or -EDOM (rank deficient / too few). */
+static int closed_form(const fitdata *d, double *x)
+{
+	int k = d->dim + 2;
+	if (d->m < k)
+		return -EDOM;
+	gsl_matrix *X = gsl_matrix_alloc(d->m, k), *C = gsl_matrix_alloc(k, k);
+	gsl_vector *y = gsl_vector_alloc(d->m), *b = gsl_vector_alloc(k);
+	gsl_multifit_linear_workspace *w = gsl_multifit_linear_alloc(d->m, k);
+	for (int i = 0; i < d->m; i++) {
+		double mm = 0;
+		for (int j = 0; j < d->dim; j++) {
+			gsl_matrix_set(X, i, j, -2 * d->mic[i][j]);
+			mm += d->mic[i][j] * d->mic[i][j];
+		}
+		gsl_matrix_set(X, i, d->dim, 2 * d->ct[i]);
+		gsl_matrix_set(X, i, d->dim + 1, 1.0);
+		gsl_vector_set(y, i, d->ct[i] * d->ct[i] - mm);
+	}
+	size_t rank = 0;
+	double chisq;
+	int e = gsl_multifit_linear_tsvd(X, y, 1e-10, b, C, &chisq, &rank, w);
+	int ok = e == 0 && (int)rank == k;
+	for (int j = 0; ok && j <= d->dim; j++) {
+		x[j] = gsl_vector_get(b, j);
+		ok = isfinite(x[j]);
+	}
+	gsl_multifit_linear_free(w);
+	gsl_matrix_free(X);
+	gsl_matrix_free(C);
+	gsl_vector_free(y);
+	gsl_vector_free(b);
+	return ok ? 0 : -EDOM;
+}
+
+/* LM from the start x0 (tau re-derived from the ranges). */
+static void lm(fitdata *d, const double *x0, fit *out)
+{
+	int p = d->dim + 1;
+	gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
+	fp.trs = gsl_multifit_nlinear_trs_lm;
+	gsl_multifit_nlinear_workspace *w = gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &fp, d->m, p);
+	gsl_multifit_nlinear_fdf fdf = {.f = f_cb, .df = df_cb, .fvv = NULL, .n = d->m, .p = p, .params = d};
+	gsl_vector *x = gsl_vector_alloc(p);
+	double xs[4] = {0};
+	memcpy(xs, x0, sizeof xs);
+	/* tau from the start position: the mean of ct_i - r_i */
+	double tau = 0;
+	for (int i = 0; i < d->m; i++)
+		tau += d->ct[i] - range(d, xs, i);
+	xs[d->dim] = tau / d->m;
+	for (int j = 0; j < p; j++)
+		gsl_vector_set(x, j, xs[j]);
+	out->ok = 0;
+	out->chi2 = INFINITY;
+	int info;
+	if (gsl_multifit_nlinear_init(x, &fdf, w) == GSL_SUCCESS &&
+	    gsl_multifit_nlinear_driver(200, 1e-12, 1e-12, 0.0, NULL, NULL, &info, w) == GSL_SUCCESS) {
+		gsl_vector *sol = gsl_multifit_nlinear_position(w), *f = gsl_multifit_nlinear_residual(w);
+		gsl_matrix *J = gsl_multifit_nlinear_jac(w);
+		double chi2;
+		gsl_blas_ddot(f, f, &chi2);
+		gsl_matrix *cov = gsl_matrix_alloc(p, p), *U = gsl_matrix_alloc(d->m, p), *V = gsl_matrix_alloc(p, p);
+		gsl_vector *s = gsl_vector_alloc(p), *work = gsl_vector_alloc(p);
+		gsl_multifit_nlinear_covar(J, 0.0, cov);
+		gsl_matrix_memcpy(U, J);
+		gsl_linalg_SV_decomp(U, V, s, work);
+		double smin = gsl_vector_get(s, p - 1), smax = gsl_vector_get(s, 0);
+		out->cond = smin > 0 ? smax / smin : INFINITY;
+		out->chi2 = chi2;
+		out->ok = isfinite(chi2);
+		for (int j = 0; j < p; j++) {
+			out->x[j] = gsl_vector_get(sol, j);
+			for (int k = 0; k < p; k++)
+				out->cov[j][k] = gsl_matrix_get(cov, j, k);
+		}
+		gsl_matrix_free(cov);
+		gsl_matrix_free(U);
+		gsl_matrix_free(V);
+		gsl_vector_free(s);
+		gsl_vector_free(work);
+	}
+	gsl_vector_free(x);
+	gsl_multifit_nlinear_free(w);
+}
+
+static double pval(double chi2, int dof)
+{
+	return dof > 0 ? gsl_cdf_chisq_Q(chi2, dof) : 1.0;
+}
+
+/* Best fit of one subset: closed form, then multi-start if needed. */
+static void solve(fitdata *d, double alpha, fit *best)
+{
+	double x0[4] = {0};
+	best->ok = 0;
+	best->chi2 = INFINITY;
+	int dof = d->m - d->dim - 1;
+	if (closed_form(d, x0) == 0) {
+		lm(d, x0, best);
+		if (best->ok && pval(best->chi2, dof) >= alpha)
+			return;
+	}
+	/* Poor or no start (sources far outside the array, noise): LM from the
+	 * centroid and rings at 1, 3 and 10 apertures. */
+	static const double rings[] = {1, 3, 10};
+	int nz = d->dim == 3 ? 3 : 1;
+	for (int ri = -1; ri < 3; ri++) {
+		for (int a = 0; a < (ri < 0 ? 1 : 8); a++) {
+			for (int z = 0; z < (ri < 0 ? 1 : nz); z++) {
+				double rad = ri < 0 ? 0 : rings[ri] * d->aperture, th = a * M_PI / 4;
+				double s[4] = {rad * cos(th), rad * sin(th), (z - 1) * rad * 0.5, 0};
+				fit f;
+				lm(d, s, &f);
+				if (f.ok && f.chi2 < best->chi2 - 1e-9)
+					*best = f;
+			}
+		}
+	}
+}
+
+/* Singular values of the centred positions, largest first (sv[3]). */
+static void spread(const dsp_arrival *a, int n, double *sv)
+{
+	sv[0] = sv[1] = sv[2] = 0;
+	if (n < 2)
+		return;
+	double c[3] = {0};
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < 3; j++)
+			c[j] += a[i].pos[j] / n;
+	int rows = n < 3 ? 3 : n;
+	gsl_matrix *A = gsl_matrix_calloc(rows, 3), *V = gsl_matrix_alloc(3, 3);
+	gsl_vector *s = gsl_vector_alloc(3), *w = gsl_vector_alloc(3);
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < 3; j++)
+			gsl_matrix_set(A, i, j, a[i].pos[j] - c[j]);
+	gsl_linalg_SV_decomp(A, V, s, w);
+	for (int j = 0; j < 3; j++)
+		sv[j] = gsl_vector_get(s, j);
+	gsl_matrix_free(A);
+	gsl_matrix_free(V);
+	gsl_vector_free(s);
+	gsl_vector_free(w);
+}
+
+int dsp_loc_rank(const dsp_arrival *a, int n)
+{
+	double sv[3];
+	spread(a, n, sv);
+	int r = 0;
+	for (int j = 0; j < 3; j++)
+		if (sv[0] > 0 && sv[j] > 1e-6 * sv[0])
+			r++;
+	return r;
+}
+
+/* Fill d from the arrivals in idx (skip = index to leave out, or -1). */
+static void load(fitdata *d, const dsp_arrival *a, int n, int skip, int dim, double c,
+                 double *cen, double t_ref)
+{
+	d->m = 0;
+	d->dim = dim;
+	d->aperture = 1.0;
+	for (int i = 0; i < n; i++) {
+		if (i == skip)
+			continue;
+		double r2 = 0;
+		for (int j = 0; j < 3; j++) {
+			d->mic[d->m][j] = j < dim ? a[i].pos[j] - cen[j] : 0;
+			r2 += d->mic[d->m][j] * d->mic[d->m][j];
+		}
+		if (sqrt(r2) > d->aperture)
+			d->aperture = sqrt(r2);
+		d->ct[d->m] = c * (a[i].t - t_ref);
+		d->cs[d->m] = c * a[i].sigma;
+		d->m++;
+	}
+}
+
+static void set_inf(dsp_loc_result *r)
+{
+	for (int j = 0; j < 4; j++)
+		for (int k = 0; k < 4; k++)
+			r->cov[j][k] = INFINITY;
+}
+
+int dsp_locate(const dsp_arrival *a, int n, const dsp_loc_params *p, dsp_loc_result *out)
+{
+	memset(out, 0, sizeof *out);
+	out->rejected = -1;
+	set_inf(out);
+	if (n < 1 || n > DSP_LOC_MAX || !(p->c > 0) || !isfinite(p->c) || p->dim < 0 || p->dim > 3 || p->dim == 1) {
+		out->why = "locate: need 1..64 arrivals, c > 0, dim 0, 2 or 3";
+		return -EINVAL;
+	}
+	for (int i = 0; i < n; i++) {
+		int ok = isfinite(a[i].t) && a[i].sigma > 0 && isfinite(a[i].sigma);
+		for (int j = 0; j < 3; j++)
+			ok = ok && isfinite(a[i].pos[j]);
+		if (!ok) {
+			out->why = "locate: an arrival has a non-finite time or position, or sigma <= 0";
+			return -EINVAL;
+		}
+	}
+	/* Auto: 3-D only when the array is thick — out-of-plane spread at least
+	 * AUTO_THICK of the in-plane one — else z is barely observable and 2-D
+	 * (z ignored) is the better answer. */
+	double sv[3];
+	spread(a, n, sv);
+	int dim = p->dim ? p->dim : (n >= 5 && sv[2] >= AUTO_THICK * sv[0] ? 3 : 2);
+	out->dim = dim;
+	out->n_used = n;
+	if (n < dim + 2) {
+		out->status = DSP_LOC_TOO_FEW;
+		out->why = dim == 2 ? "locate: 2-D with unknown emission time needs 4 arrivals (3 give no check and up to two answers)"
+		                    : "locate: 3-D with unknown emission time needs 5 arrivals";
+		return -EDOM;
+	}
+	/* In 2-D only x and y count: the rank of the projected positions. */
+	dsp_arrival flat[DSP_LOC_MAX];
+	for (int i = 0; i < n; i++) {
+		flat[i] = a[i];
+		if (dim == 2)
+			flat[i].pos[2] = 0;
+	}
+	if (dsp_loc_rank(flat, n) < dim) {
+		out->status = DSP_LOC_DEGENERATE;
+		out->why = dim == 2 ? "locate: microphones are collinear (mirror-image ambiguity)"
+		                    : "locate: microphones are coplanar (3-D needs them not to be)";
+		return -EDOM;
+	}
+	double cen[3] = {0}, t_ref = a[0].t;
+	for (int i = 0; i < n; i++) {
+		for (int j = 0; j < 3; j++)
+			cen[j] += (j < dim ? a[i].pos[j] : 0) / n;
+		if (a[i].t < t_ref)
+			t_ref = a[i].t;
+	}
+	fitdata d;
+	fit best;
+	load(&d, a, n, -1, dim, p->c, cen, t_ref);
+	solve(&d, p->alpha, &best);
+	int dof = n - dim - 1, used = n;
+	if (best.ok && pval(best.chi2, dof) < p->alpha && p->reject && n >= dim + 3) {
+		/* Leave each arrival out in turn; keep the most consistent subset
+		 * if it passes. */
+		fit sub, bsub = {.ok = 0};
+		int bj = -1;
+		double bp = -1;
+		for (int j = 0; j < n; j++) {
+			dsp_arrival rest[DSP_LOC_MAX];
+			int m = 0;
+			for (int i = 0; i < n; i++)
+				if (i != j)
+					rest[m++] = flat[i];
+			if (dsp_loc_rank(rest, m) < dim)
+				continue;
+			load(&d, a, n, j, dim, p->c, cen, t_ref);
+			solve(&d, p->alpha, &sub);
+			double pv = sub.ok ? pval(sub.chi2, dof - 1) : -1;
+			if (pv > bp) {
+				bp = pv;
+				bj = j;
+				bsub = sub;
+			}
+		}
+		if (bj >= 0 && bp >= p->alpha) {
+			best = bsub;
+			out->rejected = bj;
+			used = n - 1;
+			dof--;
+		}
+	}
+	out->n_used = used;
+	out->dof = dof;
+	if (!best.ok) {
+		out->status = DSP_LOC_NO_CONVERGENCE;
+		out->why = "locate: Levenberg-Marquardt did not converge from any start";
+		return 0;
+	}
+	out->chi2 = best.chi2;
+	out->p_value = pval(best.chi2, dof);
+	out->cond = best.cond;
+	for (int j = 0; j < 3; j++)
+		out->pos[j] = j < dim ? best.x[j] + cen[j] : 0;
+	out->t0 = t_ref + best.x[dim] / p->c;
+	/* (p, tau) -> (p, t0): t0 = tau / c */
+	for (int j = 0; j <= dim; j++)
+		for (int k = 0; k <= dim; k++)
+			out->cov[j][k] = best.cov[j][k] / ((j == dim ? p->c : 1) * (k == dim ? p->c : 1));
+	if (!(best.cond <= COND_MAX)) {
+		out->status = DSP_LOC_ILL_CONDITIONED;
+		out->why = "locate: the geometry barely constrains the source (Jacobian condition > 1e8)";
+	} else if (out->p_value < p->alpha) {
+		out->status = DSP_LOC_INCONSISTENT;
+		out->why = "locate: arrivals inconsistent with one source (chi-square test fails)";
+	} else {
+		out->status = DSP_LOC_OK;
+	}
+	return 0;
+}
+
+int dsp_loc_ellipse(const dsp_loc_result *r, double prob, double *major, double *minor, double *angle)
+{
+	double a = r->cov[0][0], b = r->cov[0][1], c = r->cov[1][1];
+	if (!isfinite(a) || !isfinite(b) || !isfinite(c) || !(a > 0) || !(c > 0) || !(prob > 0 && prob < 1))
+		return -EDOM;
+	double tr = 0.5 * (a + c), dis = sqrt(0.25 * (a - c) * (a - c) + b * b);
+	double l1 = tr + dis, l2 = tr - dis;
+	if (!(l2 > 0))
+		return -EDOM;
+	double k = sqrt(gsl_cdf_chisq_Pinv(prob, 2));
+	*major = k * sqrt(l1);
+	*minor = k * sqrt(l2);
+	*angle = 0.5 * atan2(2 * b, a - c);
+	return 0;
+}

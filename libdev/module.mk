@@ -13,3 +13,24 @@ $(LIBDEV_TEST_BINS): $(B)/tests/test_libdev_%: $(B)/tests/test_libdev_%.o $(B)/t
 	$(link) $(call pkglibs,check glib-2.0) -lm
 # the tools test runs chorus-cat and chorus-ctl from $(B)/bin
 $(B)/tests/test_libdev_tools: | $(B)/bin/chorus-cat $(B)/bin/chorus-ctl
+
+# Fuzzing: the wire decoder under libFuzzer (clang), run for a bounded time
+# by `make check` through a generated wrapper in TESTS.  Without clang the
+# wrapper only says it was skipped.
+CLANG := $(shell command -v clang 2>/dev/null || command -v clang-14 2>/dev/null)
+FUZZ_SECONDS ?= 10
+TESTS += $(B)/tests/fuzz_wire
+ifneq ($(CLANG),)
+$(B)/fuzz/fuzz_wire: tests/fuzz/fuzz_wire.c libdev/wire.c libdev/wire.h libdev/path.c libdev/path.h
+	@mkdir -p $(dir $@)
+	$(CLANG) -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -I. \
+	  $(shell pkg-config --cflags glib-2.0) -o $@ $(filter %.c,$^) $(call pkglibs,glib-2.0)
+$(B)/tests/fuzz_wire: $(B)/fuzz/fuzz_wire tests/fuzz/run.sh
+	@mkdir -p $(dir $@)
+	printf '#!/bin/sh\nexec sh "%s/tests/fuzz/run.sh" "%s/$<" "%s/tests/fuzz/corpus_wire" %s\n' \
+	  "$(CURDIR)" "$(CURDIR)" "$(CURDIR)" "$(FUZZ_SECONDS)" >$@ && chmod +x $@
+else
+$(B)/tests/fuzz_wire:
+	@mkdir -p $(dir $@)
+	printf '#!/bin/sh\necho "fuzz_wire: skipped (clang not found on PATH)"\n' >$@ && chmod +x $@
+endif

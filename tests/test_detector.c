@@ -1,0 +1,323 @@
+/* test_detector.c — the energy detector and the onset refiner on synthetic
+ * frog calls (analytic, known start times) in seeded white noise: recall,
+ * false alarms, floor behaviour, durations, and onset error against its
+ * Cramer-Rao prediction. */
+#include <check.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
+#include "apps/dsp/detector.h"
+#include "apps/dsp/onset.h"
+#include "apps/dsp/stft.h"
+#include "apps/dsp/synth.h"
+
+#define RATE 48000.0
+#define SIZE 1024
+#define HOP 256
+#define F_LO 2000.0
+#define F_HI 3200.0
+
+/* The simulator's second frog: 3 ms pulses of 2.6 kHz every 12 ms, 20 pulses (231 ms). */
+static const dsp_frog FROG = {.carrier_hz = 2600, .pulse_s = 0.003, .interval_s = 0.012, .pulses = 20};
+
+/* SNR convention: the call's mean power over its duration (pulses and gaps)
+ * over the noise power in the detector band (white noise of variance 1 has
+ * band power (F_HI - F_LO) / (RATE / 2)). */
+static double amp_for_snr(const dsp_frog *f, double snr_db)
+{
+	double duty = f->pulses * f->pulse_s / dsp_frog_length(f);
+	double band_noise = (F_HI - F_LO) / (RATE / 2);
+	return sqrt(pow(10, snr_db / 10) * band_noise / (dsp_frog_pulse_power(f) * duty));
+}
+
+static void params(dsp_det_params *p)
+{
+	dsp_det_params_default(p);
+	p->f_lo = F_LO;
+	p->f_hi = F_HI;
+	p->on_db = 6;
+	p->off_db = 3;
+	p->min_dur_s = 0.030;
+	p->max_dur_s = 1.0;
+	p->hangover_s = 0.030;
+}
+
+/* Run x (n samples from index 0) through STFT + detector; events to ev. */
+static int detect(const float *x, size_t n, const dsp_det_params *p, dsp_event *ev, int max_ev, dsp_detector **keep)
+{
+	dsp_stft_params sp;
+	dsp_stft_params_default(&sp);
+	sp.size = SIZE;
+	sp.hop = HOP;
+	dsp_stft *s = dsp_stft_new(&sp, 0, NULL);
+	dsp_detector *d = dsp_detector_new(p, SIZE, HOP, NULL);
+	ck_assert(s && d);
+	int ne = 0;
+	dsp_frame f;
+	for (size_t at = 0; at < n; at += 4800) {
+		size_t m = n - at < 4800 ? n - at : 4800;
+		ck_assert_int_eq(dsp_stft_push(s, x + at, m), 0);
+		while (dsp_stft_next(s, &f)) {
+			dsp_event e;
+			int r = dsp_detector_feed(d, f.first, dsp_stft_band_power(s, &f, F_LO, F_HI), &e);
+			ck_assert_int_ge(r, 0);
+			if (r == 1 && ne < max_ev)
+				ev[ne++] = e;
+		}
+	}
+	dsp_event e;
+	if (dsp_detector_flush(d, &e) == 1 && ne < max_ev)
+		ev[ne++] = e;
+	dsp_stft_free(s);
+	if (keep)
+		*keep = d;
+	else
+		dsp_detector_free(d);
+	return ne;
+}
+
+static float *noise(gsl_rng *r, size_t n, double sd)
+{
+	float *x = malloc(n * sizeof *x);
+	for (size_t i = 0; i < n; i++)
+		x[i] = (float)gsl_ran_gaussian_ziggurat(r, sd);
+	return x;
+}
+
+#define MAXC 64
+
+/* 60 s of noise with calls every 1.2-2 s at snr_db; returns calls placed. */
+static int scene(gsl_rng *r, float *x, size_t n, double snr_db, double *t_call)
+{
+	int nc = 0;
+	double amp = amp_for_snr(&FROG, snr_db);
+	for (double t = 1.0 + gsl_rng_uniform(r); t < n / RATE - 1 && nc < MAXC; t += 1.2 + 0.8 * gsl_rng_uniform(r)) {
+		t_call[nc++] = t;
+		dsp_frog_render(&FROG, amp, t, RATE, x, n);
+	}
+	return nc;
+}
+
+/* Recall and false alarms at snr_db over 60 s. */
+static void recall_case(unsigned long seed, double snr_db, double min_recall)
+{
+	size_t n = (size_t)(60 * RATE);
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng_set(r, seed);
+	float *x = noise(r, n, 1.0);
+	double t_call[MAXC];
+	int nc = scene(r, x, n, snr_db, t_call);
+	dsp_det_params p;
+	params(&p);
+	dsp_event ev[2 * MAXC];
+	int ne = detect(x, n, &p, ev, 2 * MAXC, NULL);
+	int hit = 0, fa = 0;
+	int used[2 * MAXC] = {0};
+	for (int c = 0; c < nc; c++) {
+		int64_t s = (int64_t)llround(t_call[c] * RATE);
+		for (int e = 0; e < ne; e++)
+			if (!used[e] && llabs(ev[e].onset - s) <= SIZE) {
+				used[e] = 1;
+				hit++;
+				/* duration within a frame of the truth, SNR near the nominal */
+				ck_assert_msg(fabs(ev[e].duration_s - dsp_frog_length(&FROG)) < 1.5 * SIZE / RATE,
+				              "duration %g", ev[e].duration_s);
+				break;
+			}
+	}
+	for (int e = 0; e < ne; e++) {
+		fa += !used[e];
+		if (!used[e])
+			fprintf(stderr, "  unmatched event onset %.4f s dur %.3f snr %.1f\n", ev[e].onset / RATE, ev[e].duration_s, ev[e].peak_snr_db);
+	}
+
+	double recall = (double)hit / nc;
+	fprintf(stderr, "detector %g dB: %d calls, recall %.3f, false alarms %d in 60 s\n", snr_db, nc, recall, fa);
+	ck_assert_msg(recall >= min_recall, "recall %g", recall);
+	ck_assert_msg(fa <= 1, "false alarms %d per minute", fa);
+	free(x);
+	gsl_rng_free(r);
+}
+
+START_TEST(recall_10db)
+{
+	recall_case(1, 10, 0.95);
+	recall_case(2, 10, 0.95);
+}
+END_TEST
+
+START_TEST(recall_20db)
+{
+	recall_case(3, 20, 1.0);
+}
+END_TEST
+
+START_TEST(noise_false_alarms)
+{
+	/* five minutes of pure noise: at most one false alarm per minute */
+	size_t n = (size_t)(300 * RATE);
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng_set(r, 99);
+	float *x = noise(r, n, 0.3);
+	dsp_det_params p;
+	params(&p);
+	dsp_event ev[64];
+	dsp_detector *d;
+	int ne = detect(x, n, &p, ev, 64, &d);
+	fprintf(stderr, "detector noise: %d false alarms in 5 min\n", ne);
+	ck_assert_int_le(ne, 5);
+	/* the floor is the band power of the noise: 0.09 * 1200/24000 */
+	double want = 0.09 * (F_HI - F_LO) / (RATE / 2);
+	ck_assert_msg(fabs(dsp_detector_floor(d) / want - 1) < 0.1, "floor %g want %g", dsp_detector_floor(d), want);
+	dsp_detector_free(d);
+	free(x);
+	gsl_rng_free(r);
+}
+END_TEST
+
+START_TEST(floor_frozen_during_call_and_durations)
+{
+	size_t n = (size_t)(10 * RATE);
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng_set(r, 5);
+	float *x = noise(r, n, 1.0);
+	/* a 0.8 s tone call at 20 dB (frozen floor), a 10 ms blip (too short),
+	 * then from 6 s on the background rises 10 dB for good (too long: the
+	 * floor must follow it, with no event) */
+	double a = sqrt(2 * 100 * (F_HI - F_LO) / (RATE / 2));
+	for (size_t i = (size_t)(2 * RATE); i < (size_t)(2.8 * RATE); i++)
+		x[i] += (float)(a * sin(2 * M_PI * 2500 * i / RATE));
+	for (size_t i = (size_t)(4 * RATE); i < (size_t)(4.01 * RATE); i++)
+		x[i] += (float)(a * sin(2 * M_PI * 2500 * i / RATE));
+	for (size_t i = (size_t)(6 * RATE); i < n; i++)
+		x[i] *= (float)sqrt(10.0);
+	dsp_det_params p;
+	params(&p);
+	dsp_event ev[8];
+	dsp_detector *d;
+	/* run the first 2.9 s to look at the floor right after the call */
+	int ne = detect(x, (size_t)(2.9 * RATE), &p, ev, 8, &d);
+	double band = (F_HI - F_LO) / (RATE / 2);
+	ck_assert_int_eq(ne, 1);
+	ck_assert_msg(fabs(dsp_detector_floor(d) / band - 1) < 0.1, "floor moved during the call: %g", dsp_detector_floor(d) / band);
+	ck_assert(fabs(ev[0].duration_s - 0.8) < 1.5 * SIZE / RATE);
+	ck_assert_msg(fabs(ev[0].peak_snr_db - 20) < 1.5, "peak snr %g", ev[0].peak_snr_db);
+	ck_assert(llabs(ev[0].onset - (int64_t)(2 * RATE)) <= SIZE / 2 + HOP);
+	dsp_detector_free(d);
+	ne = detect(x, n, &p, ev, 8, &d);
+	uint64_t ts, tl;
+	dsp_detector_rejected(d, &ts, &tl);
+	ck_assert_int_eq(ne, 1);
+	ck_assert_int_eq(ts, 1);
+	ck_assert_int_eq(tl, 1);
+	ck_assert_msg(fabs(dsp_detector_floor(d) / (10 * band) - 1) < 0.2, "floor did not follow the new background: %g",
+	              dsp_detector_floor(d) / band);
+	dsp_detector_free(d);
+	free(x);
+	gsl_rng_free(r);
+}
+END_TEST
+
+/* Onset refinement over 200 seeds: a call at a random fractional start in a
+ * clip with a coarse prior +-SIZE/2 off; RMS error vs the Cramer-Rao s.e. */
+static void onset_trials(const dsp_frog *f, double snr_db, double *rms_out)
+{
+	int m = (int)ceil(dsp_frog_length(f) * RATE) + 1;
+	float *h = calloc((size_t)m, sizeof *h);
+	dsp_frog_render(f, 1.0, 0.0, RATE, h, (size_t)m);
+	dsp_onset *o = dsp_onset_new(h, (size_t)m, NULL);
+	ck_assert_ptr_nonnull(o);
+	int n = m + 2 * SIZE + 400;
+	float *x = malloc((size_t)n * sizeof *x);
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	double s1 = 0, s2 = 0, se2 = 0, amp = amp_for_snr(f, snr_db);
+	int seeds = 200;
+	for (int seed = 1; seed <= seeds; seed++) {
+		gsl_rng_set(r, (unsigned long)seed);
+		for (int i = 0; i < n; i++)
+			x[i] = (float)gsl_ran_gaussian(r, 1.0);
+		double t = SIZE + 200 + 50 * gsl_rng_uniform(r); /* true start, samples */
+		dsp_frog_render(f, amp, t / RATE, RATE, x, (size_t)n);
+		int coarse = (int)t + (int)((gsl_rng_uniform(r) - 0.5) * SIZE);
+		dsp_onset_result res;
+		ck_assert_int_eq(dsp_onset_refine(o, x, (size_t)n, coarse - SIZE / 2 - HOP, coarse + SIZE / 2 + HOP, &res, NULL), 0);
+		double e = res.tau - t;
+		s1 += e;
+		s2 += e * e;
+		se2 += res.se * res.se;
+	}
+	double rms = sqrt(s2 / seeds), pred = sqrt(se2 / seeds), mean = s1 / seeds;
+	fprintf(stderr, "onset %g dB (%d pulses): rms %.4g pred %.4g mean %.3g samples\n", snr_db, f->pulses, rms, pred, mean);
+	ck_assert_msg(rms <= 1.5 * pred, "rms %g > 1.5 x predicted %g", rms, pred);
+	ck_assert_msg(pred <= 2 * rms, "prediction %g over 2x pessimistic (rms %g)", pred, rms);
+	ck_assert_msg(fabs(mean) <= 4 * rms / sqrt(seeds), "biased: mean %g", mean);
+	*rms_out = rms;
+	free(x);
+	free(h);
+	dsp_onset_free(o);
+	gsl_rng_free(r);
+}
+
+START_TEST(onset_crb)
+{
+	double rms;
+	onset_trials(&FROG, 10, &rms);
+	ck_assert(rms < 0.1);
+	/* a short call (4 pulses) at 10 dB: a fifth of the energy (at 3 dB and below it starts to slip carrier cycles) */
+	dsp_frog f4 = FROG;
+	f4.pulses = 4;
+	onset_trials(&f4, 10, &rms);
+}
+END_TEST
+
+START_TEST(bad_input)
+{
+	dsp_det_params p;
+	params(&p);
+	const char *why = NULL;
+	p.on_db = 1;
+	ck_assert_ptr_null(dsp_detector_new(&p, SIZE, HOP, &why));
+	ck_assert_ptr_nonnull(why);
+	params(&p);
+	p.max_dur_s = 0.01;
+	ck_assert_ptr_null(dsp_detector_new(&p, SIZE, HOP, &why));
+	params(&p);
+	dsp_detector *d = dsp_detector_new(&p, SIZE, HOP, &why);
+	dsp_event e;
+	ck_assert_int_eq(dsp_detector_feed(d, 1000, 1.0, &e), 0);
+	ck_assert_int_eq(dsp_detector_feed(d, 1000, 1.0, &e), -EINVAL);
+	ck_assert_int_eq(dsp_detector_feed(d, 2000, NAN, &e), -EINVAL);
+	dsp_detector_free(d);
+	float h[4] = {0};
+	ck_assert_ptr_null(dsp_onset_new(h, 4, &why));
+	h[1] = 1;
+	dsp_onset *o = dsp_onset_new(h, 4, &why);
+	dsp_onset_result res;
+	ck_assert_int_eq(dsp_onset_refine(o, h, 3, 0, 3, &res, &why), -EINVAL);
+	dsp_onset_free(o);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("detector");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, recall_10db);
+	tcase_add_test(tc, recall_20db);
+	tcase_add_test(tc, noise_false_alarms);
+	tcase_add_test(tc, floor_frozen_during_call_and_durations);
+	tcase_add_test(tc, onset_crb);
+	tcase_add_test(tc, bad_input);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf ? 1 : 0;
+}

@@ -18,7 +18,7 @@ void syncd_usage(GString *out)
 		"                                 envelope (one-sided delays), nominal dB/dA (0 = data)\n"
 		"  obs A B X Y [X Y ...]          observations: X on A is the same instant as Y on B\n"
 		"  reset A B                      a discontinuity: forget the pair's observations\n"
-		"  root [N]                       show, or set, the global root node\n"
+		"  root [N]                       show, or set, the (preferred) global root node\n"
 		"  help                           this text\n");
 }
 
@@ -124,11 +124,19 @@ static int cmd_root(syncd *s, gchar **argv, int argc, int64_t now, GString *repl
 		return -EINVAL;
 	}
 	if (n != s->cfg.node) {
-		/* A remote root's offset arrives with its conversions (network sync). */
-		g_string_append_printf(reply, "node%" G_GINT64_FORMAT " is not this node (node%" G_GINT64_FORMAT
-				       "); a remote root needs network synchronization", n, s->cfg.node);
-		return -EOPNOTSUPP;
+		/* A remote root's definition of global arrives in its advertisements. */
+		if (!s->rbs) {
+			g_string_append_printf(reply, "node%" G_GINT64_FORMAT " is not this node (node%" G_GINT64_FORMAT
+					       ") and RBS is off: a remote root needs network synchronization",
+					       n, s->cfg.node);
+			return -EOPNOTSUPP;
+		}
+		s->cfg.root = n;
+		g_string_append_printf(reply, "preferred root node%" G_GINT64_FORMAT
+				       " (used while it is alive; now root node%u)", n, s->root);
+		return 0;
 	}
+	s->cfg.root = n;
 	syncd_take_root(s, now);
 	g_string_append_printf(reply, "root node%u from now", s->root);
 	return 0;

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "libsync/now.h"
+#include "syncd/rbs.h"
+#include "syncd/rbs_mesh.h"
 #include "syncd/rtcpu.h"
 #include "syncd/syncd.h"
 
@@ -23,16 +25,27 @@ sync_ticker_entry *syncd_ticker_entries(syncd *s, size_t *n)
 {
 	size_t k;
 	sync_ticker_entry *e = syncd_pairs_entries(s->pairs, &k);
+	GArray *a = g_array_sized_new(FALSE, FALSE, sizeof *e, (guint)k + 8);
+	g_array_append_vals(a, e, (guint)k);
+	g_free(e);
 	if (s->have_global && s->root == s->cfg.node) {
-		/* syncd_pairs_entries leaves one spare slot for this edge. */
-		e[k].from = sync_clock_cpu(s->root);
-		e[k].to = sync_clock_global();
-		e[k].conv = sync_conv_fixed(s->global_cpu0, s->global_utc0, 1.0);
-		e[k].conv.updated = s->global_cpu0;
-		k++;
+		sync_ticker_entry g = {sync_clock_cpu(s->root), sync_clock_global(),
+				       sync_conv_fixed(s->global_cpu0, s->global_utc0, 1.0)};
+		g.conv.updated = s->global_cpu0;
+		g_array_append_val(a, g);
 	}
-	*n = k;
-	return e;
+	if (s->rbs) {
+		/* Local knowledge first; the network adds only pairs we lack. */
+		GHashTable *have = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+		for (guint i = 0; i < a->len; i++) {
+			sync_ticker_entry *x = &g_array_index(a, sync_ticker_entry, i);
+			g_hash_table_add(have, rbs_mesh_pair_key(x->from, x->to));
+		}
+		syncd_rbs_entries(s->rbs, a, have);
+		g_hash_table_destroy(have);
+	}
+	*n = a->len;
+	return (sync_ticker_entry *)(void *)g_array_free(a, FALSE);
 }
 
 static int ticker_binary(void *user, GByteArray *out)
@@ -86,6 +99,16 @@ static int clocks_text(void *user, GString *out)
 	return 0;
 }
 
+static int rbs_text(void *user, GString *out)
+{
+	syncd *s = user;
+	if (!s->rbs)
+		g_string_append_printf(out, "rbs off ([rbs] enable = false); root node%u\n", s->root);
+	else
+		syncd_rbs_describe(s->rbs, sync_now(SYNC_KIND_CPU), out);
+	return 0;
+}
+
 static int command_run(void *user, const dev_creds *who, const char *cmd, GString *reply)
 {
 	syncd *s = user;
@@ -116,6 +139,9 @@ gboolean syncd_devices_open(syncd *s, GMainContext *ctx, GError **err)
 	s->clocks = dev_status_new("sync/clocks", &o, ctx, clocks_text, NULL, s, err);
 	if (!s->clocks)
 		return FALSE;
+	s->rbs_status = dev_status_new("sync/rbs", &o, ctx, rbs_text, NULL, s, err);
+	if (!s->rbs_status)
+		return FALSE;
 	dev_options oc = o;
 	if (s->cfg.group && *s->cfg.group)
 		oc.mode = 0660;
@@ -125,7 +151,7 @@ gboolean syncd_devices_open(syncd *s, GMainContext *ctx, GError **err)
 
 void syncd_devices_flush(syncd *s, int64_t now)
 {
-	guint64 gen = syncd_pairs_generation(s->pairs);
+	guint64 gen = syncd_pairs_generation(s->pairs) + s->net_gen;
 	if (gen == s->notified_gen && s->last_notify != INT64_MIN)
 		return;
 	if (s->last_notify != INT64_MIN && now - s->last_notify < (int64_t)(s->cfg.ticker_interval * 1e9))
@@ -134,6 +160,7 @@ void syncd_devices_flush(syncd *s, int64_t now)
 	s->notified_gen = gen;
 	dev_status_notify(s->ticker);
 	dev_status_notify(s->clocks);
+	dev_status_notify(s->rbs_status);
 }
 
 void syncd_devices_close(syncd *s)

@@ -12,6 +12,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "libsync/now.h"
+#include "syncd/rbs.h"
 #include "syncd/rtcpu.h"
 #include "syncd/syncd.h"
 
@@ -37,6 +38,8 @@ static gboolean on_tick(gpointer data)
 	guint gone = syncd_pairs_expire(s->pairs, now);
 	if (gone)
 		g_message("%u pair%s expired (no observation for %.0f s)", gone, gone == 1 ? "" : "s", s->cfg.expire);
+	if (s->rbs)
+		syncd_rbs_tick(s->rbs, now);
 	syncd_devices_flush(s, now);
 	return G_SOURCE_CONTINUE;
 }
@@ -116,6 +119,11 @@ int main(int argc, char **argv)
 		on_rtcpu(&s);
 		g_usleep(2000);
 	}
+	if (s.cfg.rbs && !(s.rbs = syncd_rbs_new(&s, NULL, &err))) {
+		fprintf(stderr, "syncd: %s\n", err->message);
+		syncd_devices_close(&s);
+		return 1;
+	}
 	g_timeout_add((guint)(s.cfg.rtcpu_interval * 1000), on_rtcpu, &s);
 	g_timeout_add((guint)(s.cfg.ticker_interval * 1000 / 2 + 1), on_tick, &s);
 	g_unix_signal_add(SIGINT, on_signal, loop);
@@ -124,6 +132,7 @@ int main(int argc, char **argv)
 	sd_notify(0, "READY=1\nSTATUS=serving sync/ticker");
 	g_main_loop_run(loop);
 	sd_notify(0, "STOPPING=1");
+	syncd_rbs_free(s.rbs);
 	syncd_devices_close(&s);
 	syncd_pairs_free(s.pairs);
 	syncd_config_clear(&s.cfg);

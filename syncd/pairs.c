@@ -302,6 +302,22 @@ sync_ticker_entry *syncd_pairs_entries(syncd_pairs *p, size_t *n)
 	return e;
 }
 
+int syncd_pairs_conv(syncd_pairs *p, sync_clock_id a, sync_clock_id b, sync_conv *out)
+{
+	gboolean sw;
+	pair_rec *r = find_pair(p, a, b, &sw, NULL);
+	if (!r)
+		return -ENOENT;
+	solve(r);
+	if (!r->have_conv)
+		return -EAGAIN;
+	if (!sw) {
+		*out = r->conv;
+		return 0;
+	}
+	return sync_conv_reverse(&r->conv, out) < 0 ? -EAGAIN : 0;
+}
+
 static const char *mode_name(sync_fit_mode m)
 {
 	return m == SYNC_FIT_LOWER ? "lower" : m == SYNC_FIT_UPPER ? "upper" : "mean";

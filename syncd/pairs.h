@@ -67,6 +67,11 @@ guint64 syncd_pairs_generation(const syncd_pairs *p);
  * conv's `updated` is the cpu time of its last observation. */
 sync_ticker_entry *syncd_pairs_entries(syncd_pairs *p, size_t *n);
 
+/* The current conversion a -> b (reversed when the pair is fitted b -> a),
+ * solving it if needed.  Returns 0, -ENOENT (no such pair) or -EAGAIN (no
+ * fit yet). */
+int syncd_pairs_conv(syncd_pairs *p, sync_clock_id a, sync_clock_id b, sync_conv *out);
+
 /* Append a human-readable table of clocks (feeder, pid, last observation,
  * pairs and fit quality) to out. */
 void syncd_pairs_describe_clocks(syncd_pairs *p, int64_t now, GString *out);

@@ -24,7 +24,25 @@ typedef struct {
 	double max_span;        /* s: observations older than this leave a fit */
 	double expire;          /* s: a pair unfed this long is forgotten */
 	char *group;            /* owner group of the devices, or "" */
+	/* RBS between nodes (rbs.c, docs/protocol.md) */
+	gboolean rbs;           /* run RBS with the neighbours */
+	gint64 rbs_port;        /* UDP port */
+	char *rbs_address;      /* broadcast or multicast address packets go to */
+	char *rbs_interface;    /* bind to this interface ("" = any) */
+	gboolean rbs_beacon;    /* send reference beacons */
+	double beacon_interval; /* s: mean time between our beacons (random phase) */
+	double report_interval; /* s: mean time between our reception reports */
+	double advert_interval; /* s: mean time between our advertisements */
+	gint64 rbs_window;      /* observations per RBS fit */
+	gint64 rbs_min;         /* RBS observations before preferring them to sender-receiver ones */
+	double rbs_max_span;    /* s: older observations leave an RBS fit */
+	double peer_timeout;    /* s: a silent neighbour's fits are forgotten */
+	double node_timeout;    /* s: a node with no news is dead (root rule) */
+	double edge_expire;     /* s: a learned conversion not refreshed is forgotten */
+	char *key_file;         /* HMAC-SHA256 key ("" = no authentication) */
 } syncd_config;
+
+struct syncd_rbs;
 
 /* Load defaults, then `path` (missing is fine only when `path_given` is
  * FALSE), into *cfg.  CHORUS_NODE, when set, is the default node.  Returns
@@ -51,6 +69,11 @@ typedef struct {
 	dev_command *command;
 	guint64 commands;       /* commands served */
 	guint64 bad_commands;   /* commands refused */
+	guint64 net_gen;        /* bumped when network state changes the ticker */
+	struct syncd_rbs *rbs;  /* NULL when RBS is off */
+	dev_status *rbs_status; /* sync/rbs */
+	guint root_switches;    /* times the root changed */
+	int64_t root_since;     /* node cpu ns of the last root change */
 } syncd;
 
 /* Run one command line from `who` against *s (now = node cpu ns); write the

@@ -1,0 +1,524 @@
+/* rbs.c — syncd's UDP side: socket, receive timestamps, timers (see rbs.h). */
+#include "syncd/rbs.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <glib-unix.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "libsync/now.h"
+#include "syncd/rbs_core.h"
+#include "syncd/rbs_mesh.h"
+#include "syncd/rtcpu.h"
+#include "syncd/simradio.h"
+
+#define RBS_ERROR g_quark_from_static_string("syncd-rbs") /* codes: errno values */
+
+enum { BAD_SIZE, BAD_HEADER, BAD_VALUE, BAD_AUTH, N_BAD };
+static const char *const bad_names[N_BAD] = {"bad_size", "bad_header", "bad_value", "bad_auth"};
+
+struct syncd_rbs {
+	syncd *s;
+	GMainContext *ctx;
+	int fd;
+	struct sockaddr_in dest;
+	uint8_t *key;
+	size_t klen;
+	rbs_core *core;
+	rbs_mesh *mesh;
+	simradio *radio;
+	GSource *io, *t_beacon, *t_report, *t_advert;
+	uint32_t seq[4];          /* next sequence number per packet type */
+	guint64 rx[4], tx[4];     /* packets by type (index 0: own beacons looped back) */
+	guint64 bad[N_BAD];
+	guint64 no_rtcpu;         /* dropped: realtime -> cpu not known yet */
+	guint64 no_tstamp;        /* dropped: no kernel timestamp */
+	guint64 send_errors;
+	char last_bad[160];       /* reason of the last bad packet */
+	uint32_t last_bad_from;
+};
+
+static void warn_limited(guint64 count, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void warn_limited(guint64 count, const char *fmt, ...)
+{
+	/* Per-packet paths: log the 1st, 10th, 100th ... occurrence only. */
+	for (guint64 c = count; c >= 10; c /= 10)
+		if (c % 10)
+			return;
+	va_list ap;
+	va_start(ap, fmt);
+	g_logv(G_LOG_DOMAIN, G_LOG_LEVEL_WARNING, fmt, ap);
+	va_end(ap);
+}
+
+/* --- sending ---------------------------------------------------------- */
+
+static void send_packet(syncd_rbs *r, rbs_packet *p)
+{
+	uint8_t buf[RBS_MAX_PACKET];
+	p->sender = (uint32_t)r->s->cfg.node;
+	p->seq = r->seq[p->type]++;
+	int n = rbs_wire_encode(p, r->key, r->klen, buf, sizeof buf);
+	if (n < 0) {
+		g_warning("rbs: cannot encode a type-%d packet: %s", p->type, g_strerror(-n));
+		return;
+	}
+	if (sendto(r->fd, buf, (size_t)n, 0, (struct sockaddr *)&r->dest, sizeof r->dest) < 0 && ++r->send_errors)
+		warn_limited(r->send_errors, "rbs: send to %s:%u failed: %s (%" G_GUINT64_FORMAT " so far)",
+			     inet_ntoa(r->dest.sin_addr), ntohs(r->dest.sin_port), g_strerror(errno), r->send_errors);
+	else
+		r->tx[p->type]++;
+}
+
+/* Re-arm a one-shot timer at mean * U(0.5, 1.5): random phase, so nodes
+ * started together do not beacon in lockstep. */
+static GSource *arm(syncd_rbs *r, double mean_s, GSourceFunc fn)
+{
+	guint ms = (guint)(mean_s * 1000.0 * g_random_double_range(0.5, 1.5));
+	GSource *t = g_timeout_source_new(ms ? ms : 1);
+	g_source_set_callback(t, fn, r, NULL);
+	g_source_attach(t, r->ctx);
+	g_source_unref(t);
+	return t;
+}
+
+static gboolean on_beacon(gpointer data)
+{
+	syncd_rbs *r = data;
+	rbs_packet p = {.type = RBS_BEACON};
+	send_packet(r, &p);
+	r->t_beacon = arm(r, r->s->cfg.beacon_interval, on_beacon);
+	return G_SOURCE_REMOVE;
+}
+
+static gboolean on_report(gpointer data)
+{
+	syncd_rbs *r = data;
+	int64_t now = sync_now(SYNC_KIND_CPU);
+	/* Three intervals of receptions: a peer that lost a report or two still
+	 * gets every beacon. */
+	int64_t since = now - (int64_t)(3.0 * r->s->cfg.report_interval * 1e9);
+	size_t max_per = (RBS_MTU - RBS_HDR - 4 - RBS_HMAC_LEN) / RBS_REPORT_ENTRY;
+	rbs_reception *rx = g_new(rbs_reception, 4096);
+	size_t n = rbs_core_recent(r->core, since, rx, 4096);
+	for (size_t off = 0; off < n; off += max_per) {
+		rbs_packet p = {.type = RBS_REPORT, .rx = rx + off, .n_rx = MIN(max_per, n - off)};
+		send_packet(r, &p);
+	}
+	g_free(rx);
+	r->t_report = arm(r, r->s->cfg.report_interval, on_report);
+	return G_SOURCE_REMOVE;
+}
+
+/* Our advertisement: news of live nodes, and every conversion we know
+ * except realtime pairs (of local use only), split into RBS_MTU packets. */
+static gboolean on_advert(gpointer data)
+{
+	syncd_rbs *r = data;
+	syncd *s = r->s;
+	int64_t now = sync_now(SYNC_KIND_CPU);
+	size_t n_news;
+	rbs_node_news *news = rbs_mesh_news(r->mesh, now, &n_news);
+	GArray *org = g_array_new(FALSE, FALSE, sizeof(guint32));
+	GArray *hop = g_array_new(FALSE, FALSE, sizeof(guint32));
+	GHashTable *have = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	GArray *edges = g_array_new(FALSE, FALSE, sizeof(rbs_edge));
+	/* Ours first (origin: this node), then learned ones with their origin. */
+	size_t n_own = 0;
+	{
+		size_t np;
+		sync_ticker_entry *pe = syncd_pairs_entries(s->pairs, &np);
+		for (size_t i = 0; i < np; i++) {
+			if (pe[i].from.kind == SYNC_KIND_REALTIME || pe[i].to.kind == SYNC_KIND_REALTIME)
+				continue;
+			rbs_edge e = {(uint32_t)s->cfg.node, 0, now - pe[i].conv.updated, pe[i].from, pe[i].to, pe[i].conv};
+			g_array_append_val(edges, e);
+			n_own++;
+		}
+		g_free(pe);
+	}
+	if (s->have_global && s->root == (uint32_t)s->cfg.node) {
+		/* The root affirms its definition of global in every advertisement. */
+		sync_conv g = sync_conv_fixed(s->global_cpu0, s->global_utc0, 1.0);
+		rbs_edge e = {(uint32_t)s->cfg.node, 0, 0, sync_clock_cpu(s->root), sync_clock_global(), g};
+		g_array_append_val(edges, e);
+	}
+	GArray *own = g_array_new(FALSE, FALSE, sizeof(sync_ticker_entry));
+	rbs_core_entries(r->core, own);
+	for (guint i = 0; i < own->len; i++) {
+		sync_ticker_entry *te = &g_array_index(own, sync_ticker_entry, i);
+		rbs_edge e = {(uint32_t)s->cfg.node, 0, now - te->conv.updated, te->from, te->to, te->conv};
+		g_array_append_val(edges, e);
+	}
+	g_array_free(own, TRUE);
+	for (guint i = 0; i < edges->len; i++) {
+		rbs_edge *e = &g_array_index(edges, rbs_edge, i);
+		g_hash_table_add(have, rbs_mesh_pair_key(e->from, e->to));
+	}
+	GArray *learned = g_array_new(FALSE, FALSE, sizeof(sync_ticker_entry));
+	rbs_mesh_entries(r->mesh, s->root, have, learned, org, hop);
+	for (guint i = 0; i < learned->len; i++) {
+		sync_ticker_entry *te = &g_array_index(learned, sync_ticker_entry, i);
+		if (te->from.kind == SYNC_KIND_REALTIME || te->to.kind == SYNC_KIND_REALTIME)
+			continue;
+		int64_t age = now - te->conv.updated;
+		rbs_edge e = {g_array_index(org, guint32, i), (uint16_t)MIN(g_array_index(hop, guint32, i), 65535u),
+			      age < 0 ? 0 : age, te->from, te->to, te->conv};
+		g_array_append_val(edges, e);
+	}
+	g_array_free(learned, TRUE);
+	/* Pack: news go first, then edges, each packet within RBS_MTU. */
+	size_t ni = 0, ei = 0, room0 = RBS_MTU - RBS_HDR - 8 - RBS_HMAC_LEN;
+	rbs_edge *ev = (rbs_edge *)(void *)edges->data;
+	do {
+		size_t room = room0, nn = 0, ne = 0;
+		while (ni + nn < n_news && room >= RBS_NODE_ENTRY) {
+			nn++;
+			room -= RBS_NODE_ENTRY;
+		}
+		while (ei + ne < edges->len && room >= RBS_EDGE_ENTRY) {
+			ne++;
+			room -= RBS_EDGE_ENTRY;
+		}
+		rbs_packet p = {.type = RBS_ADVERT, .root = s->have_global ? s->root : RBS_NO_NODE,
+				.nodes = news + ni, .n_nodes = nn, .edges = ev + ei, .n_edges = ne};
+		send_packet(r, &p);
+		ni += nn;
+		ei += ne;
+	} while (ni < n_news || ei < edges->len);
+	g_array_free(edges, TRUE);
+	g_array_free(org, TRUE);
+	g_array_free(hop, TRUE);
+	g_hash_table_destroy(have);
+	g_free(news);
+	r->t_advert = arm(r, s->cfg.advert_interval, on_advert);
+	return G_SOURCE_REMOVE;
+}
+
+/* --- receiving -------------------------------------------------------- */
+
+/* The kernel's receive time (host CLOCK_REALTIME) as this node's cpu time:
+ * host realtime -> node realtime (simulation) -> node cpu through the
+ * realtime<->cpu pair.  Returns 0 or -EAGAIN (pair not fitted yet). */
+static int rx_time_cpu(syncd_rbs *r, int64_t host_rt, int64_t *cpu)
+{
+	uint32_t me = (uint32_t)r->s->cfg.node;
+	sync_conv c;
+	if (syncd_pairs_conv(r->s->pairs, sync_clock_realtime(me), sync_clock_cpu(me), &c) < 0)
+		return -EAGAIN;
+	int64_t node_rt = sync_host_to_node(SYNC_KIND_REALTIME, host_rt);
+	sync_tval t = sync_conv_apply(&c, sync_tval_of(node_rt));
+	*cpu = t.i + (int64_t)(t.f >= 0 ? t.f + 0.5 : t.f - 0.5);
+	return 0;
+}
+
+static void count_bad(syncd_rbs *r, int rc, const char *why, const struct sockaddr_in *from)
+{
+	int k = rc == -EMSGSIZE ? BAD_SIZE : rc == -EBADMSG ? BAD_HEADER : rc == -EACCES ? BAD_AUTH : BAD_VALUE;
+	r->bad[k]++;
+	snprintf(r->last_bad, sizeof r->last_bad, "%s from %s: %s", bad_names[k], inet_ntoa(from->sin_addr), why);
+	warn_limited(r->bad[k], "rbs: dropped packet (%s, %" G_GUINT64_FORMAT " so far): %s", bad_names[k], r->bad[k],
+		     r->last_bad);
+	r->s->net_gen++; /* the counters are on sync/rbs */
+}
+
+static void handle(syncd_rbs *r, const uint8_t *buf, size_t len, int64_t host_rt, const struct sockaddr_in *from)
+{
+	syncd *s = r->s;
+	uint32_t me = (uint32_t)s->cfg.node;
+	rbs_packet p;
+	const char *why = NULL;
+	int rc = rbs_wire_decode(buf, len, r->key, r->klen, &p, &why);
+	if (rc < 0) {
+		count_bad(r, rc, why, from);
+		return;
+	}
+	int64_t now = sync_now(SYNC_KIND_CPU), t;
+	if (p.sender == me) {
+		/* Our own packet, looped back: only our beacons' receive times
+		 * matter (sender-receiver pairs). */
+		if (p.type == RBS_BEACON && rx_time_cpu(r, host_rt, &t) == 0) {
+			if (r->radio)
+				t += simradio_jitter_ns(r->radio);
+			rbs_core_heard(r->core, me, p.seq, t, now);
+			r->rx[0]++;
+		}
+		rbs_packet_clear(&p);
+		return;
+	}
+	if (r->radio && !simradio_delivers(r->radio, p.sender)) {
+		rbs_packet_clear(&p);
+		return;
+	}
+	r->rx[p.type]++;
+	rbs_core_touch(r->core, p.sender, now);
+	rbs_mesh_heard(r->mesh, p.sender, now);
+	switch (p.type) {
+	case RBS_BEACON:
+		if (rx_time_cpu(r, host_rt, &t) < 0) {
+			r->no_rtcpu++;
+			break;
+		}
+		if (r->radio)
+			t += simradio_jitter_ns(r->radio);
+		rbs_core_heard(r->core, p.sender, p.seq, t, now);
+		break;
+	case RBS_REPORT:
+		if (rbs_core_report(r->core, p.sender, p.rx, p.n_rx, now) > 0)
+			s->net_gen++;
+		break;
+	case RBS_ADVERT:
+		if (rbs_mesh_merge(r->mesh, &p, now) > 0)
+			s->net_gen++;
+		break;
+	}
+	rbs_packet_clear(&p);
+}
+
+static gboolean on_readable(gint fd, GIOCondition cond, gpointer data)
+{
+	syncd_rbs *r = data;
+	static uint8_t buf[RBS_MAX_PACKET];
+	for (int i = 0; i < 64; i++) {
+		struct sockaddr_in from;
+		char ctl[CMSG_SPACE(sizeof(struct timespec)) + 64];
+		struct iovec iov = {buf, sizeof buf};
+		struct msghdr m = {.msg_name = &from, .msg_namelen = sizeof from, .msg_iov = &iov, .msg_iovlen = 1,
+				   .msg_control = ctl, .msg_controllen = sizeof ctl};
+		ssize_t n = recvmsg(fd, &m, MSG_DONTWAIT);
+		if (n < 0)
+			break;
+		int64_t host_rt = INT64_MIN;
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+				struct timespec ts;
+				memcpy(&ts, CMSG_DATA(c), sizeof ts);
+				host_rt = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+			}
+		if (host_rt == INT64_MIN) {
+			r->no_tstamp++;
+			continue;
+		}
+		if (m.msg_flags & MSG_TRUNC) {
+			count_bad(r, -EMSGSIZE, "datagram larger than any chorus packet", &from);
+			continue;
+		}
+		handle(r, buf, (size_t)n, host_rt, &from);
+	}
+	syncd_devices_flush(r->s, sync_now(SYNC_KIND_CPU));
+	return G_SOURCE_CONTINUE;
+}
+
+/* --- set-up ----------------------------------------------------------- */
+
+static int open_socket(syncd_rbs *r, GError **err)
+{
+	const syncd_config *c = &r->s->cfg;
+	struct in_addr addr;
+	if (inet_pton(AF_INET, c->rbs_address, &addr) != 1) {
+		g_set_error(err, RBS_ERROR, EINVAL,
+			    "[rbs] address \"%s\" is not an IPv4 address", c->rbs_address);
+		return -EINVAL;
+	}
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	int one = 1;
+	if (fd < 0)
+		goto fail;
+	/* Every node's syncd on one host binds the same port (simulation). */
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_BROADCAST, &one, sizeof one) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one) < 0)
+		goto fail;
+	if (*c->rbs_interface &&
+	    setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, c->rbs_interface, (socklen_t)strlen(c->rbs_interface)) < 0)
+		goto fail;
+	struct sockaddr_in any = {.sin_family = AF_INET, .sin_port = htons((uint16_t)c->rbs_port),
+				  .sin_addr.s_addr = htonl(INADDR_ANY)};
+	if (bind(fd, (struct sockaddr *)&any, sizeof any) < 0)
+		goto fail;
+	if (IN_MULTICAST(ntohl(addr.s_addr))) {
+		struct ip_mreqn mr = {.imr_multiaddr = addr};
+		mr.imr_ifindex = *c->rbs_interface ? (int)if_nametoindex(c->rbs_interface) : 0;
+		if (setsockopt(fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &mr, sizeof mr) < 0 ||
+		    setsockopt(fd, IPPROTO_IP, IP_MULTICAST_IF, &mr, sizeof mr) < 0 ||
+		    setsockopt(fd, IPPROTO_IP, IP_MULTICAST_LOOP, &one, sizeof one) < 0)
+			goto fail;
+	}
+	r->fd = fd;
+	r->dest = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = any.sin_port, .sin_addr = addr};
+	return 0;
+fail:
+	g_set_error(err, RBS_ERROR, errno, "rbs socket on %s:%" G_GINT64_FORMAT "%s%s: %s",
+		    c->rbs_address, c->rbs_port, *c->rbs_interface ? " dev " : "", c->rbs_interface, g_strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return -errno;
+}
+
+syncd_rbs *syncd_rbs_new(syncd *s, GMainContext *ctx, GError **err)
+{
+	const syncd_config *c = &s->cfg;
+	const char *why = NULL;
+	syncd_rbs *r = g_new0(syncd_rbs, 1);
+	r->s = s;
+	r->fd = -1;
+	r->ctx = ctx ? ctx : g_main_context_default();
+	for (int i = 0; i < 4; i++)
+		r->seq[i] = g_random_int(); /* a restarted node's numbers do not match its old ones */
+	if (*c->key_file) {
+		gchar *k = NULL;
+		gsize kl = 0;
+		if (!g_file_get_contents(c->key_file, &k, &kl, err))
+			goto fail;
+		if (kl < 16) {
+			g_set_error(err, G_FILE_ERROR, G_FILE_ERROR_INVAL, "[rbs] key_file %s: %zu bytes; a key needs 16 or more",
+				    c->key_file, (size_t)kl);
+			g_free(k);
+			goto fail;
+		}
+		r->key = (uint8_t *)k;
+		r->klen = kl;
+	}
+	rbs_core_cfg cc = {
+		.self = (uint32_t)c->node,
+		.window = (uint32_t)c->rbs_window,
+		.reject_k = c->reject_k,
+		.wander = c->wander_ppm * 1e-6,
+		.max_span_ns = (int64_t)(c->rbs_max_span * 1e9),
+		.hold_ns = (int64_t)(MAX(10.0, 5.0 * c->report_interval) * 1e9),
+		.peer_timeout_ns = (int64_t)(c->peer_timeout * 1e9),
+		.min_rbs = (uint32_t)c->rbs_min,
+	};
+	r->core = rbs_core_new(&cc, &why);
+	if (!r->core) {
+		g_set_error(err, RBS_ERROR, EINVAL, "rbs: %s", why);
+		goto fail;
+	}
+	rbs_mesh_cfg mc = {(uint32_t)c->node, (int64_t)(c->edge_expire * 1e9), (int64_t)(c->node_timeout * 1e9),
+			   SYNC_GRAPH_MAX_HOPS};
+	r->mesh = rbs_mesh_new(&mc);
+	GError *e = NULL;
+	r->radio = simradio_new((uint32_t)c->node, &e);
+	if (e) {
+		g_propagate_error(err, e);
+		goto fail;
+	}
+	if (open_socket(r, err) < 0)
+		goto fail;
+	r->io = g_unix_fd_source_new(r->fd, G_IO_IN);
+	g_source_set_callback(r->io, (GSourceFunc)(void (*)(void))on_readable, r, NULL);
+	g_source_attach(r->io, r->ctx);
+	if (c->rbs_beacon)
+		r->t_beacon = arm(r, c->beacon_interval, on_beacon);
+	r->t_report = arm(r, c->report_interval, on_report);
+	r->t_advert = arm(r, c->advert_interval, on_advert);
+	return r;
+fail:
+	syncd_rbs_free(r);
+	return NULL;
+}
+
+void syncd_rbs_free(syncd_rbs *r)
+{
+	if (!r)
+		return;
+	GSource *src[] = {r->io, r->t_beacon, r->t_report, r->t_advert};
+	for (size_t i = 0; i < G_N_ELEMENTS(src); i++)
+		if (src[i] && !g_source_is_destroyed(src[i]))
+			g_source_destroy(src[i]);
+	if (r->io)
+		g_source_unref(r->io);
+	if (r->fd >= 0)
+		close(r->fd);
+	rbs_core_free(r->core);
+	rbs_mesh_free(r->mesh);
+	simradio_free(r->radio);
+	g_free(r->key);
+	g_free(r);
+}
+
+void syncd_rbs_entries(syncd_rbs *r, GArray *out, GHashTable *have)
+{
+	guint start = out->len;
+	rbs_core_entries(r->core, out);
+	for (guint i = start; i < out->len; i++) {
+		sync_ticker_entry *e = &g_array_index(out, sync_ticker_entry, i);
+		g_hash_table_add(have, rbs_mesh_pair_key(e->from, e->to));
+	}
+	rbs_mesh_entries(r->mesh, r->s->root, have, out, NULL, NULL);
+}
+
+void syncd_rbs_tick(syncd_rbs *r, int64_t now)
+{
+	syncd *s = r->s;
+	uint32_t me = (uint32_t)s->cfg.node;
+	guint gone = rbs_core_expire(r->core, now);
+	if (gone)
+		g_message("rbs: %u neighbour%s fell silent; their fits are forgotten", gone, gone == 1 ? "" : "s");
+	if (rbs_mesh_expire(r->mesh, now))
+		s->net_gen++;
+	uint32_t root = rbs_mesh_root(r->mesh, s->cfg.root, now);
+	if (root == me && !(s->root == me && s->have_global)) {
+		g_message("global time: node%u is the root now (was node%u)", me, s->root);
+		syncd_take_root(s, now);
+		s->root_switches++;
+		s->root_since = now;
+		s->net_gen++;
+	} else if (root != me && root != s->root) {
+		g_message("global time: root node%u (was node%u)", root, s->root);
+		s->root = root;
+		s->root_switches++;
+		s->root_since = now;
+		s->net_gen++;
+	}
+	if (root != me) {
+		/* Global is known once the root's definition has reached us. */
+		GArray *tmp = g_array_new(FALSE, FALSE, sizeof(sync_ticker_entry));
+		rbs_mesh_entries(r->mesh, root, NULL, tmp, NULL, NULL);
+		gboolean have = FALSE;
+		for (guint i = 0; i < tmp->len; i++)
+			if (g_array_index(tmp, sync_ticker_entry, i).to.kind == SYNC_KIND_GLOBAL)
+				have = TRUE;
+		g_array_free(tmp, TRUE);
+		if (have != s->have_global)
+			s->net_gen++;
+		s->have_global = have;
+	}
+}
+
+void syncd_rbs_describe(syncd_rbs *r, int64_t now, GString *out)
+{
+	syncd *s = r->s;
+	g_string_append_printf(out, "rbs node%" G_GINT64_FORMAT " on %s:%" G_GINT64_FORMAT "%s%s%s\n", s->cfg.node,
+			       s->cfg.rbs_address, s->cfg.rbs_port, *s->cfg.rbs_interface ? " dev " : "",
+			       s->cfg.rbs_interface, r->klen ? " authenticated (HMAC-SHA256)" : "");
+	g_string_append_printf(out, "root: node%u%s switches=%u", s->root, s->have_global ? "" : " (global not known yet)",
+			       s->root_switches);
+	if (s->root_switches)
+		g_string_append_printf(out, " last_switch=%.3fs ago", (double)(now - s->root_since) * 1e-9);
+	g_string_append_printf(out, " rule=%s\n",
+			       s->cfg.root >= 0 ? "configured root while alive, else lowest live node" : "lowest live node");
+	g_string_append_printf(out,
+			       "packets: rx_beacon=%" G_GUINT64_FORMAT " rx_report=%" G_GUINT64_FORMAT
+			       " rx_advert=%" G_GUINT64_FORMAT " own_beacons=%" G_GUINT64_FORMAT " tx_beacon=%" G_GUINT64_FORMAT
+			       " tx_report=%" G_GUINT64_FORMAT " tx_advert=%" G_GUINT64_FORMAT "\n",
+			       r->rx[RBS_BEACON], r->rx[RBS_REPORT], r->rx[RBS_ADVERT], r->rx[0], r->tx[RBS_BEACON],
+			       r->tx[RBS_REPORT], r->tx[RBS_ADVERT]);
+	g_string_append(out, "dropped:");
+	for (int i = 0; i < N_BAD; i++)
+		g_string_append_printf(out, " %s=%" G_GUINT64_FORMAT, bad_names[i], r->bad[i]);
+	g_string_append_printf(out, " no_rtcpu=%" G_GUINT64_FORMAT " no_tstamp=%" G_GUINT64_FORMAT
+			       " send_errors=%" G_GUINT64_FORMAT "\n", r->no_rtcpu, r->no_tstamp, r->send_errors);
+	if (*r->last_bad)
+		g_string_append_printf(out, "last bad packet: %s\n", r->last_bad);
+	if (r->radio)
+		simradio_describe(r->radio, out);
+	rbs_core_describe(r->core, now, out);
+	rbs_mesh_describe(r->mesh, now, out);
+}

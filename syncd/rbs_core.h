@@ -1,0 +1,84 @@
+/* rbs_core.h — reference-broadcast synchronization between this node and
+ * its neighbours: beacon receptions, matching of reception reports, and the
+ * pairwise fits cpu_self -> cpu_peer (pure: no I/O, no clocks; the caller
+ * passes every time, on this node's cpu clock, ns).
+ *
+ * RBS (Elson, Girod, Estrin 2002): a beacon's receivers each timestamp it;
+ * two receivers that heard the same beacons fit one's times against the
+ * other's, so the sender's own nondeterminism (when it actually sent) never
+ * enters.  Each node reports what it heard; a report from peer P matched
+ * against our own receptions gives pairs (t_self, t_P):
+ *   - beacons sent by a third node: RBS observations (the method proper);
+ *   - beacons sent by P or by us, with the sender's own looped-back
+ *     reception: "sender-receiver" observations.  Two nodes with no common
+ *     third neighbour (the ends of a line) have only these.  Both directions
+ *     go into one fit, so a constant send-path delay cancels; they carry the
+ *     sender's send-path jitter and are used only while a pair has fewer
+ *     than min_rbs RBS observations.
+ * Each fit is libsync's robust least squares (MEAN, outlier rejection).
+ */
+#ifndef CHORUS_SYNCD_RBS_CORE_H
+#define CHORUS_SYNCD_RBS_CORE_H
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "libsync/fit.h"
+#include "libsync/ticker_wire.h"
+#include "syncd/rbs_wire.h"
+
+typedef struct {
+	uint32_t self;           /* this node */
+	uint32_t window;         /* observations per fit */
+	double reject_k;         /* outlier rejection, robust sigmas */
+	double wander;           /* fractional frequency wander for aging */
+	int64_t max_span_ns;     /* observations older than this leave a fit, ns */
+	int64_t hold_ns;         /* keep our own receptions this long, ns */
+	int64_t peer_timeout_ns; /* forget a peer silent this long, ns */
+	uint32_t min_rbs;        /* RBS observations before a pair uses its RBS fit (>= 3) */
+} rbs_core_cfg;
+
+typedef struct rbs_core rbs_core;
+
+/* A new state.  Returns NULL with *why on a bad parameter. */
+rbs_core *rbs_core_new(const rbs_core_cfg *cfg, const char **why);
+
+/* Free (NULL is fine). */
+void rbs_core_free(rbs_core *c);
+
+/* We received beacon (sender, seq) at cpu time t (our own beacons too, as
+ * looped back).  A duplicate (sender, seq) keeps the first time.  Receptions
+ * older than hold_ns before `now` are forgotten. */
+void rbs_core_heard(rbs_core *c, uint32_t sender, uint32_t seq, int64_t t, int64_t now);
+
+/* Our receptions at or after `since`, oldest first, at most max into out.
+ * Returns how many. */
+size_t rbs_core_recent(const rbs_core *c, int64_t since, rbs_reception *out, size_t max);
+
+/* Peer `peer` reported these receptions.  Matches them against ours and adds
+ * the new pairs to its fits (each fit takes only x beyond its last one).
+ * Returns the observations added (>= 0). */
+int rbs_core_report(rbs_core *c, uint32_t peer, const rbs_reception *rx, size_t n, int64_t now);
+
+/* Any packet from `peer` at `now`: it is alive. */
+void rbs_core_touch(rbs_core *c, uint32_t peer, int64_t now);
+
+/* Forget peers silent for peer_timeout_ns.  Returns how many went. */
+guint rbs_core_expire(rbs_core *c, int64_t now);
+
+/* The usable fits: entries cpu_self -> cpu_peer (conv.updated = time of the
+ * newest observation), appended to `out` (GArray of sync_ticker_entry).
+ * Returns how many. */
+size_t rbs_core_entries(rbs_core *c, GArray *out);
+
+/* Number of peers (heard within the timeout). */
+guint rbs_core_n_peers(const rbs_core *c);
+
+/* A counter that changes whenever a fit gains observations or a peer comes
+ * or goes. */
+guint64 rbs_core_generation(const rbs_core *c);
+
+/* Append a table of peers and fits to out. */
+void rbs_core_describe(rbs_core *c, int64_t now, GString *out);
+
+#endif

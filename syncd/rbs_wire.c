@@ -1,0 +1,255 @@
+/* rbs_wire.c — RBS packet encode/decode and authentication (see rbs_wire.h). */
+#include "syncd/rbs_wire.h"
+
+#include <errno.h>
+#include <glib.h>
+#include <string.h>
+
+static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static void put32(uint8_t *p, uint32_t v) { put16(p, (uint16_t)v); put16(p + 2, (uint16_t)(v >> 16)); }
+static void put64(uint8_t *p, uint64_t v) { put32(p, (uint32_t)v); put32(p + 4, (uint32_t)(v >> 32)); }
+static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
+static uint32_t get32(const uint8_t *p) { return get16(p) | (uint32_t)get16(p + 2) << 16; }
+static uint64_t get64(const uint8_t *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
+
+static void put_clock(uint8_t *p, sync_clock_id c)
+{
+	put32(p, c.node);
+	put16(p + 4, c.kind);
+	put16(p + 6, c.index);
+}
+
+static sync_clock_id get_clock(const uint8_t *p)
+{
+	sync_clock_id c = {get32(p), get16(p + 4), get16(p + 6)};
+	return c;
+}
+
+static size_t body_size(const rbs_packet *p)
+{
+	switch (p->type) {
+	case RBS_BEACON:
+		return 0;
+	case RBS_REPORT:
+		return 4 + p->n_rx * RBS_REPORT_ENTRY;
+	case RBS_ADVERT:
+		return 8 + p->n_nodes * RBS_NODE_ENTRY + p->n_edges * RBS_EDGE_ENTRY;
+	}
+	return 0;
+}
+
+size_t rbs_wire_size(const rbs_packet *p, int keyed)
+{
+	return RBS_HDR + body_size(p) + (keyed ? RBS_HMAC_LEN : 0);
+}
+
+/* HMAC-SHA256 of buf[0..len) under key into mac[32]. */
+static void hmac(const uint8_t *key, size_t klen, const uint8_t *buf, size_t len, uint8_t *mac)
+{
+	GHmac *h = g_hmac_new(G_CHECKSUM_SHA256, key, klen);
+	gsize n = RBS_HMAC_LEN;
+	g_hmac_update(h, buf, (gssize)len);
+	g_hmac_get_digest(h, mac, &n);
+	g_hmac_unref(h);
+}
+
+int rbs_wire_encode(const rbs_packet *p, const uint8_t *key, size_t klen, uint8_t *buf, size_t len)
+{
+	if (p->sender == RBS_NO_NODE || p->type < RBS_BEACON || p->type > RBS_ADVERT)
+		return -EINVAL;
+	if (p->n_rx > 65535 || p->n_nodes > 65535 || p->n_edges > 65535)
+		return -EMSGSIZE;
+	size_t need = rbs_wire_size(p, klen > 0);
+	if (need > len || need > RBS_MAX_PACKET)
+		return -EMSGSIZE;
+	put32(buf, RBS_WIRE_MAGIC);
+	buf[4] = RBS_WIRE_VERSION;
+	buf[5] = (uint8_t)p->type;
+	put16(buf + 6, klen > 0 ? RBS_FLAG_HMAC : 0);
+	put32(buf + 8, p->sender);
+	put32(buf + 12, p->seq);
+	uint8_t *q = buf + RBS_HDR;
+	if (p->type == RBS_REPORT) {
+		put16(q, (uint16_t)p->n_rx);
+		put16(q + 2, 0);
+		q += 4;
+		for (size_t i = 0; i < p->n_rx; i++, q += RBS_REPORT_ENTRY) {
+			put32(q, p->rx[i].sender);
+			put32(q + 4, p->rx[i].seq);
+			put64(q + 8, (uint64_t)p->rx[i].t);
+		}
+	} else if (p->type == RBS_ADVERT) {
+		put32(q, p->root);
+		put16(q + 4, (uint16_t)p->n_nodes);
+		put16(q + 6, (uint16_t)p->n_edges);
+		q += 8;
+		for (size_t i = 0; i < p->n_nodes; i++, q += RBS_NODE_ENTRY) {
+			put32(q, p->nodes[i].node);
+			put32(q + 4, p->nodes[i].hops);
+			put64(q + 8, (uint64_t)p->nodes[i].age);
+		}
+		for (size_t i = 0; i < p->n_edges; i++, q += RBS_EDGE_ENTRY) {
+			const rbs_edge *e = &p->edges[i];
+			sync_conv c = e->conv;
+			c.updated = 0; /* on the fitter's clock: meaningless elsewhere; the age travels */
+			put32(q, e->origin);
+			put16(q + 4, e->hops);
+			put16(q + 6, 0);
+			put64(q + 8, (uint64_t)e->age);
+			put_clock(q + 16, e->from);
+			put_clock(q + 24, e->to);
+			sync_conv_pack(&c, q + 32);
+		}
+	}
+	if (klen > 0)
+		hmac(key, klen, buf, need - RBS_HMAC_LEN, buf + need - RBS_HMAC_LEN);
+	return (int)need;
+}
+
+void rbs_packet_clear(rbs_packet *p)
+{
+	g_free(p->rx);
+	g_free(p->nodes);
+	g_free(p->edges);
+	p->rx = NULL;
+	p->nodes = NULL;
+	p->edges = NULL;
+	p->n_rx = p->n_nodes = p->n_edges = 0;
+}
+
+static int fail(rbs_packet *p, const char **why, const char *reason, int rc)
+{
+	rbs_packet_clear(p);
+	*why = reason;
+	return rc;
+}
+
+/* Ages beyond a day, receive times <= 0 and unknown clock kinds cannot come
+ * from a working node. */
+#define MAX_AGE_NS (86400LL * 1000000000LL)
+
+static int clock_ok(sync_clock_id c)
+{
+	if (c.kind > SYNC_KIND_GLOBAL)
+		return 0;
+	if (c.kind == SYNC_KIND_GLOBAL)
+		return c.node == 0 && c.index == 0;
+	return c.node != RBS_NO_NODE && (c.kind == SYNC_KIND_AUDIO || c.index == 0);
+}
+
+static int decode_body(const uint8_t *q, size_t blen, rbs_packet *p, const char **why)
+{
+	if (p->type == RBS_BEACON)
+		return blen == 0 ? 0 : fail(p, why, "beacon with a body", -EMSGSIZE);
+	if (p->type == RBS_REPORT) {
+		if (blen < 4)
+			return fail(p, why, "report shorter than its count", -EMSGSIZE);
+		p->n_rx = get16(q);
+		if (blen != 4 + p->n_rx * RBS_REPORT_ENTRY)
+			return fail(p, why, "report size does not match its count", -EMSGSIZE);
+		p->rx = g_new(rbs_reception, p->n_rx ? p->n_rx : 1);
+		for (size_t i = 0; i < p->n_rx; i++) {
+			const uint8_t *e = q + 4 + i * RBS_REPORT_ENTRY;
+			p->rx[i].sender = get32(e);
+			p->rx[i].seq = get32(e + 4);
+			p->rx[i].t = (int64_t)get64(e + 8);
+			if (p->rx[i].sender == RBS_NO_NODE || p->rx[i].t <= 0)
+				return fail(p, why, "report entry with an invalid node or a receive time <= 0", -EINVAL);
+		}
+		return 0;
+	}
+	if (blen < 8)
+		return fail(p, why, "advertisement shorter than its counts", -EMSGSIZE);
+	p->root = get32(q);
+	p->n_nodes = get16(q + 4);
+	p->n_edges = get16(q + 6);
+	if (blen != 8 + p->n_nodes * RBS_NODE_ENTRY + p->n_edges * RBS_EDGE_ENTRY)
+		return fail(p, why, "advertisement size does not match its counts", -EMSGSIZE);
+	p->nodes = g_new(rbs_node_news, p->n_nodes ? p->n_nodes : 1);
+	p->edges = g_new(rbs_edge, p->n_edges ? p->n_edges : 1);
+	q += 8;
+	for (size_t i = 0; i < p->n_nodes; i++, q += RBS_NODE_ENTRY) {
+		p->nodes[i].node = get32(q);
+		p->nodes[i].hops = get32(q + 4);
+		p->nodes[i].age = (int64_t)get64(q + 8);
+		if (p->nodes[i].node == RBS_NO_NODE || p->nodes[i].age < 0 || p->nodes[i].age > MAX_AGE_NS ||
+		    p->nodes[i].hops > 65535)
+			return fail(p, why, "advertised node with an invalid number, age or hop count", -EINVAL);
+	}
+	for (size_t i = 0; i < p->n_edges; i++, q += RBS_EDGE_ENTRY) {
+		rbs_edge *e = &p->edges[i];
+		e->origin = get32(q);
+		e->hops = get16(q + 4);
+		e->age = (int64_t)get64(q + 8);
+		e->from = get_clock(q + 16);
+		e->to = get_clock(q + 24);
+		if (e->origin == RBS_NO_NODE || e->age < 0 || e->age > MAX_AGE_NS)
+			return fail(p, why, "advertised conversion with an invalid origin or age", -EINVAL);
+		if (!clock_ok(e->from) || !clock_ok(e->to) || sync_clock_equal(e->from, e->to))
+			return fail(p, why, "advertised conversion between invalid or identical clocks", -EINVAL);
+		const char *r = NULL;
+		if (sync_conv_unpack(q + 32, SYNC_CONV_WIRE_SIZE, &e->conv, &r) < 0)
+			return fail(p, why, "advertised conversion is not usable (bad slope, variance or interval)",
+				    -EINVAL);
+	}
+	return 0;
+}
+
+int rbs_wire_decode(const uint8_t *buf, size_t len, const uint8_t *key, size_t klen, rbs_packet *p,
+		    const char **why)
+{
+	memset(p, 0, sizeof *p);
+	if (len < RBS_HDR) {
+		*why = "packet shorter than the header";
+		return -EMSGSIZE;
+	}
+	if (get32(buf) != RBS_WIRE_MAGIC) {
+		*why = "not a chorus RBS packet (bad magic)";
+		return -EBADMSG;
+	}
+	if (buf[4] != RBS_WIRE_VERSION) {
+		*why = "unsupported protocol version";
+		return -EBADMSG;
+	}
+	unsigned flags = get16(buf + 6);
+	if (flags & ~RBS_FLAG_HMAC) {
+		*why = "unknown flags";
+		return -EBADMSG;
+	}
+	size_t blen = len - RBS_HDR;
+	if (flags & RBS_FLAG_HMAC) {
+		if (blen < RBS_HMAC_LEN) {
+			*why = "packet too short for its HMAC";
+			return -EMSGSIZE;
+		}
+		blen -= RBS_HMAC_LEN;
+	}
+	if (klen > 0) {
+		uint8_t mac[RBS_HMAC_LEN];
+		if (!(flags & RBS_FLAG_HMAC)) {
+			*why = "unauthenticated packet on a keyed network";
+			return -EACCES;
+		}
+		hmac(key, klen, buf, len - RBS_HMAC_LEN, mac);
+		/* Constant-time compare: a timing oracle must not reveal the MAC. */
+		unsigned diff = 0;
+		for (size_t i = 0; i < RBS_HMAC_LEN; i++)
+			diff |= mac[i] ^ buf[len - RBS_HMAC_LEN + i];
+		if (diff) {
+			*why = "HMAC does not match (wrong key or altered packet)";
+			return -EACCES;
+		}
+	}
+	p->type = (rbs_type)buf[5];
+	if (p->type < RBS_BEACON || p->type > RBS_ADVERT) {
+		*why = "unknown packet type";
+		return -EBADMSG;
+	}
+	p->sender = get32(buf + 8);
+	p->seq = get32(buf + 12);
+	if (p->sender == RBS_NO_NODE) {
+		*why = "sender node number is invalid";
+		return -EINVAL;
+	}
+	return decode_body(buf + RBS_HDR, blen, p, why);
+}

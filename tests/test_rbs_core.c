@@ -1,0 +1,233 @@
+/* test_rbs_core.c — RBS matching and pairwise fits (rbs_core) and the mesh
+ * view (rbs_mesh: learned conversions, ages, liveness, root rule), on seeded
+ * simulated clocks with known truth. */
+#include <check.h>
+#include <glib.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "syncd/rbs_core.h"
+#include "syncd/rbs_mesh.h"
+
+#define SIGMA 1000.0 /* receive jitter, ns */
+
+typedef struct {
+	double skew;    /* fractional */
+	int64_t offset; /* ns */
+} clk;
+
+static int64_t cpu_at(const clk *c, int64_t t)
+{
+	return t + c->offset + (int64_t)llround((double)t * c->skew);
+}
+
+static double gauss(GRand *g, double sd)
+{
+	double u1 = g_rand_double(g), u2 = g_rand_double(g);
+	return sd * sqrt(-2.0 * log(u1 > 1e-300 ? u1 : 1e-300)) * cos(2.0 * G_PI * u2);
+}
+
+static rbs_core *new_core(uint32_t self)
+{
+	rbs_core_cfg c = {.self = self, .window = 64, .reject_k = 3.5, .wander = 1e-7, .max_span_ns = 0,
+			  .hold_ns = 10000000000LL, .peer_timeout_ns = 5000000000LL, .min_rbs = 8};
+	const char *why = NULL;
+	rbs_core *r = rbs_core_new(&c, &why);
+	ck_assert_ptr_nonnull(r);
+	return r;
+}
+
+/* One run: node 1 (us) and node 2 hear beacons of node 3 (and, if sr, each
+ * other's beacons with the sender's own looped-back time) for n beacons
+ * 0.2 s apart; node 2 reports every 5 beacons.  Returns our conversion
+ * cpu1 -> cpu2 in *out and the truth at the newest beacon in *truth_x/y. */
+static void run_pair(guint32 seed, int n, gboolean third, gboolean sr, sync_conv *out, int64_t *tx, int64_t *ty)
+{
+	GRand *g = g_rand_new_with_seed(seed);
+	clk c1 = {g_rand_double_range(g, -1e-4, 1e-4), 3000000000LL + g_rand_int_range(g, 0, 1000000)};
+	clk c2 = {g_rand_double_range(g, -1e-4, 1e-4), 900000000000LL + g_rand_int_range(g, 0, 1000000)};
+	rbs_core *me = new_core(1);
+	GArray *rep = g_array_new(FALSE, FALSE, sizeof(rbs_reception));
+	int64_t t = 1000000000000LL, now = 0;
+	for (int j = 0; j < n; j++) {
+		t += 200000000 + g_rand_int_range(g, 0, 1000000);
+		int64_t a = cpu_at(&c1, t) + (int64_t)gauss(g, SIGMA);
+		int64_t b = cpu_at(&c2, t) + (int64_t)gauss(g, SIGMA);
+		now = cpu_at(&c1, t) + 1000000;
+		uint32_t sender = third ? 3 : (uint32_t)(1 + j % 2);
+		if (!third && !sr)
+			continue;
+		/* Both receive (the sender's reception is its loopback). */
+		rbs_core_heard(me, sender, (uint32_t)j, a, now);
+		rbs_reception x = {sender, (uint32_t)j, b};
+		g_array_append_val(rep, x);
+		if (j % 5 == 4) {
+			rbs_core_report(me, 2, (rbs_reception *)(void *)rep->data, rep->len, now);
+			/* Reports overlap (redundancy): keep the last 3 receptions. */
+			if (rep->len > 3)
+				g_array_remove_range(rep, 0, rep->len - 3);
+		}
+	}
+	GArray *e = g_array_new(FALSE, FALSE, sizeof(sync_ticker_entry));
+	ck_assert_uint_eq(rbs_core_entries(me, e), 1);
+	sync_ticker_entry *te = &g_array_index(e, sync_ticker_entry, 0);
+	ck_assert(sync_clock_equal(te->from, sync_clock_cpu(1)));
+	ck_assert(sync_clock_equal(te->to, sync_clock_cpu(2)));
+	*out = te->conv;
+	*tx = cpu_at(&c1, t);
+	*ty = cpu_at(&c2, t);
+	g_array_free(e, TRUE);
+	g_array_free(rep, TRUE);
+	rbs_core_free(me);
+	g_rand_free(g);
+}
+
+START_TEST(test_rbs_fit_calibrated)
+{
+	/* Over 200 seeds the error at the newest beacon, divided by the fit's own
+	 * standard error, must have RMS ~ 1 (chi-square: 200 draws give RMS within
+	 * ±0.15 at >4 sigma), and the residual RMS must be sigma*sqrt(2). */
+	double z2 = 0, rms = 0;
+	int seeds = 200;
+	for (int s = 0; s < seeds; s++) {
+		sync_conv c;
+		int64_t tx, ty;
+		run_pair((guint32)(1000 + s), 80, TRUE, FALSE, &c, &tx, &ty);
+		ck_assert_uint_ge(c.n, 55); /* window 64, few rejected */
+		sync_tval y = sync_conv_apply(&c, sync_tval_of(tx));
+		double err = sync_tval_diff(y, ty);
+		double sd = sqrt(sync_conv_var(&c, sync_tval_of(tx)));
+		ck_assert_msg(fabs(err) < 6 * sd, "seed %d: error %.0f ns, sd %.0f", s, err, sd);
+		z2 += (err / sd) * (err / sd);
+		rms += c.rms * c.rms;
+	}
+	double zr = sqrt(z2 / seeds), rr = sqrt(rms / seeds);
+	ck_assert_msg(zr > 0.8 && zr < 1.2, "normalized error RMS %.3f", zr);
+	ck_assert_msg(fabs(rr / (SIGMA * M_SQRT2) - 1.0) < 0.1, "residual RMS %.0f ns", rr);
+}
+END_TEST
+
+START_TEST(test_sender_receiver_fallback)
+{
+	/* Only two nodes: no third-party beacon, so the pair uses the
+	 * sender-receiver observations (our own beacons' loopback times). */
+	sync_conv c;
+	int64_t tx, ty;
+	run_pair(7, 80, FALSE, TRUE, &c, &tx, &ty);
+	double err = sync_tval_diff(sync_conv_apply(&c, sync_tval_of(tx)), ty);
+	double sd = sqrt(sync_conv_var(&c, sync_tval_of(tx)));
+	ck_assert_msg(fabs(err) < 5 * sd && sd < 1000, "error %.0f sd %.0f", err, sd);
+}
+END_TEST
+
+START_TEST(test_unmatched_and_aging)
+{
+	rbs_core *me = new_core(1);
+	int64_t now = 5000000000LL;
+	/* Report of beacons we never heard: nothing added, no fit. */
+	rbs_reception rx[3] = {{3, 1, 100}, {3, 2, 200}, {3, 3, 300}};
+	ck_assert_int_eq(rbs_core_report(me, 2, rx, 3, now), 0);
+	GArray *e = g_array_new(FALSE, FALSE, sizeof(sync_ticker_entry));
+	ck_assert_uint_eq(rbs_core_entries(me, e), 0);
+	ck_assert_uint_eq(rbs_core_n_peers(me), 1);
+	/* Heard, then the same report twice: added once. */
+	for (int i = 0; i < 3; i++)
+		rbs_core_heard(me, 3, (uint32_t)(i + 1), 1000 + 1000 * i + (i == 1), now);
+	ck_assert_int_eq(rbs_core_report(me, 2, rx, 3, now), 3);
+	ck_assert_int_eq(rbs_core_report(me, 2, rx, 3, now), 0);
+	ck_assert_uint_eq(rbs_core_entries(me, e), 1);
+	/* Our receptions are listed for our report, oldest first. */
+	rbs_reception out[8];
+	ck_assert_uint_eq(rbs_core_recent(me, 0, out, 8), 3);
+	ck_assert_int_eq(out[0].t, 1000);
+	/* A silent peer ages out; receptions older than the hold time go. */
+	ck_assert_uint_eq(rbs_core_expire(me, now + 4000000000LL), 0);
+	ck_assert_uint_eq(rbs_core_expire(me, now + 6000000000LL), 1);
+	ck_assert_uint_eq(rbs_core_n_peers(me), 0);
+	rbs_core_heard(me, 3, 99, 20000000000LL, 20000000001LL);
+	ck_assert_uint_eq(rbs_core_recent(me, 0, out, 8), 1);
+	g_array_free(e, TRUE);
+	rbs_core_free(me);
+}
+END_TEST
+
+static rbs_edge edge(uint32_t origin, sync_clock_id a, sync_clock_id b, int64_t age, double slope)
+{
+	rbs_edge e = {origin, 0, age, a, b, sync_conv_fixed(0, 0, slope)};
+	e.conv.flags = 0;
+	e.conv.n = 10;
+	return e;
+}
+
+START_TEST(test_mesh_ages_and_root)
+{
+	rbs_mesh_cfg mc = {5, 30000000000LL, 10000000000LL, 16};
+	rbs_mesh *m = rbs_mesh_new(&mc);
+	int64_t now = 100000000000LL;
+	/* Alone: we are the root. */
+	ck_assert_uint_eq(rbs_mesh_root(m, -1, now), 5);
+	rbs_node_news news[2] = {{3, 0, 0}, {1, 1, 2000000000LL}};
+	rbs_edge ed[3] = {
+		edge(3, sync_clock_cpu(3), sync_clock_cpu(1), 1000000000LL, 1.00001),
+		edge(5, sync_clock_cpu(5), sync_clock_cpu(3), 0, 1.0), /* ours: ignored */
+		edge(1, sync_clock_cpu(1), sync_clock_global(), 0, 1.0),
+	};
+	rbs_packet adv = {.type = RBS_ADVERT, .sender = 3, .root = 1, .nodes = news, .n_nodes = 2, .edges = ed, .n_edges = 3};
+	ck_assert_int_eq(rbs_mesh_merge(m, &adv, now), 2);
+	ck_assert_uint_eq(rbs_mesh_n_edges(m), 2);
+	ck_assert_uint_eq(rbs_mesh_root(m, -1, now), 1);
+	ck_assert_uint_eq(rbs_mesh_root(m, 3, now), 3); /* preferred and alive */
+	GArray *e = g_array_new(FALSE, FALSE, sizeof(sync_ticker_entry));
+	GArray *hops = g_array_new(FALSE, FALSE, sizeof(guint32));
+	ck_assert_uint_eq(rbs_mesh_entries(m, 1, NULL, e, NULL, hops), 2);
+	for (guint i = 0; i < e->len; i++) {
+		sync_ticker_entry *x = &g_array_index(e, sync_ticker_entry, i);
+		if (x->to.kind == SYNC_KIND_CPU)
+			ck_assert_int_eq(x->conv.updated, now - 1000000000LL); /* age carried, on our clock */
+		ck_assert_uint_eq(g_array_index(hops, guint32, i), 1);
+	}
+	/* The global edge counts only for its root. */
+	g_array_set_size(e, 0);
+	ck_assert_uint_eq(rbs_mesh_entries(m, 3, NULL, e, NULL, NULL), 1);
+	/* An older copy does not replace a fresher one; a fresher one does. */
+	ed[0].age = 5000000000LL;
+	ed[0].conv.slope = 2.0;
+	adv.n_edges = 1;
+	ck_assert_int_eq(rbs_mesh_merge(m, &adv, now), 0);
+	ed[0].age = 0;
+	ck_assert_int_eq(rbs_mesh_merge(m, &adv, now + 1), 1);
+	/* Node 1's news is 2 s old: it dies 10 s later; the root moves to 3,
+	 * and to us when 3 falls silent too. */
+	ck_assert(rbs_mesh_alive(m, 1, now + 7000000000LL));
+	ck_assert(!rbs_mesh_alive(m, 1, now + 9000000000LL));
+	ck_assert_uint_eq(rbs_mesh_root(m, -1, now + 9000000000LL), 3);
+	ck_assert_uint_eq(rbs_mesh_root(m, -1, now + 11000000000LL), 5);
+	/* Nobody refreshes the conversions: they expire. */
+	ck_assert_uint_eq(rbs_mesh_expire(m, now + 31000000000LL), 2);
+	ck_assert_uint_eq(rbs_mesh_n_edges(m), 0);
+	size_t nn;
+	rbs_node_news *mine = rbs_mesh_news(m, now, &nn);
+	ck_assert_uint_eq(mine[0].node, 5);
+	ck_assert_uint_eq(mine[0].age, 0);
+	g_free(mine);
+	g_array_free(e, TRUE);
+	g_array_free(hops, TRUE);
+	rbs_mesh_free(m);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("rbs_core");
+	TCase *tc = tcase_create("core");
+	tcase_add_test(tc, test_rbs_fit_calibrated);
+	tcase_add_test(tc, test_sender_receiver_fallback);
+	tcase_add_test(tc, test_unmatched_and_aging);
+	tcase_add_test(tc, test_mesh_ages_and_root);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

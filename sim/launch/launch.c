@@ -1,0 +1,378 @@
+/* launch.c — start, watch and stop the processes of virtual nodes (see launch.h). */
+#include "sim/launch/launch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CSIM_ERROR g_quark_from_static_string("chorus-sim")
+
+enum { P_SYNCD, P_AUDIOD, N_PROC };
+static const char *const prog_names[N_PROC] = {"syncd", "audiod"};
+
+typedef struct {
+	int id;
+	const sim_node_cfg *cfg;
+	pid_t pid[N_PROC];
+	char netns[32];
+	char veth_host[16], veth_node[16];
+} node_rec;
+
+struct csim {
+	csim_opts o;
+	sim_scenario *sc;
+	char *out_dir, *run_dir, *bin_dir, *notify_dir;
+	char *syncd_conf_path, *syncd_conf, *audiod_conf_path, *alsa_path, *scenario_abs;
+	char bridge[16];
+	int port;
+	int64_t epoch_ns;
+	GArray *nodes; /* node_rec */
+	guint spawned;
+};
+
+static int64_t host_raw(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static node_rec *find(csim *s, int id)
+{
+	for (guint i = 0; i < s->nodes->len; i++)
+		if (g_array_index(s->nodes, node_rec, i).id == id)
+			return &g_array_index(s->nodes, node_rec, i);
+	return NULL;
+}
+
+/* Run a command (netns set-up) and wait; FALSE + *err with its status. */
+static gboolean run_cmd(GError **err, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static gboolean run_cmd(GError **err, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *cmd = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	gint status = 0;
+	gchar *errout = NULL;
+	gboolean ok = g_spawn_command_line_sync(cmd, NULL, &errout, &status, err) && g_spawn_check_wait_status(status, NULL);
+	if (!ok && err && !*err)
+		g_set_error(err, CSIM_ERROR, EIO, "`%s` failed: %s", cmd, errout ? g_strstrip(errout) : "");
+	g_free(errout);
+	g_free(cmd);
+	return ok;
+}
+
+static void netns_down(csim *s, node_rec *n)
+{
+	if (!*n->netns)
+		return;
+	run_cmd(NULL, "ip netns del %s", n->netns);
+	run_cmd(NULL, "ip link del %s", n->veth_host);
+	*n->netns = 0;
+}
+
+static gboolean netns_up(csim *s, node_rec *n, GError **err)
+{
+	int pid = (int)(getpid() % 100000);
+	g_snprintf(n->netns, sizeof n->netns, "chorus-n%d-%d", n->id, pid);
+	g_snprintf(n->veth_host, sizeof n->veth_host, "cs%dn%d", pid, n->id);
+	g_snprintf(n->veth_node, sizeof n->veth_node, "cp%dn%d", pid, n->id);
+	int h = n->id + 1;
+	return run_cmd(err, "ip netns add %s", n->netns) &&
+	       run_cmd(err, "ip link add %s type veth peer name %s", n->veth_host, n->veth_node) &&
+	       run_cmd(err, "ip link set %s netns %s", n->veth_node, n->netns) &&
+	       run_cmd(err, "ip link set %s master %s up", n->veth_host, s->bridge) &&
+	       run_cmd(err, "ip -n %s addr add 10.213.%d.%d/16 brd 10.213.255.255 dev %s", n->netns, h / 256, h % 256,
+		       n->veth_node) &&
+	       run_cmd(err, "ip -n %s link set %s up", n->netns, n->veth_node) &&
+	       run_cmd(err, "ip -n %s link set lo up", n->netns);
+}
+
+/* Fork prog for node n with its environment and NOTIFY_SOCKET, then wait
+ * for READY=1 (or its death, or the timeout). */
+static gboolean spawn(csim *s, node_rec *n, int which, GError **err)
+{
+	char sock[108];
+	g_snprintf(sock, sizeof sock, "%s/%d-%s-%u", s->notify_dir, n->id, prog_names[which], s->spawned++);
+	unlink(sock);
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	g_strlcpy(a.sun_path, sock, sizeof a.sun_path);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0) {
+		g_set_error(err, CSIM_ERROR, errno, "notify socket %s: %s", sock, g_strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return FALSE;
+	}
+	chmod(sock, 0666);
+	char *log = g_strdup_printf("%s/node%d-%s.log", s->out_dir, n->id, prog_names[which]);
+	char *prog = g_build_filename(s->bin_dir, prog_names[which], NULL);
+	char *clk = g_strdup_printf("%.9g,%" G_GINT64_FORMAT, n->cfg->cpu.skew_ppm, n->cfg->cpu.offset_ns);
+	GPtrArray *argv = g_ptr_array_new();
+	if (*n->netns) {
+		g_ptr_array_add(argv, "ip");
+		g_ptr_array_add(argv, "netns");
+		g_ptr_array_add(argv, "exec");
+		g_ptr_array_add(argv, n->netns);
+	}
+	g_ptr_array_add(argv, prog);
+	g_ptr_array_add(argv, "-c");
+	g_ptr_array_add(argv, which == P_SYNCD ? s->syncd_conf_path : s->audiod_conf_path);
+	g_ptr_array_add(argv, NULL);
+	char node_s[16], epoch_s[32];
+	g_snprintf(node_s, sizeof node_s, "%d", n->id);
+	g_snprintf(epoch_s, sizeof epoch_s, "%" G_GINT64_FORMAT, s->epoch_ns);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int lf = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (lf >= 0) {
+			dup2(lf, 1);
+			dup2(lf, 2);
+		}
+		setenv("CHORUS_NODE", node_s, 1);
+		setenv("CHORUS_RUN", s->run_dir, 1);
+		setenv("CHORUS_SIM_CLOCK", clk, 1);
+		setenv("CHORUS_SCENARIO", s->scenario_abs, 1);
+		setenv("CHORUS_SIM_EPOCH_NS", epoch_s, 1);
+		setenv("NOTIFY_SOCKET", sock, 1);
+		setenv("ALSA_CONFIG_PATH", s->alsa_path, 1);
+		if (*n->netns)
+			setenv("CHORUS_SIM_NETNS", "1", 1);
+		execvp((char *)argv->pdata[0], (char **)argv->pdata);
+		fprintf(stderr, "chorus-sim: cannot run %s: %s\n", (char *)argv->pdata[0], strerror(errno));
+		_exit(127);
+	}
+	g_ptr_array_free(argv, TRUE);
+	g_free(prog);
+	g_free(clk);
+	gboolean ready = FALSE;
+	if (pid < 0) {
+		g_set_error(err, CSIM_ERROR, errno, "fork: %s", g_strerror(errno));
+		goto out;
+	}
+	n->pid[which] = pid;
+	int64_t deadline = host_raw() + (int64_t)(s->o.ready_timeout_ms ? s->o.ready_timeout_ms : 20000) * 1000000;
+	while (!ready) {
+		struct pollfd p = {fd, POLLIN, 0};
+		int64_t left = (deadline - host_raw()) / 1000000;
+		if (left <= 0) {
+			g_set_error(err, CSIM_ERROR, ETIMEDOUT, "node%d %s not ready in time (log: %s)", n->id,
+				    prog_names[which], log);
+			break;
+		}
+		/* Wake at least every 100 ms to notice a child that died. */
+		if (poll(&p, 1, (int)MIN(left, 100)) > 0) {
+			char msg[512];
+			ssize_t k = recv(fd, msg, sizeof msg - 1, 0);
+			if (k > 0) {
+				msg[k] = 0;
+				ready = strstr(msg, "READY=1") != NULL;
+			}
+		}
+		int st;
+		if (!ready && waitpid(pid, &st, WNOHANG) == pid) {
+			n->pid[which] = 0;
+			g_set_error(err, CSIM_ERROR, ECHILD, "node%d %s exited before it was ready (status %d; log: %s)",
+				    n->id, prog_names[which], st, log);
+			break;
+		}
+	}
+out:
+	close(fd);
+	unlink(sock);
+	g_free(log);
+	return ready;
+}
+
+static void stop_pid(pid_t *pid)
+{
+	if (*pid <= 0)
+		return;
+	kill(*pid, SIGTERM);
+	for (int i = 0; i < 500; i++) {
+		if (waitpid(*pid, NULL, WNOHANG) == *pid) {
+			*pid = 0;
+			return;
+		}
+		g_usleep(10000);
+	}
+	kill(*pid, SIGKILL);
+	waitpid(*pid, NULL, 0);
+	*pid = 0;
+}
+
+int csim_node_stop(csim *s, int node)
+{
+	node_rec *n = find(s, node);
+	if (!n)
+		return -ENOENT;
+	for (int w = N_PROC; w-- > 0;)
+		stop_pid(&n->pid[w]);
+	return 0;
+}
+
+gboolean csim_node_start(csim *s, int node, GError **err)
+{
+	node_rec *n = find(s, node);
+	if (!n) {
+		g_set_error(err, CSIM_ERROR, ENOENT, "no node%d in the scenario", node);
+		return FALSE;
+	}
+	if (!n->pid[P_SYNCD] && !spawn(s, n, P_SYNCD, err))
+		return FALSE;
+	if (s->o.audio && !n->pid[P_AUDIOD] && !spawn(s, n, P_AUDIOD, err))
+		return FALSE;
+	return TRUE;
+}
+
+gboolean csim_node_running(csim *s, int node)
+{
+	node_rec *n = find(s, node);
+	if (!n)
+		return FALSE;
+	gboolean all = TRUE;
+	for (int w = 0; w < N_PROC; w++) {
+		if (w == P_AUDIOD && !s->o.audio)
+			continue;
+		if (n->pid[w] > 0 && waitpid(n->pid[w], NULL, WNOHANG) == n->pid[w])
+			n->pid[w] = 0;
+		all = all && n->pid[w] > 0;
+	}
+	return all;
+}
+
+static gboolean write_configs(csim *s, GError **err)
+{
+	const char *addr = s->o.netns ? "10.213.255.255" : "127.255.255.255";
+	s->syncd_conf = g_strdup_printf("# generated by chorus-sim\n[rbs]\nport = %d\naddress = %s\n%s%s", s->port, addr,
+					s->o.syncd_extra ? "\n" : "", s->o.syncd_extra ? s->o.syncd_extra : "");
+	s->syncd_conf_path = g_build_filename(s->out_dir, "syncd.conf", NULL);
+	if (!g_file_set_contents(s->syncd_conf_path, s->syncd_conf, -1, err))
+		return FALSE;
+	const sim_world_cfg *w = sim_scenario_world(s->sc);
+	unsigned rate = s->o.audio_rate ? s->o.audio_rate : w->sample_rate;
+	char *ac = g_strdup_printf("# generated by chorus-sim\n[device.0]\npcm = chorus_sim\nrate = %u\nperiod = %u\n"
+				   "tstamp = sim\nring_seconds = 20\n", rate, MAX(rate / 100, 16u));
+	s->audiod_conf_path = g_build_filename(s->out_dir, "audiod.conf", NULL);
+	gboolean ok = g_file_set_contents(s->audiod_conf_path, ac, -1, err);
+	g_free(ac);
+	/* The shipped ALSA config with the plugin in the build tree, after
+	 * ALSA's own top-level config. */
+	char *simconf = g_build_filename(s->bin_dir, "..", "sim", "chorus_sim.conf", NULL);
+	char *abs = g_canonicalize_filename(simconf, NULL);
+	s->alsa_path = g_strdup_printf("/usr/share/alsa/alsa.conf:%s", abs);
+	g_free(simconf);
+	g_free(abs);
+	return ok;
+}
+
+csim *csim_start(const csim_opts *o, GError **err)
+{
+	csim *s = g_new0(csim, 1);
+	s->o = *o;
+	s->nodes = g_array_new(FALSE, TRUE, sizeof(node_rec));
+	s->sc = sim_scenario_load(o->scenario, err);
+	if (!s->sc)
+		goto fail;
+	s->scenario_abs = g_canonicalize_filename(o->scenario, NULL);
+	s->out_dir = g_canonicalize_filename(o->out_dir, NULL);
+	s->run_dir = o->run_dir ? g_canonicalize_filename(o->run_dir, NULL) : g_build_filename(s->out_dir, "run", NULL);
+	s->bin_dir = g_canonicalize_filename(o->bin_dir ? o->bin_dir : "build/bin", NULL);
+	s->notify_dir = g_strdup_printf("/tmp/chorus-sim-notify-%d", (int)getpid());
+	if (g_mkdir_with_parents(s->out_dir, 0755) < 0 || g_mkdir_with_parents(s->run_dir, 0755) < 0 ||
+	    g_mkdir_with_parents(s->notify_dir, 0755) < 0) {
+		g_set_error(err, CSIM_ERROR, errno, "cannot create %s or %s: %s", s->out_dir, s->run_dir, g_strerror(errno));
+		goto fail;
+	}
+	s->port = o->port ? o->port : 20000 + (int)(getpid() % 20000);
+	if (!write_configs(s, err))
+		goto fail;
+	s->epoch_ns = host_raw();
+	if (o->netns) {
+		g_snprintf(s->bridge, sizeof s->bridge, "chbr%d", (int)(getpid() % 100000));
+		if (!run_cmd(err, "ip link add %s type bridge", s->bridge) ||
+		    !run_cmd(err, "ip addr add 10.213.255.254/16 dev %s", s->bridge) ||
+		    !run_cmd(err, "ip link set %s up", s->bridge))
+			goto fail;
+	}
+	for (size_t i = 0; i < sim_scenario_n_nodes(s->sc); i++) {
+		node_rec n = {0};
+		n.cfg = sim_scenario_node(s->sc, i);
+		n.id = n.cfg->id;
+		g_array_append_val(s->nodes, n);
+	}
+	for (guint i = 0; i < s->nodes->len; i++) {
+		node_rec *n = &g_array_index(s->nodes, node_rec, i);
+		if (o->netns && !netns_up(s, n, err))
+			goto fail;
+		if (!csim_node_start(s, n->id, err))
+			goto fail;
+	}
+	return s;
+fail:
+	csim_stop(s);
+	return NULL;
+}
+
+void csim_stop(csim *s)
+{
+	if (!s)
+		return;
+	for (guint i = 0; i < s->nodes->len; i++) {
+		node_rec *n = &g_array_index(s->nodes, node_rec, i);
+		csim_node_stop(s, n->id);
+		netns_down(s, n);
+	}
+	if (*s->bridge)
+		run_cmd(NULL, "ip link del %s", s->bridge);
+	if (s->notify_dir)
+		rmdir(s->notify_dir);
+	g_array_free(s->nodes, TRUE);
+	sim_scenario_free(s->sc);
+	g_free(s->out_dir);
+	g_free(s->run_dir);
+	g_free(s->bin_dir);
+	g_free(s->notify_dir);
+	g_free(s->syncd_conf_path);
+	g_free(s->syncd_conf);
+	g_free(s->audiod_conf_path);
+	g_free(s->alsa_path);
+	g_free(s->scenario_abs);
+	g_free(s);
+}
+
+const sim_scenario *csim_scenario(const csim *s)
+{
+	return s->sc;
+}
+
+const char *csim_run_dir(const csim *s)
+{
+	return s->run_dir;
+}
+
+int csim_port(const csim *s)
+{
+	return s->port;
+}
+
+int64_t csim_epoch_ns(const csim *s)
+{
+	return s->epoch_ns;
+}
+
+const char *csim_syncd_conf(const csim *s)
+{
+	return s->syncd_conf;
+}

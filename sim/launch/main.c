@@ -1,0 +1,133 @@
+/* main.c — chorus-sim: run a scenario's virtual nodes and measure their
+ * time conversions against ground truth (DESIGN §5, docs/deployment.md).
+ *
+ *   chorus-sim SCENARIO [--duration S] [--out DIR] [--netns] [--no-audio] ...
+ *
+ * Exit status: 0 all conversions within 5 of their own standard errors,
+ * 1 some were not (or none could be measured), 2 set-up failed.
+ */
+#include <glib-unix.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "sim/launch/launch.h"
+#include "sim/launch/truth.h"
+
+typedef struct {
+	GMainLoop *loop;
+	csim_truth *truth;
+	double warmup, duration, elapsed, interval;
+	int samples;
+} run_state;
+
+static gboolean on_sample(gpointer data)
+{
+	run_state *r = data;
+	r->elapsed += r->interval;
+	csim_truth_sample(r->truth, r->elapsed >= r->warmup);
+	r->samples++;
+	if (r->elapsed >= r->duration) {
+		g_main_loop_quit(r->loop);
+		return G_SOURCE_REMOVE;
+	}
+	return G_SOURCE_CONTINUE;
+}
+
+static gboolean on_signal(gpointer data)
+{
+	g_main_loop_quit(data);
+	return G_SOURCE_CONTINUE;
+}
+
+int main(int argc, char **argv)
+{
+	double duration = 0, warmup = -1, interval = 1.0;
+	char *out = NULL, *bin = NULL, *extra_file = NULL, *csv = NULL;
+	gboolean netns = FALSE, no_audio = FALSE;
+	gint port = 0, rate = 16000;
+	GOptionEntry entries[] = {
+		{"duration", 'd', 0, G_OPTION_ARG_DOUBLE, &duration, "seconds to run (default: the scenario's duration)", "S"},
+		{"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "directory for logs, configs and CSV (default chorus-sim-out)", "DIR"},
+		{"netns", 0, 0, G_OPTION_ARG_NONE, &netns, "one network namespace per node on a bridge (root)", NULL},
+		{"no-audio", 0, 0, G_OPTION_ARG_NONE, &no_audio, "do not start audiod", NULL},
+		{"rate", 0, 0, G_OPTION_ARG_INT, &rate, "audiod sample rate, Hz (default 16000)", "HZ"},
+		{"warmup", 0, 0, G_OPTION_ARG_DOUBLE, &warmup, "seconds before measurements count (default min(10, duration/3))", "S"},
+		{"interval", 0, 0, G_OPTION_ARG_DOUBLE, &interval, "seconds between truth samples (default 1)", "S"},
+		{"port", 0, 0, G_OPTION_ARG_INT, &port, "UDP port of the sync protocol (default from our pid)", "PORT"},
+		{"syncd-conf", 0, 0, G_OPTION_ARG_FILENAME, &extra_file, "INI text appended to every node's syncd.conf", "FILE"},
+		{"csv", 0, 0, G_OPTION_ARG_FILENAME, &csv, "CSV of the error table (default DIR/truth.csv)", "FILE"},
+		{"bin", 0, 0, G_OPTION_ARG_FILENAME, &bin, "directory of syncd and audiod (default build/bin)", "DIR"},
+		{NULL, 0, 0, 0, NULL, NULL, NULL},
+	};
+	GError *err = NULL;
+	GOptionContext *oc = g_option_context_new("SCENARIO - run virtual chorus nodes and check their clocks");
+	g_option_context_add_main_entries(oc, entries, NULL);
+	if (!g_option_context_parse(oc, &argc, &argv, &err) || argc != 2) {
+		fprintf(stderr, "chorus-sim: %s\n", err ? err->message : "exactly one SCENARIO file is needed (see --help)");
+		return 2;
+	}
+	g_option_context_free(oc);
+	if (!out)
+		out = g_strdup("chorus-sim-out");
+	if (!bin)
+		bin = g_strdup("build/bin");
+	char *extra = NULL;
+	if (extra_file && !g_file_get_contents(extra_file, &extra, NULL, &err)) {
+		fprintf(stderr, "chorus-sim: %s\n", err->message);
+		return 2;
+	}
+	char *audiod = g_build_filename(bin, "audiod", NULL);
+	csim_opts o = {
+		.scenario = argv[1], .out_dir = out, .bin_dir = bin, .syncd_extra = extra, .port = port,
+		.audio = !no_audio && access(audiod, X_OK) == 0, .audio_rate = (unsigned)rate, .netns = netns,
+	};
+	g_free(audiod);
+	csim *s = csim_start(&o, &err);
+	if (!s) {
+		fprintf(stderr, "chorus-sim: %s\n", err->message);
+		return 2;
+	}
+	if (duration <= 0)
+		duration = sim_scenario_world(csim_scenario(s))->duration_s;
+	if (warmup < 0)
+		warmup = MIN(10.0, duration / 3);
+	fprintf(stderr, "chorus-sim: %zu nodes up (%s, port %d%s); running %.0f s, measuring after %.0f s\n",
+		sim_scenario_n_nodes(csim_scenario(s)), o.audio ? "syncd + audiod" : "syncd only", csim_port(s),
+		netns ? ", netns" : "", duration, warmup);
+	run_state r = {g_main_loop_new(NULL, FALSE), csim_truth_new(csim_scenario(s), csim_run_dir(s)), warmup, duration,
+		       0, interval, 0};
+	g_timeout_add((guint)(interval * 1000), on_sample, &r);
+	g_unix_signal_add(SIGINT, on_signal, r.loop);
+	g_unix_signal_add(SIGTERM, on_signal, r.loop);
+	g_main_loop_run(r.loop);
+	csim_stop(s);
+
+	GString *table = g_string_new(NULL);
+	char *csv_path = csv ? g_strdup(csv) : g_build_filename(out, "truth.csv", NULL);
+	if (csim_truth_report(r.truth, table, csv_path) < 0)
+		fprintf(stderr, "chorus-sim: cannot write %s\n", csv_path);
+	fputs(table->str, stdout);
+	guint bad = csim_truth_outliers(r.truth, 5.0), n = csim_truth_all(r.truth)->len;
+	int rc = 0;
+	if (n == 0) {
+		fprintf(stderr, "chorus-sim: no conversion could be measured (logs in %s)\n", out);
+		rc = 1;
+	} else if (bad) {
+		fprintf(stderr, "chorus-sim: %u of %u conversions lie beyond 5 of their standard errors\n", bad, n);
+		rc = 1;
+	} else {
+		printf("all %u conversions within 5 standard errors; CSV: %s\n", n, csv_path);
+	}
+	g_string_free(table, TRUE);
+	g_free(csv_path);
+	csim_truth_free(r.truth);
+	g_main_loop_unref(r.loop);
+	g_free(out);
+	g_free(bin);
+	g_free(extra);
+	g_free(extra_file);
+	g_free(csv);
+	return rc;
+}

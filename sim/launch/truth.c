@@ -1,0 +1,304 @@
+/* truth.c — conversion errors against the simulator's clocks (see truth.h). */
+#include "sim/launch/truth.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "libdev/link.h"
+#include "libsync/graph.h"
+#include "libsync/now.h"
+#include "libsync/ticker_wire.h"
+
+typedef struct {
+	int id;
+	sync_simclock cpu;
+	gboolean down;
+	sync_graph *g;
+	gboolean have;
+	uint32_t root;
+} tnode;
+
+struct csim_truth {
+	char *run_dir;
+	GArray *nodes; /* tnode */
+	GArray *all, *last;
+	int64_t t0;
+};
+
+static int64_t host_raw(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+csim_truth *csim_truth_new(const sim_scenario *sc, const char *run_dir)
+{
+	csim_truth *t = g_new0(csim_truth, 1);
+	t->run_dir = g_strdup(run_dir);
+	t->nodes = g_array_new(FALSE, TRUE, sizeof(tnode));
+	t->all = g_array_new(FALSE, FALSE, sizeof(csim_meas));
+	t->last = g_array_new(FALSE, FALSE, sizeof(csim_meas));
+	sync_graph_params gp;
+	sync_graph_params_default(&gp);
+	for (size_t i = 0; i < sim_scenario_n_nodes(sc); i++) {
+		const sim_node_cfg *c = sim_scenario_node(sc, i);
+		tnode n = {.id = c->id, .cpu = c->cpu, .g = sync_graph_new(&gp)};
+		g_array_append_val(t->nodes, n);
+	}
+	t->t0 = host_raw();
+	return t;
+}
+
+void csim_truth_free(csim_truth *t)
+{
+	if (!t)
+		return;
+	for (guint i = 0; i < t->nodes->len; i++)
+		sync_graph_free(g_array_index(t->nodes, tnode, i).g);
+	g_array_free(t->nodes, TRUE);
+	g_array_free(t->all, TRUE);
+	g_array_free(t->last, TRUE);
+	g_free(t->run_dir);
+	g_free(t);
+}
+
+static tnode *find(csim_truth *t, int id)
+{
+	for (guint i = 0; i < t->nodes->len; i++)
+		if (g_array_index(t->nodes, tnode, i).id == id)
+			return &g_array_index(t->nodes, tnode, i);
+	return NULL;
+}
+
+void csim_truth_set_down(csim_truth *t, int node, gboolean down)
+{
+	tnode *n = find(t, node);
+	if (n)
+		n->down = down;
+}
+
+/* Device paths follow CHORUS_NODE and CHORUS_RUN at call time (libdev/path.h):
+ * point them at node n for one synchronous read. */
+static void read_ticker(csim_truth *t, tnode *n)
+{
+	char id[16];
+	g_snprintf(id, sizeof id, "%d", n->id);
+	char *old_node = g_strdup(g_getenv("CHORUS_NODE")), *old_run = g_strdup(g_getenv("CHORUS_RUN"));
+	g_setenv("CHORUS_NODE", id, TRUE);
+	g_setenv("CHORUS_RUN", t->run_dir, TRUE);
+	GByteArray *b = g_byte_array_new();
+	n->have = FALSE;
+	if (dev_status_read_sync("sync/ticker", TRUE, b, 2000) == 0) {
+		sync_ticker_head h;
+		char why[160];
+		if (sync_ticker_to_graph(b->data, b->len, n->g, &h, NULL, why, sizeof why) >= 0) {
+			n->have = TRUE;
+			n->root = h.root;
+		}
+	}
+	g_byte_array_free(b, TRUE);
+	if (old_node)
+		g_setenv("CHORUS_NODE", old_node, TRUE);
+	else
+		g_unsetenv("CHORUS_NODE");
+	if (old_run)
+		g_setenv("CHORUS_RUN", old_run, TRUE);
+	else
+		g_unsetenv("CHORUS_RUN");
+	g_free(old_node);
+	g_free(old_run);
+}
+
+/* Convert node a's cpu at host time h through graph of v to node b's cpu (or
+ * global when b is NULL, truth through the root's exact edge). */
+static int measure(tnode *v, tnode *a, tnode *b, tnode *root, int64_t h, csim_meas *m, char *why, size_t len)
+{
+	int64_t xa = sync_simclock_apply(&a->cpu, h);
+	sync_graph_result r;
+	sync_clock_id to = b ? sync_clock_cpu((uint32_t)b->id) : sync_clock_global();
+	int rc = sync_graph_convert(v->g, sync_clock_cpu((uint32_t)a->id), to, sync_tval_of(xa), xa, &r, why, len);
+	if (rc < 0)
+		return rc;
+	double truth_off; /* truth as a tval difference from r.value.i */
+	if (b) {
+		truth_off = (double)(sync_simclock_apply(&b->cpu, h) - r.value.i);
+		m->hops = r.hops;
+	} else {
+		if (!root) {
+			snprintf(why, len, "root unknown to the simulator");
+			return -ENOENT;
+		}
+		int64_t xr = sync_simclock_apply(&root->cpu, h);
+		sync_graph_result g;
+		rc = sync_graph_convert(v->g, sync_clock_cpu((uint32_t)root->id), sync_clock_global(), sync_tval_of(xr), xa,
+					&g, why, len);
+		if (rc < 0)
+			return rc;
+		truth_off = (double)(g.value.i - r.value.i) + g.value.f;
+		m->hops = r.hops ? r.hops - 1 : 0;
+	}
+	m->err_ns = r.value.f - truth_off;
+	m->sd_ns = sqrt(r.var);
+	m->from = a->id;
+	m->to = b ? b->id : root->id;
+	m->kind = b ? CSIM_CPU : CSIM_GLOBAL;
+	return 0;
+}
+
+int csim_truth_sample(csim_truth *t, gboolean keep)
+{
+	for (guint i = 0; i < t->nodes->len; i++) {
+		tnode *n = &g_array_index(t->nodes, tnode, i);
+		if (!n->down)
+			read_ticker(t, n);
+	}
+	int64_t h = host_raw();
+	g_array_set_size(t->last, 0);
+	int ok = 0;
+	for (guint i = 0; i < t->nodes->len; i++) {
+		tnode *v = &g_array_index(t->nodes, tnode, i);
+		if (v->down || !v->have)
+			continue;
+		char why[200];
+		for (guint j = 0; j <= t->nodes->len; j++) {
+			csim_meas m = {.t_s = (double)(h - t->t0) * 1e-9};
+			tnode *b = j < t->nodes->len ? &g_array_index(t->nodes, tnode, j) : NULL;
+			if (b == v || (b && b->down))
+				continue;
+			tnode *root = b ? NULL : find(t, (int)v->root);
+			if (!b && (!root || root == v))
+				continue; /* the root's own global is exact by definition */
+			if (measure(v, v, b, root, h, &m, why, sizeof why) < 0)
+				continue;
+			g_array_append_val(t->last, m);
+			if (keep)
+				g_array_append_val(t->all, m);
+			ok++;
+		}
+	}
+	return ok;
+}
+
+const GArray *csim_truth_last(const csim_truth *t)
+{
+	return t->last;
+}
+
+const GArray *csim_truth_all(const csim_truth *t)
+{
+	return t->all;
+}
+
+guint csim_truth_outliers(const csim_truth *t, double k)
+{
+	guint n = 0;
+	for (guint i = 0; i < t->all->len; i++) {
+		const csim_meas *m = &g_array_index(t->all, csim_meas, i);
+		if (fabs(m->err_ns) > k * m->sd_ns)
+			n++;
+	}
+	return n;
+}
+
+int csim_truth_convert(csim_truth *t, int via, int a, int b, double *err_ns, double *sd_ns, unsigned *hops,
+		       char *why, size_t len)
+{
+	tnode *v = find(t, via), *na = find(t, a), *nb = b >= 0 ? find(t, b) : NULL;
+	if (!v || !na || (b >= 0 && !nb)) {
+		snprintf(why, len, "unknown node");
+		return -ENOENT;
+	}
+	read_ticker(t, v);
+	if (!v->have) {
+		snprintf(why, len, "node%d's ticker could not be read", via);
+		return -EAGAIN;
+	}
+	csim_meas m;
+	int rc = measure(v, na, nb, nb ? NULL : find(t, (int)v->root), host_raw(), &m, why, len);
+	if (rc == 0) {
+		*err_ns = m.err_ns;
+		*sd_ns = m.sd_ns;
+		*hops = m.hops;
+	}
+	return rc;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+double csim_truth_rms(const csim_truth *t, csim_kind kind, unsigned hops, size_t *n)
+{
+	double s = 0;
+	size_t k = 0;
+	for (guint i = 0; i < t->all->len; i++) {
+		const csim_meas *m = &g_array_index(t->all, csim_meas, i);
+		if (m->kind == kind && (!hops || m->hops == hops)) {
+			s += m->err_ns * m->err_ns;
+			k++;
+		}
+	}
+	if (n)
+		*n = k;
+	return k ? sqrt(s / (double)k) : NAN;
+}
+
+double csim_truth_sd_rms(const csim_truth *t, csim_kind kind, unsigned hops)
+{
+	double s = 0;
+	size_t k = 0;
+	for (guint i = 0; i < t->all->len; i++) {
+		const csim_meas *m = &g_array_index(t->all, csim_meas, i);
+		if (m->kind == kind && (!hops || m->hops == hops)) {
+			s += m->sd_ns * m->sd_ns;
+			k++;
+		}
+	}
+	return k ? sqrt(s / (double)k) : NAN;
+}
+
+int csim_truth_report(const csim_truth *t, GString *out, const char *csv_path)
+{
+	static const char *const kind_names[CSIM_N_KINDS] = {"cpu", "global"};
+	GString *csv = g_string_new("kind,hops,n,rms_us,p95_us,max_us,sd_rms_us,beyond_5se\n");
+	g_string_append_printf(out, "%-7s %4s %7s %9s %9s %9s %10s %7s\n", "kind", "hops", "n", "rms_us", "p95_us",
+			       "max_us", "claimed_sd", ">5se");
+	for (int k = 0; k < CSIM_N_KINDS; k++) {
+		for (unsigned h = 0; h <= SYNC_GRAPH_MAX_HOPS; h++) {
+			GArray *e = g_array_new(FALSE, FALSE, sizeof(double));
+			double s2 = 0, sd2 = 0;
+			guint out5 = 0;
+			for (guint i = 0; i < t->all->len; i++) {
+				const csim_meas *m = &g_array_index(t->all, csim_meas, i);
+				if ((int)m->kind != k || m->hops != h)
+					continue;
+				double a = fabs(m->err_ns);
+				g_array_append_val(e, a);
+				s2 += a * a;
+				sd2 += m->sd_ns * m->sd_ns;
+				out5 += a > 5 * m->sd_ns;
+			}
+			if (e->len) {
+				g_array_sort(e, (GCompareFunc)cmp_d);
+				double n = e->len, *v = (double *)(void *)e->data;
+				double p95 = v[(size_t)MIN(n - 1, floor(0.95 * n))], mx = v[e->len - 1];
+				g_string_append_printf(out, "%-7s %4u %7u %9.3f %9.3f %9.3f %10.3f %7u\n", kind_names[k], h, e->len,
+						       sqrt(s2 / n) * 1e-3, p95 * 1e-3, mx * 1e-3, sqrt(sd2 / n) * 1e-3, out5);
+				g_string_append_printf(csv, "%s,%u,%u,%.6f,%.6f,%.6f,%.6f,%u\n", kind_names[k], h, e->len,
+						       sqrt(s2 / n) * 1e-3, p95 * 1e-3, mx * 1e-3, sqrt(sd2 / n) * 1e-3, out5);
+			}
+			g_array_free(e, TRUE);
+		}
+	}
+	int rc = 0;
+	if (csv_path && !g_file_set_contents(csv_path, csv->str, (gssize)csv->len, NULL))
+		rc = -EIO;
+	g_string_free(csv, TRUE);
+	return rc;
+}

@@ -1,0 +1,76 @@
+/* truth.h — chorus-sim's ground truth: read every virtual node's ticker
+ * (sync/ticker of node N under CHORUS_RUN/sim/nodeN), convert through
+ * libsync's graph as node N's clients would, and compare with the clocks
+ * the simulator defines (scenario cpu skew/offset applied to host
+ * CLOCK_MONOTONIC_RAW, exactly as libsync/now.h does in each node).
+ *
+ * Measured at each sample, for every node i (converting with i's ticker):
+ *   cpu:    node i cpu -> node j cpu, every j != i;
+ *   global: node i cpu -> global; the truth is the root's cpu through the
+ *           root's own exact definition (root cpu -> global), so the error
+ *           is that of reaching the root's cpu.  Hops exclude the exact edge.
+ * Each measurement keeps the error, the standard error libsync claimed and
+ * the path length.  Audio clocks are not measured yet (see docs).
+ */
+#ifndef CHORUS_SIM_TRUTH_H
+#define CHORUS_SIM_TRUTH_H
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "sim/scenario.h"
+
+typedef enum { CSIM_CPU = 0, CSIM_GLOBAL = 1, CSIM_N_KINDS } csim_kind;
+
+typedef struct {
+	double t_s;        /* s since the truth object was made */
+	int from, to;      /* nodes (to = root for global) */
+	csim_kind kind;
+	unsigned hops;     /* edges followed (global: excluding the exact root edge) */
+	double err_ns;     /* converted minus true, ns */
+	double sd_ns;      /* libsync's standard error, ns */
+} csim_meas;
+
+typedef struct csim_truth csim_truth;
+
+/* A measurer for the nodes of sc whose devices are under run_dir. */
+csim_truth *csim_truth_new(const sim_scenario *sc, const char *run_dir);
+
+void csim_truth_free(csim_truth *t);
+
+/* Skip nodes that are down (their tickers are not read). */
+void csim_truth_set_down(csim_truth *t, int node, gboolean down);
+
+/* Read every ticker and measure every conversion now.  With `keep` the
+ * measurements are recorded (otherwise only returned through `last`).
+ * Returns the number of conversions that succeeded. */
+int csim_truth_sample(csim_truth *t, gboolean keep);
+
+/* Measurements of the last sample (kept or not). */
+const GArray *csim_truth_last(const csim_truth *t);
+
+/* All kept measurements (GArray of csim_meas). */
+const GArray *csim_truth_all(const csim_truth *t);
+
+/* Kept measurements farther than k standard errors from the truth. */
+guint csim_truth_outliers(const csim_truth *t, double k);
+
+/* One conversion now with node `via`'s ticker, from node a's cpu to node b's
+ * cpu (b < 0: global).  Returns 0 with error, standard error and hops, or a
+ * negative errno with the reason in why. */
+int csim_truth_convert(csim_truth *t, int via, int a, int b, double *err_ns, double *sd_ns, unsigned *hops,
+		       char *why, size_t len);
+
+/* Per (kind, hops): n, RMS, p95, max |error| and mean claimed sd, in µs, as
+ * a table appended to out; also written as CSV to csv_path (NULL: none).
+ * Returns 0 or -errno from writing the CSV. */
+int csim_truth_report(const csim_truth *t, GString *out, const char *csv_path);
+
+/* RMS error (ns) of kept measurements of `kind` with `hops` (0 = any
+ * hops); *n gets the count.  Returns NAN when there are none. */
+double csim_truth_rms(const csim_truth *t, csim_kind kind, unsigned hops, size_t *n);
+
+/* RMS of the claimed standard errors likewise. */
+double csim_truth_sd_rms(const csim_truth *t, csim_kind kind, unsigned hops);
+
+#endif

@@ -18,3 +18,10 @@ BENCHES += $(B)/bench/sync
 $(B)/bench/sync: $(B)/bench/sync.o $(B)/libsync.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,gsl glib-2.0) -lm
+
+# syncd end to end through its devices, with synctool and chorus-ctl.
+TESTS += $(B)/tests/test_synctool
+$(B)/tests/test_synctool.o: CFLAGS += -DBINDIR='"$(abspath $(B))/bin"'
+$(B)/tests/test_synctool: $(B)/tests/test_synctool.o $(B)/bin/syncd $(B)/bin/synctool $(B)/bin/chorus-ctl
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check glib-2.0) -lm

@@ -1,0 +1,206 @@
+/* test_synctool.c — syncd (one node) end to end through its devices, driven
+ * with synctool and chorus-ctl as a user would: known observations in, the
+ * fitted conversion out, with errors for bad input. */
+#include <check.h>
+#include <glib.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static GPid syncd_pid;
+
+/* Run a program from the build's bin directory; returns its exit status, and its
+ * standard output and error in *out and *err (g_free them). */
+static int run(char **out, char **err, const char *prog, ...)
+{
+	GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
+	va_list ap;
+	g_ptr_array_add(argv, g_strdup_printf("%s/%s", BINDIR, prog));
+	va_start(ap, prog);
+	for (const char *a; (a = va_arg(ap, const char *));)
+		g_ptr_array_add(argv, g_strdup(a));
+	va_end(ap);
+	g_ptr_array_add(argv, NULL);
+	int status = -1;
+	GError *e = NULL;
+	gboolean ok = g_spawn_sync(NULL, (char **)argv->pdata, NULL, 0, NULL, NULL, out, err, &status, &e);
+	ck_assert_msg(ok, "spawn %s: %s", prog, e ? e->message : "?");
+	g_ptr_array_unref(argv);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+static void start_syncd(void)
+{
+	char *argv[] = {BINDIR "/syncd", "-c", "/dev/null", "-n", "4", NULL};
+	GError *e = NULL;
+	ck_assert(g_spawn_async(NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
+				&syncd_pid, &e));
+	/* Ready when its ticker answers (bounded: 10 s). */
+	for (int i = 0; i < 1000; i++) {
+		char *o = NULL, *er = NULL;
+		int rc = run(&o, &er, "synctool", "ticker", NULL);
+		g_free(o);
+		g_free(er);
+		if (rc == 0)
+			return;
+		g_usleep(10000);
+	}
+	ck_abort_msg("syncd did not come up");
+}
+
+static void stop_syncd(void)
+{
+	kill(syncd_pid, SIGTERM);
+	int st;
+	waitpid(syncd_pid, &st, 0);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "syncd did not exit cleanly");
+}
+
+/* Feed node4:audio0 -> node4:cpu with a known line plus seeded Gaussian
+ * jitter and check synctool's conversion against truth. */
+START_TEST(fit_through_devices)
+{
+	start_syncd();
+	const double ns_per_frame = 1e9 / 48000.0 * (1 + 37e-6); /* a card 37 ppm slow */
+	const int64_t cpu0 = 5000000000000LL;
+	const double sigma = 300.0; /* ns */
+	GRand *r = g_rand_new_with_seed(42);
+	char *o = NULL, *e = NULL;
+	ck_assert_int_eq(run(&o, &e, "chorus-ctl", "sync/command", "pair", "audio0", "cpu", "mean", "20833.3", NULL), 0);
+	g_free(o);
+	g_free(e);
+	for (int batch = 0; batch < 8; batch++) {
+		GString *cmd = g_string_new("obs node4:audio0 node4:cpu");
+		for (int i = 0; i < 10; i++) {
+			int64_t f = (batch * 10 + i) * 480;
+			/* Box-Muller from GRand: seeded, reproducible. */
+			double u1 = g_rand_double(r), u2 = g_rand_double(r);
+			double n = sqrt(-2 * log(u1 + 1e-300)) * cos(2 * G_PI * u2);
+			g_string_append_printf(cmd, " %" G_GINT64_FORMAT " %" G_GINT64_FORMAT, f,
+					       cpu0 + (int64_t)llround(f * ns_per_frame + sigma * n));
+		}
+		gchar **args = g_strsplit(cmd->str, " ", -1);
+		GPtrArray *argv = g_ptr_array_new();
+		g_ptr_array_add(argv, BINDIR "/chorus-ctl");
+		g_ptr_array_add(argv, "sync/command");
+		for (gchar **a = args; *a; a++)
+			g_ptr_array_add(argv, *a);
+		g_ptr_array_add(argv, NULL);
+		int st;
+		ck_assert(g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
+				       NULL, &st, NULL));
+		ck_assert_int_eq(WEXITSTATUS(st), 0);
+		g_ptr_array_free(argv, TRUE);
+		g_strfreev(args);
+		g_string_free(cmd, TRUE);
+	}
+	g_rand_free(r);
+	/* Convert a frame in the middle: truth is the line without jitter.
+	 * The fitted value must lie within 4 of its own standard errors (the
+	 * s.e. of the mean line with 80 points is about sigma/sqrt(80)). */
+	ck_assert_int_eq(run(&o, &e, "synctool", "convert", "audio0", "cpu", "19200", NULL), 0);
+	double v, se;
+	ck_assert_msg(sscanf(o, "%lf ± %lf", &v, &se) == 2, "output: %s", o);
+	double truth = cpu0 + 19200 * ns_per_frame;
+	ck_assert_msg(se > 0 && se < sigma, "se %g", se);
+	ck_assert_msg(fabs(v - truth) < 4 * se, "error %g ns, se %g", v - truth, se);
+	g_free(o);
+	g_free(e);
+	/* The inverse direction, and to global through the cpu clock. */
+	ck_assert_int_eq(run(&o, &e, "synctool", "convert", "cpu", "audio0", "5000400000000", NULL), 0);
+	ck_assert_msg(sscanf(o, "%lf ± %lf", &v, &se) == 2, "output: %s", o);
+	ck_assert_msg(fabs(v - 400000000.0 / ns_per_frame) < 4 * se + 1e-3, "frame %f se %g", v, se);
+	g_free(o);
+	g_free(e);
+	ck_assert_int_eq(run(&o, &e, "synctool", "convert", "audio0", "global", "0", NULL), 0);
+	ck_assert_msg(strstr(o, "(2 hops"), "%s", o);
+	g_free(o);
+	g_free(e);
+	/* The clocks device names the pair and its feeder. */
+	ck_assert_int_eq(run(&o, &e, "synctool", "clocks", NULL), 0);
+	ck_assert_msg(strstr(o, "node4:audio0 -> node4:cpu mode=mean obs=80"), "%s", o);
+	g_free(o);
+	g_free(e);
+	stop_syncd();
+}
+END_TEST
+
+START_TEST(errors_are_clear)
+{
+	start_syncd();
+	char *o = NULL, *e = NULL;
+	ck_assert_int_eq(run(&o, &e, "synctool", "convert", "cpu", "node9:cpu", "1", NULL), 1);
+	ck_assert_msg(strstr(e, "unknown clock node9:cpu"), "%s", e);
+	g_free(o);
+	g_free(e);
+	ck_assert_int_eq(run(&o, &e, "synctool", "convert", "cpux", "global", "1", NULL), 2);
+	ck_assert_msg(strstr(e, "unknown clock kind"), "%s", e);
+	g_free(o);
+	g_free(e);
+	ck_assert_int_eq(run(&o, &e, "synctool", "convert", "cpu", "global", "12abc", NULL), 1);
+	ck_assert_msg(strstr(e, "is not a time"), "%s", e);
+	g_free(o);
+	g_free(e);
+	/* Bad commands get an error reply and syncd goes on. */
+	ck_assert_int_ne(run(&o, &e, "chorus-ctl", "sync/command", "obs", "cpu", "audio0", "1", NULL), 0);
+	g_free(o);
+	g_free(e);
+	ck_assert_int_ne(run(&o, &e, "chorus-ctl", "sync/command", "obs", "cpu", "cpu", "1", "2", NULL), 0);
+	g_free(o);
+	g_free(e);
+	ck_assert_int_ne(run(&o, &e, "chorus-ctl", "sync/command", "frobnicate", NULL), 0);
+	g_free(o);
+	g_free(e);
+	ck_assert_int_ne(run(&o, &e, "chorus-ctl", "sync/command", "obs", "global", "cpu", "1", "2", NULL), 0);
+	g_free(o);
+	g_free(e);
+	ck_assert_int_eq(run(&o, &e, "synctool", "now", "global", NULL), 0);
+	g_free(o);
+	g_free(e);
+	ck_assert_int_eq(run(&o, &e, "synctool", "clocks", NULL), 0);
+	ck_assert_msg(strstr(o, "4 refused"), "%s", o);
+	g_free(o);
+	g_free(e);
+	stop_syncd();
+}
+END_TEST
+
+START_TEST(realtime_and_global)
+{
+	start_syncd();
+	char *o = NULL, *e = NULL;
+	/* global is UTC as of the root's choice: within a second of the host's. */
+	ck_assert_int_eq(run(&o, &e, "synctool", "now", "global", NULL), 0);
+	double g = g_ascii_strtod(o, NULL);
+	double utc = (double)g_get_real_time() * 1e3;
+	ck_assert_msg(fabs(g - utc) < 1e9, "global %f utc %f", g, utc);
+	g_free(o);
+	g_free(e);
+	ck_assert_int_eq(run(&o, &e, "synctool", "now", "realtime", NULL), 0);
+	double rt = g_ascii_strtod(o, NULL);
+	ck_assert_msg(fabs(rt - utc) < 1e9, "realtime %f utc %f", rt, utc);
+	g_free(o);
+	g_free(e);
+	stop_syncd();
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("synctool");
+	TCase *tc = tcase_create("synctool");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, fit_through_devices);
+	tcase_add_test(tc, errors_are_clear);
+	tcase_add_test(tc, realtime_and_global);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

@@ -25,3 +25,14 @@ $(B)/tests/test_synctool.o: CFLAGS += -DBINDIR='"$(abspath $(B))/bin"'
 $(B)/tests/test_synctool: $(B)/tests/test_synctool.o $(B)/bin/syncd $(B)/bin/synctool $(B)/bin/chorus-ctl
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0) -lm
+
+# Install libsync for other programs: static libraries, headers, pkg-config.
+INSTALL_HOOKS += install-libsync
+.PHONY: install-libsync
+install-libsync: $(B)/libsync.a $(B)/libdev.a
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include/chorus/libsync $(DESTDIR)$(PREFIX)/include/chorus/libdev
+	install -m 644 $(B)/libsync.a $(DESTDIR)$(LIBDIR)/libchorus_sync.a
+	install -m 644 $(B)/libdev.a $(DESTDIR)$(LIBDIR)/libchorus_dev.a
+	install -m 644 libsync/*.h $(DESTDIR)$(PREFIX)/include/chorus/libsync/
+	install -m 644 libdev/*.h $(DESTDIR)$(PREFIX)/include/chorus/libdev/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' dist/libsync.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libsync.pc

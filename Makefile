@@ -83,6 +83,9 @@ bench:
 install: $(PROGS) $(INSTALL_HOOKS)
 	install -d $(DESTDIR)$(PREFIX)/bin
 	$(if $(PROGS),install -m 755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/)
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man8
+	install -m 644 $(wildcard docs/man/*.1) $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 $(wildcard docs/man/*.8) $(DESTDIR)$(PREFIX)/share/man/man8/
 
 clean:
 	rm -rf build build-san

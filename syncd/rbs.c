@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <glib-unix.h>
+#include <math.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -36,7 +37,6 @@ struct syncd_rbs {
 	uint32_t seq[4];          /* next sequence number per packet type */
 	guint64 rx[4], tx[4];     /* packets by type (index 0: own beacons looped back) */
 	guint64 bad[N_BAD];
-	guint64 no_rtcpu;         /* dropped: realtime -> cpu not known yet */
 	guint64 no_tstamp;        /* dropped: no kernel timestamp */
 	guint64 send_errors;
 	char last_bad[160];       /* reason of the last bad packet */
@@ -203,18 +203,23 @@ static gboolean on_advert(gpointer data)
 /* --- receiving -------------------------------------------------------- */
 
 /* The kernel's receive time (host CLOCK_REALTIME) as this node's cpu time:
- * host realtime -> node realtime (simulation) -> node cpu through the
- * realtime<->cpu pair.  Returns 0 or -EAGAIN (pair not fitted yet). */
-static int rx_time_cpu(syncd_rbs *r, int64_t host_rt, int64_t *cpu)
+ * host realtime -> node realtime (simulation), then through a realtime<->cpu
+ * sandwich taken when the packet is read (`now`): cpu = cpu_s + (rt - rt_s)
+ * * slope.  The fresh sandwich pins the offset to ~the sandwich width; the
+ * slope (1, or the fitted realtime<->cpu slope once it rests on enough
+ * data, as NTP may slew realtime) only spans the µs between the kernel's
+ * stamp and our read.  A fit alone would extrapolate its slope error over
+ * the time since its last sample — microseconds just after a start. */
+static int64_t rx_time_cpu(syncd_rbs *r, int64_t host_rt, const rtcpu_sample *now)
 {
 	uint32_t me = (uint32_t)r->s->cfg.node;
 	sync_conv c;
-	if (syncd_pairs_conv(r->s->pairs, sync_clock_realtime(me), sync_clock_cpu(me), &c) < 0)
-		return -EAGAIN;
+	double slope = 1.0;
+	if (syncd_pairs_conv(r->s->pairs, sync_clock_realtime(me), sync_clock_cpu(me), &c) == 0 && c.n >= 10 &&
+	    c.xmax - c.xmin > 10000000000LL)
+		slope = c.slope;
 	int64_t node_rt = sync_host_to_node(SYNC_KIND_REALTIME, host_rt);
-	sync_tval t = sync_conv_apply(&c, sync_tval_of(node_rt));
-	*cpu = t.i + (int64_t)(t.f >= 0 ? t.f + 0.5 : t.f - 0.5);
-	return 0;
+	return now->cpu_ns + (int64_t)llround((double)(node_rt - now->realtime_ns) * slope);
 }
 
 static void count_bad(syncd_rbs *r, int rc, const char *why, const struct sockaddr_in *from)
@@ -227,7 +232,8 @@ static void count_bad(syncd_rbs *r, int rc, const char *why, const struct sockad
 	r->s->net_gen++; /* the counters are on sync/rbs */
 }
 
-static void handle(syncd_rbs *r, const uint8_t *buf, size_t len, int64_t host_rt, const struct sockaddr_in *from)
+static void handle(syncd_rbs *r, const uint8_t *buf, size_t len, int64_t host_rt, const rtcpu_sample *rs,
+		   const struct sockaddr_in *from)
 {
 	syncd *s = r->s;
 	uint32_t me = (uint32_t)s->cfg.node;
@@ -242,7 +248,8 @@ static void handle(syncd_rbs *r, const uint8_t *buf, size_t len, int64_t host_rt
 	if (p.sender == me) {
 		/* Our own packet, looped back: only our beacons' receive times
 		 * matter (sender-receiver pairs). */
-		if (p.type == RBS_BEACON && rx_time_cpu(r, host_rt, &t) == 0) {
+		if (p.type == RBS_BEACON) {
+			t = rx_time_cpu(r, host_rt, rs);
 			if (r->radio)
 				t += simradio_jitter_ns(r->radio);
 			rbs_core_heard(r->core, me, p.seq, t, now);
@@ -260,10 +267,7 @@ static void handle(syncd_rbs *r, const uint8_t *buf, size_t len, int64_t host_rt
 	rbs_mesh_heard(r->mesh, p.sender, now);
 	switch (p.type) {
 	case RBS_BEACON:
-		if (rx_time_cpu(r, host_rt, &t) < 0) {
-			r->no_rtcpu++;
-			break;
-		}
+		t = rx_time_cpu(r, host_rt, rs);
 		if (r->radio)
 			t += simradio_jitter_ns(r->radio);
 		rbs_core_heard(r->core, p.sender, p.seq, t, now);
@@ -284,6 +288,7 @@ static gboolean on_readable(gint fd, GIOCondition cond, gpointer data)
 {
 	syncd_rbs *r = data;
 	static uint8_t buf[RBS_MAX_PACKET];
+	rtcpu_sample rs = rtcpu_sample_take(3); /* once per wake-up: all packets here arrived before it */
 	for (int i = 0; i < 64; i++) {
 		struct sockaddr_in from;
 		char ctl[CMSG_SPACE(sizeof(struct timespec)) + 64];
@@ -308,7 +313,7 @@ static gboolean on_readable(gint fd, GIOCondition cond, gpointer data)
 			count_bad(r, -EMSGSIZE, "datagram larger than any chorus packet", &from);
 			continue;
 		}
-		handle(r, buf, (size_t)n, host_rt, &from);
+		handle(r, buf, (size_t)n, host_rt, &rs, &from);
 	}
 	syncd_devices_flush(r->s, sync_now(SYNC_KIND_CPU));
 	return G_SOURCE_CONTINUE;
@@ -513,8 +518,8 @@ void syncd_rbs_describe(syncd_rbs *r, int64_t now, GString *out)
 	g_string_append(out, "dropped:");
 	for (int i = 0; i < N_BAD; i++)
 		g_string_append_printf(out, " %s=%" G_GUINT64_FORMAT, bad_names[i], r->bad[i]);
-	g_string_append_printf(out, " no_rtcpu=%" G_GUINT64_FORMAT " no_tstamp=%" G_GUINT64_FORMAT
-			       " send_errors=%" G_GUINT64_FORMAT "\n", r->no_rtcpu, r->no_tstamp, r->send_errors);
+	g_string_append_printf(out, " no_tstamp=%" G_GUINT64_FORMAT " send_errors=%" G_GUINT64_FORMAT "\n",
+			       r->no_tstamp, r->send_errors);
 	if (*r->last_bad)
 		g_string_append_printf(out, "last bad packet: %s\n", r->last_bad);
 	if (r->radio)

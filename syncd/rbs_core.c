@@ -234,13 +234,18 @@ guint rbs_core_expire(rbs_core *c, int64_t now)
 	return gone;
 }
 
+/* Fewest observations a published fit rests on: with fewer, the residual
+ * variance rests on too few degrees of freedom and the claimed uncertainty
+ * is itself too uncertain (Student's t tails). */
+#define MIN_PUBLISH 6
+
 static void solve(fit_rec *f)
 {
 	if (!f->dirty)
 		return;
 	f->dirty = FALSE;
 	sync_conv cv;
-	if (sync_fit_solve(f->fit, &cv, &f->err) < 0) {
+	if (sync_fit_solve(f->fit, &cv, &f->err) < 0 || cv.n < MIN_PUBLISH) {
 		f->have = FALSE;
 		return;
 	}

@@ -125,20 +125,25 @@ START_TEST(test_unmatched_and_aging)
 	rbs_core *me = new_core(1);
 	int64_t now = 5000000000LL;
 	/* Report of beacons we never heard: nothing added, no fit. */
-	rbs_reception rx[3] = {{3, 1, 100}, {3, 2, 200}, {3, 3, 300}};
-	ck_assert_int_eq(rbs_core_report(me, 2, rx, 3, now), 0);
+	rbs_reception rx[6];
+	for (int i = 0; i < 6; i++)
+		rx[i] = (rbs_reception){3, (uint32_t)(i + 1), 100 * (i + 1) + (i % 2)};
+	ck_assert_int_eq(rbs_core_report(me, 2, rx, 6, now), 0);
 	GArray *e = g_array_new(FALSE, FALSE, sizeof(sync_ticker_entry));
 	ck_assert_uint_eq(rbs_core_entries(me, e), 0);
 	ck_assert_uint_eq(rbs_core_n_peers(me), 1);
-	/* Heard, then the same report twice: added once. */
-	for (int i = 0; i < 3; i++)
+	/* Heard, then the same report twice: added once; a fit is published
+	 * only on 6 observations or more. */
+	for (int i = 0; i < 6; i++)
 		rbs_core_heard(me, 3, (uint32_t)(i + 1), 1000 + 1000 * i + (i == 1), now);
-	ck_assert_int_eq(rbs_core_report(me, 2, rx, 3, now), 3);
-	ck_assert_int_eq(rbs_core_report(me, 2, rx, 3, now), 0);
+	ck_assert_int_eq(rbs_core_report(me, 2, rx, 5, now), 5);
+	ck_assert_int_eq(rbs_core_report(me, 2, rx, 5, now), 0);
+	ck_assert_uint_eq(rbs_core_entries(me, e), 0);
+	ck_assert_int_eq(rbs_core_report(me, 2, rx, 6, now), 1);
 	ck_assert_uint_eq(rbs_core_entries(me, e), 1);
 	/* Our receptions are listed for our report, oldest first. */
 	rbs_reception out[8];
-	ck_assert_uint_eq(rbs_core_recent(me, 0, out, 8), 3);
+	ck_assert_uint_eq(rbs_core_recent(me, 0, out, 8), 6);
 	ck_assert_int_eq(out[0].t, 1000);
 	/* A silent peer ages out; receptions older than the hold time go. */
 	ck_assert_uint_eq(rbs_core_expire(me, now + 4000000000LL), 0);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -133,8 +134,13 @@ static gboolean spawn(csim *s, node_rec *n, int which, GError **err)
 	char node_s[16], epoch_s[32];
 	g_snprintf(node_s, sizeof node_s, "%d", n->id);
 	g_snprintf(epoch_s, sizeof epoch_s, "%" G_GINT64_FORMAT, s->epoch_ns);
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid == 0) {
+		/* Die with the launcher, however it ends (a failed test, a crash). */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(1);
 		int lf = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 		if (lf >= 0) {
 			dup2(lf, 1);

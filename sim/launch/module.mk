@@ -6,3 +6,12 @@ PROGS += $(B)/bin/chorus-sim
 $(B)/bin/chorus-sim: $(B)/sim/launch/main.o $(B)/libcsim.a $(B)/libsim.a $(B)/libdev.a $(B)/libsync.a
 	@mkdir -p $(dir $@)
 	$(link) $(CSIM_LIBS)
+
+# Integration tests of syncd's RBS through the launcher (tests/test_syncd_net.c):
+# they run the built syncd, so they depend on it and find it in $(B)/bin.
+TESTS += $(B)/tests/test_syncd_net
+$(B)/tests/test_syncd_net.o: CFLAGS += -DCSIM_BIN_DIR='"$(abspath $(B)/bin)"'
+$(B)/tests/test_syncd_net: $(B)/tests/test_syncd_net.o $(B)/libcsim.a $(B)/libsyncd.a $(B)/libsim.a $(B)/libdev.a \
+		$(B)/libsync.a $(B)/libcfg.a | $(B)/bin/syncd $(SIM_PLUGIN) $(SIM_CONF)
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check glib-2.0 gsl sndfile) -lm

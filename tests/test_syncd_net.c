@@ -1,0 +1,367 @@
+/* test_syncd_net.c — syncd's RBS across real processes: virtual nodes run by
+ * chorus-sim's launcher on loopback, conversions checked against the
+ * simulator's ground truth (scenario clocks, 1 µs receive jitter).
+ *
+ * No timed assertions: every wait is "until the condition holds, or a
+ * generous deadline passes"; the checks are on values, against the
+ * uncertainty libsync itself claims.
+ */
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <glib.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "libdev/link.h"
+#include "sim/launch/launch.h"
+#include "sim/launch/truth.h"
+#include "syncd/rbs_wire.h"
+
+#ifndef CSIM_BIN_DIR
+#define CSIM_BIN_DIR "build/bin"
+#endif
+
+/* Fast protocol timers so each case runs in seconds. */
+static const char FAST[] = "[rbs]\nbeacon_interval = 0.1\nreport_interval = 0.1\nadvert_interval = 0.2\n"
+			   "peer_timeout = 1.5\nnode_timeout = 2\nedge_expire = 2.5\n"
+			   "[realtime]\ninterval = 0.1\n";
+
+static const char NODES3[] =
+	"[world]\nseed = 11\nradio_range = 100\n"
+	"[node.1]\nposition = 0,0,0\ncpu_skew_ppm = 12.5\ncpu_offset_ns = 3141592653\nradio_jitter_ns = 1000\n"
+	"[node.2]\nposition = 10,0,0\ncpu_skew_ppm = -98\ncpu_offset_ns = 27182818284\nradio_jitter_ns = 1000\n"
+	"[node.3]\nposition = 0,10,0\ncpu_skew_ppm = 97.2\ncpu_offset_ns = 1414213562\nradio_jitter_ns = 1000\n";
+
+static char *g_dir;
+
+static csim *start(const char *name, const char *scenario, const char *extra)
+{
+	const char *run = getenv("CHORUS_RUN");
+	g_dir = g_build_filename(run ? run : "/tmp", name, NULL);
+	g_mkdir_with_parents(g_dir, 0755);
+	char *sc = g_build_filename(g_dir, "scenario.ini", NULL);
+	ck_assert(g_file_set_contents(sc, scenario, -1, NULL));
+	char *conf = g_strconcat(FAST, extra ? extra : "", NULL);
+	csim_opts o = {.scenario = sc, .out_dir = g_dir, .bin_dir = CSIM_BIN_DIR, .syncd_extra = conf};
+	GError *err = NULL;
+	csim *s = csim_start(&o, &err);
+	ck_assert_msg(s != NULL, "chorus-sim: %s", err ? err->message : "?");
+	g_free(sc);
+	g_free(conf);
+	return s;
+}
+
+/* Wait (iterating nothing: the nodes are other processes) until `via`
+ * converts node a's cpu to node b's (b < 0: global), or deadline_s passes.
+ * Returns the result code. */
+static int wait_convert(csim_truth *t, int via, int a, int b, double deadline_s, double *err, double *sd,
+			unsigned *hops)
+{
+	char why[200] = "";
+	int64_t end = g_get_monotonic_time() + (int64_t)(deadline_s * 1e6);
+	int rc;
+	while ((rc = csim_truth_convert(t, via, a, b, err, sd, hops, why, sizeof why)) < 0 &&
+	       g_get_monotonic_time() < end)
+		g_usleep(100000);
+	if (rc < 0)
+		fprintf(stderr, "node%d: node%d -> node%d: %s\n", via, a, b, why);
+	return rc;
+}
+
+/* The text of node n's sync/rbs status. */
+static char *rbs_status(csim *s, int n)
+{
+	char id[16];
+	g_snprintf(id, sizeof id, "%d", n);
+	char *old = g_strdup(g_getenv("CHORUS_RUN"));
+	g_setenv("CHORUS_NODE", id, TRUE);
+	g_setenv("CHORUS_RUN", csim_run_dir(s), TRUE);
+	GByteArray *b = g_byte_array_new();
+	int rc = dev_status_read_sync("sync/rbs", FALSE, b, 2000);
+	g_unsetenv("CHORUS_NODE");
+	if (old)
+		g_setenv("CHORUS_RUN", old, TRUE);
+	g_free(old);
+	ck_assert_msg(rc == 0, "sync/rbs of node%d: %s", n, b->len ? (char *)b->data : "?");
+	return (char *)g_byte_array_free(b, FALSE);
+}
+
+static guint64 counter(const char *text, const char *name)
+{
+	char *key = g_strdup_printf(" %s=", name);
+	const char *p = strstr(text, key);
+	g_free(key);
+	ck_assert_msg(p != NULL, "no counter %s in:\n%s", name, text);
+	return g_ascii_strtoull(p + strlen(name) + 2, NULL, 10);
+}
+
+/* Collect truth samples for `secs` seconds of wall time; then every kept
+ * conversion must be within 5 of its standard errors. */
+static void settle_and_check(csim_truth *t, double secs, double max_sd_ns)
+{
+	for (int i = 0; i < (int)(secs * 5); i++) {
+		csim_truth_sample(t, TRUE);
+		g_usleep(200000);
+	}
+	const GArray *all = csim_truth_all(t);
+	ck_assert_uint_gt(all->len, 0);
+	for (guint i = 0; i < all->len; i++) {
+		const csim_meas *m = &g_array_index(all, csim_meas, i);
+		ck_assert_msg(fabs(m->err_ns) <= 5 * m->sd_ns, "node%d -> %s%d: error %.0f ns, claimed sd %.0f ns",
+			      m->from, m->kind == CSIM_GLOBAL ? "global via node" : "node", m->to, m->err_ns, m->sd_ns);
+		ck_assert_msg(m->sd_ns < max_sd_ns, "node%d -> node%d: sd %.0f ns not converged", m->from, m->to, m->sd_ns);
+	}
+	ck_assert_uint_eq(csim_truth_outliers(t, 5.0), 0);
+}
+
+START_TEST(test_three_nodes_converge)
+{
+	csim *s = start("three", NODES3, NULL);
+	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s));
+	double err, sd;
+	unsigned hops;
+	/* Every node converts to every other node, and to global. */
+	for (int a = 1; a <= 3; a++)
+		for (int b = 1; b <= 3; b++)
+			if (a != b)
+				ck_assert_int_eq(wait_convert(t, a, a, b, 20, &err, &sd, &hops), 0);
+	ck_assert_int_eq(wait_convert(t, 3, 3, -1, 20, &err, &sd, &hops), 0);
+	/* Let the fits fill (window 64 at 10 beacons/s per sender), then
+	 * every conversion stays within its claimed uncertainty, and that
+	 * uncertainty is below the 1.4 µs single-observation noise. */
+	g_usleep(4000000);
+	settle_and_check(t, 4, 1400);
+	/* All in range: every cpu conversion is now one direct RBS fit. */
+	const GArray *last = csim_truth_last(t);
+	ck_assert_uint_eq(last->len, 6 + 2);
+	for (guint i = 0; i < last->len; i++)
+		ck_assert_uint_eq(g_array_index(last, csim_meas, i).hops, 1);
+	char *st = rbs_status(s, 2);
+	ck_assert_uint_eq(counter(st, "bad_auth"), 0);
+	ck_assert_msg(strstr(st, "root: node1") != NULL, "root is the lowest node:\n%s", st);
+	g_free(st);
+	csim_truth_free(t);
+	csim_stop(s);
+}
+END_TEST
+
+START_TEST(test_line_of_five)
+{
+	/* 10 m apart, range 15 m: each node hears only its neighbours. */
+	GString *sc = g_string_new("[world]\nseed = 5\nradio_range = 15\n");
+	const double skew[5] = {80, -60, 35, -95, 10};
+	for (int i = 0; i < 5; i++)
+		g_string_append_printf(sc,
+				       "[node.%d]\nposition = %d,0,0\ncpu_skew_ppm = %g\ncpu_offset_ns = %d000000000\n"
+				       "radio_jitter_ns = 1000\n",
+				       i + 1, 10 * i, skew[i], 7 * (i + 1));
+	csim *s = start("line", sc->str, NULL);
+	g_string_free(sc, TRUE);
+	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s));
+	double err[6], sd[6];
+	unsigned hops[6];
+	for (int b = 2; b <= 5; b++)
+		ck_assert_int_eq(wait_convert(t, 1, 1, b, 30, &err[b], &sd[b], &hops[b]), 0);
+	g_usleep(4000000);
+	for (int b = 2; b <= 5; b++)
+		ck_assert_int_eq(wait_convert(t, 1, 1, b, 10, &err[b], &sd[b], &hops[b]), 0);
+	/* Node 5 is four radio hops away: the path crosses at least two
+	 * conversions, and its uncertainty exceeds that of any one-hop one. */
+	ck_assert_uint_ge(hops[5], 2);
+	for (int b = 2; b <= 4; b++)
+		if (hops[b] == 1)
+			ck_assert_msg(sd[5] > sd[b], "sd to node5 %.0f ns (%u hops) <= sd to node%d %.0f ns (1 hop)", sd[5],
+				      hops[5], b, sd[b]);
+	for (int b = 2; b <= 5; b++)
+		ck_assert_msg(fabs(err[b]) <= 5 * sd[b], "node1 -> node%d: error %.0f ns, sd %.0f ns, %u hops", b, err[b],
+			      sd[b], hops[b]);
+	/* The far end reaches global (root node 1) through the line. */
+	double ge, gs;
+	unsigned gh;
+	ck_assert_int_eq(wait_convert(t, 5, 5, -1, 10, &ge, &gs, &gh), 0);
+	ck_assert_uint_ge(gh, 2);
+	ck_assert_msg(fabs(ge) <= 5 * gs, "node5 -> global: error %.0f ns, sd %.0f ns", ge, gs);
+	settle_and_check(t, 3, 10000);
+	csim_truth_free(t);
+	csim_stop(s);
+}
+END_TEST
+
+START_TEST(test_kill_and_restart)
+{
+	csim *s = start("restart", NODES3, NULL);
+	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s));
+	double err, sd;
+	unsigned hops;
+	char why[200];
+	ck_assert_int_eq(wait_convert(t, 1, 1, 3, 20, &err, &sd, &hops), 0);
+	ck_assert_int_eq(csim_node_stop(s, 3), 0);
+	/* The others age node 3 out: its conversions disappear. */
+	int64_t end = g_get_monotonic_time() + 20000000;
+	int rc = 0;
+	while (g_get_monotonic_time() < end && (rc = csim_truth_convert(t, 1, 1, 3, &err, &sd, &hops, why, sizeof why)) == 0)
+		g_usleep(200000);
+	ck_assert_msg(rc == -ENOLINK || rc == -ENOENT, "node3 still converts after being stopped (rc %d)", rc);
+	/* ... and its news: node 3 is shown dead on sync/rbs. */
+	char *st = NULL;
+	end = g_get_monotonic_time() + 10000000;
+	do {
+		g_free(st);
+		g_usleep(200000);
+		st = rbs_status(s, 1);
+	} while (!strstr(st, "dead") && g_get_monotonic_time() < end);
+	ck_assert_msg(strstr(st, "dead") != NULL, "node3 not aged out:\n%s", st);
+	g_free(st);
+	/* Node 1 and 2 keep converting between themselves. */
+	ck_assert_int_eq(wait_convert(t, 1, 1, 2, 5, &err, &sd, &hops), 0);
+	/* Back again: taken back. */
+	GError *e = NULL;
+	ck_assert_msg(csim_node_start(s, 3, &e), "restart: %s", e ? e->message : "?");
+	ck_assert_int_eq(wait_convert(t, 1, 1, 3, 20, &err, &sd, &hops), 0);
+	ck_assert_int_eq(wait_convert(t, 3, 3, 1, 20, &err, &sd, &hops), 0);
+	ck_assert_msg(fabs(err) <= 5 * sd, "after restart: error %.0f ns, sd %.0f ns", err, sd);
+	csim_truth_free(t);
+	csim_stop(s);
+}
+END_TEST
+
+static int udp_to(csim *s, struct sockaddr_in *to)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), one = 1;
+	ck_assert_int_ge(fd, 0);
+	setsockopt(fd, SOL_SOCKET, SO_BROADCAST, &one, sizeof one);
+	*to = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons((uint16_t)csim_port(s))};
+	inet_pton(AF_INET, "127.255.255.255", &to->sin_addr);
+	return fd;
+}
+
+START_TEST(test_forged_key)
+{
+	const char *run = getenv("CHORUS_RUN");
+	char *key = g_build_filename(run ? run : "/tmp", "net.key", NULL);
+	ck_assert(g_file_set_contents(key, "the-field-network-key-2026", -1, NULL));
+	char *extra = g_strdup_printf("[rbs]\nkey_file = %s\n", key);
+	csim *s = start("forged", NODES3, extra);
+	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s));
+	double err0, sd0, err, sd;
+	unsigned hops;
+	ck_assert_int_eq(wait_convert(t, 1, 1, 2, 20, &err0, &sd0, &hops), 0);
+	g_usleep(3000000);
+	ck_assert_int_eq(wait_convert(t, 1, 1, 2, 5, &err0, &sd0, &hops), 0);
+	/* A forger speaks as node 2 and node 3 with a wrong key: beacons, and
+	 * reports placing every beacon 1 ms later than node 2 heard it, for 3 s. */
+	static const uint8_t WRONG[] = "not-the-network-key-at-all";
+	struct sockaddr_in to;
+	int fd = udp_to(s, &to);
+	uint8_t buf[RBS_MTU];
+	for (int i = 0; i < 300; i++) {
+		rbs_packet b = {.type = RBS_BEACON, .sender = 3, .seq = (uint32_t)i};
+		int n = rbs_wire_encode(&b, WRONG, sizeof WRONG - 1, buf, sizeof buf);
+		sendto(fd, buf, (size_t)n, 0, (struct sockaddr *)&to, sizeof to);
+		rbs_reception rx[4];
+		for (int k = 0; k < 4; k++)
+			rx[k] = (rbs_reception){3, (uint32_t)(i - k), 1000000000000LL + 100000000LL * i + 1000000};
+		rbs_packet r = {.type = RBS_REPORT, .sender = 2, .seq = (uint32_t)i, .rx = rx, .n_rx = 4};
+		n = rbs_wire_encode(&r, WRONG, sizeof WRONG - 1, buf, sizeof buf);
+		sendto(fd, buf, (size_t)n, 0, (struct sockaddr *)&to, sizeof to);
+		g_usleep(10000);
+	}
+	close(fd);
+	/* Nothing moved: node 1's conversion to node 2 is as right as before. */
+	ck_assert_int_eq(wait_convert(t, 1, 1, 2, 5, &err, &sd, &hops), 0);
+	ck_assert_msg(fabs(err) <= 5 * sd && fabs(err) < 5000, "after forgery: error %.0f ns, sd %.0f ns (before %.0f)",
+		      err, sd, err0);
+	char *st = rbs_status(s, 1);
+	ck_assert_msg(counter(st, "bad_auth") >= 500, "forged packets not refused:\n%s", st);
+	g_free(st);
+	settle_and_check(t, 2, 1400);
+	csim_truth_free(t);
+	csim_stop(s);
+	g_free(extra);
+	g_free(key);
+}
+END_TEST
+
+START_TEST(test_malformed_packets)
+{
+	csim *s = start("malformed", NODES3, NULL);
+	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s));
+	double err, sd;
+	unsigned hops;
+	ck_assert_int_eq(wait_convert(t, 1, 1, 2, 20, &err, &sd, &hops), 0);
+	struct sockaddr_in to;
+	int fd = udp_to(s, &to);
+	uint8_t buf[RBS_MTU];
+	GRand *g = g_rand_new_with_seed(99);
+	/* Truncated, wrong version, unknown type, counts beyond the size,
+	 * impossible values, and random bytes: 100 of each. */
+	rbs_reception rx = {3, 1, 5};
+	rbs_packet r = {.type = RBS_REPORT, .sender = 2, .rx = &rx, .n_rx = 1};
+	int full = rbs_wire_encode(&r, NULL, 0, buf, sizeof buf);
+	for (int i = 0; i < 100; i++) {
+		rbs_wire_encode(&r, NULL, 0, buf, sizeof buf);
+		sendto(fd, buf, (size_t)g_rand_int_range(g, 0, full), 0, (struct sockaddr *)&to, sizeof to);
+		buf[4] = 7;
+		sendto(fd, buf, (size_t)full, 0, (struct sockaddr *)&to, sizeof to);
+		buf[4] = 1;
+		buf[5] = 42;
+		sendto(fd, buf, (size_t)full, 0, (struct sockaddr *)&to, sizeof to);
+		buf[5] = RBS_REPORT;
+		buf[16] = 200; /* count */
+		sendto(fd, buf, (size_t)full, 0, (struct sockaddr *)&to, sizeof to);
+		buf[16] = 1;
+		memset(buf + 28, 0, 8); /* receive time 0 */
+		sendto(fd, buf, (size_t)full, 0, (struct sockaddr *)&to, sizeof to);
+		uint8_t junk[300];
+		for (size_t k = 0; k < sizeof junk; k++)
+			junk[k] = (uint8_t)g_rand_int(g);
+		sendto(fd, junk, (size_t)g_rand_int_range(g, 1, sizeof junk), 0, (struct sockaddr *)&to, sizeof to);
+		g_usleep(5000); /* within the receivers' socket buffers */
+	}
+	close(fd);
+	g_rand_free(g);
+	/* Counted (every node got them: it is a broadcast), and nobody died. */
+	int64_t end = g_get_monotonic_time() + 10000000;
+	char *st = NULL;
+	do {
+		g_free(st);
+		g_usleep(200000);
+		st = rbs_status(s, 3);
+	} while (counter(st, "bad_size") + counter(st, "bad_header") + counter(st, "bad_value") < 550 &&
+		 g_get_monotonic_time() < end);
+	ck_assert_msg(counter(st, "bad_size") >= 200, "%s", st);
+	ck_assert_msg(counter(st, "bad_header") >= 200, "%s", st);
+	ck_assert_msg(counter(st, "bad_value") >= 100, "%s", st);
+	g_free(st);
+	for (int n = 1; n <= 3; n++)
+		ck_assert(csim_node_running(s, n));
+	ck_assert_int_eq(wait_convert(t, 2, 2, 3, 5, &err, &sd, &hops), 0);
+	ck_assert_msg(fabs(err) <= 5 * sd, "after garbage: error %.0f ns, sd %.0f ns", err, sd);
+	csim_truth_free(t);
+	csim_stop(s);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("syncd_net");
+	TCase *tc = tcase_create("net");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_three_nodes_converge);
+	tcase_add_test(tc, test_line_of_five);
+	tcase_add_test(tc, test_kill_and_restart);
+	tcase_add_test(tc, test_forged_key);
+	tcase_add_test(tc, test_malformed_packets);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

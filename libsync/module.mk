@@ -36,3 +36,10 @@ install-libsync: $(B)/libsync.a $(B)/libdev.a
 	install -m 644 libsync/*.h $(DESTDIR)$(PREFIX)/include/chorus/libsync/
 	install -m 644 libdev/*.h $(DESTDIR)$(PREFIX)/include/chorus/libdev/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' dist/libsync.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libsync.pc
+
+# libsync's client against a real syncd, through a restart.
+TESTS += $(B)/tests/test_syncclient
+$(B)/tests/test_syncclient.o: CFLAGS += -DBINDIR='"$(abspath $(B))/bin"'
+$(B)/tests/test_syncclient: $(B)/tests/test_syncclient.o $(B)/libsync.a $(B)/libdev.a $(B)/bin/syncd
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check glib-2.0 gsl) -lm

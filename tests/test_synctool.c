@@ -33,6 +33,13 @@ static int run(char **out, char **err, const char *prog, ...)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
 }
 
+/* Run and check the exit status, showing the program's stderr if wrong. */
+#define RUN_EXPECT(want, ...)                                                          \
+	do {                                                                           \
+		int rc_ = run(&o, &e, __VA_ARGS__, NULL);                              \
+		ck_assert_msg(rc_ == (want), "exit %d, stderr: %s", rc_, e ? e : ""); \
+	} while (0)
+
 static void start_syncd(void)
 {
 	char *argv[] = {BINDIR "/syncd", "-c", "/dev/null", "-n", "4", NULL};
@@ -70,7 +77,7 @@ START_TEST(fit_through_devices)
 	const double sigma = 300.0; /* ns */
 	GRand *r = g_rand_new_with_seed(42);
 	char *o = NULL, *e = NULL;
-	ck_assert_int_eq(run(&o, &e, "chorus-ctl", "sync/command", "pair", "audio0", "cpu", "mean", "20833.3", NULL), 0);
+	RUN_EXPECT(0, "chorus-ctl", "sync/command", "pair", "audio0", "cpu", "mean", "20833.3");
 	g_free(o);
 	g_free(e);
 	for (int batch = 0; batch < 8; batch++) {
@@ -102,7 +109,7 @@ START_TEST(fit_through_devices)
 	/* Convert a frame in the middle: truth is the line without jitter.
 	 * The fitted value must lie within 4 of its own standard errors (the
 	 * s.e. of the mean line with 80 points is about sigma/sqrt(80)). */
-	ck_assert_int_eq(run(&o, &e, "synctool", "convert", "audio0", "cpu", "19200", NULL), 0);
+	RUN_EXPECT(0, "synctool", "convert", "audio0", "cpu", "19200");
 	double v, se;
 	ck_assert_msg(sscanf(o, "%lf ± %lf", &v, &se) == 2, "output: %s", o);
 	double truth = cpu0 + 19200 * ns_per_frame;
@@ -111,17 +118,17 @@ START_TEST(fit_through_devices)
 	g_free(o);
 	g_free(e);
 	/* The inverse direction, and to global through the cpu clock. */
-	ck_assert_int_eq(run(&o, &e, "synctool", "convert", "cpu", "audio0", "5000400000000", NULL), 0);
+	RUN_EXPECT(0, "synctool", "convert", "cpu", "audio0", "5000400000000");
 	ck_assert_msg(sscanf(o, "%lf ± %lf", &v, &se) == 2, "output: %s", o);
 	ck_assert_msg(fabs(v - 400000000.0 / ns_per_frame) < 4 * se + 1e-3, "frame %f se %g", v, se);
 	g_free(o);
 	g_free(e);
-	ck_assert_int_eq(run(&o, &e, "synctool", "convert", "audio0", "global", "0", NULL), 0);
+	RUN_EXPECT(0, "synctool", "convert", "audio0", "global", "0");
 	ck_assert_msg(strstr(o, "(2 hops"), "%s", o);
 	g_free(o);
 	g_free(e);
 	/* The clocks device names the pair and its feeder. */
-	ck_assert_int_eq(run(&o, &e, "synctool", "clocks", NULL), 0);
+	RUN_EXPECT(0, "synctool", "clocks");
 	ck_assert_msg(strstr(o, "node4:audio0 -> node4:cpu mode=mean obs=80"), "%s", o);
 	g_free(o);
 	g_free(e);
@@ -133,15 +140,15 @@ START_TEST(errors_are_clear)
 {
 	start_syncd();
 	char *o = NULL, *e = NULL;
-	ck_assert_int_eq(run(&o, &e, "synctool", "convert", "cpu", "node9:cpu", "1", NULL), 1);
+	RUN_EXPECT(1, "synctool", "convert", "cpu", "node9:cpu", "1");
 	ck_assert_msg(strstr(e, "unknown clock node9:cpu"), "%s", e);
 	g_free(o);
 	g_free(e);
-	ck_assert_int_eq(run(&o, &e, "synctool", "convert", "cpux", "global", "1", NULL), 2);
+	RUN_EXPECT(2, "synctool", "convert", "cpux", "global", "1");
 	ck_assert_msg(strstr(e, "unknown clock kind"), "%s", e);
 	g_free(o);
 	g_free(e);
-	ck_assert_int_eq(run(&o, &e, "synctool", "convert", "cpu", "global", "12abc", NULL), 1);
+	RUN_EXPECT(1, "synctool", "convert", "cpu", "global", "12abc");
 	ck_assert_msg(strstr(e, "is not a time"), "%s", e);
 	g_free(o);
 	g_free(e);
@@ -158,10 +165,10 @@ START_TEST(errors_are_clear)
 	ck_assert_int_ne(run(&o, &e, "chorus-ctl", "sync/command", "obs", "global", "cpu", "1", "2", NULL), 0);
 	g_free(o);
 	g_free(e);
-	ck_assert_int_eq(run(&o, &e, "synctool", "now", "global", NULL), 0);
+	RUN_EXPECT(0, "synctool", "now", "global");
 	g_free(o);
 	g_free(e);
-	ck_assert_int_eq(run(&o, &e, "synctool", "clocks", NULL), 0);
+	RUN_EXPECT(0, "synctool", "clocks");
 	ck_assert_msg(strstr(o, "4 refused"), "%s", o);
 	g_free(o);
 	g_free(e);
@@ -174,13 +181,13 @@ START_TEST(realtime_and_global)
 	start_syncd();
 	char *o = NULL, *e = NULL;
 	/* global is UTC as of the root's choice: within a second of the host's. */
-	ck_assert_int_eq(run(&o, &e, "synctool", "now", "global", NULL), 0);
+	RUN_EXPECT(0, "synctool", "now", "global");
 	double g = g_ascii_strtod(o, NULL);
 	double utc = (double)g_get_real_time() * 1e3;
 	ck_assert_msg(fabs(g - utc) < 1e9, "global %f utc %f", g, utc);
 	g_free(o);
 	g_free(e);
-	ck_assert_int_eq(run(&o, &e, "synctool", "now", "realtime", NULL), 0);
+	RUN_EXPECT(0, "synctool", "now", "realtime");
 	double rt = g_ascii_strtod(o, NULL);
 	ck_assert_msg(fabs(rt - utc) < 1e9, "realtime %f utc %f", rt, utc);
 	g_free(o);

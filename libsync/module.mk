@@ -21,7 +21,7 @@ $(B)/bench/sync: $(B)/bench/sync.o $(B)/libsync.a
 
 # syncd end to end through its devices, with synctool and chorus-ctl.
 TESTS += $(B)/tests/test_synctool
-$(B)/tests/test_synctool.o: CFLAGS += -DBINDIR='"$(abspath $(B))/bin"'
+$(B)/tests/test_synctool.o: CFLAGS += -DBINDIR='"$(abspath $(B))/bin"' -DSRCDIR='"$(CURDIR)"'
 $(B)/tests/test_synctool: $(B)/tests/test_synctool.o $(B)/bin/syncd $(B)/bin/synctool $(B)/bin/chorus-ctl
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0) -lm
@@ -39,7 +39,7 @@ install-libsync: $(B)/libsync.a $(B)/libdev.a
 
 # libsync's client against a real syncd, through a restart.
 TESTS += $(B)/tests/test_syncclient
-$(B)/tests/test_syncclient.o: CFLAGS += -DBINDIR='"$(abspath $(B))/bin"'
+$(B)/tests/test_syncclient.o: CFLAGS += -DBINDIR='"$(abspath $(B))/bin"' -DSRCDIR='"$(CURDIR)"'
 $(B)/tests/test_syncclient: $(B)/tests/test_syncclient.o $(B)/libsync.a $(B)/libdev.a $(B)/bin/syncd
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0 gsl) -lm

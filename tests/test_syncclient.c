@@ -14,7 +14,7 @@
 
 static GPid start_syncd(void)
 {
-	char *argv[] = {BINDIR "/syncd", "-c", "/dev/null", "-n", "7", NULL};
+	char *argv[] = {BINDIR "/syncd", "-c", SRCDIR "/tests/data/syncd-alone.conf", "-n", "7", NULL};
 	GPid pid;
 	ck_assert(g_spawn_async(NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
 				&pid, NULL));

@@ -42,7 +42,7 @@ static int run(char **out, char **err, const char *prog, ...)
 
 static void start_syncd(void)
 {
-	char *argv[] = {BINDIR "/syncd", "-c", "/dev/null", "-n", "4", NULL};
+	char *argv[] = {BINDIR "/syncd", "-c", SRCDIR "/tests/data/syncd-alone.conf", "-n", "4", NULL};
 	GError *e = NULL;
 	ck_assert(g_spawn_async(NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
 				&syncd_pid, &e));

@@ -15,3 +15,10 @@ $(B)/tests/test_syncd_net: $(B)/tests/test_syncd_net.o $(B)/libcsim.a $(B)/libsy
 		$(B)/libsync.a $(B)/libcfg.a | $(B)/bin/syncd $(SIM_PLUGIN) $(SIM_CONF)
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0 gsl sndfile) -lm
+
+# bench/rbs: RBS accuracy and scale through the launcher (real processes).
+BENCHES += $(B)/bench/rbs
+$(B)/bench/rbs.o: CFLAGS += -DCSIM_BIN_DIR='"$(abspath $(B)/bin)"'
+$(B)/bench/rbs: $(B)/bench/rbs.o $(B)/libcsim.a $(B)/libsim.a $(B)/libdev.a $(B)/libsync.a | $(B)/bin/syncd
+	@mkdir -p $(dir $@)
+	$(link) $(CSIM_LIBS)

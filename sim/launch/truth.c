@@ -15,7 +15,9 @@
 typedef struct {
 	int id;
 	sync_simclock cpu;
+	double jitter_ns;  /* scenario receive jitter, sd */
 	gboolean down;
+	GArray *ent;       /* last ticker's entries (sync_ticker_entry) */
 	sync_graph *g;
 	gboolean have;
 	uint32_t root;
@@ -46,7 +48,8 @@ csim_truth *csim_truth_new(const sim_scenario *sc, const char *run_dir)
 	sync_graph_params_default(&gp);
 	for (size_t i = 0; i < sim_scenario_n_nodes(sc); i++) {
 		const sim_node_cfg *c = sim_scenario_node(sc, i);
-		tnode n = {.id = c->id, .cpu = c->cpu, .g = sync_graph_new(&gp)};
+		tnode n = {.id = c->id, .cpu = c->cpu, .jitter_ns = c->radio_jitter_ns, .g = sync_graph_new(&gp),
+			   .ent = g_array_new(FALSE, FALSE, sizeof(sync_ticker_entry))};
 		g_array_append_val(t->nodes, n);
 	}
 	t->t0 = host_raw();
@@ -57,8 +60,10 @@ void csim_truth_free(csim_truth *t)
 {
 	if (!t)
 		return;
-	for (guint i = 0; i < t->nodes->len; i++)
+	for (guint i = 0; i < t->nodes->len; i++) {
 		sync_graph_free(g_array_index(t->nodes, tnode, i).g);
+		g_array_free(g_array_index(t->nodes, tnode, i).ent, TRUE);
+	}
 	g_array_free(t->nodes, TRUE);
 	g_array_free(t->all, TRUE);
 	g_array_free(t->last, TRUE);
@@ -98,6 +103,13 @@ static void read_ticker(csim_truth *t, tnode *n)
 		if (sync_ticker_to_graph(b->data, b->len, n->g, &h, NULL, why, sizeof why) >= 0) {
 			n->have = TRUE;
 			n->root = h.root;
+			g_array_set_size(n->ent, 0);
+			for (size_t i = 0; i < h.count; i++) {
+				sync_ticker_entry e;
+				const char *r;
+				if (sync_ticker_unpack_entry(b->data, i, &e, &r) == 0)
+					g_array_append_val(n->ent, e);
+			}
 		}
 	}
 	g_byte_array_free(b, TRUE);
@@ -142,6 +154,25 @@ static int measure(tnode *v, tnode *a, tnode *b, tnode *root, int64_t h, csim_me
 		m->hops = r.hops ? r.hops - 1 : 0;
 	}
 	m->err_ns = r.value.f - truth_off;
+	m->bound_ns = NAN;
+	if (b && r.hops == 1) {
+		/* The least-squares bound of the fit used: observations with the
+		 * two nodes' receive jitter, at this x, for the fit's n and spread:
+		 * var = (sa^2 + sb^2) (1/n + (x - xbar)^2 / Sxx), Sxx = n var_c / var_s. */
+		for (guint i = 0; i < v->ent->len; i++) {
+			const sync_ticker_entry *e = &g_array_index(v->ent, sync_ticker_entry, i);
+			int fwd = sync_clock_equal(e->from, sync_clock_cpu((uint32_t)a->id)) &&
+				  sync_clock_equal(e->to, sync_clock_cpu((uint32_t)b->id));
+			int rev = sync_clock_equal(e->to, sync_clock_cpu((uint32_t)a->id)) &&
+				  sync_clock_equal(e->from, sync_clock_cpu((uint32_t)b->id));
+			if ((!fwd && !rev) || e->conv.var_s <= 0 || e->conv.var_c <= 0)
+				continue;
+			int64_t x = fwd ? xa : sync_simclock_apply(&b->cpu, h);
+			double dx = (double)(x - e->conv.x0) - e->conv.xbar, n = e->conv.n;
+			double s2 = a->jitter_ns * a->jitter_ns + b->jitter_ns * b->jitter_ns;
+			m->bound_ns = sqrt(s2 * (1.0 / n + dx * dx * e->conv.var_s / (e->conv.var_c * n)));
+		}
+	}
 	m->sd_ns = sqrt(r.var);
 	m->from = a->id;
 	m->to = b ? b->id : root->id;
@@ -257,6 +288,20 @@ double csim_truth_sd_rms(const csim_truth *t, csim_kind kind, unsigned hops)
 		const csim_meas *m = &g_array_index(t->all, csim_meas, i);
 		if (m->kind == kind && (!hops || m->hops == hops)) {
 			s += m->sd_ns * m->sd_ns;
+			k++;
+		}
+	}
+	return k ? sqrt(s / (double)k) : NAN;
+}
+
+double csim_truth_bound_rms(const csim_truth *t)
+{
+	double s = 0;
+	size_t k = 0;
+	for (guint i = 0; i < t->all->len; i++) {
+		const csim_meas *m = &g_array_index(t->all, csim_meas, i);
+		if (!isnan(m->bound_ns)) {
+			s += m->bound_ns * m->bound_ns;
 			k++;
 		}
 	}

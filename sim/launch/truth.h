@@ -29,6 +29,8 @@ typedef struct {
 	unsigned hops;     /* edges followed (global: excluding the exact root edge) */
 	double err_ns;     /* converted minus true, ns */
 	double sd_ns;      /* libsync's standard error, ns */
+	double bound_ns;   /* one-hop cpu: the least-squares bound for that fit (scenario
+			    * receive jitter of both nodes, the fit's n and spread); else NAN */
 } csim_meas;
 
 typedef struct csim_truth csim_truth;
@@ -72,5 +74,8 @@ double csim_truth_rms(const csim_truth *t, csim_kind kind, unsigned hops, size_t
 
 /* RMS of the claimed standard errors likewise. */
 double csim_truth_sd_rms(const csim_truth *t, csim_kind kind, unsigned hops);
+
+/* RMS of the least-squares bounds of kept one-hop cpu measurements (NAN if none). */
+double csim_truth_bound_rms(const csim_truth *t);
 
 #endif

@@ -57,10 +57,10 @@ struct audio_dev {
 static void op_range(void *user, int64_t *oldest, int64_t *next)
 {
 	audio_dev *d = user;
+	const audio_ring_hdr *h = audio_ring_header(d->ring);
 	audio_ring_span(d->ring, oldest, next);
-	int64_t margin = d->rate / 4;
-	if (*next - *oldest > 2 * margin)
-		*oldest += margin;
+	if (*oldest > h->origin) /* the writer is overwriting the old end */
+		*oldest += d->rate / 4;
 }
 
 static int op_read(void *user, void *client, int64_t first, size_t n, void *buf)

@@ -1,0 +1,259 @@
+/* audioget — fetch audio from audiod by time on any clock, or by frame range.
+ *
+ *   audioget --clock global --from 14:03:21.250 --to 14:03:23.000 -o call.wav
+ *   audioget --clock node3:cpu --from 123456789000 --to 123458789000 -o x.flac
+ *   audioget --first 480000 --last 528000 --channels 0,2 -o x.wav
+ *   audioget --follow > stream.raw
+ *
+ * Times are integers in the clock's unit (ns; frames for audio clocks), or
+ * for ns clocks that follow UTC (global, realtime) a time of day
+ * HH:MM:SS[.frac] (today, UTC) or an ISO 8601 date-time.  The output format
+ * follows the file's extension (.wav, .flac; libsndfile).  audioget prints the
+ * frame range the request resolved to and the conversion's uncertainty.
+ * Exit status: 0 ok, 1 refused or failed, 2 usage.
+ */
+#include <errno.h>
+#include <glib-unix.h>
+#include <glib.h>
+#include <math.h>
+#include <sndfile.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "libdev/dev.h"
+
+typedef struct {
+	GMainLoop *loop;
+	const char *out;
+	gboolean follow;
+	SNDFILE *sf;
+	int channels, rate, sample_bytes;
+	char format[16];
+	int64_t frames, gaps;
+	int rc;
+} getter;
+
+/* Parse a time: integer, or HH:MM:SS[.frac] today UTC, or ISO 8601. */
+static int parse_time(const char *s, int64_t *out)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (end != s && !*end && !errno) {
+		*out = v;
+		return 0;
+	}
+	GDateTime *t = NULL;
+	GTimeZone *utc = g_time_zone_new_utc();
+	if (strchr(s, 'T')) {
+		t = g_date_time_new_from_iso8601(s, utc);
+	} else {
+		int h, m;
+		double sec;
+		char extra;
+		if (sscanf(s, "%d:%d:%lf%c", &h, &m, &sec, &extra) == 3 && h >= 0 && h < 24 && m >= 0 && m < 60 &&
+		    sec >= 0 && sec < 61) {
+			GDateTime *now = g_date_time_new_now(utc);
+			t = g_date_time_new(utc, g_date_time_get_year(now), g_date_time_get_month(now),
+					    g_date_time_get_day_of_month(now), h, m, sec);
+			g_date_time_unref(now);
+		}
+	}
+	g_time_zone_unref(utc);
+	if (!t)
+		return -EINVAL;
+	/* Seconds and microseconds from GDateTime, the rest of the fraction
+	 * is below its resolution. */
+	*out = g_date_time_to_unix(t) * 1000000000LL + (int64_t)g_date_time_get_microsecond(t) * 1000;
+	g_date_time_unref(t);
+	return 0;
+}
+
+static const char *field(const char *reply, const char *key, char *buf, size_t len)
+{
+	char pat[32];
+	g_snprintf(pat, sizeof pat, "%s=", key);
+	const char *p = strstr(reply, pat);
+	if (!p)
+		return NULL;
+	p += strlen(pat);
+	size_t n = strcspn(p, " ");
+	g_strlcpy(buf, p, n + 1 < len ? n + 1 : len);
+	return buf;
+}
+
+static void on_opened(void *user, int64_t first, int64_t last, uint32_t item_size, const void *reply, size_t len)
+{
+	getter *g = user;
+	char *r = g_strndup(reply, len), b[64];
+	fprintf(stderr, "audioget: %s\n", r);
+	g->rate = atoi(field(r, "rate", b, sizeof b) ? b : "0");
+	g->channels = atoi(field(r, "channels", b, sizeof b) ? b : "0");
+	g_strlcpy(g->format, field(r, "format", b, sizeof b) ? b : "?", sizeof g->format);
+	g->sample_bytes = g->channels ? (int)item_size / g->channels : 0;
+	g_free(r);
+	if (g->follow)
+		return;
+	SF_INFO info = {.samplerate = g->rate, .channels = g->channels};
+	int major = g_str_has_suffix(g->out, ".flac") ? SF_FORMAT_FLAC : SF_FORMAT_WAV;
+	int sub = !strcmp(g->format, "FLOAT_LE") ? SF_FORMAT_FLOAT : g->sample_bytes == 4 ? SF_FORMAT_PCM_32 : SF_FORMAT_PCM_16;
+	if (major == SF_FORMAT_FLAC && sub != SF_FORMAT_PCM_16)
+		sub = SF_FORMAT_PCM_24; /* FLAC has no float or 32-bit samples */
+	info.format = major | sub;
+	g->sf = sf_open(g->out, SFM_WRITE, &info);
+	if (!g->sf) {
+		fprintf(stderr, "audioget: %s: %s\n", g->out, sf_strerror(NULL));
+		g->rc = 1;
+		g_main_loop_quit(g->loop);
+	}
+}
+
+static void write_items(getter *g, const void *items, size_t n)
+{
+	if (g->follow) {
+		if (fwrite(items, (size_t)(g->sample_bytes * g->channels), n, stdout) != n) {
+			g->rc = 1;
+			g_main_loop_quit(g->loop);
+		}
+		return;
+	}
+	if (!g->sf)
+		return;
+	if (!strcmp(g->format, "FLOAT_LE"))
+		sf_writef_float(g->sf, items, (sf_count_t)n);
+	else if (g->sample_bytes == 4)
+		sf_writef_int(g->sf, items, (sf_count_t)n);
+	else
+		sf_writef_short(g->sf, items, (sf_count_t)n);
+}
+
+static void on_data(void *user, int64_t first, const void *items, size_t n)
+{
+	getter *g = user;
+	write_items(g, items, n);
+	g->frames += (int64_t)n;
+}
+
+static void on_gap(void *user, int64_t from, int64_t to)
+{
+	getter *g = user;
+	/* A file keeps its time base: the lost frames become silence, and the
+	 * gap is reported, never hidden. */
+	fprintf(stderr, "audioget: gap: frames [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") were lost; written as zeros\n",
+		from, to);
+	size_t bytes = (size_t)(g->sample_bytes * g->channels) * 4096;
+	void *z = g_malloc0(bytes);
+	for (int64_t left = to - from; left > 0; left -= 4096)
+		write_items(g, z, (size_t)(left < 4096 ? left : 4096));
+	g_free(z);
+	g->gaps++;
+}
+
+static void on_end(void *user, int64_t next)
+{
+	getter *g = user;
+	g_main_loop_quit(g->loop);
+}
+
+static void on_error(void *user, int err, const char *msg)
+{
+	getter *g = user;
+	fprintf(stderr, "audioget: refused: %s\n", msg);
+	g->rc = 1;
+	g_main_loop_quit(g->loop);
+}
+
+static void on_state(void *user, gboolean up, int err)
+{
+	if (!up)
+		fprintf(stderr, "audioget: audiod unreachable (%s); retrying\n", g_strerror(-err));
+}
+
+static gboolean on_signal(gpointer data)
+{
+	g_main_loop_quit(data);
+	return G_SOURCE_REMOVE;
+}
+
+int main(int argc, char **argv)
+{
+	char *clock = NULL, *from = NULL, *to = NULL, *channels = NULL, *out = NULL;
+	gint64 node = -1, device = 0, first = -1, last = -1;
+	gboolean follow = FALSE;
+	GOptionEntry entries[] = {
+		{"node", 'N', 0, G_OPTION_ARG_INT64, &node, "simulated node to ask (sets CHORUS_NODE)", "N"},
+		{"device", 'd', 0, G_OPTION_ARG_INT64, &device, "audio device index (default 0)", "K"},
+		{"clock", 'c', 0, G_OPTION_ARG_STRING, &clock, "clock of --from/--to (global, cpu, node3:cpu, …)", "CLOCK"},
+		{"from", 0, 0, G_OPTION_ARG_STRING, &from, "start time on CLOCK", "T0"},
+		{"to", 0, 0, G_OPTION_ARG_STRING, &to, "end time on CLOCK (exclusive)", "T1"},
+		{"first", 0, 0, G_OPTION_ARG_INT64, &first, "first frame (instead of times)", "F"},
+		{"last", 0, 0, G_OPTION_ARG_INT64, &last, "one past the last frame", "F"},
+		{"channels", 0, 0, G_OPTION_ARG_STRING, &channels, "channels to keep, e.g. 0,2", "LIST"},
+		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &out, "output file (.wav or .flac)", "FILE"},
+		{"follow", 0, 0, G_OPTION_ARG_NONE, &follow, "stream raw interleaved samples to stdout from now on", NULL},
+		{NULL, 0, 0, 0, NULL, NULL, NULL},
+	};
+	GError *err = NULL;
+	GOptionContext *oc = g_option_context_new("- fetch audio from audiod by time or frames");
+	g_option_context_add_main_entries(oc, entries, NULL);
+	if (!g_option_context_parse(oc, &argc, &argv, &err)) {
+		fprintf(stderr, "audioget: %s\n", err->message);
+		return 2;
+	}
+	g_option_context_free(oc);
+	if (!follow && !out) {
+		fprintf(stderr, "audioget: say where to write (-o FILE.wav) or --follow\n");
+		return 2;
+	}
+	if (!follow && !clock && first < 0) {
+		fprintf(stderr, "audioget: give --clock with --from/--to, or --first/--last\n");
+		return 2;
+	}
+	if (node >= 0) {
+		char n[24];
+		g_snprintf(n, sizeof n, "%" G_GINT64_FORMAT, node);
+		g_setenv("CHORUS_NODE", n, TRUE);
+	}
+	GString *params = g_string_new(NULL);
+	if (channels)
+		g_string_append_printf(params, "channels=%s ", channels);
+	if (clock) {
+		int64_t t0, t1;
+		if (!from || parse_time(from, &t0) < 0 || (to && parse_time(to, &t1) < 0)) {
+			fprintf(stderr, "audioget: --from/--to must be integers in the clock's unit, HH:MM:SS.frac or ISO 8601\n");
+			return 2;
+		}
+		g_string_append_printf(params, "clock=%s from=%" G_GINT64_FORMAT, clock, t0);
+		if (to)
+			g_string_append_printf(params, " to=%" G_GINT64_FORMAT, t1);
+		else if (!follow) {
+			fprintf(stderr, "audioget: a file needs --to\n");
+			return 2;
+		}
+	}
+	getter g = {.loop = g_main_loop_new(NULL, FALSE), .out = out, .follow = follow};
+	char name[32];
+	g_snprintf(name, sizeof name, "audio/%" G_GINT64_FORMAT "/data", device);
+	dev_sensor_reader_ops ops = {on_opened, on_data, on_gap, on_end, on_error, on_state};
+	uint32_t flags = (first < 0 && !clock) ? DEV_SENSOR_FROM_NEXT : 0;
+	dev_sensor_reader *r = dev_sensor_reader_new(name, first < 0 ? 0 : first, last < 0 ? DEV_SENSOR_OPEN_END : last,
+						     flags, params->str, params->len, NULL, &ops, &g, &err);
+	if (!r) {
+		fprintf(stderr, "audioget: %s\n", err->message);
+		return 2;
+	}
+	g_unix_signal_add(SIGINT, on_signal, g.loop);
+	g_unix_signal_add(SIGTERM, on_signal, g.loop);
+	g_main_loop_run(g.loop);
+	dev_sensor_reader_free(r);
+	if (g.sf)
+		sf_close(g.sf);
+	if (!g.rc)
+		fprintf(stderr, "audioget: %" G_GINT64_FORMAT " frames%s%s, %" G_GINT64_FORMAT " gap%s\n", g.frames,
+			out ? " to " : "", out ? out : "", g.gaps, g.gaps == 1 ? "" : "s");
+	g_string_free(params, TRUE);
+	g_main_loop_unref(g.loop);
+	return g.rc;
+}

@@ -17,6 +17,11 @@
 #include "libsync/now.h"
 #include "sim/sidechan.h"
 
+/* At most this many interrupt records after an overrun estimate the
+ * restarted run's first frame.  The frames captured meanwhile are held in
+ * the stream's read buffer (one ALSA buffer), so at most that many periods. */
+#define RESTART_RECORDS 8
+
 struct stream {
 	stream_cfg cfg;
 	char *pcm_name, *side_path;
@@ -46,6 +51,18 @@ struct stream {
 	int restarting;            /* overrun: waiting for the first timestamp of the new run */
 	int64_t restart_cpu;       /* node cpu time when the run restarted */
 	int restart_wakeups;       /* wakeups since the restart */
+	/* Interrupt records of the restarted run held back until its start is
+	 * known: each one's latency makes the pre-overrun fit predict a start
+	 * late by latency * rate, so the start is the least of their
+	 * predictions (a single record was often 2-5 frames late).  The frames
+	 * of the new run read meanwhile wait in buf[0, hold). */
+	struct {
+		int64_t rel;       /* frames since the run's first frame at the interrupt */
+		int64_t cpu;       /* node cpu time of the interrupt, ns */
+	} pend[RESTART_RECORDS];
+	int npend;
+	int restart_need;          /* records to hold before settling, <= RESTART_RECORDS */
+	snd_pcm_uframes_t hold;    /* frames of the new run held in buf */
 	stream_event ev;           /* being filled */
 	GMutex lock;               /* guards st, lat */
 	stream_stats st;
@@ -228,6 +245,11 @@ static void settle_restart(stream *s, int64_t start)
 	s->abs_base = s->abs_next;
 	s->restarting = 0;
 	s->ev.brk = 1;
+	if (s->hold) {
+		audio_ring_write(s->ring, s->buf, s->hold);
+		s->abs_next += (int64_t)s->hold;
+		s->hold = 0;
+	}
 }
 
 /* The absolute frame index the pre-overrun fit predicts at cpu time t. */
@@ -240,6 +262,36 @@ static int predict_frame(stream *s, int64_t cpu, int64_t *frame)
 	sync_tval f = sync_conv_apply(&c, sync_tval_of(cpu));
 	*frame = f.i + (int64_t)llround(f.f);
 	return 0;
+}
+
+/* Settle a restart from the held records of the new run: its first frame is
+ * the least start they predict (the record with the least latency), then
+ * their observations are taken. */
+static void settle_from_records(stream *s)
+{
+	sync_conv c;
+	const char *why;
+	int64_t start = s->abs_next;
+	if (sync_fit_solve(s->fit, &c, &why) == 0) {
+		double best = INFINITY;
+		int64_t base = INT64_MIN;
+		for (int i = 0; i < s->npend; i++) {
+			sync_tval f = sync_conv_apply(&c, sync_tval_of(s->pend[i].cpu));
+			if (base == INT64_MIN)
+				base = f.i - s->pend[i].rel;
+			double x = (double)(f.i - s->pend[i].rel - base) + f.f;
+			best = x < best ? x : best;
+		}
+		/* The run starts on a whole frame, and the least prediction is
+		 * late by the least latency (>= 0): floor, with 0.1 frame of slack
+		 * for the envelope's own error. */
+		if (base != INT64_MIN)
+			start = base + (int64_t)floor(best + 0.1);
+	}
+	settle_restart(s, start);
+	for (int i = 0; i < s->npend; i++)
+		add_obs(s, s->abs_base + s->pend[i].rel, s->pend[i].cpu);
+	s->npend = 0;
 }
 
 /* Drain the kpatch/sim FIFO into observations. */
@@ -261,18 +313,18 @@ static void read_records(stream *s, int64_t wake)
 				s->hw_unwrapped = (int64_t)rec[i].hw_ptr;
 				s->hw_base = s->hw_unwrapped - (int64_t)a->period;
 				s->have_hw_base = 1;
-				if (s->restarting) {
-					int64_t f;
-					if (predict_frame(s, cpu, &f) == 0)
-						settle_restart(s, f - (int64_t)a->period);
-					else
-						settle_restart(s, s->abs_next);
-				}
 			} else {
 				s->hw_unwrapped += (int64_t)((rec[i].hw_ptr + boundary - s->last_hw) % boundary);
 				s->last_hw = rec[i].hw_ptr;
 			}
-			add_obs(s, s->abs_base + (s->hw_unwrapped - s->hw_base), cpu);
+			if (s->restarting) {
+				s->pend[s->npend].rel = s->hw_unwrapped - s->hw_base;
+				s->pend[s->npend].cpu = cpu;
+				if (++s->npend >= s->restart_need)
+					settle_from_records(s);
+			} else {
+				add_obs(s, s->abs_base + (s->hw_unwrapped - s->hw_base), cpu);
+			}
 			if (i == n - 1) {
 				g_mutex_lock(&s->lock);
 				latency_add(&s->lat, wake - cpu);
@@ -286,6 +338,19 @@ static void read_records(stream *s, int64_t wake)
 	s->st.records_lost = ks.seq.seq_lost + ks.seq.overflows;
 	s->st.malformed = ks.malformed;
 	g_mutex_unlock(&s->lock);
+}
+
+/* While a restart is unsettled: read the new run's frames into buf after
+ * those held (the ALSA buffer must not overrun meanwhile).  Returns 0 or
+ * -EPIPE. */
+static int hold_frames(stream *s)
+{
+	size_t fb = capture_frame_bytes(s->cap);
+	long n = 0;
+	while (s->hold < s->buf_frames &&
+	       (n = capture_read(s->cap, s->buf + s->hold * fb, s->buf_frames - s->hold)) > 0)
+		s->hold += (snd_pcm_uframes_t)n;
+	return n < 0 ? (int)n : 0;
 }
 
 /* Read every frame ALSA holds into the ring.  Returns 0 or -EPIPE. */
@@ -331,6 +396,11 @@ static void overrun(stream *s)
 	s->restart_cpu = sync_now(SYNC_KIND_CPU);
 	s->restarting = 1;
 	s->restart_wakeups = 0;
+	s->npend = 0;
+	const capture_cfg *a = capture_actual(s->cap);
+	s->hold = 0;
+	s->restart_need = (int)(a->buffer / a->period);
+	s->restart_need = s->restart_need < 1 ? 1 : s->restart_need > RESTART_RECORDS ? RESTART_RECORDS : s->restart_need;
 	s->have_hw_base = 0;
 }
 
@@ -364,7 +434,19 @@ static gpointer capture_thread(gpointer data)
 		}
 		if (s->kp)
 			read_records(s, wake);
-		if (s->restarting && (!s->kp || ++s->restart_wakeups > 4)) {
+		if (s->restarting && s->kp)
+			s->restart_wakeups++;
+		if (s->restarting && s->kp && hold_frames(s) == -EPIPE) {
+			overrun(s);
+			continue;
+		}
+		if (s->restarting && s->kp && s->npend &&
+		    (s->restart_wakeups > 2 * s->restart_need || s->hold == s->buf_frames)) {
+			/* Fewer records than hoped (some lost, or the hold is
+			 * full): use those we have. */
+			settle_from_records(s);
+		} else if (s->restarting &&
+			   (!s->kp || s->restart_wakeups > 2 * s->restart_need + 2 || s->hold == s->buf_frames)) {
 			/* No interrupt record (alsa source, or records lost): the
 			 * run began when it was started. */
 			int64_t f;

@@ -2,6 +2,7 @@
 #include "libdev/packet_sub.h"
 
 #include <errno.h>
+#include <string.h>
 
 #include "libdev/client.h"
 
@@ -35,7 +36,11 @@ static void ps_msg(void *user, const dev_msg *m)
 {
 	dev_packet_sub *s = user;
 	if (m->type == DEV_MSG_PKT_DATA && s->on_packet) {
-		char *t = g_strndup((const char *)m->u.pkt.data, m->u.pkt.len);
+		/* Packets may be binary: copy all len bytes (g_strndup would stop
+		 * at the first NUL), then add the promised terminator. */
+		char *t = g_malloc(m->u.pkt.len + 1);
+		memcpy(t, m->u.pkt.data, m->u.pkt.len);
+		t[m->u.pkt.len] = 0;
 		s->on_packet(s->user, t, m->u.pkt.len, m->u.pkt.dropped);
 		g_free(t);
 	} else if (m->type == DEV_MSG_ERROR) {

@@ -12,3 +12,22 @@ PROGS += $(B)/bin/audiod
 $(B)/bin/audiod: $(B)/audiod/main.o $(AUDIOD_LIBS)
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,glib-2.0 gsl alsa libsystemd sndfile) -lm -lpthread
+
+PROGS += $(B)/bin/audioget
+$(B)/bin/audioget: $(B)/apps/tools/audioget.o $(B)/libdev.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,glib-2.0 sndfile) -lm
+
+# Integration tests of the real audiod + syncd on the simulated microphone
+# (tests/test_audiod.c, helpers in tests/audiod_harness.c).  They run the
+# built daemons of the same build (build/ or build-san/).
+AUDIOD_TEST_DEFS = -DAH_BIN_DIR='"$(abspath $(B)/bin)"' -DAH_SIM_CONF='"$(abspath $(B)/sim/chorus_sim.conf)"' \
+	-DAH_SRC_DIR='"$(abspath .)"'
+AUDIOD_TEST_DEPS = $(B)/tests/audiod_harness.o $(B)/libaudiod.a $(B)/libdev.a $(B)/libsync.a $(B)/libsim.a
+AUDIOD_TEST_RUNTIME = $(B)/bin/audiod $(B)/bin/syncd $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf
+$(B)/tests/audiod_harness.o $(B)/tests/test_audiod.o $(B)/bench/audio.o: CFLAGS += $(AUDIOD_TEST_DEFS)
+
+TESTS += $(B)/tests/test_audiod
+$(B)/tests/test_audiod: $(B)/tests/test_audiod.o $(AUDIOD_TEST_DEPS) | $(AUDIOD_TEST_RUNTIME)
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check glib-2.0 gsl sndfile alsa) -lm -lpthread

@@ -1,0 +1,403 @@
+/* test_audiod.c — the real audiod (with the real syncd) on the simulated
+ * microphone, through its devices: every check compares with the world
+ * model's truth (sim/world.h), none depends on timing.
+ *
+ *  - past ranges equal the simulator's samples exactly, with channel selection;
+ *  - requests by node cpu time and by global time resolve to the true frame
+ *    within the stated uncertainty;
+ *  - 2 and 20 clients at once get identical, correct data;
+ *  - a client that stops reading does not hold up a streaming one or the
+ *    capture, and gets a GAP when it resumes after falling out of the ring;
+ *  - an injected xrun is reported as a gap, counted on the status device, and
+ *    the frame index keeps tracking real time;
+ *  - malformed and out-of-range requests get errors while capture goes on;
+ *  - a bulk reader's mapping of the ring equals the sensor device's data.
+ */
+#include <check.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audiod/ringserver.h"
+#include "libsync/client.h"
+#include "libsync/now.h"
+#include "tests/audiod_harness.h"
+
+#define NODE 2
+#define RATE 48000
+
+/* A ring of 1 s (the minimum): a stalled client falls out of it quickly. */
+static const char small_ring_conf[] = "[device.0]\nring_seconds = 1\n";
+
+static void check_range(const ah_node *h, ah_reader *r, int64_t first, int64_t n)
+{
+	ck_assert_msg(r->ended && !r->err, "read [%lld, +%lld): %d %s", (long long)first, (long long)n, r->err,
+		      r->errmsg ? r->errmsg : "");
+	ck_assert_int_eq(r->first, first);
+	ck_assert_int_eq(r->gaps, 0);
+	ck_assert_int_eq(r->out_of_order, 0);
+	ck_assert_uint_eq(r->data->len, (guint)(n * h->channels * 2));
+	long bad = ah_mismatch(h, (const int16_t *)r->data->data, (size_t)n, h->channels, NULL, h->f0 + first);
+	ck_assert_msg(bad < 0, "frame %lld differs from the world model", (long long)(first + bad));
+}
+
+START_TEST(past_range_exact)
+{
+	ah_node h;
+	ah_start(&h, NODE, "past", NULL);
+	ah_find_f0(&h);
+	ah_wait_frames(RATE + 2000);
+	/* One second, sample for sample. */
+	ah_reader *r = ah_read(1000, 1000 + RATE, NULL);
+	check_range(&h, r, 1000, RATE);
+	ck_assert_ptr_nonnull(strstr(r->reply, "rate=48000 channels=2 format=S16_LE"));
+	ah_reader_free(r);
+	/* Channels selected and reordered. */
+	r = ah_read(7000, 12000, "channels=1,0");
+	ck_assert(r->ended && !r->err);
+	ck_assert_uint_eq(r->item_size, 4);
+	static const uint16_t swap[] = {1, 0};
+	ck_assert_int_lt(ah_mismatch(&h, (const int16_t *)r->data->data, 5000, 2, swap, h.f0 + 7000), 0);
+	ah_reader_free(r);
+	r = ah_read(7000, 12000, "channels=1");
+	ck_assert_uint_eq(r->data->len, 5000 * 2);
+	static const uint16_t one[] = {1};
+	ck_assert_int_lt(ah_mismatch(&h, (const int16_t *)r->data->data, 5000, 1, one, h.f0 + 7000), 0);
+	ah_reader_free(r);
+	ah_stop(&h);
+}
+END_TEST
+
+/* Request [T, T + 10 ms) on `clock` (params text) for the node cpu time T;
+ * check the first frame against the world's truth at T: |error| <= 5 se + 1. */
+static void check_time_request(const ah_node *h, const char *clock, int64_t t, int64_t cpu_truth, double *err_out)
+{
+	char params[160];
+	g_snprintf(params, sizeof params, "clock=%s from=%lld to=%lld", clock, (long long)t, (long long)(t + 10000000));
+	ah_reader *r = ah_read(0, 0, params);
+	ck_assert_msg(r->ended && !r->err, "%s: %d %s", params, r->err, r->errmsg ? r->errmsg : "");
+	const char *p = strstr(r->reply, "se_frames=");
+	ck_assert_msg(p, "no se_frames in reply \"%s\"", r->reply);
+	double se = g_ascii_strtod(p + 10, NULL);
+	int64_t host = sim_world_true_at_node_cpu(h->w, h->node, cpu_truth);
+	double truth = sim_world_frame_at(h->w, h->node, h->rate, (double)(host - h->epoch) * 1e-9) - (double)h->f0;
+	double err = (double)r->first - truth; /* the reply is the first whole frame at or after T */
+	ck_assert_msg(fabs(err) <= 5 * se + 1, "%s: first=%lld, truth %.3f (error %.3f frames, se %.4g)", params,
+		      (long long)r->first, truth, err, se);
+	ck_assert_msg(se < 0.5, "%s: se %.4g frames", params, se);
+	/* 10 ms of data, and it is what the world had at those frames. */
+	int64_t n = r->last - r->first;
+	ck_assert_int_ge(n, 479);
+	ck_assert_int_le(n, 481);
+	ck_assert_uint_eq(r->data->len, (guint)(n * h->channels * 2));
+	ck_assert_int_lt(ah_mismatch(h, (const int16_t *)r->data->data, (size_t)n, h->channels, NULL, h->f0 + r->first), 0);
+	*err_out = err;
+	ah_reader_free(r);
+}
+
+START_TEST(time_to_frame)
+{
+	ah_node h;
+	ah_start(&h, NODE, "time", NULL);
+	ah_find_f0(&h);
+	ah_wait_frames(2 * RATE);
+	GError *e = NULL;
+	sync_client *sc = sync_client_new(NULL, NULL, NULL, NULL, &e);
+	ck_assert_msg(sc, "%s", e ? e->message : "");
+	ck_assert_int_eq(sync_client_wait(sc, AH_SAFETY_S * 1000), 0);
+	int64_t now = sync_now(SYNC_KIND_CPU);
+	double sum2 = 0;
+	int n = 0;
+	for (int i = 0; i < 12; i++) {
+		/* Spread over the last 1.5 s, at times off the period grid. */
+		int64_t t = now - 1600000000 + i * 123456789 + i * 7919;
+		double err;
+		check_time_request(&h, "cpu", t, t, &err);
+		sum2 += err * err;
+		n++;
+		char name[32];
+		g_snprintf(name, sizeof name, "node%d:cpu", NODE);
+		check_time_request(&h, name, t, t, &err);
+		/* The same instant on the global timescale (root: this node). */
+		sync_graph_result g;
+		char why[200];
+		ck_assert_msg(sync_client_convert(sc, sync_clock_cpu(NODE), sync_clock_global(), sync_tval_of(t), &g, why,
+						  sizeof why) == 0, "cpu -> global: %s", why);
+		check_time_request(&h, "global", g.value.i, t, &err);
+		sum2 += err * err;
+		n++;
+	}
+	/* ceil() makes the error uniform on (0, 1] frame around the truth: RMS
+	 * about 0.58 frame, far below one frame unless the mapping is biased. */
+	ck_assert_msg(sqrt(sum2 / n) < 0.9, "RMS error %.3f frames", sqrt(sum2 / n));
+	sync_client_free(sc);
+	ah_stop(&h);
+}
+END_TEST
+
+/* n clients at once on [first, last): past and future in one range. */
+static void many_clients(const ah_node *h, int n)
+{
+	GMainContext *ctx = g_main_context_new();
+	ah_reader *r[20];
+	int64_t now = ah_wait_frames(0);
+	int64_t first = now - RATE / 2, last = now + RATE / 2;
+	for (int i = 0; i < n; i++)
+		r[i] = ah_reader_new(ctx, first, last, 0, NULL);
+	ah_spin_readers(ctx, r, n);
+	for (int i = 0; i < n; i++) {
+		check_range(h, r[i], first, last - first);
+		ck_assert_int_eq(memcmp(r[i]->data->data, r[0]->data->data, r[0]->data->len), 0);
+	}
+	for (int i = 0; i < n; i++)
+		ah_reader_free(r[i]);
+	g_main_context_unref(ctx);
+}
+
+START_TEST(two_and_twenty_clients)
+{
+	ah_node h;
+	ah_start(&h, NODE, "many", NULL);
+	ah_find_f0(&h);
+	ah_wait_frames(RATE);
+	many_clients(&h, 2);
+	many_clients(&h, 20);
+	char *st = ah_status();
+	ck_assert_int_eq(ah_field(st, "requests"), 1 + 2 + 20);
+	ck_assert_int_eq(ah_field(st, "refused"), 0);
+	g_free(st);
+	ah_stop(&h);
+}
+END_TEST
+
+static gboolean has_data(void *user)
+{
+	ah_reader *r = user;
+	return r->data->len > 0 || r->err;
+}
+
+static gboolean past_gap(void *user)
+{
+	ah_reader *r = user;
+	return (r->gaps && r->next > r->gap_to + RATE / 10) || r->err;
+}
+
+START_TEST(stuck_client)
+{
+	ah_node h;
+	ah_opts o = {.audiod_conf = small_ring_conf};
+	ah_start(&h, NODE, "stuck", &o);
+	ah_find_f0(&h);
+	GMainContext *cs = g_main_context_new(), *ca = g_main_context_new();
+	/* The stuck client: open-ended from the next frame, reads one chunk and
+	 * then nobody iterates its context. */
+	ah_reader *s = ah_reader_new(cs, 0, DEV_SENSOR_OPEN_END, DEV_SENSOR_FROM_NEXT, NULL);
+	ah_spin(cs, has_data, s);
+	ck_assert_int_eq(s->err, 0);
+	int64_t stuck_at = s->next;
+	/* The streaming client: 4 s (four rings) from frame 0, mostly live. */
+	int64_t total = 4 * RATE;
+	ah_reader *a = ah_reader_new(ca, 0, total, 0, NULL);
+	ah_spin_readers(ca, &a, 1);
+	check_range(&h, a, 0, total);
+	char *st = ah_status();
+	int64_t c1 = ah_field(st, "captured");
+	ck_assert_int_ge(c1, total);
+	ck_assert_int_eq(ah_field(st, "streams"), 1); /* the stuck one; `a` has ended */
+	g_free(st);
+	/* Capture went on: more frames later. */
+	ck_assert_int_gt(ah_wait_frames(c1 + h.period), c1);
+	/* The stuck client resumes: what it missed is gone (1 s ring): a GAP,
+	 * then data again, in order. */
+	ah_spin(cs, past_gap, s);
+	ck_assert_int_eq(s->err, 0);
+	ck_assert_int_eq(s->gaps, 1);
+	ck_assert_int_eq(s->out_of_order, 0);
+	ck_assert_int_ge(s->gap_from, stuck_at);
+	ck_assert_int_ge(s->gap_to, total - RATE); /* the ring held no more than 1 s behind `a`'s end */
+	ah_reader_free(s);
+	ah_reader_free(a);
+	g_main_context_unref(cs);
+	g_main_context_unref(ca);
+	ah_stop(&h);
+}
+END_TEST
+
+/* The offset d (|d| <= 4) with frames [first, first+n) equal to the world's
+ * at f0 + first + d; fails when none matches. */
+static int match_offset(const ah_node *h, int64_t first, int64_t n)
+{
+	ah_reader *r = ah_read(first, first + n, NULL);
+	ck_assert_msg(r->ended && !r->err && r->gaps == 0, "read [%lld, +%lld): %d %s gaps %d", (long long)first,
+		      (long long)n, r->err, r->errmsg ? r->errmsg : "", r->gaps);
+	for (int d = 0; d <= 4; d = d > 0 ? -d : -d + 1)
+		if (ah_mismatch(h, (const int16_t *)r->data->data, (size_t)n, h->channels, NULL, h->f0 + first + d) < 0) {
+			ah_reader_free(r);
+			return d;
+		}
+	ck_abort_msg("frames [%lld, +%lld) match the world at no offset within 4 frames", (long long)first, (long long)n);
+	return 0;
+}
+
+static gboolean three_gaps(void *user)
+{
+	ah_reader *r = user;
+	return (r->gaps >= 3 && r->next > r->gap_to_last + RATE / 5) || r->err;
+}
+
+START_TEST(xrun_gap_and_real_time)
+{
+	ah_node h;
+	/* An injected xrun 0.6 s after every (re)start. */
+	ah_opts o = {.pcm = "chorus_xrun",
+		     .alsa_extra = "pcm.chorus_xrun { type chorus_sim xrun_every 0.6 }\n"};
+	ah_start(&h, NODE, "xrun", &o);
+	ah_find_f0(&h);
+	GMainContext *ctx = g_main_context_new();
+	ah_reader *r = ah_reader_new(ctx, 0, DEV_SENSOR_OPEN_END, 0, NULL);
+	r->stop_after = 1; /* the gaps are what matters here */
+	ah_spin(ctx, three_gaps, r);
+	ck_assert_int_eq(r->err, 0);
+	ck_assert_int_eq(r->out_of_order, 0);
+	/* Stalled 0.6 s after the start, restarted within a few poll cycles. */
+	ck_assert_int_ge(r->gap[0].from, (int64_t)(0.6 * RATE) - 2 * h.period);
+	ck_assert_int_le(r->gap[0].from, (int64_t)(0.6 * RATE) + 2 * h.period);
+	/* Before the first gap: exact. */
+	ck_assert_int_eq(match_offset(&h, r->gap[0].from - RATE / 2, RATE / 2), 0);
+	/* After each gap the index still counts real time: audiod frame f is
+	 * world frame f0 + f within a frame, and the frames lost are the stall. */
+	for (int g = 0; g < 3; g++) {
+		ck_assert_int_gt(r->gap[g].to, r->gap[g].from);
+		ck_assert_int_lt(r->gap[g].to - r->gap[g].from, RATE / 2);
+		int d = match_offset(&h, r->gap[g].to, RATE / 10);
+		ck_assert_msg(abs(d) <= 1, "after xrun %d audiod frame f is world frame f0 + f %+d", g + 1, d);
+	}
+	/* The status counts them: xruns and frames lost agree with the gaps the
+	 * client saw up to the frames counted then (an xrun being recovered at
+	 * that moment is counted but not settled yet). */
+	char *st = ah_status();
+	int64_t c = ah_field(st, "captured"), k = ah_field(st, "count"), lost = ah_field(st, "frames_lost");
+	g_free(st);
+	ck_assert_int_ge(k, 3);
+	r->stop_after = 0;
+	while (r->next <= c + h.period && !r->err)
+		g_main_context_iteration(ctx, TRUE);
+	int64_t sum = 0, ngaps = 0;
+	for (int g = 0; g < r->gaps && g < AH_MAX_GAPS; g++)
+		if (r->gap[g].from <= c) {
+			ngaps++;
+			sum += r->gap[g].to - r->gap[g].from;
+		}
+	ck_assert_int_lt(r->gaps, AH_MAX_GAPS);
+	ck_assert_msg(k == ngaps || k == ngaps + 1, "status xruns %lld, gaps %lld", (long long)k, (long long)ngaps);
+	ck_assert_int_eq(lost, sum);
+	ah_reader_free(r);
+	g_main_context_unref(ctx);
+	ah_stop(&h);
+}
+END_TEST
+
+/* The request with `params` on [first, last) is refused with a message
+ * containing `want`. */
+static void refused(int64_t first, int64_t last, const char *params, const char *want)
+{
+	ah_reader *r = ah_read(first, last, params);
+	ck_assert_msg(r->err < 0, "%s [%lld, %lld) was accepted", params ? params : "", (long long)first, (long long)last);
+	ck_assert_msg(r->errmsg && strstr(r->errmsg, want), "%s: message \"%s\" lacks \"%s\"", params ? params : "",
+		      r->errmsg ? r->errmsg : "", want);
+	ah_reader_free(r);
+}
+
+START_TEST(bad_requests)
+{
+	ah_node h;
+	ah_opts o = {.audiod_conf = small_ring_conf};
+	ah_start(&h, NODE, "bad", &o);
+	ah_wait_frames(2 * RATE);
+	char *st = ah_status();
+	int64_t c0 = ah_field(st, "captured");
+	g_free(st);
+	refused(c0 - 100, c0, "bogus", "not key=value");
+	refused(c0 - 100, c0, "color=blue", "unknown parameter");
+	refused(c0 - 100, c0, "clock=nosuch from=1 to=2", "clock \"nosuch\"");
+	refused(c0 - 100, c0, "clock=cpu from=1000 to=2000", "");
+	refused(c0 - 100, c0, "clock=cpu from=20 to=10", "must be after");
+	refused(c0 - 100, c0, "clock=cpu from=abc", "not an integer");
+	refused(c0 - 100, c0, "from=5", "without clock");
+	refused(c0 - 100, c0, "channels=2", "not a channel");
+	refused(c0 - 100, c0, "channels=0,-1", "not a channel");
+	refused(c0 - 100, c0, "channels=", "empty");
+	refused(0, 100, NULL, "older than the oldest held");
+	refused(c0 - 100, c0 - 200, NULL, "");
+	/* A clock nobody publishes: no conversion. */
+	refused(c0 - 100, c0, "clock=node77:cpu from=1 to=2", "cannot convert");
+	/* Still capturing, still serving. */
+	st = ah_status();
+	ck_assert_int_ge(ah_field(st, "refused"), 11);
+	g_free(st);
+	int64_t c1 = ah_wait_frames(c0 + RATE / 2);
+	ck_assert_int_gt(c1, c0);
+	ah_reader *r = ah_read(c1 - 1000, c1, NULL);
+	ck_assert(r->ended && !r->err);
+	ck_assert_uint_eq(r->data->len, 1000 * h.channels * 2);
+	ah_reader_free(r);
+	ah_stop(&h);
+}
+END_TEST
+
+START_TEST(bulk_reader)
+{
+	ah_node h;
+	ah_start(&h, NODE, "bulk", NULL);
+	ah_find_f0(&h);
+	ah_wait_frames(RATE);
+	GString *why = g_string_new(NULL);
+	audio_ring *ring = NULL;
+	int rc = ring_bulk_open("audio/0/ring", &ring, why);
+	ck_assert_msg(rc == 0, "ring_bulk_open: %s", why->str);
+	const audio_ring_hdr *hd = audio_ring_header(ring);
+	ck_assert_uint_eq(hd->rate, RATE);
+	ck_assert_uint_eq(hd->channels, h.channels);
+	ck_assert_uint_eq(hd->frame_bytes, 2 * h.channels);
+	int64_t first = 2000, n = RATE / 2;
+	uint8_t *buf = g_malloc((size_t)n * hd->frame_bytes);
+	int64_t oldest;
+	ck_assert_int_eq(audio_ring_read(ring, first, (uint64_t)n, buf, &oldest), 0);
+	ah_reader *r = ah_read(first, first + n, NULL);
+	check_range(&h, r, first, n);
+	ck_assert_int_eq(memcmp(buf, r->data->data, r->data->len), 0);
+	/* Not yet written: -EAGAIN, never stale data. */
+	int64_t o2, next;
+	audio_ring_span(ring, &o2, &next);
+	ck_assert_int_eq(audio_ring_read(ring, next, 10, buf, NULL), -EAGAIN);
+	char *st = ah_status();
+	ck_assert_int_eq(ah_field(st, "bulk"), 1);
+	g_free(st);
+	ah_reader_free(r);
+	g_free(buf);
+	audio_ring_free(ring);
+	g_string_free(why, TRUE);
+	ah_stop(&h);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("audiod");
+	TCase *tc = tcase_create("sim");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, past_range_exact);
+	tcase_add_test(tc, time_to_frame);
+	tcase_add_test(tc, two_and_twenty_clients);
+	tcase_add_test(tc, stuck_client);
+	tcase_add_test(tc, xrun_gap_and_real_time);
+	tcase_add_test(tc, bad_requests);
+	tcase_add_test(tc, bulk_reader);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

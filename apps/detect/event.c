@@ -1,0 +1,153 @@
+/* event.c — detection event text codec (see event.h). */
+#include "apps/detect/event.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void det_event_format(const det_event *e, GString *out)
+{
+	char b[7][G_ASCII_DTOSTR_BUF_SIZE];
+	g_string_append_printf(out, "v=1 node=%u dev=%u seq=%" G_GUINT64_FORMAT " profile=%s onset_frame=%s onset_se=%s rate=%s"
+			       " cpu_ns=%" G_GINT64_FORMAT " cpu_se_ns=%s",
+			       e->node, e->dev, e->seq, e->profile[0] ? e->profile : "-",
+			       g_ascii_formatd(b[0], sizeof b[0], "%.4f", e->onset_frame),
+			       g_ascii_formatd(b[1], sizeof b[1], "%.4g", e->onset_se),
+			       g_ascii_formatd(b[2], sizeof b[2], "%.6g", e->rate), e->cpu_ns,
+			       g_ascii_formatd(b[3], sizeof b[3], "%.4g", e->cpu_se_ns));
+	if (e->has_global)
+		g_string_append_printf(out, " global_ns=%" G_GINT64_FORMAT " global_se_ns=%s", e->global_ns,
+				       g_ascii_formatd(b[4], sizeof b[4], "%.4g", e->global_se_ns));
+	else
+		g_string_append(out, " global_ns=none");
+	g_string_append_printf(out, " duration_s=%s f_lo=%.0f f_hi=%.0f snr_db=%.1f enr_db=%.1f template=%d",
+			       g_ascii_formatd(b[5], sizeof b[5], "%.4f", e->duration_s), e->f_lo, e->f_hi, e->snr_db,
+			       e->enr_db, e->template_id);
+	if (isfinite(e->sim_s))
+		g_string_append_printf(out, " sim_s=%s", g_ascii_formatd(b[6], sizeof b[6], "%.6f", e->sim_s));
+}
+
+static int num(const char *k, const char *v, double *out, GString *why)
+{
+	char *end;
+	double x = g_ascii_strtod(v, &end);
+	if (end == v || *end || !isfinite(x)) {
+		g_string_printf(why, "%s: \"%s\" is not a number", k, v);
+		return -EINVAL;
+	}
+	*out = x;
+	return 0;
+}
+
+static int inum(const char *k, const char *v, int64_t *out, GString *why)
+{
+	char *end;
+	errno = 0;
+	long long x = strtoll(v, &end, 10);
+	if (end == v || *end || errno) {
+		g_string_printf(why, "%s: \"%s\" is not an integer", k, v);
+		return -EINVAL;
+	}
+	*out = x;
+	return 0;
+}
+
+int det_event_parse(const char *text, size_t len, det_event *e, GString *why)
+{
+	memset(e, 0, sizeof *e);
+	e->sim_s = NAN;
+	char *t = g_strndup(text, len);
+	gchar **tok = g_strsplit_set(t, " \t\r\n", -1);
+	g_free(t);
+	unsigned seen = 0; /* bits: v node onset_frame rate cpu_ns global */
+	int rc = 0;
+	for (gchar **p = tok; *p && !rc; p++) {
+		if (!**p)
+			continue;
+		char *eq = strchr(*p, '=');
+		if (!eq) {
+			g_string_printf(why, "\"%s\" is not key=value", *p);
+			rc = -EINVAL;
+			break;
+		}
+		*eq = 0;
+		const char *k = *p, *v = eq + 1;
+		int64_t i;
+		double d = NAN;
+		if (!strcmp(k, "v")) {
+			if ((rc = inum(k, v, &i, why)) == 0 && i != 1) {
+				g_string_printf(why, "event version %s is not 1", v);
+				rc = -EINVAL;
+			}
+			seen |= 1;
+		} else if (!strcmp(k, "node")) {
+			if ((rc = inum(k, v, &i, why)) == 0 && (i < 0 || i > UINT32_MAX)) {
+				g_string_printf(why, "node %s out of range", v);
+				rc = -EINVAL;
+			}
+			e->node = (uint32_t)i;
+			seen |= 2;
+		} else if (!strcmp(k, "dev")) {
+			rc = inum(k, v, &i, why);
+			e->dev = (uint32_t)i;
+		} else if (!strcmp(k, "seq")) {
+			rc = inum(k, v, &i, why);
+			e->seq = (uint64_t)i;
+		} else if (!strcmp(k, "profile")) {
+			g_strlcpy(e->profile, v, sizeof e->profile);
+		} else if (!strcmp(k, "onset_frame")) {
+			rc = num(k, v, &e->onset_frame, why);
+			seen |= 4;
+		} else if (!strcmp(k, "onset_se")) {
+			rc = num(k, v, &e->onset_se, why);
+		} else if (!strcmp(k, "rate")) {
+			rc = num(k, v, &e->rate, why);
+			if (!rc && !(e->rate > 0)) {
+				g_string_printf(why, "rate %s is not positive", v);
+				rc = -EINVAL;
+			}
+			seen |= 8;
+		} else if (!strcmp(k, "cpu_ns")) {
+			rc = inum(k, v, &e->cpu_ns, why);
+			seen |= 16;
+		} else if (!strcmp(k, "cpu_se_ns")) {
+			rc = num(k, v, &e->cpu_se_ns, why);
+		} else if (!strcmp(k, "global_ns")) {
+			if (strcmp(v, "none")) {
+				rc = inum(k, v, &e->global_ns, why);
+				e->has_global = TRUE;
+			}
+			seen |= 32;
+		} else if (!strcmp(k, "global_se_ns")) {
+			rc = num(k, v, &e->global_se_ns, why);
+		} else if (!strcmp(k, "duration_s")) {
+			rc = num(k, v, &e->duration_s, why);
+		} else if (!strcmp(k, "f_lo")) {
+			rc = num(k, v, &e->f_lo, why);
+		} else if (!strcmp(k, "f_hi")) {
+			rc = num(k, v, &e->f_hi, why);
+		} else if (!strcmp(k, "snr_db")) {
+			rc = num(k, v, &e->snr_db, why);
+		} else if (!strcmp(k, "enr_db")) {
+			rc = num(k, v, &e->enr_db, why);
+		} else if (!strcmp(k, "template")) {
+			rc = inum(k, v, &i, why);
+			e->template_id = (int)i;
+		} else if (!strcmp(k, "sim_s")) {
+			rc = num(k, v, &d, why);
+			e->sim_s = d;
+		}
+	}
+	g_strfreev(tok);
+	if (!rc && seen != 63) {
+		g_string_printf(why, "event lacks %s", !(seen & 1) ? "v" : !(seen & 2) ? "node" : !(seen & 4) ? "onset_frame"
+							: !(seen & 8) ? "rate" : !(seen & 16) ? "cpu_ns" : "global_ns");
+		rc = -EINVAL;
+	}
+	if (!rc && e->has_global && !(e->global_se_ns >= 0)) {
+		g_string_printf(why, "global_se_ns missing or negative");
+		rc = -EINVAL;
+	}
+	return rc;
+}

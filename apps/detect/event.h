@@ -1,0 +1,52 @@
+/* event.h — a detection event: what detect publishes on detect/events and
+ * collab shares between nodes.  Pure text codec, no I/O.
+ *
+ * One line of space-separated key=value pairs (docs/protocol.md):
+ *   v=1 node=N dev=K seq=S profile=NAME onset_frame=F onset_se=E rate=R
+ *   cpu_ns=C cpu_se_ns=D global_ns=G global_se_ns=H duration_s=T
+ *   f_lo=A f_hi=B snr_db=X enr_db=Y template=J [sim_s=W]
+ * onset_frame is fractional (absolute frame index of audio<K> where the
+ * call starts), onset_se its standard error in frames; cpu_ns and global_ns
+ * are the onset on the node's cpu clock and on the global timescale (ns,
+ * rounded), with standard errors that include the onset's.  global_ns=none
+ * when no conversion to global was possible (the event is still useful
+ * locally).  template=0: no template matched, the onset is the energy
+ * detector's coarse one.  sim_s: in simulation only, the onset in the
+ * world's seconds (ground truth bookkeeping; never used by the pipeline).
+ * Unknown keys are ignored when parsing (forward compatibility).
+ */
+#ifndef CHORUS_DETECT_EVENT_H
+#define CHORUS_DETECT_EVENT_H
+
+#include <glib.h>
+#include <stdint.h>
+
+typedef struct {
+	uint32_t node;        /* node number */
+	uint32_t dev;         /* audio device index */
+	uint64_t seq;         /* per-detect-process sequence number */
+	char profile[32];     /* profile name */
+	double onset_frame;   /* absolute audio frame index, fractional */
+	double onset_se;      /* frames */
+	double rate;          /* nominal sample rate, Hz */
+	int64_t cpu_ns;       /* onset on the node's cpu clock, ns */
+	double cpu_se_ns;     /* ns */
+	gboolean has_global;
+	int64_t global_ns;    /* onset on the global timescale, ns */
+	double global_se_ns;  /* ns */
+	double duration_s;    /* s */
+	double f_lo, f_hi;    /* band, Hz */
+	double snr_db;        /* peak band SNR, dB */
+	double enr_db;        /* matched-filter energy-to-noise ratio, dB (0 without a match) */
+	int template_id;      /* 1-based template that matched, 0 none */
+	double sim_s;         /* world seconds in simulation, NAN otherwise */
+} det_event;
+
+/* Append the text form of e (no newline) to out. */
+void det_event_format(const det_event *e, GString *out);
+
+/* Parse one event (len bytes, need not be NUL-terminated).  Returns 0, or
+ * -EINVAL with the reason in why (a missing or malformed key). */
+int det_event_parse(const char *text, size_t len, det_event *e, GString *why);
+
+#endif

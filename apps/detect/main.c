@@ -1,0 +1,492 @@
+/* main.c — detect: finds calls in fft/<k>/frames (band energy against an
+ * adaptive floor, apps/dsp/detector.h), refines each onset to sub-sample
+ * precision on the raw audio (matched filter against the profile's
+ * templates), converts it to the node's cpu clock and to global time with
+ * uncertainties (libsync), and publishes the event on the packet device
+ * detect/events (format: event.h, docs/protocol.md).  DESIGN §6.
+ *
+ *   detect [-c /etc/chorus/detect.conf] [-p PROFILE.ini] [--jsonl FILE]
+ *
+ * Every client here is crashproof (libdev): fft, audiod or syncd may restart
+ * and detect carries on.  An event whose refinement or conversion fails is
+ * still published, with what is known (coarse onset, global_ns=none).
+ */
+#include <errno.h>
+#include <glib-unix.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-daemon.h>
+
+#include "apps/detect/event.h"
+#include "apps/detect/profile.h"
+#include "apps/detect/refine.h"
+#include "apps/detect/simtime.h"
+#include "apps/dsp/detector.h"
+#include "apps/fft/frames.h"
+#include "libcfg/cfg.h"
+#include "libdev/dev.h"
+#include "libsync/client.h"
+#include "libsync/now.h"
+
+#define MAX_BINS 32769
+
+typedef struct {
+	gint64 node, device, channel;
+	char *profile;   /* profile file; "" = built-in frog defaults (no templates) */
+	char *jsonl;     /* also append events to this JSON-lines file; "" = no */
+	gint64 queue;    /* events queued per subscriber */
+} detect_cfg;
+
+#define F(x) offsetof(detect_cfg, x)
+static const cfg_entry table[] = {
+	{"detect", "node", CFG_INT, "0", 0, 4294967294.0, F(node), "this node's number (CHORUS_NODE sets the default)"},
+	{"detect", "device", CFG_INT, "0", 0, 15, F(device), "audio device k: reads fft/<k>/frames and audio/<k>/data"},
+	{"detect", "channel", CFG_INT, "0", 0, 63, F(channel), "audio channel refined (the one fft transforms)"},
+	{"detect", "profile", CFG_STRING, "/etc/chorus/profiles/frog.ini", 0, 0, F(profile), "detector profile (GKeyFile)"},
+	{"detect", "jsonl", CFG_STRING, "", 0, 0, F(jsonl), "append every event to this JSON-lines file; empty = no"},
+	{"detect", "queue", CFG_INT, "256", 4, 1 << 20, F(queue), "events queued per subscriber"},
+};
+#undef F
+#define N_TABLE (sizeof table / sizeof table[0])
+
+typedef struct detectd detectd;
+
+typedef struct {
+	detectd *d;
+	dsp_event de;
+	int64_t clip_first;    /* frames */
+	size_t n, got;         /* clip length and frames received */
+	float *clip;
+	int lag_lo, lag_hi;
+	int sample_bytes;
+	gboolean is_float;
+	dev_sensor_reader *r;
+	char note[160];        /* why refinement was skipped */
+} pending;
+
+struct detectd {
+	detect_cfg cfg;
+	det_profile prof;
+	char name_frames[32], name_audio[32];
+	dev_packet_sub *frames;
+	dev_packet *events;
+	dev_status *status;
+	sync_client *clocks;
+	dsp_detector *det;
+	det_refiner *ref;
+	uint32_t size, hop;
+	double rate;
+	float P[MAX_BINS];
+	int64_t next_first;    /* expected first of the next frame */
+	guint64 nframes, dropped, bad, calls, refined, unrefined, no_global, seq;
+	GList *pending;
+	FILE *jsonl;
+	char last_error[256];
+	GString *why;
+};
+
+static void publish(detectd *d, pending *p, const det_refine_result *rr, gboolean ok)
+{
+	det_event e = {0};
+	e.node = (uint32_t)d->cfg.node;
+	e.dev = (uint32_t)d->cfg.device;
+	e.seq = ++d->seq;
+	g_strlcpy(e.profile, d->prof.name, sizeof e.profile);
+	e.rate = d->rate;
+	e.duration_s = p->de.duration_s;
+	e.f_lo = p->de.f_lo;
+	e.f_hi = p->de.f_hi;
+	e.snr_db = p->de.peak_snr_db;
+	if (ok) {
+		e.onset_frame = (double)p->clip_first + rr->r.tau;
+		e.onset_se = rr->r.se;
+		e.enr_db = rr->r.enr_db;
+		e.template_id = rr->template_id;
+		d->refined++;
+	} else {
+		/* The coarse onset: the window centre of the first frame above
+		 * threshold, uncertain by about +-size/2 (uniform: size/sqrt(12)). */
+		e.onset_frame = (double)p->de.onset;
+		e.onset_se = d->size / sqrt(12.0);
+		d->unrefined++;
+	}
+	/* Frame -> cpu and -> global.  sync_tval keeps the integer part exact. */
+	double ip = floor(e.onset_frame + 0.5);
+	sync_tval x = {(int64_t)ip, e.onset_frame - ip};
+	sync_clock_id audio = sync_clock_audio((uint32_t)d->cfg.node, (uint16_t)d->cfg.device);
+	double ns_per_frame = 1e9 / d->rate, var_on = e.onset_se * ns_per_frame * e.onset_se * ns_per_frame;
+	sync_graph_result r;
+	char why[256];
+	double cpu_frac = 0;
+	if (sync_client_convert(d->clocks, audio, sync_clock_cpu((uint32_t)d->cfg.node), x, &r, why, sizeof why) == 0) {
+		e.cpu_ns = r.value.i + (int64_t)floor(r.value.f + 0.5);
+		cpu_frac = r.value.f - floor(r.value.f + 0.5);
+		e.cpu_se_ns = sqrt(r.var + var_on);
+	} else {
+		g_snprintf(d->last_error, sizeof d->last_error, "onset to cpu: %s", why);
+		e.cpu_ns = 0;
+		e.cpu_se_ns = INFINITY;
+	}
+	if (sync_client_convert(d->clocks, audio, sync_clock_global(), x, &r, why, sizeof why) == 0) {
+		e.has_global = TRUE;
+		e.global_ns = r.value.i + (int64_t)floor(r.value.f + 0.5);
+		e.global_se_ns = sqrt(r.var + var_on);
+	} else {
+		g_snprintf(d->last_error, sizeof d->last_error, "onset to global: %s", why);
+		d->no_global++;
+	}
+	e.sim_s = isfinite(e.cpu_se_ns) ? simtime_world_s(e.cpu_ns, cpu_frac) : NAN;
+	GString *s = g_string_new(NULL);
+	det_event_format(&e, s);
+	dev_packet_send(d->events, s->str, s->len);
+	g_message("call %" G_GUINT64_FORMAT ": %s%s%s", e.seq, s->str, ok ? "" : " (coarse: ", ok ? "" : p->note);
+	if (d->jsonl) {
+		/* The same keys as JSON (values are numbers or simple words). */
+		fputc('{', d->jsonl);
+		gchar **kv = g_strsplit(s->str, " ", -1);
+		for (gchar **q = kv; *q; q++) {
+			char *eq = strchr(*q, '=');
+			if (!eq)
+				continue;
+			*eq = 0;
+			char *end;
+			g_ascii_strtod(eq + 1, &end);
+			gboolean number = *end == 0 && end != eq + 1;
+			fprintf(d->jsonl, "%s\"%s\":%s%s%s", q == kv ? "" : ",", *q, number ? "" : "\"", eq + 1, number ? "" : "\"");
+		}
+		g_strfreev(kv);
+		fputs("}\n", d->jsonl);
+		fflush(d->jsonl);
+	}
+	g_string_free(s, TRUE);
+	dev_status_notify(d->status);
+}
+
+static gboolean finish_idle(gpointer data)
+{
+	pending *p = data;
+	detectd *d = p->d;
+	det_refine_result rr;
+	gboolean ok = FALSE;
+	const char *why = p->note;
+	if (!*p->note && d->ref && p->got == p->n) {
+		if (det_refine(d->ref, p->clip, p->n, p->lag_lo, p->lag_hi, d->prof.min_enr_db, &rr, &why) == 0)
+			ok = TRUE;
+		else
+			g_strlcpy(p->note, why, sizeof p->note);
+	} else if (!*p->note) {
+		g_strlcpy(p->note, d->ref ? "audio incomplete" : "no templates in the profile", sizeof p->note);
+	}
+	publish(d, p, &rr, ok);
+	d->pending = g_list_remove(d->pending, p);
+	dev_sensor_reader_free(p->r);
+	g_free(p->clip);
+	g_free(p);
+	return G_SOURCE_REMOVE;
+}
+
+static void finish(pending *p)
+{
+	/* Not from inside the reader's callback: finishing frees the reader. */
+	g_idle_add(finish_idle, p);
+}
+
+static void a_opened(void *user, int64_t first, int64_t last, uint32_t item_size, const void *reply, size_t len)
+{
+	pending *p = user;
+	char *r = g_strndup(reply, len);
+	p->is_float = strstr(r, "format=FLOAT_LE") != NULL;
+	p->sample_bytes = (int)item_size;
+	g_free(r);
+}
+
+static void a_data(void *user, int64_t first, const void *items, size_t n)
+{
+	pending *p = user;
+	for (size_t i = 0; i < n; i++) {
+		int64_t k = first + (int64_t)i - p->clip_first;
+		if (k < 0 || k >= (int64_t)p->n)
+			continue;
+		float v;
+		if (p->is_float)
+			memcpy(&v, (const uint8_t *)items + i * 4, 4);
+		else if (p->sample_bytes == 2)
+			v = (float)(((const int16_t *)items)[i] / 32768.0);
+		else
+			v = (float)(((const int32_t *)items)[i] / 2147483648.0);
+		p->clip[k] = v;
+		p->got++;
+	}
+}
+
+static void a_gap(void *user, int64_t from, int64_t to)
+{
+	pending *p = user;
+	g_snprintf(p->note, sizeof p->note, "audio gap [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") in the clip", from, to);
+}
+
+static void a_end(void *user, int64_t next)
+{
+	finish(user);
+}
+
+static void a_error(void *user, int err, const char *msg)
+{
+	pending *p = user;
+	g_snprintf(p->note, sizeof p->note, "audiod: %s", msg);
+	finish(p);
+}
+
+static void on_call(detectd *d, const dsp_event *de)
+{
+	d->calls++;
+	pending *p = g_new0(pending, 1);
+	p->d = d;
+	p->de = *de;
+	/* The true onset lies within about +-size/2 of the coarse one (more for a
+	 * slow rise): fetch from a frame size before it, plus noise for the
+	 * refiner's noise estimate, to the end of the longest template. */
+	int pre = (int)ceil(d->prof.pre_ms * 1e-3 * d->rate);
+	if (pre < 64)
+		pre = 64;
+	size_t mlen = d->ref ? det_refiner_max_len(d->ref) : 0;
+	p->clip_first = de->onset - d->size - pre;
+	p->n = (size_t)(d->size + pre) + (size_t)(d->size / 2) + mlen + (size_t)pre;
+	p->lag_lo = pre / 2;
+	p->lag_hi = (int)(d->size * 3 / 2) + pre;
+	p->clip = g_new0(float, p->n);
+	d->pending = g_list_append(d->pending, p);
+	if (!d->ref) {
+		finish(p);
+		return;
+	}
+	char params[32];
+	g_snprintf(params, sizeof params, "channels=%" G_GINT64_FORMAT, d->cfg.channel);
+	dev_sensor_reader_ops ops = {a_opened, a_data, a_gap, a_end, a_error, NULL};
+	GError *err = NULL;
+	p->r = dev_sensor_reader_new(d->name_audio, p->clip_first, p->clip_first + (int64_t)p->n, 0, params, strlen(params),
+				     NULL, &ops, p, &err);
+	if (!p->r) {
+		g_snprintf(p->note, sizeof p->note, "%s", err->message);
+		g_error_free(err);
+		finish(p);
+	}
+}
+
+/* (Re)build the detector and the templates for a stream format. */
+static int setup(detectd *d, const fft_frame_msg *m)
+{
+	dsp_detector_free(d->det);
+	det_refiner_free(d->ref);
+	d->det = NULL;
+	d->ref = NULL;
+	d->size = m->size;
+	d->hop = m->hop;
+	d->rate = m->rate;
+	dsp_det_params dp;
+	det_profile_detector(&d->prof, m->rate, &dp);
+	const char *why;
+	d->det = dsp_detector_new(&dp, (int)m->size, (int)m->hop, &why);
+	if (!d->det) {
+		g_snprintf(d->last_error, sizeof d->last_error, "detector: %s", why);
+		g_warning("%s", d->last_error);
+		return -EINVAL;
+	}
+	int nt = det_profile_n_templates(&d->prof);
+	float *h[DET_MAX_TEMPLATES] = {0};
+	size_t len[DET_MAX_TEMPLATES] = {0};
+	int rc = 0;
+	for (int i = 0; i < nt && !rc; i++) {
+		GError *err = NULL;
+		h[i] = det_profile_render(&d->prof, i, m->rate, &len[i], &err);
+		if (!h[i]) {
+			g_snprintf(d->last_error, sizeof d->last_error, "profile template: %s", err->message);
+			g_warning("%s", d->last_error);
+			g_error_free(err);
+			rc = -EINVAL;
+		}
+	}
+	if (!rc && nt > 0 && !(d->ref = det_refiner_new(h, len, nt, &why))) {
+		g_snprintf(d->last_error, sizeof d->last_error, "templates: %s", why);
+		g_warning("%s", d->last_error);
+	}
+	for (int i = 0; i < nt; i++)
+		g_free(h[i]);
+	g_message("detecting %s: %.0f-%.0f Hz at %.0f Hz, frames %u/%u, %d template%s", d->prof.name, d->prof.f_lo,
+		  d->prof.f_hi, m->rate, m->size, m->hop, nt, nt == 1 ? "" : "s");
+	return 0;
+}
+
+static void on_frame(void *user, const char *msg, size_t len, uint32_t dropped)
+{
+	detectd *d = user;
+	fft_frame_msg m;
+	const char *why;
+	if (fft_frame_decode(msg, len, &m, d->P, MAX_BINS, &why) < 0) {
+		if (d->bad++ % 1000 == 0) /* rate-limited: this is per frame */
+			g_warning("fft frame rejected: %s", why);
+		return;
+	}
+	d->nframes++;
+	dsp_event ev;
+	if (!d->det || m.size != d->size || m.hop != d->hop || m.rate != d->rate) {
+		if (d->det && dsp_detector_flush(d->det, &ev) == 1)
+			on_call(d, &ev);
+		if (setup(d, &m) < 0)
+			return;
+	} else if (dropped || m.first != d->next_first) {
+		/* Lost frames: end a call in progress there; never bridge a gap. */
+		d->dropped += dropped;
+		if (dsp_detector_flush(d->det, &ev) == 1)
+			on_call(d, &ev);
+	}
+	if (m.first <= d->next_first - (int64_t)m.hop) {
+		/* The stream went backwards (audiod restarted): start afresh. */
+		setup(d, &m);
+	}
+	d->next_first = m.first + m.hop;
+	double E = fft_frame_band(&m, d->prof.f_lo, d->prof.f_hi);
+	if (dsp_detector_feed(d->det, m.first, E, &ev) == 1)
+		on_call(d, &ev);
+}
+
+static int status_text(void *user, GString *out)
+{
+	detectd *d = user;
+	double fl = d->det ? dsp_detector_floor(d->det) : 0;
+	g_string_append_printf(out, "profile %s band=%.0f-%.0f templates=%d\n", d->prof.name, d->prof.f_lo, d->prof.f_hi,
+			       det_profile_n_templates(&d->prof));
+	g_string_append_printf(out, "frames received=%" G_GUINT64_FORMAT " dropped=%" G_GUINT64_FORMAT " bad=%" G_GUINT64_FORMAT
+			       " floor_dbfs=%.1f busy=%d\n", d->nframes, d->dropped, d->bad, fl > 0 ? 10 * log10(fl) : -INFINITY,
+			       d->det ? dsp_detector_busy(d->det) : 0);
+	uint64_t ts = 0, tl = 0;
+	if (d->det)
+		dsp_detector_rejected(d->det, &ts, &tl);
+	g_string_append_printf(out, "calls %" G_GUINT64_FORMAT " refined=%" G_GUINT64_FORMAT " coarse=%" G_GUINT64_FORMAT
+			       " no_global=%" G_GUINT64_FORMAT " rejected_short=%" G_GUINT64_FORMAT " rejected_long=%" G_GUINT64_FORMAT
+			       " pending=%u subscribers=%u\n", d->calls, d->refined, d->unrefined, d->no_global, (guint64)ts,
+			       (guint64)tl, g_list_length(d->pending), dev_packet_subscribers(d->events));
+	g_string_append_printf(out, "clocks %s\n", sync_client_ready(d->clocks) ? "ready" : "waiting for sync/ticker");
+	if (*d->last_error)
+		g_string_append_printf(out, "error %s\n", d->last_error);
+	return 0;
+}
+
+static gboolean on_signal(gpointer data)
+{
+	g_main_loop_quit(data);
+	return G_SOURCE_REMOVE;
+}
+
+int main(int argc, char **argv)
+{
+	char *conf = NULL, *profile = NULL, *jsonl = NULL;
+	gint64 node = -1, device = -1;
+	gboolean print_config = FALSE;
+	GOptionEntry entries[] = {
+		{"config", 'c', 0, G_OPTION_ARG_FILENAME, &conf, "configuration file (default /etc/chorus/detect.conf)", "FILE"},
+		{"profile", 'p', 0, G_OPTION_ARG_FILENAME, &profile, "detector profile", "FILE"},
+		{"jsonl", 0, 0, G_OPTION_ARG_FILENAME, &jsonl, "also append events to this JSON-lines file", "FILE"},
+		{"node", 'n', 0, G_OPTION_ARG_INT64, &node, "this node's number", "N"},
+		{"device", 'd', 0, G_OPTION_ARG_INT64, &device, "audio device index", "K"},
+		{"print-config", 0, 0, G_OPTION_ARG_NONE, &print_config, "print every key of the config and of a profile, and exit", NULL},
+		{NULL, 0, 0, 0, NULL, NULL, NULL},
+	};
+	GError *err = NULL;
+	GOptionContext *oc = g_option_context_new("- chorus call detector");
+	g_option_context_add_main_entries(oc, entries, NULL);
+	if (!g_option_context_parse(oc, &argc, &argv, &err)) {
+		fprintf(stderr, "detect: %s\n", err->message);
+		return 2;
+	}
+	g_option_context_free(oc);
+	if (print_config) {
+		char *a = cfg_describe(table, N_TABLE), *b = det_profile_describe();
+		printf("# detect.conf\n%s\n# profile\n%s", a, b);
+		g_free(a);
+		g_free(b);
+		return 0;
+	}
+	const char *why;
+	if (sync_now_init(&why) < 0) {
+		fprintf(stderr, "detect: %s\n", why);
+		return 2;
+	}
+	detectd d = {0};
+	d.why = g_string_new(NULL);
+	const char *env = getenv("CHORUS_NODE");
+	if (!cfg_defaults(table, N_TABLE, &d.cfg, &err) ||
+	    (env && *env && !cfg_set(&table[0], &d.cfg, env, "environment CHORUS_NODE: ", &err)) ||
+	    !cfg_load(conf ? conf : "/etc/chorus/detect.conf", conf == NULL, table, N_TABLE, &d.cfg, &err)) {
+		fprintf(stderr, "detect: %s\n", err->message);
+		return 2;
+	}
+	if (node >= 0)
+		d.cfg.node = node;
+	if (device >= 0)
+		d.cfg.device = device;
+	if (profile) {
+		g_free(d.cfg.profile);
+		d.cfg.profile = g_strdup(profile);
+	}
+	if (jsonl) {
+		g_free(d.cfg.jsonl);
+		d.cfg.jsonl = g_strdup(jsonl);
+	}
+	if (!det_profile_load(&d.prof, *d.cfg.profile ? d.cfg.profile : NULL, &err)) {
+		fprintf(stderr, "detect: %s\n", err->message);
+		return 2;
+	}
+	if (*d.cfg.jsonl && !(d.jsonl = fopen(d.cfg.jsonl, "a"))) {
+		fprintf(stderr, "detect: %s: %s\n", d.cfg.jsonl, g_strerror(errno));
+		return 2;
+	}
+	g_snprintf(d.name_frames, sizeof d.name_frames, "fft/%" G_GINT64_FORMAT "/frames", d.cfg.device);
+	g_snprintf(d.name_audio, sizeof d.name_audio, "audio/%" G_GINT64_FORMAT "/data", d.cfg.device);
+	GMainLoop *loop = g_main_loop_new(NULL, FALSE);
+	dev_options o;
+	dev_options_init(&o);
+	o.queue_limit = (size_t)d.cfg.queue;
+	dev_packet_ops pops = {0};
+	int rc = 0;
+	if (!(d.clocks = sync_client_new(NULL, NULL, NULL, NULL, &err)) ||
+	    !(d.events = dev_packet_new("detect/events", &o, NULL, &pops, &d, &err)) ||
+	    !(d.status = dev_status_new("detect/status", NULL, NULL, status_text, NULL, &d, &err)) ||
+	    !(d.frames = dev_packet_sub_new(d.name_frames, NULL, 0, NULL, on_frame, NULL, &d, &err))) {
+		fprintf(stderr, "detect: %s\n", err->message);
+		rc = 1;
+	} else {
+		g_unix_signal_add(SIGINT, on_signal, loop);
+		g_unix_signal_add(SIGTERM, on_signal, loop);
+		g_message("node%" G_GINT64_FORMAT ": profile %s (%s)", d.cfg.node, d.prof.name,
+			  *d.cfg.profile ? d.cfg.profile : "built-in");
+		sd_notify(0, "READY=1\nSTATUS=detecting");
+		g_main_loop_run(loop);
+		sd_notify(0, "STOPPING=1");
+	}
+	for (GList *l = d.pending; l; l = l->next) {
+		pending *p = l->data;
+		dev_sensor_reader_free(p->r);
+		g_free(p->clip);
+		g_free(p);
+	}
+	g_list_free(d.pending);
+	dev_packet_sub_free(d.frames);
+	dev_status_free(d.status);
+	dev_packet_free(d.events);
+	sync_client_free(d.clocks);
+	dsp_detector_free(d.det);
+	det_refiner_free(d.ref);
+	det_profile_clear(&d.prof);
+	cfg_clear(table, N_TABLE, &d.cfg);
+	if (d.jsonl)
+		fclose(d.jsonl);
+	g_string_free(d.why, TRUE);
+	g_free(conf);
+	g_free(profile);
+	g_free(jsonl);
+	g_main_loop_unref(loop);
+	return rc;
+}

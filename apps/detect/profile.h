@@ -1,0 +1,66 @@
+/* profile.h — a detector profile: what to listen for (DESIGN §6).
+ *
+ * A GKeyFile validated by libcfg (file:line: [group] key: why):
+ *   [detector]     band, thresholds, durations, floor (dsp_det_params)
+ *   [refine]       onset refinement: clip margins, minimum ENR
+ *   [template.1] … [template.4]   matched-filter templates: the call's
+ *                  waveform from its start, described like a scenario
+ *                  source (pulse_train, chirp, tone, click) or a sound file.
+ * The refiner tries every template and keeps the best match (largest ENR:
+ * the generalised likelihood ratio), so one profile covers several species
+ * or call types.  apps/profiles/frog.ini and bird-chirp.ini are examples.
+ */
+#ifndef CHORUS_DETECT_PROFILE_H
+#define CHORUS_DETECT_PROFILE_H
+
+#include <glib.h>
+
+#include "apps/dsp/detector.h"
+#include "sim/waveform.h"
+
+#define DET_MAX_TEMPLATES 4
+
+typedef struct {
+	char *waveform;          /* none, pulse_train, chirp, tone, click, file */
+	double carrier_hz, pulse_ms, pulse_interval_ms; /* pulse_train */
+	gint64 pulses;
+	double f0_hz, f1_hz;     /* chirp, Hz */
+	char *sweep;             /* linear, exponential */
+	double length_ms, taper_ms, freq_hz, click_width_us;
+	char *file;              /* relative to the profile's directory */
+	gint64 file_channel;
+	double max_ms;           /* use at most this much of the call, ms (0 = all) */
+} det_template_cfg;
+
+typedef struct {
+	char *name;              /* [profile] name */
+	double f_lo, f_hi;       /* Hz */
+	double on_db, off_db, min_dur_s, max_dur_s, hangover_s, floor_tau_s, warmup_s;
+	double pre_ms;           /* audio fetched before the coarse onset's uncertainty, ms */
+	double min_enr_db;       /* a match weaker than this keeps the coarse onset, dB */
+	det_template_cfg tmpl[DET_MAX_TEMPLATES];
+	char *dir;               /* the profile's directory (for template files) */
+} det_profile;
+
+/* Defaults (the simulator's frogs, no templates), then `path` (NULL: none).
+ * FALSE + *err naming file:line, group and key. */
+gboolean det_profile_load(det_profile *p, const char *path, GError **err);
+
+/* Free the strings. */
+void det_profile_clear(det_profile *p);
+
+/* The detector parameters of p at sample rate `rate`. */
+void det_profile_detector(const det_profile *p, double rate, dsp_det_params *out);
+
+/* Number of templates configured (waveform != none). */
+int det_profile_n_templates(const det_profile *p);
+
+/* Render template i (0-based among the configured ones) at `rate` Hz into a
+ * new array (*n samples).  Returns it, or NULL with *err (bad waveform name,
+ * unreadable file, empty). */
+float *det_profile_render(const det_profile *p, int i, double rate, size_t *n, GError **err);
+
+/* Every key with its default and help, as INI text (g_free). */
+char *det_profile_describe(void);
+
+#endif

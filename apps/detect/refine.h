@@ -1,0 +1,41 @@
+/* refine.h — sub-sample onset with several candidate templates: each is
+ * matched against the clip (apps/dsp/onset.h) and the best match wins, the
+ * one with the largest energy-to-noise ratio (for a known waveform in white
+ * noise that is the generalised likelihood ratio, so it also picks the right
+ * species or call type).  Pure: no I/O.
+ */
+#ifndef CHORUS_DETECT_REFINE_H
+#define CHORUS_DETECT_REFINE_H
+
+#include <stddef.h>
+
+#include "apps/dsp/onset.h"
+
+#define DET_REFINE_MAX 8
+
+typedef struct det_refiner det_refiner;
+
+typedef struct {
+	int template_id;          /* 1-based template that won */
+	dsp_onset_result r;       /* its onset: tau (samples from clip[0]), se, ENR … */
+	size_t length;            /* its length, samples */
+} det_refine_result;
+
+/* A refiner for n templates (h[i], m[i] samples; copied).  Returns it, or
+ * NULL with the reason in *why (n out of 1..DET_REFINE_MAX, an empty or silent
+ * template, out of memory). */
+det_refiner *det_refiner_new(float *const *h, const size_t *m, int n, const char **why);
+
+/* Free r (NULL is fine). */
+void det_refiner_free(det_refiner *r);
+
+/* Longest template, samples. */
+size_t det_refiner_max_len(const det_refiner *r);
+
+/* Best onset of any template in clip x (n samples) with its start in
+ * [lag_lo, lag_hi].  Returns 0 and *out; -EDOM when no template matches
+ * with an ENR of at least min_enr_db (or none fits the clip), reason in *why. */
+int det_refine(det_refiner *r, const float *x, size_t n, int lag_lo, int lag_hi, double min_enr_db,
+	       det_refine_result *out, const char **why);
+
+#endif

@@ -353,11 +353,25 @@ static int hold_frames(stream *s)
 	return n < 0 ? (int)n : 0;
 }
 
-/* Read every frame ALSA holds into the ring.  Returns 0 or -EPIPE. */
+/* Read every frame ALSA holds into the ring.  Returns 0 or -EPIPE.
+ * With ALSA timestamps, the timestamp is taken before the reads: a hw PCM
+ * then reports the last hw_ptr update before our read (the interrupt's,
+ * unless something else synced it), not the update snd_pcm_readi itself
+ * makes; a plugin PCM (ioplug "real" timestamps: the time of the call)
+ * reports the wakeup instead of the end of the transfer, which in the
+ * simulator includes synthesising the period (~200 us measured). */
 static int read_frames(stream *s, int64_t wake)
 {
 	long n;
-	int got = 0;
+	int got = 0, have_ts = 0;
+	int64_t ts = 0, at = 0;
+	if (s->source == TSRC_ALSA) {
+		snd_pcm_uframes_t avail;
+		if (capture_htimestamp(s->cap, &ts, &avail) == 0) {
+			have_ts = 1;
+			at = s->abs_next + (int64_t)avail;
+		}
+	}
 	while ((n = capture_read(s->cap, s->buf, s->buf_frames)) > 0) {
 		audio_ring_write(s->ring, s->buf, (uint64_t)n);
 		s->abs_next += n;
@@ -365,16 +379,12 @@ static int read_frames(stream *s, int64_t wake)
 	}
 	if (n < 0)
 		return (int)n;
-	if (got && s->source == TSRC_ALSA) {
-		int64_t ts;
-		snd_pcm_uframes_t avail;
-		if (capture_htimestamp(s->cap, &ts, &avail) == 0) {
-			int64_t cpu = sync_host_to_node(SYNC_KIND_CPU, ts);
-			add_obs(s, s->abs_next + (int64_t)avail, cpu);
-			g_mutex_lock(&s->lock);
-			latency_add(&s->lat, wake - cpu);
-			g_mutex_unlock(&s->lock);
-		}
+	if (got && have_ts) {
+		int64_t cpu = sync_host_to_node(SYNC_KIND_CPU, ts);
+		add_obs(s, at, cpu);
+		g_mutex_lock(&s->lock);
+		latency_add(&s->lat, wake - cpu);
+		g_mutex_unlock(&s->lock);
 	}
 	return 0;
 }

@@ -31,3 +31,10 @@ TESTS += $(B)/tests/test_audiod
 $(B)/tests/test_audiod: $(B)/tests/test_audiod.o $(AUDIOD_TEST_DEPS) | $(AUDIOD_TEST_RUNTIME)
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0 gsl sndfile alsa) -lm -lpthread
+
+# Benchmark: audiod CPU per client count, interrupt -> client latency, bulk
+# reads vs memcpy, audio0 -> cpu accuracy (bench/audio.c, same harness).
+BENCHES += $(B)/bench/audio
+$(B)/bench/audio: $(B)/bench/audio.o $(AUDIOD_TEST_DEPS) | $(AUDIOD_TEST_RUNTIME)
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check glib-2.0 gsl sndfile alsa) -lm -lpthread

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,21 @@
 #include <unistd.h>
 
 #include "sim/samplefmt.h"
+
+void (*ah_fail_hook)(const char *msg);
+
+void ah_fail(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *m = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	char *msg = g_strdup_printf("%s:%d: %s", file, line, m);
+	g_free(m);
+	if (ah_fail_hook)
+		ah_fail_hook(msg);
+	ck_abort_msg("%s", msg);
+}
 
 const char *ah_scenario(void)
 {
@@ -33,7 +49,7 @@ int64_t ah_host_now(void)
 static void write_file(const char *path, const char *text)
 {
 	GError *err = NULL;
-	ck_assert_msg(g_file_set_contents(path, text, -1, &err), "%s", err ? err->message : path);
+	AH_REQUIRE(g_file_set_contents(path, text, -1, &err), "%s", err ? err->message : path);
 }
 
 /* Runs in the forked child before exec: die with the test, log to a file. */
@@ -54,7 +70,7 @@ static GPid spawn(const ah_node *h, char **argv, const char *name)
 	GPid pid;
 	static char log[600]; /* used by the child before exec only */
 	g_snprintf(log, sizeof log, "%s/%s.log", h->run, name);
-	ck_assert_msg(g_spawn_async(NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, child_setup, log, &pid, &err),
+	AH_REQUIRE(g_spawn_async(NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, child_setup, log, &pid, &err),
 		      "spawn %s: %s", argv[0], err ? err->message : "");
 	return pid;
 }
@@ -70,14 +86,14 @@ void ah_start(ah_node *h, int node, const char *tag, const ah_opts *o)
 	h->node = node;
 	const char *base = g_getenv("CHORUS_RUN");
 	g_snprintf(h->run, sizeof h->run, "%s/%s-%d", base && *base ? base : g_get_tmp_dir(), tag, (int)getpid());
-	ck_assert_int_eq(g_mkdir_with_parents(h->run, 0755), 0);
+	AH_REQUIRE(g_mkdir_with_parents(h->run, 0755) == 0, "mkdir %s", h->run);
 
 	h->sc = sim_scenario_load(ah_scenario(), &err);
-	ck_assert_msg(h->sc, "%s", err ? err->message : "");
+	AH_REQUIRE(h->sc, "%s", err ? err->message : "");
 	h->w = sim_world_new(h->sc, &err);
-	ck_assert_msg(h->w, "%s", err ? err->message : "");
+	AH_REQUIRE(h->w, "%s", err ? err->message : "");
 	const sim_node_cfg *nc = sim_scenario_find_node(h->sc, node);
-	ck_assert_ptr_nonnull(nc);
+	AH_REQUIRE(nc, "%s has no node %d", ah_scenario(), node);
 	h->rate = sim_scenario_world(h->sc)->sample_rate;
 	h->channels = o->channels ? o->channels : (unsigned)nc->n_mics;
 	h->period = o->period ? o->period : 480;
@@ -158,7 +174,7 @@ void ah_stop(ah_node *h)
 	h->w = NULL;
 	h->sc = NULL;
 	/* audiod must stop cleanly (also: no sanitizer report in SANITIZE builds). */
-	ck_assert_msg(WIFEXITED(st_a) && WEXITSTATUS(st_a) == 0, "audiod exit status 0x%x (see %s/audiod.log)", st_a,
+	AH_REQUIRE(WIFEXITED(st_a) && WEXITSTATUS(st_a) == 0, "audiod exit status 0x%x (see %s/audiod.log)", st_a,
 		      h->run);
 }
 
@@ -166,7 +182,7 @@ char *ah_status(void)
 {
 	GByteArray *b = g_byte_array_new();
 	int rc = dev_status_read_sync("audio/0/status", FALSE, b, 5000);
-	ck_assert_msg(rc == 0, "audio/0/status: %s", rc < 0 ? (const char *)b->data : "");
+	AH_REQUIRE(rc == 0, "audio/0/status: %s", rc < 0 ? (const char *)b->data : "");
 	return (char *)g_byte_array_free(b, FALSE);
 }
 
@@ -175,7 +191,7 @@ int64_t ah_field(const char *text, const char *key)
 	char pat[64];
 	g_snprintf(pat, sizeof pat, "%s=", key);
 	const char *p = strstr(text, pat);
-	ck_assert_msg(p, "no %s in status:\n%s", pat, text);
+	AH_REQUIRE(p, "no %s in status:\n%s", pat, text);
 	return g_ascii_strtoll(p + strlen(pat), NULL, 10);
 }
 
@@ -194,7 +210,7 @@ int64_t ah_wait_frames(int64_t n)
 		g_byte_array_free(b, TRUE);
 		if (got >= n)
 			return got;
-		ck_assert_msg(g_get_monotonic_time() < end, "audiod did not reach %lld frames (status rc %d, frames %lld)",
+		AH_REQUIRE(g_get_monotonic_time() < end, "audiod did not reach %lld frames (status rc %d, frames %lld)",
 			      (long long)n, rc, (long long)got);
 		g_usleep(20000);
 	}
@@ -218,7 +234,7 @@ void ah_find_f0(ah_node *h)
 {
 	const size_t n = 960;
 	ah_reader *r = ah_read(0, (int64_t)n, NULL);
-	ck_assert_msg(r->ended && r->data->len == n * h->channels * 2, "read [0, %zu): err %d %s, %u bytes", n, r->err,
+	AH_REQUIRE(r->ended && r->data->len == n * h->channels * 2, "read [0, %zu): err %d %s, %u bytes", n, r->err,
 		      r->errmsg ? r->errmsg : "", r->data->len);
 	/* audiod's stream started between the spawn and now. */
 	int64_t lo = sim_world_first_frame_at(h->w, h->node, h->rate, h->spawn_host - h->epoch) - 2;
@@ -230,7 +246,7 @@ void ah_find_f0(ah_node *h)
 			found++;
 		}
 	ah_reader_free(r);
-	ck_assert_msg(found == 1, "%d world frames in [%lld, %lld] match audiod's frames [0, %zu)", found,
+	AH_REQUIRE(found == 1, "%d world frames in [%lld, %lld] match audiod's frames [0, %zu)", found,
 		      (long long)lo, (long long)hi, n);
 }
 
@@ -253,6 +269,8 @@ static void on_data(void *user, int64_t first, const void *items, size_t n)
 	if (first != r->next)
 		r->out_of_order++;
 	r->next = first + (int64_t)n;
+	if (r->on_chunk)
+		r->on_chunk(r->chunk_user, first, n);
 	if (r->stop_after && (int64_t)(r->data->len / r->item_size) >= r->stop_after)
 		return;
 	g_byte_array_append(r->data, items, (guint)(n * r->item_size));
@@ -300,7 +318,7 @@ ah_reader *ah_reader_new(GMainContext *ctx, int64_t first, int64_t last, uint32_
 	r->next = INT64_MIN;
 	r->r = dev_sensor_reader_new("audio/0/data", first, last, flags, params, params ? strlen(params) : 0, ctx,
 				     &reader_ops, r, &err);
-	ck_assert_msg(r->r, "sensor reader: %s", err ? err->message : "");
+	AH_REQUIRE(r->r, "sensor reader: %s", err ? err->message : "");
 	return r;
 }
 
@@ -330,7 +348,7 @@ void ah_spin(GMainContext *ctx, gboolean (*done)(void *user), void *user)
 		g_main_context_iteration(ctx, TRUE);
 	g_source_destroy(hb);
 	g_source_unref(hb);
-	ck_assert_msg(done(user), "gave up waiting after %d s", AH_SAFETY_S);
+	AH_REQUIRE(done(user), "gave up waiting after %d s", AH_SAFETY_S);
 }
 
 typedef struct {

@@ -13,7 +13,8 @@
  *
  * The reader helpers are libdev sensor clients (dev_sensor_reader) driven on
  * a private GMainContext so several can run at once or be left unread.
- * Helpers fail the running Check test on anything unexpected.
+ * Helpers fail the running Check test on anything unexpected (or call
+ * ah_fail_hook when set: the benchmark, which runs outside Check).
  */
 #ifndef CHORUS_TESTS_AUDIOD_HARNESS_H
 #define CHORUS_TESTS_AUDIOD_HARNESS_H
@@ -30,6 +31,14 @@
 
 /* Gaps a reader remembers. */
 #define AH_MAX_GAPS 16
+
+/* When set, called with the message of a failed requirement instead of
+ * failing the Check test (it must not return). */
+extern void (*ah_fail_hook)(const char *msg);
+
+/* Fail: the hook, else the running Check test.  Does not return. */
+void ah_fail(const char *file, int line, const char *fmt, ...) G_GNUC_PRINTF(3, 4) G_GNUC_NORETURN;
+#define AH_REQUIRE(cond, ...) do { if (!(cond)) ah_fail(__FILE__, __LINE__, __VA_ARGS__); } while (0)
 
 typedef struct {
 	const char *pcm;          /* ALSA PCM (default "chorus_sim") */
@@ -107,6 +116,8 @@ typedef struct {
 	int ended, err;           /* END seen; error (negative errno) */
 	char *errmsg;
 	int64_t stop_after;       /* stop collecting data beyond this many items (0 = keep all) */
+	void (*on_chunk)(void *user, int64_t first, size_t n); /* every chunk, or NULL */
+	void *chunk_user;
 } ah_reader;
 
 /* Open a reader of audio/0/data for [first, last) (DEV_SENSOR_OPEN_END for

@@ -1,0 +1,412 @@
+/* clip.c — clip service, server and client halves (see clip.h). */
+#include "apps/collab/clip.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib-unix.h>
+#include <math.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "libdev/dev.h"
+
+#define REQ_MAX 512
+
+struct clip_server {
+	uint32_t node;
+	int device;
+	int fd;
+	guint watch;
+	sync_client *clocks;
+	GMainContext *ctx;
+	GList *conns;
+	guint64 served, refused;
+};
+
+typedef struct {
+	clip_server *s;
+	int fd;
+	guint watch;
+	char req[REQ_MAX];
+	size_t len;
+	dev_sensor_reader *r;
+	clip c;
+	size_t got;
+	int sample_bytes;
+	gboolean is_float;
+	char err[256];
+	gboolean done;
+	guint timer;
+} conn;
+
+static void conn_free(conn *c)
+{
+	if (c->watch)
+		g_source_remove(c->watch);
+	if (c->timer)
+		g_source_remove(c->timer);
+	dev_sensor_reader_free(c->r);
+	if (c->fd >= 0)
+		close(c->fd);
+	g_free(c->c.x);
+	c->s->conns = g_list_remove(c->s->conns, c);
+	g_free(c);
+}
+
+/* Write all of buf (the socket is blocking with a send timeout). */
+static int write_all(int fd, const void *buf, size_t n)
+{
+	const uint8_t *p = buf;
+	while (n) {
+		ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -errno;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+static gboolean reply_idle(gpointer data)
+{
+	conn *c = data;
+	int fl = fcntl(c->fd, F_GETFL);
+	fcntl(c->fd, F_SETFL, fl & ~O_NONBLOCK);
+	struct timeval tv = {2, 0};
+	setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+	char head[512];
+	if (*c->err) {
+		c->s->refused++;
+		g_snprintf(head, sizeof head, "ERR node%u: %s\n", c->s->node, c->err);
+		write_all(c->fd, head, strlen(head));
+	} else {
+		c->s->served++;
+		char b[3][G_ASCII_DTOSTR_BUF_SIZE];
+		g_snprintf(head, sizeof head,
+			   "OK v=1 node=%u rate=%s first=%" G_GINT64_FORMAT " n=%zu t0_ns=%" G_GINT64_FORMAT " t0_frac=%s se_ns=%s\n",
+			   c->s->node, g_ascii_formatd(b[0], sizeof b[0], "%.6g", c->c.rate), c->c.first, c->c.n, c->c.t0_ns,
+			   g_ascii_formatd(b[1], sizeof b[1], "%.6f", c->c.t0_frac),
+			   g_ascii_formatd(b[2], sizeof b[2], "%.4g", c->c.se_ns));
+		if (write_all(c->fd, head, strlen(head)) == 0)
+			write_all(c->fd, c->c.x, c->c.n * sizeof(float));
+	}
+	conn_free(c);
+	return G_SOURCE_REMOVE;
+}
+
+static void finish(conn *c)
+{
+	if (c->done)
+		return;
+	c->done = TRUE;
+	g_idle_add(reply_idle, c); /* not inside the reader's callback: it is freed there */
+}
+
+static void r_opened(void *user, int64_t first, int64_t last, uint32_t item_size, const void *reply, size_t len)
+{
+	conn *c = user;
+	char *r = g_strndup(reply, len), *p = strstr(r, "rate=");
+	c->is_float = strstr(r, "format=FLOAT_LE") != NULL;
+	c->sample_bytes = (int)item_size;
+	if (p)
+		c->c.rate = g_ascii_strtod(p + 5, NULL);
+	g_free(r);
+}
+
+static void r_data(void *user, int64_t first, const void *items, size_t n)
+{
+	conn *c = user;
+	for (size_t i = 0; i < n; i++) {
+		int64_t k = first + (int64_t)i - c->c.first;
+		if (k < 0 || k >= (int64_t)c->c.n)
+			continue;
+		float v;
+		if (c->is_float)
+			memcpy(&v, (const uint8_t *)items + 4 * i, 4);
+		else if (c->sample_bytes == 2)
+			v = (float)(((const int16_t *)items)[i] / 32768.0);
+		else
+			v = (float)(((const int32_t *)items)[i] / 2147483648.0);
+		c->c.x[k] = v;
+		c->got++;
+	}
+}
+
+static void r_gap(void *user, int64_t from, int64_t to)
+{
+	conn *c = user;
+	g_snprintf(c->err, sizeof c->err, "frames [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") were lost", from, to);
+	finish(c);
+}
+
+static void r_end(void *user, int64_t next)
+{
+	finish(user);
+}
+
+static void r_error(void *user, int err, const char *msg)
+{
+	conn *c = user;
+	g_snprintf(c->err, sizeof c->err, "audiod: %s", msg);
+	finish(c);
+}
+
+static gboolean on_timeout(gpointer data)
+{
+	conn *c = data;
+	c->timer = 0;
+	g_snprintf(c->err, sizeof c->err, "audio not complete within 5 s");
+	finish(c);
+	return G_SOURCE_REMOVE;
+}
+
+/* Parse the request and start reading audio.  Sets c->err on a refusal. */
+static void start(conn *c)
+{
+	clip_server *s = c->s;
+	int64_t t0 = 0, t1 = 0;
+	int ch = -1, v = 0;
+	long long a, b;
+	if (sscanf(c->req, "GET v=%d from=%lld to=%lld channel=%d", &v, &a, &b, &ch) != 4 || v != 1) {
+		g_snprintf(c->err, sizeof c->err, "bad request (expected \"GET v=1 from=T0 to=T1 channel=C\")");
+		finish(c);
+		return;
+	}
+	t0 = a;
+	t1 = b;
+	if (t1 <= t0 || t1 - t0 > CLIP_MAX_NS || ch < 0 || ch > 63) {
+		g_snprintf(c->err, sizeof c->err, "bad range or channel (0 < to - from <= %lld ns, channel 0..63)", CLIP_MAX_NS);
+		finish(c);
+		return;
+	}
+	sync_clock_id audio = sync_clock_audio(s->node, (uint16_t)s->device);
+	sync_graph_result r0, r1;
+	char why[256];
+	if (sync_client_convert(s->clocks, sync_clock_global(), audio, sync_tval_of(t0), &r0, why, sizeof why) < 0 ||
+	    sync_client_convert(s->clocks, sync_clock_global(), audio, sync_tval_of(t1), &r1, why, sizeof why) < 0) {
+		g_snprintf(c->err, sizeof c->err, "global to audio%d: %s", s->device, why);
+		finish(c);
+		return;
+	}
+	int64_t first = r0.value.f > 0 ? r0.value.i + 1 : r0.value.i;
+	int64_t last = r1.value.f > 0 ? r1.value.i + 1 : r1.value.i;
+	if (last <= first) {
+		g_snprintf(c->err, sizeof c->err, "empty frame range");
+		finish(c);
+		return;
+	}
+	/* The time of the whole frame `first`, converted the other way. */
+	sync_graph_result rt;
+	if (sync_client_convert(s->clocks, audio, sync_clock_global(), sync_tval_of(first), &rt, why, sizeof why) < 0) {
+		g_snprintf(c->err, sizeof c->err, "audio%d to global: %s", s->device, why);
+		finish(c);
+		return;
+	}
+	c->c.first = first;
+	c->c.n = (size_t)(last - first);
+	c->c.t0_ns = rt.value.i;
+	c->c.t0_frac = rt.value.f;
+	c->c.se_ns = sqrt(rt.var);
+	c->c.x = g_new0(float, c->c.n);
+	char name[32], params[32];
+	g_snprintf(name, sizeof name, "audio/%d/data", s->device);
+	g_snprintf(params, sizeof params, "channels=%d", ch);
+	dev_sensor_reader_ops ops = {r_opened, r_data, r_gap, r_end, r_error, NULL};
+	GError *err = NULL;
+	c->timer = g_timeout_add_seconds(5, on_timeout, c);
+	c->r = dev_sensor_reader_new(name, first, last, 0, params, strlen(params), s->ctx, &ops, c, &err);
+	if (!c->r) {
+		g_snprintf(c->err, sizeof c->err, "%s", err->message);
+		g_error_free(err);
+		finish(c);
+	}
+}
+
+static gboolean on_conn_in(gint fd, GIOCondition cond, gpointer data)
+{
+	conn *c = data;
+	ssize_t k = recv(fd, c->req + c->len, sizeof c->req - 1 - c->len, 0);
+	if (k <= 0 && !(k < 0 && (errno == EAGAIN || errno == EINTR))) {
+		c->watch = 0;
+		if (!c->r && !c->done)
+			conn_free(c); /* gone before asking */
+		return G_SOURCE_REMOVE;
+	}
+	if (k < 0)
+		return G_SOURCE_CONTINUE;
+	c->len += (size_t)k;
+	c->req[c->len] = 0;
+	char *nl = strchr(c->req, '\n');
+	if (!nl && c->len < sizeof c->req - 1)
+		return G_SOURCE_CONTINUE;
+	c->watch = 0;
+	if (!nl) {
+		g_snprintf(c->err, sizeof c->err, "request line longer than %d bytes", REQ_MAX);
+		finish(c);
+	} else {
+		*nl = 0;
+		start(c);
+	}
+	return G_SOURCE_REMOVE;
+}
+
+static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
+{
+	clip_server *s = data;
+	int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (cfd < 0)
+		return G_SOURCE_CONTINUE;
+	conn *c = g_new0(conn, 1);
+	c->s = s;
+	c->fd = cfd;
+	c->watch = g_unix_fd_add(cfd, G_IO_IN | G_IO_HUP | G_IO_ERR, on_conn_in, c);
+	s->conns = g_list_prepend(s->conns, c);
+	return G_SOURCE_CONTINUE;
+}
+
+clip_server *clip_server_new(uint32_t node, int device, int port, sync_client *clocks, GMainContext *ctx,
+			     GError **err)
+{
+	int fd = socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int one = 1, zero = 0;
+	struct sockaddr_in6 a = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port), .sin6_addr = in6addr_any};
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero) < 0 ||
+	    bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 16) < 0) {
+		g_set_error(err, DEV_ERROR, errno, "clip service on TCP port %d: %s", port, g_strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	clip_server *s = g_new0(clip_server, 1);
+	s->node = node;
+	s->device = device;
+	s->fd = fd;
+	s->clocks = clocks;
+	s->ctx = ctx;
+	s->watch = g_unix_fd_add(fd, G_IO_IN, on_accept, s);
+	return s;
+}
+
+void clip_server_counts(const clip_server *s, guint64 *served, guint64 *refused)
+{
+	*served = s->served;
+	*refused = s->refused;
+}
+
+void clip_server_free(clip_server *s)
+{
+	if (!s)
+		return;
+	while (s->conns)
+		conn_free(s->conns->data);
+	g_source_remove(s->watch);
+	close(s->fd);
+	g_free(s);
+}
+
+/* ---- client -------------------------------------------------------------- */
+
+static int read_full(int fd, void *buf, size_t n)
+{
+	uint8_t *p = buf;
+	while (n) {
+		ssize_t k = recv(fd, p, n, 0);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return errno == EAGAIN ? -ETIMEDOUT : -errno;
+		if (k == 0)
+			return -ECONNRESET;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+int clip_fetch(const char *host, int port, int64_t t0_ns, int64_t t1_ns, int channel, int timeout_ms, clip *out,
+	       char *why, size_t len)
+{
+	memset(out, 0, sizeof *out);
+	char ps[16];
+	g_snprintf(ps, sizeof ps, "%d", port);
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai = NULL;
+	int rc = getaddrinfo(host, ps, &hints, &ai);
+	if (rc) {
+		g_snprintf(why, len, "%s: %s", host, gai_strerror(rc));
+		return -EHOSTUNREACH;
+	}
+	int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct timeval tv = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) < 0 || connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
+		rc = -errno;
+		g_snprintf(why, len, "connect %s:%d: %s", host, port, g_strerror(errno));
+		freeaddrinfo(ai);
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	freeaddrinfo(ai);
+	char req[128], head[512];
+	g_snprintf(req, sizeof req, "GET v=1 from=%" G_GINT64_FORMAT " to=%" G_GINT64_FORMAT " channel=%d\n", t0_ns, t1_ns,
+		   channel);
+	if (send(fd, req, strlen(req), MSG_NOSIGNAL) < 0) {
+		rc = -errno;
+		g_snprintf(why, len, "send to %s:%d: %s", host, port, g_strerror(errno));
+		close(fd);
+		return rc;
+	}
+	size_t h = 0;
+	while (h < sizeof head - 1) {
+		if ((rc = read_full(fd, head + h, 1)) < 0) {
+			g_snprintf(why, len, "%s:%d: %s", host, port, rc == -ETIMEDOUT ? "timed out" : g_strerror(-rc));
+			close(fd);
+			return rc;
+		}
+		if (head[h++] == '\n')
+			break;
+	}
+	head[h] = 0;
+	g_strchomp(head);
+	unsigned node;
+	char rate[32], frac[40], se[32];
+	long long first, t0;
+	size_t n;
+	if (!strncmp(head, "ERR ", 4)) {
+		g_snprintf(why, len, "%s", head + 4);
+		close(fd);
+		return -EREMOTEIO;
+	}
+	if (sscanf(head, "OK v=1 node=%u rate=%31s first=%lld n=%zu t0_ns=%lld t0_frac=%39s se_ns=%31s", &node, rate, &first,
+		   &n, &t0, frac, se) != 7 || n == 0 || n > 10000000) {
+		g_snprintf(why, len, "%s:%d: malformed reply \"%.80s\"", host, port, head);
+		close(fd);
+		return -EBADMSG;
+	}
+	out->node = node;
+	out->rate = g_ascii_strtod(rate, NULL);
+	out->first = first;
+	out->n = n;
+	out->t0_ns = t0;
+	out->t0_frac = g_ascii_strtod(frac, NULL);
+	out->se_ns = g_ascii_strtod(se, NULL);
+	out->x = g_new(float, n);
+	if ((rc = read_full(fd, out->x, n * sizeof(float))) < 0) {
+		g_snprintf(why, len, "%s:%d: samples: %s", host, port, rc == -ETIMEDOUT ? "timed out" : g_strerror(-rc));
+		g_free(out->x);
+		out->x = NULL;
+	}
+	close(fd);
+	return rc;
+}

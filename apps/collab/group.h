@@ -1,0 +1,59 @@
+/* group.h — grouping the detections of one call across nodes (pure).
+ *
+ * A sound reaches every node of the array within the acoustic aperture
+ * A = (largest inter-node distance) / c of its first arrival, so detections
+ * (global onset g_i, standard error s_i) belong together when
+ *     |g_i - g_first| <= A + margin + 3 s_i,
+ * one per node (a second detection from the same node within the window is
+ * the next call, and starts a group of its own).  A group stays open for
+ * `hold` of local time after it was created, long enough for the farthest
+ * node's detection to cross the network, then it is handed out once.
+ *
+ * Reporting rule (docs/protocol.md): every node groups the same shared
+ * detections; of a closed group only the node whose detection is the
+ * earliest (smallest global onset; ties by the lowest node id) reports it.
+ * Each call is therefore located once, by the node nearest the source —
+ * whose clip is also the cleanest reference.  Detections without global time
+ * cannot be grouped and are ignored.  Times are int64 ns; no clocks are read
+ * here: the caller passes `now` (its cpu clock).
+ */
+#ifndef CHORUS_COLLAB_GROUP_H
+#define CHORUS_COLLAB_GROUP_H
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "apps/detect/event.h"
+
+typedef struct {
+	GArray *dets;        /* det_event, sorted by global onset */
+	int64_t created_ns;  /* caller's clock when the group was created */
+	int64_t first_ns;    /* earliest global onset, ns */
+} collab_group;
+
+typedef struct collab_grouper collab_grouper;
+
+/* A grouper with aperture and margin in ns (window = aperture + margin +
+ * 3 se) and groups held for hold_ns.  Never fails. */
+collab_grouper *collab_grouper_new(int64_t aperture_ns, int64_t margin_ns, int64_t hold_ns);
+
+void collab_grouper_free(collab_grouper *g);
+
+/* Add detection e received at caller time now_ns.  Returns 1 when it joined
+ * an open group, 0 when it opened one, -EINVAL without global time, -EALREADY
+ * for a duplicate (same node and seq already held). */
+int collab_grouper_add(collab_grouper *g, const det_event *e, int64_t now_ns);
+
+/* Closed groups (held for hold_ns): moved into `out` (collab_group *,
+ * free with collab_group_free).  Returns how many. */
+guint collab_grouper_poll(collab_grouper *g, int64_t now_ns, GPtrArray *out);
+
+/* Groups still open. */
+guint collab_grouper_open(const collab_grouper *g);
+
+/* The node that reports group gr under the rule above. */
+uint32_t collab_group_reporter(const collab_group *gr);
+
+void collab_group_free(collab_group *gr);
+
+#endif

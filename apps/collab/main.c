@@ -1,0 +1,456 @@
+/* main.c — collab: runs on every node; shares detections over UDP, groups
+ * the detections of one call across nodes, and — on the one node the rule
+ * picks (group.h) — fetches clips around the call from every node that
+ * heard it (clip.h), measures the time differences by GCC-PHAT and locates
+ * the source (tdoa.h).  Results: packet device collab/events (JSON), a
+ * JSON-lines file and a PNG map.  DESIGN §6, docs/protocol.md "collab".
+ *
+ *   collab [-c /etc/chorus/collab.conf] [--nodes FILE] [--jsonl FILE] [--map FILE.png]
+ *
+ * Node positions: [collab] nodes (a nodes file, nodes.h), else the scenario
+ * in CHORUS_SCENARIO (simulation).  Fetching and solving run in one worker
+ * thread so the main loop (clip service, sharing) never waits on the network.
+ */
+#include <errno.h>
+#include <glib-unix.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-daemon.h>
+
+#include "apps/collab/clip.h"
+#include "apps/collab/group.h"
+#include "apps/collab/nodes.h"
+#include "apps/collab/result.h"
+#include "apps/collab/share.h"
+#include "apps/collab/tdoa.h"
+#include "apps/detect/simtime.h"
+#include "libcfg/cfg.h"
+#include "libdev/dev.h"
+#include "libsync/client.h"
+#include "libsync/now.h"
+
+typedef struct {
+	gint64 node, device, channel;
+	char *nodes;            /* nodes file; "" = CHORUS_SCENARIO */
+	char *share_address;
+	gint64 share_port, clip_port;
+	double speed_of_sound;  /* m/s; 0 = the scenario's, else 343 */
+	double margin_ms, hold_s;
+	gint64 min_nodes;
+	double pre_ms, max_clip_ms, gcc_beta, min_window, alpha;
+	gboolean source_plane;
+	double source_z;
+	char *jsonl, *map;
+	gint64 map_every, fetch_timeout_ms;
+} collab_cfg;
+
+#define F(x) offsetof(collab_cfg, x)
+static const cfg_entry table[] = {
+	{"collab", "node", CFG_INT, "0", 0, 4294967294.0, F(node), "this node's number (CHORUS_NODE sets the default)"},
+	{"collab", "device", CFG_INT, "0", 0, 15, F(device), "audio device k whose detections and clips are shared"},
+	{"collab", "channel", CFG_INT, "0", 0, 63, F(channel), "channel of the clips (the microphone of the node's position)"},
+	{"collab", "nodes", CFG_STRING, "", 0, 0, F(nodes), "nodes file (ID X Y Z [ADDRESS] per line); empty = CHORUS_SCENARIO"},
+	{"collab", "share_address", CFG_STRING, "127.255.255.255", 1, 0, F(share_address), "UDP destination of shared detections (broadcast)"},
+	{"collab", "share_port", CFG_INT, "7400", 1, 65535, F(share_port), "UDP port of shared detections"},
+	{"collab", "clip_port", CFG_INT, "7401", 1, 65535, F(clip_port), "TCP port of the clip service (+ node id for nodes without address)"},
+	{"collab", "speed_of_sound", CFG_DOUBLE, "0", 0, 2000, F(speed_of_sound), "m/s; 0 = the scenario's, else 343"},
+	{"collab", "margin_ms", CFG_DOUBLE, "30", 0, 10000, F(margin_ms), "grouping window beyond the acoustic aperture, ms"},
+	{"collab", "hold", CFG_DOUBLE, "1.5", 0.05, 60, F(hold_s), "seconds a group waits for detections from other nodes"},
+	{"collab", "min_nodes", CFG_INT, "4", 3, 64, F(min_nodes), "fewest nodes to locate (4 in 2-D: 3 leave two solutions)"},
+	{"collab", "pre_ms", CFG_DOUBLE, "20", 1, 1000, F(pre_ms), "clip before each node's onset, ms"},
+	{"collab", "max_clip_ms", CFG_DOUBLE, "400", 10, 2000, F(max_clip_ms), "longest clip, ms"},
+	{"collab", "gcc_beta", CFG_DOUBLE, "1", 0, 1, F(gcc_beta), "PHAT exponent (1 pure PHAT)"},
+	{"collab", "min_window", CFG_DOUBLE, "3", 1, 10000, F(min_window), "GCC-PHAT lag window beyond 4 onset standard errors, samples"},
+	{"collab", "alpha", CFG_DOUBLE, "0.001", 1e-9, 0.5, F(alpha), "level of the solver's chi-square test"},
+	{"collab", "source_plane", CFG_BOOL, "false", 1, 0, F(source_plane), "sources are at height source_z (corrects the 2-D solve)"},
+	{"collab", "source_z", CFG_DOUBLE, "0", -1e4, 1e4, F(source_z), "source height when source_plane, m"},
+	{"collab", "jsonl", CFG_STRING, "", 0, 0, F(jsonl), "JSON-lines file of results; empty = RUN/collab.jsonl"},
+	{"collab", "map", CFG_STRING, "", 0, 0, F(map), "PNG map redrawn as results come; empty = none"},
+	{"collab", "map_every", CFG_INT, "5", 1, 100000, F(map_every), "redraw the map every this many results (and at exit)"},
+	{"collab", "fetch_timeout_ms", CFG_INT, "3000", 100, 60000, F(fetch_timeout_ms), "clip fetch time limit, ms"},
+};
+#undef F
+#define N_TABLE (sizeof table / sizeof table[0])
+
+typedef struct {
+	collab_cfg cfg;
+	collab_nodes *nodes;
+	double c;
+	sync_client *clocks;
+	dev_packet_sub *local;
+	dev_packet *events;
+	dev_status *status;
+	collab_share *share;
+	clip_server *clips;
+	collab_grouper *grouper;
+	GThreadPool *pool;
+	GMainContext *ctx;
+	FILE *jsonl;
+	char *jsonl_path;
+	guint64 local_dets, groups, small_groups, not_mine, located, failed, seq;
+	double last_latency;
+	char last_error[256];
+	GString *why;
+} collabd;
+
+typedef struct {
+	collabd *d;
+	collab_group *gr;
+	collab_result res;
+} job;
+
+static void share_in(collabd *d, const det_event *e)
+{
+	int64_t now = sync_now(SYNC_KIND_CPU);
+	collab_grouper_add(d->grouper, e, now);
+}
+
+static void on_local(void *user, const char *msg, size_t len, uint32_t dropped)
+{
+	collabd *d = user;
+	det_event e;
+	if (det_event_parse(msg, len, &e, d->why) < 0) {
+		g_snprintf(d->last_error, sizeof d->last_error, "detect/events: %s", d->why->str);
+		return;
+	}
+	if (e.node != (uint32_t)d->cfg.node || !e.has_global)
+		return;
+	d->local_dets++;
+	collab_share_send(d->share, &e);
+	share_in(d, &e);
+	dev_status_notify(d->status);
+}
+
+static void on_remote(void *user, const det_event *e)
+{
+	share_in(user, e);
+}
+
+/* Worker thread: fetch the clips and solve.  Only the job's own data. */
+static void work(gpointer data, gpointer user)
+{
+	job *j = data;
+	collabd *d = j->d;
+	collab_result *r = &j->res;
+	GArray *dets = j->gr->dets;
+	int n = 0;
+	tdoa_input in[TDOA_MAX];
+	clip clips[TDOA_MAX];
+	memset(clips, 0, sizeof clips);
+	double dur = 0;
+	for (guint i = 0; i < dets->len; i++)
+		dur = fmax(dur, g_array_index(dets, det_event, i).duration_s);
+	double len_ms = fmin(dur * 1e3 + 10, d->cfg.max_clip_ms);
+	for (guint i = 0; i < dets->len && n < TDOA_MAX; i++) {
+		const det_event *e = &g_array_index(dets, det_event, i);
+		const collab_node *nd = collab_nodes_find(d->nodes, e->node);
+		if (!nd)
+			continue;
+		int64_t pre = (int64_t)(d->cfg.pre_ms * 1e6 + 4 * e->global_se_ns);
+		int64_t t0 = e->global_ns - pre, t1 = e->global_ns + (int64_t)(len_ms * 1e6);
+		char why[256];
+		const char *host = nd->address ? nd->address : "127.0.0.1";
+		int port = (int)(nd->address ? d->cfg.clip_port : d->cfg.clip_port + nd->id);
+		if (clip_fetch(host, port, t0, t1, (int)d->cfg.channel, (int)d->cfg.fetch_timeout_ms, &clips[n], why,
+			       sizeof why) < 0) {
+			g_snprintf(r->why, sizeof r->why, "node%u clip: %s", e->node, why);
+			continue;
+		}
+		tdoa_input *t = &in[n];
+		t->node = e->node;
+		memcpy(t->mic, nd->pos, sizeof t->mic);
+		t->x = clips[n].x;
+		t->n = clips[n].n;
+		t->rate = clips[n].rate;
+		t->t0_ns = clips[n].t0_ns;
+		t->t0_frac = clips[n].t0_frac;
+		t->t0_se_ns = clips[n].se_ns;
+		t->onset_ns = e->global_ns;
+		t->onset_se_ns = e->global_se_ns;
+		t->snr_db = e->snr_db;
+		r->nodes[n] = e->node;
+		n++;
+	}
+	r->n = n;
+	tdoa_params p;
+	tdoa_params_default(&p);
+	const det_event *e0 = &g_array_index(dets, det_event, 0);
+	p.f_lo = e0->f_lo;
+	p.f_hi = e0->f_hi;
+	p.beta = d->cfg.gcc_beta;
+	p.min_window = d->cfg.min_window;
+	p.c = d->c;
+	p.alpha = d->cfg.alpha;
+	p.source_z = d->cfg.source_plane ? d->cfg.source_z : NAN;
+	if (n < d->cfg.min_nodes) {
+		r->rc = -EDOM;
+		r->tr.loc.status = DSP_LOC_TOO_FEW;
+		if (!*r->why)
+			g_snprintf(r->why, sizeof r->why, "%d clips", n);
+	} else {
+		r->rc = tdoa_locate(in, n, &p, &r->tr);
+	}
+	for (int i = 0; i < n; i++)
+		g_free(clips[i].x);
+}
+
+static gboolean publish_idle(gpointer data);
+
+static void work_and_return(gpointer data, gpointer user)
+{
+	work(data, user);
+	job *j = data;
+	g_main_context_invoke(j->d->ctx, publish_idle, j);
+}
+
+static gboolean publish_idle(gpointer data)
+{
+	job *j = data;
+	collabd *d = j->d;
+	collab_result *r = &j->res;
+	if (r->rc == 0) {
+		/* Emission time: the reference arrival plus the solver's t0. */
+		double t = (double)r->tr.ref_t_frac + r->tr.loc.t0 * 1e9;
+		r->t_global_ns = r->tr.ref_t_ns + (int64_t)floor(t + 0.5);
+		r->t_se_ns = sqrt(r->tr.loc.cov[r->tr.loc.dim][r->tr.loc.dim]) * 1e9;
+		sync_graph_result cr;
+		char why[256];
+		if (sync_client_convert(d->clocks, sync_clock_global(), sync_clock_cpu((uint32_t)d->cfg.node),
+					sync_tval_of(r->t_global_ns), &cr, why, sizeof why) == 0)
+			r->sim_s = simtime_world_s(cr.value.i, cr.value.f);
+	}
+	/* Latency: now (global) minus the end of the call at the last node. */
+	int64_t end = INT64_MIN;
+	for (guint i = 0; i < j->gr->dets->len; i++) {
+		const det_event *e = &g_array_index(j->gr->dets, det_event, i);
+		end = MAX(end, e->global_ns + (int64_t)(e->duration_s * 1e9));
+	}
+	sync_graph_result nr;
+	char why[256];
+	if (sync_client_convert(d->clocks, sync_clock_cpu((uint32_t)d->cfg.node), sync_clock_global(),
+				sync_tval_of(sync_now(SYNC_KIND_CPU)), &nr, why, sizeof why) == 0)
+		r->latency_s = (double)(nr.value.i - end) * 1e-9;
+	GString *s = g_string_new(NULL);
+	collab_result_json(r, s);
+	dev_packet_send(d->events, s->str, s->len);
+	if (d->jsonl) {
+		fprintf(d->jsonl, "%s\n", s->str);
+		fflush(d->jsonl);
+	}
+	if (r->rc == 0) {
+		d->located++;
+		d->last_latency = r->latency_s;
+		g_message("call %" G_GUINT64_FORMAT ": (%.3f, %.3f) m, %s, %d nodes", r->seq, r->tr.loc.pos[0], r->tr.loc.pos[1],
+			  collab_result_status(r), r->n);
+	} else {
+		d->failed++;
+		g_message("call %" G_GUINT64_FORMAT " not located: %s", r->seq, s->str);
+	}
+	if (*d->cfg.map && (d->located + d->failed) % (guint64)d->cfg.map_every == 0) {
+		char w[256];
+		if (collab_map(d->jsonl_path, d->nodes, d->cfg.map, "chorus collab", w, sizeof w) < 0)
+			g_snprintf(d->last_error, sizeof d->last_error, "map: %s", w);
+	}
+	g_string_free(s, TRUE);
+	collab_group_free(j->gr);
+	g_free(j);
+	dev_status_notify(d->status);
+	return G_SOURCE_REMOVE;
+}
+
+static gboolean on_poll(gpointer data)
+{
+	collabd *d = data;
+	GPtrArray *closed = g_ptr_array_new();
+	collab_grouper_poll(d->grouper, sync_now(SYNC_KIND_CPU), closed);
+	for (guint i = 0; i < closed->len; i++) {
+		collab_group *gr = g_ptr_array_index(closed, i);
+		d->groups++;
+		if (collab_group_reporter(gr) != (uint32_t)d->cfg.node) {
+			d->not_mine++;
+			collab_group_free(gr);
+		} else if (gr->dets->len < (guint)d->cfg.min_nodes) {
+			d->small_groups++;
+			collab_group_free(gr);
+		} else {
+			job *j = g_new0(job, 1);
+			j->d = d;
+			j->gr = gr;
+			j->res.reporter = (uint32_t)d->cfg.node;
+			j->res.seq = ++d->seq;
+			j->res.latency_s = NAN;
+			j->res.sim_s = NAN;
+			g_thread_pool_push(d->pool, j, NULL);
+		}
+	}
+	g_ptr_array_free(closed, TRUE);
+	return G_SOURCE_CONTINUE;
+}
+
+static int status_text(void *user, GString *out)
+{
+	collabd *d = user;
+	guint64 sent, acc, rej, served, refused;
+	collab_share_counts(d->share, &sent, &acc, &rej);
+	clip_server_counts(d->clips, &served, &refused);
+	g_string_append_printf(out, "node %" G_GINT64_FORMAT " nodes=%u aperture_m=%.1f c=%.1f\n", d->cfg.node,
+			       d->nodes->nodes->len, collab_nodes_aperture(d->nodes), d->c);
+	g_string_append_printf(out, "detections local=%" G_GUINT64_FORMAT " shared=%" G_GUINT64_FORMAT
+			       " received=%" G_GUINT64_FORMAT " rejected=%" G_GUINT64_FORMAT "\n", d->local_dets, sent, acc, rej);
+	g_string_append_printf(out, "groups closed=%" G_GUINT64_FORMAT " open=%u reported_elsewhere=%" G_GUINT64_FORMAT
+			       " too_small=%" G_GUINT64_FORMAT " located=%" G_GUINT64_FORMAT " failed=%" G_GUINT64_FORMAT "\n",
+			       d->groups, collab_grouper_open(d->grouper), d->not_mine, d->small_groups, d->located, d->failed);
+	g_string_append_printf(out, "clips served=%" G_GUINT64_FORMAT " refused=%" G_GUINT64_FORMAT "\n", served, refused);
+	g_string_append_printf(out, "latency_s last=%.3f\nresults %s\n", d->last_latency, d->jsonl_path);
+	if (*d->last_error)
+		g_string_append_printf(out, "error %s\n", d->last_error);
+	return 0;
+}
+
+static gboolean on_signal(gpointer data)
+{
+	g_main_loop_quit(data);
+	return G_SOURCE_REMOVE;
+}
+
+int main(int argc, char **argv)
+{
+	char *conf = NULL, *nodes = NULL, *jsonl = NULL, *map = NULL;
+	gboolean print_config = FALSE;
+	GOptionEntry entries[] = {
+		{"config", 'c', 0, G_OPTION_ARG_FILENAME, &conf, "configuration file (default /etc/chorus/collab.conf)", "FILE"},
+		{"nodes", 0, 0, G_OPTION_ARG_FILENAME, &nodes, "nodes file (ID X Y Z [ADDRESS] per line)", "FILE"},
+		{"jsonl", 0, 0, G_OPTION_ARG_FILENAME, &jsonl, "JSON-lines file of results", "FILE"},
+		{"map", 0, 0, G_OPTION_ARG_FILENAME, &map, "PNG map of results", "FILE"},
+		{"print-config", 0, 0, G_OPTION_ARG_NONE, &print_config, "print every configuration key and exit", NULL},
+		{NULL, 0, 0, 0, NULL, NULL, NULL},
+	};
+	GError *err = NULL;
+	GOptionContext *oc = g_option_context_new("- chorus collaborative localization");
+	g_option_context_add_main_entries(oc, entries, NULL);
+	if (!g_option_context_parse(oc, &argc, &argv, &err)) {
+		fprintf(stderr, "collab: %s\n", err->message);
+		return 2;
+	}
+	g_option_context_free(oc);
+	if (print_config) {
+		char *t = cfg_describe(table, N_TABLE);
+		fputs(t, stdout);
+		g_free(t);
+		return 0;
+	}
+	const char *why;
+	if (sync_now_init(&why) < 0) {
+		fprintf(stderr, "collab: %s\n", why);
+		return 2;
+	}
+	collabd d = {0};
+	d.why = g_string_new(NULL);
+	d.last_latency = NAN;
+	const char *env = getenv("CHORUS_NODE");
+	if (!cfg_defaults(table, N_TABLE, &d.cfg, &err) ||
+	    (env && *env && !cfg_set(&table[0], &d.cfg, env, "environment CHORUS_NODE: ", &err)) ||
+	    !cfg_load(conf ? conf : "/etc/chorus/collab.conf", conf == NULL, table, N_TABLE, &d.cfg, &err)) {
+		fprintf(stderr, "collab: %s\n", err->message);
+		return 2;
+	}
+#define OVERRIDE(opt, field)                         \
+	if (opt) {                                   \
+		g_free(d.cfg.field);                 \
+		d.cfg.field = g_strdup(opt);         \
+	}
+	OVERRIDE(nodes, nodes)
+	OVERRIDE(jsonl, jsonl)
+	OVERRIDE(map, map)
+	const char *scen = getenv("CHORUS_SCENARIO");
+	if (*d.cfg.nodes)
+		d.nodes = collab_nodes_load(d.cfg.nodes, &err);
+	else if (scen && *scen)
+		d.nodes = collab_nodes_from_scenario(scen, &err);
+	else
+		g_set_error(&err, CFG_ERROR, EINVAL, "no node positions: set [collab] nodes (or run under chorus-sim)");
+	if (!d.nodes) {
+		fprintf(stderr, "collab: %s\n", err->message);
+		return 2;
+	}
+	if (!collab_nodes_find(d.nodes, (uint32_t)d.cfg.node))
+		g_warning("node %" G_GINT64_FORMAT " is not in the node table: its own detections cannot be located",
+			  d.cfg.node);
+	d.c = d.cfg.speed_of_sound > 0 ? d.cfg.speed_of_sound : d.nodes->c > 0 ? d.nodes->c : 343.0;
+	if (*d.cfg.jsonl) {
+		d.jsonl_path = g_strdup(d.cfg.jsonl);
+	} else {
+		char run[DEV_PATH_MAX];
+		if (dev_run_dir(run, sizeof run, &why) < 0) {
+			fprintf(stderr, "collab: %s\n", why);
+			return 2;
+		}
+		g_mkdir_with_parents(run, 0755);
+		d.jsonl_path = g_build_filename(run, "collab.jsonl", NULL);
+	}
+	if (!(d.jsonl = fopen(d.jsonl_path, "a"))) {
+		fprintf(stderr, "collab: %s: %s\n", d.jsonl_path, g_strerror(errno));
+		return 2;
+	}
+	/* Aperture: the farthest two nodes apart, in sound travel time. */
+	int64_t ap = (int64_t)(collab_nodes_aperture(d.nodes) / d.c * 1e9);
+	d.grouper = collab_grouper_new(ap, (int64_t)(d.cfg.margin_ms * 1e6), (int64_t)(d.cfg.hold_s * 1e9));
+	d.ctx = g_main_context_default();
+	GMainLoop *loop = g_main_loop_new(NULL, FALSE);
+	d.pool = g_thread_pool_new(work_and_return, NULL, 1, FALSE, NULL);
+	dev_packet_ops pops = {0};
+	int port = (int)(collab_nodes_find(d.nodes, (uint32_t)d.cfg.node) &&
+				 collab_nodes_find(d.nodes, (uint32_t)d.cfg.node)->address
+			 ? d.cfg.clip_port
+			 : d.cfg.clip_port + d.cfg.node);
+	int rc = 0;
+	if (!(d.clocks = sync_client_new(NULL, NULL, NULL, NULL, &err)) ||
+	    !(d.events = dev_packet_new("collab/events", NULL, NULL, &pops, &d, &err)) ||
+	    !(d.status = dev_status_new("collab/status", NULL, NULL, status_text, NULL, &d, &err)) ||
+	    !(d.share = collab_share_new((uint32_t)d.cfg.node, d.cfg.share_address, (int)d.cfg.share_port, on_remote, &d,
+					 &err)) ||
+	    !(d.clips = clip_server_new((uint32_t)d.cfg.node, (int)d.cfg.device, port, d.clocks, NULL, &err)) ||
+	    !(d.local = dev_packet_sub_new("detect/events", NULL, 0, NULL, on_local, NULL, &d, &err))) {
+		fprintf(stderr, "collab: %s\n", err->message);
+		rc = 1;
+	} else {
+		g_timeout_add(100, on_poll, &d);
+		g_unix_signal_add(SIGINT, on_signal, loop);
+		g_unix_signal_add(SIGTERM, on_signal, loop);
+		g_message("node%" G_GINT64_FORMAT ": %u nodes, aperture %.1f m (%.1f ms), c %.1f m/s; clips on TCP %d, "
+			  "sharing on UDP %s:%" G_GINT64_FORMAT, d.cfg.node, d.nodes->nodes->len,
+			  collab_nodes_aperture(d.nodes), ap * 1e-6, d.c, port, d.cfg.share_address, d.cfg.share_port);
+		sd_notify(0, "READY=1\nSTATUS=collaborating");
+		g_main_loop_run(loop);
+		sd_notify(0, "STOPPING=1");
+	}
+	g_thread_pool_free(d.pool, TRUE, TRUE); /* finish the job in progress */
+	while (g_main_context_iteration(NULL, FALSE))
+		; /* publish what finished */
+	if (!rc && *d.cfg.map) {
+		char w[256];
+		if (collab_map(d.jsonl_path, d.nodes, d.cfg.map, "chorus collab", w, sizeof w) < 0)
+			g_warning("map: %s", w);
+	}
+	dev_packet_sub_free(d.local);
+	clip_server_free(d.clips);
+	collab_share_free(d.share);
+	dev_status_free(d.status);
+	dev_packet_free(d.events);
+	sync_client_free(d.clocks);
+	collab_grouper_free(d.grouper);
+	collab_nodes_free(d.nodes);
+	cfg_clear(table, N_TABLE, &d.cfg);
+	if (d.jsonl)
+		fclose(d.jsonl);
+	g_free(d.jsonl_path);
+	g_string_free(d.why, TRUE);
+	g_free(conf);
+	g_free(nodes);
+	g_free(jsonl);
+	g_free(map);
+	g_main_loop_unref(loop);
+	return rc;
+}

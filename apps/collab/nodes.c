@@ -1,0 +1,133 @@
+/* nodes.c — node positions from a nodes file or a scenario (see nodes.h). */
+#include "apps/collab/nodes.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/scenario.h"
+
+#define COLLAB_NODES_ERROR g_quark_from_static_string("collab-nodes")
+
+static collab_nodes *nodes_new(void)
+{
+	collab_nodes *n = g_new0(collab_nodes, 1);
+	n->nodes = g_array_new(FALSE, TRUE, sizeof(collab_node));
+	n->sources = g_array_new(FALSE, TRUE, sizeof(collab_pos));
+	return n;
+}
+
+collab_nodes *collab_nodes_load(const char *path, GError **err)
+{
+	char *text = NULL;
+	if (!g_file_get_contents(path, &text, NULL, err))
+		return NULL;
+	collab_nodes *n = nodes_new();
+	gchar **lines = g_strsplit(text, "\n", -1);
+	g_free(text);
+	int ln = 0;
+	for (gchar **l = lines; *l; l++) {
+		ln++;
+		char *hash = strchr(*l, '#');
+		if (hash)
+			*hash = 0;
+		gchar **f = g_strsplit_set(g_strstrip(*l), " \t", -1);
+		int nf = 0;
+		const char *tok[6] = {0};
+		for (gchar **q = f; *q; q++)
+			if (**q && nf < 6)
+				tok[nf++] = *q;
+		if (nf == 0) {
+			g_strfreev(f);
+			continue;
+		}
+		collab_node nd = {0};
+		char *end;
+		long long id = nf >= 4 ? strtoll(tok[0], &end, 10) : -1;
+		gboolean ok = nf >= 4 && nf <= 5 && !*end && id >= 0 && id <= UINT32_MAX;
+		for (int k = 0; ok && k < 3; k++) {
+			nd.pos[k] = g_ascii_strtod(tok[1 + k], &end);
+			ok = !*end && end != tok[1 + k] && isfinite(nd.pos[k]);
+		}
+		if (ok && collab_nodes_find(n, (uint32_t)id)) {
+			g_set_error(err, COLLAB_NODES_ERROR, EINVAL, "%s:%d: node %lld listed twice", path, ln, id);
+			ok = FALSE;
+		} else if (!ok) {
+			g_set_error(err, COLLAB_NODES_ERROR, EINVAL, "%s:%d: expected \"ID X Y Z [ADDRESS]\" (metres)", path, ln);
+		}
+		if (!ok) {
+			g_strfreev(f);
+			g_strfreev(lines);
+			collab_nodes_free(n);
+			return NULL;
+		}
+		nd.id = (uint32_t)id;
+		nd.address = nf == 5 ? g_strdup(tok[4]) : NULL;
+		g_array_append_val(n->nodes, nd);
+		g_strfreev(f);
+	}
+	g_strfreev(lines);
+	if (n->nodes->len == 0) {
+		g_set_error(err, COLLAB_NODES_ERROR, EINVAL, "%s: no nodes", path);
+		collab_nodes_free(n);
+		return NULL;
+	}
+	return n;
+}
+
+collab_nodes *collab_nodes_from_scenario(const char *path, GError **err)
+{
+	sim_scenario *sc = sim_scenario_load(path, err);
+	if (!sc)
+		return NULL;
+	collab_nodes *n = nodes_new();
+	for (size_t i = 0; i < sim_scenario_n_nodes(sc); i++) {
+		const sim_node_cfg *c = sim_scenario_node(sc, i);
+		collab_node nd = {.id = (uint32_t)c->id};
+		for (int k = 0; k < 3; k++)
+			nd.pos[k] = c->pos[k] + (c->n_mics ? c->mics[0][k] : 0);
+		g_array_append_val(n->nodes, nd);
+	}
+	for (size_t i = 0; i < sim_scenario_n_sources(sc); i++) {
+		const sim_source_cfg *s = sim_scenario_source(sc, i);
+		collab_pos p = {{s->pos[0], s->pos[1], s->pos[2]}};
+		g_array_append_val(n->sources, p);
+	}
+	n->c = sim_scenario_world(sc)->speed_of_sound;
+	sim_scenario_free(sc);
+	return n;
+}
+
+void collab_nodes_free(collab_nodes *n)
+{
+	if (!n)
+		return;
+	for (guint i = 0; i < n->nodes->len; i++)
+		g_free(g_array_index(n->nodes, collab_node, i).address);
+	g_array_free(n->nodes, TRUE);
+	g_array_free(n->sources, TRUE);
+	g_free(n);
+}
+
+const collab_node *collab_nodes_find(const collab_nodes *n, uint32_t id)
+{
+	for (guint i = 0; i < n->nodes->len; i++)
+		if (g_array_index(n->nodes, collab_node, i).id == id)
+			return &g_array_index(n->nodes, collab_node, i);
+	return NULL;
+}
+
+double collab_nodes_aperture(const collab_nodes *n)
+{
+	double m = 0;
+	for (guint i = 0; i < n->nodes->len; i++)
+		for (guint j = i + 1; j < n->nodes->len; j++) {
+			const double *a = g_array_index(n->nodes, collab_node, i).pos;
+			const double *b = g_array_index(n->nodes, collab_node, j).pos;
+			double d = sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));
+			if (d > m)
+				m = d;
+		}
+	return m;
+}

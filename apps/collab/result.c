@@ -1,0 +1,186 @@
+/* result.c — JSON lines and the PNG map of located calls (see result.h). */
+#include "apps/collab/result.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *collab_result_status(const collab_result *r)
+{
+	if (r->rc < 0 && r->tr.loc.status == DSP_LOC_OK)
+		return "failed";
+	switch (r->tr.loc.status) {
+	case DSP_LOC_OK:
+		return "ok";
+	case DSP_LOC_TOO_FEW:
+		return "too_few";
+	case DSP_LOC_DEGENERATE:
+		return "degenerate";
+	case DSP_LOC_ILL_CONDITIONED:
+		return "ill_conditioned";
+	case DSP_LOC_INCONSISTENT:
+		return "inconsistent";
+	case DSP_LOC_NO_CONVERGENCE:
+		return "no_convergence";
+	}
+	return "failed";
+}
+
+/* A finite number, or null (JSON has no inf/nan). */
+static void jnum(GString *o, const char *key, double v, const char *fmt)
+{
+	char b[G_ASCII_DTOSTR_BUF_SIZE];
+	if (isfinite(v))
+		g_string_append_printf(o, ",\"%s\":%s", key, g_ascii_formatd(b, sizeof b, fmt, v));
+	else
+		g_string_append_printf(o, ",\"%s\":null", key);
+}
+
+void collab_result_json(const collab_result *r, GString *o)
+{
+	const dsp_loc_result *L = &r->tr.loc;
+	gboolean solved = r->rc == 0;
+	g_string_append_printf(o, "{\"v\":1,\"reporter\":%u,\"seq\":%" G_GUINT64_FORMAT ",\"status\":\"%s\"", r->reporter,
+			       r->seq, collab_result_status(r));
+	if (*r->why || *r->tr.why || (L->why && L->status != DSP_LOC_OK)) {
+		char *w = g_strescape(*r->why ? r->why : *r->tr.why ? r->tr.why : L->why, NULL);
+		g_string_append_printf(o, ",\"why\":\"%s\"", w);
+		g_free(w);
+	}
+	if (solved) {
+		jnum(o, "x", L->pos[0], "%.4f");
+		jnum(o, "y", L->pos[1], "%.4f");
+		jnum(o, "z", L->pos[2], "%.4f");
+		jnum(o, "sd_x", sqrt(L->cov[0][0]), "%.4g");
+		jnum(o, "sd_y", sqrt(L->cov[1][1]), "%.4g");
+		jnum(o, "cov_xy", L->cov[0][1], "%.4g");
+		double ma = NAN, mi = NAN, an = NAN;
+		if (dsp_loc_ellipse(L, 0.95, &ma, &mi, &an) == 0)
+			an *= 180 / M_PI;
+		jnum(o, "ell95_major", ma, "%.4g");
+		jnum(o, "ell95_minor", mi, "%.4g");
+		jnum(o, "ell95_angle_deg", an, "%.2f");
+		g_string_append_printf(o, ",\"dim\":%d,\"t_global_ns\":%" G_GINT64_FORMAT, L->dim, r->t_global_ns);
+		jnum(o, "t_se_ns", r->t_se_ns, "%.4g");
+		jnum(o, "chi2", L->chi2, "%.4g");
+		g_string_append_printf(o, ",\"dof\":%d", L->dof);
+		jnum(o, "p_value", L->p_value, "%.4g");
+	}
+	g_string_append(o, ",\"nodes\":[");
+	for (int i = 0; i < r->n; i++)
+		g_string_append_printf(o, "%s%u", i ? "," : "", r->nodes[i]);
+	g_string_append(o, "],\"used\":[");
+	int first = 1;
+	for (int i = 0; i < r->n; i++)
+		if (r->tr.ok[i] && (int)r->nodes[i] != r->tr.rejected_node) {
+			g_string_append_printf(o, "%s%u", first ? "" : ",", r->nodes[i]);
+			first = 0;
+		}
+	g_string_append_printf(o, "],\"rejected\":%d,\"ref\":%u,\"tdoa_us\":{", r->tr.rejected_node,
+			       r->n ? r->nodes[r->tr.ref] : 0);
+	first = 1;
+	for (int i = 0; i < r->n; i++)
+		if (r->tr.ok[i]) {
+			char b[G_ASCII_DTOSTR_BUF_SIZE];
+			g_string_append_printf(o, "%s\"%u\":%s", first ? "" : ",", r->nodes[i],
+					       g_ascii_formatd(b, sizeof b, "%.3f", r->tr.a[i] * 1e6));
+			first = 0;
+		}
+	g_string_append(o, "}");
+	jnum(o, "latency_s", r->latency_s, "%.3f");
+	jnum(o, "sim_s", r->sim_s, "%.6f");
+	g_string_append(o, "}");
+}
+
+/* The number after "key": in a JSON line, or NAN. */
+static double jget(const char *line, const char *key)
+{
+	char pat[64];
+	g_snprintf(pat, sizeof pat, "\"%s\":", key);
+	const char *p = strstr(line, pat);
+	if (!p)
+		return NAN;
+	char *end;
+	double v = g_ascii_strtod(p + strlen(pat), &end);
+	return end == p + strlen(pat) ? NAN : v;
+}
+
+int collab_map(const char *jsonl, const collab_nodes *nodes, const char *png, const char *title, char *why,
+	       size_t len)
+{
+	char *text = NULL;
+	GString *est = g_string_new(NULL), *nod = g_string_new(NULL), *src = g_string_new(NULL);
+	if (g_file_get_contents(jsonl, &text, NULL, NULL)) {
+		gchar **lines = g_strsplit(text, "\n", -1);
+		for (gchar **l = lines; *l; l++) {
+			double x = jget(*l, "x"), y = jget(*l, "y"), ma = jget(*l, "ell95_major"), mi = jget(*l, "ell95_minor"),
+			       an = jget(*l, "ell95_angle_deg");
+			if (!isfinite(x) || !isfinite(y))
+				continue;
+			/* gnuplot's ellipses take full axes (diameters) in degrees. */
+			g_string_append_printf(est, "%.4f %.4f %.4f %.4f %.2f\n", x, y, isfinite(ma) ? 2 * ma : 0,
+					       isfinite(mi) ? 2 * mi : 0, isfinite(an) ? an : 0);
+		}
+		g_strfreev(lines);
+		g_free(text);
+	}
+	for (guint i = 0; i < nodes->nodes->len; i++) {
+		const collab_node *n = &g_array_index(nodes->nodes, collab_node, i);
+		g_string_append_printf(nod, "%.3f %.3f %u\n", n->pos[0], n->pos[1], n->id);
+	}
+	for (guint i = 0; i < nodes->sources->len; i++) {
+		const double *s = g_array_index(nodes->sources, collab_pos, i).p;
+		g_string_append_printf(src, "%.3f %.3f\n", s[0], s[1]);
+	}
+	char *dir = g_dir_make_tmp("chorus-map-XXXXXX", NULL);
+	if (!dir) {
+		g_snprintf(why, len, "no temporary directory");
+		return -EIO;
+	}
+	char *fe = g_build_filename(dir, "est.dat", NULL), *fn = g_build_filename(dir, "nodes.dat", NULL),
+	     *fs = g_build_filename(dir, "truth.dat", NULL), *fg = g_build_filename(dir, "map.gp", NULL);
+	g_file_set_contents(fe, est->len ? est->str : "nan nan 0 0 0\n", -1, NULL);
+	g_file_set_contents(fn, nod->str, -1, NULL);
+	g_file_set_contents(fs, src->len ? src->str : "nan nan\n", -1, NULL);
+	char *gp = g_strdup_printf(
+		"set terminal pngcairo size 900,800 noenhanced\nset output '%s'\nset title '%s'\n"
+		"set size ratio -1\nset grid\nset xlabel 'x (m)'\nset ylabel 'y (m)'\nset key outside bottom center horizontal\n"
+		"plot '%s' using 1:2 with points pt 5 ps 1.5 lc rgb '#1f4e79' title 'nodes', "
+		"'' using 1:2:3 with labels offset 1.2,1.2 notitle, "
+		"'%s' using 1:2 with points pt 6 ps 3 lw 2 lc rgb '#2ca02c' title 'true sources', "
+		"'%s' using 1:2:3:4:5 with ellipses lc rgb '#d62728' title '95%% ellipses', "
+		"'%s' using 1:2 with points pt 2 ps 1 lc rgb '#d62728' title 'estimates'\n",
+		png, title, fn, fs, fe, fe);
+	g_file_set_contents(fg, gp, -1, NULL);
+	gchar *argv[] = {"gnuplot", fg, NULL}, *err_out = NULL;
+	gint status = 0;
+	GError *err = NULL;
+	int rc = 0;
+	if (!g_spawn_sync(NULL, argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err_out,
+			  &status, &err)) {
+		g_snprintf(why, len, "gnuplot: %s", err->message);
+		g_error_free(err);
+		rc = -ENOENT;
+	} else if (!g_spawn_check_wait_status(status, NULL)) {
+		g_snprintf(why, len, "gnuplot failed: %s", err_out ? g_strstrip(err_out) : "");
+		rc = -ECHILD;
+	}
+	g_free(err_out);
+	unlink(fe);
+	unlink(fn);
+	unlink(fs);
+	unlink(fg);
+	rmdir(dir);
+	g_free(fe);
+	g_free(fn);
+	g_free(fs);
+	g_free(fg);
+	g_free(gp);
+	g_free(dir);
+	g_string_free(est, TRUE);
+	g_string_free(nod, TRUE);
+	g_string_free(src, TRUE);
+	return rc;
+}

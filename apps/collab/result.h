@@ -1,0 +1,51 @@
+/* result.h — a located call: its JSON line (collab/events, the JSON-lines
+ * file) and the PNG map (gnuplot).
+ *
+ * JSON keys (one object per line):
+ *   v, reporter, seq, status ("ok", "ill_conditioned", "inconsistent",
+ *   "no_convergence", "too_few", "degenerate", "failed"), why,
+ *   x, y, z (m), sd_x, sd_y (m), cov_xy (m^2), ell95_major, ell95_minor (m,
+ *   semi-axes of the 95 % ellipse), ell95_angle_deg, dim,
+ *   t_global_ns, t_se_ns (emission time), chi2, dof, p_value,
+ *   nodes [ids heard], used [ids in the fit], rejected (id or -1),
+ *   tdoa_us {id: arrival minus the reference's, µs}, ref,
+ *   latency_s (publication minus the end of the call, global), and in
+ *   simulation sim_s (emission time in world seconds).
+ */
+#ifndef CHORUS_COLLAB_RESULT_H
+#define CHORUS_COLLAB_RESULT_H
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "apps/collab/nodes.h"
+#include "apps/collab/tdoa.h"
+
+typedef struct {
+	uint32_t reporter;
+	uint64_t seq;
+	int rc;                      /* tdoa_locate's return */
+	int n;                       /* nodes in the group */
+	uint32_t nodes[TDOA_MAX];
+	tdoa_result tr;
+	int64_t t_global_ns;         /* emission, global ns */
+	double t_se_ns;
+	double latency_s;            /* NAN if unknown */
+	double sim_s;                /* NAN outside simulation */
+	char why[200];               /* fetch or solve failure */
+} collab_result;
+
+/* Append the JSON object of r (no newline) to out. */
+void collab_result_json(const collab_result *r, GString *out);
+
+/* "ok", "inconsistent", … for r. */
+const char *collab_result_status(const collab_result *r);
+
+/* Draw a PNG map with gnuplot: nodes, the located calls of the JSON-lines
+ * file `jsonl` with their 95 % ellipses, and the true sources (truth may be
+ * NULL).  Returns 0, or -errno / -ECHILD (gnuplot missing or failed) with
+ * the reason in why. */
+int collab_map(const char *jsonl, const collab_nodes *nodes, const char *png, const char *title, char *why,
+	       size_t len);
+
+#endif

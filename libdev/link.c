@@ -19,7 +19,47 @@ struct dev_link {
 	uint32_t next_id;
 	char name[DEV_PATH_MAX];
 	GByteArray *msg;  /* scratch for requests */
+	int tmo_ms;       /* SO_RCVTIMEO/SO_SNDTIMEO now set, ms; -2 = unknown */
 };
+
+/* Blocking I/O bounded by socket timeouts: one system call per message,
+ * where a non-blocking try + poll + retry costs three on every reply.  The
+ * timeout is set only when the caller's value changes. */
+static void set_timeout(dev_link *l, int ms)
+{
+	if (ms == l->tmo_ms)
+		return;
+	struct timeval tv = { 0, 0 };
+	if (ms > 0) {
+		tv.tv_sec = ms / 1000;
+		tv.tv_usec = (ms % 1000) * 1000;
+	} else if (ms == 0) {
+		tv.tv_usec = 1; /* zero would mean "forever" */
+	}
+	setsockopt(l->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	setsockopt(l->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+	l->tmo_ms = ms;
+}
+
+/* Receive one message, blocking up to the socket timeout. */
+static int recv_blocking(dev_link *l, GByteArray *buf, dev_msg *m)
+{
+	g_byte_array_set_size(buf, DEV_WIRE_MAX_MSG + 1);
+	for (;;) {
+		ssize_t r = recv(l->fd, buf->data, buf->len, MSG_TRUNC);
+		if (r > 0) {
+			size_t n = MIN((size_t)r, buf->len);
+			g_byte_array_set_size(buf, (guint)n);
+			return dev_wire_decode(buf->data, n, m, NULL) < 0 ? -EBADMSG : 0;
+		}
+		if (r == 0)
+			return -ECONNRESET;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return -ETIMEDOUT;
+		if (errno != EINTR)
+			return -errno;
+	}
+}
 
 static int64_t now_ms(void)
 {
@@ -48,15 +88,14 @@ static int64_t deadline_of(int timeout_ms) { return timeout_ms < 0 ? -1 : now_ms
 
 int dev_link_send(dev_link *l, const GByteArray *b, int timeout_ms)
 {
-	int64_t dl = deadline_of(timeout_ms);
+	set_timeout(l, timeout_ms);
 	for (;;) {
-		if (send(l->fd, b->data, b->len, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)b->len)
+		if (send(l->fd, b->data, b->len, MSG_NOSIGNAL) == (ssize_t)b->len)
 			return 0;
-		if (errno != EAGAIN && errno != EINTR)
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return -ETIMEDOUT;
+		if (errno != EINTR)
 			return -errno;
-		int e = wait_fd(l->fd, POLLOUT, dl);
-		if (e < 0)
-			return e;
 	}
 }
 
@@ -82,7 +121,8 @@ static int recv_dl(int fd, GByteArray *buf, dev_msg *m, int64_t dl)
 
 int dev_link_recv(dev_link *l, GByteArray *buf, dev_msg *m, int timeout_ms)
 {
-	return recv_dl(l->fd, buf, m, deadline_of(timeout_ms));
+	set_timeout(l, timeout_ms);
+	return recv_blocking(l, buf, m);
 }
 
 dev_link *dev_link_open(const char *name, int timeout_ms, GError **error)
@@ -126,6 +166,7 @@ dev_link *dev_link_open(const char *name, int timeout_ms, GError **error)
 	l->item_size = m.u.hello.item_size;
 	l->next_id = 1;
 	l->msg = buf;
+	l->tmo_ms = -2;
 	g_strlcpy(l->name, name, sizeof l->name);
 	return l;
 }
@@ -151,11 +192,16 @@ static int transact(dev_link *l, uint8_t type, uint16_t flags, const void *req, 
 	if (e < 0)
 		return e;
 	for (;;) {
-		e = recv_dl(l->fd, rbuf, m, dl);
+		/* each wait is bounded by the timeout; skipping unsolicited
+		 * messages must not extend the whole call past it */
+		e = recv_blocking(l, rbuf, m);
 		if (e < 0)
 			return e;
-		if (m->id != id)
+		if (m->id != id) {
+			if (dl >= 0 && now_ms() > dl)
+				return -ETIMEDOUT;
 			continue;
+		}
 		if (m->type == DEV_MSG_ERROR) {
 			g_byte_array_set_size(out, 0);
 			g_byte_array_append(out, (const guint8 *)m->u.error.text, m->u.error.text_len);

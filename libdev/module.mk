@@ -34,3 +34,9 @@ $(B)/tests/fuzz_wire:
 	@mkdir -p $(dir $@)
 	printf '#!/bin/sh\necho "fuzz_wire: skipped (clang not found on PATH)"\n' >$@ && chmod +x $@
 endif
+
+# Benchmark: libdev against raw SOCK_SEQPACKET (bench/ipc.c).
+BENCHES += $(B)/bench/ipc
+$(B)/bench/ipc: $(B)/bench/ipc.o $(B)/libdev.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,glib-2.0) -pthread -lm

@@ -109,6 +109,17 @@ void dev_peer_queue(dev_peer *p, const GByteArray *b)
 {
 	if (p->closed || p->broken)
 		return;
+	if (!p->blocked && !p->out.length) {
+		/* the common case: straight out, no copy */
+		if (send(p->fd, b->data, b->len, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)b->len)
+			return;
+		if (errno != EAGAIN && errno != EINTR) {
+			p->broken = TRUE;
+			dev_peer_update(p);
+			return;
+		}
+		p->blocked = TRUE;
+	}
 	g_queue_push_tail(&p->out, g_bytes_new(b->data, b->len));
 	p->out_bytes += b->len;
 	if (!p->blocked)

@@ -40,6 +40,8 @@ static int code_of(int v)
 
 static void print_reply(FILE *f, const GByteArray *b)
 {
+	if (!b->len)
+		return; /* b->data may be NULL */
 	fwrite(b->data, 1, b->len, f);
 	if (b->len && b->data[b->len - 1] != '\n' && isatty(fileno(f)))
 		fputc('\n', f);

@@ -119,7 +119,7 @@ static gboolean spawn(csim *s, node_rec *n, int which, GError **err)
 	chmod(sock, 0666);
 	char *log = g_strdup_printf("%s/node%d-%s.log", s->out_dir, n->id, prog_names[which]);
 	char *prog = g_build_filename(s->bin_dir, prog_names[which], NULL);
-	char *clk = g_strdup_printf("%.9g,%" G_GINT64_FORMAT, n->cfg->cpu.skew_ppm, n->cfg->cpu.offset_ns);
+	char *clk = g_strdup_printf("%.17g,%" G_GINT64_FORMAT, n->cfg->cpu.skew_ppm, n->cfg->cpu.offset_ns);
 	GPtrArray *argv = g_ptr_array_new();
 	if (*n->netns) {
 		g_ptr_array_add(argv, "ip");

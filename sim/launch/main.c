@@ -3,6 +3,7 @@
  *
  *   chorus-sim SCENARIO [--duration S] [--out DIR] [--netns] [--no-audio] ...
  *
+ * Writes DIR/truth.csv (the table) and DIR/samples.csv (every measurement).
  * Exit status: 0 all conversions within 5 of their own standard errors,
  * 1 some were not (or none could be measured), 2 set-up failed.
  */
@@ -108,6 +109,10 @@ int main(int argc, char **argv)
 	char *csv_path = csv ? g_strdup(csv) : g_build_filename(out, "truth.csv", NULL);
 	if (csim_truth_report(r.truth, table, csv_path) < 0)
 		fprintf(stderr, "chorus-sim: cannot write %s\n", csv_path);
+	char *samples = g_build_filename(out, "samples.csv", NULL);
+	if (csim_truth_write_samples(r.truth, samples) < 0)
+		fprintf(stderr, "chorus-sim: cannot write %s\n", samples);
+	g_free(samples);
 	fputs(table->str, stdout);
 	guint bad = csim_truth_outliers(r.truth, 5.0), n = csim_truth_all(r.truth)->len;
 	int rc = 0;

@@ -68,6 +68,10 @@ int csim_truth_convert(csim_truth *t, int via, int a, int b, double *err_ns, dou
  * Returns 0 or -errno from writing the CSV. */
 int csim_truth_report(const csim_truth *t, GString *out, const char *csv_path);
 
+/* Every kept measurement as CSV (t_s,kind,from,to,hops,err_ns,sd_ns,bound_ns)
+ * to path.  Returns 0 or -EIO. */
+int csim_truth_write_samples(const csim_truth *t, const char *path);
+
 /* RMS error (ns) of kept measurements of `kind` with `hops` (0 = any
  * hops); *n gets the count.  Returns NAN when there are none. */
 double csim_truth_rms(const csim_truth *t, csim_kind kind, unsigned hops, size_t *n);

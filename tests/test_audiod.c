@@ -11,11 +11,13 @@
  *  - an injected xrun is reported as a gap, counted on the status device, and
  *    the frame index keeps tracking real time;
  *  - malformed and out-of-range requests get errors while capture goes on;
- *  - a bulk reader's mapping of the ring equals the sensor device's data.
+ *  - a bulk reader's mapping of the ring equals the sensor device's data;
+ *  - audioget writes WAV/FLAC files holding exactly the range it reports.
  */
 #include <check.h>
 #include <errno.h>
 #include <math.h>
+#include <sndfile.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -382,6 +384,76 @@ START_TEST(bulk_reader)
 }
 END_TEST
 
+/* Run audioget with args; returns its stderr (g_free); exit status must be 0. */
+static char *run_audioget(char **args)
+{
+	char *argv[16] = {AH_BIN_DIR "/audioget"};
+	int n = 1;
+	for (; args[n - 1]; n++)
+		argv[n] = args[n - 1];
+	argv[n] = NULL;
+	char *err_text = NULL;
+	int status;
+	GError *e = NULL;
+	ck_assert_msg(g_spawn_sync(NULL, argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err_text, &status, &e),
+		      "audioget: %s", e ? e->message : "");
+	ck_assert_msg(g_spawn_check_wait_status(status, NULL), "audioget failed: %s", err_text);
+	return err_text;
+}
+
+/* The file holds `nch` channels chan[] of the world from audiod frame `first`. */
+static void check_file(const ah_node *h, const char *path, int64_t first, int64_t n, unsigned nch, const uint16_t *chan)
+{
+	SF_INFO info = {0};
+	SNDFILE *sf = sf_open(path, SFM_READ, &info);
+	ck_assert_msg(sf, "%s: %s", path, sf_strerror(NULL));
+	ck_assert_int_eq(info.samplerate, RATE);
+	ck_assert_int_eq(info.channels, nch);
+	ck_assert_int_eq(info.frames, n);
+	int16_t *x = g_new(int16_t, (size_t)n * nch);
+	ck_assert_int_eq(sf_readf_short(sf, x, n), n);
+	sf_close(sf);
+	long bad = ah_mismatch(h, x, (size_t)n, nch, chan, h->f0 + first);
+	ck_assert_msg(bad < 0, "%s: frame %ld differs from the world", path, bad);
+	g_free(x);
+}
+
+START_TEST(audioget_files)
+{
+	ah_node h;
+	ah_start(&h, NODE, "audioget", NULL);
+	ah_find_f0(&h);
+	ah_wait_frames(RATE);
+	/* By cpu time, one channel, WAV: the range it prints is the file's. */
+	int64_t t = sync_now(SYNC_KIND_CPU) - 600000000;
+	char from[32], to[32], out[600];
+	g_snprintf(from, sizeof from, "%lld", (long long)t);
+	g_snprintf(to, sizeof to, "%lld", (long long)(t + 200000000));
+	g_snprintf(out, sizeof out, "%s/x.wav", h.run);
+	char *a1[] = {"--clock", "cpu", "--from", from, "--to", to, "--channels", "1", "-o", out, NULL};
+	char *msg = run_audioget(a1);
+	const char *p = strstr(msg, "first=");
+	ck_assert_msg(p, "no range in: %s", msg);
+	int64_t first = g_ascii_strtoll(p + 6, NULL, 10);
+	p = strstr(msg, "last=");
+	int64_t last = g_ascii_strtoll(p + 5, NULL, 10);
+	ck_assert_ptr_nonnull(strstr(msg, "se_frames="));
+	ck_assert_int_ge(last - first, RATE / 5 - 1);
+	ck_assert_int_le(last - first, RATE / 5 + 1);
+	static const uint16_t one[] = {1};
+	check_file(&h, out, first, last - first, 1, one);
+	g_free(msg);
+	/* By frames, both channels, FLAC (16-bit: lossless). */
+	g_snprintf(out, sizeof out, "%s/x.flac", h.run);
+	char *a2[] = {"--first", "12000", "--last", "20000", "-o", out, NULL};
+	msg = run_audioget(a2);
+	ck_assert_ptr_nonnull(strstr(msg, "first=12000 last=20000"));
+	check_file(&h, out, 12000, 8000, 2, NULL);
+	g_free(msg);
+	ah_stop(&h);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("audiod");
@@ -394,6 +466,7 @@ int main(void)
 	tcase_add_test(tc, xrun_gap_and_real_time);
 	tcase_add_test(tc, bad_requests);
 	tcase_add_test(tc, bulk_reader);
+	tcase_add_test(tc, audioget_files);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -8,3 +8,21 @@ PROGS += $(B)/bin/collab
 $(B)/bin/collab: $(B)/apps/collab/main.o $(COLLAB_LIBS)
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,$(COLLAB_PKGS)) -lm -pthread
+
+# chorus-demo: chorus-sim's launcher + audiod, fft, detect, collab on every
+# node, scored against the world's truth (demo.c, report.c).
+PROGS += $(B)/bin/chorus-demo
+$(B)/bin/chorus-demo: $(B)/apps/collab/demo.o $(B)/libcollab.a $(B)/libcsim.a $(B)/libsim.a $(B)/libdev.a \
+		$(B)/libsync.a $(B)/libdsp.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,glib-2.0 gsl fftw3f sndfile) -lm
+
+# `make demo`: on a fresh machine install what is missing, build, run the
+# default scenario for a minute, print and write the results to demo-out/.
+DEMO_SCENARIO ?= sim/scenarios/default.ini
+DEMO_SECONDS ?= 60
+.PHONY: demo
+demo:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory -j2 $(PROGS) $(SIM_PLUGIN) $(SIM_CONF)
+	$(B)/bin/chorus-demo $(DEMO_SCENARIO) --duration $(DEMO_SECONDS) --out demo-out --bin $(B)/bin

@@ -94,8 +94,7 @@ void collab_result_json(const collab_result *r, GString *o)
 	g_string_append(o, "}");
 }
 
-/* The number after "key": in a JSON line, or NAN. */
-static double jget(const char *line, const char *key)
+double collab_json_number(const char *line, const char *key)
 {
 	char pat[64];
 	g_snprintf(pat, sizeof pat, "\"%s\":", key);
@@ -115,8 +114,8 @@ int collab_map(const char *jsonl, const collab_nodes *nodes, const char *png, co
 	if (g_file_get_contents(jsonl, &text, NULL, NULL)) {
 		gchar **lines = g_strsplit(text, "\n", -1);
 		for (gchar **l = lines; *l; l++) {
-			double x = jget(*l, "x"), y = jget(*l, "y"), ma = jget(*l, "ell95_major"), mi = jget(*l, "ell95_minor"),
-			       an = jget(*l, "ell95_angle_deg");
+			double x = collab_json_number(*l, "x"), y = collab_json_number(*l, "y"), ma = collab_json_number(*l, "ell95_major"), mi = collab_json_number(*l, "ell95_minor"),
+			       an = collab_json_number(*l, "ell95_angle_deg");
 			if (!isfinite(x) || !isfinite(y))
 				continue;
 			/* gnuplot's ellipses take full axes (diameters) in degrees. */

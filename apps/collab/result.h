@@ -41,6 +41,9 @@ void collab_result_json(const collab_result *r, GString *out);
 /* "ok", "inconsistent", … for r. */
 const char *collab_result_status(const collab_result *r);
 
+/* The number after "key": in a JSON line, or NAN. */
+double collab_json_number(const char *line, const char *key);
+
 /* Draw a PNG map with gnuplot: nodes, the located calls of the JSON-lines
  * file `jsonl` with their 95 % ellipses, and the true sources (truth may be
  * NULL).  Returns 0, or -errno / -ECHILD (gnuplot missing or failed) with

@@ -451,6 +451,14 @@ START_TEST(audioget_files)
 	check_file(&h, out, 12000, 8000, 2, NULL);
 	g_free(msg);
 	ah_stop(&h);
+	/* No audiod: a one-shot fetch fails at once, naming the socket. */
+	char *argv[] = {AH_BIN_DIR "/audioget", "--first", "0", "--last", "10", "-o", out, NULL};
+	char *err_text = NULL;
+	int status;
+	ck_assert(g_spawn_sync(NULL, argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err_text, &status, NULL));
+	ck_assert(!g_spawn_check_wait_status(status, NULL));
+	ck_assert_msg(strstr(err_text, "unreachable at ") && strstr(err_text, "audio/0/data"), "%s", err_text);
+	g_free(err_text);
 }
 END_TEST
 

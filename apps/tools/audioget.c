@@ -32,6 +32,8 @@ typedef struct {
 	int channels, rate, sample_bytes;
 	char format[16];
 	int64_t frames, gaps;
+	gboolean opened, ended;
+	char path[512];           /* the device socket, for messages */
 	int rc;
 } getter;
 
@@ -88,6 +90,7 @@ static void on_opened(void *user, int64_t first, int64_t last, uint32_t item_siz
 {
 	getter *g = user;
 	char *r = g_strndup(reply, len), b[64];
+	g->opened = TRUE;
 	fprintf(stderr, "audioget: %s\n", r);
 	g->rate = atoi(field(r, "rate", b, sizeof b) ? b : "0");
 	g->channels = atoi(field(r, "channels", b, sizeof b) ? b : "0");
@@ -154,6 +157,7 @@ static void on_gap(void *user, int64_t from, int64_t to)
 static void on_end(void *user, int64_t next)
 {
 	getter *g = user;
+	g->ended = TRUE;
 	g_main_loop_quit(g->loop);
 }
 
@@ -167,8 +171,18 @@ static void on_error(void *user, int err, const char *msg)
 
 static void on_state(void *user, gboolean up, int err)
 {
-	if (!up)
+	getter *g = user;
+	if (up)
+		return;
+	/* Following, wait for audiod to come (back); a one-shot fetch that
+	 * never reached it fails instead of waiting forever. */
+	if (g->follow || g->opened) {
 		fprintf(stderr, "audioget: audiod unreachable (%s); retrying\n", g_strerror(-err));
+		return;
+	}
+	fprintf(stderr, "audioget: audiod unreachable at %s: %s\n", g->path, g_strerror(-err));
+	g->rc = 1;
+	g_main_loop_quit(g->loop);
 }
 
 static gboolean on_signal(gpointer data)
@@ -236,6 +250,9 @@ int main(int argc, char **argv)
 	getter g = {.loop = g_main_loop_new(NULL, FALSE), .out = out, .follow = follow};
 	char name[32];
 	g_snprintf(name, sizeof name, "audio/%" G_GINT64_FORMAT "/data", device);
+	const char *why;
+	if (dev_path(name, g.path, sizeof g.path, &why) < 0)
+		g_strlcpy(g.path, name, sizeof g.path);
 	dev_sensor_reader_ops ops = {on_opened, on_data, on_gap, on_end, on_error, on_state};
 	uint32_t flags = (first < 0 && !clock) ? DEV_SENSOR_FROM_NEXT : 0;
 	dev_sensor_reader *r = dev_sensor_reader_new(name, first < 0 ? 0 : first, last < 0 ? DEV_SENSOR_OPEN_END : last,
@@ -250,6 +267,12 @@ int main(int argc, char **argv)
 	dev_sensor_reader_free(r);
 	if (g.sf)
 		sf_close(g.sf);
+	if (!g.rc && !g.follow && !g.ended) {
+		/* Interrupted: the file holds less than the range asked for. */
+		fprintf(stderr, "audioget: interrupted after %" G_GINT64_FORMAT " frames; %s is incomplete\n", g.frames,
+			out);
+		g.rc = 1;
+	}
 	if (!g.rc)
 		fprintf(stderr, "audioget: %" G_GINT64_FORMAT " frames%s%s, %" G_GINT64_FORMAT " gap%s\n", g.frames,
 			out ? " to " : "", out ? out : "", g.gaps, g.gaps == 1 ? "" : "s");

@@ -38,6 +38,7 @@ struct dev_client {
 	GQueue pend;           /* pending * in send order */
 	int refs;
 	gboolean freed;
+	gboolean warned;       /* the wrong-pattern warning was logged */
 	uint8_t *rbuf;
 };
 
@@ -117,8 +118,10 @@ static void handle(dev_client *c, const dev_msg *m)
 		if (c->up)
 			return;
 		if (m->u.hello.pattern != c->ops.pattern) {
-			g_warning("device %s (%s) is a %s device, not a %s device", c->name, c->path,
+			if (!c->warned) /* once: it is retried every 2 s */
+				g_warning("device %s (%s) is a %s device, not a %s device", c->name, c->path,
 				  dev_pattern_name(m->u.hello.pattern), dev_pattern_name(c->ops.pattern));
+			c->warned = TRUE;
 			drop(c, -EPROTOTYPE, DEV_BACKOFF_MAX_MS);
 			return;
 		}

@@ -1,26 +1,17 @@
 /* wire.c — encode/decode of libdev messages (see wire.h).  Pure: every read
  * of the input is preceded by a length check; nothing here does I/O. */
 #include "libdev/wire.h"
+#include "libdev/le.h"
 
 #include <errno.h>
 #include <string.h>
 
-static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static int64_t get64(const uint8_t *p)
-{
-	uint64_t v = (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-	return (int64_t)v; /* two's complement on every target we build for */
-}
-static void put16(uint8_t *p, uint16_t v) { p[0] = v & 0xff; p[1] = v >> 8; }
-static void put32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (v >> (8 * i)) & 0xff;
-}
+#define get16 le_get16
+#define get32 le_get32
+#define put16 le_put16
+#define put32 le_put32
+/* int64 fields are two's complement on every target we build for. */
+static int64_t get64(const uint8_t *p) { return (int64_t)le_get64(p); }
 
 const char *dev_wire_type_name(uint8_t t)
 {

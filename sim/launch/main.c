@@ -99,6 +99,9 @@ int main(int argc, char **argv)
 		netns ? ", netns" : "", duration, warmup);
 	run_state r = {g_main_loop_new(NULL, FALSE), csim_truth_new(csim_scenario(s), csim_run_dir(s)), warmup, duration,
 		       0, interval, 0};
+	const char *why = NULL;
+	if (o.audio && csim_truth_set_audio(r.truth, csim_epoch_ns(s), (unsigned)rate, bin, &why) < 0)
+		fprintf(stderr, "chorus-sim: audio not measured: %s\n", why);
 	g_timeout_add((guint)(interval * 1000), on_sample, &r);
 	g_unix_signal_add(SIGINT, on_signal, r.loop);
 	g_unix_signal_add(SIGTERM, on_signal, r.loop);

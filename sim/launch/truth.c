@@ -11,6 +11,11 @@
 #include "libsync/graph.h"
 #include "libsync/now.h"
 #include "libsync/ticker_wire.h"
+#include "sim/samplefmt.h"
+#include "sim/world.h"
+
+#include <sndfile.h>
+#include <string.h>
 
 typedef struct {
 	int id;
@@ -18,6 +23,9 @@ typedef struct {
 	double jitter_ns;  /* scenario receive jitter, sd */
 	gboolean down;
 	GArray *ent;       /* last ticker's entries (sync_ticker_entry) */
+	gboolean locked;   /* f0 known */
+	int64_t f0;        /* world frame of audiod's frame 0 */
+	int lock_tries;
 	sync_graph *g;
 	gboolean have;
 	uint32_t root;
@@ -25,6 +33,11 @@ typedef struct {
 
 struct csim_truth {
 	char *run_dir;
+	const sim_scenario *sc;
+	sim_world *world;   /* NULL: audio not measured */
+	int64_t epoch_ns;
+	unsigned rate;
+	char *bin_dir;
 	GArray *nodes; /* tnode */
 	GArray *all, *last;
 	int64_t t0;
@@ -41,6 +54,7 @@ csim_truth *csim_truth_new(const sim_scenario *sc, const char *run_dir)
 {
 	csim_truth *t = g_new0(csim_truth, 1);
 	t->run_dir = g_strdup(run_dir);
+	t->sc = sc;
 	t->nodes = g_array_new(FALSE, TRUE, sizeof(tnode));
 	t->all = g_array_new(FALSE, FALSE, sizeof(csim_meas));
 	t->last = g_array_new(FALSE, FALSE, sizeof(csim_meas));
@@ -67,6 +81,8 @@ void csim_truth_free(csim_truth *t)
 	g_array_free(t->nodes, TRUE);
 	g_array_free(t->all, TRUE);
 	g_array_free(t->last, TRUE);
+	sim_world_free(t->world);
+	g_free(t->bin_dir);
 	g_free(t->run_dir);
 	g_free(t);
 }
@@ -77,6 +93,112 @@ static tnode *find(csim_truth *t, int id)
 		if (g_array_index(t->nodes, tnode, i).id == id)
 			return &g_array_index(t->nodes, tnode, i);
 	return NULL;
+}
+
+int csim_truth_set_audio(csim_truth *t, int64_t epoch_ns, unsigned rate, const char *bin_dir, const char **why)
+{
+	GError *err = NULL;
+	t->world = sim_world_new(t->sc, &err);
+	if (!t->world) {
+		*why = "the world model of the scenario could not be built";
+		g_clear_error(&err);
+		return -ENOMEM;
+	}
+	t->epoch_ns = epoch_ns;
+	t->rate = rate;
+	t->bin_dir = g_strdup(bin_dir);
+	return 0;
+}
+
+/* Run audioget for node n's frames [first, first + len) into a WAV and read
+ * them (channel 0, S16) into out.  Returns 0 or -EIO. */
+static int fetch_frames(csim_truth *t, tnode *n, int64_t first, int len, int16_t *out)
+{
+	char *wav = g_strdup_printf("%s/truth-node%d.wav", t->run_dir, n->id);
+	char *prog = g_build_filename(t->bin_dir, "audioget", NULL);
+	char node[16], f[32], l[32];
+	g_snprintf(node, sizeof node, "%d", n->id);
+	g_snprintf(f, sizeof f, "--first=%" G_GINT64_FORMAT, first);
+	g_snprintf(l, sizeof l, "--last=%" G_GINT64_FORMAT, first + len);
+	char *argv[] = {prog, "-N", node, f, l, "--channels=0", "-o", wav, NULL};
+	char *envp_run = g_strdup_printf("CHORUS_RUN=%s", t->run_dir);
+	gchar **envp = g_environ_setenv(g_get_environ(), "CHORUS_RUN", t->run_dir, TRUE);
+	gint status = -1;
+	int rc = -EIO;
+	if (g_spawn_sync(NULL, argv, envp, G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, NULL, NULL,
+			 &status, NULL) &&
+	    g_spawn_check_wait_status(status, NULL)) {
+		SF_INFO info = {0};
+		SNDFILE *sf = sf_open(wav, SFM_READ, &info);
+		if (sf && info.channels == 1 && sf_read_short(sf, out, len) == len)
+			rc = 0;
+		if (sf)
+			sf_close(sf);
+	}
+	unlink(wav);
+	g_strfreev(envp);
+	g_free(envp_run);
+	g_free(prog);
+	g_free(wav);
+	return rc;
+}
+
+/* audiod's ring span of node n from audio/0/status ("ring=[A, B)"). */
+static int ring_span(csim_truth *t, tnode *n, int64_t *oldest, int64_t *next)
+{
+	char id[16];
+	g_snprintf(id, sizeof id, "%d", n->id);
+	char *old_node = g_strdup(g_getenv("CHORUS_NODE")), *old_run = g_strdup(g_getenv("CHORUS_RUN"));
+	g_setenv("CHORUS_NODE", id, TRUE);
+	g_setenv("CHORUS_RUN", t->run_dir, TRUE);
+	GByteArray *b = g_byte_array_new();
+	int rc = dev_status_read_sync("audio/0/status", FALSE, b, 2000);
+	const char *r = rc == 0 ? strstr((const char *)b->data, "ring=[") : NULL;
+	if (r && sscanf(r, "ring=[%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")", oldest, next) == 2)
+		rc = 0;
+	else
+		rc = -EAGAIN;
+	g_byte_array_free(b, TRUE);
+	if (old_node)
+		g_setenv("CHORUS_NODE", old_node, TRUE);
+	else
+		g_unsetenv("CHORUS_NODE");
+	if (old_run)
+		g_setenv("CHORUS_RUN", old_run, TRUE);
+	else
+		g_unsetenv("CHORUS_RUN");
+	g_free(old_node);
+	g_free(old_run);
+	return rc;
+}
+
+#define LOCK_LEN 256
+
+/* Find node n's f0: audiod's frames [f, f + LOCK_LEN) equal the world's
+ * frames [f0 + f, ...) bit for bit.  The stream began after the epoch and
+ * before now, so f0 lies in [F(epoch), F(now) - next]. */
+static void audio_lock(csim_truth *t, tnode *n, int64_t h)
+{
+	int64_t oldest, next;
+	int16_t got[LOCK_LEN];
+	if (n->lock_tries++ > 5 || ring_span(t, n, &oldest, &next) < 0 || next - oldest < 2 * LOCK_LEN)
+		return;
+	int64_t f = next - 2 * LOCK_LEN;
+	if (fetch_frames(t, n, f, LOCK_LEN, got) < 0)
+		return;
+	double r = t->rate;
+	int64_t lo = sim_world_first_frame_at(t->world, n->id, r, 0) - 2;
+	int64_t hi = (int64_t)ceil(sim_world_frame_at(t->world, n->id, r, (double)(h - t->epoch_ns) * 1e-9)) - f + 2;
+	for (int64_t c = lo; c <= hi; c++) {
+		int k = 0;
+		while (k < LOCK_LEN && abs(sim_to_s16(sim_world_sample(t->world, n->id, 0, r, c + f + k)) - got[k]) <= 1)
+			k++;
+		if (k == LOCK_LEN) {
+			n->f0 = c;
+			n->locked = TRUE;
+			return;
+		}
+	}
 }
 
 void csim_truth_set_down(csim_truth *t, int node, gboolean down)
@@ -180,6 +302,55 @@ static int measure(tnode *v, tnode *a, tnode *b, tnode *root, int64_t h, csim_me
 	return 0;
 }
 
+/* node's audio0 (fractional frame since audiod's frame 0) at host time h */
+static sync_tval audio_at(csim_truth *t, tnode *n, int64_t h)
+{
+	double F = sim_world_frame_at(t->world, n->id, t->rate, (double)(h - t->epoch_ns) * 1e-9);
+	double fl = floor(F);
+	sync_tval v = {(int64_t)fl - n->f0, F - fl};
+	if (v.f > 0.5) {
+		v.i++;
+		v.f -= 1.0;
+	}
+	return v;
+}
+
+static int audio_sample(csim_truth *t, int64_t h, gboolean keep)
+{
+	int ok = 0;
+	for (guint i = 0; i < t->nodes->len; i++) {
+		tnode *n = &g_array_index(t->nodes, tnode, i);
+		if (!n->down && !n->locked)
+			audio_lock(t, n, h);
+	}
+	for (guint i = 0; i < t->nodes->len; i++) {
+		tnode *v = &g_array_index(t->nodes, tnode, i);
+		if (v->down || !v->have || !v->locked)
+			continue;
+		for (guint j = 0; j < t->nodes->len; j++) {
+			tnode *b = &g_array_index(t->nodes, tnode, j);
+			if (b == v || b->down || !b->locked)
+				continue;
+			sync_graph_result r;
+			char why[200];
+			int64_t xcpu = sync_simclock_apply(&v->cpu, h);
+			if (sync_graph_convert(v->g, sync_clock_audio((uint32_t)v->id, 0), sync_clock_audio((uint32_t)b->id, 0),
+					       audio_at(t, v, h), xcpu, &r, why, sizeof why) < 0)
+				continue;
+			sync_tval truth = audio_at(t, b, h);
+			double frames = (double)(r.value.i - truth.i) + r.value.f - truth.f;
+			csim_meas m = {.t_s = (double)(h - t->t0) * 1e-9, .from = v->id, .to = b->id, .kind = CSIM_AUDIO,
+				       .hops = r.hops, .err_ns = frames * 1e9 / t->rate, .sd_ns = sqrt(r.var) * 1e9 / t->rate,
+				       .bound_ns = NAN};
+			g_array_append_val(t->last, m);
+			if (keep)
+				g_array_append_val(t->all, m);
+			ok++;
+		}
+	}
+	return ok;
+}
+
 int csim_truth_sample(csim_truth *t, gboolean keep)
 {
 	for (guint i = 0; i < t->nodes->len; i++) {
@@ -211,6 +382,8 @@ int csim_truth_sample(csim_truth *t, gboolean keep)
 			ok++;
 		}
 	}
+	if (t->world)
+		ok += audio_sample(t, h, keep);
 	return ok;
 }
 
@@ -299,7 +472,7 @@ int csim_truth_write_samples(const csim_truth *t, const char *path)
 	GString *o = g_string_new("t_s,kind,from,to,hops,err_ns,sd_ns,bound_ns\n");
 	for (guint i = 0; i < t->all->len; i++) {
 		const csim_meas *m = &g_array_index(t->all, csim_meas, i);
-		g_string_append_printf(o, "%.3f,%s,%d,%d,%u,%.1f,%.1f,%.1f\n", m->t_s, m->kind == CSIM_CPU ? "cpu" : "global",
+		g_string_append_printf(o, "%.3f,%s,%d,%d,%u,%.1f,%.1f,%.1f\n", m->t_s, m->kind == CSIM_CPU ? "cpu" : m->kind == CSIM_GLOBAL ? "global" : "audio0",
 				       m->from, m->to, m->hops, m->err_ns, m->sd_ns, m->bound_ns);
 	}
 	gboolean ok = g_file_set_contents(path, o->str, (gssize)o->len, NULL);
@@ -323,7 +496,7 @@ double csim_truth_bound_rms(const csim_truth *t)
 
 int csim_truth_report(const csim_truth *t, GString *out, const char *csv_path)
 {
-	static const char *const kind_names[CSIM_N_KINDS] = {"cpu", "global"};
+	static const char *const kind_names[CSIM_N_KINDS] = {"cpu", "global", "audio0"};
 	GString *csv = g_string_new("kind,hops,n,rms_us,p95_us,max_us,sd_rms_us,beyond_5se\n");
 	g_string_append_printf(out, "%-7s %4s %7s %9s %9s %9s %10s %7s\n", "kind", "hops", "n", "rms_us", "p95_us",
 			       "max_us", "claimed_sd", ">5se");

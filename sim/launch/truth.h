@@ -9,8 +9,15 @@
  *   global: node i cpu -> global; the truth is the root's cpu through the
  *           root's own exact definition (root cpu -> global), so the error
  *           is that of reaching the root's cpu.  Hops exclude the exact edge.
+ *   audio:  node i audio0 -> node j audio0 (csim_truth_set_audio): the
+ *           world frame of audiod's frame 0 is not published, so it is
+ *           found by fetching 256 past frames of audio/0/data (audioget)
+ *           and matching them bit for bit against the world model's
+ *           deterministic synthesis (sim/world.h, noise included) near
+ *           the frame expected from the start time; errors in ns of node
+ *           j's sound-card time (frames / rate).
  * Each measurement keeps the error, the standard error libsync claimed and
- * the path length.  Audio clocks are not measured yet (see docs).
+ * the path length.
  */
 #ifndef CHORUS_SIM_TRUTH_H
 #define CHORUS_SIM_TRUTH_H
@@ -20,7 +27,7 @@
 
 #include "sim/scenario.h"
 
-typedef enum { CSIM_CPU = 0, CSIM_GLOBAL = 1, CSIM_N_KINDS } csim_kind;
+typedef enum { CSIM_CPU = 0, CSIM_GLOBAL = 1, CSIM_AUDIO = 2, CSIM_N_KINDS } csim_kind;
 
 typedef struct {
 	double t_s;        /* s since the truth object was made */
@@ -39,6 +46,11 @@ typedef struct csim_truth csim_truth;
 csim_truth *csim_truth_new(const sim_scenario *sc, const char *run_dir);
 
 void csim_truth_free(csim_truth *t);
+
+/* Measure audio0 too: world epoch (host raw ns), audiod's rate (Hz) and
+ * where audioget is.  Returns 0, or -ENOMEM (the world model could not be
+ * built; *why). */
+int csim_truth_set_audio(csim_truth *t, int64_t epoch_ns, unsigned rate, const char *bin_dir, const char **why);
 
 /* Skip nodes that are down (their tickers are not read). */
 void csim_truth_set_down(csim_truth *t, int node, gboolean down);

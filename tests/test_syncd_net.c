@@ -40,7 +40,7 @@ static const char NODES3[] =
 
 static char *g_dir;
 
-static csim *start(const char *name, const char *scenario, const char *extra)
+static csim *start(const char *name, const char *scenario, const char *extra, gboolean audio)
 {
 	const char *run = getenv("CHORUS_RUN");
 	g_dir = g_build_filename(run ? run : "/tmp", name, NULL);
@@ -48,7 +48,8 @@ static csim *start(const char *name, const char *scenario, const char *extra)
 	char *sc = g_build_filename(g_dir, "scenario.ini", NULL);
 	ck_assert(g_file_set_contents(sc, scenario, -1, NULL));
 	char *conf = g_strconcat(FAST, extra ? extra : "", NULL);
-	csim_opts o = {.scenario = sc, .out_dir = g_dir, .bin_dir = CSIM_BIN_DIR, .syncd_extra = conf};
+	csim_opts o = {.scenario = sc, .out_dir = g_dir, .bin_dir = CSIM_BIN_DIR, .syncd_extra = conf, .audio = audio,
+		       .audio_rate = 16000};
 	GError *err = NULL;
 	csim *s = csim_start(&o, &err);
 	ck_assert_msg(s != NULL, "chorus-sim: %s", err ? err->message : "?");
@@ -122,8 +123,10 @@ static void settle_and_check(csim_truth *t, double secs, double max_sd_ns)
 
 START_TEST(test_three_nodes_converge)
 {
-	csim *s = start("three", NODES3, NULL);
+	csim *s = start("three", NODES3, NULL, TRUE);
 	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s));
+	const char *why = NULL;
+	ck_assert_msg(csim_truth_set_audio(t, csim_epoch_ns(s), 16000, CSIM_BIN_DIR, &why) == 0, "%s", why);
 	double err, sd;
 	unsigned hops;
 	/* Every node converts to every other node, and to global. */
@@ -137,11 +140,17 @@ START_TEST(test_three_nodes_converge)
 	 * uncertainty is below the 1.4 µs single-observation noise. */
 	g_usleep(4000000);
 	settle_and_check(t, 4, 1400);
-	/* All in range: every cpu conversion is now one direct RBS fit. */
+	/* All in range: every cpu conversion is now one direct RBS fit, and
+	 * every audio0 -> audio0 one goes audio -> cpu -> cpu -> audio. */
 	const GArray *last = csim_truth_last(t);
-	ck_assert_uint_eq(last->len, 6 + 2);
-	for (guint i = 0; i < last->len; i++)
-		ck_assert_uint_eq(g_array_index(last, csim_meas, i).hops, 1);
+	ck_assert_uint_eq(last->len, 6 + 2 + 6);
+	for (guint i = 0; i < last->len; i++) {
+		const csim_meas *m = &g_array_index(last, csim_meas, i);
+		ck_assert_uint_eq(m->hops, m->kind == CSIM_AUDIO ? 3 : 1);
+	}
+	size_t na;
+	csim_truth_rms(t, CSIM_AUDIO, 3, &na);
+	ck_assert_uint_gt(na, 0);
 	char *st = rbs_status(s, 2);
 	ck_assert_uint_eq(counter(st, "bad_auth"), 0);
 	ck_assert_msg(strstr(st, "root: node1") != NULL, "root is the lowest node:\n%s", st);
@@ -161,7 +170,7 @@ START_TEST(test_line_of_five)
 				       "[node.%d]\nposition = %d,0,0\ncpu_skew_ppm = %g\ncpu_offset_ns = %d000000000\n"
 				       "radio_jitter_ns = 1000\n",
 				       i + 1, 10 * i, skew[i], 7 * (i + 1));
-	csim *s = start("line", sc->str, NULL);
+	csim *s = start("line", sc->str, NULL, FALSE);
 	g_string_free(sc, TRUE);
 	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s));
 	double err[6], sd[6];
@@ -195,7 +204,7 @@ END_TEST
 
 START_TEST(test_kill_and_restart)
 {
-	csim *s = start("restart", NODES3, NULL);
+	csim *s = start("restart", NODES3, NULL, FALSE);
 	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s));
 	double err, sd;
 	unsigned hops;
@@ -247,7 +256,7 @@ START_TEST(test_forged_key)
 	char *key = g_build_filename(run ? run : "/tmp", "net.key", NULL);
 	ck_assert(g_file_set_contents(key, "the-field-network-key-2026", -1, NULL));
 	char *extra = g_strdup_printf("[rbs]\nkey_file = %s\n", key);
-	csim *s = start("forged", NODES3, extra);
+	csim *s = start("forged", NODES3, extra, FALSE);
 	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s));
 	double err0, sd0, err, sd;
 	unsigned hops;
@@ -290,7 +299,7 @@ END_TEST
 
 START_TEST(test_malformed_packets)
 {
-	csim *s = start("malformed", NODES3, NULL);
+	csim *s = start("malformed", NODES3, NULL, FALSE);
 	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s));
 	double err, sd;
 	unsigned hops;

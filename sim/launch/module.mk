@@ -12,7 +12,7 @@ $(B)/bin/chorus-sim: $(B)/sim/launch/main.o $(B)/libcsim.a $(B)/libsim.a $(B)/li
 TESTS += $(B)/tests/test_syncd_net
 $(B)/tests/test_syncd_net.o: CFLAGS += -DCSIM_BIN_DIR='"$(abspath $(B)/bin)"'
 $(B)/tests/test_syncd_net: $(B)/tests/test_syncd_net.o $(B)/libcsim.a $(B)/libsyncd.a $(B)/libsim.a $(B)/libdev.a \
-		$(B)/libsync.a $(B)/libcfg.a | $(B)/bin/syncd $(SIM_PLUGIN) $(SIM_CONF)
+		$(B)/libsync.a $(B)/libcfg.a | $(B)/bin/syncd $(B)/bin/audiod $(B)/bin/audioget $(SIM_PLUGIN) $(SIM_CONF)
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0 gsl sndfile) -lm
 

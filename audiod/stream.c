@@ -353,6 +353,23 @@ static int hold_frames(stream *s)
 	return n < 0 ? (int)n : 0;
 }
 
+/* While a restart is unsettled with ALSA timestamps: the new run's
+ * observation of this wakeup (frames since the run began at the last
+ * hw_ptr update, its time), taken before the hold reads as in read_frames.
+ * They carry the same wakeup latency as the fit they are predicted from, so
+ * the least prediction cancels it (the restart time alone left the index
+ * 2-3 frames behind per overrun in the simulator). */
+static void alsa_restart_obs(stream *s)
+{
+	int64_t ts;
+	snd_pcm_uframes_t avail;
+	if (s->npend < s->restart_need && capture_htimestamp(s->cap, &ts, &avail) == 0) {
+		s->pend[s->npend].rel = (int64_t)(s->hold + avail);
+		s->pend[s->npend].cpu = sync_host_to_node(SYNC_KIND_CPU, ts);
+		s->npend++;
+	}
+}
+
 /* Read every frame ALSA holds into the ring.  Returns 0 or -EPIPE.
  * With ALSA timestamps, the timestamp is taken before the reads: a hw PCM
  * then reports the last hw_ptr update before our read (the interrupt's,
@@ -444,23 +461,26 @@ static gpointer capture_thread(gpointer data)
 		}
 		if (s->kp)
 			read_records(s, wake);
-		if (s->restarting && s->kp)
+		if (s->restarting) {
 			s->restart_wakeups++;
-		if (s->restarting && s->kp && hold_frames(s) == -EPIPE) {
-			overrun(s);
-			continue;
-		}
-		if (s->restarting && s->kp && s->npend &&
-		    (s->restart_wakeups > 2 * s->restart_need || s->hold == s->buf_frames)) {
-			/* Fewer records than hoped (some lost, or the hold is
-			 * full): use those we have. */
-			settle_from_records(s);
-		} else if (s->restarting &&
-			   (!s->kp || s->restart_wakeups > 2 * s->restart_need + 2 || s->hold == s->buf_frames)) {
-			/* No interrupt record (alsa source, or records lost): the
-			 * run began when it was started. */
-			int64_t f;
-			settle_restart(s, predict_frame(s, s->restart_cpu, &f) == 0 ? f : s->abs_next);
+			if (!s->kp)
+				alsa_restart_obs(s);
+			if (hold_frames(s) == -EPIPE) {
+				overrun(s);
+				continue;
+			}
+			int full = s->hold == s->buf_frames;
+			if (s->npend >= s->restart_need ||
+			    (s->npend && (full || s->restart_wakeups > 2 * s->restart_need))) {
+				/* Enough observations of the new run (or as many as
+				 * there will be: some lost, or the hold is full). */
+				settle_from_records(s);
+			} else if (full || s->restart_wakeups > 2 * s->restart_need + 2) {
+				/* No observation at all: the run began when it
+				 * was started. */
+				int64_t f;
+				settle_restart(s, predict_frame(s, s->restart_cpu, &f) == 0 ? f : s->abs_next);
+			}
 		}
 		if (!s->restarting && read_frames(s, wake) == -EPIPE) {
 			overrun(s);

@@ -43,7 +43,7 @@ void ah_fail(const char *file, int line, const char *fmt, ...) G_GNUC_PRINTF(3, 
 typedef struct {
 	const char *pcm;          /* ALSA PCM (default "chorus_sim") */
 	const char *alsa_extra;   /* extra ALSA config text (pcm definitions), or NULL */
-	const char *audiod_conf;  /* INI text of audiod's config file, or NULL (defaults) */
+	const char *audiod_conf;  /* INI text of audiod's config file, or NULL (64 periods of buffer) */
 	const char *tstamp;       /* --tstamp, or NULL */
 	unsigned channels;        /* 0 = the node's mics */
 	unsigned period;          /* frames, 0 = audiod's default */

@@ -278,5 +278,10 @@ int main(int argc, char **argv)
 			out ? " to " : "", out ? out : "", g.gaps, g.gaps == 1 ? "" : "s");
 	g_string_free(params, TRUE);
 	g_main_loop_unref(g.loop);
+	g_free(clock);
+	g_free(from);
+	g_free(to);
+	g_free(channels);
+	g_free(out);
 	return g.rc;
 }

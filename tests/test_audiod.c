@@ -264,8 +264,9 @@ START_TEST(xrun_gap_and_real_time)
 	ah_spin(ctx, three_gaps, r);
 	ck_assert_int_eq(r->err, 0);
 	ck_assert_int_eq(r->out_of_order, 0);
-	/* Stalled 0.6 s after the start, restarted within a few poll cycles. */
-	ck_assert_int_ge(r->gap[0].from, (int64_t)(0.6 * RATE) - 2 * h.period);
+	/* Stalled 0.6 s after the start (what was still in the ALSA buffer is
+	 * lost with the stall), restarted within a few poll cycles. */
+	ck_assert_int_ge(r->gap[0].from, (int64_t)(0.6 * RATE) - 64 * h.period);
 	ck_assert_int_le(r->gap[0].from, (int64_t)(0.6 * RATE) + 2 * h.period);
 	/* Before the first gap: exact. */
 	ck_assert_int_eq(match_offset(&h, r->gap[0].from - RATE / 2, RATE / 2), 0);
@@ -273,7 +274,7 @@ START_TEST(xrun_gap_and_real_time)
 	 * world frame f0 + f within a frame, and the frames lost are the stall. */
 	for (int g = 0; g < 3; g++) {
 		ck_assert_int_gt(r->gap[g].to, r->gap[g].from);
-		ck_assert_int_lt(r->gap[g].to - r->gap[g].from, RATE / 2);
+		ck_assert_int_lt(r->gap[g].to - r->gap[g].from, RATE);
 		int d = match_offset(&h, r->gap[g].to, RATE / 10);
 		ck_assert_msg(abs(d) <= 1, "after xrun %d audiod frame f is world frame f0 + f %+d", g + 1, d);
 	}

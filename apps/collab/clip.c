@@ -91,12 +91,14 @@ static gboolean reply_idle(gpointer data)
 		write_all(c->fd, head, strlen(head));
 	} else {
 		c->s->served++;
-		char b[3][G_ASCII_DTOSTR_BUF_SIZE];
+		char b[4][G_ASCII_DTOSTR_BUF_SIZE];
 		g_snprintf(head, sizeof head,
-			   "OK v=1 node=%u rate=%s first=%" G_GINT64_FORMAT " n=%zu t0_ns=%" G_GINT64_FORMAT " t0_frac=%s se_ns=%s\n",
+			   "OK v=1 node=%u rate=%s first=%" G_GINT64_FORMAT " n=%zu t0_ns=%" G_GINT64_FORMAT " t0_frac=%s se_ns=%s"
+			   " rate_eff=%s\n",
 			   c->s->node, g_ascii_formatd(b[0], sizeof b[0], "%.6g", c->c.rate), c->c.first, c->c.n, c->c.t0_ns,
 			   g_ascii_formatd(b[1], sizeof b[1], "%.6f", c->c.t0_frac),
-			   g_ascii_formatd(b[2], sizeof b[2], "%.4g", c->c.se_ns));
+			   g_ascii_formatd(b[2], sizeof b[2], "%.4g", c->c.se_ns),
+			   g_ascii_formatd(b[3], sizeof b[3], "%.10g", c->c.rate_eff));
 		if (write_all(c->fd, head, strlen(head)) == 0)
 			write_all(c->fd, c->c.x, c->c.n * sizeof(float));
 	}
@@ -211,6 +213,12 @@ static void start(conn *c)
 		g_snprintf(c->err, sizeof c->err, "audio%d to global: %s", s->device, why);
 		finish(c);
 		return;
+	}
+	/* The rate in global time: frames per global second over the clip. */
+	sync_graph_result re;
+	if (sync_client_convert(s->clocks, audio, sync_clock_global(), sync_tval_of(last), &re, why, sizeof why) == 0) {
+		double dt = (double)(re.value.i - rt.value.i) + (re.value.f - rt.value.f);
+		c->c.rate_eff = dt > 0 ? (double)(last - first) * 1e9 / dt : 0;
 	}
 	c->c.first = first;
 	c->c.n = (size_t)(last - first);
@@ -401,6 +409,8 @@ int clip_fetch(const char *host, int port, int64_t t0_ns, int64_t t1_ns, int cha
 	out->t0_ns = t0;
 	out->t0_frac = g_ascii_strtod(frac, NULL);
 	out->se_ns = g_ascii_strtod(se, NULL);
+	const char *re = strstr(head, " rate_eff=");
+	out->rate_eff = re ? g_ascii_strtod(re + 10, NULL) : 0;
 	out->x = g_new(float, n);
 	if ((rc = read_full(fd, out->x, n * sizeof(float))) < 0) {
 		g_snprintf(why, len, "%s:%d: samples: %s", host, port, rc == -ETIMEDOUT ? "timed out" : g_strerror(-rc));

@@ -4,11 +4,13 @@
  * Request, one line:   GET v=1 from=T0 to=T1 channel=C\n
  *   T0, T1: global time, ns (integers), T1 - T0 <= 2 s.
  * Reply, one line, then the samples:
- *   OK v=1 node=N rate=R first=F n=M t0_ns=A t0_frac=B se_ns=S\n
+ *   OK v=1 node=N rate=R first=F n=M t0_ns=A t0_frac=B se_ns=S rate_eff=E\n
  *   followed by M little-endian float32 samples (full scale 1.0): frames
  *   [F, F+M) of audio channel C, F the first whole frame at or after T0.
  *   A + B (ns, B fractional) is the global time of frame F as this node
- *   converts it, S its standard error.  Or:   ERR reason\n   and close.
+ *   converts it, S its standard error; E the clip's sample rate in global
+ *   time (frames per global second: the sound card's true rate as far as
+ *   the clocks know it, R(1 + skew)).  Or:   ERR reason\n   and close.
  * The server reads its audiod through the sensor device (by frames, after
  * converting T0 to a frame with libsync) so a clip still being recorded is
  * served when it is complete.  One request per connection.
@@ -26,7 +28,8 @@
 
 typedef struct {
 	uint32_t node;
-	double rate;        /* Hz */
+	double rate;        /* nominal, Hz */
+	double rate_eff;    /* frames per global second (0 if the server did not say) */
 	int64_t first;      /* frame index of sample 0 */
 	size_t n;           /* samples */
 	int64_t t0_ns;      /* global time of sample 0, ns … */

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <string.h>
 
 struct collab_grouper {
 	int64_t aperture_ns, margin_ns, hold_ns;
@@ -71,7 +72,12 @@ int collab_grouper_add(collab_grouper *g, const det_event *e, int64_t now_ns)
 				return -EALREADY;
 			continue;
 		}
-		if ((double)d <= win && d < best_d) {
+		/* A call matched by one template is not a call matched by
+		 * another (two species calling at once); 0 = no template. */
+		const det_event *f = &g_array_index(gr->dets, det_event, 0);
+		gboolean kind_ok = !strcmp(f->profile, e->profile) &&
+				   (f->template_id == 0 || e->template_id == 0 || f->template_id == e->template_id);
+		if (kind_ok && (double)d <= win && d < best_d) {
 			best = gr;
 			best_d = d;
 		}

@@ -5,7 +5,9 @@
  * (global onset g_i, standard error s_i) belong together when
  *     |g_i - g_first| <= A + margin + 3 s_i,
  * one per node (a second detection from the same node within the window is
- * the next call, and starts a group of its own).  A group stays open for
+ * the next call, and starts a group of its own), and of the same kind: the
+ * same profile and the same matched template (two species calling at once
+ * are two calls; template 0, no match, is compatible with any).  A group stays open for
  * `hold` of local time after it was created, long enough for the farthest
  * node's detection to cross the network, then it is handed out once.
  *

@@ -57,7 +57,7 @@ static const cfg_entry table[] = {
 	{"collab", "clip_port", CFG_INT, "7401", 1, 65535, F(clip_port), "TCP port of the clip service (+ node id for nodes without address)"},
 	{"collab", "speed_of_sound", CFG_DOUBLE, "0", 0, 2000, F(speed_of_sound), "m/s; 0 = the scenario's, else 343"},
 	{"collab", "margin_ms", CFG_DOUBLE, "30", 0, 10000, F(margin_ms), "grouping window beyond the acoustic aperture, ms"},
-	{"collab", "hold", CFG_DOUBLE, "1.5", 0.05, 60, F(hold_s), "seconds a group waits for detections from other nodes"},
+	{"collab", "hold", CFG_DOUBLE, "0.7", 0.05, 60, F(hold_s), "seconds a group waits for detections from other nodes"},
 	{"collab", "min_nodes", CFG_INT, "4", 3, 64, F(min_nodes), "fewest nodes to locate (4 in 2-D: 3 leave two solutions)"},
 	{"collab", "pre_ms", CFG_DOUBLE, "20", 1, 1000, F(pre_ms), "clip before each node's onset, ms"},
 	{"collab", "max_clip_ms", CFG_DOUBLE, "400", 10, 2000, F(max_clip_ms), "longest clip, ms"},
@@ -164,6 +164,7 @@ static void work(gpointer data, gpointer user)
 		t->x = clips[n].x;
 		t->n = clips[n].n;
 		t->rate = clips[n].rate;
+		t->rate_eff = clips[n].rate_eff;
 		t->t0_ns = clips[n].t0_ns;
 		t->t0_frac = clips[n].t0_frac;
 		t->t0_se_ns = clips[n].se_ns;

@@ -89,6 +89,15 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 	}
 	/* Where the call sits in each clip, samples from x[0]. */
 	double pos_r = ((double)(R->onset_ns - R->t0_ns) - R->t0_frac) * rate * 1e-9;
+	/* Energy centroid of the reference clip, samples: where GCC-PHAT's
+	 * delay is effectively measured. */
+	double ex = 0, e = 0;
+	for (size_t i = 0; i < R->n; i++) {
+		double v = (double)R->x[i] * R->x[i];
+		ex += v * (double)i;
+		e += v;
+	}
+	double ic = e > 0 ? ex / e : R->n / 2.0;
 	double var_d[TDOA_MAX];
 	int nv = 0;
 	for (int j = 0; j < n; j++) {
@@ -108,8 +117,10 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 		out->ok[j] = 1;
 		out->delay_se[j] = gr.se;
 		out->coherence[j] = gr.peak;
-		/* a_j = (T_j - T_r) + d_j / R, in seconds, differences first. */
-		out->a[j] = ((double)(J->t0_ns - R->t0_ns) + (J->t0_frac - R->t0_frac)) * 1e-9 + gr.delay / rate;
+		/* a_j = (T_j - T_r) + d_j / R_j + i_c (1/R_j - 1/R_r), seconds. */
+		double rj = J->rate_eff > 0 ? J->rate_eff : J->rate, rr = R->rate_eff > 0 ? R->rate_eff : rate;
+		out->a[j] = ((double)(J->t0_ns - R->t0_ns) + (J->t0_frac - R->t0_frac)) * 1e-9 + gr.delay / rj +
+			    ic * (1 / rj - 1 / rr);
 		var_d[nv++] = gr.se * gr.se;
 	}
 	dsp_gcc_free(g);

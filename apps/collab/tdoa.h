@@ -11,6 +11,11 @@
  * sub-sample when a template matched; a wide window would invite carrier
  * cycle slips).  Arrival times relative to the reference's arrival:
  *     a_r = 0,   a_j = (T_j - T_r) + d_j / R.
+ * Sound cards run at R_j = R (1 + skew_j): with the clips' rates in global
+ * time, a sample i of clip j is at T_j + i / R_j, so the delay measured
+ * around the call's energy centroid i_c of the reference clip gives
+ *     a_j = (T_j - T_r) + d_j / R_j + i_c (1 / R_j - 1 / R_r)
+ * (the last term is up to 40 ppm x 0.15 s = 6 us: centimetres).
  * Errors: var(d_j) from GCC-PHAT is the sum of two arrivals' noise, so each
  * arrival gets sigma_i^2 = its share of it (the reference: half the median
  * var(d)), plus each clip's clock conversion variance.
@@ -33,7 +38,8 @@ typedef struct {
 	double mic[3];        /* m */
 	const float *x;       /* clip samples */
 	size_t n;
-	double rate;          /* Hz */
+	double rate;          /* nominal, Hz */
+	double rate_eff;      /* frames per global second; 0 = nominal */
 	int64_t t0_ns;        /* global time of x[0]: t0_ns + t0_frac */
 	double t0_frac;
 	double t0_se_ns;      /* ns */

@@ -59,7 +59,8 @@ typedef struct {
 	int64_t clip_first;    /* frames */
 	size_t n, got;         /* clip length and frames received */
 	float *clip;
-	int lag_lo, lag_hi;
+	int lag_lo, lag_hi;    /* where the onset is searched, samples from clip[0] */
+	int lag_hi_all;        /* … and overlapping calls of other templates */
 	int sample_bytes;
 	gboolean is_float;
 	dev_sensor_reader *r;
@@ -80,7 +81,7 @@ struct detectd {
 	double rate;
 	float P[MAX_BINS];
 	int64_t next_first;    /* expected first of the next frame */
-	guint64 nframes, dropped, bad, calls, refined, unrefined, no_global, seq;
+	guint64 nframes, dropped, bad, calls, refined, unrefined, no_global, overlaps, seq;
 	GList *pending;
 	FILE *jsonl;
 	char last_error[256];
@@ -126,6 +127,7 @@ static void publish(detectd *d, pending *p, const det_refine_result *rr, gboolea
 		e.cpu_se_ns = sqrt(r.var + var_on);
 	} else {
 		g_snprintf(d->last_error, sizeof d->last_error, "onset to cpu: %s", why);
+		g_message("onset frame %.1f to cpu: %s", e.onset_frame, why);
 		e.cpu_ns = 0;
 		e.cpu_se_ns = INFINITY;
 	}
@@ -135,6 +137,7 @@ static void publish(detectd *d, pending *p, const det_refine_result *rr, gboolea
 		e.global_se_ns = sqrt(r.var + var_on);
 	} else {
 		g_snprintf(d->last_error, sizeof d->last_error, "onset to global: %s", why);
+		g_message("onset frame %.1f to global: %s", e.onset_frame, why);
 		d->no_global++;
 	}
 	e.sim_s = isfinite(e.cpu_se_ns) ? simtime_world_s(e.cpu_ns, cpu_frac) : NAN;
@@ -172,10 +175,35 @@ static gboolean finish_idle(gpointer data)
 	gboolean ok = FALSE;
 	const char *why = p->note;
 	if (!*p->note && d->ref && p->got == p->n) {
-		if (det_refine(d->ref, p->clip, p->n, p->lag_lo, p->lag_hi, d->prof.min_enr_db, &rr, &why) == 0)
+		if (det_refine(d->ref, p->clip, p->n, p->lag_lo, p->lag_hi, d->prof.min_enr_db, &rr, &why) == 0) {
 			ok = TRUE;
-		else
+			/* Two calls of different templates overlapping in time make
+			 * one energy event.  Subtract the call found and look for the
+			 * other templates in the residual (successive cancellation:
+			 * a template merely similar to the call found matches its
+			 * energy, not the residual's), up to one call per template. */
+			float *res = g_memdup2(p->clip, p->n * sizeof(float));
+			det_refine_result cur = rr;
+			int used = 1 << rr.template_id;
+			while (det_refine_subtract(d->ref, res, p->n, &cur) == 0) {
+				det_refine_result all[DET_REFINE_MAX];
+				int nt = det_refine_all(d->ref, res, p->n, p->lag_lo, p->lag_hi_all, all), best = -1;
+				for (int i = 0; i < nt; i++)
+					if (all[i].template_id && !(used & (1 << all[i].template_id)) &&
+					    all[i].r.enr_db >= d->prof.overlap_enr_db &&
+					    (best < 0 || all[i].r.enr_db > all[best].r.enr_db))
+						best = i;
+				if (best < 0)
+					break;
+				cur = all[best];
+				used |= 1 << cur.template_id;
+				d->overlaps++;
+				publish(d, p, &cur, TRUE);
+			}
+			g_free(res);
+		} else {
 			g_strlcpy(p->note, why, sizeof p->note);
+		}
 	} else if (!*p->note) {
 		g_strlcpy(p->note, d->ref ? "audio incomplete" : "no templates in the profile", sizeof p->note);
 	}
@@ -253,9 +281,12 @@ static void on_call(detectd *d, const dsp_event *de)
 		pre = 64;
 	size_t mlen = d->ref ? det_refiner_max_len(d->ref) : 0;
 	p->clip_first = de->onset - d->size - pre;
-	p->n = (size_t)(d->size + pre) + (size_t)(d->size / 2) + mlen + (size_t)pre;
 	p->lag_lo = pre / 2;
 	p->lag_hi = (int)(d->size * 3 / 2) + pre;
+	/* Another call overlapping this one (other templates) may start
+	 * anywhere up to the event's end. */
+	p->lag_hi_all = (int)(de->end - p->clip_first) + (int)d->size / 2;
+	p->n = (size_t)p->lag_hi_all + mlen + (size_t)pre;
 	p->clip = g_new0(float, p->n);
 	d->pending = g_list_append(d->pending, p);
 	if (!d->ref) {
@@ -366,8 +397,9 @@ static int status_text(void *user, GString *out)
 		dsp_detector_rejected(d->det, &ts, &tl);
 	g_string_append_printf(out, "calls %" G_GUINT64_FORMAT " refined=%" G_GUINT64_FORMAT " coarse=%" G_GUINT64_FORMAT
 			       " no_global=%" G_GUINT64_FORMAT " rejected_short=%" G_GUINT64_FORMAT " rejected_long=%" G_GUINT64_FORMAT
-			       " pending=%u subscribers=%u\n", d->calls, d->refined, d->unrefined, d->no_global, (guint64)ts,
-			       (guint64)tl, g_list_length(d->pending), dev_packet_subscribers(d->events));
+			       " overlapping=%" G_GUINT64_FORMAT " pending=%u subscribers=%u\n", d->calls, d->refined, d->unrefined,
+			       d->no_global, (guint64)ts, (guint64)tl, d->overlaps, g_list_length(d->pending),
+			       dev_packet_subscribers(d->events));
 	g_string_append_printf(out, "clocks %s\n", sync_client_ready(d->clocks) ? "ready" : "waiting for sync/ticker");
 	if (*d->last_error)
 		g_string_append_printf(out, "error %s\n", d->last_error);

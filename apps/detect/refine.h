@@ -38,4 +38,14 @@ size_t det_refiner_max_len(const det_refiner *r);
 int det_refine(det_refiner *r, const float *x, size_t n, int lag_lo, int lag_hi, double min_enr_db,
 	       det_refine_result *out, const char **why);
 
+/* Subtract the matched call of res (its template at res->r.tau, scaled by
+ * res->r.amp; fractional shift by phase, apps/dsp/synth.h) from x in place,
+ * so that a second call overlapping it can be looked for in the residual.
+ * Returns 0 or -ENOMEM / -EINVAL (res from another refiner). */
+int det_refine_subtract(det_refiner *r, float *x, size_t n, const det_refine_result *res);
+
+/* Every template's own best match (all[i] for template i + 1; all[i].template_id
+ * is 0 when it did not match at all).  Returns the number of templates. */
+int det_refine_all(det_refiner *r, const float *x, size_t n, int lag_lo, int lag_hi, det_refine_result *all);
+
 #endif

@@ -135,6 +135,25 @@ START_TEST(time_to_frame)
 	/* ceil() makes the error uniform on (0, 1] frame around the truth: RMS
 	 * about 0.58 frame, far below one frame unless the mapping is biased. */
 	ck_assert_msg(sqrt(sum2 / n) < 0.9, "RMS error %.3f frames", sqrt(sum2 / n));
+	/* The status device: what is captured, from which source, and the fitted
+	 * card rate on this node's cpu clock, R (1 + a) / (1 + c) for audio skew
+	 * a and cpu skew c.  The lower envelope of 256 periods (2.56 s) with
+	 * 20 us mean latency pins the slope to ~0.03 ppm; allow 1 ppm. */
+	char *st = ah_status();
+	ck_assert_msg(strstr(st, "format rate=48000 channels=2 format=S16_LE period=480"), "%s", st);
+	ck_assert_msg(strstr(st, "tstamp source=sim path="), "%s", st);
+	ck_assert_int_eq(ah_field(st, "lost"), 0);
+	ck_assert_int_eq(ah_field(st, "malformed"), 0);
+	ck_assert_int_eq(ah_field(st, "segment"), 0);
+	const char *fr = strstr(st, "fit ns_per_frame=");
+	ck_assert_msg(fr && strstr(fr, " rate="), "%s", st);
+	double rate = g_ascii_strtod(strstr(fr, " rate=") + 6, NULL);
+	const sim_node_cfg *nc = sim_scenario_find_node(h.sc, NODE);
+	double truth = RATE * (1 + nc->audio_skew_ppm * 1e-6) / (1 + nc->cpu.skew_ppm * 1e-6);
+	ck_assert_msg(fabs(rate / truth - 1) < 1e-6, "fitted rate %.6f, true %.6f (%.3f ppm)", rate, truth,
+		      (rate / truth - 1) * 1e6);
+	ck_assert_msg(strstr(st, "syncd connected"), "%s", st);
+	g_free(st);
 	sync_client_free(sc);
 	ah_stop(&h);
 }

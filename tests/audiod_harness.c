@@ -232,10 +232,11 @@ long ah_mismatch(const ah_node *h, const int16_t *x, size_t n, unsigned nch, con
 	return -1;
 }
 
-void ah_find_f0(ah_node *h)
+int64_t ah_find_f0_on(ah_node *h, const char *device)
 {
 	const size_t n = 960;
-	ah_reader *r = ah_read(0, (int64_t)n, NULL);
+	int64_t f0 = 0;
+	ah_reader *r = ah_read_on(device, 0, (int64_t)n, NULL);
 	AH_REQUIRE(r->ended && r->data->len == n * h->channels * 2, "read [0, %zu): err %d %s, %u bytes", n, r->err,
 		      r->errmsg ? r->errmsg : "", r->data->len);
 	/* audiod's stream started between the spawn and now. */
@@ -244,12 +245,18 @@ void ah_find_f0(ah_node *h)
 	int found = 0;
 	for (int64_t F = lo; F <= hi; F++)
 		if (ah_mismatch(h, (const int16_t *)r->data->data, n, h->channels, NULL, F) < 0) {
-			h->f0 = F;
+			f0 = F;
 			found++;
 		}
 	ah_reader_free(r);
-	AH_REQUIRE(found == 1, "%d world frames in [%lld, %lld] match audiod's frames [0, %zu)", found,
+	AH_REQUIRE(found == 1, "%s: %d world frames in [%lld, %lld] match audiod's frames [0, %zu)", device, found,
 		      (long long)lo, (long long)hi, n);
+	return f0;
+}
+
+void ah_find_f0(ah_node *h)
+{
+	h->f0 = ah_find_f0_on(h, "audio/0/data");
 }
 
 /* ---- sensor clients -------------------------------------------------------- */
@@ -314,11 +321,17 @@ static const dev_sensor_reader_ops reader_ops = {on_opened, on_data, on_gap, on_
 
 ah_reader *ah_reader_new(GMainContext *ctx, int64_t first, int64_t last, uint32_t flags, const char *params)
 {
+	return ah_reader_new_on(ctx, "audio/0/data", first, last, flags, params);
+}
+
+ah_reader *ah_reader_new_on(GMainContext *ctx, const char *device, int64_t first, int64_t last, uint32_t flags,
+			    const char *params)
+{
 	GError *err = NULL;
 	ah_reader *r = g_new0(ah_reader, 1);
 	r->data = g_byte_array_new();
 	r->next = INT64_MIN;
-	r->r = dev_sensor_reader_new("audio/0/data", first, last, flags, params, params ? strlen(params) : 0, ctx,
+	r->r = dev_sensor_reader_new(device, first, last, flags, params, params ? strlen(params) : 0, ctx,
 				     &reader_ops, r, &err);
 	AH_REQUIRE(r->r, "sensor reader: %s", err ? err->message : "");
 	return r;
@@ -375,8 +388,13 @@ void ah_spin_readers(GMainContext *ctx, ah_reader **r, int n)
 
 ah_reader *ah_read(int64_t first, int64_t last, const char *params)
 {
+	return ah_read_on("audio/0/data", first, last, params);
+}
+
+ah_reader *ah_read_on(const char *device, int64_t first, int64_t last, const char *params)
+{
 	GMainContext *ctx = g_main_context_new();
-	ah_reader *r = ah_reader_new(ctx, first, last, 0, params);
+	ah_reader *r = ah_reader_new_on(ctx, device, first, last, 0, params);
 	ah_spin_readers(ctx, &r, 1);
 	/* Free the client before its context. */
 	dev_sensor_reader_free(r->r);

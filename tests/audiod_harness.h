@@ -98,6 +98,9 @@ long ah_mismatch(const ah_node *h, const int16_t *x, size_t n, unsigned nch, con
 /* Find h->f0 (fails the test if no candidate matches). */
 void ah_find_f0(ah_node *h);
 
+/* The world frame of frame 0 of sensor device `device` (another audio/<k>). */
+int64_t ah_find_f0_on(ah_node *h, const char *device);
+
 /* One sensor client on `ctx`. */
 typedef struct {
 	dev_sensor_reader *r;
@@ -124,6 +127,10 @@ typedef struct {
  * open-ended) with a params text (NULL = none) and flags. */
 ah_reader *ah_reader_new(GMainContext *ctx, int64_t first, int64_t last, uint32_t flags, const char *params);
 
+/* The same on sensor device `device` (e.g. "audio/1/data"). */
+ah_reader *ah_reader_new_on(GMainContext *ctx, const char *device, int64_t first, int64_t last, uint32_t flags,
+			    const char *params);
+
 void ah_reader_free(ah_reader *r);
 
 /* Iterate ctx until `done(user)` or the safety limit (fails the test). */
@@ -135,5 +142,8 @@ void ah_spin_readers(GMainContext *ctx, ah_reader **r, int n);
 /* Read [first, last) at once with params; the reader is done (ended or
  * failed) on return. */
 ah_reader *ah_read(int64_t first, int64_t last, const char *params);
+
+/* The same on sensor device `device`. */
+ah_reader *ah_read_on(const char *device, int64_t first, int64_t last, const char *params);
 
 #endif

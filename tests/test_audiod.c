@@ -12,7 +12,8 @@
  *    the frame index keeps tracking real time;
  *  - malformed and out-of-range requests get errors while capture goes on;
  *  - a bulk reader's mapping of the ring equals the sensor device's data;
- *  - audioget writes WAV/FLAC files holding exactly the range it reports.
+ *  - audioget writes WAV/FLAC files holding exactly the range it reports;
+ *  - one audiod serves two devices, each exact, each on the ticker.
  */
 #include <check.h>
 #include <errno.h>
@@ -484,6 +485,60 @@ START_TEST(audioget_files)
 }
 END_TEST
 
+static gboolean conv_ready(void *user)
+{
+	sync_client *sc = user;
+	sync_graph_result r;
+	char why[200];
+	return sync_client_convert(sc, sync_clock_audio(NODE, 1), sync_clock_cpu(NODE), sync_tval_of(0), &r, why,
+				   sizeof why) == 0;
+}
+
+START_TEST(two_devices)
+{
+	/* Device 1 is the same microphone opened a second time under another
+	 * PCM string (its own side channel, sim-chorus_sim_NODE_2). */
+	ah_node h;
+	ah_opts o = {.audiod_conf = "[device.0]\nperiods = 64\n"
+				    "[device.1]\npcm = chorus_sim:NODE=2\nchannels = 2\nperiods = 64\n"};
+	ah_start(&h, NODE, "twodev", &o);
+	ah_find_f0(&h);
+	int64_t f1 = ah_find_f0_on(&h, "audio/1/data");
+	ah_wait_frames(RATE);
+	/* Each device's own frame numbering, each exact against the world. */
+	ah_reader *r = ah_read_on("audio/1/data", 3000, 3000 + RATE / 2, "channels=1");
+	ck_assert_msg(r->ended && !r->err, "%s", r->errmsg ? r->errmsg : "");
+	static const uint16_t one[] = {1};
+	ck_assert_int_lt(ah_mismatch(&h, (const int16_t *)r->data->data, RATE / 2, 1, one, f1 + 3000), 0);
+	ah_reader_free(r);
+	r = ah_read(3000, 3000 + RATE / 2, NULL);
+	check_range(&h, r, 3000, RATE / 2);
+	ah_reader_free(r);
+	GByteArray *b = g_byte_array_new();
+	ck_assert_int_eq(dev_status_read_sync("audio/1/status", FALSE, b, 5000), 0);
+	const char *st = (const char *)b->data;
+	ck_assert_msg(strstr(st, "device audio/1 pcm=chorus_sim:NODE=2 node2"), "%s", st);
+	ck_assert_msg(strstr(st, "tstamp source=sim path=") && strstr(st, "sim-chorus_sim_NODE_2"), "%s", st);
+	g_byte_array_free(b, TRUE);
+	/* node2:audio1 reaches the ticker and converts to the true time. */
+	GError *e = NULL;
+	sync_client *sc = sync_client_new(NULL, NULL, NULL, NULL, &e);
+	ck_assert_msg(sc, "%s", e ? e->message : "");
+	ah_spin(g_main_context_default(), conv_ready, sc);
+	sync_graph_result g;
+	char why[200];
+	int64_t f = ah_wait_frames(0) - RATE / 2;
+	ck_assert_int_eq(sync_client_convert(sc, sync_clock_audio(NODE, 1), sync_clock_cpu(NODE), sync_tval_of(f), &g, why,
+					     sizeof why), 0);
+	int64_t truth = sim_world_node_cpu_at(h.w, NODE, h.epoch + sim_world_frame_time_ns(h.w, NODE, RATE, f1 + f));
+	double err = (double)(g.value.i - truth) + g.value.f;
+	ck_assert_msg(fabs(err) <= 5 * sqrt(g.var) + 1000, "audio1 frame %lld -> cpu: error %.0f ns, se %.0f ns",
+		      (long long)f, err, sqrt(g.var));
+	sync_client_free(sc);
+	ah_stop(&h);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("audiod");
@@ -497,6 +552,7 @@ int main(void)
 	tcase_add_test(tc, bad_requests);
 	tcase_add_test(tc, bulk_reader);
 	tcase_add_test(tc, audioget_files);
+	tcase_add_test(tc, two_devices);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -359,13 +359,7 @@ int main(int argc, char **argv)
 			merge(dets, (int)nn, dj);
 			demo_write_csv(&ev, csv);
 			printf("chorus demo: %s, %zu nodes, %.0f s, audio %d Hz\n\n", d.scenario, nn, duration, rate);
-			if (!quiet)
-				demo_print(&ev, stdout);
-			else {
-				FILE *devnull = fopen("/dev/null", "w");
-				demo_print(&ev, devnull);
-				fclose(devnull);
-			}
+			demo_print(&ev, !quiet, stdout);
 			GString *table = g_string_new(NULL);
 			csim_truth_report(r.truth, table, scsv);
 			printf("\nsync errors (chorus-sim truth)\n%s", table->str);

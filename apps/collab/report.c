@@ -230,9 +230,10 @@ void demo_eval_clear(demo_eval *e)
 	e->calls = NULL;
 }
 
-void demo_print(const demo_eval *e, FILE *f)
+void demo_print(const demo_eval *e, gboolean table, FILE *f)
 {
-	fprintf(f, "%-6s %9s %17s %17s %9s %9s %9s %5s %-14s\n", "source", "time_s", "true (x, y) m", "estimate (x, y) m",
+	if (table)
+		fprintf(f, "%-6s %9s %17s %17s %9s %9s %9s %5s %-14s\n", "source", "time_s", "true (x, y) m", "estimate (x, y) m",
 		"error_m", "sd_m", "ell95_m", "used", "status");
 	guint located = 0;
 	for (guint i = 0; i < e->calls->len; i++) {
@@ -243,11 +244,12 @@ void demo_print(const demo_eval *e, FILE *f)
 			g_snprintf(ep, sizeof ep, "(%6.2f, %6.2f)", c->est[0], c->est[1]);
 		else
 			g_snprintf(ep, sizeof ep, "-");
-		fprintf(f, "%-6d %9.3f %17s %17s %9.4f %9.4f %9.4f %5d %-14s%s\n", c->source, c->t, tp, ep, c->err_m, c->sd_m,
-			c->ell95_m, c->used, c->status, c->inside ? "" : " (outside)");
+		if (table)
+			fprintf(f, "%-6d %9.3f %17s %17s %9.4f %9.4f %9.4f %5d %-14s%s\n", c->source, c->t, tp, ep, c->err_m,
+				c->sd_m, c->ell95_m, c->used, c->status, c->inside ? "" : " (outside)");
 		located += c->located;
 	}
-	fprintf(f, "\nsummary\n");
+	fprintf(f, "%ssummary\n", table ? "\n" : "");
 	fprintf(f, "  detection recall      %u / %u arrivals = %.3f\n", e->arrivals_detected, e->arrivals,
 		e->arrivals ? (double)e->arrivals_detected / e->arrivals : NAN);
 	fprintf(f, "  false alarms          %u in %.1f node-minutes = %.2f per node-minute\n", e->false_alarms,

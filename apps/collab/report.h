@@ -62,8 +62,8 @@ void demo_evaluate(const sim_world *w, const int *node_ids, const char *const *d
 
 void demo_eval_clear(demo_eval *e);
 
-/* Per-call table and the summary, human readable. */
-void demo_print(const demo_eval *e, FILE *f);
+/* The per-call table (with `table`) and the summary, human readable. */
+void demo_print(const demo_eval *e, gboolean table, FILE *f);
 
 /* The per-call table as CSV.  Returns 0 or -errno. */
 int demo_write_csv(const demo_eval *e, const char *path);

@@ -60,7 +60,7 @@ int det_event_parse(const char *text, size_t len, det_event *e, GString *why)
 	char *t = g_strndup(text, len);
 	gchar **tok = g_strsplit_set(t, " \t\r\n", -1);
 	g_free(t);
-	unsigned seen = 0; /* bits: v node onset_frame rate cpu_ns global */
+	unsigned seen = 0; /* bits: v node onset_frame rate cpu_ns global global_se */
 	int rc = 0;
 	for (gchar **p = tok; *p && !rc; p++) {
 		if (!**p)
@@ -121,6 +121,7 @@ int det_event_parse(const char *text, size_t len, det_event *e, GString *why)
 			seen |= 32;
 		} else if (!strcmp(k, "global_se_ns")) {
 			rc = num(k, v, &e->global_se_ns, why);
+			seen |= 64;
 		} else if (!strcmp(k, "duration_s")) {
 			rc = num(k, v, &e->duration_s, why);
 		} else if (!strcmp(k, "f_lo")) {
@@ -140,12 +141,12 @@ int det_event_parse(const char *text, size_t len, det_event *e, GString *why)
 		}
 	}
 	g_strfreev(tok);
-	if (!rc && seen != 63) {
+	if (!rc && (seen & 63) != 63) {
 		g_string_printf(why, "event lacks %s", !(seen & 1) ? "v" : !(seen & 2) ? "node" : !(seen & 4) ? "onset_frame"
 							: !(seen & 8) ? "rate" : !(seen & 16) ? "cpu_ns" : "global_ns");
 		rc = -EINVAL;
 	}
-	if (!rc && e->has_global && !(e->global_se_ns >= 0)) {
+	if (!rc && e->has_global && (!(seen & 64) || !(e->global_se_ns >= 0))) {
 		g_string_printf(why, "global_se_ns missing or negative");
 		rc = -EINVAL;
 	}

@@ -7,3 +7,8 @@ PROGS += $(B)/bin/detect
 $(B)/bin/detect: $(B)/apps/detect/main.o $(DETECT_LIBS)
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,glib-2.0 gsl fftw3f sndfile libsystemd) -lm
+
+TESTS += $(B)/tests/test_detect
+$(B)/tests/test_detect: $(B)/tests/test_detect.o $(B)/libdetect.a $(B)/libfftmsg.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libsim.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check glib-2.0 gsl fftw3f sndfile) -lm

@@ -26,3 +26,8 @@ demo:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory -j2 $(PROGS) $(SIM_PLUGIN) $(SIM_CONF)
 	$(B)/bin/chorus-demo $(DEMO_SCENARIO) --duration $(DEMO_SECONDS) --out demo-out --bin $(B)/bin
+
+TESTS += $(B)/tests/test_collab
+$(B)/tests/test_collab: $(B)/tests/test_collab.o $(COLLAB_LIBS)
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check $(COLLAB_PKGS)) -lm -pthread

@@ -1,0 +1,224 @@
+/* test_collab.c — collab's pure parts: grouping detections of one call and
+ * the reporting rule; GCC-PHAT TDOAs and the solve on synthetic clips with
+ * known geometry, clock offsets and sound-card skews; the nodes file. */
+#include <check.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
+#include "apps/collab/group.h"
+#include "apps/collab/nodes.h"
+#include "apps/collab/result.h"
+#include "apps/collab/tdoa.h"
+#include "sim/waveform.h"
+
+static det_event ev(uint32_t node, uint64_t seq, int64_t g, int tmpl)
+{
+	det_event e = {.node = node, .seq = seq, .has_global = TRUE, .global_ns = g, .global_se_ns = 500,
+		       .template_id = tmpl, .rate = 16000, .sim_s = NAN};
+	g_strlcpy(e.profile, "frog", sizeof e.profile);
+	return e;
+}
+
+START_TEST(grouping_and_reporter)
+{
+	/* aperture 100 ms, margin 20 ms, hold 1 s */
+	collab_grouper *g = collab_grouper_new(100000000, 20000000, 1000000000);
+	int64_t T = 1000000000000LL, now = 0;
+	det_event a = ev(3, 1, T + 40000000, 1), b = ev(1, 7, T + 90000000, 1), c = ev(2, 4, T + 10000000, 1),
+		  late = ev(4, 2, T + 400000000, 1), twice = ev(3, 2, T + 60000000, 1), other = ev(5, 1, T + 20000000, 2);
+	ck_assert_int_eq(collab_grouper_add(g, &a, now), 0);      /* opens */
+	ck_assert_int_eq(collab_grouper_add(g, &b, now + 5), 1);  /* joins */
+	ck_assert_int_eq(collab_grouper_add(g, &c, now + 9), 1);  /* joins, and is now the earliest */
+	ck_assert_int_eq(collab_grouper_add(g, &a, now + 9), -EALREADY);
+	ck_assert_int_eq(collab_grouper_add(g, &late, now + 9), 0);  /* 400 ms later: another call */
+	ck_assert_int_eq(collab_grouper_add(g, &twice, now + 9), 0); /* node 3 again: the next call */
+	ck_assert_int_eq(collab_grouper_add(g, &other, now + 9), 0); /* another template: another call */
+	det_event ng = ev(6, 1, T, 1);
+	ng.has_global = FALSE;
+	ck_assert_int_eq(collab_grouper_add(g, &ng, now + 9), -EINVAL);
+	ck_assert_uint_eq(collab_grouper_open(g), 4);
+	GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)collab_group_free);
+	ck_assert_uint_eq(collab_grouper_poll(g, now + 999999999, out), 0);
+	ck_assert_uint_eq(collab_grouper_poll(g, now + 1000000000, out), 1);
+	collab_group *gr = g_ptr_array_index(out, 0);
+	ck_assert_uint_eq(gr->dets->len, 3);
+	ck_assert_uint_eq(collab_group_reporter(gr), 2); /* earliest onset */
+	ck_assert_uint_eq(collab_grouper_poll(g, now + 1000000009, out), 3);
+	/* ties: the lowest node id reports */
+	collab_grouper *g2 = collab_grouper_new(100000000, 0, 0);
+	det_event t1 = ev(9, 1, T, 1), t2 = ev(4, 1, T, 1);
+	collab_grouper_add(g2, &t1, 0);
+	collab_grouper_add(g2, &t2, 0);
+	g_ptr_array_set_size(out, 0);
+	ck_assert_uint_eq(collab_grouper_poll(g2, 0, out), 1);
+	ck_assert_uint_eq(collab_group_reporter(g_ptr_array_index(out, 0)), 4);
+	g_ptr_array_free(out, TRUE);
+	collab_grouper_free(g);
+	collab_grouper_free(g2);
+}
+END_TEST
+
+/* Five microphones over 30 m, a chirp at a known point; each clip starts at
+ * its own global time T_j (not aligned), its sound card runs R (1 + skew_j),
+ * white noise at `snr_db` in the band.  Returns the solve. */
+static int synth_solve(gsl_rng *g, const double src[3], double snr_db, double *err_m, double *m2, tdoa_result *tr)
+{
+	const double R = 16000, c = 343;
+	const double mics[5][3] = {{0, 0, 1}, {30, 0, 1}, {30, 30, 1}, {0, 30, 1}, {15, 5, 1}};
+	const double skew_ppm[5] = {-31, 18.5, 39, -12, 4.5};
+	sim_wave_params wp = {.kind = SIM_WAVE_CHIRP, .f0_hz = 1200, .f1_hz = 2400, .sweep = SIM_SWEEP_EXPONENTIAL,
+			      .length_ms = 250, .taper_ms = 10};
+	sim_wave *w = sim_wave_new(&wp, R, NULL);
+	const int64_t E = 1796000000000000000LL; /* emission, global ns */
+	tdoa_input in[5];
+	float *x[5];
+	double sigma = 0.05 / sqrt(pow(10, snr_db / 10)) * sqrt((8000.0) / (3200 - 1000)); /* chirp rms ~0.05 x amp 0.1/0.07 */
+	for (int j = 0; j < 5; j++) {
+		double d = sqrt(pow(src[0] - mics[j][0], 2) + pow(src[1] - mics[j][1], 2) + pow(src[2] - mics[j][2], 2));
+		double arrive = d / c; /* s after E */
+		double rj = R * (1 + skew_ppm[j] * 1e-6);
+		/* the clip starts 20 ms (+ a random fraction of a sample) before the arrival */
+		double start = arrive - 0.02 - gsl_rng_uniform(g) / R;
+		size_t n = (size_t)(0.3 * R);
+		x[j] = g_new(float, n);
+		for (size_t i = 0; i < n; i++) {
+			double t = start + i / rj - arrive; /* s since the call reached mic j */
+			x[j][i] = (float)(0.1 * sim_wave_eval(w, t) + gsl_ran_gaussian(g, sigma));
+		}
+		double st = start * 1e9;
+		in[j] = (tdoa_input){.node = (uint32_t)(j + 1), .x = x[j], .n = n, .rate = R, .rate_eff = rj,
+				     .t0_ns = E + (int64_t)floor(st), .t0_frac = st - floor(st), .t0_se_ns = 200,
+				     .onset_ns = E + (int64_t)llround(arrive * 1e9 + gsl_ran_gaussian(g, 3000)),
+				     .onset_se_ns = 3000, .snr_db = 20 - j};
+		memcpy(in[j].mic, mics[j], sizeof in[j].mic);
+	}
+	tdoa_params p;
+	tdoa_params_default(&p);
+	p.source_z = src[2];
+	int rc = tdoa_locate(in, 5, &p, tr);
+	for (int j = 0; j < 5; j++)
+		g_free(x[j]);
+	sim_wave_free(w);
+	if (rc == 0) {
+		double ex = tr->loc.pos[0] - src[0], ey = tr->loc.pos[1] - src[1];
+		*err_m = hypot(ex, ey);
+		double a = tr->loc.cov[0][0], b = tr->loc.cov[0][1], d = tr->loc.cov[1][1], det = a * d - b * b;
+		*m2 = (d * ex * ex - 2 * b * ex * ey + a * ey * ey) / det; /* Mahalanobis^2 */
+	}
+	return rc;
+}
+
+START_TEST(tdoa_from_clips)
+{
+	gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng_set(g, 77);
+	const double srcs[3][3] = {{8, 12, 0}, {22, 18, 0}, {50, 40, 0}};
+	int n = 0, inside95 = 0;
+	double worst_in = 0;
+	for (int s = 0; s < 3; s++)
+		for (int k = 0; k < 10; k++) {
+			double e, m2;
+			tdoa_result tr;
+			ck_assert_int_eq(synth_solve(g, srcs[s], 20, &e, &m2, &tr), 0);
+			ck_assert_int_eq(tr.n_ok, 5);
+			n++;
+			inside95 += m2 <= gsl_cdf_chisq_Pinv(0.95, 2);
+			if (s < 2)
+				worst_in = fmax(worst_in, e);
+		}
+	fprintf(stderr, "tdoa: worst error inside %.4f m; %d of %d inside their 95%% ellipse\n", worst_in, inside95, n);
+	/* inside the array at 20 dB: millimetres (5 cm is the aim) */
+	ck_assert_double_lt(worst_in, 0.05);
+	/* the ellipses are honest: binomial(30, 0.95) >= 24 with p > 0.99 */
+	ck_assert_int_ge(inside95, 24);
+	gsl_rng_free(g);
+}
+END_TEST
+
+START_TEST(nodes_file)
+{
+	char path[] = "/tmp/chorus-nodes-XXXXXX";
+	int fd = mkstemp(path);
+	const char *good = "# id x y z [address]\n1 0 0 1\n2 30 0 1 10.0.0.2\n\n3 30 30 1.5  # corner\n";
+	ck_assert_int_eq(write(fd, good, strlen(good)), (int)strlen(good));
+	close(fd);
+	GError *err = NULL;
+	collab_nodes *n = collab_nodes_load(path, &err);
+	ck_assert_msg(n, "%s", err ? err->message : "");
+	ck_assert_uint_eq(n->nodes->len, 3);
+	ck_assert_str_eq(collab_nodes_find(n, 2)->address, "10.0.0.2");
+	ck_assert_ptr_null(collab_nodes_find(n, 1)->address);
+	ck_assert_double_eq_tol(collab_nodes_find(n, 3)->pos[2], 1.5, 1e-12);
+	ck_assert_double_eq_tol(collab_nodes_aperture(n), sqrt(30 * 30 + 30 * 30 + 0.25), 1e-9);
+	collab_nodes_free(n);
+	const char *bad[] = {"1 0 0\n", "1 0 0 1\n1 2 2 2\n", "x 0 0 1\n", "1 0 zero 1\n", "\n# nothing\n"};
+	const char *line[] = {":1:", ":2:", ":1:", ":1:", "no nodes"};
+	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_file_set_contents(path, bad[i], -1, NULL);
+		err = NULL;
+		ck_assert_ptr_null(collab_nodes_load(path, &err));
+		ck_assert_msg(strstr(err->message, line[i]), "case %zu: %s", i, err->message);
+		g_error_free(err);
+	}
+	unlink(path);
+	/* a scenario gives the first microphone of each node and the sources */
+	n = collab_nodes_from_scenario("sim/scenarios/default.ini", &err);
+	ck_assert_msg(n, "%s", err ? err->message : "");
+	ck_assert_uint_eq(n->nodes->len, 6);
+	ck_assert_double_eq_tol(collab_nodes_find(n, 2)->pos[0], 29.9, 1e-9); /* 30 + mic offset -0.1 */
+	ck_assert_uint_eq(n->sources->len, 3);
+	ck_assert_double_eq_tol(n->c, 343, 1e-9);
+	collab_nodes_free(n);
+}
+END_TEST
+
+START_TEST(result_json)
+{
+	collab_result r = {.reporter = 3, .seq = 9, .rc = 0, .n = 4, .nodes = {3, 1, 2, 4}, .latency_s = 0.75, .sim_s = NAN};
+	r.tr.loc.status = DSP_LOC_OK;
+	r.tr.loc.dim = 2;
+	r.tr.loc.pos[0] = 1.5;
+	r.tr.loc.pos[1] = -2.25;
+	r.tr.loc.cov[0][0] = 1e-4;
+	r.tr.loc.cov[1][1] = 4e-4;
+	r.tr.loc.cov[2][2] = 1e-12;
+	r.tr.rejected_node = 2;
+	for (int i = 0; i < 4; i++)
+		r.tr.ok[i] = 1;
+	GString *s = g_string_new(NULL);
+	collab_result_json(&r, s);
+	ck_assert_double_eq_tol(collab_json_number(s->str, "x"), 1.5, 1e-9);
+	ck_assert_double_eq_tol(collab_json_number(s->str, "sd_y"), 0.02, 1e-9);
+	ck_assert_double_eq_tol(collab_json_number(s->str, "rejected"), 2, 1e-9);
+	ck_assert_double_eq_tol(collab_json_number(s->str, "ell95_major"), 0.02 * sqrt(gsl_cdf_chisq_Pinv(0.95, 2)), 1e-4);
+	ck_assert(strstr(s->str, "\"used\":[3,1,4]"));
+	ck_assert(strstr(s->str, "\"sim_s\":null"));
+	ck_assert(strstr(s->str, "\"status\":\"ok\""));
+	g_string_free(s, TRUE);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("collab");
+	TCase *tc = tcase_create("collab");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, grouping_and_reporter);
+	tcase_add_test(tc, tdoa_from_clips);
+	tcase_add_test(tc, nodes_file);
+	tcase_add_test(tc, result_json);
+	suite_add_tcase(s, tc);
+	SRunner *r = srunner_create(s);
+	srunner_run_all(r, CK_NORMAL);
+	int failed = srunner_ntests_failed(r);
+	srunner_free(r);
+	return failed ? 1 : 0;
+}

@@ -31,3 +31,12 @@ TESTS += $(B)/tests/test_collab
 $(B)/tests/test_collab: $(B)/tests/test_collab.o $(COLLAB_LIBS)
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check $(COLLAB_PKGS)) -lm -pthread
+
+# The pipeline end to end on four simulated nodes (about 30 s): runs the
+# built programs, so it depends on them.
+TESTS += $(B)/tests/test_collab_sim
+$(B)/tests/test_collab_sim.o: CFLAGS += -DCHORUS_BIN_DIR='"$(abspath $(B)/bin)"'
+$(B)/tests/test_collab_sim: $(B)/tests/test_collab_sim.o | $(B)/bin/chorus-demo $(B)/bin/syncd $(B)/bin/audiod \
+		$(B)/bin/fft $(B)/bin/detect $(B)/bin/collab $(SIM_PLUGIN) $(SIM_CONF)
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check glib-2.0) -lm

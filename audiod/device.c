@@ -46,6 +46,8 @@ struct audio_dev {
 	gboolean need_reset;     /* a break to tell syncd about */
 	guint64 forwarded, forward_failed;
 	guint64 opens, refused;  /* sensor requests */
+	gboolean fresh_numbering; /* frame 0 is this run's first frame (no continuation) */
+	GMainContext *ctx;       /* where the devices live */
 	gboolean changed;
 };
 
@@ -117,6 +119,14 @@ static int time_to_frame(audio_dev *d, sync_clock_id clock, int64_t t, sync_tval
 	}
 	double fpn = d->rate * 1e-9; /* frames per ns */
 	*var = var_f + var_cpu * fpn * fpn;
+	/* ALSA's hw_ptr timestamps come late by a wakeup latency whose least
+	 * value the envelope cannot see: count the fit's residual as a
+	 * systematic error too (interrupt records have no such floor). */
+	stream_stats st;
+	sync_conv c;
+	stream_get_stats(d->st, &st);
+	if (st.source == TSRC_ALSA && timehist_current(d->th, &c) == 0)
+		*var += (c.rms * fpn) * (c.rms * fpn);
 	return 0;
 }
 
@@ -165,6 +175,14 @@ static int op_open(void *user, const dev_creds *who, dev_sensor_request *req, vo
 				       sync_clock_format(r.clock, cn, sizeof cn), r.from,
 				       fmt_end(tb, sizeof tb, r.to, INT64_MAX), se,
 				       se * 1e9 / d->rate);
+	}
+	if ((req->flags & DEV_SENSOR_RESUME) && req->first > next + (int64_t)d->rate) {
+		/* A stream resumed from another numbering (an audiod run that
+		 * could not number on): its indices mean other instants here. */
+		g_string_printf(why, "frame %" G_GINT64_FORMAT " belongs to an earlier run's numbering (this run is at %"
+				G_GINT64_FORMAT "); open the stream again", req->first, next);
+		rc = -ESTALE;
+		goto refuse;
 	}
 	if (req->first < oldest && !(req->flags & DEV_SENSOR_RESUME)) {
 		g_string_printf(why, "frame %" G_GINT64_FORMAT " is older than the oldest held, %" G_GINT64_FORMAT
@@ -242,6 +260,13 @@ static void on_sync_state(void *user, gboolean connected, int err)
 	/* x = frame, y = cpu time: interrupt latency only makes y late. */
 	g_snprintf(cmd, sizeof cmd, "pair %s %s lower %.17g", a, c, 1e9 / d->rate);
 	send_sync(d, cmd);
+	if (d->fresh_numbering) {
+		/* This run numbers frames afresh: whatever syncd still holds
+		 * for the pair belongs to another numbering. */
+		g_snprintf(cmd, sizeof cmd, "reset %s %s", a, c);
+		send_sync(d, cmd);
+		d->fresh_numbering = FALSE;
+	}
 }
 
 static void forward_flush(audio_dev *d)
@@ -284,10 +309,37 @@ static void forward_obs(audio_dev *d, int64_t frame, int64_t cpu)
 
 /* ---- events from the capture thread -------------------------------------- */
 
+/* The data device appears with the first frames, once the numbering is
+ * settled (a run that numbers on from an earlier one knows its first index
+ * only at its first interrupts): a client never sees indices change. */
+static void open_data(audio_dev *d)
+{
+	GError *err = NULL;
+	dev_options o;
+	dev_options_init(&o);
+	o.chunk_bytes = 65536;
+	d->data = dev_sensor_new(d->name_data, &o, d->ctx, d->frame_bytes, &sensor_ops, d, &err);
+	if (!d->data) {
+		g_warning("audio/%d: %s", d->k, err->message);
+		g_error_free(err);
+	}
+}
+
+gboolean audio_dev_ready(audio_dev *d)
+{
+	return d->data != NULL;
+}
+
 static void on_stream(void *user, const stream_event *ev)
 {
 	audio_dev *d = user;
 	char why[256];
+	if (!d->data) {
+		int64_t oldest, next;
+		audio_ring_span(d->ring, &oldest, &next);
+		if (next > oldest)
+			open_data(d);
+	}
 	if (ev->brk) {
 		timehist_break(d->th);
 		forward_flush(d);
@@ -300,7 +352,7 @@ static void on_stream(void *user, const stream_event *ev)
 		}
 		d->changed = TRUE;
 	}
-	if (ev->gap_to > ev->gap_from) {
+	if (ev->gap_to > ev->gap_from && d->data) {
 		dev_sensor_gap(d->data, ev->gap_from, ev->gap_to);
 		g_message("audio/%d: overrun, frames [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") lost", d->k,
 			  ev->gap_from, ev->gap_to);
@@ -315,7 +367,8 @@ static void on_stream(void *user, const stream_event *ev)
 			g_message("audio/%d: timestamps jumped: new timehist segment", d->k);
 		forward_obs(d, ev->obs[i].frame, ev->obs[i].cpu);
 	}
-	dev_sensor_advance(d->data, ev->next);
+	if (d->data)
+		dev_sensor_advance(d->data, ev->next);
 }
 
 /* ---- status ------------------------------------------------------------- */
@@ -338,7 +391,7 @@ static int status_text(void *user, GString *out)
 	g_string_append_printf(out, "xruns count=%" G_GUINT64_FORMAT " frames_lost=%" G_GUINT64_FORMAT "\n", st.xruns,
 			       st.frames_lost);
 	g_string_append_printf(out, "clients streams=%u bulk=%" G_GUINT64_FORMAT " requests=%" G_GUINT64_FORMAT
-			       " refused=%" G_GUINT64_FORMAT "\n", dev_sensor_readers(d->data),
+			       " refused=%" G_GUINT64_FORMAT "\n", d->data ? dev_sensor_readers(d->data) : 0,
 			       ringserver_served(d->rs), d->opens, d->refused);
 	g_string_append_printf(out, "tstamp source=%s%s%s records=%" G_GUINT64_FORMAT " lost=%" G_GUINT64_FORMAT
 			       " malformed=%" G_GUINT64_FORMAT "\n", tsrc_name(st.source), *st.source_path ? " path=" : "",
@@ -364,6 +417,40 @@ void audio_dev_tick(audio_dev *d)
 }
 
 /* ---- life cycle ------------------------------------------------------------ */
+
+/* Number frames on from an earlier run of this device when syncd still
+ * holds its audio<k> <-> cpu conversion precisely enough (a restart of
+ * audiod, not of the node): clients that resume a stream, or that hold
+ * frame indices, then keep meaning the same instants.  Otherwise frame 0 is
+ * this run's first frame. */
+static void continue_numbering(audio_dev *d)
+{
+	char why[256];
+	sync_graph_result r;
+	int64_t cpu[8], frame[8];
+	d->fresh_numbering = TRUE;
+	if (!d->clocks || !sync_client_ready(d->clocks))
+		return;
+	int64_t now = sync_now(SYNC_KIND_CPU);
+	if (sync_client_convert(d->clocks, d->cpu_clock, d->audio_clock, sync_tval_of(now), &r, why, sizeof why) < 0)
+		return; /* the usual case: no earlier run */
+	if (r.hops != 1 || sqrt(r.var) > 0.25) {
+		g_message("audio/%d: not numbering on from the earlier run (±%.2g frames)", d->k, sqrt(r.var));
+		return;
+	}
+	/* Points on the earlier line at whole frames (cpu times in ns lose
+	 * nothing when rounded), over the last two seconds. */
+	for (int i = 0; i < 8; i++) {
+		frame[i] = r.value.i - (int64_t)(7 - i) * d->rate / 4;
+		sync_graph_result c;
+		if (sync_client_convert(d->clocks, d->audio_clock, d->cpu_clock, sync_tval_of(frame[i]), &c, why,
+					sizeof why) < 0)
+			return;
+		cpu[i] = c.value.i + (int64_t)llround(c.value.f);
+	}
+	if (stream_continue_numbering(d->st, cpu, frame, 8) == 0)
+		d->fresh_numbering = FALSE;
+}
 
 audio_dev *audio_dev_new(int k, const stream_cfg *cfg, uint32_t node, GMainContext *ctx, sync_client *clocks,
 			 GError **err)
@@ -408,12 +495,12 @@ audio_dev *audio_dev_new(int k, const stream_cfg *cfg, uint32_t node, GMainConte
 	dev_options o;
 	dev_options_init(&o);
 	o.chunk_bytes = 65536;
-	if (!(d->data = dev_sensor_new(d->name_data, &o, ctx, d->frame_bytes, &sensor_ops, d, err)))
-		goto fail;
+	d->ctx = ctx;
 	if (!(d->status = dev_status_new(d->name_status, &o, ctx, status_text, NULL, d, err)))
 		goto fail;
 	if (!(d->rs = ringserver_new(d->name_ring, 0666, d->ring, ctx, err)))
 		goto fail;
+	continue_numbering(d);
 	if (!(d->sync = dev_caller_new("sync/command", DEV_PATTERN_COMMAND, ctx, on_sync_state, d, err)))
 		goto fail;
 	g_string_free(e, TRUE);

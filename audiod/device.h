@@ -22,6 +22,9 @@ audio_dev *audio_dev_new(int k, const stream_cfg *cfg, uint32_t node, GMainConte
 /* Start capturing.  FALSE with *err on failure. */
 gboolean audio_dev_start(audio_dev *d, GError **err);
 
+/* TRUE once audio/<k>/data serves clients (after the first frames). */
+gboolean audio_dev_ready(audio_dev *d);
+
 /* Stop capturing, close the devices, free (NULL is fine). */
 void audio_dev_free(audio_dev *d);
 

@@ -121,6 +121,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "audiod: %s\n", err->message);
 		return 1;
 	}
+	/* syncd may still hold this node's audio conversions from an earlier
+	 * run of audiod (for numbering on); give its ticker a moment. */
+	sync_client_wait(a.clocks, 1000);
 	int ndev = 0, rc = 0;
 	for (int k = 0; k < AUDIOD_MAX_DEVICES; k++) {
 		audiod_device_config *dc = &a.cfg.dev[k];
@@ -156,6 +159,16 @@ int main(int argc, char **argv)
 	if (!rc && !ndev) {
 		fprintf(stderr, "audiod: no device configured (set [device.0] pcm or --pcm)\n");
 		rc = 2;
+	}
+	/* Ready when every device serves data (its first frames arrived), so a
+	 * client started after the notification finds the device. */
+	gint64 limit = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+	for (gboolean all = FALSE; !rc && !all && g_get_monotonic_time() < limit;) {
+		g_main_context_iteration(NULL, TRUE);
+		all = TRUE;
+		for (int k = 0; k < AUDIOD_MAX_DEVICES; k++)
+			if (a.dev[k] && !audio_dev_ready(a.dev[k]))
+				all = FALSE;
 	}
 	if (!rc) {
 		g_timeout_add((guint)(a.cfg.status_interval * 1000), on_status, &a);

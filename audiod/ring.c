@@ -168,6 +168,17 @@ static void put(audio_ring *r, const void *frames, uint64_t n)
 	}
 }
 
+int audio_ring_set_origin(audio_ring *r, int64_t origin)
+{
+	audio_ring_hdr *h = r->hdr;
+	if (load(&h->next) != h->origin)
+		return -EBUSY;
+	h->origin = origin;
+	store(&h->wnext, origin);
+	store(&h->next, origin);
+	return 0;
+}
+
 void audio_ring_write(audio_ring *r, const void *frames, uint64_t n)
 {
 	put(r, frames, n);

@@ -66,6 +66,10 @@ int audio_ring_fd(const audio_ring *r);
 /* The shared header (read-only for readers). */
 const audio_ring_hdr *audio_ring_header(const audio_ring *r);
 
+/* Number a ring that holds nothing yet from `origin` instead (owner only).
+ * Returns 0, or -EBUSY once frames were written. */
+int audio_ring_set_origin(audio_ring *r, int64_t origin);
+
 /* Append n frames at the ring's next index (owner only). */
 void audio_ring_write(audio_ring *r, const void *frames, uint64_t n);
 

@@ -49,6 +49,7 @@ struct stream {
 	uint64_t last_hw;          /* last raw hw_ptr */
 	int64_t hw_unwrapped;      /* last hw_ptr, unwrapped */
 	int restarting;            /* overrun: waiting for the first timestamp of the new run */
+	int continuing;            /* the first run continues an earlier run's numbering */
 	int64_t restart_cpu;       /* node cpu time when the run restarted */
 	int restart_wakeups;       /* wakeups since the restart */
 	/* Interrupt records of the restarted run held back until its start is
@@ -232,7 +233,15 @@ static void add_obs(stream *s, int64_t frame, int64_t cpu)
  * at abs_next.  Write the difference as a gap. */
 static void settle_restart(stream *s, int64_t start)
 {
-	if (start > s->abs_next) {
+	if (s->continuing) {
+		/* The first run of this audiod, numbered on from the last one:
+		 * nothing was lost here, the ring simply starts at `start`. */
+		s->continuing = 0;
+		if (audio_ring_set_origin(s->ring, start) == 0)
+			s->abs_next = start;
+		g_message("%s: frame numbering continues from the previous run at %" G_GINT64_FORMAT,
+			  s->pcm_name, s->abs_next);
+	} else if (start > s->abs_next) {
 		uint64_t lost = (uint64_t)(start - s->abs_next);
 		s->ev.gap_from = s->abs_next;
 		s->ev.gap_to = start;
@@ -431,6 +440,39 @@ static void overrun(stream *s)
 	s->have_hw_base = 0;
 }
 
+int stream_continue_numbering(stream *s, const int64_t *cpu, const int64_t *frame, int n)
+{
+	const char *why;
+	if (n < 2)
+		return -EINVAL;
+	sync_fit_reset(s->fit);
+	for (int i = 0; i < n; i++)
+		if (sync_fit_add(s->fit, cpu[i], frame[i], &why) < 0) {
+			sync_fit_reset(s->fit);
+			return -EINVAL;
+		}
+	s->continuing = 1;
+	return 0;
+}
+
+/* The thread's first start: like a restart after an overrun when the
+ * numbering continues (the seeded fit predicts the first frame), else the
+ * run begins at frame 0. */
+static void begin(stream *s)
+{
+	if (!s->continuing)
+		return;
+	const capture_cfg *a = capture_actual(s->cap);
+	s->restart_cpu = sync_now(SYNC_KIND_CPU);
+	s->restarting = 1;
+	s->restart_wakeups = 0;
+	s->npend = 0;
+	s->hold = 0;
+	s->restart_need = (int)(a->buffer / a->period);
+	s->restart_need = s->restart_need < 1 ? 1 : s->restart_need > RESTART_RECORDS ? RESTART_RECORDS : s->restart_need;
+	s->have_hw_base = 0;
+}
+
 static gpointer capture_thread(gpointer data)
 {
 	stream *s = data;
@@ -447,6 +489,7 @@ static gpointer capture_thread(gpointer data)
 	int rc = capture_start(s->cap);
 	if (rc < 0)
 		g_warning("%s: cannot start capture: %s", s->pcm_name, snd_strerror(rc));
+	begin(s);
 	while (!g_atomic_int_get(&s->stop)) {
 		rc = capture_wait(s->cap, 100);
 		int64_t wake = sync_now(SYNC_KIND_CPU);

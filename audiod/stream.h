@@ -75,6 +75,14 @@ typedef struct stream stream;
 int stream_open(const stream_cfg *cfg, GMainContext *main_ctx, stream_event_fn fn, void *user,
 		stream **out, GString *err);
 
+/* Continue the frame numbering of an earlier run of this device (before
+ * stream_start): n >= 2 points (cpu ns, frame) on the line that held then,
+ * e.g. from syncd's audio<k> <-> cpu conversion, which outlives audiod.  The
+ * first run then starts at the frame that line predicts for its first
+ * interrupt, instead of 0, so indices keep meaning the same instants across
+ * a restart of audiod.  Returns 0 or -EINVAL (times not increasing). */
+int stream_continue_numbering(stream *s, const int64_t *cpu, const int64_t *frame, int n);
+
 /* Start the capture thread.  Returns 0 or -errno with the reason in err. */
 int stream_start(stream *s, GString *err);
 

@@ -125,7 +125,8 @@ void ah_start(ah_node *h, int node, const char *tag, const ah_opts *o)
 	 * make overruns the tests did not ask for. */
 	write_file(conf, o->audiod_conf ? o->audiod_conf : "[device.0]\nperiods = 64\n");
 
-	char *sargv[] = {AH_BIN_DIR "/syncd", NULL};
+	/* RBS off: side-by-side test runs must not hear each other. */
+	char *sargv[] = {AH_BIN_DIR "/syncd", "-c", AH_SRC_DIR "/tests/data/syncd-alone.conf", NULL};
 	h->syncd = spawn(h, sargv, "syncd");
 	char ch[16], per[16];
 	g_snprintf(ch, sizeof ch, "%u", h->channels);
@@ -138,9 +139,22 @@ void ah_start(ah_node *h, int node, const char *tag, const ah_opts *o)
 		aargv[n++] = (char *)o->tstamp;
 	}
 	aargv[n] = NULL;
+	g_strfreev(h->audiod_argv);
+	h->audiod_argv = g_strdupv(aargv);
 	h->spawn_host = ah_host_now();
 	h->audiod = spawn(h, aargv, "audiod");
 	ah_wait_frames(4 * h->period);
+}
+
+/* Wait for pid up to ~10 s; SIGKILL after.  Returns the wait status. */
+static int reap(GPid pid);
+
+void ah_restart_audiod(ah_node *h)
+{
+	kill(h->audiod, SIGTERM);
+	int st = reap(h->audiod);
+	AH_REQUIRE(WIFEXITED(st) && WEXITSTATUS(st) == 0, "audiod did not exit cleanly on SIGTERM (status %d)", st);
+	h->audiod = spawn(h, h->audiod_argv, "audiod");
 }
 
 /* Wait for pid up to ~10 s; SIGKILL after.  Returns the wait status. */
@@ -173,6 +187,8 @@ void ah_stop(ah_node *h)
 	}
 	sim_world_free(h->w);
 	sim_scenario_free(h->sc);
+	g_strfreev(h->audiod_argv);
+	h->audiod_argv = NULL;
 	h->w = NULL;
 	h->sc = NULL;
 	/* audiod must stop cleanly (also: no sanitizer report in SANITIZE builds). */

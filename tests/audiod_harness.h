@@ -59,6 +59,7 @@ typedef struct {
 	int64_t epoch;            /* host raw ns of world time 0 */
 	int64_t spawn_host;       /* host raw ns just before audiod was spawned */
 	int64_t f0;               /* world frame of audiod frame 0 (after ah_find_f0) */
+	char **audiod_argv;       /* how audiod was started (for ah_restart_audiod) */
 } ah_node;
 
 /* The test scenario (tests/data/audiod.ini), absolute. */
@@ -68,6 +69,10 @@ const char *ah_scenario(void);
  * $CHORUS_RUN/<tag> and wait until audiod reports frames.  Fails the test
  * on error. */
 void ah_start(ah_node *h, int node, const char *tag, const ah_opts *o);
+
+/* Stop audiod (SIGTERM; it must exit 0) and start it again the same way;
+ * syncd keeps running.  Does not wait for the new audiod. */
+void ah_restart_audiod(ah_node *h);
 
 /* SIGTERM both daemons and reap them (audiod's exit status must be 0),
  * free the world. */

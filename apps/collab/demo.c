@@ -407,5 +407,15 @@ int main(int argc, char **argv)
 	}
 	csim_stop(d.sim);
 	g_free(na);
+	g_free(d.scenario);
+	g_free(d.out);
+	g_free(d.simdir);
+	g_free(d.bin);
+	g_free(d.profile);
+	g_free(d.alsa);
+	g_free(d.collab_conf);
+	g_free(out);
+	g_free(bin);
+	g_free(profile);
 	return rc;
 }

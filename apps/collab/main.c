@@ -66,7 +66,7 @@ static const cfg_entry table[] = {
 	{"collab", "alpha", CFG_DOUBLE, "0.001", 1e-9, 0.5, F(alpha), "level of the solver's chi-square test"},
 	{"collab", "source_plane", CFG_BOOL, "false", 1, 0, F(source_plane), "sources are at height source_z (corrects the 2-D solve)"},
 	{"collab", "source_z", CFG_DOUBLE, "0", -1e4, 1e4, F(source_z), "source height when source_plane, m"},
-	{"collab", "jsonl", CFG_STRING, "", 0, 0, F(jsonl), "JSON-lines file of results; empty = RUN/collab.jsonl"},
+	{"collab", "jsonl", CFG_STRING, "", 0, 0, F(jsonl), "JSON-lines file of results; empty = $STATE_DIRECTORY/collab.jsonl (systemd) or RUN/collab.jsonl"},
 	{"collab", "map", CFG_STRING, "", 0, 0, F(map), "PNG map redrawn as results come; empty = none"},
 	{"collab", "map_every", CFG_INT, "5", 1, 100000, F(map_every), "redraw the map every this many results (and at exit)"},
 	{"collab", "fetch_timeout_ms", CFG_INT, "3000", 100, 60000, F(fetch_timeout_ms), "clip fetch time limit, ms"},
@@ -382,6 +382,11 @@ int main(int argc, char **argv)
 	d.c = d.cfg.speed_of_sound > 0 ? d.cfg.speed_of_sound : d.nodes->c > 0 ? d.nodes->c : 343.0;
 	if (*d.cfg.jsonl) {
 		d.jsonl_path = g_strdup(d.cfg.jsonl);
+	} else if (g_getenv("STATE_DIRECTORY") && *g_getenv("STATE_DIRECTORY")) {
+		/* systemd's StateDirectory=: results outlive reboots */
+		gchar **dirs = g_strsplit(g_getenv("STATE_DIRECTORY"), ":", 2);
+		d.jsonl_path = g_build_filename(dirs[0], "collab.jsonl", NULL);
+		g_strfreev(dirs);
 	} else {
 		char run[DEV_PATH_MAX];
 		if (dev_run_dir(run, sizeof run, &why) < 0) {

@@ -44,7 +44,7 @@ static const cfg_entry table[] = {
 	{"fft", "hop", CFG_INT, "256", 1, 65536, F(hop), "samples between frame starts (<= size)"},
 	{"fft", "window", CFG_STRING, "hann", 1, 0, F(window), "window: rect, hann, hamming or blackman"},
 	{"fft", "plan", CFG_STRING, "measure", 1, 0, F(plan), "FFTW planning: estimate or measure (with wisdom cached)"},
-	{"fft", "wisdom", CFG_STRING, "", 1, 0, F(wisdom), "FFTW wisdom cache file; empty = RUN/fft-wisdom"},
+	{"fft", "wisdom", CFG_STRING, "", 1, 0, F(wisdom), "FFTW wisdom cache file; empty = $CACHE_DIRECTORY/fftw-wisdom (systemd) or RUN/fft-wisdom"},
 	{"fft", "bands", CFG_STRING, "1000-3200, 2000-8000", 1, 0, F(bands), "bands reported on fft/<k>/status, Hz: lo-hi, …"},
 	{"fft", "status_interval", CFG_DOUBLE, "0.5", 0.05, 60, F(status_interval), "seconds between status notifications"},
 	{"fft", "queue", CFG_INT, "1024", 16, 1 << 20, F(queue), "frames queued per subscriber before the oldest is dropped"},
@@ -374,6 +374,11 @@ int main(int argc, char **argv)
 	}
 	if (*f.cfg.wisdom) {
 		f.wisdom = g_strdup(f.cfg.wisdom);
+	} else if (g_getenv("CACHE_DIRECTORY") && *g_getenv("CACHE_DIRECTORY")) {
+		/* systemd's CacheDirectory= (a list; the first): survives reboots */
+		gchar **dirs = g_strsplit(g_getenv("CACHE_DIRECTORY"), ":", 2);
+		f.wisdom = g_build_filename(dirs[0], "fftw-wisdom", NULL);
+		g_strfreev(dirs);
 	} else {
 		char run[DEV_PATH_MAX];
 		if (dev_run_dir(run, sizeof run, &why) < 0) {

@@ -3,7 +3,7 @@
  *   audioget --clock global --from 14:03:21.250 --to 14:03:23.000 -o call.wav
  *   audioget --clock node3:cpu --from 123456789000 --to 123458789000 -o x.flac
  *   audioget --first 480000 --last 528000 --channels 0,2 -o x.wav
- *   audioget --follow > stream.raw
+ *   audioget --follow > stream.raw        (or --follow --wav | aplay)
  *
  * Times are integers in the clock's unit (ns; frames for audio clocks), or
  * for ns clocks that follow UTC (global, realtime) a time of day
@@ -17,6 +17,7 @@
 #include <glib.h>
 #include <math.h>
 #include <sndfile.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@ typedef struct {
 	GMainLoop *loop;
 	const char *out;
 	gboolean follow;
+	gboolean wav;      /* --follow: a streaming WAV header first */
 	SNDFILE *sf;
 	int channels, rate, sample_bytes;
 	char format[16];
@@ -86,6 +88,30 @@ static const char *field(const char *reply, const char *key, char *buf, size_t l
 	return buf;
 }
 
+/* A WAV header for a stream of unknown length: the RIFF and data sizes are
+ * 0xFFFFFFFF, which players read as "until the end" (there is no seeking
+ * back on a pipe to fill them in). */
+static void write_stream_wav_header(getter *g)
+{
+	uint8_t h[44];
+	int fl = !strcmp(g->format, "FLOAT_LE");
+	uint32_t block = (uint32_t)(g->sample_bytes * g->channels);
+	memcpy(h, "RIFF\xff\xff\xff\xffWAVEfmt ", 16);
+	uint32_t v32[] = {16, 0, (uint32_t)g->rate, (uint32_t)g->rate * block};
+	memcpy(h + 16, &v32[0], 4);
+	uint16_t tag = fl ? 3 : 1, ch = (uint16_t)g->channels, ba = (uint16_t)block,
+		 bits = (uint16_t)(8 * g->sample_bytes);
+	memcpy(h + 20, &tag, 2);
+	memcpy(h + 22, &ch, 2);
+	memcpy(h + 24, &v32[2], 4);
+	memcpy(h + 28, &v32[3], 4);
+	memcpy(h + 32, &ba, 2);
+	memcpy(h + 34, &bits, 2);
+	memcpy(h + 36, "data\xff\xff\xff\xff", 8);
+	if (fwrite(h, 1, sizeof h, stdout) != sizeof h)
+		g->rc = 1;
+}
+
 static void on_opened(void *user, int64_t first, int64_t last, uint32_t item_size, const void *reply, size_t len)
 {
 	getter *g = user;
@@ -97,8 +123,11 @@ static void on_opened(void *user, int64_t first, int64_t last, uint32_t item_siz
 	g_strlcpy(g->format, field(r, "format", b, sizeof b) ? b : "?", sizeof g->format);
 	g->sample_bytes = g->channels ? (int)item_size / g->channels : 0;
 	g_free(r);
-	if (g->follow)
+	if (g->follow) {
+		if (g->wav)
+			write_stream_wav_header(g);
 		return;
+	}
 	SF_INFO info = {.samplerate = g->rate, .channels = g->channels};
 	int major = g_str_has_suffix(g->out, ".flac") ? SF_FORMAT_FLAC : SF_FORMAT_WAV;
 	int sub = !strcmp(g->format, "FLOAT_LE") ? SF_FORMAT_FLOAT : g->sample_bytes == 4 ? SF_FORMAT_PCM_32 : SF_FORMAT_PCM_16;
@@ -195,7 +224,7 @@ int main(int argc, char **argv)
 {
 	char *clock = NULL, *from = NULL, *to = NULL, *channels = NULL, *out = NULL;
 	gint64 node = -1, device = 0, first = -1, last = -1;
-	gboolean follow = FALSE;
+	gboolean follow = FALSE, wav = FALSE;
 	GOptionEntry entries[] = {
 		{"node", 'N', 0, G_OPTION_ARG_INT64, &node, "simulated node to ask (sets CHORUS_NODE)", "N"},
 		{"device", 'd', 0, G_OPTION_ARG_INT64, &device, "audio device index (default 0)", "K"},
@@ -207,6 +236,7 @@ int main(int argc, char **argv)
 		{"channels", 0, 0, G_OPTION_ARG_STRING, &channels, "channels to keep, e.g. 0,2", "LIST"},
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &out, "output file (.wav or .flac)", "FILE"},
 		{"follow", 0, 0, G_OPTION_ARG_NONE, &follow, "stream raw interleaved samples to stdout from now on", NULL},
+		{"wav", 0, 0, G_OPTION_ARG_NONE, &wav, "with --follow: a WAV stream (header first) instead of raw", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	GError *err = NULL;
@@ -219,6 +249,10 @@ int main(int argc, char **argv)
 	g_option_context_free(oc);
 	if (!follow && !out) {
 		fprintf(stderr, "audioget: say where to write (-o FILE.wav) or --follow\n");
+		return 2;
+	}
+	if (!follow && first >= 0 && last < 0) {
+		fprintf(stderr, "audioget: a file needs --last with --first (or use --follow)\n");
 		return 2;
 	}
 	if (!follow && !clock && first < 0) {
@@ -247,7 +281,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	getter g = {.loop = g_main_loop_new(NULL, FALSE), .out = out, .follow = follow};
+	getter g = {.loop = g_main_loop_new(NULL, FALSE), .out = out, .follow = follow, .wav = wav};
 	char name[32];
 	g_snprintf(name, sizeof name, "audio/%" G_GINT64_FORMAT "/data", device);
 	const char *why;

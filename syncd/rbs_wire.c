@@ -1,16 +1,18 @@
 /* rbs_wire.c — RBS packet encode/decode and authentication (see rbs_wire.h). */
 #include "syncd/rbs_wire.h"
 
+#include "libdev/le.h"
+
 #include <errno.h>
 #include <glib.h>
 #include <string.h>
 
-static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
-static void put32(uint8_t *p, uint32_t v) { put16(p, (uint16_t)v); put16(p + 2, (uint16_t)(v >> 16)); }
-static void put64(uint8_t *p, uint64_t v) { put32(p, (uint32_t)v); put32(p + 4, (uint32_t)(v >> 32)); }
-static uint16_t get16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static uint32_t get32(const uint8_t *p) { return get16(p) | (uint32_t)get16(p + 2) << 16; }
-static uint64_t get64(const uint8_t *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
+#define put16 le_put16
+#define put32 le_put32
+#define put64 le_put64
+#define get16 le_get16
+#define get32 le_get32
+#define get64 le_get64
 
 static void put_clock(uint8_t *p, sync_clock_id c)
 {

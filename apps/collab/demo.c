@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -176,20 +177,24 @@ static gboolean spawn(demo *d, node_apps *n, int which, GError **err)
 	return ready;
 }
 
-static void stop_pid(pid_t *pid)
+/* CPU seconds used by each app, summed over nodes (from wait4). */
+static double app_cpu_s[N_APPS];
+
+static void stop_pid(pid_t *pid, int which)
 {
 	if (*pid <= 0)
 		return;
+	struct rusage ru;
 	kill(*pid, SIGTERM);
 	for (int i = 0; i < 500; i++) {
-		if (waitpid(*pid, NULL, WNOHANG) == *pid) {
-			*pid = 0;
-			return;
-		}
+		if (wait4(*pid, NULL, WNOHANG, &ru) == *pid)
+			goto reaped;
 		g_usleep(10000);
 	}
 	kill(*pid, SIGKILL);
-	waitpid(*pid, NULL, 0);
+	wait4(*pid, NULL, 0, &ru);
+reaped:
+	app_cpu_s[which] += ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 	*pid = 0;
 }
 
@@ -325,9 +330,10 @@ int main(int argc, char **argv)
 		double t_end = (host_raw() - csim_epoch_ns(d.sim)) * 1e-9;
 		/* Let the last calls finish their trip through collab. */
 		g_usleep(2500000);
+		double ran_s = (host_raw() - csim_epoch_ns(d.sim)) * 1e-9 - t_ready;
 		for (int w = N_APPS; w-- > 0;)
 			for (size_t i = 0; i < nn; i++)
-				stop_pid(&na[i].pid[w]);
+				stop_pid(&na[i].pid[w], w);
 		csim_stop(d.sim);
 		d.sim = NULL;
 
@@ -360,6 +366,11 @@ int main(int argc, char **argv)
 			demo_write_csv(&ev, csv);
 			printf("chorus demo: %s, %zu nodes, %.0f s, audio %d Hz\n\n", d.scenario, nn, duration, rate);
 			demo_print(&ev, !quiet, stdout);
+			/* CPU of the services, per node, as a share of one core (for
+			 * fft + detect this is the real-time factor at this rate). */
+			printf("  cpu per node (%% of one core, %.0f s)  audiod %.2f  fft %.2f  detect %.2f  collab %.2f\n", ran_s,
+			       100 * app_cpu_s[A_AUDIOD] / (nn * ran_s), 100 * app_cpu_s[A_FFT] / (nn * ran_s),
+			       100 * app_cpu_s[A_DETECT] / (nn * ran_s), 100 * app_cpu_s[A_COLLAB] / (nn * ran_s));
 			GString *table = g_string_new(NULL);
 			csim_truth_report(r.truth, table, scsv);
 			printf("\nsync errors (chorus-sim truth)\n%s", table->str);
@@ -401,7 +412,7 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < nn; i++) {
 		for (int w = N_APPS; w-- > 0;)
-			stop_pid(&na[i].pid[w]);
+			stop_pid(&na[i].pid[w], w);
 		g_free(na[i].det_jsonl);
 		g_free(na[i].res_jsonl);
 	}

@@ -40,3 +40,11 @@ $(B)/tests/test_collab_sim: $(B)/tests/test_collab_sim.o | $(B)/bin/chorus-demo 
 		$(B)/bin/fft $(B)/bin/detect $(B)/bin/collab $(SIM_PLUGIN) $(SIM_CONF)
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0) -lm
+
+# bench/apps: fft + detect real-time factor, and accuracy/latency of the real
+# services on three simulated fields through chorus-demo.
+BENCHES += $(B)/bench/apps
+$(B)/bench/apps: $(B)/bench/apps.o $(B)/libdetect.a $(B)/libfftmsg.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libsim.a \
+		| $(B)/bin/chorus-demo
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,glib-2.0 gsl fftw3f sndfile) -lm

@@ -1,0 +1,287 @@
+/* bench/apps.c — the applications' numbers (issue 6):
+ *
+ *  1. fft + detect CPU per second of audio at 48 kHz (real-time factor):
+ *     the daemons' work — STFT, band-power frames through the wire codec,
+ *     detector, best-of-templates onset with overlap search — in one
+ *     process on 2 minutes of synthetic frog calls at 10 dB, without IPC;
+ *  2. the real services on simulated fields through chorus-demo
+ *     (default.ini, line.ini, outside.ini; CHORUS_BENCH_APPS_SECONDS each,
+ *     default 60): detection recall and false alarms, calls located,
+ *     localization error median/p90 (inside and outside the array), latency
+ *     from the end of a call to its position on collab/events p50/p95, and
+ *     each service's CPU share per node at 16 kHz (IPC included).
+ * Prints tables; writes $CHORUS_BENCH_OUT/apps.csv.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <glib.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
+#include "apps/detect/profile.h"
+#include "apps/detect/refine.h"
+#include "apps/dsp/detector.h"
+#include "apps/dsp/stft.h"
+#include "apps/fft/frames.h"
+#include "sim/waveform.h"
+
+static double cpu_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* 1. fft + detect in process at `rate`. Returns CPU s per s of audio. */
+static double rtf(double rate, int size, int hop, int *calls_found, int *calls)
+{
+	det_profile prof;
+	GError *err = NULL;
+	if (!det_profile_load(&prof, "apps/profiles/frog.ini", &err)) {
+		fprintf(stderr, "bench/apps: %s\n", err->message);
+		exit(1);
+	}
+	const double secs = 120;
+	size_t n = (size_t)(secs * rate);
+	float *x = g_new(float, n);
+	gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng_set(g, 5);
+	double sigma = 0.01;
+	for (size_t i = 0; i < n; i++)
+		x[i] = (float)gsl_ran_gaussian_ziggurat(g, sigma);
+	sim_wave_params wp = {.kind = SIM_WAVE_PULSE_TRAIN, .carrier_hz = 1800, .pulse_ms = 6, .pulse_interval_ms = 30, .pulses = 10};
+	sim_wave *w = sim_wave_new(&wp, rate, NULL);
+	double len = sim_wave_length_s(w), pw = 0;
+	for (int i = 0; i < (int)(len * rate); i++)
+		pw += pow(sim_wave_eval(w, i / rate), 2);
+	pw /= len * rate;
+	double amp = sqrt(10 * sigma * sigma * (prof.f_hi - prof.f_lo) / (rate / 2) / pw);
+	*calls = 0;
+	for (double t = 1.5; t < secs - 1; t += 2.0, (*calls)++)
+		for (size_t i = (size_t)(t * rate); i < (size_t)((t + len) * rate); i++)
+			x[i] += (float)(amp * sim_wave_eval(w, i / rate - t));
+	sim_wave_free(w);
+
+	double c0 = cpu_now();
+	dsp_stft_params sp;
+	dsp_stft_params_default(&sp);
+	sp.size = size;
+	sp.hop = hop;
+	sp.rate = rate;
+	dsp_stft *s = dsp_stft_new(&sp, 0, NULL);
+	dsp_det_params dp;
+	det_profile_detector(&prof, rate, &dp);
+	dsp_detector *det = dsp_detector_new(&dp, size, hop, NULL);
+	int nt = det_profile_n_templates(&prof);
+	float *h[DET_MAX_TEMPLATES];
+	size_t m[DET_MAX_TEMPLATES];
+	for (int t = 0; t < nt; t++)
+		h[t] = det_profile_render(&prof, t, rate, &m[t], NULL);
+	const char *why;
+	det_refiner *ref = det_refiner_new(h, m, nt, &why);
+	const float *win = dsp_stft_window(s);
+	double ss = 0;
+	for (int i = 0; i < size; i++)
+		ss += (double)win[i] * win[i];
+	int nb = size / 2 + 1;
+	float *P = g_new(float, nb), *Q = g_new(float, nb);
+	uint8_t *buf = g_malloc(fft_frame_bytes((uint32_t)nb));
+	*calls_found = 0;
+	for (size_t pos = 0; pos < n; pos += (size_t)(rate / 100)) { /* 10 ms periods, as audiod delivers */
+		size_t k = MIN((size_t)(rate / 100), n - pos);
+		dsp_stft_push(s, x + pos, k);
+		dsp_frame f;
+		while (dsp_stft_next(s, &f) == 1) {
+			for (int b = 0; b < nb; b++)
+				P[b] = (float)((b == 0 || b == nb - 1 ? 1 : 2) *
+					       ((double)f.X[b][0] * f.X[b][0] + (double)f.X[b][1] * f.X[b][1]) / (size * ss));
+			fft_frame_msg fm = {.first = f.first, .size = (uint32_t)size, .hop = (uint32_t)hop, .nbins = (uint32_t)nb,
+					    .rate = rate, .P = P};
+			size_t bl = (size_t)fft_frame_encode(&fm, buf, fft_frame_bytes((uint32_t)nb));
+			fft_frame_msg d;
+			fft_frame_decode(buf, bl, &d, Q, (size_t)nb, &why);
+			dsp_event ev;
+			if (dsp_detector_feed(det, d.first, fft_frame_band(&d, prof.f_lo, prof.f_hi), &ev) == 1) {
+				int pre = MAX((int)ceil(prof.pre_ms * 1e-3 * rate), 64);
+				int64_t first = ev.onset - size - pre;
+				int lag_all = (int)(ev.end - first) + size / 2;
+				size_t cn = (size_t)lag_all + det_refiner_max_len(ref) + (size_t)pre;
+				float *clip = g_new0(float, cn);
+				for (size_t i = 0; i < cn; i++)
+					if (first + (int64_t)i >= 0 && first + (int64_t)i < (int64_t)n)
+						clip[i] = x[first + (int64_t)i];
+				det_refine_result rr, all[DET_REFINE_MAX];
+				if (det_refine(ref, clip, cn, pre / 2, size * 3 / 2 + pre, prof.min_enr_db, &rr, &why) == 0) {
+					(*calls_found)++;
+					det_refine_subtract(ref, clip, cn, &rr);
+					det_refine_all(ref, clip, cn, pre / 2, lag_all, all);
+				}
+				g_free(clip);
+			}
+		}
+	}
+	double c1 = cpu_now();
+	for (int t = 0; t < nt; t++)
+		g_free(h[t]);
+	det_refiner_free(ref);
+	dsp_detector_free(det);
+	dsp_stft_free(s);
+	det_profile_clear(&prof);
+	g_free(P);
+	g_free(Q);
+	g_free(buf);
+	g_free(x);
+	gsl_rng_free(g);
+	return (c1 - c0) / secs;
+}
+
+typedef struct {
+	const char *scenario;
+	double recall, fa_per_min, located, med, p90, med_in, p90_in, med_out, p90_out, lat50, lat95;
+	double cpu[4];
+	int n_in, n_out, ok;
+} acc_row;
+
+static double after(const char *text, const char *key)
+{
+	const char *p = text ? strstr(text, key) : NULL;
+	return p ? g_ascii_strtod(p + strlen(key), NULL) : NAN;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double q(double *v, int n, double p)
+{
+	if (n == 0)
+		return NAN;
+	qsort(v, (size_t)n, sizeof *v, cmp);
+	double h = p * (n - 1);
+	int i = (int)floor(h);
+	return i + 1 < n ? v[i] + (h - i) * (v[i + 1] - v[i]) : v[n - 1];
+}
+
+/* 2. One chorus-demo run. */
+static void accuracy(const char *scenario, const char *seconds, const char *outdir, acc_row *r)
+{
+	memset(r, 0, sizeof *r);
+	r->scenario = scenario;
+	char *out = g_build_filename(outdir, "apps-demo", NULL);
+	gchar *argv[] = {"build/bin/chorus-demo", (gchar *)scenario, "--duration", (gchar *)seconds, "--out", out, "-q", NULL};
+	gchar *so = NULL;
+	gint st;
+	if (!g_spawn_sync(NULL, argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &so, NULL, &st, NULL) ||
+	    !g_spawn_check_wait_status(st, NULL)) {
+		fprintf(stderr, "bench/apps: chorus-demo %s failed\n", scenario);
+		g_free(out);
+		g_free(so);
+		return;
+	}
+	r->ok = 1;
+	r->recall = after(so, "arrivals = ");
+	r->fa_per_min = after(strstr(so, "false alarms"), "node-minutes = ");
+	r->located = after(strstr(so, "calls located"), " = ");
+	r->lat50 = after(so, "collab/events  p50 ");
+	r->lat95 = after(strstr(so, "collab/events  p50"), "s, p95 ");
+	const char *cpu = strstr(so, "cpu per node");
+	r->cpu[0] = after(cpu, "audiod ");
+	r->cpu[1] = after(cpu, "fft ");
+	r->cpu[2] = after(cpu, "detect ");
+	r->cpu[3] = after(cpu, "collab ");
+	char *csv = g_build_filename(out, "calls.csv", NULL), *text = NULL;
+	double all[1000], in[1000], outv[1000];
+	int na = 0, ni = 0, no = 0;
+	if (g_file_get_contents(csv, &text, NULL, NULL)) {
+		gchar **lines = g_strsplit(text, "\n", -1);
+		for (gchar **l = lines + 1; *l && **l && na < 1000; l++) {
+			gchar **f = g_strsplit(*l, ",", -1);
+			if (g_strv_length(f) >= 17 && atoi(f[7])) {
+				double e = g_ascii_strtod(f[10], NULL);
+				all[na++] = e;
+				if (atoi(f[5]))
+					in[ni++] = e;
+				else
+					outv[no++] = e;
+			}
+			g_strfreev(f);
+		}
+		g_strfreev(lines);
+	}
+	r->med = q(all, na, 0.5);
+	r->p90 = q(all, na, 0.9);
+	r->med_in = q(in, ni, 0.5);
+	r->p90_in = q(in, ni, 0.9);
+	r->med_out = q(outv, no, 0.5);
+	r->p90_out = q(outv, no, 0.9);
+	r->n_in = ni;
+	r->n_out = no;
+	g_free(text);
+	g_free(csv);
+	g_free(so);
+	g_free(out);
+}
+
+int main(void)
+{
+	const char *dir = g_getenv("CHORUS_BENCH_OUT") ? g_getenv("CHORUS_BENCH_OUT") : "bench-out";
+	const char *secs = g_getenv("CHORUS_BENCH_APPS_SECONDS") ? g_getenv("CHORUS_BENCH_APPS_SECONDS") : "60";
+	g_mkdir_with_parents(dir, 0755);
+	char *csvp = g_build_filename(dir, "apps.csv", NULL);
+	FILE *csv = fopen(csvp, "w");
+	if (!csv) {
+		fprintf(stderr, "bench/apps: cannot write %s\n", csvp);
+		return 1;
+	}
+	fprintf(csv, "what,scenario,rate_hz,value,unit\n");
+
+	printf("fft + detect in one process (no IPC), frog profile, calls at 10 dB every 2 s\n");
+	printf("%8s %6s %6s %14s %8s\n", "rate_hz", "size", "hop", "cpu_per_s_audio", "found");
+	const struct {
+		double rate;
+		int size, hop;
+	} cfg[] = {{48000, 1024, 256}, {48000, 2048, 512}, {16000, 1024, 256}};
+	for (size_t i = 0; i < G_N_ELEMENTS(cfg); i++) {
+		int found, calls;
+		double f = rtf(cfg[i].rate, cfg[i].size, cfg[i].hop, &found, &calls);
+		printf("%8.0f %6d %6d %14.5f %4d/%-3d\n", cfg[i].rate, cfg[i].size, cfg[i].hop, f, found, calls);
+		fprintf(csv, "rtf_fft_detect_size%d_hop%d,-,%.0f,%.6f,cpu_s_per_audio_s\n", cfg[i].size, cfg[i].hop, cfg[i].rate, f);
+	}
+
+	printf("\nreal services on simulated fields (chorus-demo, %s s each, audio 16 kHz)\n", secs);
+	printf("%-28s %6s %6s %6s %9s %9s %9s %9s %9s %9s %7s %7s %18s\n", "scenario", "recall", "fa/min", "located",
+	       "med_m", "p90_m", "in_med", "in_p90", "out_med", "out_p90", "lat50_s", "lat95_s", "cpu% fft/detect");
+	const char *sc[] = {"sim/scenarios/default.ini", "sim/scenarios/line.ini", "sim/scenarios/outside.ini"};
+	for (size_t i = 0; i < G_N_ELEMENTS(sc); i++) {
+		acc_row r;
+		accuracy(sc[i], secs, dir, &r);
+		if (!r.ok) {
+			printf("%-28s failed\n", sc[i]);
+			continue;
+		}
+		printf("%-28s %6.3f %6.2f %7.3f %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f %7.3f %7.3f %8.2f/%.2f\n", sc[i], r.recall,
+		       r.fa_per_min, r.located, r.med, r.p90, r.med_in, r.p90_in, r.med_out, r.p90_out, r.lat50, r.lat95,
+		       r.cpu[1], r.cpu[2]);
+		const char *base = strrchr(sc[i], '/') + 1;
+		fprintf(csv, "recall,%s,16000,%.4f,fraction\nfalse_alarms,%s,16000,%.3f,per_node_minute\n"
+			     "located,%s,16000,%.4f,fraction\nerror_median,%s,16000,%.5f,m\nerror_p90,%s,16000,%.5f,m\n"
+			     "error_inside_median,%s,16000,%.5f,m\nerror_inside_p90,%s,16000,%.5f,m\n"
+			     "error_outside_median,%s,16000,%.5f,m\nerror_outside_p90,%s,16000,%.5f,m\n"
+			     "latency_p50,%s,16000,%.4f,s\nlatency_p95,%s,16000,%.4f,s\n"
+			     "cpu_audiod,%s,16000,%.3f,percent_core\ncpu_fft,%s,16000,%.3f,percent_core\n"
+			     "cpu_detect,%s,16000,%.3f,percent_core\ncpu_collab,%s,16000,%.3f,percent_core\n",
+			base, r.recall, base, r.fa_per_min, base, r.located, base, r.med, base, r.p90, base, r.med_in, base,
+			r.p90_in, base, r.med_out, base, r.p90_out, base, r.lat50, base, r.lat95, base, r.cpu[0], base,
+			r.cpu[1], base, r.cpu[2], base, r.cpu[3]);
+	}
+	fclose(csv);
+	printf("\nCSV: %s\n", csvp);
+	g_free(csvp);
+	return 0;
+}

@@ -108,7 +108,7 @@ static double rtf(double rate, int size, int hop, int *calls_found, int *calls)
 			if (dsp_detector_feed(det, d.first, fft_frame_band(&d, prof.f_lo, prof.f_hi), &ev) == 1) {
 				int pre = MAX((int)ceil(prof.pre_ms * 1e-3 * rate), 64);
 				int64_t first = ev.onset - size - pre;
-				int lag_all = (int)(ev.end - first) + size / 2;
+				int lag_all = MAX((int)(ev.end - first) - (int)(prof.min_dur_s * rate), size * 3 / 2 + pre);
 				size_t cn = (size_t)lag_all + det_refiner_max_len(ref) + (size_t)pre;
 				float *clip = g_new0(float, cn);
 				for (size_t i = 0; i < cn; i++)

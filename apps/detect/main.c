@@ -177,28 +177,17 @@ static gboolean finish_idle(gpointer data)
 	if (!*p->note && d->ref && p->got == p->n) {
 		if (det_refine(d->ref, p->clip, p->n, p->lag_lo, p->lag_hi, d->prof.min_enr_db, &rr, &why) == 0) {
 			ok = TRUE;
-			/* Two calls of different templates overlapping in time make
-			 * one energy event.  Subtract the call found and look for the
-			 * other templates in the residual (successive cancellation:
-			 * a template merely similar to the call found matches its
-			 * energy, not the residual's), up to one call per template. */
+			/* Calls overlapping in time make one energy event.  Subtract
+			 * the call found and look for the
+			 * templates in the residual (successive cancellation; the
+			 * same template again for two calls of one species). */
 			float *res = g_memdup2(p->clip, p->n * sizeof(float));
-			det_refine_result cur = rr;
-			int used = 1 << rr.template_id;
-			while (det_refine_subtract(d->ref, res, p->n, &cur) == 0) {
-				det_refine_result all[DET_REFINE_MAX];
-				int nt = det_refine_all(d->ref, res, p->n, p->lag_lo, p->lag_hi_all, all), best = -1;
-				for (int i = 0; i < nt; i++)
-					if (all[i].template_id && !(used & (1 << all[i].template_id)) &&
-					    all[i].r.enr_db >= d->prof.overlap_enr_db &&
-					    (best < 0 || all[i].r.enr_db > all[best].r.enr_db))
-						best = i;
-				if (best < 0)
-					break;
-				cur = all[best];
-				used |= 1 << cur.template_id;
+			det_refine_result more[DET_REFINE_MAX];
+			int nm = det_refine_overlaps(d->ref, res, p->n, p->lag_lo, p->lag_hi_all, &rr, d->prof.overlap_enr_db,
+						     d->prof.overlap_explained, 0.002 * d->rate, more, DET_REFINE_MAX);
+			for (int i = 0; i < nm; i++) {
 				d->overlaps++;
-				publish(d, p, &cur, TRUE);
+				publish(d, p, &more[i], TRUE);
 			}
 			g_free(res);
 		} else {
@@ -283,9 +272,12 @@ static void on_call(detectd *d, const dsp_event *de)
 	p->clip_first = de->onset - d->size - pre;
 	p->lag_lo = pre / 2;
 	p->lag_hi = (int)(d->size * 3 / 2) + pre;
-	/* Another call overlapping this one (other templates) may start
-	 * anywhere up to the event's end. */
-	p->lag_hi_all = (int)(de->end - p->clip_first) + (int)d->size / 2;
+	/* Another call overlapping this one starts inside the event: at least
+	 * a shortest call before its end (the clip reaches further, into what
+	 * may be the next call, which is the next event's). */
+	p->lag_hi_all = (int)(de->end - p->clip_first) - (int)(d->prof.min_dur_s * d->rate);
+	if (p->lag_hi_all < p->lag_hi)
+		p->lag_hi_all = p->lag_hi;
 	p->n = (size_t)p->lag_hi_all + mlen + (size_t)pre;
 	p->clip = g_new0(float, p->n);
 	d->pending = g_list_append(d->pending, p);

@@ -9,7 +9,7 @@
 #include "libcfg/cfg.h"
 
 #define PER_T 15
-#define N_FIXED 13
+#define N_FIXED 14
 #define N_TABLE (N_FIXED + DET_MAX_TEMPLATES * PER_T)
 
 static cfg_entry table[N_TABLE];
@@ -33,6 +33,7 @@ static const cfg_entry *get_table(void)
 	table[i++] = (cfg_entry){"detector", "warmup", CFG_DOUBLE, "0.5", 0.01, 60, F(warmup_s), "floor learned before detecting, s"};
 	table[i++] = (cfg_entry){"refine", "pre_ms", CFG_DOUBLE, "8", 2, 1000, F(pre_ms), "noise fetched before the earliest possible onset, ms"};
 	table[i++] = (cfg_entry){"refine", "overlap_enr_db", CFG_DOUBLE, "25", 0, 200, F(overlap_enr_db), "another template matching the residual (the call found subtracted) this well is a second, overlapping call, dB"};
+	table[i++] = (cfg_entry){"refine", "overlap_explained", CFG_DOUBLE, "0.5", 0, 1, F(overlap_explained), "… and explaining at least this fraction of the residual's energy under it"};
 	table[i++] = (cfg_entry){"refine", "min_enr_db", CFG_DOUBLE, "12", -20, 100, F(min_enr_db), "weaker matches keep the coarse onset, dB"};
 	for (int k = 0; k < DET_MAX_TEMPLATES; k++) {
 		g_snprintf(groups[k], sizeof groups[k], "template.%d", k + 1);

@@ -38,7 +38,8 @@ typedef struct {
 	double on_db, off_db, min_dur_s, max_dur_s, hangover_s, floor_tau_s, warmup_s;
 	double pre_ms;           /* audio fetched before the coarse onset's uncertainty, ms */
 	double min_enr_db;       /* a match weaker than this keeps the coarse onset, dB */
-	double overlap_enr_db;   /* another template matching the residual this well is a second, overlapping call, dB */
+	double overlap_enr_db;   /* another template matching the residual this well … */
+	double overlap_explained;/* … and explaining this fraction of the energy under it is a second, overlapping call */
 	det_template_cfg tmpl[DET_MAX_TEMPLATES];
 	char *dir;               /* the profile's directory (for template files) */
 } det_profile;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <glib.h>
+
 #include "apps/dsp/synth.h"
 
 struct det_refiner {
@@ -99,8 +101,17 @@ int det_refine_all(det_refiner *r, const float *x, size_t n, int lag_lo, int lag
 	for (int i = 0; i < r->n; i++) {
 		all[i].template_id = 0;
 		all[i].length = r->m[i];
-		if (r->m[i] <= n && dsp_onset_refine(r->o[i], x, n, lag_lo, lag_hi, &all[i].r, &why) == 0)
+		all[i].explained = 0;
+		if (r->m[i] <= n && dsp_onset_refine(r->o[i], x, n, lag_lo, lag_hi, &all[i].r, &why) == 0) {
 			all[i].template_id = i + 1;
+			double hh = 0, xx = 0;
+			for (size_t j = 0; j < r->m[i]; j++)
+				hh += (double)r->h[i][j] * r->h[i][j];
+			int64_t k0 = (int64_t)floor(all[i].r.tau);
+			for (int64_t k = MAX(k0, 0); k < k0 + (int64_t)r->m[i] && k < (int64_t)n; k++)
+				xx += (double)x[k] * x[k];
+			all[i].explained = xx > 0 ? fmin(1.0, all[i].r.amp * all[i].r.amp * hh / xx) : 0;
+		}
 	}
 	return r->n;
 }
@@ -127,6 +138,73 @@ int det_refine_subtract(det_refiner *r, float *x, size_t n, const det_refine_res
 		if (k >= 0 && k < (int64_t)n)
 			x[k] -= (float)(res->r.amp * y[i]);
 	}
+	/* What is left of the call is mostly first order: a slightly wrong
+	 * amplitude and shift, and the sound card's rate error (tens of ppm
+	 * stretch the call by a fraction of a sample over its length, which at
+	 * 60 dB ENR leaves a residual a template could match at 40 dB).  Fit the
+	 * residual on y, y' and j*y' (amplitude, shift, stretch) by least
+	 * squares and subtract that too. */
+	double G[3][3] = {{0}}, v[3] = {0};
+	for (size_t i = 1; i + 1 < len; i++) {
+		int64_t k = (int64_t)base - (int64_t)pad + (int64_t)i;
+		if (k < 0 || k >= (int64_t)n)
+			continue;
+		double d = 0.5 * ((double)y[i + 1] - y[i - 1]), b[3] = {y[i], d, d * ((double)i - pad)};
+		for (int a = 0; a < 3; a++) {
+			v[a] += b[a] * x[k];
+			for (int c = 0; c < 3; c++)
+				G[a][c] += b[a] * b[c];
+		}
+	}
+	/* 3x3 solve by Cramer's rule (well conditioned: the bases are nearly
+	 * orthogonal for an oscillating call) */
+	double det = G[0][0] * (G[1][1] * G[2][2] - G[1][2] * G[2][1]) - G[0][1] * (G[1][0] * G[2][2] - G[1][2] * G[2][0]) +
+		     G[0][2] * (G[1][0] * G[2][1] - G[1][1] * G[2][0]);
+	if (fabs(det) > 0) {
+		double cf[3];
+		for (int c = 0; c < 3; c++) {
+			double M[3][3];
+			memcpy(M, G, sizeof M);
+			for (int a = 0; a < 3; a++)
+				M[a][c] = v[a];
+			cf[c] = (M[0][0] * (M[1][1] * M[2][2] - M[1][2] * M[2][1]) - M[0][1] * (M[1][0] * M[2][2] - M[1][2] * M[2][0]) +
+				 M[0][2] * (M[1][0] * M[2][1] - M[1][1] * M[2][0])) / det;
+		}
+		for (size_t i = 1; i + 1 < len; i++) {
+			int64_t k = (int64_t)base - (int64_t)pad + (int64_t)i;
+			if (k < 0 || k >= (int64_t)n)
+				continue;
+			double d = 0.5 * ((double)y[i + 1] - y[i - 1]);
+			x[k] -= (float)(cf[0] * y[i] + cf[1] * d + cf[2] * d * ((double)i - pad));
+		}
+	}
 	free(y);
 	return 0;
+}
+
+int det_refine_overlaps(det_refiner *r, float *x, size_t n, int lag_lo, int lag_hi, const det_refine_result *primary,
+			double min_enr_db, double min_explained, double min_sep, det_refine_result *out, int max)
+{
+	det_refine_result cur = *primary, all[DET_REFINE_MAX];
+	int found = 0;
+	while (found < max && det_refine_subtract(r, x, n, &cur) == 0) {
+		int nt = det_refine_all(r, x, n, lag_lo, lag_hi, all), best = -1;
+		for (int i = 0; i < nt; i++) {
+			if (!all[i].template_id || all[i].r.enr_db < min_enr_db || all[i].explained < min_explained)
+				continue;
+			/* The same template again only half a call or more away: a
+			 * periodic call's side peaks (one pulse interval off) feed on
+			 * what is left of the call subtracted. */
+			double sep = fmax(min_sep, 0.5 * (double)all[i].length);
+			int near = fabs(all[i].r.tau - primary->r.tau) < sep && all[i].template_id == primary->template_id;
+			for (int k = 0; k < found; k++)
+				near |= fabs(all[i].r.tau - out[k].r.tau) < sep && all[i].template_id == out[k].template_id;
+			if (!near && (best < 0 || all[i].r.enr_db > all[best].r.enr_db))
+				best = i;
+		}
+		if (best < 0)
+			break;
+		cur = out[found++] = all[best];
+	}
+	return found;
 }

@@ -19,6 +19,9 @@ typedef struct {
 	int template_id;          /* 1-based template that won */
 	dsp_onset_result r;       /* its onset: tau (samples from clip[0]), se, ENR … */
 	size_t length;            /* its length, samples */
+	double explained;         /* fraction of the clip's energy under the template that the
+	                           * fitted template explains, amp^2 sum h^2 / sum x^2 (0..1;
+	                           * filled by det_refine_all) */
 } det_refine_result;
 
 /* A refiner for n templates (h[i], m[i] samples; copied).  Returns it, or
@@ -47,5 +50,17 @@ int det_refine_subtract(det_refiner *r, float *x, size_t n, const det_refine_res
 /* Every template's own best match (all[i] for template i + 1; all[i].template_id
  * is 0 when it did not match at all).  Returns the number of templates. */
 int det_refine_all(det_refiner *r, const float *x, size_t n, int lag_lo, int lag_hi, det_refine_result *all);
+
+/* Other calls overlapping the one found (`primary`) in clip x (n samples,
+ * modified: each call found is subtracted): successive cancellation.  After
+ * each subtraction every template is matched again in [lag_lo, lag_hi]; the
+ * best match counts as a further call when its ENR >= min_enr_db, it explains
+ * at least `min_explained` of the energy under it (at high SNR a wrong
+ * template reaches a large ENR on any call's energy — the remains of the one
+ * subtracted, the tail of a previous call — but explains little of it), and
+ * it starts at least max(min_sep, half the template) samples from every call
+ * found of the same template.  Up to max calls go to out[].  Returns how many. */
+int det_refine_overlaps(det_refiner *r, float *x, size_t n, int lag_lo, int lag_hi, const det_refine_result *primary,
+			double min_enr_db, double min_explained, double min_sep, det_refine_result *out, int max);
 
 #endif

@@ -397,8 +397,9 @@ static int status_text(void *user, GString *out)
 			       " malformed=%" G_GUINT64_FORMAT "\n", tsrc_name(st.source), *st.source_path ? " path=" : "",
 			       st.source_path, st.records, st.records_lost, st.malformed);
 	if (timehist_current(d->th, &c) == 0)
-		g_string_append_printf(out, "fit ns_per_frame=%.9f rate=%.6f residual_ns=%.1f n=%u segment=%u\n", c.slope,
-				       1e9 / c.slope, c.rms, c.n, timehist_segment(d->th));
+		g_string_append_printf(out, "fit ns_per_frame=%.9f rate=%.6f rate_se_ppm=%.4f residual_ns=%.1f n=%u segment=%u\n",
+				       c.slope, 1e9 / c.slope, sqrt(c.var_s) / c.slope * 1e6, c.rms, c.n,
+				       timehist_segment(d->th));
 	else
 		g_string_append_printf(out, "fit none yet segment=%u\n", timehist_segment(d->th));
 	g_string_append_printf(out, "latency_us p50=%.1f p99=%.1f max=%.1f wakeups=%" G_GUINT64_FORMAT " rt=%s\n",

@@ -94,6 +94,12 @@ void collab_result_json(const collab_result *r, GString *o)
 	g_string_append(o, "}");
 }
 
+static gint cmp_double(gconstpointer a, gconstpointer b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
 double collab_json_number(const char *line, const char *key)
 {
 	char pat[64];
@@ -110,21 +116,45 @@ int collab_map(const char *jsonl, const collab_nodes *nodes, const char *png, co
 	       size_t len)
 {
 	char *text = NULL;
-	GString *est = g_string_new(NULL), *nod = g_string_new(NULL), *src = g_string_new(NULL);
+	GString *est = g_string_new(NULL), *bad = g_string_new(NULL), *nod = g_string_new(NULL), *src = g_string_new(NULL);
+	GArray *majors = g_array_new(FALSE, FALSE, sizeof(double));
+	gchar **lines = NULL;
 	if (g_file_get_contents(jsonl, &text, NULL, NULL)) {
-		gchar **lines = g_strsplit(text, "\n", -1);
-		for (gchar **l = lines; *l; l++) {
-			double x = collab_json_number(*l, "x"), y = collab_json_number(*l, "y"), ma = collab_json_number(*l, "ell95_major"), mi = collab_json_number(*l, "ell95_minor"),
-			       an = collab_json_number(*l, "ell95_angle_deg");
-			if (!isfinite(x) || !isfinite(y))
-				continue;
-			/* gnuplot's ellipses take full axes (diameters) in degrees. */
-			g_string_append_printf(est, "%.4f %.4f %.4f %.4f %.2f\n", x, y, isfinite(ma) ? 2 * ma : 0,
-					       isfinite(mi) ? 2 * mi : 0, isfinite(an) ? an : 0);
-		}
-		g_strfreev(lines);
+		lines = g_strsplit(text, "\n", -1);
 		g_free(text);
+		for (gchar **l = lines; *l; l++) {
+			double ma = collab_json_number(*l, "ell95_major");
+			if (isfinite(ma) && strstr(*l, "\"status\":\"ok\""))
+				g_array_append_val(majors, ma);
+		}
 	}
+	/* Ellipses of millimetres vanish on a map of tens of metres: magnify
+	 * them (by a round factor, said in the key) so the median one is about
+	 * 1.5 % of the field across. */
+	double span = 1;
+	for (guint i = 0; i < nodes->nodes->len; i++)
+		for (guint j = 0; j < nodes->nodes->len; j++)
+			span = fmax(span, fabs(g_array_index(nodes->nodes, collab_node, i).pos[0] -
+					       g_array_index(nodes->nodes, collab_node, j).pos[0]));
+	double mag = 1;
+	if (majors->len) {
+		g_array_sort(majors, (GCompareFunc)cmp_double);
+		double med = g_array_index(majors, double, majors->len / 2);
+		while (med * mag * 10 <= 0.015 * span && mag < 1e6)
+			mag *= 10;
+	}
+	g_array_free(majors, TRUE);
+	for (gchar **l = lines; l && *l; l++) {
+		double x = collab_json_number(*l, "x"), y = collab_json_number(*l, "y"), ma = collab_json_number(*l, "ell95_major"),
+		       mi = collab_json_number(*l, "ell95_minor"), an = collab_json_number(*l, "ell95_angle_deg");
+		if (!isfinite(x) || !isfinite(y))
+			continue;
+		/* gnuplot's ellipses take full axes (diameters) in degrees;
+		 * results that failed the consistency test are drawn apart. */
+		g_string_append_printf(strstr(*l, "\"status\":\"ok\"") ? est : bad, "%.4f %.4f %.4f %.4f %.2f\n", x, y,
+				       isfinite(ma) ? 2 * ma * mag : 0, isfinite(mi) ? 2 * mi * mag : 0, isfinite(an) ? an : 0);
+	}
+	g_strfreev(lines);
 	for (guint i = 0; i < nodes->nodes->len; i++) {
 		const collab_node *n = &g_array_index(nodes->nodes, collab_node, i);
 		g_string_append_printf(nod, "%.3f %.3f %u\n", n->pos[0], n->pos[1], n->id);
@@ -139,19 +169,25 @@ int collab_map(const char *jsonl, const collab_nodes *nodes, const char *png, co
 		return -EIO;
 	}
 	char *fe = g_build_filename(dir, "est.dat", NULL), *fn = g_build_filename(dir, "nodes.dat", NULL),
-	     *fs = g_build_filename(dir, "truth.dat", NULL), *fg = g_build_filename(dir, "map.gp", NULL);
+	     *fs = g_build_filename(dir, "truth.dat", NULL), *fg = g_build_filename(dir, "map.gp", NULL),
+	     *fb = g_build_filename(dir, "bad.dat", NULL);
 	g_file_set_contents(fe, est->len ? est->str : "nan nan 0 0 0\n", -1, NULL);
+	g_file_set_contents(fb, bad->len ? bad->str : "nan nan 0 0 0\n", -1, NULL);
 	g_file_set_contents(fn, nod->str, -1, NULL);
 	g_file_set_contents(fs, src->len ? src->str : "nan nan\n", -1, NULL);
+	char magtxt[32] = "";
+	if (mag > 1)
+		g_snprintf(magtxt, sizeof magtxt, " (x%.0f)", mag);
 	char *gp = g_strdup_printf(
 		"set terminal pngcairo size 900,800 noenhanced\nset output '%s'\nset title '%s'\n"
 		"set size ratio -1\nset grid\nset xlabel 'x (m)'\nset ylabel 'y (m)'\nset key outside bottom center horizontal\n"
 		"plot '%s' using 1:2 with points pt 5 ps 1.5 lc rgb '#1f4e79' title 'nodes', "
 		"'' using 1:2:3 with labels offset 1.2,1.2 notitle, "
 		"'%s' using 1:2 with points pt 6 ps 3 lw 2 lc rgb '#2ca02c' title 'true sources', "
-		"'%s' using 1:2:3:4:5 with ellipses lc rgb '#d62728' title '95%% ellipses', "
-		"'%s' using 1:2 with points pt 2 ps 1 lc rgb '#d62728' title 'estimates'\n",
-		png, title, fn, fs, fe, fe);
+		"'%s' using 1:2:3:4:5 with ellipses lc rgb '#d62728' title '95%% ellipses%s', "
+		"'%s' using 1:2 with points pt 2 ps 1 lc rgb '#d62728' title 'estimates', "
+		"'%s' using 1:2 with points pt 4 ps 1 lc rgb '#ff7f0e' title 'inconsistent (chi^2 test failed)'\n",
+		png, title, fn, fs, fe, magtxt, fe, fb);
 	g_file_set_contents(fg, gp, -1, NULL);
 	gchar *argv[] = {"gnuplot", fg, NULL}, *err_out = NULL;
 	gint status = 0;
@@ -168,17 +204,20 @@ int collab_map(const char *jsonl, const collab_nodes *nodes, const char *png, co
 	}
 	g_free(err_out);
 	unlink(fe);
+	unlink(fb);
 	unlink(fn);
 	unlink(fs);
 	unlink(fg);
 	rmdir(dir);
 	g_free(fe);
+	g_free(fb);
 	g_free(fn);
 	g_free(fs);
 	g_free(fg);
 	g_free(gp);
 	g_free(dir);
 	g_string_free(est, TRUE);
+	g_string_free(bad, TRUE);
 	g_string_free(nod, TRUE);
 	g_string_free(src, TRUE);
 	return rc;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -18,13 +19,19 @@
 
 #define CSIM_ERROR g_quark_from_static_string("chorus-sim")
 
-enum { P_SYNCD, P_AUDIOD, N_PROC };
-static const char *const prog_names[N_PROC] = {"syncd", "audiod"};
+/* The processes of every node, started in this order: syncd, audiod (with
+ * audio), then the apps of csim_opts.apps.  An argument "%n" becomes the
+ * node's number, "%c" its microphone count, inside any argument. */
+typedef struct {
+	char *name;   /* program in bin_dir */
+	char **args;  /* argument templates (NULL-terminated) */
+	double cpu_s; /* user+system CPU of every stopped instance, s */
+} proc_spec;
 
 typedef struct {
 	int id;
 	const sim_node_cfg *cfg;
-	pid_t pid[N_PROC];
+	pid_t pid[CSIM_MAX_PROCS];
 	char netns[32];
 	char veth_host[16], veth_node[16];
 } node_rec;
@@ -39,6 +46,8 @@ struct csim {
 	int64_t epoch_ns;
 	GArray *nodes; /* node_rec */
 	guint spawned;
+	proc_spec procs[CSIM_MAX_PROCS];
+	int nprocs;
 };
 
 static int64_t host_raw(void)
@@ -105,7 +114,8 @@ static gboolean netns_up(csim *s, node_rec *n, GError **err)
 static gboolean spawn(csim *s, node_rec *n, int which, GError **err)
 {
 	char sock[108];
-	g_snprintf(sock, sizeof sock, "%s/%d-%s-%u", s->notify_dir, n->id, prog_names[which], s->spawned++);
+	const proc_spec *ps = &s->procs[which];
+	g_snprintf(sock, sizeof sock, "%s/%d-%s-%u", s->notify_dir, n->id, ps->name, s->spawned++);
 	unlink(sock);
 	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
@@ -117,19 +127,26 @@ static gboolean spawn(csim *s, node_rec *n, int which, GError **err)
 		return FALSE;
 	}
 	chmod(sock, 0666);
-	char *log = g_strdup_printf("%s/node%d-%s.log", s->out_dir, n->id, prog_names[which]);
-	char *prog = g_build_filename(s->bin_dir, prog_names[which], NULL);
+	char *log = g_strdup_printf("%s/node%d-%s.log", s->out_dir, n->id, ps->name);
+	char *prog = g_build_filename(s->bin_dir, ps->name, NULL);
 	char *clk = g_strdup_printf("%.17g,%" G_GINT64_FORMAT, n->cfg->cpu.skew_ppm, n->cfg->cpu.offset_ns);
-	GPtrArray *argv = g_ptr_array_new();
+	GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
 	if (*n->netns) {
-		g_ptr_array_add(argv, "ip");
-		g_ptr_array_add(argv, "netns");
-		g_ptr_array_add(argv, "exec");
-		g_ptr_array_add(argv, n->netns);
+		g_ptr_array_add(argv, g_strdup("ip"));
+		g_ptr_array_add(argv, g_strdup("netns"));
+		g_ptr_array_add(argv, g_strdup("exec"));
+		g_ptr_array_add(argv, g_strdup(n->netns));
 	}
-	g_ptr_array_add(argv, prog);
-	g_ptr_array_add(argv, "-c");
-	g_ptr_array_add(argv, which == P_SYNCD ? s->syncd_conf_path : s->audiod_conf_path);
+	g_ptr_array_add(argv, g_strdup(prog));
+	char node_id[16], mics[16];
+	g_snprintf(node_id, sizeof node_id, "%d", n->id);
+	g_snprintf(mics, sizeof mics, "%zu", n->cfg->n_mics ? n->cfg->n_mics : 1);
+	for (char **a = ps->args; a && *a; a++) {
+		GString *t = g_string_new(*a);
+		g_string_replace(t, "%n", node_id, 0);
+		g_string_replace(t, "%c", mics, 0);
+		g_ptr_array_add(argv, g_string_free(t, FALSE));
+	}
 	g_ptr_array_add(argv, NULL);
 	char node_s[16], epoch_s[32];
 	g_snprintf(node_s, sizeof node_s, "%d", n->id);
@@ -174,7 +191,7 @@ static gboolean spawn(csim *s, node_rec *n, int which, GError **err)
 		int64_t left = (deadline - host_raw()) / 1000000;
 		if (left <= 0) {
 			g_set_error(err, CSIM_ERROR, ETIMEDOUT, "node%d %s not ready in time (log: %s)", n->id,
-				    prog_names[which], log);
+				    ps->name, log);
 			break;
 		}
 		/* Wake at least every 100 ms to notice a child that died. */
@@ -190,7 +207,7 @@ static gboolean spawn(csim *s, node_rec *n, int which, GError **err)
 		if (!ready && waitpid(pid, &st, WNOHANG) == pid) {
 			n->pid[which] = 0;
 			g_set_error(err, CSIM_ERROR, ECHILD, "node%d %s exited before it was ready (status %d; log: %s)",
-				    n->id, prog_names[which], st, log);
+				    n->id, ps->name, st, log);
 			break;
 		}
 	}
@@ -201,20 +218,25 @@ out:
 	return ready;
 }
 
-static void stop_pid(pid_t *pid)
+/* SIGTERM, reap (SIGKILL after 5 s), and add the process's CPU time. */
+static void stop_pid(pid_t *pid, proc_spec *ps)
 {
+	struct rusage ru;
 	if (*pid <= 0)
 		return;
 	kill(*pid, SIGTERM);
-	for (int i = 0; i < 500; i++) {
-		if (waitpid(*pid, NULL, WNOHANG) == *pid) {
-			*pid = 0;
-			return;
-		}
+	int i;
+	for (i = 0; i < 500; i++) {
+		if (wait4(*pid, NULL, WNOHANG, &ru) == *pid)
+			break;
 		g_usleep(10000);
 	}
-	kill(*pid, SIGKILL);
-	waitpid(*pid, NULL, 0);
+	if (i == 500) {
+		kill(*pid, SIGKILL);
+		wait4(*pid, NULL, 0, &ru);
+	}
+	ps->cpu_s += (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
+		     ru.ru_stime.tv_usec * 1e-6;
 	*pid = 0;
 }
 
@@ -223,8 +245,8 @@ int csim_node_stop(csim *s, int node)
 	node_rec *n = find(s, node);
 	if (!n)
 		return -ENOENT;
-	for (int w = N_PROC; w-- > 0;)
-		stop_pid(&n->pid[w]);
+	for (int w = s->nprocs; w-- > 0;)
+		stop_pid(&n->pid[w], &s->procs[w]);
 	return 0;
 }
 
@@ -235,10 +257,9 @@ gboolean csim_node_start(csim *s, int node, GError **err)
 		g_set_error(err, CSIM_ERROR, ENOENT, "no node%d in the scenario", node);
 		return FALSE;
 	}
-	if (!n->pid[P_SYNCD] && !spawn(s, n, P_SYNCD, err))
-		return FALSE;
-	if (s->o.audio && !n->pid[P_AUDIOD] && !spawn(s, n, P_AUDIOD, err))
-		return FALSE;
+	for (int w = 0; w < s->nprocs; w++)
+		if (!n->pid[w] && !spawn(s, n, w, err))
+			return FALSE;
 	return TRUE;
 }
 
@@ -248,9 +269,7 @@ gboolean csim_node_running(csim *s, int node)
 	if (!n)
 		return FALSE;
 	gboolean all = TRUE;
-	for (int w = 0; w < N_PROC; w++) {
-		if (w == P_AUDIOD && !s->o.audio)
-			continue;
+	for (int w = 0; w < s->nprocs; w++) {
 		if (n->pid[w] > 0 && waitpid(n->pid[w], NULL, WNOHANG) == n->pid[w])
 			n->pid[w] = 0;
 		all = all && n->pid[w] > 0;
@@ -283,6 +302,40 @@ static gboolean write_configs(csim *s, GError **err)
 	return ok;
 }
 
+static void add_proc(csim *s, const char *name, char **args)
+{
+	s->procs[s->nprocs].name = g_strdup(name);
+	s->procs[s->nprocs].args = args;
+	s->nprocs++;
+}
+
+/* syncd, audiod (one channel per microphone of the node), then the apps. */
+static gboolean add_procs(csim *s, GError **err)
+{
+	char *sargs[] = {"-c", s->syncd_conf_path, NULL};
+	add_proc(s, "syncd", g_strdupv(sargs));
+	if (s->o.audio) {
+		char *aargs[] = {"-c", s->audiod_conf_path, "--channels", "%c", NULL};
+		add_proc(s, "audiod", g_strdupv(aargs));
+	}
+	for (const char *const *a = s->o.apps; a && *a; a++) {
+		char **argv = NULL;
+		GError *e = NULL;
+		if (s->nprocs == CSIM_MAX_PROCS) {
+			g_set_error(err, CSIM_ERROR, E2BIG, "more than %d processes per node", CSIM_MAX_PROCS);
+			return FALSE;
+		}
+		if (!g_shell_parse_argv(*a, NULL, &argv, &e)) {
+			g_set_error(err, CSIM_ERROR, EINVAL, "app \"%s\": %s", *a, e->message);
+			g_error_free(e);
+			return FALSE;
+		}
+		add_proc(s, argv[0], g_strdupv(argv + 1));
+		g_strfreev(argv);
+	}
+	return TRUE;
+}
+
 csim *csim_start(const csim_opts *o, GError **err)
 {
 	csim *s = g_new0(csim, 1);
@@ -302,7 +355,7 @@ csim *csim_start(const csim_opts *o, GError **err)
 		goto fail;
 	}
 	s->port = o->port ? o->port : 20000 + (int)(getpid() % 20000);
-	if (!write_configs(s, err))
+	if (!write_configs(s, err) || !add_procs(s, err))
 		goto fail;
 	s->epoch_ns = host_raw();
 	if (o->netns) {
@@ -355,6 +408,10 @@ void csim_stop(csim *s)
 	g_free(s->audiod_conf_path);
 	g_free(s->alsa_path);
 	g_free(s->scenario_abs);
+	for (int w = 0; w < s->nprocs; w++) {
+		g_free(s->procs[w].name);
+		g_strfreev(s->procs[w].args);
+	}
 	g_free(s);
 }
 
@@ -381,4 +438,21 @@ int64_t csim_epoch_ns(const csim *s)
 const char *csim_syncd_conf(const csim *s)
 {
 	return s->syncd_conf;
+}
+
+pid_t csim_pid(csim *s, int node, const char *name)
+{
+	node_rec *n = find(s, node);
+	for (int w = 0; n && w < s->nprocs; w++)
+		if (!strcmp(s->procs[w].name, name))
+			return n->pid[w];
+	return 0;
+}
+
+double csim_cpu_seconds(const csim *s, const char *name)
+{
+	for (int w = 0; w < s->nprocs; w++)
+		if (!strcmp(s->procs[w].name, name))
+			return s->procs[w].cpu_s;
+	return 0;
 }

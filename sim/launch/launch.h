@@ -19,6 +19,7 @@
 
 #include <glib.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "sim/scenario.h"
 
@@ -30,10 +31,17 @@ typedef struct {
 	const char *syncd_extra;  /* INI text appended to every node's syncd.conf (NULL: none) */
 	int port;                 /* UDP port (0: derived from our pid) */
 	gboolean audio;           /* start audiod on the simulated PCM */
+	const char *const *apps;  /* more programs per node, each a command line
+				   * ("detect -p frog.ini --jsonl out/n%n.jsonl":
+				   * %n = node number, %c = its microphones), started
+				   * after syncd and audiod, NULL-terminated; NULL: none */
 	unsigned audio_rate;      /* Hz (0: the scenario's) */
 	gboolean netns;           /* one network namespace per node */
 	int ready_timeout_ms;     /* per process (0: 20000) */
 } csim_opts;
+
+/* Most processes per node (syncd, audiod and apps). */
+#define CSIM_MAX_PROCS 12
 
 typedef struct csim csim;
 
@@ -64,5 +72,12 @@ int64_t csim_epoch_ns(const csim *s);
 /* The syncd configuration text every node gets (for an extra process that
  * wants to speak the protocol). */
 const char *csim_syncd_conf(const csim *s);
+
+/* The pid of program `name` on node N (0 when not running or unknown). */
+pid_t csim_pid(csim *s, int node, const char *name);
+
+/* CPU seconds (user + system) used by every stopped instance of program
+ * `name` on all nodes (counted when csim_node_stop/csim_stop reap them). */
+double csim_cpu_seconds(const csim *s, const char *name);
 
 #endif

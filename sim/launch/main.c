@@ -1,7 +1,13 @@
 /* main.c — chorus-sim: run a scenario's virtual nodes and measure their
  * time conversions against ground truth (DESIGN §5, docs/deployment.md).
  *
- *   chorus-sim SCENARIO [--duration S] [--out DIR] [--netns] [--no-audio] ...
+ *   chorus-sim SCENARIO [--duration S] [--out DIR] [--netns] [--no-audio]
+ *              [--app "detect -p apps/profiles/frog.ini"]... ...
+ *
+ * Every node runs syncd, audiod (unless --no-audio) and each --app, a
+ * command line of a program in the bin directory ("%n" in it becomes the
+ * node's number, "%c" its microphone count), with the node's environment and
+ * readiness through sd_notify.
  *
  * Writes DIR/truth.csv (the table) and DIR/samples.csv (every measurement).
  * Exit status: 0 all conversions within 5 of their own standard errors,
@@ -46,6 +52,7 @@ int main(int argc, char **argv)
 {
 	double duration = 0, warmup = -1, interval = 1.0;
 	char *out = NULL, *bin = NULL, *extra_file = NULL, *csv = NULL;
+	char **apps = NULL;
 	gboolean netns = FALSE, no_audio = FALSE;
 	gint port = 0, rate = 16000;
 	GOptionEntry entries[] = {
@@ -60,6 +67,7 @@ int main(int argc, char **argv)
 		{"syncd-conf", 0, 0, G_OPTION_ARG_FILENAME, &extra_file, "INI text appended to every node's syncd.conf", "FILE"},
 		{"csv", 0, 0, G_OPTION_ARG_FILENAME, &csv, "CSV of the error table (default DIR/truth.csv)", "FILE"},
 		{"bin", 0, 0, G_OPTION_ARG_FILENAME, &bin, "directory of syncd and audiod (default build/bin)", "DIR"},
+		{"app", 'a', 0, G_OPTION_ARG_STRING_ARRAY, &apps, "also run this command line on every node (repeatable; %n = node, %c = mics)", "CMD"},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	GError *err = NULL;
@@ -83,6 +91,7 @@ int main(int argc, char **argv)
 	csim_opts o = {
 		.scenario = argv[1], .out_dir = out, .bin_dir = bin, .syncd_extra = extra, .port = port,
 		.audio = !no_audio && access(audiod, X_OK) == 0, .audio_rate = (unsigned)rate, .netns = netns,
+		.apps = (const char *const *)apps,
 	};
 	g_free(audiod);
 	csim *s = csim_start(&o, &err);
@@ -137,5 +146,6 @@ int main(int argc, char **argv)
 	g_free(extra);
 	g_free(extra_file);
 	g_free(csv);
+	g_strfreev(apps);
 	return rc;
 }

@@ -38,6 +38,8 @@ BENCHES :=
 INSTALL_HOOKS :=
 
 .PHONY: all check test bench deps install clean
+# Keep intermediate objects (test and bench objects are made by chained rules).
+.SECONDARY:
 all:
 
 include $(sort $(wildcard */module.mk) $(wildcard */*/module.mk))

@@ -6,10 +6,6 @@
 #include <errno.h>
 #include <string.h>
 
-#define get16 le_get16
-#define get32 le_get32
-#define put16 le_put16
-#define put32 le_put32
 /* int64 fields are two's complement on every target we build for. */
 static int64_t get64(const uint8_t *p) { return (int64_t)le_get64(p); }
 
@@ -77,18 +73,18 @@ static int decode_payload(dev_msg *m, const uint8_t *p, uint32_t n, const char *
 	case DEV_MSG_HELLO:
 		if (n < 12)
 			FAIL(EBADMSG, "HELLO shorter than 12 bytes");
-		m->u.hello.pattern = get16(p);
-		m->u.hello.item_size = get32(p + 4);
-		m->u.hello.max_msg = get32(p + 8);
+		m->u.hello.pattern = le_get16(p);
+		m->u.hello.item_size = le_get32(p + 4);
+		m->u.hello.max_msg = le_get32(p + 8);
 		m->u.hello.name = (const char *)p + 12;
 		m->u.hello.name_len = n - 12;
-		if (get16(p + 2) != 0)
+		if (le_get16(p + 2) != 0)
 			FAIL(EBADMSG, "HELLO reserved field not zero");
 		return 0;
 	case DEV_MSG_ERROR:
 		if (n < 8)
 			FAIL(EBADMSG, "ERROR shorter than 8 bytes");
-		m->u.error.err = (int32_t)get32(p);
+		m->u.error.err = (int32_t)le_get32(p);
 		m->u.error.ref_type = p[4];
 		m->u.error.text = (const char *)p + 8;
 		m->u.error.text_len = n - 8;
@@ -117,27 +113,27 @@ static int decode_payload(dev_msg *m, const uint8_t *p, uint32_t n, const char *
 	case DEV_MSG_CMD_REPLY: case DEV_MSG_QUERY_REPLY:
 		if (n < 4)
 			FAIL(EBADMSG, "reply shorter than 4 bytes");
-		m->u.reply.status = (int32_t)get32(p);
+		m->u.reply.status = (int32_t)le_get32(p);
 		m->u.reply.data = p + 4;
 		m->u.reply.len = n - 4;
 		return 0;
 	case DEV_MSG_PKT_DATA:
 		if (n < 8)
 			FAIL(EBADMSG, "PKT_DATA shorter than 8 bytes");
-		if (get32(p + 4) != 0)
+		if (le_get32(p + 4) != 0)
 			FAIL(EBADMSG, "PKT_DATA reserved field not zero");
-		m->u.pkt.dropped = get32(p);
+		m->u.pkt.dropped = le_get32(p);
 		m->u.pkt.data = p + 8;
 		m->u.pkt.len = n - 8;
 		return 0;
 	case DEV_MSG_SENS_OPEN:
 		if (n < 24)
 			FAIL(EBADMSG, "SENS_OPEN shorter than 24 bytes");
-		if (get32(p + 20) != 0)
+		if (le_get32(p + 20) != 0)
 			FAIL(EBADMSG, "SENS_OPEN reserved field not zero");
 		m->u.open.first = get64(p);
 		m->u.open.last = get64(p + 8);
-		m->u.open.flags = get32(p + 16);
+		m->u.open.flags = le_get32(p + 16);
 		m->u.open.params = p + 24;
 		m->u.open.params_len = n - 24;
 		if (m->u.open.flags & ~(DEV_SENSOR_FROM_NEXT | DEV_SENSOR_RESUME))
@@ -150,7 +146,7 @@ static int decode_payload(dev_msg *m, const uint8_t *p, uint32_t n, const char *
 			FAIL(EBADMSG, "SENS_OPENED shorter than 24 bytes");
 		m->u.opened.first = get64(p);
 		m->u.opened.last = get64(p + 8);
-		m->u.opened.item_size = get32(p + 16);
+		m->u.opened.item_size = le_get32(p + 16);
 		m->u.opened.reply = p + 24;
 		m->u.opened.reply_len = n - 24;
 		if (m->u.opened.item_size == 0 || m->u.opened.last < m->u.opened.first)
@@ -159,10 +155,10 @@ static int decode_payload(dev_msg *m, const uint8_t *p, uint32_t n, const char *
 	case DEV_MSG_SENS_DATA:
 		if (n < 16)
 			FAIL(EBADMSG, "SENS_DATA shorter than 16 bytes");
-		if (get32(p + 12) != 0)
+		if (le_get32(p + 12) != 0)
 			FAIL(EBADMSG, "SENS_DATA reserved field not zero");
 		m->u.data.first = get64(p);
-		m->u.data.count = get32(p + 8);
+		m->u.data.count = le_get32(p + 8);
 		m->u.data.items = p + 16;
 		m->u.data.bytes = n - 16;
 		/* the item size is known to the reader only: it checks
@@ -201,16 +197,16 @@ int dev_wire_decode(const void *buf, size_t len, dev_msg *m, const char **why)
 		FAIL(EMSGSIZE, "message longer than the 131072-byte maximum");
 	if (len < DEV_WIRE_HDR)
 		FAIL(EBADMSG, "message shorter than the 16-byte header");
-	if (get16(b) != DEV_WIRE_MAGIC)
+	if (le_get16(b) != DEV_WIRE_MAGIC)
 		FAIL(EBADMSG, "bad magic (not a chorus device message)");
 	if (b[2] != DEV_WIRE_VERSION)
 		FAIL(EPROTONOSUPPORT, "unsupported protocol version");
 	m->type = b[3];
-	m->flags = get16(b + 4);
-	m->id = get32(b + 12);
-	if (get16(b + 6) != 0)
+	m->flags = le_get16(b + 4);
+	m->id = le_get32(b + 12);
+	if (le_get16(b + 6) != 0)
 		FAIL(EBADMSG, "reserved header field not zero");
-	uint32_t n = get32(b + 8);
+	uint32_t n = le_get32(b + 8);
 	if ((size_t)n != len - DEV_WIRE_HDR)
 		FAIL(EBADMSG, "payload length does not match the message size (truncated?)");
 	if (m->flags & ~(DEV_F_BINARY | DEV_F_NOTIFY))
@@ -223,13 +219,13 @@ int dev_wire_decode(const void *buf, size_t len, dev_msg *m, const char **why)
 void dev_wire_header(uint8_t hdr[DEV_WIRE_HDR], uint8_t type, uint16_t flags, uint32_t id,
 		     uint32_t payload_len)
 {
-	put16(hdr, DEV_WIRE_MAGIC);
+	le_put16(hdr, DEV_WIRE_MAGIC);
 	hdr[2] = DEV_WIRE_VERSION;
 	hdr[3] = type;
-	put16(hdr + 4, flags);
-	put16(hdr + 6, 0);
-	put32(hdr + 8, payload_len);
-	put32(hdr + 12, id);
+	le_put16(hdr + 4, flags);
+	le_put16(hdr + 6, 0);
+	le_put32(hdr + 8, payload_len);
+	le_put32(hdr + 12, id);
 }
 
 void dev_wire_begin(GByteArray *b, uint8_t type, uint16_t flags, uint32_t id)
@@ -243,7 +239,7 @@ void dev_wire_begin(GByteArray *b, uint8_t type, uint16_t flags, uint32_t id)
 void dev_wire_u32(GByteArray *b, uint32_t v)
 {
 	uint8_t p[4];
-	put32(p, v);
+	le_put32(p, v);
 	g_byte_array_append(b, p, 4);
 }
 
@@ -263,7 +259,7 @@ int dev_wire_end(GByteArray *b)
 {
 	if (b->len > DEV_WIRE_MAX_MSG)
 		return -EMSGSIZE;
-	put32(b->data + 8, b->len - DEV_WIRE_HDR);
+	le_put32(b->data + 8, b->len - DEV_WIRE_HDR);
 	return 0;
 }
 

@@ -7,23 +7,17 @@
 #include <stdio.h>
 #include <string.h>
 
-#define put16 le_put16
-#define put32 le_put32
-#define put64 le_put64
-#define get16 le_get16
-#define get32 le_get32
-#define get64 le_get64
 
 static void put_clock(uint8_t *p, sync_clock_id c)
 {
-	put32(p, c.node);
-	put16(p + 4, c.kind);
-	put16(p + 6, c.index);
+	le_put32(p, c.node);
+	le_put16(p + 4, c.kind);
+	le_put16(p + 6, c.index);
 }
 
 static sync_clock_id get_clock(const uint8_t *p)
 {
-	sync_clock_id c = {get32(p), get16(p + 4), get16(p + 6)};
+	sync_clock_id c = {le_get32(p), le_get16(p + 4), le_get16(p + 6)};
 	return c;
 }
 
@@ -34,12 +28,12 @@ size_t sync_ticker_size(size_t count)
 
 size_t sync_ticker_pack(const sync_ticker_head *h, const sync_ticker_entry *e, uint8_t *buf)
 {
-	put32(buf, SYNC_TICKER_MAGIC);
-	put16(buf + 4, SYNC_TICKER_VERSION);
-	put16(buf + 6, (uint16_t)h->count);
-	put32(buf + 8, h->node);
-	put32(buf + 12, h->root);
-	put64(buf + 16, (uint64_t)h->now);
+	le_put32(buf, SYNC_TICKER_MAGIC);
+	le_put16(buf + 4, SYNC_TICKER_VERSION);
+	le_put16(buf + 6, (uint16_t)h->count);
+	le_put32(buf + 8, h->node);
+	le_put32(buf + 12, h->root);
+	le_put64(buf + 16, (uint64_t)h->now);
 	for (size_t i = 0; i < h->count; i++) {
 		uint8_t *p = buf + SYNC_TICKER_HDR + i * SYNC_TICKER_ENTRY;
 		put_clock(p, e[i].from);
@@ -55,14 +49,14 @@ int sync_ticker_unpack_head(const uint8_t *buf, size_t len, sync_ticker_head *h,
 		*why = "ticker shorter than its header";
 		return -EMSGSIZE;
 	}
-	if (get32(buf) != SYNC_TICKER_MAGIC || get16(buf + 4) != SYNC_TICKER_VERSION) {
+	if (le_get32(buf) != SYNC_TICKER_MAGIC || le_get16(buf + 4) != SYNC_TICKER_VERSION) {
 		*why = "not a version-1 chorus ticker (bad magic or version)";
 		return -EBADMSG;
 	}
-	h->count = get16(buf + 6);
-	h->node = get32(buf + 8);
-	h->root = get32(buf + 12);
-	h->now = (int64_t)get64(buf + 16);
+	h->count = le_get16(buf + 6);
+	h->node = le_get32(buf + 8);
+	h->root = le_get32(buf + 12);
+	h->now = (int64_t)le_get64(buf + 16);
 	if (len != sync_ticker_size(h->count)) {
 		*why = "ticker size does not match its entry count";
 		return -EMSGSIZE;

@@ -7,23 +7,17 @@
 #include <glib.h>
 #include <string.h>
 
-#define put16 le_put16
-#define put32 le_put32
-#define put64 le_put64
-#define get16 le_get16
-#define get32 le_get32
-#define get64 le_get64
 
 static void put_clock(uint8_t *p, sync_clock_id c)
 {
-	put32(p, c.node);
-	put16(p + 4, c.kind);
-	put16(p + 6, c.index);
+	le_put32(p, c.node);
+	le_put16(p + 4, c.kind);
+	le_put16(p + 6, c.index);
 }
 
 static sync_clock_id get_clock(const uint8_t *p)
 {
-	sync_clock_id c = {get32(p), get16(p + 4), get16(p + 6)};
+	sync_clock_id c = {le_get32(p), le_get16(p + 4), le_get16(p + 6)};
 	return c;
 }
 
@@ -64,40 +58,40 @@ int rbs_wire_encode(const rbs_packet *p, const uint8_t *key, size_t klen, uint8_
 	size_t need = rbs_wire_size(p, klen > 0);
 	if (need > len || need > RBS_MAX_PACKET)
 		return -EMSGSIZE;
-	put32(buf, RBS_WIRE_MAGIC);
+	le_put32(buf, RBS_WIRE_MAGIC);
 	buf[4] = RBS_WIRE_VERSION;
 	buf[5] = (uint8_t)p->type;
-	put16(buf + 6, klen > 0 ? RBS_FLAG_HMAC : 0);
-	put32(buf + 8, p->sender);
-	put32(buf + 12, p->seq);
+	le_put16(buf + 6, klen > 0 ? RBS_FLAG_HMAC : 0);
+	le_put32(buf + 8, p->sender);
+	le_put32(buf + 12, p->seq);
 	uint8_t *q = buf + RBS_HDR;
 	if (p->type == RBS_REPORT) {
-		put16(q, (uint16_t)p->n_rx);
-		put16(q + 2, 0);
+		le_put16(q, (uint16_t)p->n_rx);
+		le_put16(q + 2, 0);
 		q += 4;
 		for (size_t i = 0; i < p->n_rx; i++, q += RBS_REPORT_ENTRY) {
-			put32(q, p->rx[i].sender);
-			put32(q + 4, p->rx[i].seq);
-			put64(q + 8, (uint64_t)p->rx[i].t);
+			le_put32(q, p->rx[i].sender);
+			le_put32(q + 4, p->rx[i].seq);
+			le_put64(q + 8, (uint64_t)p->rx[i].t);
 		}
 	} else if (p->type == RBS_ADVERT) {
-		put32(q, p->root);
-		put16(q + 4, (uint16_t)p->n_nodes);
-		put16(q + 6, (uint16_t)p->n_edges);
+		le_put32(q, p->root);
+		le_put16(q + 4, (uint16_t)p->n_nodes);
+		le_put16(q + 6, (uint16_t)p->n_edges);
 		q += 8;
 		for (size_t i = 0; i < p->n_nodes; i++, q += RBS_NODE_ENTRY) {
-			put32(q, p->nodes[i].node);
-			put32(q + 4, p->nodes[i].hops);
-			put64(q + 8, (uint64_t)p->nodes[i].age);
+			le_put32(q, p->nodes[i].node);
+			le_put32(q + 4, p->nodes[i].hops);
+			le_put64(q + 8, (uint64_t)p->nodes[i].age);
 		}
 		for (size_t i = 0; i < p->n_edges; i++, q += RBS_EDGE_ENTRY) {
 			const rbs_edge *e = &p->edges[i];
 			sync_conv c = e->conv;
 			c.updated = 0; /* on the fitter's clock: meaningless elsewhere; the age travels */
-			put32(q, e->origin);
-			put16(q + 4, e->hops);
-			put16(q + 6, 0);
-			put64(q + 8, (uint64_t)e->age);
+			le_put32(q, e->origin);
+			le_put16(q + 4, e->hops);
+			le_put16(q + 6, 0);
+			le_put64(q + 8, (uint64_t)e->age);
 			put_clock(q + 16, e->from);
 			put_clock(q + 24, e->to);
 			sync_conv_pack(&c, q + 32);
@@ -146,15 +140,15 @@ static int decode_body(const uint8_t *q, size_t blen, rbs_packet *p, const char 
 	if (p->type == RBS_REPORT) {
 		if (blen < 4)
 			return fail(p, why, "report shorter than its count", -EMSGSIZE);
-		p->n_rx = get16(q);
+		p->n_rx = le_get16(q);
 		if (blen != 4 + p->n_rx * RBS_REPORT_ENTRY)
 			return fail(p, why, "report size does not match its count", -EMSGSIZE);
 		p->rx = g_new(rbs_reception, p->n_rx ? p->n_rx : 1);
 		for (size_t i = 0; i < p->n_rx; i++) {
 			const uint8_t *e = q + 4 + i * RBS_REPORT_ENTRY;
-			p->rx[i].sender = get32(e);
-			p->rx[i].seq = get32(e + 4);
-			p->rx[i].t = (int64_t)get64(e + 8);
+			p->rx[i].sender = le_get32(e);
+			p->rx[i].seq = le_get32(e + 4);
+			p->rx[i].t = (int64_t)le_get64(e + 8);
 			if (p->rx[i].sender == RBS_NO_NODE || p->rx[i].t <= 0)
 				return fail(p, why, "report entry with an invalid node or a receive time <= 0", -EINVAL);
 		}
@@ -162,27 +156,27 @@ static int decode_body(const uint8_t *q, size_t blen, rbs_packet *p, const char 
 	}
 	if (blen < 8)
 		return fail(p, why, "advertisement shorter than its counts", -EMSGSIZE);
-	p->root = get32(q);
-	p->n_nodes = get16(q + 4);
-	p->n_edges = get16(q + 6);
+	p->root = le_get32(q);
+	p->n_nodes = le_get16(q + 4);
+	p->n_edges = le_get16(q + 6);
 	if (blen != 8 + p->n_nodes * RBS_NODE_ENTRY + p->n_edges * RBS_EDGE_ENTRY)
 		return fail(p, why, "advertisement size does not match its counts", -EMSGSIZE);
 	p->nodes = g_new(rbs_node_news, p->n_nodes ? p->n_nodes : 1);
 	p->edges = g_new(rbs_edge, p->n_edges ? p->n_edges : 1);
 	q += 8;
 	for (size_t i = 0; i < p->n_nodes; i++, q += RBS_NODE_ENTRY) {
-		p->nodes[i].node = get32(q);
-		p->nodes[i].hops = get32(q + 4);
-		p->nodes[i].age = (int64_t)get64(q + 8);
+		p->nodes[i].node = le_get32(q);
+		p->nodes[i].hops = le_get32(q + 4);
+		p->nodes[i].age = (int64_t)le_get64(q + 8);
 		if (p->nodes[i].node == RBS_NO_NODE || p->nodes[i].age < 0 || p->nodes[i].age > MAX_AGE_NS ||
 		    p->nodes[i].hops > 65535)
 			return fail(p, why, "advertised node with an invalid number, age or hop count", -EINVAL);
 	}
 	for (size_t i = 0; i < p->n_edges; i++, q += RBS_EDGE_ENTRY) {
 		rbs_edge *e = &p->edges[i];
-		e->origin = get32(q);
-		e->hops = get16(q + 4);
-		e->age = (int64_t)get64(q + 8);
+		e->origin = le_get32(q);
+		e->hops = le_get16(q + 4);
+		e->age = (int64_t)le_get64(q + 8);
 		e->from = get_clock(q + 16);
 		e->to = get_clock(q + 24);
 		if (e->origin == RBS_NO_NODE || e->age < 0 || e->age > MAX_AGE_NS)
@@ -205,7 +199,7 @@ int rbs_wire_decode(const uint8_t *buf, size_t len, const uint8_t *key, size_t k
 		*why = "packet shorter than the header";
 		return -EMSGSIZE;
 	}
-	if (get32(buf) != RBS_WIRE_MAGIC) {
+	if (le_get32(buf) != RBS_WIRE_MAGIC) {
 		*why = "not a chorus RBS packet (bad magic)";
 		return -EBADMSG;
 	}
@@ -213,7 +207,7 @@ int rbs_wire_decode(const uint8_t *buf, size_t len, const uint8_t *key, size_t k
 		*why = "unsupported protocol version";
 		return -EBADMSG;
 	}
-	unsigned flags = get16(buf + 6);
+	unsigned flags = le_get16(buf + 6);
 	if (flags & ~RBS_FLAG_HMAC) {
 		*why = "unknown flags";
 		return -EBADMSG;
@@ -247,8 +241,8 @@ int rbs_wire_decode(const uint8_t *buf, size_t len, const uint8_t *key, size_t k
 		*why = "unknown packet type";
 		return -EBADMSG;
 	}
-	p->sender = get32(buf + 8);
-	p->seq = get32(buf + 12);
+	p->sender = le_get32(buf + 8);
+	p->seq = le_get32(buf + 12);
 	if (p->sender == RBS_NO_NODE) {
 		*why = "sender node number is invalid";
 		return -EINVAL;

@@ -14,7 +14,7 @@ $(B)/bin/audiod: $(B)/audiod/main.o $(AUDIOD_LIBS)
 	$(link) $(call pkglibs,glib-2.0 gsl alsa libsystemd sndfile) -lm -lpthread
 
 PROGS += $(B)/bin/audioget
-$(B)/bin/audioget: $(B)/apps/tools/audioget.o $(B)/libdev.a
+$(B)/bin/audioget: $(B)/apps/tools/audioget.o $(B)/libaudiod.a $(B)/libsync.a $(B)/libdev.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,glib-2.0 sndfile) -lm
 
@@ -38,3 +38,8 @@ BENCHES += $(B)/bench/audio
 $(B)/bench/audio: $(B)/bench/audio.o $(AUDIOD_TEST_DEPS) | $(AUDIOD_TEST_RUNTIME)
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0 gsl sndfile alsa) -lm -lpthread
+
+TESTS += $(B)/tests/test_request
+$(B)/tests/test_request: $(B)/tests/test_request.o $(B)/libaudiod.a $(B)/libsync.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check glib-2.0) -lm

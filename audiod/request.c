@@ -108,3 +108,18 @@ int audio_request_parse(const char *params, size_t len, uint32_t channels, uint3
 	*out = r;
 	return 0;
 }
+
+const char *audio_reply_field(const char *reply, const char *key, char *buf, size_t len)
+{
+	size_t kl = strlen(key);
+	for (const char *p = reply; (p = strstr(p, key)); p += kl) {
+		/* A whole key: at the start or after a blank, followed by '='. */
+		if ((p != reply && p[-1] != ' ') || p[kl] != '=')
+			continue;
+		p += kl + 1;
+		size_t n = strcspn(p, " ");
+		g_strlcpy(buf, p, n + 1 < len ? n + 1 : len);
+		return buf;
+	}
+	return NULL;
+}

@@ -38,4 +38,9 @@ typedef struct {
 int audio_request_parse(const char *params, size_t len, uint32_t channels, uint32_t node, audio_request *out,
 			GString *err);
 
+/* The value of `key` in a reply text ("first=F last=L rate=R ..."): copied
+ * into buf (len bytes, truncated to fit) and returned, or NULL when the
+ * reply has no such key.  For clients of audio/<k>/data. */
+const char *audio_reply_field(const char *reply, const char *key, char *buf, size_t len);
+
 #endif

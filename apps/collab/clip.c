@@ -1,4 +1,5 @@
 /* clip.c — clip service, server and client halves (see clip.h). */
+#include "audiod/request.h"
 #include "apps/collab/clip.h"
 
 #include <errno.h>
@@ -117,11 +118,11 @@ static void finish(conn *c)
 static void r_opened(void *user, int64_t first, int64_t last, uint32_t item_size, const void *reply, size_t len)
 {
 	conn *c = user;
-	char *r = g_strndup(reply, len), *p = strstr(r, "rate=");
-	c->is_float = strstr(r, "format=FLOAT_LE") != NULL;
+	char *r = g_strndup(reply, len), b[32];
+	c->is_float = g_strcmp0(audio_reply_field(r, "format", b, sizeof b), "FLOAT_LE") == 0;
 	c->sample_bytes = (int)item_size;
-	if (p)
-		c->c.rate = g_ascii_strtod(p + 5, NULL);
+	if (audio_reply_field(r, "rate", b, sizeof b))
+		c->c.rate = g_ascii_strtod(b, NULL);
 	g_free(r);
 }
 

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <systemd/sd-daemon.h>
 
+#include "audiod/request.h"
 #include "apps/dsp/stft.h"
 #include "apps/fft/frames.h"
 #include "libcfg/cfg.h"
@@ -170,25 +171,13 @@ static void publish(fftd *f, const dsp_frame *fr)
 		f->published++;
 }
 
-static const char *field(const char *reply, const char *key, char *buf, size_t len)
-{
-	char pat[32];
-	g_snprintf(pat, sizeof pat, "%s=", key);
-	const char *p = strstr(reply, pat);
-	if (!p)
-		return NULL;
-	p += strlen(pat);
-	size_t n = strcspn(p, " ");
-	g_strlcpy(buf, p, n + 1 < len ? n + 1 : len);
-	return buf;
-}
 
 static void on_opened(void *user, int64_t first, int64_t last, uint32_t item_size, const void *reply, size_t len)
 {
 	fftd *f = user;
 	char *r = g_strndup(reply, len), b[64];
-	double rate = field(r, "rate", b, sizeof b) ? g_ascii_strtod(b, NULL) : 0;
-	const char *fmt = field(r, "format", b, sizeof b) ? b : "?";
+	double rate = audio_reply_field(r, "rate", b, sizeof b) ? g_ascii_strtod(b, NULL) : 0;
+	const char *fmt = audio_reply_field(r, "format", b, sizeof b) ? b : "?";
 	f->is_float = !strcmp(fmt, "FLOAT_LE");
 	f->sample_bytes = (int)item_size;
 	g_free(r);

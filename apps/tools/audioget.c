@@ -23,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "audiod/request.h"
 #include "libdev/dev.h"
 
 typedef struct {
@@ -75,18 +76,6 @@ static int parse_time(const char *s, int64_t *out)
 	return 0;
 }
 
-static const char *field(const char *reply, const char *key, char *buf, size_t len)
-{
-	char pat[32];
-	g_snprintf(pat, sizeof pat, "%s=", key);
-	const char *p = strstr(reply, pat);
-	if (!p)
-		return NULL;
-	p += strlen(pat);
-	size_t n = strcspn(p, " ");
-	g_strlcpy(buf, p, n + 1 < len ? n + 1 : len);
-	return buf;
-}
 
 /* A WAV header for a stream of unknown length: the RIFF and data sizes are
  * 0xFFFFFFFF, which players read as "until the end" (there is no seeking
@@ -118,9 +107,9 @@ static void on_opened(void *user, int64_t first, int64_t last, uint32_t item_siz
 	char *r = g_strndup(reply, len), b[64];
 	g->opened = TRUE;
 	fprintf(stderr, "audioget: %s\n", r);
-	g->rate = atoi(field(r, "rate", b, sizeof b) ? b : "0");
-	g->channels = atoi(field(r, "channels", b, sizeof b) ? b : "0");
-	g_strlcpy(g->format, field(r, "format", b, sizeof b) ? b : "?", sizeof g->format);
+	g->rate = atoi(audio_reply_field(r, "rate", b, sizeof b) ? b : "0");
+	g->channels = atoi(audio_reply_field(r, "channels", b, sizeof b) ? b : "0");
+	g_strlcpy(g->format, audio_reply_field(r, "format", b, sizeof b) ? b : "?", sizeof g->format);
 	g->sample_bytes = g->channels ? (int)item_size / g->channels : 0;
 	g_free(r);
 	if (g->follow) {

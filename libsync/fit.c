@@ -181,13 +181,18 @@ static size_t ls_inliers(sync_fit *f, size_t n, double *c0, double *c1, double *
 
 /* Robust least squares: fit, reject |r - median| > k robust sigmas (MAD of
  * all residuals, so a rejected point can come back), refit until the inlier
- * set stops changing.  Leaves the fit in *c0, *c1, the inliers in f->in,
+ * set stops changing.  Below MIN_REJECT points the MAD is too noisy a scale:
+ * it rejects good points, s^2 then understates the noise and the stated
+ * uncertainty with it (1.5x at 8 points), so small fits keep every point
+ * (an outlier among them widens the stated uncertainty: the safe side).  Leaves the fit in *c0, *c1, the inliers in f->in,
  * the residuals in f->r; returns the number of inliers or -EAGAIN. */
+#define MIN_REJECT 16
+
 static int robust_ls(sync_fit *f, size_t n, double *c0, double *c1, double *sumsq)
 {
 	memset(f->in, 1, n);
 	size_t m = ls_inliers(f, n, c0, c1, sumsq);
-	for (uint32_t it = 0; f->p.reject_k > 0.0 && it < f->p.max_iter; it++) {
+	for (uint32_t it = 0; f->p.reject_k > 0.0 && n >= MIN_REJECT && it < f->p.max_iter; it++) {
 		for (size_t i = 0; i < n; i++) {
 			f->r[i] = f->d[i] - *c0 - *c1 * f->dx[i];
 			f->t1[i] = f->r[i];
@@ -340,8 +345,15 @@ int sync_fit_solve(sync_fit *f, sync_conv *out, const char **why)
 		double s2 = sumsq / (double)(m - 2);
 		if (s2 < f->p.sigma_floor * f->p.sigma_floor)
 			s2 = f->p.sigma_floor * f->p.sigma_floor;
-		var_c = s2 / (double)m;
-		var_s = s2 / sxx;
+		/* s2 is itself estimated from m - 2 degrees of freedom, so an
+		 * error divided by the stated s.e. follows Student's t with
+		 * nu = m - 2, whose variance is nu / (nu - 2): scale by it so the
+		 * stated variance is the error's variance at any m (a young fit
+		 * of a few points says how little it knows; -> 1 for large m). */
+		double nu = (double)m - 2.0;
+		double tvar = nu > 2.0 ? nu / (nu - 2.0) : 4.0;
+		var_c = tvar * s2 / (double)m;
+		var_s = tvar * s2 / sxx;
 		rms = sqrt(sumsq / (double)m);
 	} else {
 		double sign = f->p.mode == SYNC_FIT_LOWER ? 1.0 : -1.0;

@@ -143,14 +143,42 @@ static int fetch_frames(csim_truth *t, tnode *n, int64_t first, int len, int16_t
 	return rc;
 }
 
+/* Device paths follow CHORUS_NODE and CHORUS_RUN (libdev/path.h): point
+ * them at node n for one synchronous read, and put them back after. */
+typedef struct {
+	char *node, *run; /* the values before, or NULL when unset */
+} node_env;
+
+static void restore(const char *name, const char *value)
+{
+	if (value)
+		g_setenv(name, value, TRUE);
+	else
+		g_unsetenv(name);
+}
+
+static node_env enter_node(const csim_truth *t, const tnode *n)
+{
+	node_env e = {g_strdup(g_getenv("CHORUS_NODE")), g_strdup(g_getenv("CHORUS_RUN"))};
+	char id[16];
+	g_snprintf(id, sizeof id, "%d", n->id);
+	g_setenv("CHORUS_NODE", id, TRUE);
+	g_setenv("CHORUS_RUN", t->run_dir, TRUE);
+	return e;
+}
+
+static void leave_node(node_env *e)
+{
+	restore("CHORUS_NODE", e->node);
+	restore("CHORUS_RUN", e->run);
+	g_free(e->node);
+	g_free(e->run);
+}
+
 /* audiod's ring span of node n from audio/0/status ("ring=[A, B)"). */
 static int ring_span(csim_truth *t, tnode *n, int64_t *oldest, int64_t *next)
 {
-	char id[16];
-	g_snprintf(id, sizeof id, "%d", n->id);
-	char *old_node = g_strdup(g_getenv("CHORUS_NODE")), *old_run = g_strdup(g_getenv("CHORUS_RUN"));
-	g_setenv("CHORUS_NODE", id, TRUE);
-	g_setenv("CHORUS_RUN", t->run_dir, TRUE);
+	node_env saved = enter_node(t, n);
 	GByteArray *b = g_byte_array_new();
 	int rc = dev_status_read_sync("audio/0/status", FALSE, b, 2000);
 	const char *r = rc == 0 ? strstr((const char *)b->data, "ring=[") : NULL;
@@ -159,16 +187,7 @@ static int ring_span(csim_truth *t, tnode *n, int64_t *oldest, int64_t *next)
 	else
 		rc = -EAGAIN;
 	g_byte_array_free(b, TRUE);
-	if (old_node)
-		g_setenv("CHORUS_NODE", old_node, TRUE);
-	else
-		g_unsetenv("CHORUS_NODE");
-	if (old_run)
-		g_setenv("CHORUS_RUN", old_run, TRUE);
-	else
-		g_unsetenv("CHORUS_RUN");
-	g_free(old_node);
-	g_free(old_run);
+	leave_node(&saved);
 	return rc;
 }
 
@@ -212,11 +231,7 @@ void csim_truth_set_down(csim_truth *t, int node, gboolean down)
  * point them at node n for one synchronous read. */
 static void read_ticker(csim_truth *t, tnode *n)
 {
-	char id[16];
-	g_snprintf(id, sizeof id, "%d", n->id);
-	char *old_node = g_strdup(g_getenv("CHORUS_NODE")), *old_run = g_strdup(g_getenv("CHORUS_RUN"));
-	g_setenv("CHORUS_NODE", id, TRUE);
-	g_setenv("CHORUS_RUN", t->run_dir, TRUE);
+	node_env saved = enter_node(t, n);
 	GByteArray *b = g_byte_array_new();
 	n->have = FALSE;
 	if (dev_status_read_sync("sync/ticker", TRUE, b, 2000) == 0) {
@@ -235,16 +250,7 @@ static void read_ticker(csim_truth *t, tnode *n)
 		}
 	}
 	g_byte_array_free(b, TRUE);
-	if (old_node)
-		g_setenv("CHORUS_NODE", old_node, TRUE);
-	else
-		g_unsetenv("CHORUS_NODE");
-	if (old_run)
-		g_setenv("CHORUS_RUN", old_run, TRUE);
-	else
-		g_unsetenv("CHORUS_RUN");
-	g_free(old_node);
-	g_free(old_run);
+	leave_node(&saved);
 }
 
 /* Convert node a's cpu at host time h through graph of v to node b's cpu (or

@@ -19,7 +19,14 @@ $(SIM_CONF): sim/alsa/chorus_sim.conf
 	@mkdir -p $(dir $@)
 	$(call sim_conf_lib,$(abspath $(SIM_PLUGIN)),$(abspath $@)) $< > $@
 
-all: $(SIM_PLUGIN) $(SIM_CONF)
+# The simulated radio: syncd's receive filter (syncd/rxfilter.h) that
+# chorus-sim installs, so syncd itself links nothing of the simulator.
+SIM_RADIO := $(B)/sim/libchorus_sim_radio.so
+$(SIM_RADIO): $(B)/sim/radio/radio.o $(B)/libsim.a $(B)/libsync.a sim/radio/exports.map
+	$(CC) $(LDFLAGS) -shared -Wl,--version-script=sim/radio/exports.map -Wl,-z,defs -o $@ \
+		$(filter %.o %.a,$^) $(call pkglibs,$(SIM_PKGS)) -lm
+
+all: $(SIM_PLUGIN) $(SIM_CONF) $(SIM_RADIO)
 
 SIM_TEST_LIBS = $(call pkglibs,check alsa $(SIM_PKGS) gsl) -lm -lpthread
 SIM_TESTS := $(B)/tests/test_scenario $(B)/tests/test_world $(B)/tests/test_simpcm
@@ -42,10 +49,12 @@ $(B)/tests/test_scenario.o: CFLAGS += -DSIM_SRC_DIR='"$(abspath sim)"'
 
 INSTALL_HOOKS += sim-install
 .PHONY: sim-install
-sim-install: $(SIM_PLUGIN)
+sim-install: $(SIM_PLUGIN) $(SIM_RADIO)
 	install -d $(DESTDIR)$(LIBDIR)/alsa-lib $(DESTDIR)$(PREFIX)/share/chorus/alsa \
 		$(DESTDIR)$(PREFIX)/share/chorus/scenarios
 	install -m 755 $(SIM_PLUGIN) $(DESTDIR)$(LIBDIR)/alsa-lib/
+	install -d $(DESTDIR)$(LIBDIR)/chorus
+	install -m 755 $(SIM_RADIO) $(DESTDIR)$(LIBDIR)/chorus/
 	$(call sim_conf_lib,$(LIBDIR)/alsa-lib/libasound_module_pcm_chorus_sim.so,$(PREFIX)/share/chorus/alsa/chorus_sim.conf) \
 		sim/alsa/chorus_sim.conf > $(DESTDIR)$(PREFIX)/share/chorus/alsa/chorus_sim.conf
 	install -m 644 sim/scenarios/*.ini $(DESTDIR)$(PREFIX)/share/chorus/scenarios/

@@ -24,7 +24,7 @@ DEMO_SECONDS ?= 60
 .PHONY: demo
 demo:
 	@$(MAKE) --no-print-directory deps
-	@$(MAKE) --no-print-directory -j2 $(PROGS) $(SIM_PLUGIN) $(SIM_CONF)
+	@$(MAKE) --no-print-directory -j2 $(PROGS) $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf $(B)/sim/libchorus_sim_radio.so
 	$(B)/bin/chorus-demo $(DEMO_SCENARIO) --duration $(DEMO_SECONDS) --out demo-out --bin $(B)/bin
 
 TESTS += $(B)/tests/test_collab
@@ -37,7 +37,7 @@ $(B)/tests/test_collab: $(B)/tests/test_collab.o $(COLLAB_LIBS)
 TESTS += $(B)/tests/test_collab_sim
 $(B)/tests/test_collab_sim.o: CFLAGS += -DCHORUS_BIN_DIR='"$(abspath $(B)/bin)"'
 $(B)/tests/test_collab_sim: $(B)/tests/test_collab_sim.o | $(B)/bin/chorus-demo $(B)/bin/syncd $(B)/bin/audiod \
-		$(B)/bin/fft $(B)/bin/detect $(B)/bin/collab $(SIM_PLUGIN) $(SIM_CONF)
+		$(B)/bin/fft $(B)/bin/detect $(B)/bin/collab $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf $(B)/sim/libchorus_sim_radio.so
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0) -lm
 

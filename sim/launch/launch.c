@@ -41,6 +41,7 @@ struct csim {
 	sim_scenario *sc;
 	char *out_dir, *run_dir, *bin_dir, *notify_dir;
 	char *syncd_conf_path, *syncd_conf, *audiod_conf_path, *alsa_path, *scenario_abs;
+	char *radio_so; /* the simulated radio, installed in syncd as its receive filter */
 	char bridge[16];
 	int port;
 	int64_t epoch_ns;
@@ -170,6 +171,8 @@ static gboolean spawn(csim *s, node_rec *n, int which, GError **err)
 		setenv("CHORUS_SIM_EPOCH_NS", epoch_s, 1);
 		setenv("NOTIFY_SOCKET", sock, 1);
 		setenv("ALSA_CONFIG_PATH", s->alsa_path, 1);
+		setenv("CHORUS_RX_FILTER", s->radio_so, 1);
+		setenv("CHORUS_RX_FILTER_ARG", s->scenario_abs, 1);
 		if (*n->netns)
 			setenv("CHORUS_SIM_NETNS", "1", 1);
 		execvp((char *)argv->pdata[0], (char **)argv->pdata);
@@ -299,6 +302,18 @@ static gboolean write_configs(csim *s, GError **err)
 	s->alsa_path = g_strdup_printf("/usr/share/alsa/alsa.conf:%s", abs);
 	g_free(simconf);
 	g_free(abs);
+	/* The simulated radio (sim/radio/radio.c) beside it; CHORUS_SIM_RADIO
+	 * names another object (an installed one, or a test's). */
+	const char *radio = g_getenv("CHORUS_SIM_RADIO");
+	char *so = radio && *radio ? g_strdup(radio)
+				   : g_build_filename(s->bin_dir, "..", "sim", "libchorus_sim_radio.so", NULL);
+	s->radio_so = g_canonicalize_filename(so, NULL);
+	g_free(so);
+	if (ok && !g_file_test(s->radio_so, G_FILE_TEST_EXISTS)) {
+		g_set_error(err, CSIM_ERROR, ENOENT, "the simulated radio %s is missing (build it, or set CHORUS_SIM_RADIO)",
+			    s->radio_so);
+		ok = FALSE;
+	}
 	return ok;
 }
 
@@ -407,6 +422,7 @@ void csim_stop(csim *s)
 	g_free(s->syncd_conf);
 	g_free(s->audiod_conf_path);
 	g_free(s->alsa_path);
+	g_free(s->radio_so);
 	g_free(s->scenario_abs);
 	for (int w = 0; w < s->nprocs; w++) {
 		g_free(s->procs[w].name);

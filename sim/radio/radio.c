@@ -1,0 +1,136 @@
+/* radio.c — the simulated radio as syncd's receive filter (syncd/rxfilter.h).
+ *
+ * chorus-sim installs this object in every simulated syncd (CHORUS_RX_FILTER
+ * = this .so, CHORUS_RX_FILTER_ARG = the scenario file), so the daemon
+ * itself knows nothing of the world.  On a shared loopback every receiver
+ * would get the same kernel timestamp and hear every node; this applies the
+ * scenario's radio instead: packets from nodes farther than [world]
+ * radio_range_m are dropped, any packet is lost with probability
+ * radio_loss, and each receive time gets Gaussian noise with the receiving
+ * node's radio_jitter_ns.  With CHORUS_SIM_NETNS=1 (chorus-sim --netns: each
+ * node on its own network path, whose timestamps differ for real) only range
+ * and loss are simulated.
+ */
+#include <glib.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sim/scenario.h"
+#include "syncd/rxfilter.h"
+
+typedef struct {
+	sim_scenario *sc;
+	const sim_node_cfg *self;
+	uint32_t self_id;
+	double range_m, loss;
+	double jitter_ns; /* sd, 0 when the path is real (netns) */
+	GRand *rng;
+	guint64 dropped_range, dropped_loss;
+} radio;
+
+static void *radio_open(uint32_t self, const char *arg, char **why)
+{
+	if (!arg || !*arg) {
+		*why = strdup("the simulated radio needs the scenario file as CHORUS_RX_FILTER_ARG");
+		return NULL;
+	}
+	GError *e = NULL;
+	sim_scenario *sc = sim_scenario_load(arg, &e);
+	if (!sc) {
+		*why = strdup(e->message);
+		g_error_free(e);
+		return NULL;
+	}
+	const sim_node_cfg *n = sim_scenario_find_node(sc, (int)self);
+	if (!n) {
+		char *m = g_strdup_printf("%s: no [node.%u] for this node's radio", arg, self);
+		*why = strdup(m);
+		g_free(m);
+		sim_scenario_free(sc);
+		return NULL;
+	}
+	radio *r = g_new0(radio, 1);
+	r->sc = sc;
+	r->self = n;
+	r->self_id = self;
+	r->range_m = sim_scenario_world(sc)->radio_range_m;
+	r->loss = sim_scenario_world(sc)->radio_loss;
+	const char *netns = getenv("CHORUS_SIM_NETNS");
+	r->jitter_ns = netns && *netns && *netns != '0' ? 0.0 : n->radio_jitter_ns;
+	/* Independent draws per process; the scenario seed keeps runs comparable. */
+	r->rng = g_rand_new_with_seed((guint32)(sim_scenario_world(sc)->seed * 2654435761u) ^ self ^ (guint32)getpid());
+	return r;
+}
+
+/* TRUE when a packet from `sender` reaches us: in range and not lost. */
+static gboolean reaches(radio *r, uint32_t sender)
+{
+	if (sender == r->self_id)
+		return TRUE; /* our own packet looped back */
+	const sim_node_cfg *s = sim_scenario_find_node(r->sc, (int)sender);
+	if (!s) {
+		r->dropped_range++;
+		return FALSE;
+	}
+	double d2 = 0;
+	for (int i = 0; i < 3; i++)
+		d2 += (s->pos[i] - r->self->pos[i]) * (s->pos[i] - r->self->pos[i]);
+	if (sqrt(d2) > r->range_m) {
+		r->dropped_range++;
+		return FALSE;
+	}
+	if (r->loss > 0 && g_rand_double(r->rng) < r->loss) {
+		r->dropped_loss++;
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* One Gaussian draw with s.d. jitter_ns (Box-Muller on GRand), ns. */
+static int64_t jitter(radio *r)
+{
+	if (r->jitter_ns <= 0)
+		return 0;
+	double u1 = g_rand_double(r->rng), u2 = g_rand_double(r->rng);
+	if (u1 < 1e-300)
+		u1 = 1e-300;
+	return (int64_t)llround(r->jitter_ns * sqrt(-2.0 * log(u1)) * cos(2.0 * G_PI * u2));
+}
+
+static int radio_deliver(void *h, uint32_t sender, int64_t *rx_ns)
+{
+	radio *r = h;
+	if (!reaches(r, sender))
+		return 0;
+	*rx_ns += jitter(r);
+	return 1;
+}
+
+static void radio_describe(void *h, char *buf, size_t len)
+{
+	const radio *r = h;
+	g_snprintf(buf, len,
+		   "simulated radio: scenario %s range=%.1fm loss=%.3f jitter=%.0fns dropped: %" G_GUINT64_FORMAT
+		   " out of range, %" G_GUINT64_FORMAT " lost",
+		   sim_scenario_name(r->sc), r->range_m, r->loss, r->jitter_ns, r->dropped_range, r->dropped_loss);
+}
+
+static void radio_close(void *h)
+{
+	radio *r = h;
+	if (!r)
+		return;
+	g_rand_free(r->rng);
+	sim_scenario_free(r->sc);
+	g_free(r);
+}
+
+const syncd_rxfilter_ops syncd_rxfilter = {
+	.abi = SYNCD_RXFILTER_ABI,
+	.open = radio_open,
+	.deliver = radio_deliver,
+	.describe = radio_describe,
+	.close = radio_close,
+};

@@ -23,21 +23,21 @@ $(B)/bin/audioget: $(B)/apps/tools/audioget.o $(B)/libaudiod.a $(B)/libsync.a $(
 # built daemons of the same build (build/ or build-san/).
 AUDIOD_TEST_DEFS = -DAH_BIN_DIR='"$(abspath $(B)/bin)"' -DAH_SIM_CONF='"$(abspath $(B)/sim/chorus_sim.conf)"' \
 	-DAH_SRC_DIR='"$(abspath .)"'
-AUDIOD_TEST_DEPS = $(B)/tests/audiod_harness.o $(B)/libaudiod.a $(B)/libdev.a $(B)/libsync.a $(B)/libsim.a
+AUDIOD_TEST_DEPS = $(B)/tests/audiod_harness.o $(B)/libaudiod.a $(B)/libdev.a $(B)/libsync.a $(B)/libsim.a $(B)/libdsp.a
 AUDIOD_TEST_RUNTIME = $(B)/bin/audiod $(B)/bin/syncd $(B)/bin/audioget $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf
 $(B)/tests/audiod_harness.o $(B)/tests/test_audiod.o $(B)/bench/audio.o: CFLAGS += $(AUDIOD_TEST_DEFS)
 
 TESTS += $(B)/tests/test_audiod
 $(B)/tests/test_audiod: $(B)/tests/test_audiod.o $(AUDIOD_TEST_DEPS) | $(AUDIOD_TEST_RUNTIME)
 	@mkdir -p $(dir $@)
-	$(link) $(call pkglibs,check glib-2.0 gsl sndfile alsa) -lm -lpthread
+	$(link) $(call pkglibs,check glib-2.0 gsl sndfile alsa fftw3f) -lm -lpthread
 
 # Benchmark: audiod CPU per client count, interrupt -> client latency, bulk
 # reads vs memcpy, audio0 -> cpu accuracy (bench/audio.c, same harness).
 BENCHES += $(B)/bench/audio
 $(B)/bench/audio: $(B)/bench/audio.o $(AUDIOD_TEST_DEPS) | $(AUDIOD_TEST_RUNTIME)
 	@mkdir -p $(dir $@)
-	$(link) $(call pkglibs,check glib-2.0 gsl sndfile alsa) -lm -lpthread
+	$(link) $(call pkglibs,check glib-2.0 gsl sndfile alsa fftw3f) -lm -lpthread
 
 TESTS += $(B)/tests/test_request
 $(B)/tests/test_request: $(B)/tests/test_request.o $(B)/libaudiod.a $(B)/libsync.a

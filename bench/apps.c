@@ -27,7 +27,7 @@
 #include "apps/dsp/detector.h"
 #include "apps/dsp/stft.h"
 #include "apps/fft/frames.h"
-#include "sim/waveform.h"
+#include "apps/dsp/wave.h"
 
 static double cpu_now(void)
 {
@@ -53,18 +53,18 @@ static double rtf(double rate, int size, int hop, int *calls_found, int *calls)
 	double sigma = 0.01;
 	for (size_t i = 0; i < n; i++)
 		x[i] = (float)gsl_ran_gaussian_ziggurat(g, sigma);
-	sim_wave_params wp = {.kind = SIM_WAVE_PULSE_TRAIN, .carrier_hz = 1800, .pulse_ms = 6, .pulse_interval_ms = 30, .pulses = 10};
-	sim_wave *w = sim_wave_new(&wp, rate, NULL);
-	double len = sim_wave_length_s(w), pw = 0;
+	dsp_wave_params wp = {.kind = DSP_WAVE_PULSE_TRAIN, .carrier_hz = 1800, .pulse_ms = 6, .pulse_interval_ms = 30, .pulses = 10};
+	dsp_wave *w = dsp_wave_new(&wp, rate, NULL);
+	double len = dsp_wave_length_s(w), pw = 0;
 	for (int i = 0; i < (int)(len * rate); i++)
-		pw += pow(sim_wave_eval(w, i / rate), 2);
+		pw += pow(dsp_wave_eval(w, i / rate), 2);
 	pw /= len * rate;
 	double amp = sqrt(10 * sigma * sigma * (prof.f_hi - prof.f_lo) / (rate / 2) / pw);
 	*calls = 0;
 	for (double t = 1.5; t < secs - 1; t += 2.0, (*calls)++)
 		for (size_t i = (size_t)(t * rate); i < (size_t)((t + len) * rate); i++)
-			x[i] += (float)(amp * sim_wave_eval(w, i / rate - t));
-	sim_wave_free(w);
+			x[i] += (float)(amp * dsp_wave_eval(w, i / rate - t));
+	dsp_wave_free(w);
 
 	double c0 = cpu_now();
 	dsp_stft_params sp;

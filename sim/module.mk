@@ -1,13 +1,15 @@
 # sim: scenario parser, world model, the ALSA plugin (virtual microphone).
-SIM_LIB_SRCS := sim/rng.c sim/inicheck.c sim/scenario.c sim/waveform.c sim/world.c sim/sidechan.c
-SIM_PKGS     := glib-2.0 sndfile
+# The call waveforms are apps/dsp's (wave.h), shared with detect's templates:
+# whatever links libsim.a links libdsp.a too.
+SIM_LIB_SRCS := sim/rng.c sim/inicheck.c sim/scenario.c sim/world.c sim/sidechan.c
+SIM_PKGS     := glib-2.0 sndfile fftw3f
 $(B)/libsim.a: $(patsubst %.c,$(B)/%.o,$(SIM_LIB_SRCS))
 
 # The ALSA external plugin: -DPIC selects the shared-object entry points in
 # alsa-lib's headers; the export map keeps libsim/libsync symbols private.
 SIM_PLUGIN := $(B)/sim/libasound_module_pcm_chorus_sim.so
 $(B)/sim/pcm_chorus_sim.o: CFLAGS += -DPIC
-$(SIM_PLUGIN): $(B)/sim/pcm_chorus_sim.o $(B)/libsim.a $(B)/libsync.a sim/alsa/exports.map
+$(SIM_PLUGIN): $(B)/sim/pcm_chorus_sim.o $(B)/libsim.a $(B)/libdsp.a $(B)/libsync.a sim/alsa/exports.map
 	$(CC) $(LDFLAGS) -shared -Wl,--version-script=sim/alsa/exports.map -Wl,-z,defs -o $@ \
 		$(filter %.o %.a,$^) $(call pkglibs,alsa $(SIM_PKGS)) -lm -lpthread
 
@@ -22,7 +24,7 @@ $(SIM_CONF): sim/alsa/chorus_sim.conf
 # The simulated radio: syncd's receive filter (syncd/rxfilter.h) that
 # chorus-sim installs, so syncd itself links nothing of the simulator.
 SIM_RADIO := $(B)/sim/libchorus_sim_radio.so
-$(SIM_RADIO): $(B)/sim/radio/radio.o $(B)/libsim.a $(B)/libsync.a sim/radio/exports.map
+$(SIM_RADIO): $(B)/sim/radio/radio.o $(B)/libsim.a $(B)/libdsp.a $(B)/libsync.a sim/radio/exports.map
 	$(CC) $(LDFLAGS) -shared -Wl,--version-script=sim/radio/exports.map -Wl,-z,defs -o $@ \
 		$(filter %.o %.a,$^) $(call pkglibs,$(SIM_PKGS)) -lm
 
@@ -31,13 +33,13 @@ all: $(SIM_PLUGIN) $(SIM_CONF) $(SIM_RADIO)
 SIM_TEST_LIBS = $(call pkglibs,check alsa $(SIM_PKGS) gsl) -lm -lpthread
 SIM_TESTS := $(B)/tests/test_scenario $(B)/tests/test_world $(B)/tests/test_simpcm
 TESTS += $(SIM_TESTS)
-$(B)/tests/test_scenario: $(B)/tests/test_scenario.o $(B)/libsim.a $(B)/libsync.a
+$(B)/tests/test_scenario: $(B)/tests/test_scenario.o $(B)/libsim.a $(B)/libdsp.a $(B)/libsync.a
 	@mkdir -p $(dir $@)
 	$(link) $(SIM_TEST_LIBS)
-$(B)/tests/test_world: $(B)/tests/test_world.o $(B)/libsim.a $(B)/libsync.a
+$(B)/tests/test_world: $(B)/tests/test_world.o $(B)/libsim.a $(B)/libdsp.a $(B)/libsync.a
 	@mkdir -p $(dir $@)
 	$(link) $(SIM_TEST_LIBS)
-$(B)/tests/test_simpcm: $(B)/tests/test_simpcm.o $(B)/libsim.a $(B)/libsync.a | $(SIM_PLUGIN) $(SIM_CONF)
+$(B)/tests/test_simpcm: $(B)/tests/test_simpcm.o $(B)/libsim.a $(B)/libdsp.a $(B)/libsync.a | $(SIM_PLUGIN) $(SIM_CONF)
 	@mkdir -p $(dir $@)
 	$(link) $(SIM_TEST_LIBS)
 # The tests find the plugin, its config and the shipped scenarios by path;

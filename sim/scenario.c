@@ -79,21 +79,21 @@ const sim_group_spec sim_scenario_table[] = {
  * errors, so a typo'd waveform does not silently ignore its parameters). */
 static const struct {
 	const char *key;
-	unsigned kinds; /* bit per sim_wave_kind */
+	unsigned kinds; /* bit per dsp_wave_kind */
 } wave_keys[] = {
-	{"carrier_hz", 1u << SIM_WAVE_PULSE_TRAIN},
-	{"pulse_ms", 1u << SIM_WAVE_PULSE_TRAIN},
-	{"pulse_interval_ms", 1u << SIM_WAVE_PULSE_TRAIN},
-	{"pulses", 1u << SIM_WAVE_PULSE_TRAIN},
-	{"freq_hz", 1u << SIM_WAVE_TONE},
-	{"f0_hz", 1u << SIM_WAVE_CHIRP},
-	{"f1_hz", 1u << SIM_WAVE_CHIRP},
-	{"sweep", 1u << SIM_WAVE_CHIRP},
-	{"length_ms", 1u << SIM_WAVE_CHIRP | 1u << SIM_WAVE_TONE},
-	{"taper_ms", 1u << SIM_WAVE_CHIRP | 1u << SIM_WAVE_TONE},
-	{"click_width_us", 1u << SIM_WAVE_CLICK},
-	{"file", 1u << SIM_WAVE_FILE},
-	{"file_channel", 1u << SIM_WAVE_FILE},
+	{"carrier_hz", 1u << DSP_WAVE_PULSE_TRAIN},
+	{"pulse_ms", 1u << DSP_WAVE_PULSE_TRAIN},
+	{"pulse_interval_ms", 1u << DSP_WAVE_PULSE_TRAIN},
+	{"pulses", 1u << DSP_WAVE_PULSE_TRAIN},
+	{"freq_hz", 1u << DSP_WAVE_TONE},
+	{"f0_hz", 1u << DSP_WAVE_CHIRP},
+	{"f1_hz", 1u << DSP_WAVE_CHIRP},
+	{"sweep", 1u << DSP_WAVE_CHIRP},
+	{"length_ms", 1u << DSP_WAVE_CHIRP | 1u << DSP_WAVE_TONE},
+	{"taper_ms", 1u << DSP_WAVE_CHIRP | 1u << DSP_WAVE_TONE},
+	{"click_width_us", 1u << DSP_WAVE_CLICK},
+	{"file", 1u << DSP_WAVE_FILE},
+	{"file_channel", 1u << DSP_WAVE_FILE},
 };
 
 struct sim_scenario {
@@ -196,8 +196,8 @@ static void load_source(sim_scenario *sc, sim_ini *ini, const char *g, const cha
 	if (has_rate && s->call_end_s <= s->call_start_s)
 		sim_ini_fail(ini, g, "call_end", "must be after call_start (%g s)", s->call_start_s);
 
-	sim_wave_params *p = &s->wave;
-	p->kind = (sim_wave_kind)sim_ini_enum(ini, g, "waveform");
+	dsp_wave_params *p = &s->wave;
+	p->kind = (dsp_wave_kind)sim_ini_enum(ini, g, "waveform");
 	for (size_t i = 0; i < G_N_ELEMENTS(wave_keys); i++)
 		if (sim_ini_has(ini, g, wave_keys[i].key) && !(wave_keys[i].kinds & (1u << p->kind)))
 			sim_ini_fail(ini, g, wave_keys[i].key, "not used by waveform = %s", waveforms[p->kind]);
@@ -208,24 +208,24 @@ static void load_source(sim_scenario *sc, sim_ini *ini, const char *g, const cha
 	p->freq_hz = sim_ini_double(ini, g, "freq_hz");
 	p->f0_hz = sim_ini_double(ini, g, "f0_hz");
 	p->f1_hz = sim_ini_double(ini, g, "f1_hz");
-	p->sweep = (sim_sweep)sim_ini_enum(ini, g, "sweep");
+	p->sweep = (dsp_sweep)sim_ini_enum(ini, g, "sweep");
 	p->length_ms = sim_ini_double(ini, g, "length_ms");
 	p->taper_ms = sim_ini_double(ini, g, "taper_ms");
 	p->click_width_us = sim_ini_double(ini, g, "click_width_us");
 	p->file_channel = (int)sim_ini_int(ini, g, "file_channel");
 
 	double nyq = w->sample_rate / 2.0;
-	const char *fkey = p->kind == SIM_WAVE_PULSE_TRAIN ? "carrier_hz" : p->kind == SIM_WAVE_TONE ? "freq_hz" : NULL;
+	const char *fkey = p->kind == DSP_WAVE_PULSE_TRAIN ? "carrier_hz" : p->kind == DSP_WAVE_TONE ? "freq_hz" : NULL;
 	if (fkey && sim_ini_double(ini, g, fkey) >= nyq)
 		sim_ini_fail(ini, g, fkey, "%g Hz is not below the Nyquist frequency %g Hz of [world] sample_rate",
 			     sim_ini_double(ini, g, fkey), nyq);
-	if (p->kind == SIM_WAVE_CHIRP && (p->f0_hz >= nyq || p->f1_hz >= nyq))
+	if (p->kind == DSP_WAVE_CHIRP && (p->f0_hz >= nyq || p->f1_hz >= nyq))
 		sim_ini_fail(ini, g, p->f0_hz >= nyq ? "f0_hz" : "f1_hz",
 			     "not below the Nyquist frequency %g Hz of [world] sample_rate", nyq);
-	if (p->kind == SIM_WAVE_PULSE_TRAIN && p->pulse_ms > p->pulse_interval_ms)
+	if (p->kind == DSP_WAVE_PULSE_TRAIN && p->pulse_ms > p->pulse_interval_ms)
 		sim_ini_fail(ini, g, "pulse_ms", "pulses (%g ms) overlap: longer than pulse_interval_ms (%g ms)",
 			     p->pulse_ms, p->pulse_interval_ms);
-	if (p->kind == SIM_WAVE_FILE) {
+	if (p->kind == DSP_WAVE_FILE) {
 		char *f = sim_ini_has(ini, g, "file") ? sim_ini_string(ini, g, "file") : NULL;
 		if (!f) {
 			sim_ini_fail(ini, g, "waveform", "waveform = file needs the key file");

@@ -17,7 +17,7 @@
 #include "libsync/now.h"
 #include "sim/inicheck.h"
 #include "sim/samplefmt.h"
-#include "sim/waveform.h"
+#include "apps/dsp/wave.h"
 
 #define SIM_MAX_MICS 32
 #define SIM_MAX_NODE 65535 /* the side channel's record carries it in 16 bits */
@@ -67,7 +67,7 @@ typedef struct {
 	size_t n_call_times;
 	double call_rate_hz;     /* calls per s (Poisson), 0 with an explicit list */
 	double call_start_s, call_end_s; /* s: window of Poisson calls */
-	sim_wave_params wave;    /* wave.file is absolute or relative to the cwd */
+	dsp_wave_params wave;    /* wave.file is absolute or relative to the cwd */
 } sim_source_cfg;
 
 typedef struct sim_scenario sim_scenario;

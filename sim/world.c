@@ -19,7 +19,7 @@ typedef struct {
 
 typedef struct {
 	const sim_source_cfg *cfg;
-	sim_wave *wave;
+	dsp_wave *wave;
 	double *calls;  /* s since epoch, ascending */
 	size_t n_calls;
 	double length_s;
@@ -76,7 +76,7 @@ sim_world *sim_world_new(const sim_scenario *sc, GError **err)
 		source_state *s = &w->sources[i];
 		s->cfg = sim_scenario_source(sc, i);
 		GError *e = NULL;
-		s->wave = sim_wave_new(&s->cfg->wave, w->cfg->sample_rate, &e);
+		s->wave = dsp_wave_new(&s->cfg->wave, w->cfg->sample_rate, &e);
 		if (!s->wave) {
 			g_set_error(err, SIM_INI_ERROR, 3, "%s:%d: [source.%d] file: %s", sim_scenario_name(sc),
 				    s->cfg->line, s->cfg->id, e->message);
@@ -84,7 +84,7 @@ sim_world *sim_world_new(const sim_scenario *sc, GError **err)
 			sim_world_free(w);
 			return NULL;
 		}
-		s->length_s = sim_wave_length_s(s->wave);
+		s->length_s = dsp_wave_length_s(s->wave);
 		make_calls(w, s);
 	}
 	w->nodes = g_new0(node_state, w->n_nodes);
@@ -115,7 +115,7 @@ void sim_world_free(sim_world *w)
 	if (!w)
 		return;
 	for (size_t i = 0; w->sources && i < w->n_sources; i++) {
-		sim_wave_free(w->sources[i].wave);
+		dsp_wave_free(w->sources[i].wave);
 		g_free(w->sources[i].calls);
 	}
 	for (size_t i = 0; w->nodes && i < w->n_nodes; i++)
@@ -196,7 +196,7 @@ static double source_at(const source_state *s, double te)
 	}
 	double v = 0;
 	for (size_t k = lo; k-- > 0 && te - s->calls[k] < s->length_s;)
-		v += sim_wave_eval(s->wave, te - s->calls[k]);
+		v += dsp_wave_eval(s->wave, te - s->calls[k]);
 	return v;
 }
 

@@ -17,12 +17,14 @@
 #include "apps/collab/nodes.h"
 #include "apps/collab/result.h"
 #include "apps/collab/tdoa.h"
-#include "sim/waveform.h"
+#include "apps/dsp/wave.h"
+#include "sim/launch/launch.h"
+#include "sim/scenario.h"
 
 static det_event ev(uint32_t node, uint64_t seq, int64_t g, int tmpl)
 {
 	det_event e = {.node = node, .seq = seq, .has_global = TRUE, .global_ns = g, .global_se_ns = 500,
-		       .template_id = tmpl, .rate = 16000, .sim_s = NAN};
+		       .template_id = tmpl, .rate = 16000};
 	g_strlcpy(e.profile, "frog", sizeof e.profile);
 	return e;
 }
@@ -74,9 +76,9 @@ static int synth_solve(gsl_rng *g, const double src[3], double snr_db, double *e
 	const double R = 16000, c = 343;
 	const double mics[5][3] = {{0, 0, 1}, {30, 0, 1}, {30, 30, 1}, {0, 30, 1}, {15, 5, 1}};
 	const double skew_ppm[5] = {-31, 18.5, 39, -12, 4.5};
-	sim_wave_params wp = {.kind = SIM_WAVE_CHIRP, .f0_hz = 1200, .f1_hz = 2400, .sweep = SIM_SWEEP_EXPONENTIAL,
+	dsp_wave_params wp = {.kind = DSP_WAVE_CHIRP, .f0_hz = 1200, .f1_hz = 2400, .sweep = DSP_SWEEP_EXPONENTIAL,
 			      .length_ms = 250, .taper_ms = 10};
-	sim_wave *w = sim_wave_new(&wp, R, NULL);
+	dsp_wave *w = dsp_wave_new(&wp, R, NULL);
 	const int64_t E = 1796000000000000000LL; /* emission, global ns */
 	tdoa_input in[5];
 	float *x[5];
@@ -91,7 +93,7 @@ static int synth_solve(gsl_rng *g, const double src[3], double snr_db, double *e
 		x[j] = g_new(float, n);
 		for (size_t i = 0; i < n; i++) {
 			double t = start + i / rj - arrive; /* s since the call reached mic j */
-			x[j][i] = (float)(0.1 * sim_wave_eval(w, t) + gsl_ran_gaussian(g, sigma));
+			x[j][i] = (float)(0.1 * dsp_wave_eval(w, t) + gsl_ran_gaussian(g, sigma));
 		}
 		double st = start * 1e9;
 		in[j] = (tdoa_input){.node = (uint32_t)(j + 1), .x = x[j], .n = n, .rate = R, .rate_eff = rj,
@@ -106,7 +108,7 @@ static int synth_solve(gsl_rng *g, const double src[3], double snr_db, double *e
 	int rc = tdoa_locate(in, 5, &p, tr);
 	for (int j = 0; j < 5; j++)
 		g_free(x[j]);
-	sim_wave_free(w);
+	dsp_wave_free(w);
 	if (rc == 0) {
 		double ex = tr->loc.pos[0] - src[0], ey = tr->loc.pos[1] - src[1];
 		*err_m = hypot(ex, ey);
@@ -169,20 +171,26 @@ START_TEST(nodes_file)
 		g_error_free(err);
 	}
 	unlink(path);
-	/* a scenario gives the first microphone of each node and the sources */
-	n = collab_nodes_from_scenario("sim/scenarios/default.ini", &err);
+	/* chorus-sim's nodes file gives the first microphone of each node */
+	sim_scenario *sc = sim_scenario_load("sim/scenarios/default.ini", &err);
+	ck_assert_msg(sc, "%s", err ? err->message : "");
+	char *text = csim_nodes_text(sc);
+	sim_scenario_free(sc);
+	g_file_set_contents(path, text, -1, NULL);
+	g_free(text);
+	n = collab_nodes_load(path, &err);
+	unlink(path);
 	ck_assert_msg(n, "%s", err ? err->message : "");
 	ck_assert_uint_eq(n->nodes->len, 6);
 	ck_assert_double_eq_tol(collab_nodes_find(n, 2)->pos[0], 29.9, 1e-9); /* 30 + mic offset -0.1 */
-	ck_assert_uint_eq(n->sources->len, 3);
-	ck_assert_double_eq_tol(n->c, 343, 1e-9);
+	ck_assert(collab_nodes_find(n, 2)->address == NULL);
 	collab_nodes_free(n);
 }
 END_TEST
 
 START_TEST(result_json)
 {
-	collab_result r = {.reporter = 3, .seq = 9, .rc = 0, .n = 4, .nodes = {3, 1, 2, 4}, .latency_s = 0.75, .sim_s = NAN};
+	collab_result r = {.reporter = 3, .seq = 9, .rc = 0, .n = 4, .nodes = {3, 1, 2, 4}, .latency_s = 0.75, .t_cpu_ns = INT64_MIN};
 	r.tr.loc.status = DSP_LOC_OK;
 	r.tr.loc.dim = 2;
 	r.tr.loc.pos[0] = 1.5;
@@ -200,7 +208,11 @@ START_TEST(result_json)
 	ck_assert_double_eq_tol(collab_json_number(s->str, "rejected"), 2, 1e-9);
 	ck_assert_double_eq_tol(collab_json_number(s->str, "ell95_major"), 0.02 * sqrt(gsl_cdf_chisq_Pinv(0.95, 2)), 1e-4);
 	ck_assert(strstr(s->str, "\"used\":[3,1,4]"));
-	ck_assert(strstr(s->str, "\"sim_s\":null"));
+	ck_assert(strstr(s->str, "\"t_cpu_ns\":null"));
+	r.t_cpu_ns = 5000000000123LL;
+	g_string_truncate(s, 0);
+	collab_result_json(&r, s);
+	ck_assert(strstr(s->str, "\"t_cpu_ns\":5000000000123"));
 	ck_assert(strstr(s->str, "\"status\":\"ok\""));
 	g_string_free(s, TRUE);
 }

@@ -60,7 +60,7 @@ START_TEST(defaults_are_applied)
 	ck_assert_double_eq(s->call_rate_hz, 0.5);
 	ck_assert_double_eq(s->call_start_s, 0);
 	ck_assert_double_eq(s->call_end_s, 60); /* the world's duration */
-	ck_assert_int_eq(s->wave.kind, SIM_WAVE_PULSE_TRAIN);
+	ck_assert_int_eq(s->wave.kind, DSP_WAVE_PULSE_TRAIN);
 	ck_assert_double_eq(s->wave.carrier_hz, 2000);
 	ck_assert_double_eq(s->wave.pulse_ms, 4);
 	ck_assert_double_eq(s->wave.pulse_interval_ms, 25);
@@ -90,8 +90,8 @@ START_TEST(values_are_read)
 	ck_assert_int_eq(n->latency, SIM_LAT_NORMAL);
 	ck_assert_double_eq(n->latency_sd_ns, 3000);
 	const sim_source_cfg *s = sim_scenario_source(sc, 0);
-	ck_assert_int_eq(s->wave.kind, SIM_WAVE_CHIRP);
-	ck_assert_int_eq(s->wave.sweep, SIM_SWEEP_EXPONENTIAL);
+	ck_assert_int_eq(s->wave.kind, DSP_WAVE_CHIRP);
+	ck_assert_int_eq(s->wave.sweep, DSP_SWEEP_EXPONENTIAL);
 	ck_assert_uint_eq(s->n_call_times, 3);
 	ck_assert_double_eq(s->call_times_s[1], 2.5);
 	sim_scenario_free(sc);

@@ -11,7 +11,7 @@
 #include "libsync/now.h"
 #include "sim/rng.h"
 #include "sim/scenario.h"
-#include "sim/waveform.h"
+#include "apps/dsp/wave.h"
 #include "sim/world.h"
 
 typedef struct {
@@ -229,37 +229,37 @@ END_TEST
 
 START_TEST(synthetic_waveforms_are_the_formulas)
 {
-	sim_wave_params p;
+	dsp_wave_params p;
 	memset(&p, 0, sizeof p);
-	p.kind = SIM_WAVE_PULSE_TRAIN;
+	p.kind = DSP_WAVE_PULSE_TRAIN;
 	p.carrier_hz = 2000;
 	p.pulse_ms = 4;
 	p.pulse_interval_ms = 25;
 	p.pulses = 3;
-	sim_wave *w = sim_wave_new(&p, 48000, NULL);
-	ck_assert_double_eq_tol(sim_wave_length_s(w), 0.054, 1e-15);
+	dsp_wave *w = dsp_wave_new(&p, 48000, NULL);
+	ck_assert_double_eq_tol(dsp_wave_length_s(w), 0.054, 1e-15);
 	double tau = 0.025 + 0.0013; /* second pulse */
 	double env = sin(M_PI * 0.0013 / 0.004);
-	ck_assert_double_eq_tol(sim_wave_eval(w, tau), env * env * sin(2 * M_PI * 2000 * 0.0013), 1e-12);
-	ck_assert_double_eq(sim_wave_eval(w, 0.010), 0); /* between pulses */
-	ck_assert_double_eq(sim_wave_eval(w, 0.06), 0);  /* after the call */
-	sim_wave_free(w);
+	ck_assert_double_eq_tol(dsp_wave_eval(w, tau), env * env * sin(2 * M_PI * 2000 * 0.0013), 1e-12);
+	ck_assert_double_eq(dsp_wave_eval(w, 0.010), 0); /* between pulses */
+	ck_assert_double_eq(dsp_wave_eval(w, 0.06), 0);  /* after the call */
+	dsp_wave_free(w);
 
 	memset(&p, 0, sizeof p);
-	p.kind = SIM_WAVE_CHIRP;
+	p.kind = DSP_WAVE_CHIRP;
 	p.f0_hz = 1000;
 	p.f1_hz = 4000;
 	p.length_ms = 200;
 	p.taper_ms = 5;
-	w = sim_wave_new(&p, 48000, NULL);
+	w = dsp_wave_new(&p, 48000, NULL);
 	tau = 0.1; /* middle: untapered, f = 2500 Hz, phase 2 pi (1000 tau + 3000 tau^2 / 0.4) */
-	ck_assert_double_eq_tol(sim_wave_eval(w, tau), sin(2 * M_PI * (100 + 3000 * 0.01 / 0.4)), 1e-9);
-	sim_wave_free(w);
-	p.sweep = SIM_SWEEP_EXPONENTIAL;
-	w = sim_wave_new(&p, 48000, NULL);
+	ck_assert_double_eq_tol(dsp_wave_eval(w, tau), sin(2 * M_PI * (100 + 3000 * 0.01 / 0.4)), 1e-9);
+	dsp_wave_free(w);
+	p.sweep = DSP_SWEEP_EXPONENTIAL;
+	w = dsp_wave_new(&p, 48000, NULL);
 	/* f(tau) = 1000 * 4^(tau / 0.2): phase 2 pi 1000 (4^(tau/0.2) - 1) 0.2 / ln 4 */
-	ck_assert_double_eq_tol(sim_wave_eval(w, tau), sin(2 * M_PI * 1000 * (2 - 1) * 0.2 / log(4)), 1e-9);
-	sim_wave_free(w);
+	ck_assert_double_eq_tol(dsp_wave_eval(w, tau), sin(2 * M_PI * 1000 * (2 - 1) * 0.2 / log(4)), 1e-9);
+	dsp_wave_free(w);
 }
 END_TEST
 

@@ -7,8 +7,8 @@
  *
  *   collab [-c /etc/chorus/collab.conf] [--nodes FILE] [--jsonl FILE] [--map FILE.png]
  *
- * Node positions: [collab] nodes (a nodes file, nodes.h), else the scenario
- * in CHORUS_SCENARIO (simulation).  Fetching and solving run in one worker
+ * Node positions: [collab] nodes (a nodes file, nodes.h; chorus-sim writes
+ * one for its nodes).  Fetching and solving run in one worker
  * thread so the main loop (clip service, sharing) never waits on the network.
  */
 #include <errno.h>
@@ -25,7 +25,6 @@
 #include "apps/collab/result.h"
 #include "apps/collab/share.h"
 #include "apps/collab/tdoa.h"
-#include "apps/detect/simtime.h"
 #include "libcfg/cfg.h"
 #include "libdev/dev.h"
 #include "libsync/client.h"
@@ -33,10 +32,10 @@
 
 typedef struct {
 	gint64 node, device, channel;
-	char *nodes;            /* nodes file; "" = CHORUS_SCENARIO */
+	char *nodes;            /* nodes file (required) */
 	char *share_address;
 	gint64 share_port, clip_port;
-	double speed_of_sound;  /* m/s; 0 = the scenario's, else 343 */
+	double speed_of_sound;  /* m/s */
 	double margin_ms, hold_s;
 	gint64 min_nodes;
 	double pre_ms, max_clip_ms, gcc_beta, min_window, alpha;
@@ -51,11 +50,11 @@ static const cfg_entry table[] = {
 	{"collab", "node", CFG_INT, "0", 0, 4294967294.0, F(node), "this node's number (CHORUS_NODE sets the default)"},
 	{"collab", "device", CFG_INT, "0", 0, 15, F(device), "audio device k whose detections and clips are shared"},
 	{"collab", "channel", CFG_INT, "0", 0, 63, F(channel), "channel of the clips (the microphone of the node's position)"},
-	{"collab", "nodes", CFG_STRING, "", 0, 0, F(nodes), "nodes file (ID X Y Z [ADDRESS] per line); empty = CHORUS_SCENARIO"},
+	{"collab", "nodes", CFG_STRING, "", 0, 0, F(nodes), "nodes file (ID X Y Z [ADDRESS] per line); required"},
 	{"collab", "share_address", CFG_STRING, "127.255.255.255", 1, 0, F(share_address), "UDP destination of shared detections (broadcast)"},
 	{"collab", "share_port", CFG_INT, "7400", 1, 65535, F(share_port), "UDP port of shared detections"},
 	{"collab", "clip_port", CFG_INT, "7401", 1, 65535, F(clip_port), "TCP port of the clip service (+ node id for nodes without address)"},
-	{"collab", "speed_of_sound", CFG_DOUBLE, "0", 0, 2000, F(speed_of_sound), "m/s; 0 = the scenario's, else 343"},
+	{"collab", "speed_of_sound", CFG_DOUBLE, "343", 100, 2000, F(speed_of_sound), "m/s, as measured or computed from the air temperature"},
 	{"collab", "margin_ms", CFG_DOUBLE, "30", 0, 10000, F(margin_ms), "grouping window beyond the acoustic aperture, ms"},
 	{"collab", "hold", CFG_DOUBLE, "0.7", 0.05, 60, F(hold_s), "seconds a group waits for detections from other nodes"},
 	{"collab", "min_nodes", CFG_INT, "4", 3, 64, F(min_nodes), "fewest nodes to locate (4 in 2-D: 3 leave two solutions)"},
@@ -220,7 +219,7 @@ static gboolean publish_idle(gpointer data)
 		char why[256];
 		if (sync_client_convert(d->clocks, sync_clock_global(), sync_clock_cpu((uint32_t)d->cfg.node),
 					sync_tval_of(r->t_global_ns), &cr, why, sizeof why) == 0)
-			r->sim_s = simtime_world_s(cr.value.i, cr.value.f);
+			r->t_cpu_ns = cr.value.i;
 	}
 	/* Latency: now (global) minus the end of the call at the last node. */
 	int64_t end = INT64_MIN;
@@ -251,7 +250,7 @@ static gboolean publish_idle(gpointer data)
 	}
 	if (*d->cfg.map && (d->located + d->failed) % (guint64)d->cfg.map_every == 0) {
 		char w[256];
-		if (collab_map(d->jsonl_path, d->nodes, d->cfg.map, "chorus collab", w, sizeof w) < 0)
+		if (collab_map(d->jsonl_path, d->nodes, NULL, 0, d->cfg.map, "chorus collab", w, sizeof w) < 0)
 			g_snprintf(d->last_error, sizeof d->last_error, "map: %s", w);
 	}
 	g_string_free(s, TRUE);
@@ -282,7 +281,7 @@ static gboolean on_poll(gpointer data)
 			j->res.reporter = (uint32_t)d->cfg.node;
 			j->res.seq = ++d->seq;
 			j->res.latency_s = NAN;
-			j->res.sim_s = NAN;
+			j->res.t_cpu_ns = INT64_MIN;
 			g_thread_pool_push(d->pool, j, NULL);
 		}
 	}
@@ -365,13 +364,10 @@ int main(int argc, char **argv)
 	OVERRIDE(nodes, nodes)
 	OVERRIDE(jsonl, jsonl)
 	OVERRIDE(map, map)
-	const char *scen = getenv("CHORUS_SCENARIO");
 	if (*d.cfg.nodes)
 		d.nodes = collab_nodes_load(d.cfg.nodes, &err);
-	else if (scen && *scen)
-		d.nodes = collab_nodes_from_scenario(scen, &err);
 	else
-		g_set_error(&err, CFG_ERROR, EINVAL, "no node positions: set [collab] nodes (or run under chorus-sim)");
+		g_set_error(&err, CFG_ERROR, EINVAL, "no node positions: set [collab] nodes (or --nodes FILE)");
 	if (!d.nodes) {
 		fprintf(stderr, "collab: %s\n", err->message);
 		return 2;
@@ -379,7 +375,7 @@ int main(int argc, char **argv)
 	if (!collab_nodes_find(d.nodes, (uint32_t)d.cfg.node))
 		g_warning("node %" G_GINT64_FORMAT " is not in the node table: its own detections cannot be located",
 			  d.cfg.node);
-	d.c = d.cfg.speed_of_sound > 0 ? d.cfg.speed_of_sound : d.nodes->c > 0 ? d.nodes->c : 343.0;
+	d.c = d.cfg.speed_of_sound;
 	if (*d.cfg.jsonl) {
 		d.jsonl_path = g_strdup(d.cfg.jsonl);
 	} else if (g_getenv("STATE_DIRECTORY") && *g_getenv("STATE_DIRECTORY")) {
@@ -437,7 +433,7 @@ int main(int argc, char **argv)
 		; /* publish what finished */
 	if (!rc && *d.cfg.map) {
 		char w[256];
-		if (collab_map(d.jsonl_path, d.nodes, d.cfg.map, "chorus collab", w, sizeof w) < 0)
+		if (collab_map(d.jsonl_path, d.nodes, NULL, 0, d.cfg.map, "chorus collab", w, sizeof w) < 0)
 			g_warning("map: %s", w);
 	}
 	dev_packet_sub_free(d.local);

@@ -1,4 +1,4 @@
-/* nodes.c — node positions from a nodes file or a scenario (see nodes.h). */
+/* nodes.c — node positions from a nodes file (see nodes.h). */
 #include "apps/collab/nodes.h"
 
 #include <errno.h>
@@ -6,15 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/scenario.h"
-
 #define COLLAB_NODES_ERROR g_quark_from_static_string("collab-nodes")
 
 static collab_nodes *nodes_new(void)
 {
 	collab_nodes *n = g_new0(collab_nodes, 1);
 	n->nodes = g_array_new(FALSE, TRUE, sizeof(collab_node));
-	n->sources = g_array_new(FALSE, TRUE, sizeof(collab_pos));
 	return n;
 }
 
@@ -76,29 +73,6 @@ collab_nodes *collab_nodes_load(const char *path, GError **err)
 	return n;
 }
 
-collab_nodes *collab_nodes_from_scenario(const char *path, GError **err)
-{
-	sim_scenario *sc = sim_scenario_load(path, err);
-	if (!sc)
-		return NULL;
-	collab_nodes *n = nodes_new();
-	for (size_t i = 0; i < sim_scenario_n_nodes(sc); i++) {
-		const sim_node_cfg *c = sim_scenario_node(sc, i);
-		collab_node nd = {.id = (uint32_t)c->id};
-		for (int k = 0; k < 3; k++)
-			nd.pos[k] = c->pos[k] + (c->n_mics ? c->mics[0][k] : 0);
-		g_array_append_val(n->nodes, nd);
-	}
-	for (size_t i = 0; i < sim_scenario_n_sources(sc); i++) {
-		const sim_source_cfg *s = sim_scenario_source(sc, i);
-		collab_pos p = {{s->pos[0], s->pos[1], s->pos[2]}};
-		g_array_append_val(n->sources, p);
-	}
-	n->c = sim_scenario_world(sc)->speed_of_sound;
-	sim_scenario_free(sc);
-	return n;
-}
-
 void collab_nodes_free(collab_nodes *n)
 {
 	if (!n)
@@ -106,7 +80,6 @@ void collab_nodes_free(collab_nodes *n)
 	for (guint i = 0; i < n->nodes->len; i++)
 		g_free(g_array_index(n->nodes, collab_node, i).address);
 	g_array_free(n->nodes, TRUE);
-	g_array_free(n->sources, TRUE);
 	g_free(n);
 }
 

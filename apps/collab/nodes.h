@@ -1,11 +1,11 @@
 /* nodes.h — where the nodes are: the microphone position collab uses for
  * each node (channel 0's microphone) and, in the field, its address.
  *
- * Two sources:
- *   a nodes file, one node per line:  ID X Y Z [ADDRESS]   (metres; '#'
- *     starts a comment), errors reported as FILE:LINE: why;
- *   a chorus-sim scenario (sim/scenario.h): [node.N] position plus its first
- *     microphone offset; no addresses (simulated nodes share loopback).
+ * A nodes file, one node per line:  ID X Y Z [ADDRESS]   (metres; '#'
+ * starts a comment), errors reported as FILE:LINE: why.  The positions are
+ * what the field team surveyed; chorus-sim writes one for its nodes
+ * (nodes.txt in its output directory, no addresses: simulated nodes share
+ * loopback).
  * Errors: GError at this edge (configuration), nothing else does I/O.
  */
 #ifndef CHORUS_COLLAB_NODES_H
@@ -21,21 +21,11 @@ typedef struct {
 } collab_node;
 
 typedef struct {
-	double p[3];       /* m */
-} collab_pos;
-
-typedef struct {
 	GArray *nodes;     /* collab_node */
-	double c;          /* speed of sound from the scenario, m/s (0 from a nodes file) */
-	GArray *sources;   /* truth, simulation only: collab_pos per source (may be empty) */
 } collab_nodes;
 
 /* Load a nodes file.  NULL + *err ("FILE:LINE: why"). */
 collab_nodes *collab_nodes_load(const char *path, GError **err);
-
-/* Load node positions (and source positions, the truth) from a scenario.
- * NULL + *err. */
-collab_nodes *collab_nodes_from_scenario(const char *path, GError **err);
 
 void collab_nodes_free(collab_nodes *n);
 

@@ -90,7 +90,10 @@ void collab_result_json(const collab_result *r, GString *o)
 		}
 	g_string_append(o, "}");
 	jnum(o, "latency_s", r->latency_s, "%.3f");
-	jnum(o, "sim_s", r->sim_s, "%.6f");
+	if (r->t_cpu_ns != INT64_MIN)
+		g_string_append_printf(o, ",\"t_cpu_ns\":%" G_GINT64_FORMAT, r->t_cpu_ns);
+	else
+		g_string_append(o, ",\"t_cpu_ns\":null");
 	g_string_append(o, "}");
 }
 
@@ -112,8 +115,8 @@ double collab_json_number(const char *line, const char *key)
 	return end == p + strlen(pat) ? NAN : v;
 }
 
-int collab_map(const char *jsonl, const collab_nodes *nodes, const char *png, const char *title, char *why,
-	       size_t len)
+int collab_map(const char *jsonl, const collab_nodes *nodes, const double *truth_xy, size_t n_truth, const char *png,
+	       const char *title, char *why, size_t len)
 {
 	char *text = NULL;
 	GString *est = g_string_new(NULL), *bad = g_string_new(NULL), *nod = g_string_new(NULL), *src = g_string_new(NULL);
@@ -159,10 +162,8 @@ int collab_map(const char *jsonl, const collab_nodes *nodes, const char *png, co
 		const collab_node *n = &g_array_index(nodes->nodes, collab_node, i);
 		g_string_append_printf(nod, "%.3f %.3f %u\n", n->pos[0], n->pos[1], n->id);
 	}
-	for (guint i = 0; i < nodes->sources->len; i++) {
-		const double *s = g_array_index(nodes->sources, collab_pos, i).p;
-		g_string_append_printf(src, "%.3f %.3f\n", s[0], s[1]);
-	}
+	for (size_t i = 0; i < n_truth; i++)
+		g_string_append_printf(src, "%.3f %.3f\n", truth_xy[2 * i], truth_xy[2 * i + 1]);
 	char *dir = g_dir_make_tmp("chorus-map-XXXXXX", NULL);
 	if (!dir) {
 		g_snprintf(why, len, "no temporary directory");

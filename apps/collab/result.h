@@ -31,7 +31,7 @@ typedef struct {
 	int64_t t_global_ns;         /* emission, global ns */
 	double t_se_ns;
 	double latency_s;            /* NAN if unknown */
-	double sim_s;                /* NAN outside simulation */
+	int64_t t_cpu_ns;            /* emission in the reporter's cpu clock, ns; INT64_MIN if unknown */
 	char why[200];               /* fetch or solve failure */
 } collab_result;
 
@@ -45,10 +45,11 @@ const char *collab_result_status(const collab_result *r);
 double collab_json_number(const char *line, const char *key);
 
 /* Draw a PNG map with gnuplot: nodes, the located calls of the JSON-lines
- * file `jsonl` with their 95 % ellipses, and the true sources (truth may be
- * NULL).  Returns 0, or -errno / -ECHILD (gnuplot missing or failed) with
+ * file `jsonl` with their 95 % ellipses, and n_truth true source positions
+ * truth_xy[2k], truth_xy[2k+1] (m; a simulation's scorer has them, collab
+ * never does: NULL, 0).  Returns 0, or -errno / -ECHILD (gnuplot missing or failed) with
  * the reason in why. */
-int collab_map(const char *jsonl, const collab_nodes *nodes, const char *png, const char *title, char *why,
-	       size_t len);
+int collab_map(const char *jsonl, const collab_nodes *nodes, const double *truth_xy, size_t n_truth, const char *png,
+	       const char *title, char *why, size_t len);
 
 #endif

@@ -8,7 +8,7 @@
 
 void det_event_format(const det_event *e, GString *out)
 {
-	char b[7][G_ASCII_DTOSTR_BUF_SIZE];
+	char b[6][G_ASCII_DTOSTR_BUF_SIZE];
 	g_string_append_printf(out, "v=1 node=%u dev=%u seq=%" G_GUINT64_FORMAT " profile=%s onset_frame=%s onset_se=%s rate=%s"
 			       " cpu_ns=%" G_GINT64_FORMAT " cpu_se_ns=%s",
 			       e->node, e->dev, e->seq, e->profile[0] ? e->profile : "-",
@@ -24,8 +24,6 @@ void det_event_format(const det_event *e, GString *out)
 	g_string_append_printf(out, " duration_s=%s f_lo=%.0f f_hi=%.0f snr_db=%.1f enr_db=%.1f template=%d",
 			       g_ascii_formatd(b[5], sizeof b[5], "%.4f", e->duration_s), e->f_lo, e->f_hi, e->snr_db,
 			       e->enr_db, e->template_id);
-	if (isfinite(e->sim_s))
-		g_string_append_printf(out, " sim_s=%s", g_ascii_formatd(b[6], sizeof b[6], "%.6f", e->sim_s));
 }
 
 static int num(const char *k, const char *v, double *out, GString *why)
@@ -56,7 +54,6 @@ static int inum(const char *k, const char *v, int64_t *out, GString *why)
 int det_event_parse(const char *text, size_t len, det_event *e, GString *why)
 {
 	memset(e, 0, sizeof *e);
-	e->sim_s = NAN;
 	char *t = g_strndup(text, len);
 	gchar **tok = g_strsplit_set(t, " \t\r\n", -1);
 	g_free(t);
@@ -74,7 +71,6 @@ int det_event_parse(const char *text, size_t len, det_event *e, GString *why)
 		*eq = 0;
 		const char *k = *p, *v = eq + 1;
 		int64_t i;
-		double d = NAN;
 		if (!strcmp(k, "v")) {
 			if ((rc = inum(k, v, &i, why)) == 0 && i != 1) {
 				g_string_printf(why, "event version %s is not 1", v);
@@ -135,9 +131,6 @@ int det_event_parse(const char *text, size_t len, det_event *e, GString *why)
 		} else if (!strcmp(k, "template")) {
 			rc = inum(k, v, &i, why);
 			e->template_id = (int)i;
-		} else if (!strcmp(k, "sim_s")) {
-			rc = num(k, v, &d, why);
-			e->sim_s = d;
 		}
 	}
 	g_strfreev(tok);

@@ -4,15 +4,15 @@
  * One line of space-separated key=value pairs (docs/protocol.md):
  *   v=1 node=N dev=K seq=S profile=NAME onset_frame=F onset_se=E rate=R
  *   cpu_ns=C cpu_se_ns=D global_ns=G global_se_ns=H duration_s=T
- *   f_lo=A f_hi=B snr_db=X enr_db=Y template=J [sim_s=W]
+ *   f_lo=A f_hi=B snr_db=X enr_db=Y template=J
  * onset_frame is fractional (absolute frame index of audio<K> where the
  * call starts), onset_se its standard error in frames; cpu_ns and global_ns
  * are the onset on the node's cpu clock and on the global timescale (ns,
  * rounded), with standard errors that include the onset's.  global_ns=none
  * when no conversion to global was possible (the event is still useful
  * locally).  template=0: no template matched, the onset is the energy
- * detector's coarse one.  sim_s: in simulation only, the onset in the
- * world's seconds (ground truth bookkeeping; never used by the pipeline).
+ * detector's coarse one.  The format carries nothing of a simulation: a
+ * scorer maps cpu_ns to the world's time itself (sim/score/).
  * Unknown keys are ignored when parsing (forward compatibility).
  */
 #ifndef CHORUS_DETECT_EVENT_H
@@ -39,7 +39,6 @@ typedef struct {
 	double snr_db;        /* peak band SNR, dB */
 	double enr_db;        /* matched-filter energy-to-noise ratio, dB (0 without a match) */
 	int template_id;      /* 1-based template that matched, 0 none */
-	double sim_s;         /* world seconds in simulation, NAN otherwise */
 } det_event;
 
 /* Append the text form of e (no newline) to out. */

@@ -22,7 +22,6 @@
 #include "apps/detect/event.h"
 #include "apps/detect/profile.h"
 #include "apps/detect/refine.h"
-#include "apps/detect/simtime.h"
 #include "apps/dsp/detector.h"
 #include "apps/fft/frames.h"
 #include "libcfg/cfg.h"
@@ -120,10 +119,8 @@ static void publish(detectd *d, pending *p, const det_refine_result *rr, gboolea
 	double ns_per_frame = 1e9 / d->rate, var_on = e.onset_se * ns_per_frame * e.onset_se * ns_per_frame;
 	sync_graph_result r;
 	char why[256];
-	double cpu_frac = 0;
 	if (sync_client_convert(d->clocks, audio, sync_clock_cpu((uint32_t)d->cfg.node), x, &r, why, sizeof why) == 0) {
 		e.cpu_ns = r.value.i + (int64_t)floor(r.value.f + 0.5);
-		cpu_frac = r.value.f - floor(r.value.f + 0.5);
 		e.cpu_se_ns = sqrt(r.var + var_on);
 	} else {
 		g_snprintf(d->last_error, sizeof d->last_error, "onset to cpu: %s", why);
@@ -140,7 +137,6 @@ static void publish(detectd *d, pending *p, const det_refine_result *rr, gboolea
 		g_message("onset frame %.1f to global: %s", e.onset_frame, why);
 		d->no_global++;
 	}
-	e.sim_s = isfinite(e.cpu_se_ns) ? simtime_world_s(e.cpu_ns, cpu_frac) : NAN;
 	GString *s = g_string_new(NULL);
 	det_event_format(&e, s);
 	dev_packet_send(d->events, s->str, s->len);

@@ -2,14 +2,14 @@
 # codec (event.c) is shared with collab through libdetect.a.
 DETECT_OBJS := $(patsubst %.c,$(B)/%.o,$(filter-out apps/detect/main.c,$(wildcard apps/detect/*.c)))
 $(B)/libdetect.a: $(DETECT_OBJS)
-DETECT_LIBS := $(B)/libdetect.a $(B)/libfftmsg.a $(B)/libdsp.a $(B)/libdev.a $(B)/libsync.a $(B)/libcfg.a $(B)/libsim.a
+DETECT_LIBS := $(B)/libdetect.a $(B)/libfftmsg.a $(B)/libdsp.a $(B)/libdev.a $(B)/libsync.a $(B)/libcfg.a
 PROGS += $(B)/bin/detect
 $(B)/bin/detect: $(B)/apps/detect/main.o $(DETECT_LIBS)
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,glib-2.0 gsl fftw3f sndfile libsystemd) -lm
 
 TESTS += $(B)/tests/test_detect
-$(B)/tests/test_detect: $(B)/tests/test_detect.o $(B)/libdetect.a $(B)/libfftmsg.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libsim.a
+$(B)/tests/test_detect: $(B)/tests/test_detect.o $(B)/libdetect.a $(B)/libfftmsg.a $(B)/libdsp.a $(B)/libcfg.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0 gsl fftw3f sndfile) -lm
 

@@ -141,14 +141,14 @@ float *det_profile_render(const det_profile *p, int i, double rate, size_t *n, G
 		g_set_error(err, CFG_ERROR, ENOENT, "no template %d", i + 1);
 		return NULL;
 	}
-	sim_wave_params w = {0};
+	dsp_wave_params w = {0};
 	char *file = NULL;
 	const char *k = t->waveform;
-	w.kind = !strcmp(k, "pulse_train") ? SIM_WAVE_PULSE_TRAIN
-		 : !strcmp(k, "chirp")     ? SIM_WAVE_CHIRP
-		 : !strcmp(k, "tone")      ? SIM_WAVE_TONE
-		 : !strcmp(k, "click")     ? SIM_WAVE_CLICK
-					   : SIM_WAVE_FILE;
+	w.kind = !strcmp(k, "pulse_train") ? DSP_WAVE_PULSE_TRAIN
+		 : !strcmp(k, "chirp")     ? DSP_WAVE_CHIRP
+		 : !strcmp(k, "tone")      ? DSP_WAVE_TONE
+		 : !strcmp(k, "click")     ? DSP_WAVE_CLICK
+					   : DSP_WAVE_FILE;
 	w.carrier_hz = t->carrier_hz;
 	w.pulse_ms = t->pulse_ms;
 	w.pulse_interval_ms = t->pulse_interval_ms;
@@ -156,30 +156,30 @@ float *det_profile_render(const det_profile *p, int i, double rate, size_t *n, G
 	w.freq_hz = t->freq_hz;
 	w.f0_hz = t->f0_hz;
 	w.f1_hz = t->f1_hz;
-	w.sweep = !strcmp(t->sweep, "exponential") ? SIM_SWEEP_EXPONENTIAL : SIM_SWEEP_LINEAR;
+	w.sweep = !strcmp(t->sweep, "exponential") ? DSP_SWEEP_EXPONENTIAL : DSP_SWEEP_LINEAR;
 	w.length_ms = t->length_ms;
 	w.taper_ms = t->taper_ms;
 	w.click_width_us = t->click_width_us;
-	if (w.kind == SIM_WAVE_FILE) {
+	if (w.kind == DSP_WAVE_FILE) {
 		file = g_path_is_absolute(t->file) ? g_strdup(t->file) : g_build_filename(p->dir, t->file, NULL);
 		w.file = file;
 		w.file_channel = (int)t->file_channel;
 	}
-	sim_wave *sw = sim_wave_new(&w, rate, err);
+	dsp_wave *sw = dsp_wave_new(&w, rate, err);
 	g_free(file);
 	if (!sw)
 		return NULL;
-	double len = sim_wave_length_s(sw);
+	double len = dsp_wave_length_s(sw);
 	if (t->max_ms > 0 && len > t->max_ms * 1e-3)
 		len = t->max_ms * 1e-3;
 	size_t m = (size_t)ceil(len * rate);
 	float *h = m ? g_new(float, m) : NULL;
 	double e = 0;
 	for (size_t j = 0; j < m; j++) {
-		h[j] = (float)sim_wave_eval(sw, (double)j / rate);
+		h[j] = (float)dsp_wave_eval(sw, (double)j / rate);
 		e += (double)h[j] * h[j];
 	}
-	sim_wave_free(sw);
+	dsp_wave_free(sw);
 	if (!(e > 0)) {
 		g_free(h);
 		g_set_error(err, CFG_ERROR, EINVAL, "template %d is silent or empty at %.0f Hz", i + 1, rate);

@@ -16,7 +16,7 @@
 #include <glib.h>
 
 #include "apps/dsp/detector.h"
-#include "sim/waveform.h"
+#include "apps/dsp/wave.h"
 
 #define DET_MAX_TEMPLATES 4
 

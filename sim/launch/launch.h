@@ -8,6 +8,11 @@
  * READY=1 through sd_notify(), as under systemd.  Each process's stdout and
  * stderr go to DIR/node<N>-<prog>.log.  Stopping sends SIGTERM and reaps.
  *
+ * The field team's knowledge of the nodes goes to OUT/nodes.txt, a nodes
+ * file for collab (apps/collab/nodes.h: "ID X Y Z" per node, the position
+ * of its first microphone, m); the simulated radio is installed in every
+ * syncd as its receive filter (sim/radio/radio.c, syncd/rxfilter.h).
+ *
  * --netns: each node runs in its own network namespace (chorus-n<N>-<pid>)
  * with a veth on a bridge; syncd then broadcasts on the bridge subnet and the
  * simulated radio applies only range and loss (CHORUS_SIM_NETNS=1).
@@ -68,6 +73,12 @@ const sim_scenario *csim_scenario(const csim *s);
 const char *csim_run_dir(const csim *s);
 int csim_port(const csim *s);
 int64_t csim_epoch_ns(const csim *s);
+
+/* The text of the nodes file for the scenario's nodes (g_free it). */
+char *csim_nodes_text(const sim_scenario *sc);
+
+/* The nodes file written for collab (OUT/nodes.txt). */
+const char *csim_nodes_path(const csim *s);
 
 /* The syncd configuration text every node gets (for an extra process that
  * wants to speak the protocol). */

@@ -7,13 +7,19 @@
  * Recall = matched arrivals / arrivals in the window (every node is expected
  * to hear every call: the scenarios keep sources audible everywhere);
  * false alarms = detections matching no arrival, per node-minute.
- * Located calls: a result with emission world time sim_s matches, among the
+ * Located calls: a result with emission world time s matches, among the
  * true calls within loc_tol of it, the one nearest its position (two sources
  * may call at once).  Error = horizontal distance to the true source.
  * Only calls with c_ik in [t_lo, t_hi] count.
+ *
+ * World times are the scorer's own: a detection's onset cpu_ns (on its
+ * node's cpu clock) and a result's emission t_cpu_ns (on the reporter's cpu
+ * clock) are mapped through that node's simulated clock to the world's true
+ * time (sim_world_true_at_node_cpu) and made relative to the run's epoch.
+ * Nothing of the simulation travels in the events or the results.
  */
-#ifndef CHORUS_COLLAB_REPORT_H
-#define CHORUS_COLLAB_REPORT_H
+#ifndef CHORUS_SIM_SCORE_REPORT_H
+#define CHORUS_SIM_SCORE_REPORT_H
 
 #include <glib.h>
 #include <stdio.h>
@@ -24,6 +30,7 @@ typedef struct {
 	double t_lo, t_hi;   /* evaluation window, world s */
 	double det_tol_s;    /* detection match tolerance, s */
 	double loc_tol_s;    /* emission time match tolerance, s */
+	int64_t epoch_ns;    /* true (host raw) ns of world time 0 (csim_epoch_ns) */
 } demo_eval_params;
 
 typedef struct {

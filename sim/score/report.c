@@ -1,5 +1,5 @@
 /* report.c — scoring a simulated run against the truth (see report.h). */
-#include "apps/collab/report.h"
+#include "sim/score/report.h"
 
 #include <errno.h>
 #include <math.h>
@@ -16,6 +16,15 @@ static gchar **read_lines(const char *path)
 	gchar **l = g_strsplit(text, "\n", -1);
 	g_free(text);
 	return l;
+}
+
+/* World seconds of node `node`'s cpu time cpu_ns; NAN when unknown. */
+static double world_s(const sim_world *w, int node, double cpu_ns, int64_t epoch_ns)
+{
+	if (!isfinite(cpu_ns))
+		return NAN;
+	int64_t t = sim_world_true_at_node_cpu(w, node, (int64_t)llround(cpu_ns));
+	return t == INT64_MIN ? NAN : (double)(t - epoch_ns) * 1e-9;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -101,7 +110,10 @@ void demo_evaluate(const sim_world *w, const int *node_ids, const char *const *d
 		gchar **lines = read_lines(det_files[ni]);
 		GArray *onsets = g_array_new(FALSE, FALSE, sizeof(double));
 		for (gchar **l = lines; *l; l++) {
-			double s = collab_json_number(*l, "sim_s");
+			/* An onset that never reached the cpu clock has no time. */
+			double s = isfinite(collab_json_number(*l, "cpu_se_ns"))
+					   ? world_s(w, node_ids[ni], collab_json_number(*l, "cpu_ns"), p->epoch_ns)
+					   : NAN;
 			if (isfinite(s) && s >= p->t_lo && s <= p->t_hi + 0.5)
 				g_array_append_val(onsets, s);
 		}
@@ -156,7 +168,9 @@ void demo_evaluate(const sim_world *w, const int *node_ids, const char *const *d
 		for (gchar **l = lines; *l; l++) {
 			if (!**l)
 				continue;
-			double s = collab_json_number(*l, "sim_s"), x = collab_json_number(*l, "x"),
+			double rep = collab_json_number(*l, "reporter");
+			double s = isfinite(rep) ? world_s(w, (int)rep, collab_json_number(*l, "t_cpu_ns"), p->epoch_ns) : NAN;
+			double x = collab_json_number(*l, "x"),
 			       y = collab_json_number(*l, "y");
 			if (!isfinite(x)) {
 				out->results_failed++;

@@ -1,0 +1,20 @@
+# sim/score: scoring a simulated run against the world's truth (report.c) and
+# chorus-demo (demo.c): chorus-sim's launcher + audiod, fft, detect, collab on
+# every node, scored afterwards.  Nothing here is linked by a service.
+$(B)/libscore.a: $(B)/sim/score/report.o
+PROGS += $(B)/bin/chorus-demo
+$(B)/bin/chorus-demo: $(B)/sim/score/demo.o $(B)/libscore.a $(B)/libcollab.a $(B)/libcsim.a $(B)/libsim.a \
+		$(B)/libdev.a $(B)/libsync.a $(B)/libdsp.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,glib-2.0 gsl fftw3f sndfile) -lm
+
+# `make demo`: on a fresh machine install what is missing, build, run the
+# default scenario for a minute, print and write the results to demo-out/.
+DEMO_SCENARIO ?= sim/scenarios/default.ini
+DEMO_SECONDS ?= 60
+.PHONY: demo
+demo:
+	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory -j2 $(PROGS) $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf \
+		$(B)/sim/libchorus_sim_radio.so
+	$(B)/bin/chorus-demo $(DEMO_SCENARIO) --duration $(DEMO_SECONDS) --out demo-out --bin $(B)/bin

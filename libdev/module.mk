@@ -15,8 +15,9 @@ $(LIBDEV_TEST_BINS): $(B)/tests/test_libdev_%: $(B)/tests/test_libdev_%.o $(B)/t
 $(B)/tests/test_libdev_tools: | $(B)/bin/chorus-cat $(B)/bin/chorus-ctl
 
 # Fuzzing: the wire decoder under libFuzzer (clang), run for a bounded time
-# by `make check` through a generated wrapper in TESTS.  Without clang the
-# wrapper only says it was skipped.
+# by `make check` through a generated wrapper in TESTS.  `make deps` installs
+# clang and its fuzzer runtime; without them the wrapper says why and exits 77
+# (counted as skipped by tests/run, never as passed).
 CLANG := $(shell command -v clang 2>/dev/null || command -v clang-14 2>/dev/null)
 FUZZ_SECONDS ?= 10
 TESTS += $(B)/tests/fuzz_wire
@@ -32,7 +33,7 @@ $(B)/tests/fuzz_wire: $(B)/fuzz/fuzz_wire tests/fuzz/run.sh
 else
 $(B)/tests/fuzz_wire:
 	@mkdir -p $(dir $@)
-	printf '#!/bin/sh\necho "fuzz_wire: skipped (clang not found on PATH)"\n' >$@ && chmod +x $@
+	printf '#!/bin/sh\necho "fuzz_wire: SKIP (clang not found on PATH; make deps installs it)"\nexit 77\n' >$@ && chmod +x $@
 endif
 
 # Benchmark: libdev against raw SOCK_SEQPACKET (bench/ipc.c).

@@ -421,10 +421,7 @@ END_TEST
 START_TEST(arecord_records_with_the_shipped_config)
 {
 	char *arecord = g_find_program_in_path("arecord");
-	if (!arecord) {
-		fprintf(stderr, "arecord_records_with_the_shipped_config: SKIPPED, arecord is not installed\n");
-		return;
-	}
+	ck_assert_msg(arecord, "arecord is not on PATH"); /* main() leaves this test out then */
 	sess s;
 	memset(&s, 0, sizeof s);
 	s.node = 2;
@@ -520,11 +517,21 @@ int main(void)
 	tcase_add_test(tc, s32_noninterleaved_blocking);
 	tcase_add_test(tc, float_mmap_with_poll);
 	tcase_add_test(tc, xrun_gives_epipe_and_frames_keep_real_time);
-	tcase_add_test(tc, arecord_records_with_the_shipped_config);
+	/* Without arecord (alsa-utils, which `make deps` installs) that test
+	 * cannot run: the others still do, and the program then exits 77 so
+	 * tests/run counts it as skipped, not passed. */
+	char *arecord = g_find_program_in_path("arecord");
+	if (arecord)
+		tcase_add_test(tc, arecord_records_with_the_shipped_config);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	int failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
+	if (!failed && !arecord) {
+		printf("SKIP: arecord_records_with_the_shipped_config (arecord is not installed; make deps installs alsa-utils)\n");
+		return 77;
+	}
+	g_free(arecord);
 	return failed ? 1 : 0;
 }

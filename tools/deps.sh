@@ -6,7 +6,6 @@ for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
         missing="$missing $p"
 done
-# clang (with its sanitizer runtime) is optional: it drives the fuzz target.
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "deps: installing:$missing"

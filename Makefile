@@ -46,9 +46,31 @@ include $(sort $(wildcard */module.mk) $(wildcard */*/module.mk))
 
 all: $(PROGS) $(TESTS) $(BENCHES)
 
+# G_LOG_DOMAIN: one per program (its messages read "syncd-WARNING **: ..."),
+# one per library for what the library logs itself (docs/STYLE.md).  A tool
+# under apps/tools is named after its file.
+LOG_DOMAIN_syncd        := syncd
+LOG_DOMAIN_audiod       := audiod
+LOG_DOMAIN_apps/fft     := fft
+LOG_DOMAIN_apps/detect  := detect
+LOG_DOMAIN_apps/collab  := collab
+LOG_DOMAIN_apps/dsp     := chorus-dsp
+LOG_DOMAIN_libdev       := chorus-dev
+LOG_DOMAIN_libsync      := chorus-sync
+LOG_DOMAIN_libcfg       := chorus-cfg
+LOG_DOMAIN_timehist     := chorus-timehist
+LOG_DOMAIN_kpatch       := chorus-kpatch
+LOG_DOMAIN_sim          := chorus-sim
+LOG_DOMAIN_sim/radio    := chorus-sim-radio
+LOG_DOMAIN_sim/launch   := chorus-sim
+LOG_DOMAIN_sim/score    := chorus-demo
+LOG_DOMAIN_tests        := chorus-test
+LOG_DOMAIN_bench        := chorus-bench
+log_domain = $(if $(filter apps/tools/%,$(1)),$(basename $(notdir $(1))),$(or $(LOG_DOMAIN_$(patsubst %/,%,$(dir $(1)))),chorus-$(basename $(notdir $(1)))))
+
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) -DG_LOG_DOMAIN='"$(call log_domain,$<)"' -c -o $@ $<
 
 $(B)/%.a:
 	@mkdir -p $(dir $@)

@@ -69,7 +69,10 @@ START_TEST(old_times_use_old_fits)
 	sync_conv now;
 	ck_assert_int_eq(timehist_current(h, &now), 0);
 	/* 400 random times over the first 29 s: the z-scores of the history are
-	 * standard — RMS within the issue's 20%, none beyond 6 s.e. (a t with
+	 * standard — RMS within 20 % (the z's share one history, so they are
+	 * correlated and the 3.5 % s.d. of 400 independent draws would be too
+	 * tight; 20 % still fails an uncertainty off by a quarter), none beyond
+	 * 6 s.e. (a t with
 	 * 30 dof exceeds 6 with p ~ 1e-6, so 4e-4 for 400).  The curvature of
 	 * the clock inside one 0.32 s piece is drift/2 * (0.16 s)^2 = 1.3 ns,
 	 * negligible against the s.e. (~350 ns). */

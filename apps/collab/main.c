@@ -91,7 +91,7 @@ typedef struct {
 	guint64 local_dets, groups, small_groups, not_mine, located, failed, seq;
 	double last_latency;
 	char last_error[256];
-	GString *why;
+	char why[160];          /* the last malformed event's reason */
 } collabd;
 
 typedef struct {
@@ -110,8 +110,8 @@ static void on_local(void *user, const char *msg, size_t len, uint32_t dropped)
 {
 	collabd *d = user;
 	det_event e;
-	if (det_event_parse(msg, len, &e, d->why) < 0) {
-		g_snprintf(d->last_error, sizeof d->last_error, "detect/events: %s", d->why->str);
+	if (det_event_parse(msg, len, &e, d->why, sizeof d->why) < 0) {
+		g_snprintf(d->last_error, sizeof d->last_error, "detect/events: %s", d->why);
 		return;
 	}
 	if (e.node != (uint32_t)d->cfg.node || !e.has_global)
@@ -347,7 +347,6 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	collabd d = {0};
-	d.why = g_string_new(NULL);
 	d.last_latency = NAN;
 	const char *env = getenv("CHORUS_NODE");
 	if (!cfg_defaults(table, N_TABLE, &d.cfg, &err) ||
@@ -448,7 +447,6 @@ int main(int argc, char **argv)
 	if (d.jsonl)
 		fclose(d.jsonl);
 	g_free(d.jsonl_path);
-	g_string_free(d.why, TRUE);
 	g_free(conf);
 	g_free(nodes);
 	g_free(jsonl);

@@ -21,7 +21,7 @@ struct collab_share {
 	collab_share_fn fn;
 	void *user;
 	guint64 sent, accepted, rejected;
-	GString *why;
+	char why[160];      /* the last malformed datagram's reason */
 };
 
 static gboolean on_in(gint fd, GIOCondition cond, gpointer data)
@@ -36,10 +36,10 @@ static gboolean on_in(gint fd, GIOCondition cond, gpointer data)
 		det_event e;
 		size_t pl = strlen(PREFIX);
 		if ((size_t)k < pl || memcmp(buf, PREFIX, pl) ||
-		    det_event_parse(buf + pl, (size_t)k - pl, &e, s->why) < 0) {
+		    det_event_parse(buf + pl, (size_t)k - pl, &e, s->why, sizeof s->why) < 0) {
 			if (s->rejected++ % 100 == 0)
 				g_warning("collab: datagram rejected (%s): %.60s", (size_t)k < pl || memcmp(buf, PREFIX, pl)
-					  ? "not a CHORUS-COLLAB 1 DET datagram" : s->why->str, buf);
+					  ? "not a CHORUS-COLLAB 1 DET datagram" : s->why, buf);
 			continue;
 		}
 		if (e.node == s->self)
@@ -57,7 +57,6 @@ collab_share *collab_share_new(uint32_t self, const char *address, int port, col
 	s->self = self;
 	s->fn = fn;
 	s->user = user;
-	s->why = g_string_new(NULL);
 	s->to.sin_family = AF_INET;
 	s->to.sin_port = htons((uint16_t)port);
 	int one = 1;
@@ -79,7 +78,6 @@ collab_share *collab_share_new(uint32_t self, const char *address, int port, col
 	s->watch = g_unix_fd_add(s->fd, G_IO_IN, on_in, s);
 	return s;
 fail:
-	g_string_free(s->why, TRUE);
 	g_free(s);
 	return NULL;
 }
@@ -109,6 +107,5 @@ void collab_share_free(collab_share *s)
 		return;
 	g_source_remove(s->watch);
 	close(s->fd);
-	g_string_free(s->why, TRUE);
 	g_free(s);
 }

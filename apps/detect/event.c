@@ -26,32 +26,32 @@ void det_event_format(const det_event *e, GString *out)
 			       e->enr_db, e->template_id);
 }
 
-static int num(const char *k, const char *v, double *out, GString *why)
+static int num(const char *k, const char *v, double *out, char *why, size_t wlen)
 {
 	char *end;
 	double x = g_ascii_strtod(v, &end);
 	if (end == v || *end || !isfinite(x)) {
-		g_string_printf(why, "%s: \"%s\" is not a number", k, v);
+		g_snprintf(why, wlen, "%s: \"%s\" is not a number", k, v);
 		return -EINVAL;
 	}
 	*out = x;
 	return 0;
 }
 
-static int inum(const char *k, const char *v, int64_t *out, GString *why)
+static int inum(const char *k, const char *v, int64_t *out, char *why, size_t wlen)
 {
 	char *end;
 	errno = 0;
 	long long x = strtoll(v, &end, 10);
 	if (end == v || *end || errno) {
-		g_string_printf(why, "%s: \"%s\" is not an integer", k, v);
+		g_snprintf(why, wlen, "%s: \"%s\" is not an integer", k, v);
 		return -EINVAL;
 	}
 	*out = x;
 	return 0;
 }
 
-int det_event_parse(const char *text, size_t len, det_event *e, GString *why)
+int det_event_parse(const char *text, size_t len, det_event *e, char *why, size_t wlen)
 {
 	memset(e, 0, sizeof *e);
 	char *t = g_strndup(text, len);
@@ -64,7 +64,7 @@ int det_event_parse(const char *text, size_t len, det_event *e, GString *why)
 			continue;
 		char *eq = strchr(*p, '=');
 		if (!eq) {
-			g_string_printf(why, "\"%s\" is not key=value", *p);
+			g_snprintf(why, wlen, "\"%s\" is not key=value", *p);
 			rc = -EINVAL;
 			break;
 		}
@@ -72,75 +72,75 @@ int det_event_parse(const char *text, size_t len, det_event *e, GString *why)
 		const char *k = *p, *v = eq + 1;
 		int64_t i;
 		if (!strcmp(k, "v")) {
-			if ((rc = inum(k, v, &i, why)) == 0 && i != 1) {
-				g_string_printf(why, "event version %s is not 1", v);
+			if ((rc = inum(k, v, &i, why, wlen)) == 0 && i != 1) {
+				g_snprintf(why, wlen, "event version %s is not 1", v);
 				rc = -EINVAL;
 			}
 			seen |= 1;
 		} else if (!strcmp(k, "node")) {
-			if ((rc = inum(k, v, &i, why)) == 0 && (i < 0 || i > UINT32_MAX)) {
-				g_string_printf(why, "node %s out of range", v);
+			if ((rc = inum(k, v, &i, why, wlen)) == 0 && (i < 0 || i > UINT32_MAX)) {
+				g_snprintf(why, wlen, "node %s out of range", v);
 				rc = -EINVAL;
 			}
 			e->node = (uint32_t)i;
 			seen |= 2;
 		} else if (!strcmp(k, "dev")) {
-			rc = inum(k, v, &i, why);
+			rc = inum(k, v, &i, why, wlen);
 			e->dev = (uint32_t)i;
 		} else if (!strcmp(k, "seq")) {
-			rc = inum(k, v, &i, why);
+			rc = inum(k, v, &i, why, wlen);
 			e->seq = (uint64_t)i;
 		} else if (!strcmp(k, "profile")) {
 			g_strlcpy(e->profile, v, sizeof e->profile);
 		} else if (!strcmp(k, "onset_frame")) {
-			rc = num(k, v, &e->onset_frame, why);
+			rc = num(k, v, &e->onset_frame, why, wlen);
 			seen |= 4;
 		} else if (!strcmp(k, "onset_se")) {
-			rc = num(k, v, &e->onset_se, why);
+			rc = num(k, v, &e->onset_se, why, wlen);
 		} else if (!strcmp(k, "rate")) {
-			rc = num(k, v, &e->rate, why);
+			rc = num(k, v, &e->rate, why, wlen);
 			if (!rc && !(e->rate > 0)) {
-				g_string_printf(why, "rate %s is not positive", v);
+				g_snprintf(why, wlen, "rate %s is not positive", v);
 				rc = -EINVAL;
 			}
 			seen |= 8;
 		} else if (!strcmp(k, "cpu_ns")) {
-			rc = inum(k, v, &e->cpu_ns, why);
+			rc = inum(k, v, &e->cpu_ns, why, wlen);
 			seen |= 16;
 		} else if (!strcmp(k, "cpu_se_ns")) {
-			rc = num(k, v, &e->cpu_se_ns, why);
+			rc = num(k, v, &e->cpu_se_ns, why, wlen);
 		} else if (!strcmp(k, "global_ns")) {
 			if (strcmp(v, "none")) {
-				rc = inum(k, v, &e->global_ns, why);
+				rc = inum(k, v, &e->global_ns, why, wlen);
 				e->has_global = TRUE;
 			}
 			seen |= 32;
 		} else if (!strcmp(k, "global_se_ns")) {
-			rc = num(k, v, &e->global_se_ns, why);
+			rc = num(k, v, &e->global_se_ns, why, wlen);
 			seen |= 64;
 		} else if (!strcmp(k, "duration_s")) {
-			rc = num(k, v, &e->duration_s, why);
+			rc = num(k, v, &e->duration_s, why, wlen);
 		} else if (!strcmp(k, "f_lo")) {
-			rc = num(k, v, &e->f_lo, why);
+			rc = num(k, v, &e->f_lo, why, wlen);
 		} else if (!strcmp(k, "f_hi")) {
-			rc = num(k, v, &e->f_hi, why);
+			rc = num(k, v, &e->f_hi, why, wlen);
 		} else if (!strcmp(k, "snr_db")) {
-			rc = num(k, v, &e->snr_db, why);
+			rc = num(k, v, &e->snr_db, why, wlen);
 		} else if (!strcmp(k, "enr_db")) {
-			rc = num(k, v, &e->enr_db, why);
+			rc = num(k, v, &e->enr_db, why, wlen);
 		} else if (!strcmp(k, "template")) {
-			rc = inum(k, v, &i, why);
+			rc = inum(k, v, &i, why, wlen);
 			e->template_id = (int)i;
 		}
 	}
 	g_strfreev(tok);
 	if (!rc && (seen & 63) != 63) {
-		g_string_printf(why, "event lacks %s", !(seen & 1) ? "v" : !(seen & 2) ? "node" : !(seen & 4) ? "onset_frame"
+		g_snprintf(why, wlen, "event lacks %s", !(seen & 1) ? "v" : !(seen & 2) ? "node" : !(seen & 4) ? "onset_frame"
 							: !(seen & 8) ? "rate" : !(seen & 16) ? "cpu_ns" : "global_ns");
 		rc = -EINVAL;
 	}
 	if (!rc && e->has_global && (!(seen & 64) || !(e->global_se_ns >= 0))) {
-		g_string_printf(why, "global_se_ns missing or negative");
+		g_snprintf(why, wlen, "global_se_ns missing or negative");
 		rc = -EINVAL;
 	}
 	return rc;

@@ -45,7 +45,7 @@ typedef struct {
 void det_event_format(const det_event *e, GString *out);
 
 /* Parse one event (len bytes, need not be NUL-terminated).  Returns 0, or
- * -EINVAL with the reason in why (a missing or malformed key). */
-int det_event_parse(const char *text, size_t len, det_event *e, GString *why);
+ * -EINVAL with the reason (a missing or malformed key) in why[wlen]. */
+int det_event_parse(const char *text, size_t len, det_event *e, char *why, size_t wlen);
 
 #endif

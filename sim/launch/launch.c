@@ -147,6 +147,7 @@ static gboolean spawn(csim *s, node_rec *n, int which, GError **err)
 		GString *t = g_string_new(*a);
 		g_string_replace(t, "%n", node_id, 0);
 		g_string_replace(t, "%c", mics, 0);
+		g_string_replace(t, "%N", s->nodes_path, 0);
 		g_ptr_array_add(argv, g_string_free(t, FALSE));
 	}
 	g_ptr_array_add(argv, NULL);

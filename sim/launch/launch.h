@@ -38,7 +38,8 @@ typedef struct {
 	gboolean audio;           /* start audiod on the simulated PCM */
 	const char *const *apps;  /* more programs per node, each a command line
 				   * ("detect -p frog.ini --jsonl out/n%n.jsonl":
-				   * %n = node number, %c = its microphones), started
+				   * %n = node number, %c = its microphones, %N = the
+				   * nodes file csim writes for collab), started
 				   * after syncd and audiod, NULL-terminated; NULL: none */
 	unsigned audio_rate;      /* Hz (0: the scenario's) */
 	gboolean netns;           /* one network namespace per node */

@@ -1,5 +1,5 @@
 # sim: scenario parser, world model, the ALSA plugin (virtual microphone).
-SIM_LIB_SRCS := sim/rng.c sim/inicheck.c sim/scenario.c sim/waveform.c sim/world.c sim/sidechan.c
+SIM_LIB_SRCS := sim/rng.c sim/scenario.c sim/waveform.c sim/world.c sim/sidechan.c
 SIM_PKGS     := glib-2.0 sndfile
 $(B)/libsim.a: $(patsubst %.c,$(B)/%.o,$(SIM_LIB_SRCS))
 
@@ -7,7 +7,7 @@ $(B)/libsim.a: $(patsubst %.c,$(B)/%.o,$(SIM_LIB_SRCS))
 # alsa-lib's headers; the export map keeps libsim/libsync symbols private.
 SIM_PLUGIN := $(B)/sim/libasound_module_pcm_chorus_sim.so
 $(B)/sim/pcm_chorus_sim.o: CFLAGS += -DPIC
-$(SIM_PLUGIN): $(B)/sim/pcm_chorus_sim.o $(B)/libsim.a $(B)/libsync.a sim/alsa/exports.map
+$(SIM_PLUGIN): $(B)/sim/pcm_chorus_sim.o $(B)/libsim.a $(B)/libcfg.a $(B)/libsync.a sim/alsa/exports.map
 	$(CC) $(LDFLAGS) -shared -Wl,--version-script=sim/alsa/exports.map -Wl,-z,defs -o $@ \
 		$(filter %.o %.a,$^) $(call pkglibs,alsa $(SIM_PKGS)) -lm -lpthread
 
@@ -24,13 +24,13 @@ all: $(SIM_PLUGIN) $(SIM_CONF)
 SIM_TEST_LIBS = $(call pkglibs,check alsa $(SIM_PKGS) gsl) -lm -lpthread
 SIM_TESTS := $(B)/tests/test_scenario $(B)/tests/test_world $(B)/tests/test_simpcm
 TESTS += $(SIM_TESTS)
-$(B)/tests/test_scenario: $(B)/tests/test_scenario.o $(B)/libsim.a $(B)/libsync.a
+$(B)/tests/test_scenario: $(B)/tests/test_scenario.o $(B)/libsim.a $(B)/libcfg.a $(B)/libsync.a
 	@mkdir -p $(dir $@)
 	$(link) $(SIM_TEST_LIBS)
-$(B)/tests/test_world: $(B)/tests/test_world.o $(B)/libsim.a $(B)/libsync.a
+$(B)/tests/test_world: $(B)/tests/test_world.o $(B)/libsim.a $(B)/libcfg.a $(B)/libsync.a
 	@mkdir -p $(dir $@)
 	$(link) $(SIM_TEST_LIBS)
-$(B)/tests/test_simpcm: $(B)/tests/test_simpcm.o $(B)/libsim.a $(B)/libsync.a | $(SIM_PLUGIN) $(SIM_CONF)
+$(B)/tests/test_simpcm: $(B)/tests/test_simpcm.o $(B)/libsim.a $(B)/libcfg.a $(B)/libsync.a | $(SIM_PLUGIN) $(SIM_CONF)
 	@mkdir -p $(dir $@)
 	$(link) $(SIM_TEST_LIBS)
 # The tests find the plugin, its config and the shipped scenarios by path;

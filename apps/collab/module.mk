@@ -13,7 +13,7 @@ $(B)/bin/collab: $(B)/apps/collab/main.o $(COLLAB_LIBS)
 # node, scored against the world's truth (demo.c, report.c).
 PROGS += $(B)/bin/chorus-demo
 $(B)/bin/chorus-demo: $(B)/apps/collab/demo.o $(B)/libcollab.a $(B)/libcsim.a $(B)/libsim.a $(B)/libdev.a \
-		$(B)/libsync.a $(B)/libdsp.a
+		$(B)/libsync.a $(B)/libdsp.a $(B)/libcfg.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,glib-2.0 gsl fftw3f sndfile) -lm
 

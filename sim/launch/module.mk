@@ -3,7 +3,7 @@ CSIM_OBJS := $(B)/sim/launch/launch.o $(B)/sim/launch/truth.o
 $(B)/libcsim.a: $(CSIM_OBJS)
 CSIM_LIBS = $(call pkglibs,glib-2.0 gsl sndfile) -lm
 PROGS += $(B)/bin/chorus-sim
-$(B)/bin/chorus-sim: $(B)/sim/launch/main.o $(B)/libcsim.a $(B)/libsim.a $(B)/libdev.a $(B)/libsync.a
+$(B)/bin/chorus-sim: $(B)/sim/launch/main.o $(B)/libcsim.a $(B)/libsim.a $(B)/libcfg.a $(B)/libdev.a $(B)/libsync.a
 	@mkdir -p $(dir $@)
 	$(link) $(CSIM_LIBS)
 
@@ -19,6 +19,6 @@ $(B)/tests/test_syncd_net: $(B)/tests/test_syncd_net.o $(B)/libcsim.a $(B)/libsy
 # bench/rbs: RBS accuracy and scale through the launcher (real processes).
 BENCHES += $(B)/bench/rbs
 $(B)/bench/rbs.o: CFLAGS += -DCSIM_BIN_DIR='"$(abspath $(B)/bin)"'
-$(B)/bench/rbs: $(B)/bench/rbs.o $(B)/libcsim.a $(B)/libsim.a $(B)/libdev.a $(B)/libsync.a | $(B)/bin/syncd
+$(B)/bench/rbs: $(B)/bench/rbs.o $(B)/libcsim.a $(B)/libsim.a $(B)/libcfg.a $(B)/libdev.a $(B)/libsync.a | $(B)/bin/syncd
 	@mkdir -p $(dir $@)
 	$(link) $(CSIM_LIBS)

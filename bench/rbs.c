@@ -27,8 +27,8 @@
 #define CSIM_BIN_DIR "build/bin"
 #endif
 
-static const char FAST[] = "[rbs]\nbeacon_interval = 0.25\nreport_interval = 0.25\nadvert_interval = 0.5\n"
-			   "[realtime]\ninterval = 0.25\n";
+static const char FAST[] = "[rbs]\nbeacon_interval_s = 0.25\nreport_interval_s = 0.25\nadvert_interval_s = 0.5\n"
+			   "[realtime]\ninterval_s = 0.25\n";
 
 static GString *g_csv;
 static char *g_root;

@@ -269,13 +269,13 @@ START_TEST(deprecated_names_still_work)
 	ck_assert_str_eq(err->message, "old.conf:2: [fit] span: too short");
 	g_clear_error(&err);
 	cfg_file_free(f);
-	g_log_remove_handler(NULL, h);
-	g_free(last_warning);
-	last_warning = NULL;
 
 	refused("[fit]\nspan = 1\nspan_s = 2\n", ":3: [fit] span_s: key given twice (first at line 2 as span)");
 	refused("[fit]\nspn = 1\n", ":2: [fit] spn: unknown key (did you mean span_s?)");
 	refused("[fit]\nspan = x\n", ":2: [fit] span: 'x' is not a number");
+	g_log_remove_handler(NULL, h);
+	g_free(last_warning);
+	last_warning = NULL;
 }
 END_TEST
 

@@ -28,9 +28,9 @@
 #endif
 
 /* Fast protocol timers so each case runs in seconds. */
-static const char FAST[] = "[rbs]\nbeacon_interval = 0.1\nreport_interval = 0.1\nadvert_interval = 0.2\n"
-			   "peer_timeout = 1.5\nnode_timeout = 2\nedge_expire = 2.5\n"
-			   "[realtime]\ninterval = 0.1\n";
+static const char FAST[] = "[rbs]\nbeacon_interval_s = 0.1\nreport_interval_s = 0.1\nadvert_interval_s = 0.2\n"
+			   "peer_timeout_s = 1.5\nnode_timeout_s = 2\nedge_expire_s = 2.5\n"
+			   "[realtime]\ninterval_s = 0.1\n";
 
 static const char NODES3[] =
 	"[world]\nseed = 11\nradio_range_m = 100\n"

@@ -523,6 +523,9 @@ static int scan(cfg_file *f, const char *text)
 			g_free(group);
 			group = g_strndup(l + 1, len - 2);
 			int prev = lookup_line(f, group, NULL);
+			const cfg_group *spec = group_spec(f->specs, group);
+			if (prev && spec && !spec->unique)
+				continue; /* a second section of the group: its keys merge */
 			if (prev) {
 				error_at(f, ln, group, NULL, "group defined twice (first at line %d)", prev);
 				bad = 1;

@@ -4,7 +4,9 @@
  * A table is an array of cfg_group (terminated by name == NULL), each with an
  * array of cfg_key (terminated by name == NULL).  A group is plain ("[rbs]")
  * or numbered ("[node.N]", N a non-negative decimal integer; leading zeros
- * do not make a new number).  Values are parsed one way everywhere:
+ * do not make a new number).  A group header may repeat (the sections
+ * merge, as in GKeyFile) unless the group is `unique`; a key given twice in
+ * one group is always an error.  Values are parsed one way everywhere:
  *   CFG_INT     base-10 64-bit integer ("010" is 10; no hex, no octal)
  *   CFG_DOUBLE  finite real read with g_ascii_strtod (a '.' whatever the locale)
  *   CFG_BOOL    exactly "true" or "false"
@@ -84,6 +86,7 @@ typedef struct {
 	size_t offset;        /* store: offsetof the group's struct (element `first` when numbered) */
 	size_t stride;        /* store, numbered: bytes from one element to the next */
 	int first, count;     /* numbered: N in first..first+count-1; count 0 = any N (not with store) */
+	int unique;           /* 1: the group may appear once; 0: repeated headers merge (as in GKeyFile) */
 } cfg_group;
 
 #define CFG_ERROR (cfg_error_quark())

@@ -70,9 +70,9 @@ static const cfg_key source_keys[] = {
 };
 
 const cfg_group sim_scenario_table[] = {
-	{.name = "world", .keys = world_keys},
-	{.name = "node", .numbered = 1, .keys = node_keys},
-	{.name = "source", .numbered = 1, .keys = source_keys},
+	{.name = "world", .keys = world_keys, .unique = 1},
+	{.name = "node", .numbered = 1, .keys = node_keys, .unique = 1},
+	{.name = "source", .numbered = 1, .keys = source_keys, .unique = 1},
 	{NULL},
 };
 

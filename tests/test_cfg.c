@@ -128,6 +128,12 @@ START_TEST(defaults_and_values)
 	ck_assert_double_eq(s.chan[2].rate_hz, 48000);
 	cfg_clear(table, &s);
 	ck_assert_ptr_null(s.name);
+	/* A group may come back (GKeyFile merges it); a key may not. */
+	load_ok("[fit]\nwindow = 8\n[node]\nname = a\n[fit]\nk = 2\n", &s);
+	ck_assert_int_eq(s.window, 8);
+	ck_assert_double_eq(s.k, 2);
+	cfg_clear(table, &s);
+	refused("[fit]\nwindow = 8\n[node]\n[fit]\nwindow = 9\n", ":5: [fit] window: key given twice (first at line 2)");
 }
 END_TEST
 

@@ -40,6 +40,18 @@ static int lookup_line(const cfg_file *f, const char *group, const char *key)
 	return line;
 }
 
+/* The name the file uses for [group] key: the key, its deprecated name, or
+ * NULL when absent. */
+static const char *written_name(const cfg_file *f, const char *group, const char *key)
+{
+	if (g_key_file_has_key(f->kf, group, key, NULL))
+		return key;
+	char *ak = line_key(group, key);
+	const char *as = g_hash_table_lookup(f->aliases, ak);
+	g_free(ak);
+	return as;
+}
+
 int cfg_file_line(const cfg_file *f, const char *group, const char *key)
 {
 	int line = key ? lookup_line(f, group, key) : 0;
@@ -69,8 +81,6 @@ static void G_GNUC_PRINTF(5, 6) error_at(cfg_file *f, int line, const char *grou
 	add_error_at(f, line, group, key, fmt, ap);
 	va_end(ap);
 }
-
-static const char *written_name(const cfg_file *f, const char *group, const char *key);
 
 void cfg_file_fail(cfg_file *f, const char *group, const char *key, const char *fmt, ...)
 {
@@ -659,18 +669,6 @@ const char *const *cfg_file_groups(const cfg_file *f, const char *name)
 	g_ptr_array_add(list, NULL);
 	g_hash_table_insert(f->lists, g_strdup(name), list);
 	return (const char *const *)list->pdata;
-}
-
-/* The name the file uses for [group] key: the key, its deprecated name, or
- * NULL when absent. */
-static const char *written_name(const cfg_file *f, const char *group, const char *key)
-{
-	if (g_key_file_has_key(f->kf, group, key, NULL))
-		return key;
-	char *ak = line_key(group, key);
-	const char *as = g_hash_table_lookup(f->aliases, ak);
-	g_free(ak);
-	return as;
 }
 
 gboolean cfg_file_has(const cfg_file *f, const char *group, const char *key)

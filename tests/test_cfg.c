@@ -310,6 +310,16 @@ START_TEST(overrides_and_missing_file)
 	ck_assert_msg(strstr(d, "# window shape (one of hann, hamming, blackman)\n#shape = hann\n"), "%s", d);
 	ck_assert_msg(strstr(d, "[chan.0]\n# count (an integer, 0..100)\n#count = 1\n"), "%s", d);
 	ck_assert_msg(strstr(d, "[chan.2]\n# count (an integer, 0..100)\n#count = 0\n"), "%s", d);
+	cfg_clear(table, &s);
+	/* The description with its keys uncommented is a valid file of the defaults. */
+	GRegex *re = g_regex_new("^#([a-z_0-9]+ = )", G_REGEX_MULTILINE, 0, NULL);
+	char *file = g_regex_replace(re, d, -1, 0, "\\1", 0, NULL);
+	g_regex_unref(re);
+	load_ok(file, &s);
+	ck_assert_int_eq(s.window, 64);
+	ck_assert_int_eq(s.chan[0].count, 1);
+	ck_assert_str_eq(s.name, "x");
+	g_free(file);
 	g_free(d);
 	cfg_clear(table, &s);
 }

@@ -1,4 +1,6 @@
-/* config.c — audiod's configuration table (see config.h). */
+/* config.c — audiod's configuration table (see config.h): a static libcfg
+ * table; keys carry their unit (rate_hz), the names before that are accepted
+ * as deprecated aliases. */
 #include "audiod/config.h"
 
 #include <stddef.h>
@@ -6,57 +8,65 @@
 
 #include "libcfg/cfg.h"
 
-#define PER_DEVICE 9
-#define N_TABLE (4 + AUDIOD_MAX_DEVICES * PER_DEVICE)
+/* A key of a group whose struct is `type`; R: renamed to carry its unit. */
+#define K(type, key, t, def, lo, hi, field, help) {key, t, def, lo, hi, offsetof(type, field), help, NULL, 0, NULL}
+#define R(type, key, old, t, def, lo, hi, field, help) {key, t, def, lo, hi, offsetof(type, field), help, NULL, 0, old}
 
-static cfg_entry table[N_TABLE];
-static char groups[AUDIOD_MAX_DEVICES][16];
+static const cfg_key audiod_keys[] = {
+	K(audiod_config, "node", CFG_INT, "0", 0, 4294967294.0, node, "this node's number (CHORUS_NODE sets the default)"),
+	K(audiod_config, "rt_priority", CFG_INT, "0", 0, 99, rt_priority, "SCHED_FIFO priority of the capture threads; 0 = normal scheduling"),
+	K(audiod_config, "lock_memory", CFG_BOOL, "false", 1, 0, lock_memory, "lock all memory (mlockall) so capture never pages"),
+	R(audiod_config, "status_interval_s", "status_interval", CFG_DOUBLE, "0.5", 0.01, 60, status_interval,
+	  "seconds between status notifications"),
+	{NULL},
+};
 
-static const cfg_entry *get_table(void)
-{
-	if (table[0].group)
-		return table;
-	size_t i = 0;
-#define F(x) offsetof(audiod_config, x)
-	table[i++] = (cfg_entry){"audiod", "node", CFG_INT, "0", 0, 4294967294.0, F(node), "this node's number (CHORUS_NODE sets the default)"};
-	table[i++] = (cfg_entry){"audiod", "rt_priority", CFG_INT, "0", 0, 99, F(rt_priority), "SCHED_FIFO priority of the capture threads; 0 = normal scheduling"};
-	table[i++] = (cfg_entry){"audiod", "lock_memory", CFG_BOOL, "false", 1, 0, F(lock_memory), "lock all memory (mlockall) so capture never pages"};
-	table[i++] = (cfg_entry){"audiod", "status_interval", CFG_DOUBLE, "0.5", 0.01, 60, F(status_interval), "seconds between status notifications"};
-	for (int k = 0; k < AUDIOD_MAX_DEVICES; k++) {
-		const char *g = groups[k];
-		g_snprintf(groups[k], sizeof groups[k], "device.%d", k);
-		size_t b = F(dev) + (size_t)k * sizeof(audiod_device_config);
-#define D(x) (b + offsetof(audiod_device_config, x))
-		table[i++] = (cfg_entry){g, "pcm", CFG_STRING, k == 0 ? "default" : "", 1, 0, D(pcm), "ALSA PCM to capture (hw:1, plughw:1,0, chorus_sim); empty = unused"};
-		table[i++] = (cfg_entry){g, "rate", CFG_INT, "48000", 8000, 384000, D(rate), "sample rate, frames/s"};
-		table[i++] = (cfg_entry){g, "channels", CFG_INT, "1", 1, 64, D(channels), "channels"};
-		table[i++] = (cfg_entry){g, "format", CFG_STRING, "S16_LE", 1, 0, D(format), "sample format: S16_LE, S32_LE or FLOAT_LE"};
-		table[i++] = (cfg_entry){g, "period", CFG_INT, "480", 16, 1 << 20, D(period), "frames per period (one DMA interrupt each)"};
-		table[i++] = (cfg_entry){g, "periods", CFG_INT, "8", 2, 1024, D(periods), "periods in the ALSA buffer"};
-		table[i++] = (cfg_entry){g, "ring_seconds", CFG_DOUBLE, "60", 1, 86400, D(ring_seconds), "seconds of audio kept for clients"};
-		table[i++] = (cfg_entry){g, "tstamp", CFG_STRING, "auto", 1, 0, D(tstamp), "timestamp source: auto, kpatch, alsa or sim"};
-		table[i++] = (cfg_entry){g, "sidechannel", CFG_STRING, "", 1, 0, D(sidechannel), "simulator side channel path; empty = the default for the PCM"};
+/* The keys of [device.K]; only the default of pcm differs between device 0
+ * (the system's default PCM) and the others (unused). */
+#define D(key, t, def, lo, hi, field, help) K(audiod_device_config, key, t, def, lo, hi, field, help)
+#define DR(key, old, t, def, lo, hi, field, help) R(audiod_device_config, key, old, t, def, lo, hi, field, help)
+#define DEVICE_KEYS(pcm_default)                                                                                  \
+	{                                                                                                         \
+		D("pcm", CFG_STRING, pcm_default, 1, 0, pcm, "ALSA PCM to capture (hw:1, plughw:1,0, chorus_sim); empty = unused"), \
+		DR("rate_hz", "rate", CFG_INT, "48000", 8000, 384000, rate, "sample rate, frames/s"),                \
+		D("channels", CFG_INT, "1", 1, 64, channels, "channels"),                                          \
+		D("format", CFG_STRING, "S16_LE", 1, 0, format, "sample format: S16_LE, S32_LE or FLOAT_LE"),      \
+		D("period", CFG_INT, "480", 16, 1 << 20, period, "frames per period (one DMA interrupt each)"),     \
+		D("periods", CFG_INT, "8", 2, 1024, periods, "periods in the ALSA buffer"),                        \
+		DR("ring_s", "ring_seconds", CFG_DOUBLE, "60", 1, 86400, ring_seconds, "seconds of audio kept for clients"), \
+		D("tstamp", CFG_STRING, "auto", 1, 0, tstamp, "timestamp source: auto, kpatch, alsa or sim"),      \
+		D("sidechannel", CFG_STRING, "", 1, 0, sidechannel, "simulator side channel path; empty = the default for the PCM"), \
+		{NULL},                                                                                           \
 	}
-	return table;
-}
+static const cfg_key device0_keys[] = DEVICE_KEYS("default");
+static const cfg_key device_keys[] = DEVICE_KEYS("");
+
+static const cfg_group table[] = {
+	{.name = "audiod", .keys = audiod_keys, .store = 1},
+	{.name = "device", .numbered = 1, .keys = device0_keys, .store = 1, .offset = offsetof(audiod_config, dev),
+	 .stride = sizeof(audiod_device_config), .first = 0, .count = 1},
+	{.name = "device", .numbered = 1, .keys = device_keys, .store = 1,
+	 .offset = offsetof(audiod_config, dev) + sizeof(audiod_device_config), .stride = sizeof(audiod_device_config),
+	 .first = 1, .count = AUDIOD_MAX_DEVICES - 1},
+	{NULL},
+};
 
 gboolean audiod_config_load(audiod_config *cfg, const char *path, gboolean path_given, GError **err)
 {
-	const cfg_entry *t = get_table();
-	if (!cfg_defaults(t, N_TABLE, cfg, err))
+	if (!cfg_defaults(table, cfg, err))
 		return FALSE;
 	const char *env = getenv("CHORUS_NODE");
-	if (env && *env && !cfg_set(&t[0], cfg, env, "environment CHORUS_NODE: ", err))
+	if (env && *env && !cfg_set(table, cfg, "audiod", "node", env, "environment CHORUS_NODE: ", err))
 		return FALSE;
-	return cfg_load(path, !path_given, t, N_TABLE, cfg, err);
+	return cfg_load(path, !path_given, table, cfg, err);
 }
 
 void audiod_config_clear(audiod_config *cfg)
 {
-	cfg_clear(get_table(), N_TABLE, cfg);
+	cfg_clear(table, cfg);
 }
 
 char *audiod_config_describe(void)
 {
-	return cfg_describe(get_table(), N_TABLE);
+	return cfg_describe(table);
 }

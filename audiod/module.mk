@@ -23,7 +23,7 @@ $(B)/bin/audioget: $(B)/apps/tools/audioget.o $(B)/libaudiod.a $(B)/libsync.a $(
 # built daemons of the same build (build/ or build-san/).
 AUDIOD_TEST_DEFS = -DAH_BIN_DIR='"$(abspath $(B)/bin)"' -DAH_SIM_CONF='"$(abspath $(B)/sim/chorus_sim.conf)"' \
 	-DAH_SRC_DIR='"$(abspath .)"'
-AUDIOD_TEST_DEPS = $(B)/tests/audiod_harness.o $(B)/libaudiod.a $(B)/libdev.a $(B)/libsync.a $(B)/libsim.a $(B)/libdsp.a
+AUDIOD_TEST_DEPS = $(B)/tests/audiod_harness.o $(B)/libaudiod.a $(B)/libdev.a $(B)/libsync.a $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a
 AUDIOD_TEST_RUNTIME = $(B)/bin/audiod $(B)/bin/syncd $(B)/bin/audioget $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf
 $(B)/tests/audiod_harness.o $(B)/tests/test_audiod.o $(B)/bench/audio.o: CFLAGS += $(AUDIOD_TEST_DEFS)
 

@@ -27,8 +27,8 @@
 #define CSIM_BIN_DIR "build/bin"
 #endif
 
-static const char FAST[] = "[rbs]\nbeacon_interval = 0.25\nreport_interval = 0.25\nadvert_interval = 0.5\n"
-			   "[realtime]\ninterval = 0.25\n";
+static const char FAST[] = "[rbs]\nbeacon_interval_s = 0.25\nreport_interval_s = 0.25\nadvert_interval_s = 0.5\n"
+			   "[realtime]\ninterval_s = 0.25\n";
 
 static GString *g_csv;
 static char *g_root;
@@ -63,7 +63,7 @@ static void run(csim_truth *t, double warm, double secs)
 static void node_line(GString *s, int id, double x, double skew_ppm, int64_t off)
 {
 	g_string_append_printf(s,
-			       "[node.%d]\nposition = %g,0,0\ncpu_skew_ppm = %g\ncpu_offset_ns = %" G_GINT64_FORMAT
+			       "[node.%d]\nposition_m = %g,0,0\ncpu_skew_ppm = %g\ncpu_offset_ns = %" G_GINT64_FORMAT
 			       "\naudio_skew_ppm = %g\nradio_jitter_ns = 1000\n",
 			       id, x, skew_ppm, off, -skew_ppm / 3);
 }
@@ -73,7 +73,7 @@ static void single_hop(void)
 	/* Six nodes in range: 15 pairs, each with 4 third-party senders, so the
 	 * fits turn over every few seconds and the RMS rests on many
 	 * independent fits (one pair over one window is a single draw). */
-	GString *sc = g_string_new("[world]\nseed = 101\nradio_range = 100\n");
+	GString *sc = g_string_new("[world]\nseed = 101\nradio_range_m = 100\n");
 	const double skew[6] = {100, -100, 37, -63, 81, -12};
 	for (int i = 0; i < 6; i++)
 		node_line(sc, i + 1, 3.0 * i, skew[i], 1000000000LL * (2 * i + 1));
@@ -106,7 +106,7 @@ static void single_hop(void)
 
 static void hops(void)
 {
-	GString *sc = g_string_new("[world]\nseed = 202\nradio_range = 15\n");
+	GString *sc = g_string_new("[world]\nseed = 202\nradio_range_m = 15\n");
 	GRand *g = g_rand_new_with_seed(202);
 	for (int i = 1; i <= 9; i++)
 		node_line(sc, i, 10.0 * (i - 1), g_rand_double_range(g, -100, 100), 1000000000LL * i);
@@ -194,10 +194,10 @@ static void scale(void)
 		int n = atoi(v[k]);
 		if (n <= 0)
 			continue;
-		GString *sc = g_string_new("[world]\nseed = 303\nradio_range = 25\n");
+		GString *sc = g_string_new("[world]\nseed = 303\nradio_range_m = 25\n");
 		GRand *g = g_rand_new_with_seed(303);
 		for (int i = 1; i <= n; i++) {
-			g_string_append_printf(sc, "[node.%d]\nposition = %g,%g,0\ncpu_skew_ppm = %g\ncpu_offset_ns = %d\n"
+			g_string_append_printf(sc, "[node.%d]\nposition_m = %g,%g,0\ncpu_skew_ppm = %g\ncpu_offset_ns = %d\n"
 					       "audio_skew_ppm = %g\nradio_jitter_ns = 1000\n",
 					       i, g_rand_double_range(g, 0, 40), g_rand_double_range(g, 0, 40),
 					       g_rand_double_range(g, -100, 100), i * 1000000, g_rand_double_range(g, -40, 40));

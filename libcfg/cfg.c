@@ -1,44 +1,873 @@
-/* cfg.c — table-driven GKeyFile configuration (see cfg.h). */
+/* cfg.c — the configuration engine: table-validated INI files with line
+ * numbers, typed getters and struct tables (see cfg.h). */
 #include "libcfg/cfg.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
-#include <stdlib.h>
+#include <stdarg.h>
 #include <string.h>
+
+#define MAX_ERRORS 30 /* past this, one more line says how many were left out */
+
+struct cfg_file {
+	char *name;
+	GKeyFile *kf;
+	const cfg_group *specs;
+	GHashTable *lines;   /* "group" or "group\nkey" (current key name) -> line */
+	GHashTable *aliases; /* "group\nkey" -> the deprecated name the file uses for it */
+	GPtrArray *groups;   /* group names in file order (owned) */
+	GHashTable *keys;    /* group -> GPtrArray of key names as written, in file order */
+	GHashTable *lists;   /* name -> NULL-terminated GPtrArray of group names */
+	GString *errors;
+	int n_errors;
+};
 
 G_DEFINE_QUARK(chorus-cfg-error-quark, cfg_error)
 
-/* Line (1-based) of `key` in `group` of the INI text, or of the group header
- * when key is NULL; 0 if not found.  GKeyFile does not keep line numbers. */
-static int find_line(const char *text, const char *group, const char *key)
+/* --- errors and lines --------------------------------------------------------- */
+
+static char *line_key(const char *group, const char *key)
 {
-	int line = 0, in_group = 0;
-	const char *p = text;
-	while (p && *p) {
-		const char *eol = strchr(p, '\n');
-		size_t len = eol ? (size_t)(eol - p) : strlen(p);
-		line++;
-		while (len && (*p == ' ' || *p == '\t'))
-			p++, len--;
-		if (len && *p == '[') {
-			const char *close = memchr(p, ']', len);
-			in_group = close && (size_t)(close - p - 1) == strlen(group) &&
-				   strncmp(p + 1, group, strlen(group)) == 0;
-			if (in_group && !key)
-				return line;
-		} else if (in_group && key && len && *p != '#' && *p != ';') {
-			size_t kl = strlen(key);
-			if (len >= kl && strncmp(p, key, kl) == 0) {
-				const char *q = p + kl;
-				while (q < p + len && (*q == ' ' || *q == '\t'))
-					q++;
-				if (q < p + len && *q == '=')
-					return line;
+	return key ? g_strconcat(group, "\n", key, NULL) : g_strdup(group);
+}
+
+static int lookup_line(const cfg_file *f, const char *group, const char *key)
+{
+	char *k = line_key(group, key);
+	int line = GPOINTER_TO_INT(g_hash_table_lookup(f->lines, k));
+	g_free(k);
+	return line;
+}
+
+/* The name the file uses for [group] key: the key, its deprecated name, or
+ * NULL when absent. */
+static const char *written_name(const cfg_file *f, const char *group, const char *key)
+{
+	if (g_key_file_has_key(f->kf, group, key, NULL))
+		return key;
+	char *ak = line_key(group, key);
+	const char *as = g_hash_table_lookup(f->aliases, ak);
+	g_free(ak);
+	return as;
+}
+
+int cfg_file_line(const cfg_file *f, const char *group, const char *key)
+{
+	int line = key ? lookup_line(f, group, key) : 0;
+	return line ? line : lookup_line(f, group, NULL);
+}
+
+static void add_error_at(cfg_file *f, int line, const char *group, const char *key, const char *fmt,
+			 va_list ap)
+{
+	f->n_errors++;
+	if (f->n_errors > MAX_ERRORS)
+		return;
+	g_string_append_printf(f->errors, "%s:%d: ", f->name, line);
+	if (group)
+		g_string_append_printf(f->errors, "[%s] ", group);
+	if (key)
+		g_string_append_printf(f->errors, "%s: ", key);
+	g_string_append_vprintf(f->errors, fmt, ap);
+	g_string_append_c(f->errors, '\n');
+}
+
+static void G_GNUC_PRINTF(5, 6) error_at(cfg_file *f, int line, const char *group, const char *key,
+					  const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	add_error_at(f, line, group, key, fmt, ap);
+	va_end(ap);
+}
+
+void cfg_file_fail(cfg_file *f, const char *group, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+	/* Name the key as the file writes it (its deprecated name, if so). */
+	const char *w = key ? written_name(f, group, key) : NULL;
+	va_start(ap, fmt);
+	add_error_at(f, cfg_file_line(f, group, key), group, w ? w : key, fmt, ap);
+	va_end(ap);
+}
+
+gboolean cfg_file_check(cfg_file *f, GError **err)
+{
+	if (!f->n_errors)
+		return TRUE;
+	GString *s = g_string_new(f->errors->str);
+	if (f->n_errors > MAX_ERRORS)
+		g_string_append_printf(s, "%s: %d more errors not shown\n", f->name, f->n_errors - MAX_ERRORS);
+	/* Drop the final newline so callers can print the message as a line. */
+	g_set_error(err, CFG_ERROR, EINVAL, "%.*s", (int)s->len - 1, s->str);
+	g_string_free(s, TRUE);
+	return FALSE;
+}
+
+/* --- value parsing (shared by validation, getters and stores) ---------------- */
+
+static int parse_double(const char *s, double *out)
+{
+	char *end;
+	while (g_ascii_isspace(*s))
+		s++;
+	if (!*s)
+		return -EINVAL;
+	errno = 0;
+	double v = g_ascii_strtod(s, &end);
+	while (g_ascii_isspace(*end))
+		end++;
+	if (end == s || *end || errno == ERANGE || !isfinite(v))
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+static int parse_int(const char *s, gint64 *out)
+{
+	char *end;
+	while (g_ascii_isspace(*s))
+		s++;
+	errno = 0;
+	gint64 v = g_ascii_strtoll(s, &end, 10);
+	while (g_ascii_isspace(*end))
+		end++;
+	if (end == s || *end || errno)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* Split on `seps`, dropping one empty trailing token (GKeyFile lists end in ';'). */
+static char **split(const char *s, const char *seps, guint *n)
+{
+	char **tok = g_strsplit_set(s, seps, -1);
+	guint len = g_strv_length(tok);
+	if (len > 0 && !*g_strstrip(tok[len - 1])) {
+		g_free(tok[len - 1]);
+		tok[--len] = NULL;
+	}
+	*n = len;
+	return tok;
+}
+
+static int parse_vec3(const char *s, double out[3])
+{
+	guint n;
+	char **tok = split(s, ",", &n);
+	int rc = (n == 2 || n == 3) ? 0 : -EINVAL;
+	out[2] = 0;
+	for (guint i = 0; rc == 0 && i < n; i++)
+		rc = parse_double(tok[i], &out[i]);
+	g_strfreev(tok);
+	return rc;
+}
+
+/* Parse a list of reals (vec = 0) or vectors (vec = 1) into a new array. */
+static int parse_list(const char *s, int vec, double **out, size_t *count)
+{
+	guint n;
+	char **tok = split(s, vec ? ";" : ",;", &n);
+	size_t w = vec ? 3 : 1;
+	double *v = g_new0(double, n * w + 1);
+	int rc = 0;
+	for (guint i = 0; rc == 0 && i < n; i++)
+		rc = vec ? parse_vec3(tok[i], v + 3 * i) : parse_double(tok[i], v + i);
+	g_strfreev(tok);
+	if (rc == 0 && n == 0)
+		rc = -EINVAL;
+	if (rc < 0) {
+		g_free(v);
+		return rc;
+	}
+	*out = v;
+	*count = n;
+	return 0;
+}
+
+static int in_range(const cfg_key *k, double v)
+{
+	return k->min > k->max || (v >= k->min && v <= k->max);
+}
+
+static int enum_index(const cfg_key *k, const char *s)
+{
+	for (int i = 0; k->choices && k->choices[i]; i++)
+		if (strcmp(k->choices[i], s) == 0)
+			return i;
+	return -1;
+}
+
+/* Levenshtein distance, for "did you mean". */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	size_t *row = g_new(size_t, lb + 1);
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t best = MIN(row[j] + 1, row[j - 1] + 1);
+			row[j] = MIN(best, diag + (a[i - 1] != b[j - 1]));
+			diag = up;
+		}
+	}
+	size_t d = row[lb];
+	g_free(row);
+	return d;
+}
+
+/* The closest of `names` to `s` when close enough to be a typo, else NULL. */
+static const char *closest(const char *s, const char *const *names, size_t n)
+{
+	const char *best = NULL;
+	size_t best_d = (size_t)-1;
+	for (size_t i = 0; i < n; i++) {
+		size_t d = edit_distance(s, names[i]);
+		if (d < best_d) {
+			best_d = d;
+			best = names[i];
+		}
+	}
+	return best && best_d <= MAX(2, strlen(s) / 3) ? best : NULL;
+}
+
+/* Why `text` (already unescaped and stripped) is not a valid value of k, as
+ * a new string; NULL when it is valid. */
+static char *check_value(const cfg_key *k, const char *text)
+{
+	double d, v3[3];
+	gint64 i;
+	double *list;
+	size_t n;
+	switch (k->type) {
+	case CFG_INT:
+		if (parse_int(text, &i) < 0)
+			return g_strdup_printf("'%s' is not an integer", text);
+		if (!in_range(k, (double)i))
+			return g_strdup_printf("%s is out of range [%.17g, %.17g]", text, k->min, k->max);
+		return NULL;
+	case CFG_DOUBLE:
+		if (parse_double(text, &d) < 0)
+			return g_strdup_printf("'%s' is not a number", text);
+		if (!in_range(k, d))
+			return g_strdup_printf("%s is out of range [%g, %g]", text, k->min, k->max);
+		return NULL;
+	case CFG_STRING:
+		if ((k->flags & CFG_NONEMPTY) && !*text)
+			return g_strdup("must not be empty");
+		return NULL;
+	case CFG_ENUM:
+		if (enum_index(k, text) < 0) {
+			char *all = g_strjoinv(", ", (char **)k->choices);
+			const char *near = closest(text, k->choices, g_strv_length((char **)k->choices));
+			char *why = g_strdup_printf("'%s' is not one of: %s%s%s%s", text, all,
+						    near ? " (did you mean " : "", near ? near : "", near ? "?)" : "");
+			g_free(all);
+			return why;
+		}
+		return NULL;
+	case CFG_BOOL:
+		if (strcmp(text, "true") && strcmp(text, "false"))
+			return g_strdup_printf("'%s' is not true or false", text);
+		return NULL;
+	case CFG_VEC3:
+		if (parse_vec3(text, v3) < 0)
+			return g_strdup_printf("'%s' is not a position x,y[,z]", text);
+		for (int j = 0; j < 3; j++)
+			if (!in_range(k, v3[j]))
+				return g_strdup_printf("component %g is out of range [%g, %g]", v3[j], k->min, k->max);
+		return NULL;
+	case CFG_VEC3_LIST:
+	case CFG_DOUBLE_LIST: {
+		int vec = k->type == CFG_VEC3_LIST;
+		if (parse_list(text, vec, &list, &n) < 0)
+			return g_strdup_printf(vec ? "'%s' is not a list of positions x,y[,z] separated by ';'"
+						   : "'%s' is not a list of numbers", text);
+		char *why = NULL;
+		for (size_t j = 0; j < n * (vec ? 3 : 1) && !why; j++)
+			if (!in_range(k, list[j]))
+				why = g_strdup_printf("value %g is out of range [%g, %g]", list[j], k->min, k->max);
+		g_free(list);
+		return why;
+	}
+	}
+	return g_strdup("unknown key type");
+}
+
+/* Store a valid value into its field (see cfg.h for the field types). */
+static void store_value(const cfg_key *k, char *field, const char *text)
+{
+	switch (k->type) {
+	case CFG_INT:
+		parse_int(text, (gint64 *)field);
+		break;
+	case CFG_DOUBLE:
+		parse_double(text, (double *)field);
+		break;
+	case CFG_BOOL:
+		*(gboolean *)field = strcmp(text, "true") == 0;
+		break;
+	case CFG_STRING:
+		g_free(*(char **)field);
+		*(char **)field = g_strdup(text);
+		break;
+	case CFG_ENUM:
+		*(int *)field = enum_index(k, text);
+		break;
+	case CFG_VEC3:
+		parse_vec3(text, (double *)field);
+		break;
+	case CFG_VEC3_LIST:
+	case CFG_DOUBLE_LIST:
+		g_critical("cfg: [%s] lists cannot be stored in a struct", k->name);
+		break;
+	}
+}
+
+/* --- table lookup ----------------------------------------------------------- */
+
+int64_t cfg_group_number(const char *group)
+{
+	const char *dot = strrchr(group, '.');
+	int64_t n = 0;
+	if (!dot || !dot[1] || strlen(dot + 1) > 9)
+		return -1;
+	for (const char *p = dot + 1; *p; p++) {
+		if (!g_ascii_isdigit(*p))
+			return -1;
+		n = n * 10 + (*p - '0');
+	}
+	return n;
+}
+
+/* A numbered group name "prefix.N" of spec g (any N, in range or not). */
+static int numbered_name(const cfg_group *g, const char *group)
+{
+	size_t len = strlen(g->name);
+	return strncmp(group, g->name, len) == 0 && group[len] == '.' && cfg_group_number(group) >= 0 &&
+	       !strchr(group + len + 1, '.');
+}
+
+static int in_numbers(const cfg_group *g, int64_t n)
+{
+	return g->count == 0 || (n >= g->first && n < (int64_t)g->first + g->count);
+}
+
+static const cfg_group *group_spec(const cfg_group *specs, const char *group)
+{
+	for (const cfg_group *g = specs; g->name; g++) {
+		if (!g->numbered && strcmp(group, g->name) == 0)
+			return g;
+		if (g->numbered && numbered_name(g, group) && in_numbers(g, cfg_group_number(group)))
+			return g;
+	}
+	return NULL;
+}
+
+static const cfg_key *key_spec(const cfg_group *g, const char *key)
+{
+	for (const cfg_key *k = g->keys; k->name; k++)
+		if (strcmp(k->name, key) == 0)
+			return k;
+	return NULL;
+}
+
+/* The key whose current or deprecated name is `key`. */
+static const cfg_key *key_spec_any(const cfg_group *g, const char *key)
+{
+	const cfg_key *k = key_spec(g, key);
+	for (const cfg_key *a = g->keys; !k && a->name; a++)
+		if (a->alias && strcmp(a->alias, key) == 0)
+			k = a;
+	return k;
+}
+
+/* The field of key k of group `group` (spec g, a store group) in target. */
+static char *field_of(const cfg_group *g, const cfg_key *k, const char *group, void *target)
+{
+	size_t idx = g->numbered ? (size_t)(cfg_group_number(group) - g->first) : 0;
+	return (char *)target + g->offset + idx * g->stride + k->offset;
+}
+
+/* --- loading ------------------------------------------------------------------ */
+
+/* The value text of `key` as written in the file: unescaped for strings,
+ * stripped of blanks; NULL with *why on a GKeyFile escape error. */
+static char *file_text(const cfg_file *f, const char *group, const char *key, cfg_type t, char **why)
+{
+	GError *e = NULL;
+	char *s = t == CFG_STRING ? g_key_file_get_string(f->kf, group, key, &e)
+				  : g_key_file_get_value(f->kf, group, key, &e);
+	if (!s) {
+		if (why)
+			*why = g_strdup(e->message);
+		g_clear_error(&e);
+		return NULL;
+	}
+	return g_strstrip(s);
+}
+
+static void unknown_group(cfg_file *f, const char *group)
+{
+	int gline = lookup_line(f, group, NULL);
+	/* Suggest from the group's stem: "[nodes.1]" -> "[node.1]". */
+	char *stem = g_strdup(group);
+	char *dot = strchr(stem, '.');
+	const char *suffix = dot ? group + (dot - stem) : "";
+	if (dot)
+		*dot = 0;
+	GPtrArray *names = g_ptr_array_new();
+	const cfg_group *match = NULL, *near = NULL;
+	int lo = INT_MAX, hi = -1, any = 0;
+	for (const cfg_group *s = f->specs; s->name; s++) {
+		g_ptr_array_add(names, (gpointer)s->name);
+		if (strcmp(s->name, stem) == 0) {
+			match = s;
+			if (s->numbered) {
+				any |= s->count == 0;
+				lo = MIN(lo, s->first);
+				hi = MAX(hi, s->first + s->count - 1);
 			}
 		}
-		p = eol ? eol + 1 : NULL;
 	}
-	return 0;
+	const char *nn = closest(stem, (const char *const *)names->pdata, names->len);
+	for (const cfg_group *s = f->specs; nn && s->name; s++)
+		if (strcmp(s->name, nn) == 0)
+			near = s;
+	if (match && match->numbered && any)
+		error_at(f, gline, group, NULL, "unknown group: %s groups are written [%s.N] with N a non-negative integer",
+			 match->name, match->name);
+	else if (match && match->numbered)
+		error_at(f, gline, group, NULL, "unknown group: %s groups are written [%s.N] with N in %d..%d",
+			 match->name, match->name, lo, hi);
+	else if (match)
+		error_at(f, gline, group, NULL, "unknown group: [%s] takes no number", match->name);
+	else if (near)
+		error_at(f, gline, group, NULL, "unknown group (did you mean [%s%s]?)", near->name,
+			 near->numbered ? (*suffix ? suffix : ".N") : "");
+	else
+		error_at(f, gline, group, NULL, "unknown group");
+	g_ptr_array_free(names, TRUE);
+	g_free(stem);
+}
+
+static void validate_group(cfg_file *f, const char *group)
+{
+	const cfg_group *g = group_spec(f->specs, group);
+	if (!g) {
+		unknown_group(f, group);
+		return;
+	}
+	GPtrArray *keys = g_hash_table_lookup(f->keys, group);
+	for (guint i = 0; keys && i < keys->len; i++) {
+		const char *key = keys->pdata[i];
+		const cfg_key *k = key_spec_any(g, key);
+		if (!k) {
+			/* Suggest the current name, also for a misspelt deprecated one. */
+			GPtrArray *names = g_ptr_array_new();
+			for (const cfg_key *s = g->keys; s->name; s++) {
+				g_ptr_array_add(names, (gpointer)s->name);
+				if (s->alias)
+					g_ptr_array_add(names, (gpointer)s->alias);
+			}
+			const char *near = closest(key, (const char *const *)names->pdata, names->len);
+			if (near)
+				near = key_spec_any(g, near)->name;
+			error_at(f, lookup_line(f, group, key), group, key, "unknown key%s%s%s",
+				 near ? " (did you mean " : "", near ? near : "", near ? "?)" : "");
+			g_ptr_array_free(names, TRUE);
+			continue;
+		}
+		int line = lookup_line(f, group, k->name);
+		char *why = NULL;
+		char *text = file_text(f, group, key, k->type, &why);
+		if (text)
+			why = check_value(k, text);
+		if (why)
+			error_at(f, line, group, key, "%s", why);
+		g_free(why);
+		g_free(text);
+	}
+	for (const cfg_key *k = g->keys; k->name; k++)
+		if ((k->flags & CFG_REQUIRED) && !cfg_file_has(f, group, k->name))
+			error_at(f, lookup_line(f, group, NULL), group, k->name, "required key is missing");
+	/* Two names for one element of a stored array ([device.1], [device.01]). */
+	if (g->store && g->numbered) {
+		int64_t n = cfg_group_number(group);
+		for (guint i = 0; i < f->groups->len && f->groups->pdata[i] != group; i++) {
+			const char *o = f->groups->pdata[i];
+			if (group_spec(f->specs, o) == g && cfg_group_number(o) == n) {
+				error_at(f, lookup_line(f, group, NULL), group, NULL,
+					 "same number as [%s] at line %d (leading zeros do not make a new number)", o,
+					 lookup_line(f, o, NULL));
+				break;
+			}
+		}
+	}
+}
+
+/* Scan the text for syntax and build the line index (keys under their
+ * current names, deprecated names resolved with a warning); 0 or -EINVAL. */
+static int scan(cfg_file *f, const char *text)
+{
+	char **lines = g_strsplit(text, "\n", -1);
+	char *group = NULL;
+	int bad = 0;
+	for (int i = 0; lines[i]; i++) {
+		int ln = i + 1;
+		char *l = g_strstrip(lines[i]); /* also drops a trailing '\r' */
+		if (!*l || *l == '#')
+			continue;
+		if (*l == '[') {
+			size_t len = strlen(l);
+			if (l[len - 1] != ']' || len < 3 || strpbrk(l + 1, "[]") != l + len - 1) {
+				error_at(f, ln, NULL, NULL, "malformed group header '%s'", l);
+				bad = 1;
+				continue;
+			}
+			g_free(group);
+			group = g_strndup(l + 1, len - 2);
+			int prev = lookup_line(f, group, NULL);
+			const cfg_group *spec = group_spec(f->specs, group);
+			if (prev && spec && !spec->unique)
+				continue; /* a second section of the group: its keys merge */
+			if (prev) {
+				error_at(f, ln, group, NULL, "group defined twice (first at line %d)", prev);
+				bad = 1;
+				continue;
+			}
+			g_hash_table_insert(f->lines, g_strdup(group), GINT_TO_POINTER(ln));
+			g_ptr_array_add(f->groups, g_strdup(group));
+			g_hash_table_insert(f->keys, g_strdup(group), g_ptr_array_new_with_free_func(g_free));
+			continue;
+		}
+		char *eq = strchr(l, '=');
+		if (!eq) {
+			error_at(f, ln, group, NULL, "'%s' is not a group header, a key = value line or a # comment", l);
+			bad = 1;
+			continue;
+		}
+		*eq = 0;
+		char *key = g_strstrip(l);
+		if (!*key || strpbrk(key, "[] \t")) {
+			error_at(f, ln, group, NULL, "malformed key '%s'", key);
+			bad = 1;
+			continue;
+		}
+		if (!group) {
+			error_at(f, ln, NULL, key, "key before any [group]");
+			bad = 1;
+			continue;
+		}
+		const cfg_group *g = group_spec(f->specs, group);
+		const cfg_key *k = g ? key_spec_any(g, key) : NULL;
+		const char *name = k ? k->name : key;
+		int prev = lookup_line(f, group, name);
+		if (prev) {
+			char *ak = line_key(group, name);
+			const char *as = g_hash_table_lookup(f->aliases, ak);
+			g_free(ak);
+			error_at(f, ln, group, key, "key given twice (first at line %d%s%s)", prev,
+				 as || strcmp(name, key) ? " as " : "", as ? as : strcmp(name, key) ? name : "");
+			bad = 1;
+			continue;
+		}
+		if (k && strcmp(name, key)) {
+			g_warning("%s:%d: [%s] %s is deprecated: it is now called %s", f->name, ln, group, key, name);
+			g_hash_table_insert(f->aliases, line_key(group, name), g_strdup(key));
+		}
+		g_hash_table_insert(f->lines, line_key(group, name), GINT_TO_POINTER(ln));
+		g_ptr_array_add(g_hash_table_lookup(f->keys, group), g_strdup(key));
+	}
+	g_free(group);
+	g_strfreev(lines);
+	return bad ? -EINVAL : 0;
+}
+
+cfg_file *cfg_file_load_data(const char *name, const char *text, const cfg_group *groups, GError **err)
+{
+	cfg_file *f = g_new0(cfg_file, 1);
+	f->name = g_strdup(name);
+	f->specs = groups;
+	f->kf = g_key_file_new();
+	f->lines = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	f->aliases = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	f->groups = g_ptr_array_new_with_free_func(g_free);
+	f->keys = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_ptr_array_unref);
+	f->lists = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_ptr_array_unref);
+	f->errors = g_string_new(NULL);
+
+	if (scan(f, text) == 0) {
+		GError *e = NULL;
+		if (!g_key_file_load_from_data(f->kf, text, (gsize)-1, G_KEY_FILE_NONE, &e)) {
+			error_at(f, 0, NULL, NULL, "%s", e->message);
+			g_error_free(e);
+		} else {
+			for (guint i = 0; i < f->groups->len; i++)
+				validate_group(f, f->groups->pdata[i]);
+		}
+	}
+	if (!cfg_file_check(f, err)) {
+		cfg_file_free(f);
+		return NULL;
+	}
+	return f;
+}
+
+cfg_file *cfg_file_load(const char *path, const cfg_group *groups, GError **err)
+{
+	char *text = NULL;
+	GError *e = NULL;
+	if (!g_file_get_contents(path, &text, NULL, &e)) {
+		g_set_error(err, CFG_ERROR, g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_NOENT) ? ENOENT : EIO,
+			    "%s: cannot read: %s", path, e->message);
+		g_error_free(e);
+		return NULL;
+	}
+	cfg_file *f = cfg_file_load_data(path, text, groups, err);
+	g_free(text);
+	return f;
+}
+
+void cfg_file_free(cfg_file *f)
+{
+	if (!f)
+		return;
+	g_free(f->name);
+	g_key_file_free(f->kf);
+	g_hash_table_destroy(f->lines);
+	g_hash_table_destroy(f->aliases);
+	g_ptr_array_free(f->groups, TRUE);
+	g_hash_table_destroy(f->keys);
+	g_hash_table_destroy(f->lists);
+	g_string_free(f->errors, TRUE);
+	g_free(f);
+}
+
+const char *cfg_file_name(const cfg_file *f)
+{
+	return f->name;
+}
+
+const char *const *cfg_file_groups(const cfg_file *f, const char *name)
+{
+	GPtrArray *list = g_hash_table_lookup(f->lists, name);
+	if (list)
+		return (const char *const *)list->pdata;
+	list = g_ptr_array_new();
+	size_t len = strlen(name);
+	for (guint i = 0; i < f->groups->len; i++) {
+		const char *g = f->groups->pdata[i];
+		if (strcmp(g, name) == 0 || (strncmp(g, name, len) == 0 && g[len] == '.' && cfg_group_number(g) >= 0))
+			g_ptr_array_add(list, (gpointer)g);
+	}
+	g_ptr_array_add(list, NULL);
+	g_hash_table_insert(f->lists, g_strdup(name), list);
+	return (const char *const *)list->pdata;
+}
+
+gboolean cfg_file_has(const cfg_file *f, const char *group, const char *key)
+{
+	return written_name(f, group, key) != NULL;
+}
+
+/* The value text of a key (file, else default) and its spec; NULL text when
+ * neither exists or the key is not in the table with type `t`. */
+static char *value_of(const cfg_file *f, const char *group, const char *key, cfg_type t, const cfg_key **spec)
+{
+	const cfg_group *g = group_spec(f->specs, group);
+	const cfg_key *k = g ? key_spec(g, key) : NULL;
+	if (!k || k->type != t) {
+		g_critical("cfg: [%s] %s is not a table key of the requested type", group, key);
+		return NULL;
+	}
+	*spec = k;
+	const char *w = written_name(f, group, key);
+	return w ? file_text(f, group, w, t, NULL) : g_strdup(k->def);
+}
+
+gint64 cfg_file_int(const cfg_file *f, const char *group, const char *key)
+{
+	const cfg_key *k;
+	char *s = value_of(f, group, key, CFG_INT, &k);
+	gint64 v = 0;
+	if (s)
+		parse_int(s, &v);
+	g_free(s);
+	return v;
+}
+
+double cfg_file_double(const cfg_file *f, const char *group, const char *key)
+{
+	const cfg_key *k;
+	char *s = value_of(f, group, key, CFG_DOUBLE, &k);
+	double v = 0;
+	if (s)
+		parse_double(s, &v);
+	g_free(s);
+	return v;
+}
+
+gboolean cfg_file_bool(const cfg_file *f, const char *group, const char *key)
+{
+	const cfg_key *k;
+	char *s = value_of(f, group, key, CFG_BOOL, &k);
+	gboolean v = s && strcmp(g_strstrip(s), "true") == 0;
+	g_free(s);
+	return v;
+}
+
+char *cfg_file_string(const cfg_file *f, const char *group, const char *key)
+{
+	const cfg_key *k;
+	return value_of(f, group, key, CFG_STRING, &k);
+}
+
+int cfg_file_enum(const cfg_file *f, const char *group, const char *key)
+{
+	const cfg_key *k;
+	char *s = value_of(f, group, key, CFG_ENUM, &k);
+	int v = s ? enum_index(k, g_strstrip(s)) : -1;
+	g_free(s);
+	return v < 0 ? 0 : v;
+}
+
+void cfg_file_vec3(const cfg_file *f, const char *group, const char *key, double out[3])
+{
+	const cfg_key *k;
+	char *s = value_of(f, group, key, CFG_VEC3, &k);
+	out[0] = out[1] = out[2] = 0;
+	if (s && parse_vec3(s, out) < 0)
+		out[0] = out[1] = out[2] = 0;
+	g_free(s);
+}
+
+static double *get_list(const cfg_file *f, const char *group, const char *key, cfg_type t, size_t *n)
+{
+	const cfg_key *k;
+	char *s = value_of(f, group, key, t, &k);
+	double *v = NULL;
+	*n = 0;
+	if (s && parse_list(s, t == CFG_VEC3_LIST, &v, n) < 0)
+		v = NULL;
+	g_free(s);
+	return v;
+}
+
+double *cfg_file_vec3_list(const cfg_file *f, const char *group, const char *key, size_t *n)
+{
+	return get_list(f, group, key, CFG_VEC3_LIST, n);
+}
+
+double *cfg_file_double_list(const cfg_file *f, const char *group, const char *key, size_t *n)
+{
+	return get_list(f, group, key, CFG_DOUBLE_LIST, n);
+}
+
+void cfg_file_store(const cfg_file *f, void *target)
+{
+	for (guint i = 0; i < f->groups->len; i++) {
+		const char *group = f->groups->pdata[i];
+		const cfg_group *g = group_spec(f->specs, group);
+		if (!g || !g->store)
+			continue;
+		for (const cfg_key *k = g->keys; k->name; k++) {
+			const char *w = written_name(f, group, k->name);
+			char *text = w ? file_text(f, group, w, k->type, NULL) : NULL;
+			if (text)
+				store_value(k, field_of(g, k, group, target), text);
+			g_free(text);
+		}
+	}
+}
+
+/* --- struct tables ------------------------------------------------------------ */
+
+/* Set one field from text, or FALSE with *err "WHERE[group] key: why". */
+static gboolean set_one(const cfg_group *g, const cfg_key *k, const char *group, void *target, const char *text,
+			const char *where, GError **err)
+{
+	char *why = check_value(k, text);
+	if (why) {
+		g_set_error(err, CFG_ERROR, EINVAL, "%s[%s] %s: %s", where, group, k->name, why);
+		g_free(why);
+		return FALSE;
+	}
+	store_value(k, field_of(g, k, group, target), text);
+	return TRUE;
+}
+
+gboolean cfg_defaults(const cfg_group *groups, void *target, GError **err)
+{
+	for (const cfg_group *g = groups; g->name; g++) {
+		if (!g->store)
+			continue;
+		int n = g->numbered ? g->count : 1;
+		for (int j = 0; j < n; j++) {
+			char *group = g->numbered ? g_strdup_printf("%s.%d", g->name, g->first + j) : g_strdup(g->name);
+			gboolean ok = TRUE;
+			for (const cfg_key *k = g->keys; ok && k->name; k++)
+				if (k->def)
+					ok = set_one(g, k, group, target, k->def, "default ", err);
+			g_free(group);
+			if (!ok)
+				return FALSE;
+		}
+	}
+	return TRUE;
+}
+
+gboolean cfg_load(const char *path, gboolean missing_ok, const cfg_group *groups, void *target, GError **err)
+{
+	GError *e = NULL;
+	cfg_file *f = cfg_file_load(path, groups, &e);
+	if (!f) {
+		if (missing_ok && g_error_matches(e, CFG_ERROR, ENOENT)) {
+			g_error_free(e);
+			return TRUE;
+		}
+		g_propagate_error(err, e);
+		return FALSE;
+	}
+	cfg_file_store(f, target);
+	cfg_file_free(f);
+	return TRUE;
+}
+
+gboolean cfg_set(const cfg_group *groups, void *target, const char *group, const char *key, const char *text,
+		 const char *where, GError **err)
+{
+	const cfg_group *g = group_spec(groups, group);
+	const cfg_key *k = g && g->store ? key_spec_any(g, key) : NULL;
+	if (!k) {
+		g_set_error(err, CFG_ERROR, EINVAL, "%s[%s] %s: unknown %s", where, group, key, g ? "key" : "group");
+		return FALSE;
+	}
+	char *t = g_strstrip(g_strdup(text));
+	gboolean ok = set_one(g, k, group, target, t, where, err);
+	g_free(t);
+	return ok;
+}
+
+void cfg_clear(const cfg_group *groups, void *target)
+{
+	for (const cfg_group *g = groups; g->name; g++) {
+		if (!g->store)
+			continue;
+		int n = g->numbered ? g->count : 1;
+		for (int j = 0; j < n; j++)
+			for (const cfg_key *k = g->keys; k->name; k++)
+				if (k->type == CFG_STRING) {
+					char **field = (char **)((char *)target + g->offset + (size_t)j * g->stride + k->offset);
+					g_free(*field);
+					*field = NULL;
+				}
+	}
 }
 
 static const char *type_name(cfg_type t)
@@ -47,154 +876,44 @@ static const char *type_name(cfg_type t)
 	case CFG_INT: return "an integer";
 	case CFG_DOUBLE: return "a number";
 	case CFG_BOOL: return "true or false";
-	default: return "a string";
+	case CFG_STRING: return "a string";
+	case CFG_ENUM: return "one of";
+	case CFG_VEC3: return "x,y[,z]";
+	case CFG_VEC3_LIST: return "x,y[,z]; …";
+	case CFG_DOUBLE_LIST: return "numbers";
 	}
+	return "?";
 }
 
-gboolean cfg_set(const cfg_entry *e, void *target, const char *text, const char *where, GError **err)
+static void describe_group(GString *s, const cfg_group *g, const char *group)
 {
-	char *field = (char *)target + e->offset;
-	char *end;
-	char range[96] = "";
-	if (e->min <= e->max)
-		g_snprintf(range, sizeof range, " in %g..%g", e->min, e->max);
-	switch (e->type) {
-	case CFG_INT: {
-		errno = 0;
-		long long v = strtoll(text, &end, 0);
-		if (end == text || *end || errno || (e->min <= e->max && (v < e->min || v > e->max)))
-			goto bad;
-		*(gint64 *)field = v;
-		return TRUE;
-	}
-	case CFG_DOUBLE: {
-		errno = 0;
-		double v = strtod(text, &end);
-		if (end == text || *end || errno || !isfinite(v) ||
-		    (e->min <= e->max && (v < e->min || v > e->max)))
-			goto bad;
-		*(double *)field = v;
-		return TRUE;
-	}
-	case CFG_BOOL:
-		if (!g_ascii_strcasecmp(text, "true") || !strcmp(text, "1") || !g_ascii_strcasecmp(text, "yes"))
-			*(gboolean *)field = TRUE;
-		else if (!g_ascii_strcasecmp(text, "false") || !strcmp(text, "0") || !g_ascii_strcasecmp(text, "no"))
-			*(gboolean *)field = FALSE;
-		else
-			goto bad;
-		return TRUE;
-	case CFG_STRING:
-		g_free(*(char **)field);
-		*(char **)field = g_strdup(text);
-		return TRUE;
-	}
-bad:
-	g_set_error(err, CFG_ERROR, EINVAL, "%s[%s] %s: expected %s%s, got \"%s\"", where, e->group, e->key,
-		    type_name(e->type), e->type == CFG_INT || e->type == CFG_DOUBLE ? range : "", text);
-	return FALSE;
-}
-
-gboolean cfg_defaults(const cfg_entry *table, size_t n, void *target, GError **err)
-{
-	for (size_t i = 0; i < n; i++)
-		if (table[i].def && !cfg_set(&table[i], target, table[i].def, "default ", err))
-			return FALSE;
-	return TRUE;
-}
-
-static const cfg_entry *lookup(const cfg_entry *table, size_t n, const char *group, const char *key)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(table[i].group, group) && (!key || !strcmp(table[i].key, key)))
-			return &table[i];
-	return NULL;
-}
-
-gboolean cfg_load(const char *path, gboolean missing_ok, const cfg_entry *table, size_t n,
-		  void *target, GError **err)
-{
-	char *text = NULL;
-	GError *e = NULL;
-	gboolean ok = FALSE;
-	GKeyFile *kf = g_key_file_new();
-	if (!g_file_get_contents(path, &text, NULL, &e)) {
-		if (missing_ok && g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_NOENT)) {
-			g_error_free(e);
-			g_key_file_free(kf);
-			return TRUE;
+	g_string_append_printf(s, "%s[%s]\n", s->len ? "\n" : "", group);
+	for (const cfg_key *k = g->keys; k->name; k++) {
+		g_string_append_printf(s, "# %s (%s", k->help ? k->help : "", type_name(k->type));
+		if (k->type == CFG_ENUM) {
+			char *all = g_strjoinv(", ", (char **)k->choices);
+			g_string_append_printf(s, " %s", all);
+			g_free(all);
 		}
-		g_set_error(err, CFG_ERROR, ENOENT, "%s: cannot read configuration: %s", path, e->message);
-		g_error_free(e);
-		goto out;
+		if ((k->type == CFG_INT || k->type == CFG_DOUBLE) && k->min <= k->max)
+			g_string_append_printf(s, ", %g..%g", k->min, k->max);
+		if (k->alias)
+			g_string_append_printf(s, "; formerly %s", k->alias);
+		g_string_append_printf(s, ")\n#%s = %s\n", k->name, k->def ? k->def : "");
 	}
-	if (!g_key_file_load_from_data(kf, text, (gsize)-1, G_KEY_FILE_NONE, &e)) {
-		g_set_error(err, CFG_ERROR, EINVAL, "%s: %s", path, e->message);
-		g_error_free(e);
-		goto out;
-	}
-	gchar **groups = g_key_file_get_groups(kf, NULL);
-	for (gchar **g = groups; *g; g++) {
-		if (!lookup(table, n, *g, NULL)) {
-			g_set_error(err, CFG_ERROR, EINVAL, "%s:%d: unknown group [%s]", path,
-				    find_line(text, *g, NULL), *g);
-			g_strfreev(groups);
-			goto out;
-		}
-		gchar **keys = g_key_file_get_keys(kf, *g, NULL, NULL);
-		for (gchar **k = keys; *k; k++) {
-			const cfg_entry *ent = lookup(table, n, *g, *k);
-			int line = find_line(text, *g, *k);
-			char *where = g_strdup_printf("%s:%d: ", path, line);
-			if (!ent) {
-				g_set_error(err, CFG_ERROR, EINVAL, "%s[%s] %s: unknown key", where, *g, *k);
-			} else {
-				char *v = g_key_file_get_string(kf, *g, *k, NULL);
-				gboolean good = cfg_set(ent, target, v ? g_strstrip(v) : "", where, err);
-				g_free(v);
-				if (good) {
-					g_free(where);
-					continue;
-				}
-			}
-			g_free(where);
-			g_strfreev(keys);
-			g_strfreev(groups);
-			goto out;
-		}
-		g_strfreev(keys);
-	}
-	g_strfreev(groups);
-	ok = TRUE;
-out:
-	g_free(text);
-	g_key_file_free(kf);
-	return ok;
 }
 
-void cfg_clear(const cfg_entry *table, size_t n, void *target)
-{
-	for (size_t i = 0; i < n; i++)
-		if (table[i].type == CFG_STRING) {
-			char **f = (char **)((char *)target + table[i].offset);
-			g_free(*f);
-			*f = NULL;
-		}
-}
-
-char *cfg_describe(const cfg_entry *table, size_t n)
+char *cfg_describe(const cfg_group *groups)
 {
 	GString *s = g_string_new(NULL);
-	const char *group = NULL;
-	for (size_t i = 0; i < n; i++) {
-		if (!group || strcmp(group, table[i].group)) {
-			group = table[i].group;
-			g_string_append_printf(s, "%s[%s]\n", s->len ? "\n" : "", group);
+	for (const cfg_group *g = groups; g->name; g++) {
+		if (!g->store)
+			continue;
+		for (int j = 0; j < (g->numbered ? g->count : 1); j++) {
+			char *group = g->numbered ? g_strdup_printf("%s.%d", g->name, g->first + j) : g_strdup(g->name);
+			describe_group(s, g, group);
+			g_free(group);
 		}
-		g_string_append_printf(s, "# %s (%s", table[i].help ? table[i].help : "", type_name(table[i].type));
-		if ((table[i].type == CFG_INT || table[i].type == CFG_DOUBLE) && table[i].min <= table[i].max)
-			g_string_append_printf(s, ", %g..%g", table[i].min, table[i].max);
-		g_string_append_printf(s, ")\n#%s = %s\n", table[i].key, table[i].def ? table[i].def : "");
 	}
 	return g_string_free(s, FALSE);
 }

@@ -9,7 +9,7 @@ $(B)/libsim.a: $(patsubst %.c,$(B)/%.o,$(SIM_LIB_SRCS))
 # alsa-lib's headers; the export map keeps libsim/libsync symbols private.
 SIM_PLUGIN := $(B)/sim/libasound_module_pcm_chorus_sim.so
 $(B)/sim/pcm_chorus_sim.o: CFLAGS += -DPIC
-$(SIM_PLUGIN): $(B)/sim/pcm_chorus_sim.o $(B)/libsim.a $(B)/libdsp.a $(B)/libsync.a sim/alsa/exports.map
+$(SIM_PLUGIN): $(B)/sim/pcm_chorus_sim.o $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libsync.a sim/alsa/exports.map
 	$(CC) $(LDFLAGS) -shared -Wl,--version-script=sim/alsa/exports.map -Wl,-z,defs -o $@ \
 		$(filter %.o %.a,$^) $(call pkglibs,alsa $(SIM_PKGS)) -lm -lpthread
 
@@ -24,7 +24,7 @@ $(SIM_CONF): sim/alsa/chorus_sim.conf
 # The simulated radio: syncd's receive filter (syncd/rxfilter.h) that
 # chorus-sim installs, so syncd itself links nothing of the simulator.
 SIM_RADIO := $(B)/sim/libchorus_sim_radio.so
-$(SIM_RADIO): $(B)/sim/radio/radio.o $(B)/libsim.a $(B)/libdsp.a $(B)/libsync.a sim/radio/exports.map
+$(SIM_RADIO): $(B)/sim/radio/radio.o $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libsync.a sim/radio/exports.map
 	$(CC) $(LDFLAGS) -shared -Wl,--version-script=sim/radio/exports.map -Wl,-z,defs -o $@ \
 		$(filter %.o %.a,$^) $(call pkglibs,$(SIM_PKGS)) -lm
 
@@ -33,13 +33,13 @@ all: $(SIM_PLUGIN) $(SIM_CONF) $(SIM_RADIO)
 SIM_TEST_LIBS = $(call pkglibs,check alsa $(SIM_PKGS) gsl) -lm -lpthread
 SIM_TESTS := $(B)/tests/test_scenario $(B)/tests/test_world $(B)/tests/test_simpcm
 TESTS += $(SIM_TESTS)
-$(B)/tests/test_scenario: $(B)/tests/test_scenario.o $(B)/libsim.a $(B)/libdsp.a $(B)/libsync.a
+$(B)/tests/test_scenario: $(B)/tests/test_scenario.o $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libsync.a
 	@mkdir -p $(dir $@)
 	$(link) $(SIM_TEST_LIBS)
-$(B)/tests/test_world: $(B)/tests/test_world.o $(B)/libsim.a $(B)/libdsp.a $(B)/libsync.a
+$(B)/tests/test_world: $(B)/tests/test_world.o $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libsync.a
 	@mkdir -p $(dir $@)
 	$(link) $(SIM_TEST_LIBS)
-$(B)/tests/test_simpcm: $(B)/tests/test_simpcm.o $(B)/libsim.a $(B)/libdsp.a $(B)/libsync.a | $(SIM_PLUGIN) $(SIM_CONF)
+$(B)/tests/test_simpcm: $(B)/tests/test_simpcm.o $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libsync.a | $(SIM_PLUGIN) $(SIM_CONF)
 	@mkdir -p $(dir $@)
 	$(link) $(SIM_TEST_LIBS)
 # The tests find the plugin, its config and the shipped scenarios by path;

@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "libsync/now.h"
-#include "sim/inicheck.h"
+#include "libcfg/cfg.h"
 #include "sim/samplefmt.h"
 #include "apps/dsp/wave.h"
 
@@ -73,7 +73,7 @@ typedef struct {
 typedef struct sim_scenario sim_scenario;
 
 /* The validation table (for tools and tests). */
-extern const sim_group_spec sim_scenario_table[];
+extern const cfg_group sim_scenario_table[];
 
 /* Load and validate a scenario file; file sources are resolved relative to
  * its directory.  Returns the scenario, or NULL with *err listing every

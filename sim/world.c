@@ -78,7 +78,7 @@ sim_world *sim_world_new(const sim_scenario *sc, GError **err)
 		GError *e = NULL;
 		s->wave = dsp_wave_new(&s->cfg->wave, w->cfg->sample_rate, &e);
 		if (!s->wave) {
-			g_set_error(err, SIM_INI_ERROR, 3, "%s:%d: [source.%d] file: %s", sim_scenario_name(sc),
+			g_set_error(err, CFG_ERROR, EIO, "%s:%d: [source.%d] file: %s", sim_scenario_name(sc),
 				    s->cfg->line, s->cfg->id, e->message);
 			g_error_free(e);
 			sim_world_free(w);

@@ -33,7 +33,7 @@
 /* A ring of 1 s (the minimum): a stalled client falls out of it quickly.
  * 64 periods (640 ms) of ALSA buffer, as in every test here: a capture
  * thread descheduled on a loaded machine must not overrun. */
-static const char small_ring_conf[] = "[device.0]\nring_seconds = 1\nperiods = 64\n";
+static const char small_ring_conf[] = "[device.0]\nring_s = 1\nperiods = 64\n";
 
 static void check_range(const ah_node *h, ah_reader *r, int64_t first, int64_t n)
 {

@@ -92,7 +92,7 @@ START_TEST(profile_errors_name_the_line)
 	struct {
 		const char *text, *want;
 	} cases[] = {
-		{"[detector]\nf_lo = 1000\non_db = abc\n", ":3:"},
+		{"[detector]\nf_lo_hz = 1000\non_db = abc\n", ":3:"},
 		{"[detector]\nbogus = 1\n", ":2:"},
 		{"[nosuchgroup]\nx = 1\n", ":1:"},
 		{"[template.1]\nwaveform = pulse_train\npulses = 0\n", ":3:"},

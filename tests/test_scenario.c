@@ -22,8 +22,8 @@ static char *load_error(const char *text)
 START_TEST(defaults_are_applied)
 {
 	GError *err = NULL;
-	sim_scenario *sc = sim_scenario_load_data("min.ini", "[node.5]\nposition = 1, 2\n"
-				"[source.0]\nposition = 3,4,5\ncall_rate = 0.5\n", NULL, &err);
+	sim_scenario *sc = sim_scenario_load_data("min.ini", "[node.5]\nposition_m = 1, 2\n"
+				"[source.0]\nposition_m = 3,4,5\ncall_rate_hz = 0.5\n", NULL, &err);
 	ck_assert_msg(sc, "%s", err ? err->message : "");
 	const sim_world_cfg *w = sim_scenario_world(sc);
 	ck_assert_double_eq(w->speed_of_sound, 343);
@@ -73,12 +73,12 @@ START_TEST(values_are_read)
 {
 	GError *err = NULL;
 	sim_scenario *sc = sim_scenario_load_data("v.ini",
-		"# comment\n[world]\nspeed_of_sound = 340.5\nseed = 99\nformat = FLOAT_LE\nxrun_every = 2.5\n"
-		"[node.2]\nposition = 1,2,3\nmics = 0,0,0; 0.1,0.2,0.3;\ncpu_skew_ppm = -12.5\n"
+		"# comment\n[world]\nspeed_of_sound_m_s = 340.5\nseed = 99\nformat = FLOAT_LE\nxrun_every_s = 2.5\n"
+		"[node.2]\nposition_m = 1,2,3\nmics_m = 0,0,0; 0.1,0.2,0.3;\ncpu_skew_ppm = -12.5\n"
 		"cpu_offset_ns = -7000000000\naudio_skew_ppm = 40\nirq_latency = normal\n"
 		"irq_latency_mean_us = 15\nirq_latency_sd_us = 3\nradio_jitter_ns = 250\n"
-		"[source.3]\nposition = 0,0\nwaveform = chirp\nf0_hz = 500\nf1_hz = 900\nsweep = exponential\n"
-		"length_ms = 80\ncall_times = 1, 2.5 ,4\n", NULL, &err);
+		"[source.3]\nposition_m = 0,0\nwaveform = chirp\nf0_hz = 500\nf1_hz = 900\nsweep = exponential\n"
+		"length_ms = 80\ncall_times_s = 1, 2.5 ,4\n", NULL, &err);
 	ck_assert_msg(sc, "%s", err ? err->message : "");
 	ck_assert_double_eq(sim_scenario_world(sc)->speed_of_sound, 340.5);
 	ck_assert_int_eq(sim_scenario_world(sc)->seed, 99);
@@ -125,51 +125,51 @@ static const struct {
 	const char *where;
 	const char *why;
 } broken[] = {
-	{"[world]\nspeed_of_sond = 340\n[node.1]\nposition=0,0\n",
-	 "bad.ini:2: [world] speed_of_sond: ", "unknown key (did you mean speed_of_sound?)"},
-	{"[world]\n\nsample_rate = 1000\n[node.1]\nposition=0,0\n",
-	 "bad.ini:3: [world] sample_rate: ", "1000 is out of range [8000, 192000]"},
-	{"[world]\nnoise_dbfs = loud\n[node.1]\nposition=0,0\n",
+	{"[world]\nspeed_of_sond = 340\n[node.1]\nposition_m=0,0\n",
+	 "bad.ini:2: [world] speed_of_sond: ", "unknown key (did you mean speed_of_sound_m_s?)"},
+	{"[world]\n\nsample_rate_hz = 1000\n[node.1]\nposition_m=0,0\n",
+	 "bad.ini:3: [world] sample_rate_hz: ", "1000 is out of range [8000, 192000]"},
+	{"[world]\nnoise_dbfs = loud\n[node.1]\nposition_m=0,0\n",
 	 "bad.ini:2: [world] noise_dbfs: ", "'loud' is not a number"},
-	{"[world]\nseed = 1.5\n[node.1]\nposition=0,0\n",
+	{"[world]\nseed = 1.5\n[node.1]\nposition_m=0,0\n",
 	 "bad.ini:2: [world] seed: ", "'1.5' is not an integer"},
-	{"[nodes.1]\nposition = 0,0\n", "bad.ini:1: [nodes.1] ", "unknown group (did you mean [node.1]?)"},
-	{"[node.x]\nposition = 0,0\n", "bad.ini:1: [node.x] ", "[node.N] with N a non-negative integer"},
-	{"[world.2]\n[node.1]\nposition=0,0\n", "bad.ini:1: [world.2] ", "[world] takes no number"},
-	{"[node.1]\nmics = 0,0\n", "bad.ini:1: [node.1] position: ", "required key is missing"},
-	{"[node.1]\nposition = 0,0\nirq_latency = gaussian\n", "bad.ini:3: [node.1] irq_latency: ",
+	{"[nodes.1]\nposition_m = 0,0\n", "bad.ini:1: [nodes.1] ", "unknown group (did you mean [node.1]?)"},
+	{"[node.x]\nposition_m = 0,0\n", "bad.ini:1: [node.x] ", "[node.N] with N a non-negative integer"},
+	{"[world.2]\n[node.1]\nposition_m=0,0\n", "bad.ini:1: [world.2] ", "[world] takes no number"},
+	{"[node.1]\nmics_m = 0,0\n", "bad.ini:1: [node.1] position_m: ", "required key is missing"},
+	{"[node.1]\nposition_m = 0,0\nirq_latency = gaussian\n", "bad.ini:3: [node.1] irq_latency: ",
 	 "'gaussian' is not one of: exponential, normal, uniform, constant"},
-	{"[node.1]\nposition = 1,2,3,4\n", "bad.ini:2: [node.1] position: ", "is not a position x,y[,z]"},
-	{"[node.1]\nposition = 0,0\nmics = 0,0,0; 1,x\n", "bad.ini:3: [node.1] mics: ", "not a list of positions"},
-	{"[node.1]\nposition = 0,0\nposition = 1,1\n", "bad.ini:3: [node.1] position: ", "key given twice (first at line 2)"},
-	{"[node.1]\nposition = 0,0\n[node.1]\n", "bad.ini:3: [node.1] ", "group defined twice (first at line 1)"},
-	{"[node.1]\nposition = 0,0\nthis is junk\n", "bad.ini:3: [node.1] ", "is not a group header, a key = value line"},
-	{"seed = 3\n[node.1]\nposition = 0,0\n", "bad.ini:1: seed: ", "key before any [group]"},
-	{"[node.1]\nposition = 0,0\n[node.01]\nposition = 1,1\n", "bad.ini:3: [node.01] ", "node 1 is already defined"},
-	{"[node.1]\nposition = 0,0\nirq_latency = uniform\nirq_latency_mean_us = 10\nirq_latency_sd_us = 10\n",
+	{"[node.1]\nposition_m = 1,2,3,4\n", "bad.ini:2: [node.1] position_m: ", "is not a position x,y[,z]"},
+	{"[node.1]\nposition_m = 0,0\nmics_m = 0,0,0; 1,x\n", "bad.ini:3: [node.1] mics_m: ", "not a list of positions"},
+	{"[node.1]\nposition_m = 0,0\nposition_m = 1,1\n", "bad.ini:3: [node.1] position_m: ", "key given twice (first at line 2)"},
+	{"[node.1]\nposition_m = 0,0\n[node.1]\n", "bad.ini:3: [node.1] ", "group defined twice (first at line 1)"},
+	{"[node.1]\nposition_m = 0,0\nthis is junk\n", "bad.ini:3: [node.1] ", "is not a group header, a key = value line"},
+	{"seed = 3\n[node.1]\nposition_m = 0,0\n", "bad.ini:1: seed: ", "key before any [group]"},
+	{"[node.1]\nposition_m = 0,0\n[node.01]\nposition_m = 1,1\n", "bad.ini:3: [node.01] ", "node 1 is already defined"},
+	{"[node.1]\nposition_m = 0,0\nirq_latency = uniform\nirq_latency_mean_us = 10\nirq_latency_sd_us = 10\n",
 	 "bad.ini:5: [node.1] irq_latency_sd_us: ", "uniform latency needs mean >= sqrt(3) * sd"},
-	{"[node.1]\nposition = 0,0\nirq_latency_sd_us = 3\n", "bad.ini:3: [node.1] irq_latency_sd_us: ",
+	{"[node.1]\nposition_m = 0,0\nirq_latency_sd_us = 3\n", "bad.ini:3: [node.1] irq_latency_sd_us: ",
 	 "not used by irq_latency = exponential"},
 	{"[world]\nseed = 2\n", "bad.ini:1: [world] ", "the scenario has no [node.N] group"},
-	{"[node.1]\nposition = 0,0\n[source.1]\nposition = 1,1\ncall_times = 1\ncall_rate = 2\n",
-	 "bad.ini:6: [source.1] call_rate: ", "give either call_times or call_rate, not both"},
-	{"[node.1]\nposition = 0,0\n[source.1]\nposition = 1,1\n", "bad.ini:3: [source.1] ",
-	 "give call_times (a list of s) or call_rate"},
-	{"[node.1]\nposition = 0,0\n[source.1]\nposition = 1,1\ncall_rate = 1\nwaveform = tone\nf0_hz = 300\n",
+	{"[node.1]\nposition_m = 0,0\n[source.1]\nposition_m = 1,1\ncall_times_s = 1\ncall_rate_hz = 2\n",
+	 "bad.ini:6: [source.1] call_rate_hz: ", "give either call_times_s or call_rate_hz, not both"},
+	{"[node.1]\nposition_m = 0,0\n[source.1]\nposition_m = 1,1\n", "bad.ini:3: [source.1] ",
+	 "give call_times_s (a list of s) or call_rate_hz"},
+	{"[node.1]\nposition_m = 0,0\n[source.1]\nposition_m = 1,1\ncall_rate_hz = 1\nwaveform = tone\nf0_hz = 300\n",
 	 "bad.ini:7: [source.1] f0_hz: ", "not used by waveform = tone"},
-	{"[node.1]\nposition = 0,0\n[source.1]\nposition = 1,1\ncall_rate = 1\ncarrier_hz = 30000\n",
+	{"[node.1]\nposition_m = 0,0\n[source.1]\nposition_m = 1,1\ncall_rate_hz = 1\ncarrier_hz = 30000\n",
 	 "bad.ini:6: [source.1] carrier_hz: ", "not below the Nyquist frequency 24000 Hz"},
-	{"[node.1]\nposition = 0,0\n[source.1]\nposition = 1,1\ncall_rate = 1\nwaveform = file\nfile = /nonexistent/frog.wav\n",
+	{"[node.1]\nposition_m = 0,0\n[source.1]\nposition_m = 1,1\ncall_rate_hz = 1\nwaveform = file\nfile = /nonexistent/frog.wav\n",
 	 "bad.ini:7: [source.1] file: ", "cannot open '/nonexistent/frog.wav'"},
-	{"[node.1]\nposition = 0,0\n[source.1]\nposition = 1,1\ncall_rate = 1\nwaveform = file\n",
+	{"[node.1]\nposition_m = 0,0\n[source.1]\nposition_m = 1,1\ncall_rate_hz = 1\nwaveform = file\n",
 	 "bad.ini:6: [source.1] waveform: ", "waveform = file needs the key file"},
-	{"[node.1]\nposition = 0,0\n[source.1]\nposition = 1,1\ncall_rate = 1\ncall_start = 5\ncall_end = 2\n",
-	 "bad.ini:7: [source.1] call_end: ", "must be after call_start"},
-	{"[node.1]\nposition = 0,0\n[source.1]\nposition = 1,1\ncall_times = 1,-2\n",
-	 "bad.ini:5: [source.1] call_times: ", "value -2 is out of range"},
-	{"[node.1]\nposition = 0,0\n[source.1]\nposition = 1,1\ncall_rate = 1\npulse_ms = 30\n",
+	{"[node.1]\nposition_m = 0,0\n[source.1]\nposition_m = 1,1\ncall_rate_hz = 1\ncall_start_s = 5\ncall_end_s = 2\n",
+	 "bad.ini:7: [source.1] call_end_s: ", "must be after call_start_s"},
+	{"[node.1]\nposition_m = 0,0\n[source.1]\nposition_m = 1,1\ncall_times_s = 1,-2\n",
+	 "bad.ini:5: [source.1] call_times_s: ", "value -2 is out of range"},
+	{"[node.1]\nposition_m = 0,0\n[source.1]\nposition_m = 1,1\ncall_rate_hz = 1\npulse_ms = 30\n",
 	 "bad.ini:6: [source.1] pulse_ms: ", "longer than pulse_interval_ms"},
-	{"[node.1]\nposition = 0,0\n[sauce.1]\nposition = 1,1\n", "bad.ini:3: [sauce.1] ",
+	{"[node.1]\nposition_m = 0,0\n[sauce.1]\nposition_m = 1,1\n", "bad.ini:3: [sauce.1] ",
 	 "unknown group (did you mean [source.1]?)"},
 };
 
@@ -186,11 +186,11 @@ END_TEST
 
 START_TEST(every_error_is_reported_not_just_the_first)
 {
-	char *msg = load_error("[world]\nspeed_of_sound = 1\nnoise_dbfs = x\n[node.1]\nposition = 0,0\n"
+	char *msg = load_error("[world]\nspeed_of_sound_m_s = 1\nnoise_dbfs = x\n[node.1]\nposition_m = 0,0\n"
 			       "cpu_skew_ppm = 1e9\nfoo = 1\n");
 	char **lines = g_strsplit(msg, "\n", -1);
 	ck_assert_int_eq(g_strv_length(lines), 4);
-	ck_assert(g_str_has_prefix(lines[0], "bad.ini:2: [world] speed_of_sound: "));
+	ck_assert(g_str_has_prefix(lines[0], "bad.ini:2: [world] speed_of_sound_m_s: "));
 	ck_assert(g_str_has_prefix(lines[1], "bad.ini:3: [world] noise_dbfs: "));
 	ck_assert(g_str_has_prefix(lines[2], "bad.ini:6: [node.1] cpu_skew_ppm: "));
 	ck_assert(g_str_has_prefix(lines[3], "bad.ini:7: [node.1] foo: unknown key"));
@@ -212,24 +212,24 @@ START_TEST(line_index_tracks_real_lines)
 {
 	/* Comments, blank lines, CRLF endings and indentation do not shift lines. */
 	GError *err = NULL;
-	const sim_key_spec keys[] = {{"a", SIM_KEY_INT, "1", 0, 10, NULL, 0}, {NULL}};
-	const sim_group_spec groups[] = {{"g", 1, keys}, {NULL}};
-	sim_ini *ini = sim_ini_load_data("x.ini", "# c\r\n\r\n  [g.1]\r\n  # c\r\n   a = 3\r\n[g.2]\n", groups, &err);
+	const cfg_key keys[] = {{.name = "a", .type = CFG_INT, .def = "1", .min = 0, .max = 10}, {NULL}};
+	const cfg_group groups[] = {{.name = "g", .numbered = 1, .keys = keys}, {NULL}};
+	cfg_file *ini = cfg_file_load_data("x.ini", "# c\r\n\r\n  [g.1]\r\n  # c\r\n   a = 3\r\n[g.2]\n", groups, &err);
 	ck_assert_msg(ini, "%s", err ? err->message : "");
-	ck_assert_int_eq(sim_ini_line(ini, "g.1", NULL), 3);
-	ck_assert_int_eq(sim_ini_line(ini, "g.1", "a"), 5);
-	ck_assert_int_eq(sim_ini_line(ini, "g.2", "a"), 6); /* absent: the group's line */
-	ck_assert_int_eq(sim_ini_int(ini, "g.1", "a"), 3);
-	ck_assert_int_eq(sim_ini_int(ini, "g.2", "a"), 1);
-	const char *const *gs = sim_ini_groups(ini, "g");
+	ck_assert_int_eq(cfg_file_line(ini, "g.1", NULL), 3);
+	ck_assert_int_eq(cfg_file_line(ini, "g.1", "a"), 5);
+	ck_assert_int_eq(cfg_file_line(ini, "g.2", "a"), 6); /* absent: the group's line */
+	ck_assert_int_eq(cfg_file_int(ini, "g.1", "a"), 3);
+	ck_assert_int_eq(cfg_file_int(ini, "g.2", "a"), 1);
+	const char *const *gs = cfg_file_groups(ini, "g");
 	ck_assert_str_eq(gs[0], "g.1");
 	ck_assert_str_eq(gs[1], "g.2");
 	ck_assert_ptr_null(gs[2]);
-	sim_ini_fail(ini, "g.1", "a", "too %s", "big");
-	ck_assert_int_eq(sim_ini_check(ini, &err), -EINVAL);
+	cfg_file_fail(ini, "g.1", "a", "too %s", "big");
+	ck_assert(!cfg_file_check(ini, &err));
 	ck_assert_str_eq(err->message, "x.ini:5: [g.1] a: too big");
 	g_error_free(err);
-	sim_ini_free(ini);
+	cfg_file_free(ini);
 }
 END_TEST
 

@@ -337,7 +337,7 @@ START_TEST(hw_params_are_constrained)
 	g_free(text);
 	/* A broken scenario: every error with its file and line, open refused. */
 	char *bad = g_build_filename(run_dir(), "bad.ini", NULL);
-	ck_assert(g_file_set_contents(bad, "[world]\nseed = x\n[node.1]\nposition = 0,0\nfoo = 1\n", -1, NULL));
+	ck_assert(g_file_set_contents(bad, "[world]\nseed = x\n[node.1]\nposition_m = 0,0\nfoo = 1\n", -1, NULL));
 	text = g_strdup_printf("pcm_type.chorus_sim { lib \"%s\" }\npcm.x { type chorus_sim scenario \"%s\" node 1 sidechannel none }\n",
 			       SIM_PLUGIN_SO, bad);
 	snd_input_buffer_open(&in, text, -1);

@@ -28,15 +28,15 @@
 #endif
 
 /* Fast protocol timers so each case runs in seconds. */
-static const char FAST[] = "[rbs]\nbeacon_interval = 0.1\nreport_interval = 0.1\nadvert_interval = 0.2\n"
-			   "peer_timeout = 1.5\nnode_timeout = 2\nedge_expire = 2.5\n"
-			   "[realtime]\ninterval = 0.1\n";
+static const char FAST[] = "[rbs]\nbeacon_interval_s = 0.1\nreport_interval_s = 0.1\nadvert_interval_s = 0.2\n"
+			   "peer_timeout_s = 1.5\nnode_timeout_s = 2\nedge_expire_s = 2.5\n"
+			   "[realtime]\ninterval_s = 0.1\n";
 
 static const char NODES3[] =
-	"[world]\nseed = 11\nradio_range = 100\n"
-	"[node.1]\nposition = 0,0,0\ncpu_skew_ppm = 12.5\ncpu_offset_ns = 3141592653\nradio_jitter_ns = 1000\n"
-	"[node.2]\nposition = 10,0,0\ncpu_skew_ppm = -98\ncpu_offset_ns = 27182818284\nradio_jitter_ns = 1000\n"
-	"[node.3]\nposition = 0,10,0\ncpu_skew_ppm = 97.2\ncpu_offset_ns = 1414213562\nradio_jitter_ns = 1000\n";
+	"[world]\nseed = 11\nradio_range_m = 100\n"
+	"[node.1]\nposition_m = 0,0,0\ncpu_skew_ppm = 12.5\ncpu_offset_ns = 3141592653\nradio_jitter_ns = 1000\n"
+	"[node.2]\nposition_m = 10,0,0\ncpu_skew_ppm = -98\ncpu_offset_ns = 27182818284\nradio_jitter_ns = 1000\n"
+	"[node.3]\nposition_m = 0,10,0\ncpu_skew_ppm = 97.2\ncpu_offset_ns = 1414213562\nradio_jitter_ns = 1000\n";
 
 static char *g_dir;
 
@@ -163,11 +163,11 @@ END_TEST
 START_TEST(test_line_of_five)
 {
 	/* 10 m apart, range 15 m: each node hears only its neighbours. */
-	GString *sc = g_string_new("[world]\nseed = 5\nradio_range = 15\n");
+	GString *sc = g_string_new("[world]\nseed = 5\nradio_range_m = 15\n");
 	const double skew[5] = {80, -60, 35, -95, 10};
 	for (int i = 0; i < 5; i++)
 		g_string_append_printf(sc,
-				       "[node.%d]\nposition = %d,0,0\ncpu_skew_ppm = %g\ncpu_offset_ns = %d000000000\n"
+				       "[node.%d]\nposition_m = %d,0,0\ncpu_skew_ppm = %g\ncpu_offset_ns = %d000000000\n"
 				       "radio_jitter_ns = 1000\n",
 				       i + 1, 10 * i, skew[i], 7 * (i + 1));
 	csim *s = start("line", sc->str, NULL, FALSE);

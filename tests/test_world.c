@@ -50,10 +50,10 @@ static double gaussian_peak(const double *x, int n, int *imax)
 }
 
 static const char *click_scenario =
-	"[world]\nnoise_dbfs = -200\nsample_rate = 48000\n"
-	"[node.4]\nposition = 0,0,0\nmics = 0,0,0; 0.5,0,0\naudio_skew_ppm = %g\n"
-	"[source.1]\nposition = 10,0,0\nwaveform = click\nclick_width_us = 100\n"
-	"level_dbfs = 0\ncall_times = 0.1\n";
+	"[world]\nnoise_dbfs = -200\nsample_rate_hz = 48000\n"
+	"[node.4]\nposition_m = 0,0,0\nmics_m = 0,0,0; 0.5,0,0\naudio_skew_ppm = %g\n"
+	"[source.1]\nposition_m = 10,0,0\nwaveform = click\nclick_width_us = 100\n"
+	"level_dbfs = 0\ncall_times_s = 0.1\n";
 
 /* A click 10 m away (9.5 m from mic 1) shows up at the right fractional
  * frame and with 1/r amplitude, on an exact clock and on a skewed one. */
@@ -107,7 +107,7 @@ END_TEST
 
 START_TEST(frame_times_and_stream_start)
 {
-	fixture f = make("[node.1]\nposition = 0,0\naudio_skew_ppm = 23.7\n");
+	fixture f = make("[node.1]\nposition_m = 0,0\naudio_skew_ppm = 23.7\n");
 	double rate = 44100;
 	/* t(F) in ns, rounded, and the first frame at or after a time. */
 	for (int64_t ns = 0; ns < 3000000000LL; ns += 123456789) {
@@ -125,7 +125,7 @@ END_TEST
 
 START_TEST(cpu_clock_truth)
 {
-	fixture f = make("[node.3]\nposition = 0,0\ncpu_skew_ppm = -41.5\ncpu_offset_ns = 27182818284\n");
+	fixture f = make("[node.3]\nposition_m = 0,0\ncpu_skew_ppm = -41.5\ncpu_offset_ns = 27182818284\n");
 	sync_simclock c = {-41.5, 27182818284LL};
 	for (int64_t h = 0; h < 4000000000000LL; h += 77777777777LL) {
 		int64_t cpu = sim_world_node_cpu_at(f.w, 3, h);
@@ -139,7 +139,7 @@ END_TEST
 
 START_TEST(noise_is_white_gaussian_at_the_level_and_reproducible)
 {
-	fixture f = make("[world]\nnoise_dbfs = -40\nseed = 11\n[node.1]\nposition = 0,0\nmics = 0,0;1,0\n");
+	fixture f = make("[world]\nnoise_dbfs = -40\nseed = 11\n[node.1]\nposition_m = 0,0\nmics_m = 0,0;1,0\n");
 	const int n = 100000;
 	double sum = 0, sum2 = 0, lag = 0, cross = 0;
 	double prev = 0;
@@ -171,8 +171,8 @@ END_TEST
 
 START_TEST(poisson_calls_have_the_rate)
 {
-	fixture f = make("[world]\nduration = 1000\nseed = 3\n[node.1]\nposition = 0,0\n"
-			 "[source.1]\nposition = 1,1\ncall_rate = 0.4\ncall_start = 100\n");
+	fixture f = make("[world]\nduration_s = 1000\nseed = 3\n[node.1]\nposition_m = 0,0\n"
+			 "[source.1]\nposition_m = 1,1\ncall_rate_hz = 0.4\ncall_start_s = 100\n");
 	size_t n = sim_world_n_calls(f.w, 0);
 	/* Poisson(0.4 * 900 = 360): 5 sigma = 95. */
 	ck_assert_int_le(labs((long)n - 360), 95);
@@ -184,7 +184,7 @@ START_TEST(poisson_calls_have_the_rate)
 	}
 	drop(f);
 	/* Explicit lists are sorted and kept exactly. */
-	f = make("[node.1]\nposition = 0,0\n[source.7]\nposition = 1,1\ncall_times = 3, 1.5, 2\n");
+	f = make("[node.1]\nposition_m = 0,0\n[source.7]\nposition_m = 1,1\ncall_times_s = 3, 1.5, 2\n");
 	ck_assert_int_eq(sim_world_n_calls(f.w, 0), 3);
 	ck_assert(sim_world_call_time_s(f.w, 0, 0) == 1.5 && sim_world_call_time_s(f.w, 0, 2) == 3);
 	drop(f);
@@ -207,10 +207,10 @@ static double mean_latency(const sim_world *w, int node, int n, double *max, int
 
 START_TEST(interrupt_latency_distributions)
 {
-	fixture f = make("[node.1]\nposition = 0,0\nirq_latency = exponential\nirq_latency_mean_us = 20\n"
-			 "[node.2]\nposition = 0,0\nirq_latency = uniform\nirq_latency_mean_us = 30\nirq_latency_sd_us = 10\n"
-			 "[node.3]\nposition = 0,0\nirq_latency = constant\nirq_latency_mean_us = 7\n"
-			 "[node.4]\nposition = 0,0\nirq_latency = normal\nirq_latency_mean_us = 50\nirq_latency_sd_us = 5\n");
+	fixture f = make("[node.1]\nposition_m = 0,0\nirq_latency = exponential\nirq_latency_mean_us = 20\n"
+			 "[node.2]\nposition_m = 0,0\nirq_latency = uniform\nirq_latency_mean_us = 30\nirq_latency_sd_us = 10\n"
+			 "[node.3]\nposition_m = 0,0\nirq_latency = constant\nirq_latency_mean_us = 7\n"
+			 "[node.4]\nposition_m = 0,0\nirq_latency = normal\nirq_latency_mean_us = 50\nirq_latency_sd_us = 5\n");
 	const int n = 50000;
 	double max;
 	/* exponential: sd = mean, 5-sigma bound on the sample mean */
@@ -282,8 +282,8 @@ START_TEST(file_source_is_interpolated)
 	sf_close(sf);
 	g_free(buf);
 
-	char *text = g_strdup_printf("[node.1]\nposition = 0,0\n[source.1]\nposition = 1,0\n"
-				     "waveform = file\nfile = tone.wav\nfile_channel = 1\ncall_times = 0\n");
+	char *text = g_strdup_printf("[node.1]\nposition_m = 0,0\n[source.1]\nposition_m = 1,0\n"
+				     "waveform = file\nfile = tone.wav\nfile_channel = 1\ncall_times_s = 0\n");
 	fixture f = make(text);
 	double worst = 0;
 	/* Away from the edges (the kernel reaches 16 samples), at times that are

@@ -46,32 +46,39 @@ typedef struct {
 } collab_cfg;
 
 #define F(x) offsetof(collab_cfg, x)
-static const cfg_entry table[] = {
-	{"collab", "node", CFG_INT, "0", 0, 4294967294.0, F(node), "this node's number (CHORUS_NODE sets the default)"},
-	{"collab", "device", CFG_INT, "0", 0, 15, F(device), "audio device k whose detections and clips are shared"},
-	{"collab", "channel", CFG_INT, "0", 0, 63, F(channel), "channel of the clips (the microphone of the node's position)"},
-	{"collab", "nodes", CFG_STRING, "", 0, 0, F(nodes), "nodes file (ID X Y Z [ADDRESS] per line); required"},
-	{"collab", "share_address", CFG_STRING, "127.255.255.255", 1, 0, F(share_address), "UDP destination of shared detections (broadcast)"},
-	{"collab", "share_port", CFG_INT, "7400", 1, 65535, F(share_port), "UDP port of shared detections"},
-	{"collab", "clip_port", CFG_INT, "7401", 1, 65535, F(clip_port), "TCP port of the clip service (+ node id for nodes without address)"},
-	{"collab", "speed_of_sound", CFG_DOUBLE, "343", 100, 2000, F(speed_of_sound), "m/s, as measured or computed from the air temperature"},
-	{"collab", "margin_ms", CFG_DOUBLE, "30", 0, 10000, F(margin_ms), "grouping window beyond the acoustic aperture, ms"},
-	{"collab", "hold", CFG_DOUBLE, "0.7", 0.05, 60, F(hold_s), "seconds a group waits for detections from other nodes"},
-	{"collab", "min_nodes", CFG_INT, "4", 3, 64, F(min_nodes), "fewest nodes to locate (4 in 2-D: 3 leave two solutions)"},
-	{"collab", "pre_ms", CFG_DOUBLE, "20", 1, 1000, F(pre_ms), "clip before each node's onset, ms"},
-	{"collab", "max_clip_ms", CFG_DOUBLE, "400", 10, 2000, F(max_clip_ms), "longest clip, ms"},
-	{"collab", "gcc_beta", CFG_DOUBLE, "1", 0, 1, F(gcc_beta), "PHAT exponent (1 pure PHAT)"},
-	{"collab", "min_window", CFG_DOUBLE, "3", 1, 10000, F(min_window), "GCC-PHAT lag window beyond 4 onset standard errors, samples"},
-	{"collab", "alpha", CFG_DOUBLE, "0.001", 1e-9, 0.5, F(alpha), "level of the solver's chi-square test"},
-	{"collab", "source_plane", CFG_BOOL, "false", 1, 0, F(source_plane), "sources are at height source_z (corrects the 2-D solve)"},
-	{"collab", "source_z", CFG_DOUBLE, "0", -1e4, 1e4, F(source_z), "source height when source_plane, m"},
-	{"collab", "jsonl", CFG_STRING, "", 0, 0, F(jsonl), "JSON-lines file of results; empty = $STATE_DIRECTORY/collab.jsonl (systemd) or RUN/collab.jsonl"},
-	{"collab", "map", CFG_STRING, "", 0, 0, F(map), "PNG map redrawn as results come; empty = none"},
-	{"collab", "map_every", CFG_INT, "5", 1, 100000, F(map_every), "redraw the map every this many results (and at exit)"},
-	{"collab", "fetch_timeout_ms", CFG_INT, "3000", 100, 60000, F(fetch_timeout_ms), "clip fetch time limit, ms"},
+/* A key; R: a key renamed to carry its unit, the old name still accepted. */
+#define K(key, type, def, lo, hi, field, help) {key, type, def, lo, hi, F(field), help, NULL, 0, NULL}
+#define R(key, old, type, def, lo, hi, field, help) {key, type, def, lo, hi, F(field), help, NULL, 0, old}
+static const cfg_key keys[] = {
+	K("node", CFG_INT, "0", 0, 4294967294.0, node, "this node's number (CHORUS_NODE sets the default)"),
+	K("device", CFG_INT, "0", 0, 15, device, "audio device k whose detections and clips are shared"),
+	K("channel", CFG_INT, "0", 0, 63, channel, "channel of the clips (the microphone of the node's position)"),
+	K("nodes", CFG_STRING, "", 0, 0, nodes, "nodes file (ID X Y Z [ADDRESS] per line); required"),
+	K("share_address", CFG_STRING, "127.255.255.255", 1, 0, share_address, "UDP destination of shared detections (broadcast)"),
+	K("share_port", CFG_INT, "7400", 1, 65535, share_port, "UDP port of shared detections"),
+	K("clip_port", CFG_INT, "7401", 1, 65535, clip_port, "TCP port of the clip service (+ node id for nodes without address)"),
+	R("speed_of_sound_m_s", "speed_of_sound", CFG_DOUBLE, "343", 100, 2000, speed_of_sound, "m/s, as measured or computed from the air temperature"),
+	K("margin_ms", CFG_DOUBLE, "30", 0, 10000, margin_ms, "grouping window beyond the acoustic aperture, ms"),
+	R("hold_s", "hold", CFG_DOUBLE, "0.7", 0.05, 60, hold_s, "seconds a group waits for detections from other nodes"),
+	K("min_nodes", CFG_INT, "4", 3, 64, min_nodes, "fewest nodes to locate (4 in 2-D: 3 leave two solutions)"),
+	K("pre_ms", CFG_DOUBLE, "20", 1, 1000, pre_ms, "clip before each node's onset, ms"),
+	K("max_clip_ms", CFG_DOUBLE, "400", 10, 2000, max_clip_ms, "longest clip, ms"),
+	K("gcc_beta", CFG_DOUBLE, "1", 0, 1, gcc_beta, "PHAT exponent (1 pure PHAT)"),
+	K("min_window", CFG_DOUBLE, "3", 1, 10000, min_window, "GCC-PHAT lag window beyond 4 onset standard errors, samples"),
+	K("alpha", CFG_DOUBLE, "0.001", 1e-9, 0.5, alpha, "level of the solver's chi-square test"),
+	K("source_plane", CFG_BOOL, "false", 1, 0, source_plane, "sources are at height source_z_m (corrects the 2-D solve)"),
+	R("source_z_m", "source_z", CFG_DOUBLE, "0", -1e4, 1e4, source_z, "source height when source_plane, m"),
+	K("jsonl", CFG_STRING, "", 0, 0, jsonl, "JSON-lines file of results; empty = $STATE_DIRECTORY/collab.jsonl (systemd) or RUN/collab.jsonl"),
+	K("map", CFG_STRING, "", 0, 0, map, "PNG map redrawn as results come; empty = none"),
+	K("map_every", CFG_INT, "5", 1, 100000, map_every, "redraw the map every this many results (and at exit)"),
+	K("fetch_timeout_ms", CFG_INT, "3000", 100, 60000, fetch_timeout_ms, "clip fetch time limit, ms"),
+	{NULL},
+};
+static const cfg_group table[] = {
+	{.name = "collab", .keys = keys, .store = 1},
+	{NULL},
 };
 #undef F
-#define N_TABLE (sizeof table / sizeof table[0])
 
 typedef struct {
 	collab_cfg cfg;
@@ -336,7 +343,7 @@ int main(int argc, char **argv)
 	}
 	g_option_context_free(oc);
 	if (print_config) {
-		char *t = cfg_describe(table, N_TABLE);
+		char *t = cfg_describe(table);
 		fputs(t, stdout);
 		g_free(t);
 		return 0;
@@ -349,9 +356,9 @@ int main(int argc, char **argv)
 	collabd d = {0};
 	d.last_latency = NAN;
 	const char *env = getenv("CHORUS_NODE");
-	if (!cfg_defaults(table, N_TABLE, &d.cfg, &err) ||
-	    (env && *env && !cfg_set(&table[0], &d.cfg, env, "environment CHORUS_NODE: ", &err)) ||
-	    !cfg_load(conf ? conf : "/etc/chorus/collab.conf", conf == NULL, table, N_TABLE, &d.cfg, &err)) {
+	if (!cfg_defaults(table, &d.cfg, &err) ||
+	    (env && *env && !cfg_set(table, &d.cfg, "collab", "node", env, "environment CHORUS_NODE: ", &err)) ||
+	    !cfg_load(conf ? conf : "/etc/chorus/collab.conf", conf == NULL, table, &d.cfg, &err)) {
 		fprintf(stderr, "collab: %s\n", err->message);
 		return 2;
 	}
@@ -443,7 +450,7 @@ int main(int argc, char **argv)
 	sync_client_free(d.clocks);
 	collab_grouper_free(d.grouper);
 	collab_nodes_free(d.nodes);
-	cfg_clear(table, N_TABLE, &d.cfg);
+	cfg_clear(table, &d.cfg);
 	if (d.jsonl)
 		fclose(d.jsonl);
 	g_free(d.jsonl_path);

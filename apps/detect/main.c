@@ -39,16 +39,21 @@ typedef struct {
 } detect_cfg;
 
 #define F(x) offsetof(detect_cfg, x)
-static const cfg_entry table[] = {
-	{"detect", "node", CFG_INT, "0", 0, 4294967294.0, F(node), "this node's number (CHORUS_NODE sets the default)"},
-	{"detect", "device", CFG_INT, "0", 0, 15, F(device), "audio device k: reads fft/<k>/frames and audio/<k>/data"},
-	{"detect", "channel", CFG_INT, "0", 0, 63, F(channel), "audio channel refined (the one fft transforms)"},
-	{"detect", "profile", CFG_STRING, "/etc/chorus/profiles/frog.ini", 0, 0, F(profile), "detector profile (GKeyFile)"},
-	{"detect", "jsonl", CFG_STRING, "", 0, 0, F(jsonl), "append every event to this JSON-lines file; empty = no"},
-	{"detect", "queue", CFG_INT, "256", 4, 1 << 20, F(queue), "events queued per subscriber"},
+#define K(key, type, def, lo, hi, field, help) {key, type, def, lo, hi, F(field), help, NULL, 0, NULL}
+static const cfg_key keys[] = {
+	K("node", CFG_INT, "0", 0, 4294967294.0, node, "this node's number (CHORUS_NODE sets the default)"),
+	K("device", CFG_INT, "0", 0, 15, device, "audio device k: reads fft/<k>/frames and audio/<k>/data"),
+	K("channel", CFG_INT, "0", 0, 63, channel, "audio channel refined (the one fft transforms)"),
+	K("profile", CFG_STRING, "/etc/chorus/profiles/frog.ini", 0, 0, profile, "detector profile (GKeyFile)"),
+	K("jsonl", CFG_STRING, "", 0, 0, jsonl, "append every event to this JSON-lines file; empty = no"),
+	K("queue", CFG_INT, "256", 4, 1 << 20, queue, "events queued per subscriber"),
+	{NULL},
+};
+static const cfg_group table[] = {
+	{.name = "detect", .keys = keys, .store = 1},
+	{NULL},
 };
 #undef F
-#define N_TABLE (sizeof table / sizeof table[0])
 
 typedef struct detectd detectd;
 
@@ -423,7 +428,7 @@ int main(int argc, char **argv)
 	}
 	g_option_context_free(oc);
 	if (print_config) {
-		char *a = cfg_describe(table, N_TABLE), *b = det_profile_describe();
+		char *a = cfg_describe(table), *b = det_profile_describe();
 		printf("# detect.conf\n%s\n# profile\n%s", a, b);
 		g_free(a);
 		g_free(b);
@@ -437,9 +442,9 @@ int main(int argc, char **argv)
 	detectd d = {0};
 	d.why = g_string_new(NULL);
 	const char *env = getenv("CHORUS_NODE");
-	if (!cfg_defaults(table, N_TABLE, &d.cfg, &err) ||
-	    (env && *env && !cfg_set(&table[0], &d.cfg, env, "environment CHORUS_NODE: ", &err)) ||
-	    !cfg_load(conf ? conf : "/etc/chorus/detect.conf", conf == NULL, table, N_TABLE, &d.cfg, &err)) {
+	if (!cfg_defaults(table, &d.cfg, &err) ||
+	    (env && *env && !cfg_set(table, &d.cfg, "detect", "node", env, "environment CHORUS_NODE: ", &err)) ||
+	    !cfg_load(conf ? conf : "/etc/chorus/detect.conf", conf == NULL, table, &d.cfg, &err)) {
 		fprintf(stderr, "detect: %s\n", err->message);
 		return 2;
 	}
@@ -500,7 +505,7 @@ int main(int argc, char **argv)
 	dsp_detector_free(d.det);
 	det_refiner_free(d.ref);
 	det_profile_clear(&d.prof);
-	cfg_clear(table, N_TABLE, &d.cfg);
+	cfg_clear(table, &d.cfg);
 	if (d.jsonl)
 		fclose(d.jsonl);
 	g_string_free(d.why, TRUE);

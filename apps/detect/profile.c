@@ -1,4 +1,4 @@
-/* profile.c — detector profiles (see profile.h). */
+/* profile.c — detector profiles: a static libcfg table (see profile.h). */
 #include "apps/detect/profile.h"
 
 #include <errno.h>
@@ -8,97 +8,114 @@
 
 #include "libcfg/cfg.h"
 
-#define PER_T 15
-#define N_FIXED 14
-#define N_TABLE (N_FIXED + DET_MAX_TEMPLATES * PER_T)
+/* Choices of the enum keys, in the order of det_waveform / dsp_sweep. */
+static const char *const waveforms[] = {"none", "pulse_train", "chirp", "tone", "click", "file", NULL};
+static const char *const sweeps[] = {"linear", "exponential", NULL};
 
-static cfg_entry table[N_TABLE];
-static char groups[DET_MAX_TEMPLATES][16];
+/* A key of a group whose struct is `type`; R: renamed to carry its unit; E: an enum. */
+#define K(type, key, t, def, lo, hi, field, help) {key, t, def, lo, hi, offsetof(type, field), help, NULL, 0, NULL}
+#define R(type, key, old, t, def, lo, hi, field, help) {key, t, def, lo, hi, offsetof(type, field), help, NULL, 0, old}
+#define E(type, key, def, choices, field, help) {key, CFG_ENUM, def, 1, 0, offsetof(type, field), help, choices, 0, NULL}
+#define P(key, t, def, lo, hi, field, help) K(det_profile, key, t, def, lo, hi, field, help)
+#define PR(key, old, t, def, lo, hi, field, help) R(det_profile, key, old, t, def, lo, hi, field, help)
+#define T(key, t, def, lo, hi, field, help) K(det_template_cfg, key, t, def, lo, hi, field, help)
 
-static const cfg_entry *get_table(void)
+static const cfg_key profile_keys[] = {
+	P("name", CFG_STRING, "frog", 1, 0, name, "name of the target, copied into events"),
+	{NULL},
+};
+
+static const cfg_key detector_keys[] = {
+	PR("f_lo_hz", "f_lo", CFG_DOUBLE, "1000", 0, 1e6, f_lo, "band low edge, Hz"),
+	PR("f_hi_hz", "f_hi", CFG_DOUBLE, "3200", 1, 1e6, f_hi, "band high edge, Hz"),
+	P("on_db", CFG_DOUBLE, "8", 0, 60, on_db, "a call is confirmed above floor + on_db, dB"),
+	P("off_db", CFG_DOUBLE, "4", 0, 60, off_db, "a call lasts while above floor + off_db, dB (<= on_db)"),
+	PR("min_duration_s", "min_duration", CFG_DOUBLE, "0.05", 0.001, 60, min_dur_s, "shortest call, s"),
+	PR("max_duration_s", "max_duration", CFG_DOUBLE, "2", 0.01, 600, max_dur_s, "longest call, s (longer: background change)"),
+	PR("hangover_s", "hangover", CFG_DOUBLE, "0.06", 0, 10, hangover_s, "silence tolerated inside a call (pulse gaps), s"),
+	PR("floor_tau_s", "floor_tau", CFG_DOUBLE, "5", 0.1, 3600, floor_tau_s, "time constant of the noise floor, s"),
+	PR("warmup_s", "warmup", CFG_DOUBLE, "0.5", 0.01, 60, warmup_s, "floor learned before detecting, s"),
+	{NULL},
+};
+
+static const cfg_key refine_keys[] = {
+	P("pre_ms", CFG_DOUBLE, "8", 2, 1000, pre_ms, "noise fetched before the earliest possible onset, ms"),
+	P("overlap_enr_db", CFG_DOUBLE, "25", 0, 200, overlap_enr_db,
+	  "another template matching the residual (the call found subtracted) this well is a second, overlapping call, dB"),
+	P("overlap_explained", CFG_DOUBLE, "0.5", 0, 1, overlap_explained,
+	  "… and explaining at least this fraction of the residual's energy under it"),
+	P("min_enr_db", CFG_DOUBLE, "12", -20, 100, min_enr_db, "weaker matches keep the coarse onset, dB"),
+	{NULL},
+};
+
+static const cfg_key template_keys[] = {
+	E(det_template_cfg, "waveform", "none", waveforms, waveform, "what the call looks like (none: no template)"),
+	T("carrier_hz", CFG_DOUBLE, "2000", 1, 1e6, carrier_hz, "pulse_train: carrier, Hz"),
+	T("pulse_ms", CFG_DOUBLE, "5", 0.01, 1e4, pulse_ms, "pulse_train: pulse length, ms"),
+	T("pulse_interval_ms", CFG_DOUBLE, "20", 0.01, 1e4, pulse_interval_ms, "pulse_train: start-to-start, ms"),
+	T("pulses", CFG_INT, "10", 1, 10000, pulses, "pulse_train: pulses per call"),
+	T("f0_hz", CFG_DOUBLE, "1000", 1, 1e6, f0_hz, "chirp: start frequency, Hz"),
+	T("f1_hz", CFG_DOUBLE, "2000", 1, 1e6, f1_hz, "chirp: end frequency, Hz"),
+	E(det_template_cfg, "sweep", "linear", sweeps, sweep, "chirp: how the frequency moves"),
+	T("length_ms", CFG_DOUBLE, "100", 0.01, 1e5, length_ms, "chirp, tone: length, ms"),
+	T("taper_ms", CFG_DOUBLE, "5", 0, 1e5, taper_ms, "chirp, tone: raised-cosine fade, ms"),
+	T("freq_hz", CFG_DOUBLE, "1000", 1, 1e6, freq_hz, "tone: frequency, Hz"),
+	T("click_width_us", CFG_DOUBLE, "100", 1, 1e6, click_width_us, "click: Gaussian sigma, us"),
+	T("file", CFG_STRING, "", 1, 0, file, "file: sound file (relative to the profile)"),
+	T("file_channel", CFG_INT, "0", 0, 255, file_channel, "file: channel, from 0"),
+	T("max_ms", CFG_DOUBLE, "0", 0, 1e5, max_ms, "use at most this much of the call, ms; 0 = all"),
+	{NULL},
+};
+
+static const cfg_group table[] = {
+	{.name = "profile", .keys = profile_keys, .store = 1},
+	{.name = "detector", .keys = detector_keys, .store = 1},
+	{.name = "refine", .keys = refine_keys, .store = 1},
+	{.name = "template", .numbered = 1, .keys = template_keys, .store = 1, .offset = offsetof(det_profile, tmpl),
+	 .stride = sizeof(det_template_cfg), .first = 1, .count = DET_MAX_TEMPLATES},
+	{NULL},
+};
+
+/* The checks across keys, each error at its key's line. */
+static void check(cfg_file *f, const det_profile *p)
 {
-	if (table[0].group)
-		return table;
-	size_t i = 0;
-#define F(x) offsetof(det_profile, x)
-	table[i++] = (cfg_entry){"profile", "name", CFG_STRING, "frog", 1, 0, F(name), "name of the target, copied into events"};
-	table[i++] = (cfg_entry){"detector", "f_lo", CFG_DOUBLE, "1000", 0, 1e6, F(f_lo), "band low edge, Hz"};
-	table[i++] = (cfg_entry){"detector", "f_hi", CFG_DOUBLE, "3200", 1, 1e6, F(f_hi), "band high edge, Hz"};
-	table[i++] = (cfg_entry){"detector", "on_db", CFG_DOUBLE, "8", 0, 60, F(on_db), "a call is confirmed above floor + on_db, dB"};
-	table[i++] = (cfg_entry){"detector", "off_db", CFG_DOUBLE, "4", 0, 60, F(off_db), "a call lasts while above floor + off_db, dB (<= on_db)"};
-	table[i++] = (cfg_entry){"detector", "min_duration", CFG_DOUBLE, "0.05", 0.001, 60, F(min_dur_s), "shortest call, s"};
-	table[i++] = (cfg_entry){"detector", "max_duration", CFG_DOUBLE, "2", 0.01, 600, F(max_dur_s), "longest call, s (longer: background change)"};
-	table[i++] = (cfg_entry){"detector", "hangover", CFG_DOUBLE, "0.06", 0, 10, F(hangover_s), "silence tolerated inside a call (pulse gaps), s"};
-	table[i++] = (cfg_entry){"detector", "floor_tau", CFG_DOUBLE, "5", 0.1, 3600, F(floor_tau_s), "time constant of the noise floor, s"};
-	table[i++] = (cfg_entry){"detector", "warmup", CFG_DOUBLE, "0.5", 0.01, 60, F(warmup_s), "floor learned before detecting, s"};
-	table[i++] = (cfg_entry){"refine", "pre_ms", CFG_DOUBLE, "8", 2, 1000, F(pre_ms), "noise fetched before the earliest possible onset, ms"};
-	table[i++] = (cfg_entry){"refine", "overlap_enr_db", CFG_DOUBLE, "25", 0, 200, F(overlap_enr_db), "another template matching the residual (the call found subtracted) this well is a second, overlapping call, dB"};
-	table[i++] = (cfg_entry){"refine", "overlap_explained", CFG_DOUBLE, "0.5", 0, 1, F(overlap_explained), "… and explaining at least this fraction of the residual's energy under it"};
-	table[i++] = (cfg_entry){"refine", "min_enr_db", CFG_DOUBLE, "12", -20, 100, F(min_enr_db), "weaker matches keep the coarse onset, dB"};
+	if (p->off_db > p->on_db)
+		cfg_file_fail(f, "detector", "off_db", "must not exceed on_db (%g dB)", p->on_db);
+	if (p->f_hi <= p->f_lo)
+		cfg_file_fail(f, "detector", "f_hi_hz", "must be above f_lo_hz (%g Hz)", p->f_lo);
+	if (p->min_dur_s >= p->max_dur_s)
+		cfg_file_fail(f, "detector", "max_duration_s", "must be above min_duration_s (%g s)", p->min_dur_s);
 	for (int k = 0; k < DET_MAX_TEMPLATES; k++) {
-		g_snprintf(groups[k], sizeof groups[k], "template.%d", k + 1);
-		const char *g = groups[k];
-		size_t b = F(tmpl) + (size_t)k * sizeof(det_template_cfg);
-#define T(x) (b + offsetof(det_template_cfg, x))
-		table[i++] = (cfg_entry){g, "waveform", CFG_STRING, "none", 1, 0, T(waveform), "none, pulse_train, chirp, tone, click or file"};
-		table[i++] = (cfg_entry){g, "carrier_hz", CFG_DOUBLE, "2000", 1, 1e6, T(carrier_hz), "pulse_train: carrier, Hz"};
-		table[i++] = (cfg_entry){g, "pulse_ms", CFG_DOUBLE, "5", 0.01, 1e4, T(pulse_ms), "pulse_train: pulse length, ms"};
-		table[i++] = (cfg_entry){g, "pulse_interval_ms", CFG_DOUBLE, "20", 0.01, 1e4, T(pulse_interval_ms), "pulse_train: start-to-start, ms"};
-		table[i++] = (cfg_entry){g, "pulses", CFG_INT, "10", 1, 10000, T(pulses), "pulse_train: pulses per call"};
-		table[i++] = (cfg_entry){g, "f0_hz", CFG_DOUBLE, "1000", 1, 1e6, T(f0_hz), "chirp: start frequency, Hz"};
-		table[i++] = (cfg_entry){g, "f1_hz", CFG_DOUBLE, "2000", 1, 1e6, T(f1_hz), "chirp: end frequency, Hz"};
-		table[i++] = (cfg_entry){g, "sweep", CFG_STRING, "linear", 1, 0, T(sweep), "chirp: linear or exponential"};
-		table[i++] = (cfg_entry){g, "length_ms", CFG_DOUBLE, "100", 0.01, 1e5, T(length_ms), "chirp, tone: length, ms"};
-		table[i++] = (cfg_entry){g, "taper_ms", CFG_DOUBLE, "5", 0, 1e5, T(taper_ms), "chirp, tone: raised-cosine fade, ms"};
-		table[i++] = (cfg_entry){g, "freq_hz", CFG_DOUBLE, "1000", 1, 1e6, T(freq_hz), "tone: frequency, Hz"};
-		table[i++] = (cfg_entry){g, "click_width_us", CFG_DOUBLE, "100", 1, 1e6, T(click_width_us), "click: Gaussian sigma, us"};
-		table[i++] = (cfg_entry){g, "file", CFG_STRING, "", 1, 0, T(file), "file: sound file (relative to the profile)"};
-		table[i++] = (cfg_entry){g, "file_channel", CFG_INT, "0", 0, 255, T(file_channel), "file: channel, from 0"};
-		table[i++] = (cfg_entry){g, "max_ms", CFG_DOUBLE, "0", 0, 1e5, T(max_ms), "use at most this much of the call, ms; 0 = all"};
-#undef T
+		char g[32];
+		g_snprintf(g, sizeof g, "template.%d", k + 1);
+		if (p->tmpl[k].waveform == DET_WAVE_FILE && !*p->tmpl[k].file)
+			cfg_file_fail(f, g, "waveform", "waveform = file needs the key file");
 	}
-#undef F
-	return table;
 }
 
 gboolean det_profile_load(det_profile *p, const char *path, GError **err)
 {
 	memset(p, 0, sizeof *p);
-	const cfg_entry *t = get_table();
-	if (!cfg_defaults(t, N_TABLE, p, err))
+	if (!cfg_defaults(table, p, err))
 		return FALSE;
-	if (path && !cfg_load(path, FALSE, t, N_TABLE, p, err))
-		return FALSE;
+	if (path) {
+		cfg_file *f = cfg_file_load(path, table, err);
+		if (!f)
+			return FALSE;
+		cfg_file_store(f, p);
+		check(f, p);
+		gboolean ok = cfg_file_check(f, err);
+		cfg_file_free(f);
+		if (!ok)
+			return FALSE;
+	}
 	p->dir = path ? g_path_get_dirname(path) : g_strdup(".");
-	const char *where = path ? path : "(defaults)";
-	if (p->off_db > p->on_db || p->f_hi <= p->f_lo || p->min_dur_s >= p->max_dur_s) {
-		g_set_error(err, CFG_ERROR, EINVAL, "%s: [detector] needs off_db <= on_db, f_lo < f_hi, min_duration < max_duration",
-			    where);
-		return FALSE;
-	}
-	static const char *const kinds[] = {"none", "pulse_train", "chirp", "tone", "click", "file", NULL};
-	for (int k = 0; k < DET_MAX_TEMPLATES; k++) {
-		gboolean ok = FALSE;
-		for (const char *const *s = kinds; *s; s++)
-			ok = ok || !strcmp(*s, p->tmpl[k].waveform);
-		if (!ok || (strcmp(p->tmpl[k].sweep, "linear") && strcmp(p->tmpl[k].sweep, "exponential"))) {
-			g_set_error(err, CFG_ERROR, EINVAL,
-				    "%s: [template.%d] waveform \"%s\" / sweep \"%s\": waveform is none, pulse_train, chirp, tone, "
-				    "click or file; sweep linear or exponential", where, k + 1, p->tmpl[k].waveform,
-				    p->tmpl[k].sweep);
-			return FALSE;
-		}
-		if (!strcmp(p->tmpl[k].waveform, "file") && !*p->tmpl[k].file) {
-			g_set_error(err, CFG_ERROR, EINVAL, "%s: [template.%d] file: a file template needs a file", where, k + 1);
-			return FALSE;
-		}
-	}
 	return TRUE;
 }
 
 void det_profile_clear(det_profile *p)
 {
-	cfg_clear(get_table(), N_TABLE, p);
+	cfg_clear(table, p);
 	g_free(p->dir);
 	p->dir = NULL;
 }
@@ -121,7 +138,7 @@ void det_profile_detector(const det_profile *p, double rate, dsp_det_params *out
 static const det_template_cfg *nth(const det_profile *p, int i)
 {
 	for (int k = 0; k < DET_MAX_TEMPLATES; k++)
-		if (strcmp(p->tmpl[k].waveform, "none") && i-- == 0)
+		if (p->tmpl[k].waveform != DET_WAVE_NONE && i-- == 0)
 			return &p->tmpl[k];
 	return NULL;
 }
@@ -143,12 +160,8 @@ float *det_profile_render(const det_profile *p, int i, double rate, size_t *n, G
 	}
 	dsp_wave_params w = {0};
 	char *file = NULL;
-	const char *k = t->waveform;
-	w.kind = !strcmp(k, "pulse_train") ? DSP_WAVE_PULSE_TRAIN
-		 : !strcmp(k, "chirp")     ? DSP_WAVE_CHIRP
-		 : !strcmp(k, "tone")      ? DSP_WAVE_TONE
-		 : !strcmp(k, "click")     ? DSP_WAVE_CLICK
-					   : DSP_WAVE_FILE;
+	/* det_waveform counts from none; dsp_wave_kind from pulse_train. */
+	w.kind = (dsp_wave_kind)(t->waveform - DET_WAVE_PULSE_TRAIN);
 	w.carrier_hz = t->carrier_hz;
 	w.pulse_ms = t->pulse_ms;
 	w.pulse_interval_ms = t->pulse_interval_ms;
@@ -156,7 +169,7 @@ float *det_profile_render(const det_profile *p, int i, double rate, size_t *n, G
 	w.freq_hz = t->freq_hz;
 	w.f0_hz = t->f0_hz;
 	w.f1_hz = t->f1_hz;
-	w.sweep = !strcmp(t->sweep, "exponential") ? DSP_SWEEP_EXPONENTIAL : DSP_SWEEP_LINEAR;
+	w.sweep = (dsp_sweep)t->sweep;
 	w.length_ms = t->length_ms;
 	w.taper_ms = t->taper_ms;
 	w.click_width_us = t->click_width_us;
@@ -191,5 +204,5 @@ float *det_profile_render(const det_profile *p, int i, double rate, size_t *n, G
 
 char *det_profile_describe(void)
 {
-	return cfg_describe(get_table(), N_TABLE);
+	return cfg_describe(table);
 }

@@ -1,6 +1,6 @@
 /* profile.h — a detector profile: what to listen for (DESIGN §6).
  *
- * A GKeyFile validated by libcfg (file:line: [group] key: why):
+ * An INI file validated by libcfg (every error as file:line: [group] key: why):
  *   [detector]     band, thresholds, durations, floor (dsp_det_params)
  *   [refine]       onset refinement: clip margins, minimum ENR
  *   [template.1] … [template.4]   matched-filter templates: the call's
@@ -20,12 +20,22 @@
 
 #define DET_MAX_TEMPLATES 4
 
+/* [template.K] waveform; from pulse_train on, in the order of sim_wave_kind. */
+typedef enum {
+	DET_WAVE_NONE = 0,
+	DET_WAVE_PULSE_TRAIN,
+	DET_WAVE_CHIRP,
+	DET_WAVE_TONE,
+	DET_WAVE_CLICK,
+	DET_WAVE_FILE,
+} det_waveform;
+
 typedef struct {
-	char *waveform;          /* none, pulse_train, chirp, tone, click, file */
+	int waveform;            /* det_waveform */
 	double carrier_hz, pulse_ms, pulse_interval_ms; /* pulse_train */
 	gint64 pulses;
 	double f0_hz, f1_hz;     /* chirp, Hz */
-	char *sweep;             /* linear, exponential */
+	int sweep;               /* sim_sweep: linear, exponential */
 	double length_ms, taper_ms, freq_hz, click_width_us;
 	char *file;              /* relative to the profile's directory */
 	gint64 file_channel;
@@ -45,7 +55,9 @@ typedef struct {
 } det_profile;
 
 /* Defaults (the simulator's frogs, no templates), then `path` (NULL: none).
- * FALSE + *err naming file:line, group and key. */
+ * FALSE + *err listing every error as file:line: [group] key: why (also
+ * the checks across keys: off_db <= on_db, f_lo_hz < f_hi_hz,
+ * min_duration_s < max_duration_s, a file template has a file). */
 gboolean det_profile_load(det_profile *p, const char *path, GError **err);
 
 /* Free the strings. */

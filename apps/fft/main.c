@@ -29,8 +29,8 @@
 
 typedef struct {
 	gint64 device, channel, size, hop;
-	char *window;       /* rect, hann, hamming, blackman */
-	char *plan;         /* estimate, measure */
+	int window;         /* dsp_window: rect, hann, hamming, blackman */
+	int plan;           /* dsp_plan_mode: estimate, measure */
 	char *wisdom;       /* wisdom file; "" = RUN/fft-wisdom */
 	char *bands;        /* "lo-hi, lo-hi" Hz, reported on the status device */
 	double status_interval; /* s */
@@ -38,20 +38,31 @@ typedef struct {
 } fft_cfg;
 
 #define F(x) offsetof(fft_cfg, x)
-static const cfg_entry table[] = {
-	{"fft", "device", CFG_INT, "0", 0, 15, F(device), "audio device index k: reads audio/<k>/data, publishes fft/<k>/…"},
-	{"fft", "channel", CFG_INT, "0", 0, 63, F(channel), "channel of the device to transform"},
-	{"fft", "size", CFG_INT, "1024", 16, 65536, F(size), "samples per frame"},
-	{"fft", "hop", CFG_INT, "256", 1, 65536, F(hop), "samples between frame starts (<= size)"},
-	{"fft", "window", CFG_STRING, "hann", 1, 0, F(window), "window: rect, hann, hamming or blackman"},
-	{"fft", "plan", CFG_STRING, "measure", 1, 0, F(plan), "FFTW planning: estimate or measure (with wisdom cached)"},
-	{"fft", "wisdom", CFG_STRING, "", 1, 0, F(wisdom), "FFTW wisdom cache file; empty = $CACHE_DIRECTORY/fftw-wisdom (systemd) or RUN/fft-wisdom"},
-	{"fft", "bands", CFG_STRING, "1000-3200, 2000-8000", 1, 0, F(bands), "bands reported on fft/<k>/status, Hz: lo-hi, …"},
-	{"fft", "status_interval", CFG_DOUBLE, "0.5", 0.05, 60, F(status_interval), "seconds between status notifications"},
-	{"fft", "queue", CFG_INT, "1024", 16, 1 << 20, F(queue), "frames queued per subscriber before the oldest is dropped"},
+/* A key; R: a key renamed to carry its unit, the old name still accepted. */
+#define K(key, type, def, lo, hi, field, help) {key, type, def, lo, hi, F(field), help, NULL, 0, NULL}
+#define R(key, old, type, def, lo, hi, field, help) {key, type, def, lo, hi, F(field), help, NULL, 0, old}
+#define E(key, def, choices, field, help) {key, CFG_ENUM, def, 1, 0, F(field), help, choices, 0, NULL}
+/* In the order of dsp_window and dsp_plan_mode. */
+static const char *const windows[] = {"rect", "hann", "hamming", "blackman", NULL};
+static const char *const plans[] = {"estimate", "measure", NULL};
+static const cfg_key keys[] = {
+	K("device", CFG_INT, "0", 0, 15, device, "audio device index k: reads audio/<k>/data, publishes fft/<k>/…"),
+	K("channel", CFG_INT, "0", 0, 63, channel, "channel of the device to transform"),
+	K("size", CFG_INT, "1024", 16, 65536, size, "samples per frame"),
+	K("hop", CFG_INT, "256", 1, 65536, hop, "samples between frame starts (<= size)"),
+	E("window", "hann", windows, window, "window"),
+	E("plan", "measure", plans, plan, "FFTW planning (measure: with wisdom cached)"),
+	K("wisdom", CFG_STRING, "", 1, 0, wisdom, "FFTW wisdom cache file; empty = $CACHE_DIRECTORY/fftw-wisdom (systemd) or RUN/fft-wisdom"),
+	R("bands_hz", "bands", CFG_STRING, "1000-3200, 2000-8000", 1, 0, bands, "bands reported on fft/<k>/status, Hz: lo-hi, …"),
+	R("status_interval_s", "status_interval", CFG_DOUBLE, "0.5", 0.05, 60, status_interval, "seconds between status notifications"),
+	K("queue", CFG_INT, "1024", 16, 1 << 20, queue, "frames queued per subscriber before the oldest is dropped"),
+	{NULL},
+};
+static const cfg_group table[] = {
+	{.name = "fft", .keys = keys, .store = 1},
+	{NULL},
 };
 #undef F
-#define N_TABLE (sizeof table / sizeof table[0])
 
 typedef struct {
 	fft_cfg cfg;
@@ -100,7 +111,7 @@ static int parse_bands(fftd *f, GError **err)
 		if (!**p)
 			continue;
 		if (sscanf(*p, "%lf-%lf%c", &lo, &hi, &extra) != 2 || lo < 0 || hi <= lo || f->nbands == MAX_BANDS) {
-			g_set_error(err, CFG_ERROR, EINVAL, "[fft] bands: \"%s\" is not lo-hi in Hz (at most %d bands)", *p,
+			g_set_error(err, CFG_ERROR, EINVAL, "[fft] bands_hz: \"%s\" is not lo-hi in Hz (at most %d bands)", *p,
 				    MAX_BANDS);
 			rc = -EINVAL;
 			break;
@@ -281,29 +292,12 @@ static gboolean on_signal(gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
-static int parse_enums(fftd *f, GError **err)
+/* The values derived from f->cfg (window, plan, bands) and the checks across
+ * keys; 0, or -EINVAL with *err. */
+static int derive_cfg(fftd *f, GError **err)
 {
-	const char *w = f->cfg.window;
-	if (!strcmp(w, "rect"))
-		f->window = DSP_WIN_RECT;
-	else if (!strcmp(w, "hann"))
-		f->window = DSP_WIN_HANN;
-	else if (!strcmp(w, "hamming"))
-		f->window = DSP_WIN_HAMMING;
-	else if (!strcmp(w, "blackman"))
-		f->window = DSP_WIN_BLACKMAN;
-	else {
-		g_set_error(err, CFG_ERROR, EINVAL, "[fft] window: \"%s\" is not rect, hann, hamming or blackman", w);
-		return -EINVAL;
-	}
-	if (!strcmp(f->cfg.plan, "estimate"))
-		f->plan = DSP_PLAN_ESTIMATE;
-	else if (!strcmp(f->cfg.plan, "measure"))
-		f->plan = DSP_PLAN_MEASURE;
-	else {
-		g_set_error(err, CFG_ERROR, EINVAL, "[fft] plan: \"%s\" is not estimate or measure", f->cfg.plan);
-		return -EINVAL;
-	}
+	f->window = (dsp_window)f->cfg.window;
+	f->plan = (dsp_plan_mode)f->cfg.plan;
 	if (f->cfg.hop > f->cfg.size) {
 		g_set_error(err, CFG_ERROR, EINVAL, "[fft] hop (%" G_GINT64_FORMAT ") must not exceed size (%" G_GINT64_FORMAT ")",
 			    f->cfg.hop, f->cfg.size);
@@ -334,7 +328,7 @@ int main(int argc, char **argv)
 	}
 	g_option_context_free(oc);
 	if (print_config) {
-		char *d = cfg_describe(table, N_TABLE);
+		char *d = cfg_describe(table);
 		fputs(d, stdout);
 		g_free(d);
 		return 0;
@@ -346,8 +340,8 @@ int main(int argc, char **argv)
 	}
 	fftd f = {0};
 	f.last_first = -1;
-	if (!cfg_defaults(table, N_TABLE, &f.cfg, &err) ||
-	    !cfg_load(conf ? conf : "/etc/chorus/fft.conf", conf == NULL, table, N_TABLE, &f.cfg, &err)) {
+	if (!cfg_defaults(table, &f.cfg, &err) ||
+	    !cfg_load(conf ? conf : "/etc/chorus/fft.conf", conf == NULL, table, &f.cfg, &err)) {
 		fprintf(stderr, "fft: %s\n", err->message);
 		return 2;
 	}
@@ -357,7 +351,7 @@ int main(int argc, char **argv)
 		f.cfg.size = size;
 	if (hop > 0)
 		f.cfg.hop = hop;
-	if (parse_enums(&f, &err) < 0) {
+	if (derive_cfg(&f, &err) < 0) {
 		fprintf(stderr, "fft: %s: %s\n", conf ? conf : "/etc/chorus/fft.conf", err->message);
 		return 2;
 	}
@@ -414,7 +408,7 @@ int main(int argc, char **argv)
 	dev_status_free(f.status);
 	dev_packet_free(f.frames);
 	dsp_stft_free(f.stft);
-	cfg_clear(table, N_TABLE, &f.cfg);
+	cfg_clear(table, &f.cfg);
 	g_free(f.wisdom);
 	g_free(f.x);
 	g_free(f.P);

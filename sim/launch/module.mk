@@ -3,7 +3,7 @@ CSIM_OBJS := $(B)/sim/launch/launch.o $(B)/sim/launch/truth.o
 $(B)/libcsim.a: $(CSIM_OBJS)
 CSIM_LIBS = $(call pkglibs,glib-2.0 gsl sndfile fftw3f) -lm
 PROGS += $(B)/bin/chorus-sim
-$(B)/bin/chorus-sim: $(B)/sim/launch/main.o $(B)/libcsim.a $(B)/libsim.a $(B)/libdsp.a $(B)/libdev.a $(B)/libsync.a | $(B)/sim/libchorus_sim_radio.so
+$(B)/bin/chorus-sim: $(B)/sim/launch/main.o $(B)/libcsim.a $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libdev.a $(B)/libsync.a | $(B)/sim/libchorus_sim_radio.so
 	@mkdir -p $(dir $@)
 	$(link) $(CSIM_LIBS)
 
@@ -11,7 +11,7 @@ $(B)/bin/chorus-sim: $(B)/sim/launch/main.o $(B)/libcsim.a $(B)/libsim.a $(B)/li
 # they run the built syncd, so they depend on it and find it in $(B)/bin.
 TESTS += $(B)/tests/test_syncd_net
 $(B)/tests/test_syncd_net.o: CFLAGS += -DCSIM_BIN_DIR='"$(abspath $(B)/bin)"'
-$(B)/tests/test_syncd_net: $(B)/tests/test_syncd_net.o $(B)/libcsim.a $(B)/libsyncd.a $(B)/libsim.a $(B)/libdsp.a $(B)/libdev.a \
+$(B)/tests/test_syncd_net: $(B)/tests/test_syncd_net.o $(B)/libcsim.a $(B)/libsyncd.a $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libdev.a \
 		$(B)/libsync.a $(B)/libcfg.a | $(B)/bin/syncd $(B)/bin/audiod $(B)/bin/audioget $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf $(B)/sim/libchorus_sim_radio.so
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0 gsl sndfile fftw3f) -lm
@@ -19,6 +19,6 @@ $(B)/tests/test_syncd_net: $(B)/tests/test_syncd_net.o $(B)/libcsim.a $(B)/libsy
 # bench/rbs: RBS accuracy and scale through the launcher (real processes).
 BENCHES += $(B)/bench/rbs
 $(B)/bench/rbs.o: CFLAGS += -DCSIM_BIN_DIR='"$(abspath $(B)/bin)"'
-$(B)/bench/rbs: $(B)/bench/rbs.o $(B)/libcsim.a $(B)/libsim.a $(B)/libdsp.a $(B)/libdev.a $(B)/libsync.a | $(B)/bin/syncd $(B)/sim/libchorus_sim_radio.so
+$(B)/bench/rbs: $(B)/bench/rbs.o $(B)/libcsim.a $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libdev.a $(B)/libsync.a | $(B)/bin/syncd $(B)/sim/libchorus_sim_radio.so
 	@mkdir -p $(dir $@)
 	$(link) $(CSIM_LIBS)

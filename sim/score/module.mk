@@ -3,7 +3,7 @@
 # every node, scored afterwards.  Nothing here is linked by a service.
 $(B)/libscore.a: $(B)/sim/score/report.o
 PROGS += $(B)/bin/chorus-demo
-$(B)/bin/chorus-demo: $(B)/sim/score/demo.o $(B)/libscore.a $(B)/libcollab.a $(B)/libcsim.a $(B)/libsim.a \
+$(B)/bin/chorus-demo: $(B)/sim/score/demo.o $(B)/libscore.a $(B)/libcollab.a $(B)/libcsim.a $(B)/libsim.a $(B)/libcfg.a \
 		$(B)/libdev.a $(B)/libsync.a $(B)/libdsp.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,glib-2.0 gsl fftw3f sndfile) -lm

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later (shared by the GPL-2.0 module and GPL-3.0 user space) */
 /* chorus_kpatch.h — the one record format for DMA period-interrupt timestamps.
  *
  * Shared by three parties, so that all three speak exactly the same bytes:

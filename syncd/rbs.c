@@ -192,7 +192,9 @@ static void handle(syncd_rbs *r, const uint8_t *buf, size_t len, int64_t host_rt
 	 * simulated field most packets on the shared loopback come from nodes
 	 * out of range, and dropping them before decoding and authenticating
 	 * keeps every node's load to what its radio would carry.  The filter
-	 * sees our own looped-back packets too, and may move the time. */
+	 * sees our own looped-back packets too, and may move the time.  A
+	 * header that names no sender goes on unfiltered: decoding refuses it
+	 * and counts it on sync/rbs. */
 	int64_t t = rx_time_cpu(r, host_rt, rs);
 	if (r->filter && rbs_wire_peek_sender(buf, len, &sender) == 0 && !syncd_rxf_deliver(r->filter, sender, &t))
 		return;

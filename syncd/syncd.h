@@ -4,9 +4,11 @@
  * (pairs.h), the global root (root.h) and RBS (rbs.h) — do not know this
  * struct; they are given what they need.
  *
- * Dependencies (a DAG): main -> devices -> commands -> {rbs, root, pairs,
- * conversions}; rbs -> {conversions, root, pairs, rbs_core, rbs_mesh,
- * rbs_wire, rxfilter}; conversions -> {root, pairs, rbs_core, rbs_mesh}.
+ * Calls go one way (a DAG): main -> {devices, rbs, root, pairs};
+ * devices -> {commands, conversions, rbs, root}; commands -> {root, pairs};
+ * rbs -> {conversions, root, pairs, rbs_core, rbs_mesh, rbs_wire, rxfilter};
+ * conversions -> {root, pairs, rbs_core, rbs_mesh}.  Changes travel back up
+ * only through the syncd_notify listener the daemon gives (notify.h).
  */
 #ifndef CHORUS_SYNCD_H
 #define CHORUS_SYNCD_H

@@ -5,8 +5,8 @@
  * 1000th ... occurrence, each line ending with " (N so far)", at the given
  * level in the caller's G_LOG_DOMAIN.  Usage:
  *
- *	if (++r->send_errors)
- *		ratelog(G_LOG_LEVEL_WARNING, r->send_errors, "send to %s failed: %s", addr, g_strerror(errno));
+ *	r->send_errors++;
+ *	ratelog(G_LOG_LEVEL_WARNING, r->send_errors, "send to %s failed: %s", addr, g_strerror(errno));
  */
 #ifndef CHORUS_DEV_RATELOG_H
 #define CHORUS_DEV_RATELOG_H

@@ -1,10 +1,11 @@
-/* commands.c — the text command language of sync/command (see syncd_usage). */
+/* commands.c — the text command language of sync/command (see commands.h
+ * and syncd_usage). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "libsync/now.h"
-#include "syncd/syncd.h"
+#include "syncd/commands.h"
+#include "syncd/root.h"
 
 void syncd_usage(GString *out)
 {
@@ -116,7 +117,8 @@ static int cmd_root(syncd *s, gchar **argv, int argc, int64_t now, GString *repl
 {
 	int64_t n;
 	if (argc == 1) {
-		g_string_append_printf(reply, "root node%u%s", s->root, s->have_global ? "" : " (global not known yet)");
+		g_string_append_printf(reply, "root node%u%s", syncd_root_node(s->root),
+				       syncd_root_have_global(s->root) ? "" : " (global not known yet)");
 		return 0;
 	}
 	if (argc != 2 || parse_i64(argv[1], &n) < 0 || n < 0 || n > (int64_t)UINT32_MAX - 1) {
@@ -125,20 +127,20 @@ static int cmd_root(syncd *s, gchar **argv, int argc, int64_t now, GString *repl
 	}
 	if (n != s->cfg.node) {
 		/* A remote root's definition of global arrives in its advertisements. */
-		if (!s->rbs) {
+		if (!s->cfg.rbs) {
 			g_string_append_printf(reply, "node%" G_GINT64_FORMAT " is not this node (node%" G_GINT64_FORMAT
 					       ") and RBS is off: a remote root needs network synchronization",
 					       n, s->cfg.node);
 			return -EOPNOTSUPP;
 		}
-		s->cfg.root = n;
+		syncd_root_prefer(s->root, n);
 		g_string_append_printf(reply, "preferred root node%" G_GINT64_FORMAT
-				       " (used while it is alive; now root node%u)", n, s->root);
+				       " (used while it is alive; now root node%u)", n, syncd_root_node(s->root));
 		return 0;
 	}
-	s->cfg.root = n;
-	syncd_take_root(s, now);
-	g_string_append_printf(reply, "root node%u from now", s->root);
+	syncd_root_prefer(s->root, n);
+	syncd_root_take(s->root, now);
+	g_string_append_printf(reply, "root node%u from now", syncd_root_node(s->root));
 	return 0;
 }
 

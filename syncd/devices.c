@@ -1,60 +1,28 @@
-/* devices.c — syncd's devices: sync/ticker, sync/clocks (status) and
- * sync/command (command). */
+/* devices.c — syncd's devices: sync/ticker, sync/clocks, sync/rbs (status)
+ * and sync/command (command); see devices.h. */
 #include <errno.h>
 #include <math.h>
 #include <string.h>
 
 #include "libsync/now.h"
-#include "syncd/rbs.h"
-#include "syncd/rbs_mesh.h"
-#include "syncd/rtcpu.h"
-#include "syncd/syncd.h"
+#include "syncd/commands.h"
+#include "syncd/conversions.h"
+#include "syncd/devices.h"
 
-void syncd_take_root(syncd *s, int64_t now)
+/* The ticker: every conversion, plus global <-> root cpu (new array, *n). */
+static sync_ticker_entry *ticker_entries(syncd *s, int64_t now, size_t *n)
 {
-	rtcpu_sample r = rtcpu_sample_take((int)s->cfg.rtcpu_tries);
-	s->root = (uint32_t)s->cfg.node;
-	s->global_cpu0 = r.cpu_ns;
-	s->global_utc0 = r.realtime_ns;
-	s->have_global = TRUE;
-	s->last_notify = INT64_MIN; /* publish at once */
-	g_message("global time: root node%u, UTC offset taken at cpu %" G_GINT64_FORMAT, s->root, r.cpu_ns);
-}
-
-sync_ticker_entry *syncd_ticker_entries(syncd *s, size_t *n)
-{
-	size_t k;
-	sync_ticker_entry *e = syncd_pairs_entries(s->pairs, &k);
-	GArray *a = g_array_sized_new(FALSE, FALSE, sizeof *e, (guint)k + 8);
-	g_array_append_vals(a, e, (guint)k);
-	g_free(e);
-	if (s->have_global && s->root == s->cfg.node) {
-		sync_ticker_entry g = {sync_clock_cpu(s->root), sync_clock_global(),
-				       sync_conv_fixed(s->global_cpu0, s->global_utc0, 1.0)};
-		g.conv.updated = s->global_cpu0;
-		g_array_append_val(a, g);
-	}
-	if (s->rbs) {
-		/* Local knowledge first; the network adds only pairs we lack. */
-		GHashTable *have = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-		for (guint i = 0; i < a->len; i++) {
-			sync_ticker_entry *x = &g_array_index(a, sync_ticker_entry, i);
-			g_hash_table_add(have, rbs_mesh_pair_key(x->from, x->to));
-		}
-		syncd_rbs_entries(s->rbs, a, have);
-		g_hash_table_destroy(have);
-	}
-	*n = a->len;
-	return (sync_ticker_entry *)(void *)g_array_free(a, FALSE);
+	return syncd_conversions_ticker(s->pairs, s->root, syncd_rbs_core(s->rbs), syncd_rbs_mesh(s->rbs), now, n);
 }
 
 static int ticker_binary(void *user, GByteArray *out)
 {
 	syncd *s = user;
 	size_t n;
-	sync_ticker_entry *e = syncd_ticker_entries(s, &n);
-	sync_ticker_head h = {(uint32_t)s->cfg.node, s->have_global ? s->root : SYNC_TICKER_NO_ROOT,
-			      sync_now(SYNC_KIND_CPU), n};
+	int64_t now = sync_now(SYNC_KIND_CPU);
+	sync_ticker_entry *e = ticker_entries(s, now, &n);
+	sync_ticker_head h = {(uint32_t)s->cfg.node,
+			      syncd_root_have_global(s->root) ? syncd_root_node(s->root) : SYNC_TICKER_NO_ROOT, now, n};
 	g_byte_array_set_size(out, (guint)sync_ticker_size(n));
 	sync_ticker_pack(&h, e, out->data);
 	g_free(e);
@@ -67,11 +35,11 @@ static int ticker_text(void *user, GString *out)
 	size_t n;
 	char a[SYNC_CLOCK_NAME_MAX], b[SYNC_CLOCK_NAME_MAX];
 	int64_t now = sync_now(SYNC_KIND_CPU);
-	sync_ticker_entry *e = syncd_ticker_entries(s, &n);
+	sync_ticker_entry *e = ticker_entries(s, now, &n);
 	g_string_append_printf(out, "ticker node%" G_GINT64_FORMAT " now=%" G_GINT64_FORMAT " conversions=%zu",
 			       s->cfg.node, now, n);
-	if (s->have_global)
-		g_string_append_printf(out, " root=node%u", s->root);
+	if (syncd_root_have_global(s->root))
+		g_string_append_printf(out, " root=node%u", syncd_root_node(s->root));
 	g_string_append(out, "\n");
 	for (size_t i = 0; i < n; i++) {
 		const sync_conv *c = &e[i].conv;
@@ -103,7 +71,7 @@ static int rbs_text(void *user, GString *out)
 {
 	syncd *s = user;
 	if (!s->rbs)
-		g_string_append_printf(out, "rbs off ([rbs] enable = false); root node%u\n", s->root);
+		g_string_append_printf(out, "rbs off ([rbs] enable = false); root node%u\n", syncd_root_node(s->root));
 	else
 		syncd_rbs_describe(s->rbs, sync_now(SYNC_KIND_CPU), out);
 	return 0;
@@ -163,12 +131,36 @@ void syncd_devices_flush(syncd *s, int64_t now)
 	dev_status_notify(s->rbs_status);
 }
 
+static void on_change(void *user, syncd_change what)
+{
+	syncd *s = user;
+	switch (what) {
+	case SYNCD_CHANGED_AT_ONCE:
+		s->last_notify = INT64_MIN; /* publish at the next flush */
+		s->net_gen++;
+		break;
+	case SYNCD_CHANGED:
+		s->net_gen++;
+		break;
+	case SYNCD_SETTLED:
+		syncd_devices_flush(s, sync_now(SYNC_KIND_CPU));
+		break;
+	}
+}
+
+syncd_notify syncd_devices_notify(syncd *s)
+{
+	return (syncd_notify){on_change, s};
+}
+
 void syncd_devices_close(syncd *s)
 {
 	dev_command_free(s->command);
+	dev_status_free(s->rbs_status);
 	dev_status_free(s->clocks);
 	dev_status_free(s->ticker);
 	s->command = NULL;
+	s->rbs_status = NULL;
 	s->clocks = NULL;
 	s->ticker = NULL;
 }

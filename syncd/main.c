@@ -12,9 +12,8 @@
 #include <systemd/sd-daemon.h>
 
 #include "libsync/now.h"
-#include "syncd/rbs.h"
+#include "syncd/devices.h"
 #include "syncd/rtcpu.h"
-#include "syncd/syncd.h"
 
 static gboolean on_rtcpu(gpointer data)
 {
@@ -104,10 +103,7 @@ int main(int argc, char **argv)
 	syncd_pairs_register(s.pairs, sync_clock_cpu(me), "syncd", getpid(), 0);
 	syncd_pairs_register(s.pairs, sync_clock_realtime(me), "syncd", getpid(), 0);
 	syncd_pairs_configure(s.pairs, sync_clock_cpu(me), sync_clock_realtime(me), SYNC_FIT_MEAN, 1.0, &why);
-	if (s.cfg.root < 0 || s.cfg.root == s.cfg.node)
-		syncd_take_root(&s, sync_now(SYNC_KIND_CPU));
-	else
-		s.root = (uint32_t)s.cfg.root;
+	s.root = syncd_root_new(me, s.cfg.root, (int)s.cfg.rtcpu_tries, sync_now(SYNC_KIND_CPU), syncd_devices_notify(&s));
 
 	GMainLoop *loop = g_main_loop_new(NULL, FALSE);
 	if (!syncd_devices_open(&s, NULL, &err)) {
@@ -119,11 +115,13 @@ int main(int argc, char **argv)
 		on_rtcpu(&s);
 		g_usleep(2000);
 	}
-	if (s.cfg.rbs && !(s.rbs = syncd_rbs_new(&s, NULL, &err))) {
+	if (s.cfg.rbs && !(s.rbs = syncd_rbs_new(&s.cfg, s.pairs, s.root, syncd_devices_notify(&s), NULL, &err))) {
 		fprintf(stderr, "syncd: %s\n", err->message);
 		syncd_devices_close(&s);
 		return 1;
 	}
+	if (!s.cfg.rbs && g_getenv("CHORUS_RX_FILTER") && *g_getenv("CHORUS_RX_FILTER"))
+		g_message("CHORUS_RX_FILTER is ignored: RBS is off ([rbs] enable = false)");
 	g_timeout_add((guint)(s.cfg.rtcpu_interval * 1000), on_rtcpu, &s);
 	g_timeout_add((guint)(s.cfg.ticker_interval * 1000 / 2 + 1), on_tick, &s);
 	g_unix_signal_add(SIGINT, on_signal, loop);
@@ -134,6 +132,7 @@ int main(int argc, char **argv)
 	sd_notify(0, "STOPPING=1");
 	syncd_rbs_free(s.rbs);
 	syncd_devices_close(&s);
+	syncd_root_free(s.root);
 	syncd_pairs_free(s.pairs);
 	syncd_config_clear(&s.cfg);
 	g_main_loop_unref(loop);

@@ -1,10 +1,11 @@
 # syncd: the node's time-conversion daemon (local pairs, RBS between nodes).
-# The simulated radio reads the scenario through libsim (sim/module.mk).
+# It links no simulator: chorus-sim installs its radio as a receive filter
+# (syncd/rxfilter.h, loaded with dlopen).
 SYNCD_OBJS := $(patsubst %.c,$(B)/%.o,$(filter-out syncd/main.c,$(wildcard syncd/*.c)))
 $(B)/libsyncd.a: $(SYNCD_OBJS)
-SYNCD_LIBS = $(call pkglibs,glib-2.0 gsl libsystemd sndfile) -lm
+SYNCD_LIBS = $(call pkglibs,glib-2.0 gsl libsystemd) -ldl -lm
 PROGS += $(B)/bin/syncd
-$(B)/bin/syncd: $(B)/syncd/main.o $(B)/libsyncd.a $(B)/libdev.a $(B)/libsim.a $(B)/libsync.a $(B)/libcfg.a
+$(B)/bin/syncd: $(B)/syncd/main.o $(B)/libsyncd.a $(B)/libdev.a $(B)/libsync.a $(B)/libcfg.a
 	@mkdir -p $(dir $@)
 	$(link) $(SYNCD_LIBS)
 
@@ -13,8 +14,39 @@ $(B)/bin/synctool: $(B)/apps/tools/synctool.o $(B)/libsync.a $(B)/libdev.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,glib-2.0 gsl) -lm
 
-# Unit tests of the pure parts (codec, RBS matching and fit, mesh).
-TESTS += $(B)/tests/test_rbs_wire $(B)/tests/test_rbs_core
-$(B)/tests/test_rbs_%: $(B)/tests/test_rbs_%.o $(B)/libsyncd.a $(B)/libsim.a $(B)/libsync.a $(B)/libcfg.a
+# Unit tests of the pure parts (codec, RBS matching and fit, mesh), the
+# pairs table, the conversion list, the command language and the
+# receive-filter loader.
+TESTS += $(B)/tests/test_rbs_wire $(B)/tests/test_rbs_core $(B)/tests/test_pairs $(B)/tests/test_syncd_command \
+	$(B)/tests/test_rxfilter $(B)/tests/test_conversions
+$(B)/tests/test_rbs_%: $(B)/tests/test_rbs_%.o $(B)/libsyncd.a $(B)/libsync.a $(B)/libcfg.a
 	@mkdir -p $(dir $@)
-	$(link) $(call pkglibs,check glib-2.0 gsl sndfile) -lm
+	$(link) $(call pkglibs,check glib-2.0 gsl) -lm
+$(B)/tests/test_pairs: $(B)/tests/test_pairs.o $(B)/libsyncd.a $(B)/libsync.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check glib-2.0 gsl) -lm
+$(B)/tests/test_conversions: $(B)/tests/test_conversions.o $(B)/libsyncd.a $(B)/libsync.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check glib-2.0 gsl) -lm
+$(B)/tests/test_syncd_command: $(B)/tests/test_syncd_command.o $(B)/libsyncd.a $(B)/libdev.a $(B)/libsync.a \
+		$(B)/libcfg.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check glib-2.0 gsl) -ldl -lm
+
+# The loader's test loads test filters built here: a working one, one with
+# a wrong ABI and one without the symbol (tests/rxfilter_test.c).
+RXF_TEST_SOS := $(B)/tests/rxfilter_test.so $(B)/tests/rxfilter_badabi.so $(B)/tests/rxfilter_nosym.so
+$(B)/tests/rxfilter_test.so: tests/rxfilter_test.c syncd/rxfilter.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -shared -o $@ $< $(LDFLAGS)
+$(B)/tests/rxfilter_badabi.so: tests/rxfilter_test.c syncd/rxfilter.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DRXF_TEST_ABI=99 -shared -o $@ $< $(LDFLAGS)
+$(B)/tests/rxfilter_nosym.so: tests/rxfilter_test.c syncd/rxfilter.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DRXF_TEST_NO_SYMBOL -shared -o $@ $< $(LDFLAGS)
+$(B)/tests/test_rxfilter.o: CFLAGS += -DRXF_TEST_DIR='"$(abspath $(B)/tests)"'
+$(B)/tests/test_rxfilter: $(B)/tests/test_rxfilter.o $(B)/libsyncd.a $(B)/libdev.a $(B)/libsync.a $(B)/libcfg.a \
+		| $(RXF_TEST_SOS)
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check glib-2.0 gsl) -ldl -lm

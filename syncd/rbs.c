@@ -12,11 +12,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "libdev/ratelog.h"
 #include "libsync/now.h"
-#include "syncd/rbs_core.h"
-#include "syncd/rbs_mesh.h"
+#include "syncd/conversions.h"
 #include "syncd/rtcpu.h"
-#include "syncd/simradio.h"
+#include "syncd/rxfilter_load.h"
 
 #define RBS_ERROR g_quark_from_static_string("syncd-rbs") /* codes: errno values */
 
@@ -24,7 +24,11 @@ enum { BAD_SIZE, BAD_HEADER, BAD_VALUE, BAD_AUTH, N_BAD };
 static const char *const bad_names[N_BAD] = {"bad_size", "bad_header", "bad_value", "bad_auth"};
 
 struct syncd_rbs {
-	syncd *s;
+	const syncd_config *cfg;
+	syncd_pairs *pairs;       /* local pairs: realtime -> cpu, and what we advertise */
+	syncd_root *root;
+	syncd_notify on_change;   /* told when what sync/ticker or sync/rbs shows changes */
+	uint32_t self;            /* this node */
 	GMainContext *ctx;
 	int fd;
 	struct sockaddr_in dest;
@@ -32,7 +36,7 @@ struct syncd_rbs {
 	size_t klen;
 	rbs_core *core;
 	rbs_mesh *mesh;
-	simradio *radio;
+	syncd_rxf *filter;        /* receive filter (CHORUS_RX_FILTER), or NULL */
 	GSource *io, *t_beacon, *t_report, *t_advert;
 	uint32_t seq[4];          /* next sequence number per packet type */
 	guint64 rx[4], tx[4];     /* packets by type (index 0: own beacons looped back) */
@@ -43,25 +47,12 @@ struct syncd_rbs {
 	uint32_t last_bad_from;
 };
 
-static void warn_limited(guint64 count, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-static void warn_limited(guint64 count, const char *fmt, ...)
-{
-	/* Per-packet paths: log the 1st, 10th, 100th ... occurrence only. */
-	for (guint64 c = count; c >= 10; c /= 10)
-		if (c % 10)
-			return;
-	va_list ap;
-	va_start(ap, fmt);
-	g_logv(G_LOG_DOMAIN, G_LOG_LEVEL_WARNING, fmt, ap);
-	va_end(ap);
-}
-
 /* --- sending ---------------------------------------------------------- */
 
 static void send_packet(syncd_rbs *r, rbs_packet *p)
 {
 	uint8_t buf[RBS_MAX_PACKET];
-	p->sender = (uint32_t)r->s->cfg.node;
+	p->sender = r->self;
 	p->seq = r->seq[p->type]++;
 	int n = rbs_wire_encode(p, r->key, r->klen, buf, sizeof buf);
 	if (n < 0) {
@@ -69,8 +60,8 @@ static void send_packet(syncd_rbs *r, rbs_packet *p)
 		return;
 	}
 	if (sendto(r->fd, buf, (size_t)n, 0, (struct sockaddr *)&r->dest, sizeof r->dest) < 0 && ++r->send_errors)
-		warn_limited(r->send_errors, "rbs: send to %s:%u failed: %s (%" G_GUINT64_FORMAT " so far)",
-			     inet_ntoa(r->dest.sin_addr), ntohs(r->dest.sin_port), g_strerror(errno), r->send_errors);
+		ratelog(G_LOG_LEVEL_WARNING, r->send_errors, "rbs: send to %s:%u failed: %s", inet_ntoa(r->dest.sin_addr),
+			ntohs(r->dest.sin_port), g_strerror(errno));
 	else
 		r->tx[p->type]++;
 }
@@ -92,7 +83,7 @@ static gboolean on_beacon(gpointer data)
 	syncd_rbs *r = data;
 	rbs_packet p = {.type = RBS_BEACON};
 	send_packet(r, &p);
-	r->t_beacon = arm(r, r->s->cfg.beacon_interval, on_beacon);
+	r->t_beacon = arm(r, r->cfg->beacon_interval, on_beacon);
 	return G_SOURCE_REMOVE;
 }
 
@@ -102,7 +93,7 @@ static gboolean on_report(gpointer data)
 	int64_t now = sync_now(SYNC_KIND_CPU);
 	/* Three intervals of receptions: a peer that lost a report or two still
 	 * gets every beacon. */
-	int64_t since = now - (int64_t)(3.0 * r->s->cfg.report_interval * 1e9);
+	int64_t since = now - (int64_t)(3.0 * r->cfg->report_interval * 1e9);
 	size_t max_per = (RBS_MTU - RBS_HDR - 4 - RBS_HMAC_LEN) / RBS_REPORT_ENTRY;
 	rbs_reception *rx = g_new(rbs_reception, 4096);
 	size_t n = rbs_core_recent(r->core, since, rx, 4096);
@@ -111,7 +102,7 @@ static gboolean on_report(gpointer data)
 		send_packet(r, &p);
 	}
 	g_free(rx);
-	r->t_report = arm(r, r->s->cfg.report_interval, on_report);
+	r->t_report = arm(r, r->cfg->report_interval, on_report);
 	return G_SOURCE_REMOVE;
 }
 
@@ -120,58 +111,19 @@ static gboolean on_report(gpointer data)
 static gboolean on_advert(gpointer data)
 {
 	syncd_rbs *r = data;
-	syncd *s = r->s;
 	int64_t now = sync_now(SYNC_KIND_CPU);
 	size_t n_news;
 	rbs_node_news *news = rbs_mesh_news(r->mesh, now, &n_news);
-	GArray *org = g_array_new(FALSE, FALSE, sizeof(guint32));
-	GArray *hop = g_array_new(FALSE, FALSE, sizeof(guint32));
-	GHashTable *have = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-	GArray *edges = g_array_new(FALSE, FALSE, sizeof(rbs_edge));
-	/* Ours first (origin: this node), then learned ones with their origin. */
-	size_t n_own = 0;
-	{
-		size_t np;
-		sync_ticker_entry *pe = syncd_pairs_entries(s->pairs, &np);
-		for (size_t i = 0; i < np; i++) {
-			if (pe[i].from.kind == SYNC_KIND_REALTIME || pe[i].to.kind == SYNC_KIND_REALTIME)
-				continue;
-			rbs_edge e = {(uint32_t)s->cfg.node, 0, now - pe[i].conv.updated, pe[i].from, pe[i].to, pe[i].conv};
-			g_array_append_val(edges, e);
-			n_own++;
-		}
-		g_free(pe);
-	}
-	if (s->have_global && s->root == (uint32_t)s->cfg.node) {
-		/* The root affirms its definition of global in every advertisement. */
-		sync_conv g = sync_conv_fixed(s->global_cpu0, s->global_utc0, 1.0);
-		rbs_edge e = {(uint32_t)s->cfg.node, 0, 0, sync_clock_cpu(s->root), sync_clock_global(), g};
+	/* Ours first (origin: this node; the root affirms its definition of
+	 * global in every advertisement), then learned ones with their origin. */
+	GArray *conv = syncd_conversions(r->pairs, r->root, r->core, r->mesh, SYNCD_CONV_SHAREABLE, now);
+	GArray *edges = g_array_sized_new(FALSE, FALSE, sizeof(rbs_edge), conv->len);
+	for (guint i = 0; i < conv->len; i++) {
+		const syncd_conversion *c = &g_array_index(conv, syncd_conversion, i);
+		rbs_edge e = {c->origin, (uint16_t)MIN(c->hops, 65535u), c->age_ns, c->e.from, c->e.to, c->e.conv};
 		g_array_append_val(edges, e);
 	}
-	GArray *own = g_array_new(FALSE, FALSE, sizeof(sync_ticker_entry));
-	rbs_core_entries(r->core, own);
-	for (guint i = 0; i < own->len; i++) {
-		sync_ticker_entry *te = &g_array_index(own, sync_ticker_entry, i);
-		rbs_edge e = {(uint32_t)s->cfg.node, 0, now - te->conv.updated, te->from, te->to, te->conv};
-		g_array_append_val(edges, e);
-	}
-	g_array_free(own, TRUE);
-	for (guint i = 0; i < edges->len; i++) {
-		rbs_edge *e = &g_array_index(edges, rbs_edge, i);
-		g_hash_table_add(have, rbs_mesh_pair_key(e->from, e->to));
-	}
-	GArray *learned = g_array_new(FALSE, FALSE, sizeof(sync_ticker_entry));
-	rbs_mesh_entries(r->mesh, s->root, have, learned, org, hop);
-	for (guint i = 0; i < learned->len; i++) {
-		sync_ticker_entry *te = &g_array_index(learned, sync_ticker_entry, i);
-		if (te->from.kind == SYNC_KIND_REALTIME || te->to.kind == SYNC_KIND_REALTIME)
-			continue;
-		int64_t age = now - te->conv.updated;
-		rbs_edge e = {g_array_index(org, guint32, i), (uint16_t)MIN(g_array_index(hop, guint32, i), 65535u),
-			      age < 0 ? 0 : age, te->from, te->to, te->conv};
-		g_array_append_val(edges, e);
-	}
-	g_array_free(learned, TRUE);
+	g_array_free(conv, TRUE);
 	/* Pack: news go first, then edges, each packet within RBS_MTU. */
 	size_t ni = 0, ei = 0, room0 = RBS_MTU - RBS_HDR - 8 - RBS_HMAC_LEN;
 	rbs_edge *ev = (rbs_edge *)(void *)edges->data;
@@ -185,18 +137,16 @@ static gboolean on_advert(gpointer data)
 			ne++;
 			room -= RBS_EDGE_ENTRY;
 		}
-		rbs_packet p = {.type = RBS_ADVERT, .root = s->have_global ? s->root : RBS_NO_NODE,
+		rbs_packet p = {.type = RBS_ADVERT,
+				.root = syncd_root_have_global(r->root) ? syncd_root_node(r->root) : RBS_NO_NODE,
 				.nodes = news + ni, .n_nodes = nn, .edges = ev + ei, .n_edges = ne};
 		send_packet(r, &p);
 		ni += nn;
 		ei += ne;
 	} while (ni < n_news || ei < edges->len);
 	g_array_free(edges, TRUE);
-	g_array_free(org, TRUE);
-	g_array_free(hop, TRUE);
-	g_hash_table_destroy(have);
 	g_free(news);
-	r->t_advert = arm(r, s->cfg.advert_interval, on_advert);
+	r->t_advert = arm(r, r->cfg->advert_interval, on_advert);
 	return G_SOURCE_REMOVE;
 }
 
@@ -212,10 +162,10 @@ static gboolean on_advert(gpointer data)
  * the time since its last sample — microseconds just after a start. */
 static int64_t rx_time_cpu(syncd_rbs *r, int64_t host_rt, const rtcpu_sample *now)
 {
-	uint32_t me = (uint32_t)r->s->cfg.node;
+	uint32_t me = r->self;
 	sync_conv c;
 	double slope = 1.0;
-	if (syncd_pairs_conv(r->s->pairs, sync_clock_realtime(me), sync_clock_cpu(me), &c) == 0 && c.n >= 10 &&
+	if (syncd_pairs_conv(r->pairs, sync_clock_realtime(me), sync_clock_cpu(me), &c) == 0 && c.n >= 10 &&
 	    c.xmax - c.xmin > 10000000000LL)
 		slope = c.slope;
 	int64_t node_rt = sync_host_to_node(SYNC_KIND_REALTIME, host_rt);
@@ -227,41 +177,37 @@ static void count_bad(syncd_rbs *r, int rc, const char *why, const struct sockad
 	int k = rc == -EMSGSIZE ? BAD_SIZE : rc == -EBADMSG ? BAD_HEADER : rc == -EACCES ? BAD_AUTH : BAD_VALUE;
 	r->bad[k]++;
 	snprintf(r->last_bad, sizeof r->last_bad, "%s from %s: %s", bad_names[k], inet_ntoa(from->sin_addr), why);
-	warn_limited(r->bad[k], "rbs: dropped packet (%s, %" G_GUINT64_FORMAT " so far): %s", bad_names[k], r->bad[k],
-		     r->last_bad);
-	r->s->net_gen++; /* the counters are on sync/rbs */
+	ratelog(G_LOG_LEVEL_WARNING, r->bad[k], "rbs: dropped packet (%s): %s", bad_names[k], r->last_bad);
+	syncd_notify_call(&r->on_change, SYNCD_CHANGED); /* the counters are on sync/rbs */
 }
 
 static void handle(syncd_rbs *r, const uint8_t *buf, size_t len, int64_t host_rt, const rtcpu_sample *rs,
 		   const struct sockaddr_in *from)
 {
-	syncd *s = r->s;
-	uint32_t me = (uint32_t)s->cfg.node;
+	uint32_t me = r->self, sender;
 	rbs_packet p;
 	const char *why = NULL;
-	/* Simulated radio first, on the sender named in the header (checked
-	 * again after decoding): in a big simulated field most packets on the
-	 * shared loopback come from nodes out of range, and dropping them
-	 * before decoding and authenticating keeps every node's load to what
-	 * its radio would carry. */
-	if (r->radio && len >= RBS_HDR && buf[0] == 'C' && buf[1] == 'H' && buf[2] == 'R' && buf[3] == 'B') {
-		uint32_t sender = (uint32_t)buf[8] | (uint32_t)buf[9] << 8 | (uint32_t)buf[10] << 16 | (uint32_t)buf[11] << 24;
-		if (sender != me && !simradio_delivers(r->radio, sender))
-			return;
-	}
+	/* The receive time, then the receive filter on the sender named in
+	 * the header (checked again by decoding), before decoding: in a big
+	 * simulated field most packets on the shared loopback come from nodes
+	 * out of range, and dropping them before decoding and authenticating
+	 * keeps every node's load to what its radio would carry.  The filter
+	 * sees our own looped-back packets too, and may move the time.  A
+	 * header that names no sender goes on unfiltered: decoding refuses it
+	 * and counts it on sync/rbs. */
+	int64_t t = rx_time_cpu(r, host_rt, rs);
+	if (r->filter && rbs_wire_peek_sender(buf, len, &sender) == 0 && !syncd_rxf_deliver(r->filter, sender, &t))
+		return;
 	int rc = rbs_wire_decode(buf, len, r->key, r->klen, &p, &why);
 	if (rc < 0) {
 		count_bad(r, rc, why, from);
 		return;
 	}
-	int64_t now = sync_now(SYNC_KIND_CPU), t;
+	int64_t now = sync_now(SYNC_KIND_CPU);
 	if (p.sender == me) {
 		/* Our own packet, looped back: only our beacons' receive times
 		 * matter (sender-receiver pairs). */
 		if (p.type == RBS_BEACON) {
-			t = rx_time_cpu(r, host_rt, rs);
-			if (r->radio)
-				t += simradio_jitter_ns(r->radio);
 			rbs_core_heard(r->core, me, p.seq, t, now);
 			r->rx[0]++;
 		}
@@ -273,18 +219,15 @@ static void handle(syncd_rbs *r, const uint8_t *buf, size_t len, int64_t host_rt
 	rbs_mesh_heard(r->mesh, p.sender, now);
 	switch (p.type) {
 	case RBS_BEACON:
-		t = rx_time_cpu(r, host_rt, rs);
-		if (r->radio)
-			t += simradio_jitter_ns(r->radio);
 		rbs_core_heard(r->core, p.sender, p.seq, t, now);
 		break;
 	case RBS_REPORT:
 		if (rbs_core_report(r->core, p.sender, p.rx, p.n_rx, now) > 0)
-			s->net_gen++;
+			syncd_notify_call(&r->on_change, SYNCD_CHANGED);
 		break;
 	case RBS_ADVERT:
 		if (rbs_mesh_merge(r->mesh, &p, now) > 0)
-			s->net_gen++;
+			syncd_notify_call(&r->on_change, SYNCD_CHANGED);
 		break;
 	}
 	rbs_packet_clear(&p);
@@ -329,7 +272,7 @@ static gboolean on_readable(gint fd, GIOCondition cond, gpointer data)
 		}
 		handle(r, buf, (size_t)n, host_rt, &rs, &from);
 	}
-	syncd_devices_flush(r->s, sync_now(SYNC_KIND_CPU));
+	syncd_notify_call(&r->on_change, SYNCD_SETTLED);
 	return G_SOURCE_CONTINUE;
 }
 
@@ -337,7 +280,7 @@ static gboolean on_readable(gint fd, GIOCondition cond, gpointer data)
 
 static int open_socket(syncd_rbs *r, GError **err)
 {
-	const syncd_config *c = &r->s->cfg;
+	const syncd_config *c = r->cfg;
 	struct in_addr addr;
 	if (inet_pton(AF_INET, c->rbs_address, &addr) != 1) {
 		g_set_error(err, RBS_ERROR, EINVAL,
@@ -380,12 +323,17 @@ fail:
 	return -errno;
 }
 
-syncd_rbs *syncd_rbs_new(syncd *s, GMainContext *ctx, GError **err)
+syncd_rbs *syncd_rbs_new(const syncd_config *cfg, syncd_pairs *pairs, syncd_root *root, syncd_notify on_change,
+			 GMainContext *ctx, GError **err)
 {
-	const syncd_config *c = &s->cfg;
+	const syncd_config *c = cfg;
 	const char *why = NULL;
 	syncd_rbs *r = g_new0(syncd_rbs, 1);
-	r->s = s;
+	r->cfg = cfg;
+	r->pairs = pairs;
+	r->root = root;
+	r->on_change = on_change;
+	r->self = (uint32_t)cfg->node;
 	r->fd = -1;
 	r->ctx = ctx ? ctx : g_main_context_default();
 	for (int i = 0; i < 4; i++)
@@ -422,11 +370,14 @@ syncd_rbs *syncd_rbs_new(syncd *s, GMainContext *ctx, GError **err)
 	rbs_mesh_cfg mc = {(uint32_t)c->node, (int64_t)(c->edge_expire * 1e9), (int64_t)(c->node_timeout * 1e9),
 			   SYNC_GRAPH_MAX_HOPS};
 	r->mesh = rbs_mesh_new(&mc);
-	GError *e = NULL;
-	r->radio = simradio_new((uint32_t)c->node, &e);
-	if (e) {
-		g_propagate_error(err, e);
+	if (!syncd_rxf_load_env(r->self, &r->filter, err))
 		goto fail;
+	if (r->filter) {
+		GString *d = g_string_new(NULL);
+		syncd_rxf_describe(r->filter, d);
+		g_strchomp(d->str);
+		g_message("rbs: receive filter %s: %s", g_getenv("CHORUS_RX_FILTER"), d->str);
+		g_string_free(d, TRUE);
 	}
 	if (open_socket(r, err) < 0)
 		goto fail;
@@ -457,72 +408,52 @@ void syncd_rbs_free(syncd_rbs *r)
 		close(r->fd);
 	rbs_core_free(r->core);
 	rbs_mesh_free(r->mesh);
-	simradio_free(r->radio);
+	syncd_rxf_free(r->filter);
 	g_free(r->key);
 	g_free(r);
 }
 
-void syncd_rbs_entries(syncd_rbs *r, GArray *out, GHashTable *have)
+rbs_core *syncd_rbs_core(syncd_rbs *r)
 {
-	guint start = out->len;
-	rbs_core_entries(r->core, out);
-	for (guint i = start; i < out->len; i++) {
-		sync_ticker_entry *e = &g_array_index(out, sync_ticker_entry, i);
-		g_hash_table_add(have, rbs_mesh_pair_key(e->from, e->to));
-	}
-	rbs_mesh_entries(r->mesh, r->s->root, have, out, NULL, NULL);
+	return r ? r->core : NULL;
+}
+
+const rbs_mesh *syncd_rbs_mesh(const syncd_rbs *r)
+{
+	return r ? r->mesh : NULL;
+}
+
+/* TRUE when the definition of global by `root` has reached us. */
+static gboolean global_reached(syncd_rbs *r, uint32_t root)
+{
+	GArray *tmp = g_array_new(FALSE, FALSE, sizeof(sync_ticker_entry));
+	rbs_mesh_entries(r->mesh, root, NULL, tmp, NULL, NULL);
+	gboolean have = FALSE;
+	for (guint i = 0; i < tmp->len; i++)
+		if (g_array_index(tmp, sync_ticker_entry, i).to.kind == SYNC_KIND_GLOBAL)
+			have = TRUE;
+	g_array_free(tmp, TRUE);
+	return have;
 }
 
 void syncd_rbs_tick(syncd_rbs *r, int64_t now)
 {
-	syncd *s = r->s;
-	uint32_t me = (uint32_t)s->cfg.node;
 	guint gone = rbs_core_expire(r->core, now);
 	if (gone)
 		g_message("rbs: %u neighbour%s fell silent; their fits are forgotten", gone, gone == 1 ? "" : "s");
 	if (rbs_mesh_expire(r->mesh, now))
-		s->net_gen++;
-	uint32_t root = rbs_mesh_root(r->mesh, s->cfg.root, now);
-	if (root == me && !(s->root == me && s->have_global)) {
-		g_message("global time: node%u is the root now (was node%u)", me, s->root);
-		syncd_take_root(s, now);
-		s->root_switches++;
-		s->root_since = now;
-		s->net_gen++;
-	} else if (root != me && root != s->root) {
-		g_message("global time: root node%u (was node%u)", root, s->root);
-		s->root = root;
-		s->root_switches++;
-		s->root_since = now;
-		s->net_gen++;
-	}
-	if (root != me) {
-		/* Global is known once the root's definition has reached us. */
-		GArray *tmp = g_array_new(FALSE, FALSE, sizeof(sync_ticker_entry));
-		rbs_mesh_entries(r->mesh, root, NULL, tmp, NULL, NULL);
-		gboolean have = FALSE;
-		for (guint i = 0; i < tmp->len; i++)
-			if (g_array_index(tmp, sync_ticker_entry, i).to.kind == SYNC_KIND_GLOBAL)
-				have = TRUE;
-		g_array_free(tmp, TRUE);
-		if (have != s->have_global)
-			s->net_gen++;
-		s->have_global = have;
-	}
+		syncd_notify_call(&r->on_change, SYNCD_CHANGED);
+	uint32_t chosen = rbs_mesh_root(r->mesh, syncd_root_preferred(r->root), now);
+	syncd_root_follow(r->root, chosen, chosen != r->self && global_reached(r, chosen), now);
 }
 
 void syncd_rbs_describe(syncd_rbs *r, int64_t now, GString *out)
 {
-	syncd *s = r->s;
-	g_string_append_printf(out, "rbs node%" G_GINT64_FORMAT " on %s:%" G_GINT64_FORMAT "%s%s%s\n", s->cfg.node,
-			       s->cfg.rbs_address, s->cfg.rbs_port, *s->cfg.rbs_interface ? " dev " : "",
-			       s->cfg.rbs_interface, r->klen ? " authenticated (HMAC-SHA256)" : "");
-	g_string_append_printf(out, "root: node%u%s switches=%u", s->root, s->have_global ? "" : " (global not known yet)",
-			       s->root_switches);
-	if (s->root_switches)
-		g_string_append_printf(out, " last_switch=%.3fs ago", (double)(now - s->root_since) * 1e-9);
-	g_string_append_printf(out, " rule=%s\n",
-			       s->cfg.root >= 0 ? "configured root while alive, else lowest live node" : "lowest live node");
+	const syncd_config *c = r->cfg;
+	g_string_append_printf(out, "rbs node%u on %s:%" G_GINT64_FORMAT "%s%s%s\n", r->self, c->rbs_address,
+			       c->rbs_port, *c->rbs_interface ? " dev " : "", c->rbs_interface,
+			       r->klen ? " authenticated (HMAC-SHA256)" : "");
+	syncd_root_describe(r->root, now, out);
 	g_string_append_printf(out,
 			       "packets: rx_beacon=%" G_GUINT64_FORMAT " rx_report=%" G_GUINT64_FORMAT
 			       " rx_advert=%" G_GUINT64_FORMAT " own_beacons=%" G_GUINT64_FORMAT " tx_beacon=%" G_GUINT64_FORMAT
@@ -536,8 +467,8 @@ void syncd_rbs_describe(syncd_rbs *r, int64_t now, GString *out)
 			       r->no_tstamp, r->send_errors);
 	if (*r->last_bad)
 		g_string_append_printf(out, "last bad packet: %s\n", r->last_bad);
-	if (r->radio)
-		simradio_describe(r->radio, out);
+	if (r->filter)
+		syncd_rxf_describe(r->filter, out);
 	rbs_core_describe(r->core, now, out);
 	rbs_mesh_describe(r->mesh, now, out);
 }

@@ -249,3 +249,20 @@ int rbs_wire_decode(const uint8_t *buf, size_t len, const uint8_t *key, size_t k
 	}
 	return decode_body(buf + RBS_HDR, blen, p, why);
 }
+
+int rbs_wire_peek_sender(const uint8_t *buf, size_t len, uint32_t *sender)
+{
+	if (len < RBS_HDR)
+		return -EMSGSIZE;
+	if (le_get32(buf) != RBS_WIRE_MAGIC || buf[4] != RBS_WIRE_VERSION)
+		return -EBADMSG;
+	if (le_get16(buf + 6) & ~RBS_FLAG_HMAC)
+		return -EBADMSG;
+	if (buf[5] < RBS_BEACON || buf[5] > RBS_ADVERT)
+		return -EBADMSG;
+	uint32_t s = le_get32(buf + 8);
+	if (s == RBS_NO_NODE)
+		return -EINVAL;
+	*sender = s;
+	return 0;
+}

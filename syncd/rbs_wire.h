@@ -106,6 +106,15 @@ int rbs_wire_encode(const rbs_packet *p, const uint8_t *key, size_t klen, uint8_
 int rbs_wire_decode(const uint8_t *buf, size_t len, const uint8_t *key, size_t klen, rbs_packet *p,
 		    const char **why);
 
+/* The sender named in the header of the len bytes at buf, without decoding
+ * the body or checking authentication (which rbs_wire_decode still does):
+ * for a receive path that must decide on a packet by its sender before
+ * paying for decoding it.  Checks what the header alone can show (size,
+ * magic, version, flags, type, sender not RBS_NO_NODE).  Returns 0 with
+ * *sender set, or the negative errno rbs_wire_decode gives for that header
+ * fault (-EMSGSIZE, -EBADMSG, -EINVAL). */
+int rbs_wire_peek_sender(const uint8_t *buf, size_t len, uint32_t *sender);
+
 /* Free the arrays of a decoded packet (and zero them). */
 void rbs_packet_clear(rbs_packet *p);
 

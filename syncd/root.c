@@ -1,0 +1,126 @@
+/* root.c — global time's root as this node sees it (see root.h). */
+#include "syncd/root.h"
+
+#include "syncd/rtcpu.h"
+
+struct syncd_root {
+	uint32_t self;        /* this node */
+	int64_t preferred;    /* preferred root node; -1: none */
+	int rtcpu_tries;      /* sandwiches per realtime<->cpu sample */
+	syncd_notify on_change;
+	uint32_t node;        /* current global root node */
+	gboolean have_global; /* global <-> root cpu known */
+	int64_t global_cpu0;  /* root cpu time when the root was taken, ns */
+	int64_t global_utc0;  /* realtime then: global = cpu - cpu0 + utc0, ns */
+	guint switches;       /* times the root changed */
+	int64_t since;        /* node cpu ns of the last root change */
+};
+
+syncd_root *syncd_root_new(uint32_t self, int64_t preferred, int rtcpu_tries, int64_t now, syncd_notify on_change)
+{
+	syncd_root *rt = g_new0(syncd_root, 1);
+	rt->self = self;
+	rt->preferred = preferred;
+	rt->rtcpu_tries = rtcpu_tries;
+	rt->on_change = on_change;
+	if (preferred < 0 || preferred == (int64_t)self)
+		syncd_root_take(rt, now);
+	else
+		rt->node = (uint32_t)preferred;
+	return rt;
+}
+
+void syncd_root_free(syncd_root *rt)
+{
+	g_free(rt);
+}
+
+uint32_t syncd_root_self(const syncd_root *rt)
+{
+	return rt->self;
+}
+
+uint32_t syncd_root_node(const syncd_root *rt)
+{
+	return rt->node;
+}
+
+gboolean syncd_root_have_global(const syncd_root *rt)
+{
+	return rt->have_global;
+}
+
+gboolean syncd_root_definition(const syncd_root *rt, sync_ticker_entry *out)
+{
+	if (!rt->have_global || rt->node != rt->self)
+		return FALSE;
+	*out = (sync_ticker_entry){sync_clock_cpu(rt->node), sync_clock_global(),
+				   sync_conv_fixed(rt->global_cpu0, rt->global_utc0, 1.0)};
+	out->conv.updated = rt->global_cpu0;
+	return TRUE;
+}
+
+int64_t syncd_root_preferred(const syncd_root *rt)
+{
+	return rt->preferred;
+}
+
+void syncd_root_prefer(syncd_root *rt, int64_t node)
+{
+	rt->preferred = node;
+}
+
+void syncd_root_take(syncd_root *rt, int64_t now)
+{
+	rtcpu_sample r = rtcpu_sample_take(rt->rtcpu_tries);
+	rt->node = rt->self;
+	rt->global_cpu0 = r.cpu_ns;
+	rt->global_utc0 = r.realtime_ns;
+	rt->have_global = TRUE;
+	g_message("global time: root node%u, UTC offset taken at cpu %" G_GINT64_FORMAT, rt->node, r.cpu_ns);
+	syncd_notify_call(&rt->on_change, SYNCD_CHANGED_AT_ONCE);
+}
+
+void syncd_root_follow(syncd_root *rt, uint32_t chosen, gboolean remote_global_known, int64_t now)
+{
+	if (chosen == rt->self && !(rt->node == rt->self && rt->have_global)) {
+		g_message("global time: node%u is the root now (was node%u)", rt->self, rt->node);
+		syncd_root_take(rt, now);
+		rt->switches++;
+		rt->since = now;
+		syncd_notify_call(&rt->on_change, SYNCD_CHANGED);
+	} else if (chosen != rt->self && chosen != rt->node) {
+		g_message("global time: root node%u (was node%u)", chosen, rt->node);
+		rt->node = chosen;
+		rt->switches++;
+		rt->since = now;
+		syncd_notify_call(&rt->on_change, SYNCD_CHANGED);
+	}
+	if (chosen != rt->self) {
+		/* Global is known once the root's definition has reached us. */
+		if (remote_global_known != rt->have_global)
+			syncd_notify_call(&rt->on_change, SYNCD_CHANGED);
+		rt->have_global = remote_global_known;
+	}
+}
+
+guint syncd_root_switches(const syncd_root *rt)
+{
+	return rt->switches;
+}
+
+int64_t syncd_root_since(const syncd_root *rt)
+{
+	return rt->since;
+}
+
+void syncd_root_describe(const syncd_root *rt, int64_t now, GString *out)
+{
+	g_string_append_printf(out, "root: node%u%s switches=%u", rt->node,
+			       rt->have_global ? "" : " (global not known yet)", rt->switches);
+	if (rt->switches)
+		g_string_append_printf(out, " last_switch=%.3fs ago", (double)(now - rt->since) * 1e-9);
+	g_string_append_printf(out, " rule=%s\n",
+			       rt->preferred >= 0 ? "configured root while alive, else lowest live node"
+						  : "lowest live node");
+}

@@ -1,0 +1,81 @@
+/* root.h — global time as this node sees it: which node is the root, whether
+ * global <-> root cpu is known here, and — on the root — the definition
+ * global = cpu - cpu0 + utc0 taken from one realtime<->cpu sample when the
+ * node became root (docs/clocks.md, docs/protocol.md "Global time").
+ *
+ * Opaque, with accessors (as linuxptp's `struct clock`): the command
+ * language sets the preferred root, RBS applies the root rule (the
+ * configured root while it is alive, otherwise the lowest-numbered live
+ * node; liveness is rbs_mesh's) and reports whether the remote root's
+ * definition has reached us, and the ticker reads the result.  Every change
+ * a reader would see goes to the `syncd_notify` given at creation.
+ * Reads a clock only in syncd_root_take (and so in syncd_root_new and
+ * syncd_root_follow when this node becomes root).
+ */
+#ifndef CHORUS_SYNCD_ROOT_H
+#define CHORUS_SYNCD_ROOT_H
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "libsync/ticker_wire.h"
+#include "syncd/notify.h"
+
+typedef struct syncd_root syncd_root;
+
+/* The root of node `self` with preferred root `preferred` (-1: none, i.e.
+ * this node).  When this node is its own choice it takes the root at once
+ * (syncd_root_take, `rtcpu_tries` sandwiches, >= 1); otherwise the root is
+ * `preferred` and global is unknown until syncd_root_follow says so.
+ * Never fails. */
+syncd_root *syncd_root_new(uint32_t self, int64_t preferred, int rtcpu_tries, int64_t now, syncd_notify on_change);
+
+/* Free (NULL is fine). */
+void syncd_root_free(syncd_root *rt);
+
+/* This node's number. */
+uint32_t syncd_root_self(const syncd_root *rt);
+
+/* The current root node. */
+uint32_t syncd_root_node(const syncd_root *rt);
+
+/* TRUE when global <-> root cpu is known here (defined here, or the root's
+ * definition has reached us). */
+gboolean syncd_root_have_global(const syncd_root *rt);
+
+/* When this node is the root and has defined global: the definition as a
+ * ticker entry cpu(self) -> global (fixed, updated = cpu0) in *out and
+ * TRUE; otherwise FALSE. */
+gboolean syncd_root_definition(const syncd_root *rt, sync_ticker_entry *out);
+
+/* The preferred root (-1: none). */
+int64_t syncd_root_preferred(const syncd_root *rt);
+
+/* Prefer `node` (-1: none) from now on; the root rule applies it. */
+void syncd_root_prefer(syncd_root *rt, int64_t node);
+
+/* Make this node the global root now: global = cpu + (realtime - cpu),
+ * from a fresh realtime<->cpu sample (cpu0 = its cpu time, utc0 = its
+ * realtime).  Tells the listener SYNCD_CHANGED_AT_ONCE.  `now` (node cpu
+ * ns) is not used for the definition, which comes from the sample. */
+void syncd_root_take(syncd_root *rt, int64_t now);
+
+/* Apply the root rule's choice `chosen` at now: when it is this node and
+ * this node is not already the root with global defined, take the root;
+ * when it is another node than the current root, follow it.  While the
+ * root is remote, `remote_global_known` says whether its definition of
+ * global has reached us.  A switch counts (syncd_root_switches) and is
+ * logged; any visible change goes to the listener. */
+void syncd_root_follow(syncd_root *rt, uint32_t chosen, gboolean remote_global_known, int64_t now);
+
+/* Times the root changed since creation. */
+guint syncd_root_switches(const syncd_root *rt);
+
+/* Node cpu ns of the last root change (meaningless before the first). */
+int64_t syncd_root_since(const syncd_root *rt);
+
+/* The root line of sync/rbs: "root: nodeN[ (global not known yet)]
+ * switches=K[ last_switch=Xs ago] rule=...\n", appended to out. */
+void syncd_root_describe(const syncd_root *rt, int64_t now, GString *out);
+
+#endif

@@ -1,6 +1,7 @@
 /* test_libdev_ratelog.c — the rate-limited logging helper (libdev/ratelog.h):
  * which occurrences it logs, and that a logged line carries the count in
  * the caller's log domain. */
+#undef G_LOG_DOMAIN /* the Makefile sets one per directory; this test names its own */
 #define G_LOG_DOMAIN "ratelog-test"
 #include <check.h>
 #include <glib.h>

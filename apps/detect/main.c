@@ -25,6 +25,7 @@
 #include "apps/dsp/detector.h"
 #include "apps/fft/frames.h"
 #include "libcfg/cfg.h"
+#include "libdev/ratelog.h"
 #include "libdev/dev.h"
 #include "libsync/client.h"
 #include "libsync/now.h"
@@ -349,8 +350,7 @@ static void on_frame(void *user, const char *msg, size_t len, uint32_t dropped)
 	fft_frame_msg m;
 	const char *why;
 	if (fft_frame_decode(msg, len, &m, d->P, MAX_BINS, &why) < 0) {
-		if (d->bad++ % 1000 == 0) /* rate-limited: this is per frame */
-			g_warning("fft frame rejected: %s", why);
+		ratelog(G_LOG_LEVEL_WARNING, ++d->bad, "fft frame rejected: %s", why); /* per frame */
 		return;
 	}
 	d->nframes++;

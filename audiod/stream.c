@@ -13,9 +13,9 @@
 
 #include "audiod/latency.h"
 #include "kpatch/reader.h"
+#include "kpatch/sidechan_path.h"
 #include "libsync/fit.h"
 #include "libsync/now.h"
-#include "sim/sidechan.h"
 
 /* At most this many interrupt records after an overrun estimate the
  * restarted run's first frame.  The frames captured meanwhile are held in
@@ -113,7 +113,7 @@ static int open_source(stream *s, GString *err)
 	}
 	if (want == TSRC_AUTO || want == TSRC_SIM) {
 		const char *p = s->cfg.sidechannel;
-		if (!p && sim_sidechan_path(s->pcm_name, path, sizeof path) > 0)
+		if (!p && kpatch_sidechan_path(s->pcm_name, path, sizeof path) > 0)
 			p = path;
 		if (p && is_fifo(p) && kpatch_reader_open_path(p, &s->kp) == 0) {
 			s->side_path = g_strdup(p);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "audiod/error.h"
 #include "audiod/latency.h"
 #include "kpatch/reader.h"
 #include "kpatch/sidechan_path.h"
@@ -93,7 +94,7 @@ static int is_fifo(const char *path)
 }
 
 /* Pick and open the timestamp source (see stream.h for the order). */
-static int open_source(stream *s, GString *err)
+static int open_source(stream *s, GError **err)
 {
 	int card, dev, sub;
 	char path[256];
@@ -106,8 +107,8 @@ static int open_source(stream *s, GString *err)
 			return 0;
 		}
 		if (want == TSRC_KPATCH) {
-			g_string_printf(err, "%s: kpatch timestamps wanted but unavailable: %s", s->pcm_name,
-					g_strerror(-rc));
+			g_set_error(err, AUDIOD_ERROR, -rc, "%s: kpatch timestamps wanted but unavailable: %s",
+				    s->pcm_name, g_strerror(-rc));
 			return rc;
 		}
 	}
@@ -121,7 +122,8 @@ static int open_source(stream *s, GString *err)
 			return 0;
 		}
 		if (want == TSRC_SIM) {
-			g_string_printf(err, "%s: simulator side channel %s not found", s->pcm_name, p ? p : "(no path)");
+			g_set_error(err, AUDIOD_ERROR, ENOENT, "%s: simulator side channel %s not found", s->pcm_name,
+				    p ? p : "(no path)");
 			return -ENOENT;
 		}
 	}
@@ -130,7 +132,7 @@ static int open_source(stream *s, GString *err)
 }
 
 int stream_open(const stream_cfg *cfg, GMainContext *main_ctx, stream_event_fn fn, void *user,
-		stream **out, GString *err)
+		stream **out, GError **err)
 {
 	stream *s = g_new0(stream, 1);
 	const char *why;
@@ -150,8 +152,8 @@ int stream_open(const stream_cfg *cfg, GMainContext *main_ctx, stream_event_fn f
 	rc = audio_ring_create((uint32_t)capture_frame_bytes(s->cap), cap_frames, a->rate, a->channels,
 			       (uint32_t)a->format, 0, &s->ring);
 	if (rc < 0) {
-		g_string_printf(err, "%s: cannot create a ring of %.1f s: %s", s->pcm_name, cfg->ring_seconds,
-				g_strerror(-rc));
+		g_set_error(err, AUDIOD_ERROR, -rc, "%s: cannot create a ring of %.1f s: %s", s->pcm_name,
+			    cfg->ring_seconds, g_strerror(-rc));
 		goto fail;
 	}
 	if ((rc = open_source(s, err)) < 0)
@@ -164,7 +166,7 @@ int stream_open(const stream_cfg *cfg, GMainContext *main_ctx, stream_event_fn f
 	fp.window = 256;
 	fp.nominal_slope = a->rate * 1e-9;
 	if (!(s->fit = sync_fit_new(&fp, &why))) {
-		g_string_printf(err, "fit: %s", why);
+		g_set_error(err, AUDIOD_ERROR, EINVAL, "fit: %s", why);
 		rc = -EINVAL;
 		goto fail;
 	}
@@ -172,7 +174,7 @@ int stream_open(const stream_cfg *cfg, GMainContext *main_ctx, stream_event_fn f
 	s->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (s->efd < 0) {
 		rc = -errno;
-		g_string_printf(err, "eventfd: %s", g_strerror(errno));
+		g_set_error(err, AUDIOD_ERROR, errno, "eventfd: %s", g_strerror(errno));
 		goto fail;
 	}
 	s->st.source = s->source;
@@ -538,7 +540,7 @@ static gpointer capture_thread(gpointer data)
 	return NULL;
 }
 
-int stream_start(stream *s, GString *err)
+int stream_start(stream *s, GError **err)
 {
 	GSource *src = g_unix_fd_source_new(s->efd, G_IO_IN);
 	g_source_set_priority(src, G_PRIORITY_HIGH);
@@ -547,7 +549,7 @@ int stream_start(stream *s, GString *err)
 	g_source_attach(src, s->main_ctx);
 	s->thread = g_thread_try_new("capture", capture_thread, s, NULL);
 	if (!s->thread) {
-		g_string_printf(err, "%s: cannot start the capture thread", s->pcm_name);
+		g_set_error(err, AUDIOD_ERROR, EAGAIN, "%s: cannot start the capture thread", s->pcm_name);
 		return -EAGAIN;
 	}
 	return 0;

@@ -71,9 +71,10 @@ typedef struct {
 typedef struct stream stream;
 
 /* Open the PCM, the ring and the timestamp source; the thread is not started.
- * Returns 0 and *out, or -errno with the reason in err. */
+ * Returns 0 and *out, or -errno with err set (AUDIOD_ERROR, audiod/error.h;
+ * code the errno, the message names the PCM and what failed). */
 int stream_open(const stream_cfg *cfg, GMainContext *main_ctx, stream_event_fn fn, void *user,
-		stream **out, GString *err);
+		stream **out, GError **err);
 
 /* Continue the frame numbering of an earlier run of this device (before
  * stream_start): n >= 2 points (cpu ns, frame) on the line that held then,
@@ -83,8 +84,9 @@ int stream_open(const stream_cfg *cfg, GMainContext *main_ctx, stream_event_fn f
  * a restart of audiod.  Returns 0 or -EINVAL (times not increasing). */
 int stream_continue_numbering(stream *s, const int64_t *cpu, const int64_t *frame, int n);
 
-/* Start the capture thread.  Returns 0 or -errno with the reason in err. */
-int stream_start(stream *s, GString *err);
+/* Start the capture thread.  Returns 0, or -EAGAIN with err set
+ * (AUDIOD_ERROR) when the thread cannot be created. */
+int stream_start(stream *s, GError **err);
 
 /* Stop the thread, close everything (NULL is fine). */
 void stream_free(stream *s);

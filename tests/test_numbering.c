@@ -33,10 +33,10 @@
  * (for an exponential the two are its mean). */
 typedef enum { LAT_CONST, LAT_UNIFORM, LAT_EXP, LAT_SPIKY, LAT_N } lat_shape;
 static const char *lat_name[] = {"constant 40 us", "uniform 5..200 us", "5 us + exponential 50 us",
-				 "2..8 us, 5 % spikes to 3 ms"};
+				 "2..8 us, 5 % spikes of 8 us..3 ms"};
 static const double lat_floor_ns[] = {40e3, 5e3, 5e3, 2e3};
-/* Mean excess over the floor, ns (spiky: 0.95 * 3 us + 0.05 * 1.5 ms). */
-static const double lat_excess_ns[] = {0, 97.5e3, 50e3, 0.95 * 3e3 + 0.05 * 1.5e6};
+/* Mean excess over the floor, ns (spiky: 0.95 * 3 us + 0.05 * 1.506 ms). */
+static const double lat_excess_ns[] = {0, 97.5e3, 50e3, 0.95 * 3e3 + 0.05 * 1.506e6};
 /* 1 / density at the floor, ns (spiky: 95 % spread over 6 us). */
 static const double lat_scale_ns[] = {0, 195e3, 50e3, 6e3 / 0.95};
 
@@ -84,7 +84,7 @@ static double draw_latency(card *c)
 	case LAT_EXP:
 		return 5e3 - 50e3 * log(1.0 - gsl_rng_uniform(c->r));
 	default:
-		return gsl_rng_uniform(c->r) < 0.05 ? 3e6 * gsl_rng_uniform(c->r) : 2e3 + 6e3 * gsl_rng_uniform(c->r);
+		return gsl_rng_uniform(c->r) < 0.05 ? 8e3 + 3e6 * gsl_rng_uniform(c->r) : 2e3 + 6e3 * gsl_rng_uniform(c->r);
 	}
 }
 

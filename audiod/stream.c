@@ -8,19 +8,17 @@
 #include <string.h>
 #include <glib-unix.h>
 #include <sys/eventfd.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "audiod/error.h"
 #include "audiod/latency.h"
 #include "audiod/numbering.h"
 #include "kpatch/reader.h"
-#include "kpatch/sidechan_path.h"
 #include "libsync/now.h"
 
 struct stream {
 	stream_cfg cfg;
-	char *pcm_name, *side_path;
+	char *pcm_name;
 	capture *cap;
 	audio_ring *ring;
 	struct kpatch_reader *kp;  /* kpatch or sim FIFO; NULL for alsa */
@@ -43,66 +41,6 @@ struct stream {
 	stream_stats st;
 	latency_hist lat;
 };
-
-const char *tsrc_name(tsrc_kind k)
-{
-	static const char *names[] = {"auto", "kpatch", "alsa", "sim", "none"};
-	return k <= TSRC_NONE ? names[k] : "?";
-}
-
-int tsrc_parse(const char *s, tsrc_kind *out)
-{
-	for (int k = TSRC_AUTO; k <= TSRC_SIM; k++)
-		if (!strcmp(s, tsrc_name((tsrc_kind)k))) {
-			*out = (tsrc_kind)k;
-			return 0;
-		}
-	return -EINVAL;
-}
-
-static int is_fifo(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0 && S_ISFIFO(st.st_mode);
-}
-
-/* Pick and open the timestamp source (see stream.h for the order). */
-static int open_source(stream *s, GError **err)
-{
-	int card, dev, sub;
-	char path[256];
-	tsrc_kind want = s->cfg.tstamp;
-	capture_hw_ids(s->cap, &card, &dev, &sub);
-	if ((want == TSRC_AUTO || want == TSRC_KPATCH) && card >= 0) {
-		int rc = kpatch_reader_open_for_pcm(card, dev, sub, CHORUS_KPATCH_STREAM_CAPTURE, &s->kp);
-		if (rc == 0) {
-			s->source = TSRC_KPATCH;
-			return 0;
-		}
-		if (want == TSRC_KPATCH) {
-			g_set_error(err, AUDIOD_ERROR, -rc, "%s: kpatch timestamps wanted but unavailable: %s",
-				    s->pcm_name, g_strerror(-rc));
-			return rc;
-		}
-	}
-	if (want == TSRC_AUTO || want == TSRC_SIM) {
-		const char *p = s->cfg.sidechannel;
-		if (!p && kpatch_sidechan_path(s->pcm_name, path, sizeof path) > 0)
-			p = path;
-		if (p && is_fifo(p) && kpatch_reader_open_path(p, &s->kp) == 0) {
-			s->side_path = g_strdup(p);
-			s->source = TSRC_SIM;
-			return 0;
-		}
-		if (want == TSRC_SIM) {
-			g_set_error(err, AUDIOD_ERROR, ENOENT, "%s: simulator side channel %s not found", s->pcm_name,
-				    p ? p : "(no path)");
-			return -ENOENT;
-		}
-	}
-	s->source = TSRC_ALSA;
-	return 0;
-}
 
 int stream_open(const stream_cfg *cfg, GMainContext *main_ctx, stream_event_fn fn, void *user,
 		stream **out, GError **err)
@@ -129,7 +67,7 @@ int stream_open(const stream_cfg *cfg, GMainContext *main_ctx, stream_event_fn f
 			    cfg->ring_seconds, g_strerror(-rc));
 		goto fail;
 	}
-	if ((rc = open_source(s, err)) < 0)
+	if ((rc = tsrc_open(cfg->tstamp, s->cap, s->pcm_name, cfg->sidechannel, &s->source, &s->kp, err)) < 0)
 		goto fail;
 	s->buf_frames = a->buffer;
 	s->buf = g_malloc(s->buf_frames * capture_frame_bytes(s->cap));
@@ -434,7 +372,6 @@ void stream_free(stream *s)
 	audio_ring_free(s->ring);
 	g_mutex_clear(&s->lock);
 	g_free(s->buf);
-	g_free(s->side_path);
 	g_free(s->pcm_name);
 	g_free(s);
 }

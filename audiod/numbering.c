@@ -2,6 +2,7 @@
  * numbering.h). */
 #include "audiod/numbering.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -37,8 +38,8 @@ struct numbering {
 
 numbering *numbering_new(const numbering_params *p, const char **why)
 {
-	if (!p->rate || !p->period || p->buffer < p->period || !p->boundary) {
-		*why = "numbering: rate, period and boundary must be > 0 and buffer >= period";
+	if (!p->rate || !p->period || !p->buffer || !p->boundary) {
+		*why = "numbering: rate, period, buffer and boundary must be > 0";
 		return NULL;
 	}
 	sync_fit_params fp;
@@ -224,6 +225,7 @@ void numbering_record(numbering *n, uint64_t hw_ptr, int64_t cpu, numbering_out 
 
 void numbering_wrote(numbering *n, uint64_t frames)
 {
+	assert(!n->restarting); /* frames of an unsettled run are held, not written */
 	n->abs_next += (int64_t)frames;
 }
 
@@ -254,6 +256,7 @@ uint64_t numbering_held(const numbering *n)
 
 void numbering_hold(numbering *n, uint64_t frames)
 {
+	assert(n->restarting && n->hold + frames <= n->p.buffer); /* the caller's buffer holds them */
 	n->hold += frames;
 }
 

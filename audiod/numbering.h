@@ -10,8 +10,8 @@
  * latency only makes cpu late, so frames look early) predicts the index of
  * each interrupt record of the restarted run; every record's latency makes
  * its prediction late, so the run's first frame is the least of them
- * (records are held back until min(8, buffer/period) are in), floored with
- * 0.1 frame of slack for the envelope's own error.  With no record at all
+ * (records are held back until min(8, max(1, buffer/period)) are in),
+ * floored with 0.1 frame of slack for the envelope's own error.  With no record at all
  * the run began when it was started (the restart time's prediction).
  *
  * The caller (audiod/stream.c) does the I/O: it reads the PCM and the
@@ -38,7 +38,7 @@
 typedef struct {
 	unsigned rate;      /* frames per second (> 0) */
 	uint64_t period;    /* frames per period interrupt (> 0) */
-	uint64_t buffer;    /* frames of the ALSA buffer = the caller's hold buffer (>= period) */
+	uint64_t buffer;    /* frames of the ALSA buffer = the caller's hold buffer (> 0) */
 	uint64_t boundary;  /* hw_ptr of the records wraps at this many frames (> 0) */
 } numbering_params;
 
@@ -103,7 +103,8 @@ int64_t numbering_next(const numbering *n);
  * and this record is held, or the settled restart and its held records. */
 void numbering_record(numbering *n, uint64_t hw_ptr, int64_t cpu, numbering_out *out);
 
-/* While not restarting: `frames` (>= 0) frames were written to the ring. */
+/* While not restarting (asserted): `frames` frames were written to the
+ * ring. */
 void numbering_wrote(numbering *n, uint64_t frames);
 
 /* While not restarting: a direct observation (an ALSA timestamp: the frame
@@ -124,8 +125,8 @@ void numbering_stamp(numbering *n, uint64_t avail, int64_t cpu);
  * offset, <= buffer). */
 uint64_t numbering_held(const numbering *n);
 
-/* While restarting: `frames` more were read into the hold (the total stays
- * <= buffer). */
+/* While restarting: `frames` more were read into the hold (asserted: the
+ * total stays <= buffer). */
 void numbering_hold(numbering *n, uint64_t frames);
 
 /* End of a wakeup: while restarting, settle the restart if enough records

@@ -509,7 +509,7 @@ END_TEST
 START_TEST(bad_params)
 {
 	const char *why = NULL;
-	numbering_params p = {.rate = RATE, .period = PERIOD, .buffer = PERIOD / 2, .boundary = BOUNDARY};
+	numbering_params p = {.rate = RATE, .period = PERIOD, .buffer = 0, .boundary = BOUNDARY};
 	ck_assert_ptr_null(numbering_new(&p, &why));
 	ck_assert_ptr_nonnull(why);
 	p.buffer = 2 * PERIOD;

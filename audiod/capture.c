@@ -1,10 +1,10 @@
 /* capture.c — ALSA capture stream (see capture.h). */
 #include "audiod/capture.h"
 
-#include "audiod/error.h"
-
 #include <errno.h>
 #include <poll.h>
+
+#include "audiod/error.h"
 
 struct capture {
 	snd_pcm_t *pcm;

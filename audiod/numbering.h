@@ -66,17 +66,18 @@ typedef struct {
 typedef struct numbering numbering;
 
 /* A new numbering at frame 0, not restarting.  Returns it, or NULL with a
- * static reason in *why (a parameter out of range). */
+ * static reason in *why (a parameter out of range, or out of memory). */
 numbering *numbering_new(const numbering_params *p, const char **why);
 
 /* Free n (NULL is fine). */
 void numbering_free(numbering *n);
 
 /* Continue an earlier run's numbering (before numbering_start): n_pts >= 2
- * points (cpu ns, frame) on the line that held then, cpu increasing.  The
- * first run then starts at the frame that line predicts for its first
- * interrupt.  Returns 0, or -EINVAL (too few points, times not increasing:
- * nothing changed but the fit is emptied). */
+ * points (cpu ns, frame) on the line that held then, cpu not decreasing.
+ * The first run then starts at the frame that line predicts for its first
+ * interrupt (with fewer than 3 points it cannot predict, and the run starts
+ * at frame 0).  Returns 0, or -EINVAL: fewer than 2 points (nothing
+ * changed), or cpu going backwards (the fit is then emptied). */
 int numbering_continue(numbering *n, const int64_t *cpu, const int64_t *frame, int n_pts);
 
 /* The stream started at cpu time now_ns (ns).  When the numbering continues

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <poll.h>
 
+#include "audiod/error.h"
+
 struct capture {
 	snd_pcm_t *pcm;
 	capture_cfg actual;
@@ -18,13 +20,14 @@ struct capture {
 	do {                                                                                      \
 		int rc_ = (call);                                                                 \
 		if (rc_ < 0) {                                                                    \
-			g_string_printf(err, "%s: %s: %s", cfg->pcm, what, snd_strerror(rc_));   \
+			g_set_error(err, AUDIOD_ERROR, -rc_, "%s: %s: %s", cfg->pcm, what,        \
+				    snd_strerror(rc_));                                           \
 			capture_close(c);                                                         \
 			return rc_;                                                               \
 		}                                                                                 \
 	} while (0)
 
-int capture_open(const capture_cfg *cfg, capture **out, GString *err)
+int capture_open(const capture_cfg *cfg, capture **out, GError **err)
 {
 	capture *c = g_new0(capture, 1);
 	snd_pcm_hw_params_t *hw;
@@ -62,7 +65,7 @@ int capture_open(const capture_cfg *cfg, capture **out, GString *err)
 	c->frame_bytes = (size_t)snd_pcm_format_physical_width(cfg->format) / 8 * cfg->channels;
 	c->npfd = snd_pcm_poll_descriptors(c->pcm, c->pfd, G_N_ELEMENTS(c->pfd));
 	if (c->npfd <= 0) {
-		g_string_printf(err, "%s: no poll descriptors", cfg->pcm);
+		g_set_error(err, AUDIOD_ERROR, EIO, "%s: no poll descriptors", cfg->pcm);
 		capture_close(c);
 		return -EIO;
 	}

@@ -4,7 +4,8 @@
  * configured rate, channels, format, period and buffer; asks for timestamps
  * of hw_ptr updates on CLOCK_MONOTONIC_RAW; reads whole periods.  Nothing
  * here knows about rings or clocks beyond the timestamp ALSA gives.
- * Errors are negative errno values with a message in the caller's GString.
+ * Errors are negative errno values; capture_open also sets a GError
+ * (AUDIOD_ERROR, audiod/error.h) saying which PCM and parameter failed.
  */
 #ifndef CHORUS_AUDIOD_CAPTURE_H
 #define CHORUS_AUDIOD_CAPTURE_H
@@ -25,8 +26,9 @@ typedef struct {
 typedef struct capture capture;
 
 /* Open and configure the PCM.  Returns 0 and *out, or a negative errno with
- * the reason (PCM name, which parameter the device refused) in `err`. */
-int capture_open(const capture_cfg *cfg, capture **out, GString *err);
+ * err set (AUDIOD_ERROR, code the errno; the message names the PCM and the
+ * parameter the device refused).  Blocks only as long as alsa-lib's open. */
+int capture_open(const capture_cfg *cfg, capture **out, GError **err);
 
 /* Close the PCM (NULL is fine). */
 void capture_close(capture *c);

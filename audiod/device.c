@@ -152,7 +152,12 @@ static int op_open(void *user, const dev_creds *who, dev_sensor_request *req, vo
 	audio_request r;
 	GString *out = g_string_new(NULL);
 	int64_t oldest, next;
-	int rc = audio_request_parse(req->params, req->params_len, d->channels, d->node, &r, why);
+	GError *perr = NULL;
+	int rc = audio_request_parse(req->params, req->params_len, d->channels, d->node, &r, &perr);
+	if (perr) {
+		g_string_assign(why, perr->message);
+		g_error_free(perr);
+	}
 	d->opens++;
 	if (rc < 0)
 		goto refuse;
@@ -457,7 +462,7 @@ audio_dev *audio_dev_new(int k, const stream_cfg *cfg, uint32_t node, GMainConte
 			 GError **err)
 {
 	audio_dev *d = g_new0(audio_dev, 1);
-	GString *e = g_string_new(NULL);
+	GError *e = NULL;
 	const char *why = NULL;
 	d->k = k;
 	d->node = node;
@@ -468,9 +473,10 @@ audio_dev *audio_dev_new(int k, const stream_cfg *cfg, uint32_t node, GMainConte
 	g_snprintf(d->name_data, sizeof d->name_data, "audio/%d/data", k);
 	g_snprintf(d->name_status, sizeof d->name_status, "audio/%d/status", k);
 	g_snprintf(d->name_ring, sizeof d->name_ring, "audio/%d/ring", k);
-	int rc = stream_open(cfg, ctx, on_stream, d, &d->st, e);
+	int rc = stream_open(cfg, ctx, on_stream, d, &d->st, &e);
 	if (rc < 0) {
-		g_set_error(err, DEV_ERROR, -rc, "audio/%d: %s", k, e->str);
+		g_set_error(err, DEV_ERROR, -rc, "audio/%d: %s", k, e->message);
+		g_error_free(e);
 		goto fail;
 	}
 	const capture_cfg *p = stream_params(d->st);
@@ -504,21 +510,20 @@ audio_dev *audio_dev_new(int k, const stream_cfg *cfg, uint32_t node, GMainConte
 	continue_numbering(d);
 	if (!(d->sync = dev_caller_new("sync/command", DEV_PATTERN_COMMAND, ctx, on_sync_state, d, err)))
 		goto fail;
-	g_string_free(e, TRUE);
 	return d;
 fail:
-	g_string_free(e, TRUE);
 	audio_dev_free(d);
 	return NULL;
 }
 
 gboolean audio_dev_start(audio_dev *d, GError **err)
 {
-	GString *e = g_string_new(NULL);
-	int rc = stream_start(d->st, e);
-	if (rc < 0)
-		g_set_error(err, DEV_ERROR, -rc, "audio/%d: %s", d->k, e->str);
-	g_string_free(e, TRUE);
+	GError *e = NULL;
+	int rc = stream_start(d->st, &e);
+	if (rc < 0) {
+		g_set_error(err, DEV_ERROR, -rc, "audio/%d: %s", d->k, e->message);
+		g_error_free(e);
+	}
 	return rc == 0;
 }
 

@@ -7,11 +7,16 @@ $(B)/tests/test_ring: $(B)/tests/test_ring.o $(B)/libaudiod.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check) -lpthread
 
-AUDIOD_LIBS := $(B)/libaudiod.a $(B)/libdev.a $(B)/libsync.a $(B)/libtimehist.a $(B)/libcfg.a $(B)/libkpatch.a $(B)/libsim.a
+TESTS += $(B)/tests/test_numbering
+$(B)/tests/test_numbering: $(B)/tests/test_numbering.o $(B)/libaudiod.a $(B)/libsync.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check gsl glib-2.0) -lm
+
+AUDIOD_LIBS := $(B)/libaudiod.a $(B)/libdev.a $(B)/libsync.a $(B)/libtimehist.a $(B)/libcfg.a $(B)/libkpatch.a
 PROGS += $(B)/bin/audiod
 $(B)/bin/audiod: $(B)/audiod/main.o $(AUDIOD_LIBS)
 	@mkdir -p $(dir $@)
-	$(link) $(call pkglibs,glib-2.0 gsl alsa libsystemd sndfile) -lm -lpthread
+	$(link) $(call pkglibs,glib-2.0 gsl alsa libsystemd) -lm -lpthread
 
 PROGS += $(B)/bin/audioget
 $(B)/bin/audioget: $(B)/apps/tools/audioget.o $(B)/libaudiod.a $(B)/libsync.a $(B)/libdev.a

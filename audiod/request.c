@@ -1,6 +1,8 @@
 /* request.c — audio request parameters (see request.h). */
 #include "audiod/request.h"
 
+#include "audiod/error.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +18,7 @@ static int parse_i64(const char *s, int64_t *v)
 	return 0;
 }
 
-static int parse_channels(const char *s, uint32_t channels, audio_request *r, GString *err)
+static int parse_channels(const char *s, uint32_t channels, audio_request *r, GError **err)
 {
 	gchar **parts = g_strsplit(s, ",", -1);
 	int rc = 0;
@@ -24,19 +26,20 @@ static int parse_channels(const char *s, uint32_t channels, audio_request *r, GS
 	for (gchar **p = parts; *p; p++) {
 		int64_t c;
 		if (parse_i64(*p, &c) < 0 || c < 0 || c >= channels) {
-			g_string_printf(err, "channels: \"%s\" is not a channel of this device (0..%u)", *p, channels - 1);
+			g_set_error(err, AUDIOD_ERROR, EINVAL, "channels: \"%s\" is not a channel of this device (0..%u)",
+				    *p, channels - 1);
 			rc = -EINVAL;
 			break;
 		}
 		if (r->nchan == AUDIO_MAX_CHANNELS) {
-			g_string_printf(err, "channels: more than %d listed", AUDIO_MAX_CHANNELS);
+			g_set_error(err, AUDIOD_ERROR, EINVAL, "channels: more than %d listed", AUDIO_MAX_CHANNELS);
 			rc = -EINVAL;
 			break;
 		}
 		r->chan[r->nchan++] = (uint16_t)c;
 	}
 	if (!rc && r->nchan == 0) {
-		g_string_printf(err, "channels: empty list");
+		g_set_error(err, AUDIOD_ERROR, EINVAL, "channels: empty list");
 		rc = -EINVAL;
 	}
 	g_strfreev(parts);
@@ -44,14 +47,14 @@ static int parse_channels(const char *s, uint32_t channels, audio_request *r, GS
 }
 
 int audio_request_parse(const char *params, size_t len, uint32_t channels, uint32_t node, audio_request *out,
-			GString *err)
+			GError **err)
 {
 	audio_request r = {0};
 	int have_from = 0, have_clock = 0, rc = 0;
 	r.to = INT64_MAX;
 	char *text = g_strndup(params ? params : "", len);
 	if (strlen(text) != len) {
-		g_string_printf(err, "parameters contain a NUL byte");
+		g_set_error(err, AUDIOD_ERROR, EINVAL, "parameters contain a NUL byte");
 		g_free(text);
 		return -EINVAL;
 	}
@@ -61,7 +64,7 @@ int audio_request_parse(const char *params, size_t len, uint32_t channels, uint3
 			continue;
 		char *eq = strchr(*t, '=');
 		if (!eq) {
-			g_string_printf(err, "parameter \"%s\" is not key=value", *t);
+			g_set_error(err, AUDIOD_ERROR, EINVAL, "parameter \"%s\" is not key=value", *t);
 			rc = -EINVAL;
 			break;
 		}
@@ -72,14 +75,14 @@ int audio_request_parse(const char *params, size_t len, uint32_t channels, uint3
 		} else if (!strcmp(k, "clock")) {
 			const char *why;
 			if (sync_clock_parse(v, node, &r.clock, &why) < 0) {
-				g_string_printf(err, "clock \"%s\": %s", v, why);
+				g_set_error(err, AUDIOD_ERROR, EINVAL, "clock \"%s\": %s", v, why);
 				rc = -EINVAL;
 			}
 			have_clock = 1;
 		} else if (!strcmp(k, "from") || !strcmp(k, "to")) {
 			int64_t x;
 			if (parse_i64(v, &x) < 0) {
-				g_string_printf(err, "%s: \"%s\" is not an integer time", k, v);
+				g_set_error(err, AUDIOD_ERROR, EINVAL, "%s: \"%s\" is not an integer time", k, v);
 				rc = -EINVAL;
 			} else if (*k == 'f') {
 				r.from = x;
@@ -88,7 +91,8 @@ int audio_request_parse(const char *params, size_t len, uint32_t channels, uint3
 				r.to = x;
 			}
 		} else {
-			g_string_printf(err, "unknown parameter \"%s\" (channels, clock, from, to)", k);
+			g_set_error(err, AUDIOD_ERROR, EINVAL, "unknown parameter \"%s\" (channels, clock, from, to)",
+				    k);
 			rc = -EINVAL;
 		}
 	}
@@ -97,11 +101,13 @@ int audio_request_parse(const char *params, size_t len, uint32_t channels, uint3
 	if (rc)
 		return rc;
 	if (have_clock != have_from) {
-		g_string_printf(err, have_clock ? "clock given without from" : "from given without clock");
+		g_set_error(err, AUDIOD_ERROR, EINVAL, "%s",
+			    have_clock ? "clock given without from" : "from given without clock");
 		return -EINVAL;
 	}
 	if (have_clock && r.to != INT64_MAX && r.to <= r.from) {
-		g_string_printf(err, "to (%" G_GINT64_FORMAT ") must be after from (%" G_GINT64_FORMAT ")", r.to, r.from);
+		g_set_error(err, AUDIOD_ERROR, EINVAL, "to (%" G_GINT64_FORMAT ") must be after from (%" G_GINT64_FORMAT ")",
+			    r.to, r.from);
 		return -EINVAL;
 	}
 	r.by_time = have_clock;

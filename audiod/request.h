@@ -11,7 +11,8 @@
  *   first=F last=L rate=R channels=C format=NAME [clock=… from=… to=…
  *   se_ns=S se_frames=E hops=H]
  * docs/protocol.md "audio/<k>/data" has the whole story.
- * Errors: negative errno with the reason in the caller's GString.
+ * Errors: negative errno with a GError (AUDIOD_ERROR, audiod/error.h) saying
+ * which parameter and why.
  */
 #ifndef CHORUS_AUDIOD_REQUEST_H
 #define CHORUS_AUDIOD_REQUEST_H
@@ -34,9 +35,10 @@ typedef struct {
 
 /* Parse a parameter blob (len bytes, not NUL-terminated; may be empty) for
  * a device with `channels` channels on node `node` (for bare clock kinds).
- * Returns 0 and *out, or -EINVAL with the reason in err. */
+ * Returns 0 and *out, or -EINVAL with err set (code EINVAL; the message
+ * quotes the offending parameter and says why).  Pure but for allocation. */
 int audio_request_parse(const char *params, size_t len, uint32_t channels, uint32_t node, audio_request *out,
-			GString *err);
+			GError **err);
 
 /* The value of `key` in a reply text ("first=F last=L rate=R ..."): copied
  * into buf (len bytes, truncated to fit) and returned, or NULL when the

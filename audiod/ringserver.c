@@ -10,6 +10,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "audiod/error.h"
 #include "libdev/dev.h"
 
 struct ringserver {
@@ -98,14 +99,13 @@ void ringserver_free(ringserver *s)
 	g_free(s);
 }
 
-int ring_bulk_open(const char *name, audio_ring **out, GString *err)
+int ring_bulk_open(const char *name, audio_ring **out, GError **err)
 {
 	char path[DEV_PATH_MAX], text[64];
 	const char *why = NULL;
 	int rc = dev_path(name, path, sizeof path, &why);
 	if (rc < 0) {
-		if (err)
-			g_string_printf(err, "%s: %s", name, why);
+		g_set_error(err, AUDIOD_ERROR, -rc, "%s: %s", name, why);
 		return rc;
 	}
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
@@ -113,8 +113,7 @@ int ring_bulk_open(const char *name, audio_ring **out, GString *err)
 	g_strlcpy(a.sun_path, path, sizeof a.sun_path);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
 		rc = -errno;
-		if (err)
-			g_string_printf(err, "%s: %s", path, g_strerror(errno));
+		g_set_error(err, AUDIOD_ERROR, errno, "%s: %s", path, g_strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return rc;
@@ -130,15 +129,14 @@ int ring_bulk_open(const char *name, audio_ring **out, GString *err)
 	close(fd);
 	struct cmsghdr *cm = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL;
 	if (!cm || cm->cmsg_type != SCM_RIGHTS || strncmp(text, "CHRING 1 ", 9) != 0) {
-		if (err)
-			g_string_printf(err, "%s: not an audio ring device", path);
+		g_set_error(err, AUDIOD_ERROR, EBADMSG, "%s: not an audio ring device", path);
 		return -EBADMSG;
 	}
 	int rfd;
 	memcpy(&rfd, CMSG_DATA(cm), sizeof rfd);
 	rc = audio_ring_map(rfd, out);
 	close(rfd);
-	if (rc < 0 && err)
-		g_string_printf(err, "%s: cannot map the ring: %s", path, g_strerror(-rc));
+	if (rc < 0)
+		g_set_error(err, AUDIOD_ERROR, -rc, "%s: cannot map the ring: %s", path, g_strerror(-rc));
 	return rc;
 }

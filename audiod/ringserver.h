@@ -25,7 +25,8 @@ void ringserver_free(ringserver *s);
 
 /* Client side: connect to `name`, receive the memfd and map the ring.
  * Returns 0 and *out, or -errno (-ENOENT no such device, -EBADMSG not a
- * ring) with the path tried in err (may be NULL). */
-int ring_bulk_open(const char *name, audio_ring **out, GString *err);
+ * ring) with err set (AUDIOD_ERROR, code the errno, the path tried and
+ * why; err may be NULL). */
+int ring_bulk_open(const char *name, audio_ring **out, GError **err);
 
 #endif

@@ -8,23 +8,17 @@
 #include <string.h>
 #include <glib-unix.h>
 #include <sys/eventfd.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "audiod/error.h"
 #include "audiod/latency.h"
+#include "audiod/numbering.h"
 #include "kpatch/reader.h"
-#include "libsync/fit.h"
 #include "libsync/now.h"
-#include "sim/sidechan.h"
-
-/* At most this many interrupt records after an overrun estimate the
- * restarted run's first frame.  The frames captured meanwhile are held in
- * the stream's read buffer (one ALSA buffer), so at most that many periods. */
-#define RESTART_RECORDS 8
 
 struct stream {
 	stream_cfg cfg;
-	char *pcm_name, *side_path;
+	char *pcm_name;
 	capture *cap;
 	audio_ring *ring;
 	struct kpatch_reader *kp;  /* kpatch or sim FIFO; NULL for alsa */
@@ -37,100 +31,19 @@ struct stream {
 	int efd;                   /* eventfd: wakes the main context */
 	GSource *efd_src;          /* its source on main_ctx */
 	gint stop;                 /* atomic */
-	uint8_t *buf;              /* one read's worth of frames */
+	uint8_t *buf;              /* one read's worth of frames; the hold while restarting */
 	snd_pcm_uframes_t buf_frames;
 
 	/* capture-thread state */
-	sync_fit *fit;             /* recent (frame, cpu) lower envelope, for overrun accounting */
-	int64_t abs_next;          /* absolute index of the next frame read */
-	int have_hw_base;          /* hw_base valid for the current run */
-	int64_t hw_base;           /* unwrapped hw_ptr of the run's first frame */
-	int64_t abs_base;          /* absolute index of the run's first frame */
-	uint64_t last_hw;          /* last raw hw_ptr */
-	int64_t hw_unwrapped;      /* last hw_ptr, unwrapped */
-	int restarting;            /* overrun: waiting for the first timestamp of the new run */
-	int continuing;            /* the first run continues an earlier run's numbering */
-	int64_t restart_cpu;       /* node cpu time when the run restarted */
-	int restart_wakeups;       /* wakeups since the restart */
-	/* Interrupt records of the restarted run held back until its start is
-	 * known: each one's latency makes the pre-overrun fit predict a start
-	 * late by latency * rate, so the start is the least of their
-	 * predictions (a single record was often 2-5 frames late).  The frames
-	 * of the new run read meanwhile wait in buf[0, hold). */
-	struct {
-		int64_t rel;       /* frames since the run's first frame at the interrupt */
-		int64_t cpu;       /* node cpu time of the interrupt, ns */
-	} pend[RESTART_RECORDS];
-	int npend;
-	int restart_need;          /* records to hold before settling, <= RESTART_RECORDS */
-	snd_pcm_uframes_t hold;    /* frames of the new run held in buf */
+	numbering *num;            /* frame indices, gaps, the restart after an overrun */
 	stream_event ev;           /* being filled */
 	GMutex lock;               /* guards st, lat */
 	stream_stats st;
 	latency_hist lat;
 };
 
-const char *tsrc_name(tsrc_kind k)
-{
-	static const char *names[] = {"auto", "kpatch", "alsa", "sim", "none"};
-	return k <= TSRC_NONE ? names[k] : "?";
-}
-
-int tsrc_parse(const char *s, tsrc_kind *out)
-{
-	for (int k = TSRC_AUTO; k <= TSRC_SIM; k++)
-		if (!strcmp(s, tsrc_name((tsrc_kind)k))) {
-			*out = (tsrc_kind)k;
-			return 0;
-		}
-	return -EINVAL;
-}
-
-static int is_fifo(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0 && S_ISFIFO(st.st_mode);
-}
-
-/* Pick and open the timestamp source (see stream.h for the order). */
-static int open_source(stream *s, GString *err)
-{
-	int card, dev, sub;
-	char path[256];
-	tsrc_kind want = s->cfg.tstamp;
-	capture_hw_ids(s->cap, &card, &dev, &sub);
-	if ((want == TSRC_AUTO || want == TSRC_KPATCH) && card >= 0) {
-		int rc = kpatch_reader_open_for_pcm(card, dev, sub, CHORUS_KPATCH_STREAM_CAPTURE, &s->kp);
-		if (rc == 0) {
-			s->source = TSRC_KPATCH;
-			return 0;
-		}
-		if (want == TSRC_KPATCH) {
-			g_string_printf(err, "%s: kpatch timestamps wanted but unavailable: %s", s->pcm_name,
-					g_strerror(-rc));
-			return rc;
-		}
-	}
-	if (want == TSRC_AUTO || want == TSRC_SIM) {
-		const char *p = s->cfg.sidechannel;
-		if (!p && sim_sidechan_path(s->pcm_name, path, sizeof path) > 0)
-			p = path;
-		if (p && is_fifo(p) && kpatch_reader_open_path(p, &s->kp) == 0) {
-			s->side_path = g_strdup(p);
-			s->source = TSRC_SIM;
-			return 0;
-		}
-		if (want == TSRC_SIM) {
-			g_string_printf(err, "%s: simulator side channel %s not found", s->pcm_name, p ? p : "(no path)");
-			return -ENOENT;
-		}
-	}
-	s->source = TSRC_ALSA;
-	return 0;
-}
-
 int stream_open(const stream_cfg *cfg, GMainContext *main_ctx, stream_event_fn fn, void *user,
-		stream **out, GString *err)
+		stream **out, GError **err)
 {
 	stream *s = g_new0(stream, 1);
 	const char *why;
@@ -150,21 +63,18 @@ int stream_open(const stream_cfg *cfg, GMainContext *main_ctx, stream_event_fn f
 	rc = audio_ring_create((uint32_t)capture_frame_bytes(s->cap), cap_frames, a->rate, a->channels,
 			       (uint32_t)a->format, 0, &s->ring);
 	if (rc < 0) {
-		g_string_printf(err, "%s: cannot create a ring of %.1f s: %s", s->pcm_name, cfg->ring_seconds,
-				g_strerror(-rc));
+		g_set_error(err, AUDIOD_ERROR, -rc, "%s: cannot create a ring of %.1f s: %s", s->pcm_name,
+			    cfg->ring_seconds, g_strerror(-rc));
 		goto fail;
 	}
-	if ((rc = open_source(s, err)) < 0)
+	if ((rc = tsrc_open(cfg->tstamp, s->cap, s->pcm_name, cfg->sidechannel, &s->source, &s->kp, err)) < 0)
 		goto fail;
 	s->buf_frames = a->buffer;
 	s->buf = g_malloc(s->buf_frames * capture_frame_bytes(s->cap));
-	sync_fit_params fp;
-	sync_fit_params_default(&fp);
-	fp.mode = SYNC_FIT_UPPER; /* x = cpu (late by latency), y = frame: frames look early */
-	fp.window = 256;
-	fp.nominal_slope = a->rate * 1e-9;
-	if (!(s->fit = sync_fit_new(&fp, &why))) {
-		g_string_printf(err, "fit: %s", why);
+	numbering_params np = {.rate = a->rate, .period = a->period, .buffer = a->buffer,
+			       .boundary = capture_boundary(s->cap)};
+	if (!(s->num = numbering_new(&np, &why))) {
+		g_set_error(err, AUDIOD_ERROR, EINVAL, "%s: %s", s->pcm_name, why);
 		rc = -EINVAL;
 		goto fail;
 	}
@@ -172,7 +82,7 @@ int stream_open(const stream_cfg *cfg, GMainContext *main_ctx, stream_event_fn f
 	s->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (s->efd < 0) {
 		rc = -errno;
-		g_string_printf(err, "eventfd: %s", g_strerror(errno));
+		g_set_error(err, AUDIOD_ERROR, errno, "eventfd: %s", g_strerror(errno));
 		goto fail;
 	}
 	s->st.source = s->source;
@@ -203,137 +113,67 @@ static gboolean on_events(gint fd, GIOCondition cond, gpointer data)
 static void post(stream *s)
 {
 	uint64_t one = 1;
-	s->ev.next = s->abs_next;
+	s->ev.next = numbering_next(s->num);
 	g_async_queue_push(s->events, g_memdup2(&s->ev, sizeof s->ev));
 	if (write(s->efd, &one, sizeof one) < 0 && errno != EAGAIN)
 		g_warning("audiod: eventfd write: %s", g_strerror(errno));
 	memset(&s->ev, 0, sizeof s->ev);
 }
 
-static void add_obs(stream *s, int64_t frame, int64_t cpu)
+/* Capture thread: take what the numbering produced into the ring, the event
+ * being filled and the counters, in the order numbering.h gives. */
+static void apply(stream *s, const numbering_out *out)
 {
-	const char *why;
-	if (s->ev.nobs == STREAM_EVENT_OBS)
-		post(s);
-	s->ev.obs[s->ev.nobs].frame = frame;
-	s->ev.obs[s->ev.nobs].cpu = cpu;
-	s->ev.nobs++;
-	if (sync_fit_add(s->fit, cpu, frame, &why) < 0) {
-		/* cpu time went backwards: only after a source restart. */
-		sync_fit_reset(s->fit);
-		sync_fit_add(s->fit, cpu, frame, &why);
+	if (out->settled) {
+		if (out->continued) {
+			/* Nothing is written to the ring before the first run
+			 * settles, so its origin can still move. */
+			if (audio_ring_set_origin(s->ring, out->start) < 0)
+				g_warning("%s: the ring cannot start at frame %" G_GINT64_FORMAT, s->pcm_name,
+					  out->start);
+			g_message("%s: frame numbering continues from the previous run at %" G_GINT64_FORMAT,
+				  s->pcm_name, out->start);
+		} else if (out->gap_to > out->gap_from) {
+			uint64_t lost = (uint64_t)(out->gap_to - out->gap_from);
+			s->ev.gap_from = out->gap_from;
+			s->ev.gap_to = out->gap_to;
+			audio_ring_skip(s->ring, lost);
+			g_mutex_lock(&s->lock);
+			s->st.frames_lost += lost;
+			g_mutex_unlock(&s->lock);
+		}
+		s->ev.brk = 1;
+		if (out->flush)
+			audio_ring_write(s->ring, s->buf, out->flush);
 	}
-	g_mutex_lock(&s->lock);
-	s->st.records++;
-	g_mutex_unlock(&s->lock);
-}
-
-/* Frames lost in an overrun: the run that restarted has its first frame at
- * absolute index `start` (predicted from the pre-overrun fit); the ring is
- * at abs_next.  Write the difference as a gap. */
-static void settle_restart(stream *s, int64_t start)
-{
-	if (s->continuing) {
-		/* The first run of this audiod, numbered on from the last one:
-		 * nothing was lost here, the ring simply starts at `start`. */
-		s->continuing = 0;
-		if (audio_ring_set_origin(s->ring, start) == 0)
-			s->abs_next = start;
-		g_message("%s: frame numbering continues from the previous run at %" G_GINT64_FORMAT,
-			  s->pcm_name, s->abs_next);
-	} else if (start > s->abs_next) {
-		uint64_t lost = (uint64_t)(start - s->abs_next);
-		s->ev.gap_from = s->abs_next;
-		s->ev.gap_to = start;
-		audio_ring_skip(s->ring, lost);
-		s->abs_next = start;
+	for (uint32_t i = 0; i < out->nobs; i++) {
+		if (s->ev.nobs == STREAM_EVENT_OBS)
+			post(s);
+		s->ev.obs[s->ev.nobs].frame = out->obs[i].frame;
+		s->ev.obs[s->ev.nobs].cpu = out->obs[i].cpu;
+		s->ev.nobs++;
+	}
+	if (out->nobs) {
 		g_mutex_lock(&s->lock);
-		s->st.frames_lost += lost;
+		s->st.records += out->nobs;
 		g_mutex_unlock(&s->lock);
 	}
-	s->abs_base = s->abs_next;
-	s->restarting = 0;
-	s->ev.brk = 1;
-	if (s->hold) {
-		audio_ring_write(s->ring, s->buf, s->hold);
-		s->abs_next += (int64_t)s->hold;
-		s->hold = 0;
-	}
-}
-
-/* The absolute frame index the pre-overrun fit predicts at cpu time t. */
-static int predict_frame(stream *s, int64_t cpu, int64_t *frame)
-{
-	sync_conv c;
-	const char *why;
-	if (sync_fit_solve(s->fit, &c, &why) < 0)
-		return -EAGAIN;
-	sync_tval f = sync_conv_apply(&c, sync_tval_of(cpu));
-	*frame = f.i + (int64_t)llround(f.f);
-	return 0;
-}
-
-/* Settle a restart from the held records of the new run: its first frame is
- * the least start they predict (the record with the least latency), then
- * their observations are taken. */
-static void settle_from_records(stream *s)
-{
-	sync_conv c;
-	const char *why;
-	int64_t start = s->abs_next;
-	if (sync_fit_solve(s->fit, &c, &why) == 0) {
-		double best = INFINITY;
-		int64_t base = INT64_MIN;
-		for (int i = 0; i < s->npend; i++) {
-			sync_tval f = sync_conv_apply(&c, sync_tval_of(s->pend[i].cpu));
-			if (base == INT64_MIN)
-				base = f.i - s->pend[i].rel;
-			double x = (double)(f.i - s->pend[i].rel - base) + f.f;
-			best = x < best ? x : best;
-		}
-		/* The run starts on a whole frame, and the least prediction is
-		 * late by the least latency (>= 0): floor, with 0.1 frame of slack
-		 * for the envelope's own error. */
-		if (base != INT64_MIN)
-			start = base + (int64_t)floor(best + 0.1);
-	}
-	settle_restart(s, start);
-	for (int i = 0; i < s->npend; i++)
-		add_obs(s, s->abs_base + s->pend[i].rel, s->pend[i].cpu);
-	s->npend = 0;
 }
 
 /* Drain the kpatch/sim FIFO into observations. */
 static void read_records(stream *s, int64_t wake)
 {
 	struct chorus_kpatch_record rec[32];
+	numbering_out out;
 	int n;
-	const capture_cfg *a = capture_actual(s->cap);
-	snd_pcm_uframes_t boundary = capture_boundary(s->cap);
 	while ((n = kpatch_reader_read(s->kp, rec, 32)) > 0) {
 		for (int i = 0; i < n; i++) {
 			/* The module stamps host CLOCK_MONOTONIC_RAW; the simulator
 			 * already stamps the virtual node's cpu clock. */
 			int64_t cpu = (rec[i].flags & CHORUS_KPATCH_F_SIM) ? rec[i].time_ns
 									    : sync_host_to_node(SYNC_KIND_CPU, rec[i].time_ns);
-			if (!s->have_hw_base) {
-				/* First interrupt of a run: one period after its start. */
-				s->last_hw = rec[i].hw_ptr;
-				s->hw_unwrapped = (int64_t)rec[i].hw_ptr;
-				s->hw_base = s->hw_unwrapped - (int64_t)a->period;
-				s->have_hw_base = 1;
-			} else {
-				s->hw_unwrapped += (int64_t)((rec[i].hw_ptr + boundary - s->last_hw) % boundary);
-				s->last_hw = rec[i].hw_ptr;
-			}
-			if (s->restarting) {
-				s->pend[s->npend].rel = s->hw_unwrapped - s->hw_base;
-				s->pend[s->npend].cpu = cpu;
-				if (++s->npend >= s->restart_need)
-					settle_from_records(s);
-			} else {
-				add_obs(s, s->abs_base + (s->hw_unwrapped - s->hw_base), cpu);
-			}
+			numbering_record(s->num, rec[i].hw_ptr, cpu, &out);
+			apply(s, &out);
 			if (i == n - 1) {
 				g_mutex_lock(&s->lock);
 				latency_add(&s->lat, wake - cpu);
@@ -355,10 +195,12 @@ static void read_records(stream *s, int64_t wake)
 static int hold_frames(stream *s)
 {
 	size_t fb = capture_frame_bytes(s->cap);
+	uint64_t hold = numbering_held(s->num);
 	long n = 0;
-	while (s->hold < s->buf_frames &&
-	       (n = capture_read(s->cap, s->buf + s->hold * fb, s->buf_frames - s->hold)) > 0)
-		s->hold += (snd_pcm_uframes_t)n;
+	while (hold < s->buf_frames && (n = capture_read(s->cap, s->buf + hold * fb, s->buf_frames - hold)) > 0) {
+		numbering_hold(s->num, (uint64_t)n);
+		hold += (uint64_t)n;
+	}
 	return n < 0 ? (int)n : 0;
 }
 
@@ -372,11 +214,8 @@ static void alsa_restart_obs(stream *s)
 {
 	int64_t ts;
 	snd_pcm_uframes_t avail;
-	if (s->npend < s->restart_need && capture_htimestamp(s->cap, &ts, &avail) == 0) {
-		s->pend[s->npend].rel = (int64_t)(s->hold + avail);
-		s->pend[s->npend].cpu = sync_host_to_node(SYNC_KIND_CPU, ts);
-		s->npend++;
-	}
+	if (numbering_wants_stamp(s->num) && capture_htimestamp(s->cap, &ts, &avail) == 0)
+		numbering_stamp(s->num, avail, sync_host_to_node(SYNC_KIND_CPU, ts));
 }
 
 /* Read every frame ALSA holds into the ring.  Returns 0 or -EPIPE.
@@ -395,19 +234,21 @@ static int read_frames(stream *s, int64_t wake)
 		snd_pcm_uframes_t avail;
 		if (capture_htimestamp(s->cap, &ts, &avail) == 0) {
 			have_ts = 1;
-			at = s->abs_next + (int64_t)avail;
+			at = numbering_next(s->num) + (int64_t)avail;
 		}
 	}
 	while ((n = capture_read(s->cap, s->buf, s->buf_frames)) > 0) {
 		audio_ring_write(s->ring, s->buf, (uint64_t)n);
-		s->abs_next += n;
+		numbering_wrote(s->num, (uint64_t)n);
 		got = 1;
 	}
 	if (n < 0)
 		return (int)n;
 	if (got && have_ts) {
+		numbering_out out;
 		int64_t cpu = sync_host_to_node(SYNC_KIND_CPU, ts);
-		add_obs(s, at, cpu);
+		numbering_observe(s->num, at, cpu, &out);
+		apply(s, &out);
 		g_mutex_lock(&s->lock);
 		latency_add(&s->lat, wake - cpu);
 		g_mutex_unlock(&s->lock);
@@ -419,7 +260,7 @@ static void overrun(stream *s)
 {
 	/* Records of the run that just ended belong to its numbering: take
 	 * them before the new run's first record resets the base. */
-	if (s->kp && !s->restarting)
+	if (s->kp && !numbering_restarting(s->num))
 		read_records(s, sync_now(SYNC_KIND_CPU));
 	int rc = capture_recover(s->cap, -EPIPE);
 	g_mutex_lock(&s->lock);
@@ -429,53 +270,18 @@ static void overrun(stream *s)
 		rc = capture_start(s->cap);
 	if (rc < 0)
 		g_warning("%s: cannot restart after overrun: %s", s->pcm_name, snd_strerror(rc));
-	s->restart_cpu = sync_now(SYNC_KIND_CPU);
-	s->restarting = 1;
-	s->restart_wakeups = 0;
-	s->npend = 0;
-	const capture_cfg *a = capture_actual(s->cap);
-	s->hold = 0;
-	s->restart_need = (int)(a->buffer / a->period);
-	s->restart_need = s->restart_need < 1 ? 1 : s->restart_need > RESTART_RECORDS ? RESTART_RECORDS : s->restart_need;
-	s->have_hw_base = 0;
+	numbering_overrun(s->num, sync_now(SYNC_KIND_CPU));
 }
 
 int stream_continue_numbering(stream *s, const int64_t *cpu, const int64_t *frame, int n)
 {
-	const char *why;
-	if (n < 2)
-		return -EINVAL;
-	sync_fit_reset(s->fit);
-	for (int i = 0; i < n; i++)
-		if (sync_fit_add(s->fit, cpu[i], frame[i], &why) < 0) {
-			sync_fit_reset(s->fit);
-			return -EINVAL;
-		}
-	s->continuing = 1;
-	return 0;
-}
-
-/* The thread's first start: like a restart after an overrun when the
- * numbering continues (the seeded fit predicts the first frame), else the
- * run begins at frame 0. */
-static void begin(stream *s)
-{
-	if (!s->continuing)
-		return;
-	const capture_cfg *a = capture_actual(s->cap);
-	s->restart_cpu = sync_now(SYNC_KIND_CPU);
-	s->restarting = 1;
-	s->restart_wakeups = 0;
-	s->npend = 0;
-	s->hold = 0;
-	s->restart_need = (int)(a->buffer / a->period);
-	s->restart_need = s->restart_need < 1 ? 1 : s->restart_need > RESTART_RECORDS ? RESTART_RECORDS : s->restart_need;
-	s->have_hw_base = 0;
+	return numbering_continue(s->num, cpu, frame, n);
 }
 
 static gpointer capture_thread(gpointer data)
 {
 	stream *s = data;
+	numbering_out out;
 	if (s->cfg.rt_priority > 0) {
 		struct sched_param sp = {.sched_priority = s->cfg.rt_priority};
 		int rc = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
@@ -489,7 +295,8 @@ static gpointer capture_thread(gpointer data)
 	int rc = capture_start(s->cap);
 	if (rc < 0)
 		g_warning("%s: cannot start capture: %s", s->pcm_name, snd_strerror(rc));
-	begin(s);
+	/* A continued numbering settles the first run like a restart. */
+	numbering_start(s->num, sync_now(SYNC_KIND_CPU));
 	while (!g_atomic_int_get(&s->stop)) {
 		rc = capture_wait(s->cap, 100);
 		int64_t wake = sync_now(SYNC_KIND_CPU);
@@ -504,41 +311,31 @@ static gpointer capture_thread(gpointer data)
 		}
 		if (s->kp)
 			read_records(s, wake);
-		if (s->restarting) {
-			s->restart_wakeups++;
+		if (numbering_restarting(s->num)) {
 			if (!s->kp)
 				alsa_restart_obs(s);
 			if (hold_frames(s) == -EPIPE) {
 				overrun(s);
 				continue;
 			}
-			int full = s->hold == s->buf_frames;
-			if (s->npend >= s->restart_need ||
-			    (s->npend && (full || s->restart_wakeups > 2 * s->restart_need))) {
-				/* Enough observations of the new run (or as many as
-				 * there will be: some lost, or the hold is full). */
-				settle_from_records(s);
-			} else if (full || s->restart_wakeups > 2 * s->restart_need + 2) {
-				/* No observation at all: the run began when it
-				 * was started. */
-				int64_t f;
-				settle_restart(s, predict_frame(s, s->restart_cpu, &f) == 0 ? f : s->abs_next);
-			}
+			numbering_wakeup_end(s->num, &out);
+			apply(s, &out);
 		}
-		if (!s->restarting && read_frames(s, wake) == -EPIPE) {
+		if (!numbering_restarting(s->num) && read_frames(s, wake) == -EPIPE) {
 			overrun(s);
 		}
+		int64_t next = numbering_next(s->num);
 		g_mutex_lock(&s->lock);
-		s->st.frames = (uint64_t)s->abs_next;
+		s->st.frames = (uint64_t)next;
 		s->st.wakeups++;
 		g_mutex_unlock(&s->lock);
-		if (s->ev.nobs || s->ev.brk || s->ev.gap_to > s->ev.gap_from || s->ev.next != s->abs_next)
+		if (s->ev.nobs || s->ev.brk || s->ev.gap_to > s->ev.gap_from || s->ev.next != next)
 			post(s);
 	}
 	return NULL;
 }
 
-int stream_start(stream *s, GString *err)
+int stream_start(stream *s, GError **err)
 {
 	GSource *src = g_unix_fd_source_new(s->efd, G_IO_IN);
 	g_source_set_priority(src, G_PRIORITY_HIGH);
@@ -547,7 +344,7 @@ int stream_start(stream *s, GString *err)
 	g_source_attach(src, s->main_ctx);
 	s->thread = g_thread_try_new("capture", capture_thread, s, NULL);
 	if (!s->thread) {
-		g_string_printf(err, "%s: cannot start the capture thread", s->pcm_name);
+		g_set_error(err, AUDIOD_ERROR, EAGAIN, "%s: cannot start the capture thread", s->pcm_name);
 		return -EAGAIN;
 	}
 	return 0;
@@ -569,13 +366,12 @@ void stream_free(stream *s)
 		g_async_queue_unref(s->events);
 	if (s->efd >= 0)
 		close(s->efd);
-	sync_fit_free(s->fit);
+	numbering_free(s->num);
 	kpatch_reader_free(s->kp);
 	capture_close(s->cap);
 	audio_ring_free(s->ring);
 	g_mutex_clear(&s->lock);
 	g_free(s->buf);
-	g_free(s->side_path);
 	g_free(s->pcm_name);
 	g_free(s);
 }

@@ -5,13 +5,8 @@
  * The capture thread does only that, at real-time priority where permitted,
  * and never waits for anything but the sound card: no socket, no client.  After
  * each wakeup it posts a stream_event to the main context, where the devices
- * serve clients from the ring.  Timestamp sources, best first:
- *   kpatch  the kernel module's FIFO of DMA-interrupt times (hw PCMs),
- *   alsa    snd_pcm_htimestamp: time of the last hw_ptr update,
- *   sim     the simulator's side channel (kpatch record format).
- * With `auto`, a hw PCM uses kpatch when its device exists, else alsa; a PCM
- * whose simulator side channel exists uses it (the simulator's records are
- * its interrupt times, so they rank with kpatch); anything else uses alsa.
+ * serve clients from the ring.  The timestamp source is chosen by
+ * audiod/tsrc.h; the frame numbering is audiod/numbering.h's.
  *
  * Frame indices are absolute: 0 is the first frame captured.  After an
  * overrun the index keeps tracking real time: the frames lost are counted
@@ -27,8 +22,7 @@
 
 #include "audiod/capture.h"
 #include "audiod/ring.h"
-
-typedef enum { TSRC_AUTO = 0, TSRC_KPATCH, TSRC_ALSA, TSRC_SIM, TSRC_NONE } tsrc_kind;
+#include "audiod/tsrc.h"
 
 typedef struct {
 	capture_cfg cap;
@@ -71,9 +65,10 @@ typedef struct {
 typedef struct stream stream;
 
 /* Open the PCM, the ring and the timestamp source; the thread is not started.
- * Returns 0 and *out, or -errno with the reason in err. */
+ * Returns 0 and *out, or -errno with err set (AUDIOD_ERROR, audiod/error.h;
+ * code the errno, the message names the PCM and what failed). */
 int stream_open(const stream_cfg *cfg, GMainContext *main_ctx, stream_event_fn fn, void *user,
-		stream **out, GString *err);
+		stream **out, GError **err);
 
 /* Continue the frame numbering of an earlier run of this device (before
  * stream_start): n >= 2 points (cpu ns, frame) on the line that held then,
@@ -83,8 +78,9 @@ int stream_open(const stream_cfg *cfg, GMainContext *main_ctx, stream_event_fn f
  * a restart of audiod.  Returns 0 or -EINVAL (times not increasing). */
 int stream_continue_numbering(stream *s, const int64_t *cpu, const int64_t *frame, int n);
 
-/* Start the capture thread.  Returns 0 or -errno with the reason in err. */
-int stream_start(stream *s, GString *err);
+/* Start the capture thread.  Returns 0, or -EAGAIN with err set
+ * (AUDIOD_ERROR) when the thread cannot be created. */
+int stream_start(stream *s, GError **err);
 
 /* Stop the thread, close everything (NULL is fine). */
 void stream_free(stream *s);
@@ -97,11 +93,5 @@ const capture_cfg *stream_params(stream *s);
 
 /* A snapshot of the counters (thread-safe). */
 void stream_get_stats(stream *s, stream_stats *st);
-
-/* Name of a timestamp source ("kpatch", "alsa", "sim", "none", "auto"). */
-const char *tsrc_name(tsrc_kind k);
-
-/* Parse a source name; returns 0 or -EINVAL. */
-int tsrc_parse(const char *s, tsrc_kind *out);
 
 #endif

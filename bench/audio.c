@@ -209,10 +209,10 @@ static void run_clients(ah_node *h, int n)
 
 static void bulk(ah_node *h)
 {
-	GString *why = g_string_new(NULL);
+	GError *why = NULL;
 	audio_ring *ring = NULL;
-	int rc = ring_bulk_open("audio/0/ring", &ring, why);
-	AH_REQUIRE(rc == 0, "ring_bulk_open: %s", why->str);
+	int rc = ring_bulk_open("audio/0/ring", &ring, &why);
+	AH_REQUIRE(rc == 0, "ring_bulk_open: %s", why ? why->message : "?");
 	const audio_ring_hdr *hd = audio_ring_header(ring);
 	int64_t oldest, next;
 	audio_ring_span(ring, &oldest, &next);
@@ -254,7 +254,6 @@ static void bulk(ah_node *h)
 	g_free(dst);
 	g_free(src);
 	audio_ring_free(ring);
-	g_string_free(why, TRUE);
 }
 
 /* audio0 -> cpu through syncd's ticker vs the world: frames every 100 over

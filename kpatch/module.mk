@@ -3,7 +3,7 @@
 # the real-kernel test `make kpatch-vmtest`.  See kpatch/README.md.
 
 # --- user space ----------------------------------------------------------------
-KPATCH_LIB_OBJS := $(B)/kpatch/reader.o $(B)/kpatch/record.o
+KPATCH_LIB_OBJS := $(B)/kpatch/reader.o $(B)/kpatch/record.o $(B)/kpatch/sidechan_path.o
 $(B)/libkpatch.a: $(KPATCH_LIB_OBJS)
 
 PROGS += $(B)/bin/kpatch-dump

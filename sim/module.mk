@@ -6,10 +6,11 @@ SIM_PKGS     := glib-2.0 sndfile fftw3f
 $(B)/libsim.a: $(patsubst %.c,$(B)/%.o,$(SIM_LIB_SRCS))
 
 # The ALSA external plugin: -DPIC selects the shared-object entry points in
-# alsa-lib's headers; the export map keeps libsim/libsync symbols private.
+# alsa-lib's headers; the export map keeps libsim/libsync/libkpatch symbols
+# private.  libkpatch gives the side channel's path (kpatch/sidechan_path.h).
 SIM_PLUGIN := $(B)/sim/libasound_module_pcm_chorus_sim.so
 $(B)/sim/pcm_chorus_sim.o: CFLAGS += -DPIC
-$(SIM_PLUGIN): $(B)/sim/pcm_chorus_sim.o $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libsync.a sim/alsa/exports.map
+$(SIM_PLUGIN): $(B)/sim/pcm_chorus_sim.o $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libsync.a $(B)/libkpatch.a sim/alsa/exports.map
 	$(CC) $(LDFLAGS) -shared -Wl,--version-script=sim/alsa/exports.map -Wl,-z,defs -o $@ \
 		$(filter %.o %.a,$^) $(call pkglibs,alsa $(SIM_PKGS)) -lm -lpthread
 
@@ -39,7 +40,7 @@ $(B)/tests/test_scenario: $(B)/tests/test_scenario.o $(B)/libsim.a $(B)/libdsp.a
 $(B)/tests/test_world: $(B)/tests/test_world.o $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libsync.a
 	@mkdir -p $(dir $@)
 	$(link) $(SIM_TEST_LIBS)
-$(B)/tests/test_simpcm: $(B)/tests/test_simpcm.o $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libsync.a | $(SIM_PLUGIN) $(SIM_CONF)
+$(B)/tests/test_simpcm: $(B)/tests/test_simpcm.o $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libsync.a $(B)/libkpatch.a | $(SIM_PLUGIN) $(SIM_CONF)
 	@mkdir -p $(dir $@)
 	$(link) $(SIM_TEST_LIBS)
 # The tests find the plugin, its config and the shipped scenarios by path;

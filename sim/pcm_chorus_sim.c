@@ -19,7 +19,7 @@
  *
  * ALSA configuration fields (all optional, see sim/alsa/chorus_sim.conf):
  *   scenario PATH   (else $CHORUS_SCENARIO)     node N (else $CHORUS_NODE)
- *   sidechannel PATH|none (else sim_sidechan_path of the PCM name)
+ *   sidechannel PATH|none (else kpatch_sidechan_path of the PCM name)
  *   epoch_ns NS     host CLOCK_MONOTONIC_RAW of world time 0
  *                   (else $CHORUS_SIM_EPOCH_NS, else the first start)
  *   xrun_every S    inject an xrun every S s of running (else [world] xrun_every)
@@ -38,6 +38,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "kpatch/sidechan_path.h"
 #include "libsync/now.h"
 #include "sim/samplefmt.h"
 #include "sim/scenario.h"
@@ -443,7 +444,7 @@ static int setup(chorus_sim *s, const char *name, const options *o, unsigned *ra
 	if (o->sidechannel && !strcmp(o->sidechannel, "none"))
 		return 0;
 	int rc = o->sidechannel ? (int)g_strlcpy(s->side_path, o->sidechannel, sizeof s->side_path)
-				: sim_sidechan_path(name, s->side_path, sizeof s->side_path);
+				: kpatch_sidechan_path(name, s->side_path, sizeof s->side_path);
 	if (rc < 0 || (size_t)rc >= sizeof s->side_path) {
 		SNDERR("chorus_sim: no side-channel path (set CHORUS_RUN or 'sidechannel'): %s",
 		       rc < 0 ? strerror(-rc) : "too long");

@@ -429,10 +429,10 @@ START_TEST(bulk_reader)
 	ah_start(&h, NODE, "bulk", NULL);
 	ah_find_f0(&h);
 	ah_wait_frames(RATE);
-	GString *why = g_string_new(NULL);
+	GError *why = NULL;
 	audio_ring *ring = NULL;
-	int rc = ring_bulk_open("audio/0/ring", &ring, why);
-	ck_assert_msg(rc == 0, "ring_bulk_open: %s", why->str);
+	int rc = ring_bulk_open("audio/0/ring", &ring, &why);
+	ck_assert_msg(rc == 0, "ring_bulk_open: %s", why ? why->message : "?");
 	const audio_ring_hdr *hd = audio_ring_header(ring);
 	ck_assert_uint_eq(hd->rate, RATE);
 	ck_assert_uint_eq(hd->channels, h.channels);
@@ -454,7 +454,6 @@ START_TEST(bulk_reader)
 	ah_reader_free(r);
 	g_free(buf);
 	audio_ring_free(ring);
-	g_string_free(why, TRUE);
 	ah_stop(&h);
 }
 END_TEST

@@ -1,7 +1,8 @@
 /* test_kpatch_reader — the kpatch reader against a side channel: a FIFO in
  * $CHORUS_RUN that the test writes records into, exactly as the simulator's
  * ALSA plugin does.  Checks validation, resynchronization, partial records,
- * seq-gap and overflow accounting, and that no record hides behind poll.
+ * seq-gap and overflow accounting, and that no record hides behind poll;
+ * and where a PCM's side channel is by default (kpatch/sidechan_path.h).
  */
 #include <check.h>
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "kpatch/reader.h"
+#include "kpatch/sidechan_path.h"
 
 #define REC ((size_t)sizeof(struct chorus_kpatch_record))
 
@@ -362,6 +364,44 @@ START_TEST(test_open_errors)
 }
 END_TEST
 
+/* The side channel's default path follows the environment as every chorus
+ * device path does: $CHORUS_RUN, else /run/chorus for root or
+ * $XDG_RUNTIME_DIR/chorus; $CHORUS_NODE adds sim/node<N>/. */
+START_TEST(test_sidechan_default_path)
+{
+	char buf[256];
+	const char *was = getenv("CHORUS_RUN");
+	char *run = was ? strdup(was) : NULL;
+
+	setenv("CHORUS_RUN", "/r", 1);
+	unsetenv("CHORUS_NODE");
+	ck_assert_int_eq(kpatch_sidechan_path("chorus_sim:NODE=2", buf, sizeof(buf)),
+			 (int)strlen("/r/kpatch/sim-chorus_sim_NODE_2"));
+	ck_assert_str_eq(buf, "/r/kpatch/sim-chorus_sim_NODE_2");
+	ck_assert_int_eq(kpatch_sidechan_path("", buf, sizeof(buf)), -EINVAL);
+	setenv("CHORUS_NODE", "3", 1);
+	ck_assert_int_gt(kpatch_sidechan_path("hw:1,0", buf, sizeof(buf)), 0);
+	ck_assert_str_eq(buf, "/r/sim/node3/kpatch/sim-hw_1_0");
+	setenv("CHORUS_NODE", "-1", 1);
+	ck_assert_int_eq(kpatch_sidechan_path("hw:1,0", buf, sizeof(buf)), -EINVAL);
+	unsetenv("CHORUS_NODE");
+	unsetenv("CHORUS_RUN");
+	if (geteuid() == 0) {
+		ck_assert_int_gt(kpatch_sidechan_path("x", buf, sizeof(buf)), 0);
+		ck_assert_str_eq(buf, "/run/chorus/kpatch/sim-x");
+	} else {
+		setenv("XDG_RUNTIME_DIR", "/x", 1);
+		ck_assert_int_gt(kpatch_sidechan_path("x", buf, sizeof(buf)), 0);
+		ck_assert_str_eq(buf, "/x/chorus/kpatch/sim-x");
+		unsetenv("XDG_RUNTIME_DIR");
+		ck_assert_int_eq(kpatch_sidechan_path("x", buf, sizeof(buf)), -ENOENT);
+	}
+	if (run)
+		setenv("CHORUS_RUN", run, 1);
+	free(run);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("kpatch_reader");
@@ -377,6 +417,7 @@ int main(void)
 	tcase_add_loop_test(tc, test_random_stream, 0, 4);
 	tcase_add_test(tc, test_regular_file_eof);
 	tcase_add_test(tc, test_open_errors);
+	tcase_add_test(tc, test_sidechan_default_path);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -5,10 +5,23 @@
 
 #include "audiod/request.h"
 
+/* Parse text as a request on a 4-channel device of node 7; the error's
+ * message (or "") in err. */
+static int parse_len(const char *text, size_t len, audio_request *r, GString *err)
+{
+	GError *e = NULL;
+	int rc = audio_request_parse(text, len, 4, 7, r, &e);
+	g_string_assign(err, e ? e->message : "");
+	ck_assert_msg((rc < 0) == (e != NULL), "\"%s\": rc %d with%s an error", text, rc, e ? "" : "out");
+	if (e)
+		ck_assert_int_eq(e->code, -rc);
+	g_clear_error(&e);
+	return rc;
+}
+
 static int parse(const char *text, audio_request *r, GString *err)
 {
-	g_string_truncate(err, 0);
-	return audio_request_parse(text, strlen(text), 4, 7, r, err);
+	return parse_len(text, strlen(text), r, err);
 }
 
 START_TEST(good_requests)
@@ -57,7 +70,7 @@ START_TEST(bad_requests_say_why)
 	}
 	/* A NUL inside the blob is refused, not truncated. */
 	g_string_truncate(e, 0);
-	ck_assert_int_lt(audio_request_parse("channels=1\0x", 12, 4, 7, &r, e), 0);
+	ck_assert_int_lt(parse_len("channels=1\0x", 12, &r, e), 0);
 	ck_assert(strstr(e->str, "NUL"));
 	g_string_free(e, TRUE);
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "kpatch/chorus_kpatch.h"
+#include "kpatch/sidechan_path.h"
 #include "libsync/now.h"
 #include "sim/samplefmt.h"
 #include "sim/scenario.h"
@@ -428,7 +429,7 @@ START_TEST(arecord_records_with_the_shipped_config)
 	load_world(&s);
 	char *run = g_build_filename(run_dir(), "arec", NULL);
 	char path[600];
-	ck_assert_int_gt(sim_sidechan_path_for(run, "2", "chorus_sim", path, sizeof path), 0);
+	ck_assert_int_gt(kpatch_sidechan_path_for(run, "2", "chorus_sim", path, sizeof path), 0);
 	/* Hold the FIFO open for reading before arecord writes, so its records
 	 * outlive arecord's exit. */
 	sim_sidechan *holder;
@@ -483,12 +484,12 @@ END_TEST
 START_TEST(sidechannel_default_path)
 {
 	char buf[256];
-	ck_assert_int_gt(sim_sidechan_path_for("/run/chorus", NULL, "chorus_sim", buf, sizeof buf), 0);
+	ck_assert_int_gt(kpatch_sidechan_path_for("/run/chorus", NULL, "chorus_sim", buf, sizeof buf), 0);
 	ck_assert_str_eq(buf, "/run/chorus/kpatch/sim-chorus_sim");
-	ck_assert_int_gt(sim_sidechan_path_for("/r", "7", "plug:chorus_sim/x", buf, sizeof buf), 0);
+	ck_assert_int_gt(kpatch_sidechan_path_for("/r", "7", "plug:chorus_sim/x", buf, sizeof buf), 0);
 	ck_assert_str_eq(buf, "/r/sim/node7/kpatch/sim-plug_chorus_sim_x");
-	ck_assert_int_eq(sim_sidechan_path_for("/r", "x7", "a", buf, sizeof buf), -EINVAL);
-	ck_assert_int_eq(sim_sidechan_path_for("/r", NULL, "a", buf, 8), -ENAMETOOLONG);
+	ck_assert_int_eq(kpatch_sidechan_path_for("/r", "x7", "a", buf, sizeof buf), -EINVAL);
+	ck_assert_int_eq(kpatch_sidechan_path_for("/r", NULL, "a", buf, 8), -ENAMETOOLONG);
 	/* A full FIFO drops and counts, never blocks. */
 	char *p = g_build_filename(run_dir(), "full", "fifo", NULL);
 	sim_sidechan *sc;

@@ -1,0 +1,279 @@
+/* numbering.c — frame numbering across overruns and restarts (see
+ * numbering.h). */
+#include "audiod/numbering.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "libsync/fit.h"
+
+struct numbering {
+	numbering_params p;
+	sync_fit *fit;             /* recent (cpu, frame) upper envelope, for overrun accounting */
+	int64_t abs_next;          /* absolute index of the next frame written */
+	int have_hw_base;          /* hw_base valid for the current run */
+	int64_t hw_base;           /* unwrapped hw_ptr of the run's first frame */
+	int64_t abs_base;          /* absolute index of the run's first frame */
+	uint64_t last_hw;          /* last raw hw_ptr */
+	int64_t hw_unwrapped;      /* last hw_ptr, unwrapped */
+	int restarting;            /* waiting for the first timestamps of the new run */
+	int continuing;            /* the first run continues an earlier run's numbering */
+	int64_t restart_cpu;       /* node cpu time when the run restarted, ns */
+	int restart_wakeups;       /* wakeups since the restart */
+	/* Interrupt records of the restarted run held back until its start is
+	 * known: each one's latency makes the pre-overrun fit predict a start
+	 * late by latency * rate, so the start is the least of their
+	 * predictions (a single record was often 2-5 frames late).  The frames
+	 * of the new run read meanwhile wait in the caller's buffer. */
+	struct {
+		int64_t rel;       /* frames since the run's first frame at the interrupt */
+		int64_t cpu;       /* node cpu time of the interrupt, ns */
+	} pend[NUMBERING_RESTART_RECORDS];
+	int npend;
+	int restart_need;          /* records to hold before settling, <= NUMBERING_RESTART_RECORDS */
+	uint64_t hold;             /* frames of the new run held by the caller */
+};
+
+numbering *numbering_new(const numbering_params *p, const char **why)
+{
+	if (!p->rate || !p->period || !p->buffer || !p->boundary) {
+		*why = "numbering: rate, period, buffer and boundary must be > 0";
+		return NULL;
+	}
+	sync_fit_params fp;
+	sync_fit_params_default(&fp);
+	fp.mode = SYNC_FIT_UPPER; /* x = cpu (late by latency), y = frame: frames look early */
+	fp.window = 256;
+	fp.nominal_slope = p->rate * 1e-9;
+	sync_fit *fit = sync_fit_new(&fp, why);
+	if (!fit)
+		return NULL;
+	numbering *n = calloc(1, sizeof *n);
+	if (!n) {
+		sync_fit_free(fit);
+		*why = "numbering: out of memory";
+		return NULL;
+	}
+	n->p = *p;
+	n->fit = fit;
+	return n;
+}
+
+void numbering_free(numbering *n)
+{
+	if (!n)
+		return;
+	sync_fit_free(n->fit);
+	free(n);
+}
+
+int numbering_continue(numbering *n, const int64_t *cpu, const int64_t *frame, int n_pts)
+{
+	const char *why;
+	if (n_pts < 2)
+		return -EINVAL;
+	sync_fit_reset(n->fit);
+	for (int i = 0; i < n_pts; i++)
+		if (sync_fit_add(n->fit, cpu[i], frame[i], &why) < 0) {
+			sync_fit_reset(n->fit);
+			return -EINVAL;
+		}
+	n->continuing = 1;
+	return 0;
+}
+
+/* The restart set-up, after an overrun or at the first start of a
+ * continued numbering: the run's first frame is unknown until settled. */
+static void restart(numbering *n, int64_t now_ns)
+{
+	uint64_t need = n->p.buffer / n->p.period;
+	n->restart_cpu = now_ns;
+	n->restarting = 1;
+	n->restart_wakeups = 0;
+	n->npend = 0;
+	n->hold = 0;
+	n->restart_need = need < 1 ? 1 : need > NUMBERING_RESTART_RECORDS ? NUMBERING_RESTART_RECORDS : (int)need;
+	n->have_hw_base = 0;
+}
+
+void numbering_start(numbering *n, int64_t now_ns)
+{
+	if (n->continuing)
+		restart(n, now_ns);
+}
+
+void numbering_overrun(numbering *n, int64_t now_ns)
+{
+	restart(n, now_ns);
+}
+
+int numbering_restarting(const numbering *n)
+{
+	return n->restarting;
+}
+
+int64_t numbering_next(const numbering *n)
+{
+	return n->abs_next;
+}
+
+/* Take one observation into the fit and the output. */
+static void add_obs(numbering *n, int64_t frame, int64_t cpu, numbering_out *out)
+{
+	const char *why;
+	out->obs[out->nobs].frame = frame;
+	out->obs[out->nobs].cpu = cpu;
+	out->nobs++;
+	if (sync_fit_add(n->fit, cpu, frame, &why) < 0) {
+		/* cpu time went backwards: only after a source restart. */
+		sync_fit_reset(n->fit);
+		sync_fit_add(n->fit, cpu, frame, &why);
+	}
+}
+
+/* The restarted run has its first frame at absolute index `start`; the
+ * ring is at abs_next.  Write the difference as a gap, then the hold. */
+static void settle(numbering *n, int64_t start, numbering_out *out)
+{
+	out->settled = 1;
+	out->start = start;
+	out->gap_from = out->gap_to = n->abs_next;
+	if (n->continuing) {
+		/* The first run, numbered on from the last one: nothing was
+		 * lost here, the ring simply starts at `start`. */
+		n->continuing = 0;
+		out->continued = 1;
+		n->abs_next = start;
+	} else if (start > n->abs_next) {
+		out->gap_from = n->abs_next;
+		out->gap_to = start;
+		n->abs_next = start;
+	}
+	n->abs_base = n->abs_next;
+	n->restarting = 0;
+	out->flush = n->hold;
+	n->abs_next += (int64_t)n->hold;
+	n->hold = 0;
+}
+
+/* The absolute frame index the pre-overrun fit predicts at cpu time t. */
+static int predict_frame(numbering *n, int64_t cpu, int64_t *frame)
+{
+	sync_conv c;
+	const char *why;
+	if (sync_fit_solve(n->fit, &c, &why) < 0)
+		return -EAGAIN;
+	sync_tval f = sync_conv_apply(&c, sync_tval_of(cpu));
+	*frame = f.i + (int64_t)llround(f.f);
+	return 0;
+}
+
+/* Settle a restart from the held records of the new run: its first frame is
+ * the least start they predict (the record with the least latency), then
+ * their observations are taken. */
+static void settle_from_records(numbering *n, numbering_out *out)
+{
+	sync_conv c;
+	const char *why;
+	int64_t start = n->abs_next;
+	if (sync_fit_solve(n->fit, &c, &why) == 0) {
+		double best = INFINITY;
+		int64_t base = INT64_MIN;
+		for (int i = 0; i < n->npend; i++) {
+			sync_tval f = sync_conv_apply(&c, sync_tval_of(n->pend[i].cpu));
+			if (base == INT64_MIN)
+				base = f.i - n->pend[i].rel;
+			double x = (double)(f.i - n->pend[i].rel - base) + f.f;
+			best = x < best ? x : best;
+		}
+		/* The run starts on a whole frame, and the least prediction is
+		 * late by the least latency (>= 0): floor, with 0.1 frame of slack
+		 * for the envelope's own error. */
+		if (base != INT64_MIN)
+			start = base + (int64_t)floor(best + 0.1);
+	}
+	settle(n, start, out);
+	for (int i = 0; i < n->npend; i++)
+		add_obs(n, n->abs_base + n->pend[i].rel, n->pend[i].cpu, out);
+	n->npend = 0;
+}
+
+void numbering_record(numbering *n, uint64_t hw_ptr, int64_t cpu, numbering_out *out)
+{
+	*out = (numbering_out){0};
+	if (!n->have_hw_base) {
+		/* First interrupt of a run: one period after its start. */
+		n->last_hw = hw_ptr;
+		n->hw_unwrapped = (int64_t)hw_ptr;
+		n->hw_base = n->hw_unwrapped - (int64_t)n->p.period;
+		n->have_hw_base = 1;
+	} else {
+		n->hw_unwrapped += (int64_t)((hw_ptr + n->p.boundary - n->last_hw) % n->p.boundary);
+		n->last_hw = hw_ptr;
+	}
+	if (n->restarting) {
+		n->pend[n->npend].rel = n->hw_unwrapped - n->hw_base;
+		n->pend[n->npend].cpu = cpu;
+		if (++n->npend >= n->restart_need)
+			settle_from_records(n, out);
+	} else {
+		add_obs(n, n->abs_base + (n->hw_unwrapped - n->hw_base), cpu, out);
+	}
+}
+
+void numbering_wrote(numbering *n, uint64_t frames)
+{
+	assert(!n->restarting); /* frames of an unsettled run are held, not written */
+	n->abs_next += (int64_t)frames;
+}
+
+void numbering_observe(numbering *n, int64_t frame, int64_t cpu, numbering_out *out)
+{
+	*out = (numbering_out){0};
+	add_obs(n, frame, cpu, out);
+}
+
+int numbering_wants_stamp(const numbering *n)
+{
+	return n->restarting && n->npend < n->restart_need;
+}
+
+void numbering_stamp(numbering *n, uint64_t avail, int64_t cpu)
+{
+	if (!numbering_wants_stamp(n))
+		return;
+	n->pend[n->npend].rel = (int64_t)(n->hold + avail);
+	n->pend[n->npend].cpu = cpu;
+	n->npend++;
+}
+
+uint64_t numbering_held(const numbering *n)
+{
+	return n->hold;
+}
+
+void numbering_hold(numbering *n, uint64_t frames)
+{
+	assert(n->restarting && n->hold + frames <= n->p.buffer); /* the caller's buffer holds them */
+	n->hold += frames;
+}
+
+void numbering_wakeup_end(numbering *n, numbering_out *out)
+{
+	*out = (numbering_out){0};
+	if (!n->restarting)
+		return;
+	n->restart_wakeups++;
+	int full = n->hold >= n->p.buffer;
+	if (n->npend >= n->restart_need || (n->npend && (full || n->restart_wakeups > 2 * n->restart_need))) {
+		/* Enough observations of the new run (or as many as there
+		 * will be: some lost, or the hold is full). */
+		settle_from_records(n, out);
+	} else if (full || n->restart_wakeups > 2 * n->restart_need + 2) {
+		/* No observation at all: the run began when it was started. */
+		int64_t f;
+		settle(n, predict_frame(n, n->restart_cpu, &f) == 0 ? f : n->abs_next, out);
+	}
+}

@@ -1,4 +1,4 @@
-/* capture.h — one ALSA capture stream through alsa-lib (DESIGN §4).
+/* capture.h — one ALSA capture stream through alsa-lib (docs/architecture.md §4.1).
  *
  * Opens any PCM by name (hw:1, plughw:…, chorus_sim) non-blocking with the
  * configured rate, channels, format, period and buffer; asks for timestamps

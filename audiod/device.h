@@ -1,7 +1,7 @@
 /* device.h — one audio device as clients see it: the capture stream, its
  * timehist, and the devices audio/<k>/data (sensor), audio/<k>/status
  * (status) and audio/<k>/ring (hands out the ring's memfd); it also feeds
- * syncd the filtered audio<k> <-> cpu observations (DESIGN §4).
+ * syncd the filtered audio<k> <-> cpu observations (docs/architecture.md §4.6).
  */
 #ifndef CHORUS_AUDIOD_DEVICE_H
 #define CHORUS_AUDIOD_DEVICE_H

@@ -1,5 +1,5 @@
 /* main.c — audiod: ALSA capture into a multi-client ring, every sample mapped
- * to the node's cpu clock (DESIGN §4). */
+ * to the node's cpu clock (docs/architecture.md §4). */
 #include <errno.h>
 #include <glib-unix.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* ring.h — the audio ring: the last H seconds of frames in a memfd, indexed
- * by absolute frame number (DESIGN §4).
+ * by absolute frame number (docs/architecture.md §4.5).
  *
  * One writer (audiod's capture path) and any number of readers: audiod's own
  * sensor device, and bulk readers in other processes that received the

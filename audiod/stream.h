@@ -1,6 +1,6 @@
 /* stream.h — one captured audio device: the capture thread that moves
  * periods from ALSA into the ring and turns period-interrupt timestamps into
- * (frame, cpu time) observations (DESIGN §4).
+ * (frame, cpu time) observations (docs/architecture.md §4.2).
  *
  * The capture thread does only that, at real-time priority where permitted,
  * and never waits for anything but the sound card: no socket, no client.  After

@@ -1,5 +1,5 @@
 /* dev.h — libdev: services exposed as devices over AF_UNIX SOCK_SEQPACKET
- * sockets (DESIGN §3, docs/protocol.md).  Include this for everything.
+ * sockets (docs/architecture.md §3, docs/protocol.md).  Include this for everything.
  *
  * Server halves: status.h command.h query.h packet.h sensor.h
  * Client halves (GLib main loop, crashproof): status_reader.h caller.h

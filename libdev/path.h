@@ -1,4 +1,4 @@
-/* path.h — device names to socket paths (DESIGN §3, "Simulation naming").
+/* path.h — device names to socket paths (docs/architecture.md §3.3, "Simulation naming").
  *
  * A device name is a relative path of components [A-Za-z0-9_.-]+ joined by
  * '/', e.g. "sync/ticker", "audio/0/data".  Its socket lives at

@@ -1,6 +1,6 @@
 /* client.h — libsync's client: subscribe to the node's ticker (sync/ticker,
  * binary) through libdev and convert any time between any two clocks with
- * its uncertainty (DESIGN §2).
+ * its uncertainty (docs/architecture.md §2.6).
  *
  * The subscription is crashproof (libdev's status reader): when syncd
  * restarts the client reconnects and re-subscribes by itself; meanwhile it

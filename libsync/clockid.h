@@ -1,6 +1,6 @@
 /* clockid.h — names of clocks: (node, kind, index) and their text forms.
  *
- * Text forms (DESIGN §2): "node3:cpu", "node3:realtime", "node3:audio0",
+ * Text forms (docs/architecture.md §2.1): "node3:cpu", "node3:realtime", "node3:audio0",
  * "global".  Units: cpu/realtime/global in ns, audio<k> in frames.
  * Pure: no I/O.  Errors are negative errno values.
  */

@@ -1,5 +1,5 @@
 /* conv.h — one conversion between two clocks: a fitted linear map x -> y with
- * its uncertainty model (DESIGN §2, docs/clocks.md).
+ * its uncertainty model (docs/architecture.md §2.3, docs/clocks.md).
  *
  *   y(x) = y0 + yoff + slope * (x - x0)
  *

@@ -1,5 +1,5 @@
 /* fit.h — fit a conversion (conv.h) to observation pairs (x_i, y_i) of two
- * clocks over a sliding window (DESIGN §2, docs/clocks.md).
+ * clocks over a sliding window (docs/architecture.md §2.4, docs/clocks.md).
  *
  * Observations are int64 in the clocks' units and are never put into a
  * double whole: the fit is of the residual offset

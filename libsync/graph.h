@@ -1,6 +1,6 @@
 /* graph.h — the conversion graph: clocks are vertices, conversions
  * (conv.h) are edges usable both ways; a conversion between two clocks
- * follows the minimum-variance path and composes the maps (DESIGN §2,
+ * follows the minimum-variance path and composes the maps (docs/architecture.md §2.6,
  * docs/clocks.md "Graph").
  *
  * The variance of the composed result, for an exact input, is

@@ -1,4 +1,4 @@
-/* main.c — syncd: the node's time-conversion service (DESIGN §2).
+/* main.c — syncd: the node's time-conversion service (docs/architecture.md §2.8).
  *
  * Conversion, not correction: no clock is ever adjusted.  syncd keeps fitted
  * conversions between the node's clocks (realtime <-> cpu by sampling, and

@@ -1,5 +1,5 @@
 /* timehist.h — the piecewise-linear history of one clock pair x -> y
- * (DESIGN §2, docs/clocks.md "timehist").
+ * (docs/architecture.md §2.5, docs/clocks.md "timehist").
  *
  * Feed observations in x order.  The current segment is fitted over a
  * sliding window (libsync/fit.h); each time the window has turned over, its

@@ -3,7 +3,7 @@
  * picks (group.h) — fetches clips around the call from every node that
  * heard it (clip.h), measures the time differences by GCC-PHAT and locates
  * the source (tdoa.h).  Results: packet device collab/events (JSON), a
- * JSON-lines file and a PNG map.  DESIGN §6, docs/protocol.md "collab".
+ * JSON-lines file and a PNG map.  docs/architecture.md §6.4, docs/protocol.md "collab".
  *
  *   collab [-c /etc/chorus/collab.conf] [--nodes FILE] [--jsonl FILE] [--map FILE.png]
  *

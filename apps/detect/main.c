@@ -3,7 +3,7 @@
  * precision on the raw audio (matched filter against the profile's
  * templates), converts it to the node's cpu clock and to global time with
  * uncertainties (libsync), and publishes the event on the packet device
- * detect/events (format: event.h, docs/protocol.md).  DESIGN §6.
+ * detect/events (format: event.h, docs/protocol.md).  docs/architecture.md §6.3.
  *
  *   detect [-c /etc/chorus/detect.conf] [-p PROFILE.ini] [--jsonl FILE]
  *

@@ -1,4 +1,4 @@
-/* profile.h — a detector profile: what to listen for (DESIGN §6).
+/* profile.h — a detector profile: what to listen for (docs/architecture.md §6.3).
  *
  * An INI file validated by libcfg (every error as file:line: [group] key: why):
  *   [detector]     band, thresholds, durations, floor (dsp_det_params)

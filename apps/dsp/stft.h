@@ -1,4 +1,4 @@
-/* stft.h — streaming short-time Fourier transform of one channel (DESIGN §6).
+/* stft.h — streaming short-time Fourier transform of one channel (docs/architecture.md §6.1).
  *
  * Samples are pushed in chunks of any size; a frame comes out every `hop`
  * samples once `size` samples from its start are in.  Each frame is tagged

@@ -1,4 +1,4 @@
-/* main.c — fft: streams audio/<k>/data through a short-time FFT (DESIGN §6)
+/* main.c — fft: streams audio/<k>/data through a short-time FFT (docs/architecture.md §6.2)
  * and publishes every frame on the packet device fft/<k>/frames (format in
  * frames.h) and the band energies on the status device fft/<k>/status.
  *

@@ -1,7 +1,7 @@
 /* launch.h — chorus-sim's process side: one virtual node per [node.N] of a
  * scenario, each a set of real chorus processes (syncd, optionally audiod)
  * with CHORUS_NODE, CHORUS_RUN, CHORUS_SIM_CLOCK, CHORUS_SCENARIO and
- * CHORUS_SIM_EPOCH_NS set (DESIGN §5).
+ * CHORUS_SIM_EPOCH_NS set (docs/architecture.md §5.4).
  *
  * Readiness without sleeps: every child gets its own NOTIFY_SOCKET (an
  * abstract AF_UNIX datagram socket we listen on) and is ready when it sends

@@ -1,5 +1,5 @@
 /* main.c — chorus-sim: run a scenario's virtual nodes and measure their
- * time conversions against ground truth (DESIGN §5, docs/deployment.md).
+ * time conversions against ground truth (docs/architecture.md §5.4, docs/deployment.md).
  *
  *   chorus-sim SCENARIO [--duration S] [--out DIR] [--netns] [--no-audio]
  *              [--app "detect -p apps/profiles/frog.ini"]... ...

@@ -37,7 +37,7 @@ TESTS   :=
 BENCHES :=
 INSTALL_HOOKS :=
 
-.PHONY: all check test bench deps install clean
+.PHONY: all check test bench deps install clean format format-check
 # Keep intermediate objects (test and bench objects are made by chained rules).
 .SECONDARY:
 all:
@@ -90,10 +90,19 @@ deps:
 # can install them; elsewhere that step says why it was skipped.
 check:
 	@$(MAKE) --no-print-directory deps
+	@$(MAKE) --no-print-directory format-check
 	@$(MAKE) --no-print-directory test
 	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    $(MAKE) --no-print-directory kpatch-check; \
 	else echo "kpatch-check: skipped (needs root and apt-get to install kernel headers)"; fi
+
+# Formatting (.clang-format, docs/STYLE.md): every C file but the kernel
+# module's, which follows the kernel's own style.
+FORMAT_SRCS = $(filter-out kpatch/chorus_kpatch.c kpatch/chorus_kpatch.h,$(patsubst ./%,%,$(shell git ls-files '*.c' '*.h' 2>/dev/null || find . -name '*.[ch]' -not -path './build*')))
+format:
+	clang-format -i $(FORMAT_SRCS)
+format-check:
+	@clang-format --dry-run -Werror $(FORMAT_SRCS) && echo "format-check: $(words $(FORMAT_SRCS)) files follow .clang-format"
 
 test: $(TESTS) $(PROGS)
 	@sh tests/run $(TESTS)

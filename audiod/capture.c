@@ -16,15 +16,15 @@ struct capture {
 	int npfd;
 };
 
-#define CHECK(call, what)                                                                         \
-	do {                                                                                      \
-		int rc_ = (call);                                                                 \
-		if (rc_ < 0) {                                                                    \
-			g_set_error(err, AUDIOD_ERROR, -rc_, "%s: %s: %s", cfg->pcm, what,        \
-				    snd_strerror(rc_));                                           \
-			capture_close(c);                                                         \
-			return rc_;                                                               \
-		}                                                                                 \
+#define CHECK(call, what) \
+	do { \
+		int rc_ = (call); \
+		if (rc_ < 0) { \
+			g_set_error(err, AUDIOD_ERROR, -rc_, "%s: %s: %s", cfg->pcm, what, \
+				    snd_strerror(rc_)); \
+			capture_close(c); \
+			return rc_; \
+		} \
 	} while (0)
 
 int capture_open(const capture_cfg *cfg, capture **out, GError **err)

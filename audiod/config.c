@@ -9,8 +9,14 @@
 #include "libcfg/cfg.h"
 
 /* A key of a group whose struct is `type`; R: renamed to carry its unit. */
-#define K(type, key, t, def, lo, hi, field, help) {key, t, def, lo, hi, offsetof(type, field), help, NULL, 0, NULL}
-#define R(type, key, old, t, def, lo, hi, field, help) {key, t, def, lo, hi, offsetof(type, field), help, NULL, 0, old}
+#define K(type, key, t, def, lo, hi, field, help) \
+	{ \
+		key, t, def, lo, hi, offsetof(type, field), help, NULL, 0, NULL \
+	}
+#define R(type, key, old, t, def, lo, hi, field, help) \
+	{ \
+		key, t, def, lo, hi, offsetof(type, field), help, NULL, 0, old \
+	}
 
 static const cfg_key audiod_keys[] = {
 	K(audiod_config, "node", CFG_INT, "0", 0, 4294967294.0, node, "this node's number (CHORUS_NODE sets the default)"),
@@ -25,29 +31,26 @@ static const cfg_key audiod_keys[] = {
  * (the system's default PCM) and the others (unused). */
 #define D(key, t, def, lo, hi, field, help) K(audiod_device_config, key, t, def, lo, hi, field, help)
 #define DR(key, old, t, def, lo, hi, field, help) R(audiod_device_config, key, old, t, def, lo, hi, field, help)
-#define DEVICE_KEYS(pcm_default)                                                                                  \
-	{                                                                                                         \
+#define DEVICE_KEYS(pcm_default) \
+	{ \
 		D("pcm", CFG_STRING, pcm_default, 1, 0, pcm, "ALSA PCM to capture (hw:1, plughw:1,0, chorus_sim); empty = unused"), \
-		DR("rate_hz", "rate", CFG_INT, "48000", 8000, 384000, rate, "sample rate, frames/s"),                \
-		D("channels", CFG_INT, "1", 1, 64, channels, "channels"),                                          \
-		D("format", CFG_STRING, "S16_LE", 1, 0, format, "sample format: S16_LE, S32_LE or FLOAT_LE"),      \
-		D("period", CFG_INT, "480", 16, 1 << 20, period, "frames per period (one DMA interrupt each)"),     \
-		D("periods", CFG_INT, "8", 2, 1024, periods, "periods in the ALSA buffer"),                        \
-		DR("ring_s", "ring_seconds", CFG_DOUBLE, "60", 1, 86400, ring_seconds, "seconds of audio kept for clients"), \
-		D("tstamp", CFG_STRING, "auto", 1, 0, tstamp, "timestamp source: auto, kpatch, alsa or sim"),      \
-		D("sidechannel", CFG_STRING, "", 1, 0, sidechannel, "simulator side channel path; empty = the default for the PCM"), \
-		{NULL},                                                                                           \
+			DR("rate_hz", "rate", CFG_INT, "48000", 8000, 384000, rate, "sample rate, frames/s"), \
+			D("channels", CFG_INT, "1", 1, 64, channels, "channels"), \
+			D("format", CFG_STRING, "S16_LE", 1, 0, format, "sample format: S16_LE, S32_LE or FLOAT_LE"), \
+			D("period", CFG_INT, "480", 16, 1 << 20, period, "frames per period (one DMA interrupt each)"), \
+			D("periods", CFG_INT, "8", 2, 1024, periods, "periods in the ALSA buffer"), \
+			DR("ring_s", "ring_seconds", CFG_DOUBLE, "60", 1, 86400, ring_seconds, "seconds of audio kept for clients"), \
+			D("tstamp", CFG_STRING, "auto", 1, 0, tstamp, "timestamp source: auto, kpatch, alsa or sim"), \
+			D("sidechannel", CFG_STRING, "", 1, 0, sidechannel, "simulator side channel path; empty = the default for the PCM"), \
+			{NULL}, \
 	}
 static const cfg_key device0_keys[] = DEVICE_KEYS("default");
 static const cfg_key device_keys[] = DEVICE_KEYS("");
 
 static const cfg_group table[] = {
 	{.name = "audiod", .keys = audiod_keys, .store = 1},
-	{.name = "device", .numbered = 1, .keys = device0_keys, .store = 1, .offset = offsetof(audiod_config, dev),
-	 .stride = sizeof(audiod_device_config), .first = 0, .count = 1},
-	{.name = "device", .numbered = 1, .keys = device_keys, .store = 1,
-	 .offset = offsetof(audiod_config, dev) + sizeof(audiod_device_config), .stride = sizeof(audiod_device_config),
-	 .first = 1, .count = AUDIOD_MAX_DEVICES - 1},
+	{.name = "device", .numbered = 1, .keys = device0_keys, .store = 1, .offset = offsetof(audiod_config, dev), .stride = sizeof(audiod_device_config), .first = 0, .count = 1},
+	{.name = "device", .numbered = 1, .keys = device_keys, .store = 1, .offset = offsetof(audiod_config, dev) + sizeof(audiod_device_config), .stride = sizeof(audiod_device_config), .first = 1, .count = AUDIOD_MAX_DEVICES - 1},
 	{NULL},
 };
 

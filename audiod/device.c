@@ -16,9 +16,9 @@
 #define FORWARD_BATCH 10
 
 typedef struct {
-	uint32_t nchan;                     /* channels sent */
-	uint16_t chan[AUDIO_MAX_CHANNELS];  /* which, in order */
-	uint8_t *tmp;                       /* whole frames read from the ring */
+	uint32_t nchan;                    /* channels sent */
+	uint16_t chan[AUDIO_MAX_CHANNELS]; /* which, in order */
+	uint8_t *tmp;                      /* whole frames read from the ring */
 	size_t tmp_frames;
 } client_ctx;
 
@@ -38,16 +38,16 @@ struct audio_dev {
 	ringserver *rs;
 	dev_caller *sync;
 	/* forwarding to syncd */
-	GString *pending;        /* "obs A B x y ..." being built */
+	GString *pending; /* "obs A B x y ..." being built */
 	guint npending;
 	int64_t best_frame, best_cpu; /* best of the current batch */
 	double best_resid;
 	guint batch;
-	gboolean need_reset;     /* a break to tell syncd about */
+	gboolean need_reset; /* a break to tell syncd about */
 	guint64 forwarded, forward_failed;
-	guint64 opens, refused;  /* sensor requests */
+	guint64 opens, refused;   /* sensor requests */
 	gboolean fresh_numbering; /* frame 0 is this run's first frame (no continuation) */
-	GMainContext *ctx;       /* where the devices live */
+	GMainContext *ctx;        /* where the devices live */
 	gboolean changed;
 };
 
@@ -184,14 +184,12 @@ static int op_open(void *user, const dev_creds *who, dev_sensor_request *req, vo
 	if ((req->flags & DEV_SENSOR_RESUME) && req->first > next + (int64_t)d->rate) {
 		/* A stream resumed from another numbering (an audiod run that
 		 * could not number on): its indices mean other instants here. */
-		g_string_printf(why, "frame %" G_GINT64_FORMAT " belongs to an earlier run's numbering (this run is at %"
-				G_GINT64_FORMAT "); open the stream again", req->first, next);
+		g_string_printf(why, "frame %" G_GINT64_FORMAT " belongs to an earlier run's numbering (this run is at %" G_GINT64_FORMAT "); open the stream again", req->first, next);
 		rc = -ESTALE;
 		goto refuse;
 	}
 	if (req->first < oldest && !(req->flags & DEV_SENSOR_RESUME)) {
-		g_string_printf(why, "frame %" G_GINT64_FORMAT " is older than the oldest held, %" G_GINT64_FORMAT
-				" (the ring keeps %.1f s)", req->first, oldest,
+		g_string_printf(why, "frame %" G_GINT64_FORMAT " is older than the oldest held, %" G_GINT64_FORMAT " (the ring keeps %.1f s)", req->first, oldest,
 				(double)audio_ring_header(d->ring)->capacity / d->rate);
 		rc = -ERANGE;
 		goto refuse;
@@ -391,15 +389,12 @@ static int status_text(void *user, GString *out)
 	g_string_append_printf(out, "format rate=%u channels=%u format=%s period=%lu buffer=%lu\n", p->rate,
 			       p->channels, snd_pcm_format_name(p->format), (unsigned long)p->period,
 			       (unsigned long)p->buffer);
-	g_string_append_printf(out, "frames captured=%" G_GUINT64_FORMAT " ring=[%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
-			       ") seconds=%.1f\n", st.frames, oldest, next, (double)(next - oldest) / d->rate);
+	g_string_append_printf(out, "frames captured=%" G_GUINT64_FORMAT " ring=[%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") seconds=%.1f\n", st.frames, oldest, next, (double)(next - oldest) / d->rate);
 	g_string_append_printf(out, "xruns count=%" G_GUINT64_FORMAT " frames_lost=%" G_GUINT64_FORMAT "\n", st.xruns,
 			       st.frames_lost);
-	g_string_append_printf(out, "clients streams=%u bulk=%" G_GUINT64_FORMAT " requests=%" G_GUINT64_FORMAT
-			       " refused=%" G_GUINT64_FORMAT "\n", d->data ? dev_sensor_readers(d->data) : 0,
+	g_string_append_printf(out, "clients streams=%u bulk=%" G_GUINT64_FORMAT " requests=%" G_GUINT64_FORMAT " refused=%" G_GUINT64_FORMAT "\n", d->data ? dev_sensor_readers(d->data) : 0,
 			       ringserver_served(d->rs), d->opens, d->refused);
-	g_string_append_printf(out, "tstamp source=%s%s%s records=%" G_GUINT64_FORMAT " lost=%" G_GUINT64_FORMAT
-			       " malformed=%" G_GUINT64_FORMAT "\n", tsrc_name(st.source), *st.source_path ? " path=" : "",
+	g_string_append_printf(out, "tstamp source=%s%s%s records=%" G_GUINT64_FORMAT " lost=%" G_GUINT64_FORMAT " malformed=%" G_GUINT64_FORMAT "\n", tsrc_name(st.source), *st.source_path ? " path=" : "",
 			       st.source_path, st.records, st.records_lost, st.malformed);
 	if (timehist_current(d->th, &c) == 0)
 		g_string_append_printf(out, "fit ns_per_frame=%.9f rate=%.6f rate_se_ppm=%.4f residual_ns=%.1f n=%u segment=%u\n",
@@ -492,8 +487,8 @@ audio_dev *audio_dev_new(int k, const stream_cfg *cfg, uint32_t node, GMainConte
 	tp.fit.mode = SYNC_FIT_LOWER;
 	tp.fit.window = 256;
 	tp.fit.nominal_slope = 1e9 / d->rate;
-	tp.jump_min = 1e6;                                   /* 1 ms: a real step, not latency */
-	tp.tolerance = (int64_t)d->rate * 600;                /* convert up to 10 min ahead */
+	tp.jump_min = 1e6;                     /* 1 ms: a real step, not latency */
+	tp.tolerance = (int64_t)d->rate * 600; /* convert up to 10 min ahead */
 	tp.max_history = (int64_t)audio_ring_header(d->ring)->capacity * 2;
 	if (!(d->th = timehist_new(&tp, &why))) {
 		g_set_error(err, DEV_ERROR, EINVAL, "audio/%d: timehist: %s", k, why);

@@ -8,14 +8,14 @@
 
 #include <stdint.h>
 
-#define LATENCY_FINE 1000   /* 1 µs buckets: 0 .. 999 µs */
-#define LATENCY_COARSE 990  /* 100 µs buckets: 1 ms .. 100 ms */
+#define LATENCY_FINE 1000  /* 1 µs buckets: 0 .. 999 µs */
+#define LATENCY_COARSE 990 /* 100 µs buckets: 1 ms .. 100 ms */
 
 typedef struct {
-	uint64_t count;                             /* samples */
-	int64_t max_ns;                             /* largest sample, ns */
-	uint32_t fine[LATENCY_FINE];                /* counts per µs */
-	uint32_t coarse[LATENCY_COARSE];            /* counts per 100 µs from 1 ms */
+	uint64_t count;                  /* samples */
+	int64_t max_ns;                  /* largest sample, ns */
+	uint32_t fine[LATENCY_FINE];     /* counts per µs */
+	uint32_t coarse[LATENCY_COARSE]; /* counts per 100 µs from 1 ms */
 } latency_hist;
 
 /* Add one latency (ns; negative counts as 0). */

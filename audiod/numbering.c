@@ -11,29 +11,29 @@
 
 struct numbering {
 	numbering_params p;
-	sync_fit *fit;             /* recent (cpu, frame) upper envelope, for overrun accounting */
-	int64_t abs_next;          /* absolute index of the next frame written */
-	int have_hw_base;          /* hw_base valid for the current run */
-	int64_t hw_base;           /* unwrapped hw_ptr of the run's first frame */
-	int64_t abs_base;          /* absolute index of the run's first frame */
-	uint64_t last_hw;          /* last raw hw_ptr */
-	int64_t hw_unwrapped;      /* last hw_ptr, unwrapped */
-	int restarting;            /* waiting for the first timestamps of the new run */
-	int continuing;            /* the first run continues an earlier run's numbering */
-	int64_t restart_cpu;       /* node cpu time when the run restarted, ns */
-	int restart_wakeups;       /* wakeups since the restart */
+	sync_fit *fit;        /* recent (cpu, frame) upper envelope, for overrun accounting */
+	int64_t abs_next;     /* absolute index of the next frame written */
+	int have_hw_base;     /* hw_base valid for the current run */
+	int64_t hw_base;      /* unwrapped hw_ptr of the run's first frame */
+	int64_t abs_base;     /* absolute index of the run's first frame */
+	uint64_t last_hw;     /* last raw hw_ptr */
+	int64_t hw_unwrapped; /* last hw_ptr, unwrapped */
+	int restarting;       /* waiting for the first timestamps of the new run */
+	int continuing;       /* the first run continues an earlier run's numbering */
+	int64_t restart_cpu;  /* node cpu time when the run restarted, ns */
+	int restart_wakeups;  /* wakeups since the restart */
 	/* Interrupt records of the restarted run held back until its start is
 	 * known: each one's latency makes the pre-overrun fit predict a start
 	 * late by latency * rate, so the start is the least of their
 	 * predictions (a single record was often 2-5 frames late).  The frames
 	 * of the new run read meanwhile wait in the caller's buffer. */
 	struct {
-		int64_t rel;       /* frames since the run's first frame at the interrupt */
-		int64_t cpu;       /* node cpu time of the interrupt, ns */
+		int64_t rel; /* frames since the run's first frame at the interrupt */
+		int64_t cpu; /* node cpu time of the interrupt, ns */
 	} pend[NUMBERING_RESTART_RECORDS];
 	int npend;
-	int restart_need;          /* records to hold before settling, <= NUMBERING_RESTART_RECORDS */
-	uint64_t hold;             /* frames of the new run held by the caller */
+	int restart_need; /* records to hold before settling, <= NUMBERING_RESTART_RECORDS */
+	uint64_t hold;    /* frames of the new run held by the caller */
 };
 
 numbering *numbering_new(const numbering_params *p, const char **why)
@@ -94,7 +94,8 @@ static void restart(numbering *n, int64_t now_ns)
 	n->restart_wakeups = 0;
 	n->npend = 0;
 	n->hold = 0;
-	n->restart_need = need < 1 ? 1 : need > NUMBERING_RESTART_RECORDS ? NUMBERING_RESTART_RECORDS : (int)need;
+	n->restart_need = need < 1 ? 1 : need > NUMBERING_RESTART_RECORDS ? NUMBERING_RESTART_RECORDS
+									  : (int)need;
 	n->have_hw_base = 0;
 }
 

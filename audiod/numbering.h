@@ -36,30 +36,30 @@
 #define NUMBERING_RESTART_RECORDS 8
 
 typedef struct {
-	unsigned rate;      /* frames per second (> 0) */
-	uint64_t period;    /* frames per period interrupt (> 0) */
-	uint64_t buffer;    /* frames of the ALSA buffer = the caller's hold buffer (> 0) */
-	uint64_t boundary;  /* hw_ptr of the records wraps at this many frames (> 0) */
+	unsigned rate;     /* frames per second (> 0) */
+	uint64_t period;   /* frames per period interrupt (> 0) */
+	uint64_t buffer;   /* frames of the ALSA buffer = the caller's hold buffer (> 0) */
+	uint64_t boundary; /* hw_ptr of the records wraps at this many frames (> 0) */
 } numbering_params;
 
 /* One observation: the absolute index of the frame at an interrupt and the
  * interrupt's time. */
 typedef struct {
-	int64_t frame;      /* absolute frame index */
-	int64_t cpu;        /* node cpu time, ns */
+	int64_t frame; /* absolute frame index */
+	int64_t cpu;   /* node cpu time, ns */
 } numbering_obs;
 
 /* What one call produced, to be applied in this order.  Zero (settled == 0,
  * nobs == 0) when nothing happened. */
 typedef struct {
-	int settled;        /* a restart settled: the fields up to `flush` apply */
-	int continued;      /* ... the first run continues an earlier numbering:
+	int settled;      /* a restart settled: the fields up to `flush` apply */
+	int continued;    /* ... the first run continues an earlier numbering:
 			     * the ring starts at `start` (nothing lost) */
-	int64_t start;      /* absolute index of the restarted run's first frame */
-	int64_t gap_from;   /* frames lost [gap_from, gap_to) before the run; */
-	int64_t gap_to;     /* equal when none */
-	uint64_t flush;     /* frames held since the restart, to write to the ring now */
-	uint32_t nobs;      /* observations that follow, after the flush */
+	int64_t start;    /* absolute index of the restarted run's first frame */
+	int64_t gap_from; /* frames lost [gap_from, gap_to) before the run; */
+	int64_t gap_to;   /* equal when none */
+	uint64_t flush;   /* frames held since the restart, to write to the ring now */
+	uint32_t nobs;    /* observations that follow, after the flush */
 	numbering_obs obs[NUMBERING_RESTART_RECORDS];
 } numbering_out;
 

@@ -25,12 +25,12 @@
 #define AUDIO_MAX_CHANNELS 64
 
 typedef struct {
-	uint32_t nchan;                  /* channels selected (0 = all) */
+	uint32_t nchan;                    /* channels selected (0 = all) */
 	uint16_t chan[AUDIO_MAX_CHANNELS]; /* their indices, in output order */
-	int by_time;                     /* clock/from/to given */
-	sync_clock_id clock;             /* the clock of from/to */
-	int64_t from;                    /* clock units */
-	int64_t to;                      /* clock units; INT64_MAX = open-ended */
+	int by_time;                       /* clock/from/to given */
+	sync_clock_id clock;               /* the clock of from/to */
+	int64_t from;                      /* clock units */
+	int64_t to;                        /* clock units; INT64_MAX = open-ended */
 } audio_request;
 
 /* Parse a parameter blob (len bytes, not NUL-terminated; may be empty) for

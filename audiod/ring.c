@@ -14,7 +14,7 @@ struct audio_ring {
 	audio_ring_hdr *hdr; /* start of the mapping */
 	uint8_t *data;       /* frame data */
 	size_t map_bytes;
-	int fd;              /* owner's memfd, -1 for readers */
+	int fd; /* owner's memfd, -1 for readers */
 };
 
 /* The counters live in shared memory: access them atomically. */

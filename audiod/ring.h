@@ -27,21 +27,21 @@
 #define AUDIO_RING_GAPS 32
 
 typedef struct {
-	uint32_t magic;        /* AUDIO_RING_MAGIC */
-	uint32_t version;      /* AUDIO_RING_VERSION */
-	uint32_t hdr_bytes;    /* offset of frame data in the memfd, bytes */
-	uint32_t frame_bytes;  /* bytes per frame (all channels) */
-	uint64_t capacity;     /* frames the ring holds */
-	uint32_t rate;         /* nominal frames per second */
-	uint32_t channels;     /* interleaved channels per frame */
-	uint32_t format;       /* snd_pcm_format_t of the samples */
-	uint32_t gap_count;    /* gaps ever recorded; the last AUDIO_RING_GAPS are kept */
-	int64_t origin;        /* first frame ever written (index of the stream start) */
-	int64_t wnext;         /* atomic: end of frames being written */
-	int64_t next;          /* atomic: end of frames completely written */
+	uint32_t magic;       /* AUDIO_RING_MAGIC */
+	uint32_t version;     /* AUDIO_RING_VERSION */
+	uint32_t hdr_bytes;   /* offset of frame data in the memfd, bytes */
+	uint32_t frame_bytes; /* bytes per frame (all channels) */
+	uint64_t capacity;    /* frames the ring holds */
+	uint32_t rate;        /* nominal frames per second */
+	uint32_t channels;    /* interleaved channels per frame */
+	uint32_t format;      /* snd_pcm_format_t of the samples */
+	uint32_t gap_count;   /* gaps ever recorded; the last AUDIO_RING_GAPS are kept */
+	int64_t origin;       /* first frame ever written (index of the stream start) */
+	int64_t wnext;        /* atomic: end of frames being written */
+	int64_t next;         /* atomic: end of frames completely written */
 	struct {
-		int64_t from, to;  /* lost frames [from, to) */
-	} gaps[AUDIO_RING_GAPS]; /* slot gap_count % AUDIO_RING_GAPS is the next one */
+		int64_t from, to; /* lost frames [from, to) */
+	} gaps[AUDIO_RING_GAPS];  /* slot gap_count % AUDIO_RING_GAPS is the next one */
 } audio_ring_hdr;
 
 typedef struct audio_ring audio_ring;

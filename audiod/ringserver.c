@@ -36,8 +36,7 @@ static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
 		char buf[CMSG_SPACE(sizeof(int))];
 	} ctl;
 	struct iovec iov = {text, (size_t)n};
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
-			     .msg_controllen = sizeof ctl.buf};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
@@ -123,8 +122,7 @@ int ring_bulk_open(const char *name, audio_ring **out, GError **err)
 		char buf[CMSG_SPACE(sizeof(int))];
 	} ctl;
 	struct iovec iov = {text, sizeof text - 1};
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
-			     .msg_controllen = sizeof ctl.buf};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
 	ssize_t n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
 	close(fd);
 	struct cmsghdr *cm = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL;

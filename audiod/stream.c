@@ -21,23 +21,23 @@ struct stream {
 	char *pcm_name;
 	capture *cap;
 	audio_ring *ring;
-	struct kpatch_reader *kp;  /* kpatch or sim FIFO; NULL for alsa */
+	struct kpatch_reader *kp; /* kpatch or sim FIFO; NULL for alsa */
 	tsrc_kind source;
 	GMainContext *main_ctx;
 	stream_event_fn fn;
 	void *user;
 	GThread *thread;
-	GAsyncQueue *events;       /* stream_event* from the thread to the main context */
-	int efd;                   /* eventfd: wakes the main context */
-	GSource *efd_src;          /* its source on main_ctx */
-	gint stop;                 /* atomic */
-	uint8_t *buf;              /* one read's worth of frames; the hold while restarting */
+	GAsyncQueue *events; /* stream_event* from the thread to the main context */
+	int efd;             /* eventfd: wakes the main context */
+	GSource *efd_src;    /* its source on main_ctx */
+	gint stop;           /* atomic */
+	uint8_t *buf;        /* one read's worth of frames; the hold while restarting */
 	snd_pcm_uframes_t buf_frames;
 
 	/* capture-thread state */
-	numbering *num;            /* frame indices, gaps, the restart after an overrun */
-	stream_event ev;           /* being filled */
-	GMutex lock;               /* guards st, lat */
+	numbering *num;  /* frame indices, gaps, the restart after an overrun */
+	stream_event ev; /* being filled */
+	GMutex lock;     /* guards st, lat */
 	stream_stats st;
 	latency_hist lat;
 };
@@ -71,8 +71,7 @@ int stream_open(const stream_cfg *cfg, GMainContext *main_ctx, stream_event_fn f
 		goto fail;
 	s->buf_frames = a->buffer;
 	s->buf = g_malloc(s->buf_frames * capture_frame_bytes(s->cap));
-	numbering_params np = {.rate = a->rate, .period = a->period, .buffer = a->buffer,
-			       .boundary = capture_boundary(s->cap)};
+	numbering_params np = {.rate = a->rate, .period = a->period, .buffer = a->buffer, .boundary = capture_boundary(s->cap)};
 	if (!(s->num = numbering_new(&np, &why))) {
 		g_set_error(err, AUDIOD_ERROR, EINVAL, "%s: %s", s->pcm_name, why);
 		rc = -EINVAL;
@@ -171,7 +170,7 @@ static void read_records(stream *s, int64_t wake)
 			/* The module stamps host CLOCK_MONOTONIC_RAW; the simulator
 			 * already stamps the virtual node's cpu clock. */
 			int64_t cpu = (rec[i].flags & CHORUS_KPATCH_F_SIM) ? rec[i].time_ns
-									    : sync_host_to_node(SYNC_KIND_CPU, rec[i].time_ns);
+									   : sync_host_to_node(SYNC_KIND_CPU, rec[i].time_ns);
 			numbering_record(s->num, rec[i].hw_ptr, cpu, &out);
 			apply(s, &out);
 			if (i == n - 1) {

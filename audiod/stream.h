@@ -26,10 +26,10 @@
 
 typedef struct {
 	capture_cfg cap;
-	double ring_seconds;      /* history kept, s */
-	tsrc_kind tstamp;         /* wanted source (TSRC_AUTO: best available) */
-	const char *sidechannel;  /* simulator side channel path; NULL = default for the PCM */
-	int rt_priority;          /* SCHED_FIFO priority of the capture thread; 0 = normal */
+	double ring_seconds;     /* history kept, s */
+	tsrc_kind tstamp;        /* wanted source (TSRC_AUTO: best available) */
+	const char *sidechannel; /* simulator side channel path; NULL = default for the PCM */
+	int rt_priority;         /* SCHED_FIFO priority of the capture thread; 0 = normal */
 } stream_cfg;
 
 #define STREAM_EVENT_OBS 64
@@ -40,8 +40,8 @@ typedef struct {
 	int brk;                  /* a discontinuity precedes these observations */
 	uint32_t nobs;            /* observations that follow */
 	struct {
-		int64_t frame;    /* absolute frame index at the interrupt */
-		int64_t cpu;      /* node cpu time of the interrupt, ns */
+		int64_t frame; /* absolute frame index at the interrupt */
+		int64_t cpu;   /* node cpu time of the interrupt, ns */
 	} obs[STREAM_EVENT_OBS];
 } stream_event;
 
@@ -49,17 +49,17 @@ typedef struct {
 typedef void (*stream_event_fn)(void *user, const stream_event *ev);
 
 typedef struct {
-	tsrc_kind source;         /* timestamp source in use */
-	char source_path[128];    /* its FIFO/device, or "" */
-	uint64_t frames;          /* frames captured (ring next) */
-	uint64_t xruns;           /* overruns recovered */
-	uint64_t frames_lost;     /* frames lost to overruns */
-	uint64_t records;         /* timestamp records / observations taken */
-	uint64_t records_lost;    /* records lost by seq gaps or producer overflow */
-	uint64_t malformed;       /* malformed records rejected */
-	uint64_t wakeups;         /* wakeups with data */
+	tsrc_kind source;                           /* timestamp source in use */
+	char source_path[128];                      /* its FIFO/device, or "" */
+	uint64_t frames;                            /* frames captured (ring next) */
+	uint64_t xruns;                             /* overruns recovered */
+	uint64_t frames_lost;                       /* frames lost to overruns */
+	uint64_t records;                           /* timestamp records / observations taken */
+	uint64_t records_lost;                      /* records lost by seq gaps or producer overflow */
+	uint64_t malformed;                         /* malformed records rejected */
+	uint64_t wakeups;                           /* wakeups with data */
 	int64_t lat_p50_ns, lat_p99_ns, lat_max_ns; /* interrupt -> wakeup latency */
-	int rt;                   /* 1 when the thread runs SCHED_FIFO */
+	int rt;                                     /* 1 when the thread runs SCHED_FIFO */
 } stream_stats;
 
 typedef struct stream stream;

@@ -18,7 +18,11 @@
 
 struct kpatch_reader;
 
-typedef enum { TSRC_AUTO = 0, TSRC_KPATCH, TSRC_ALSA, TSRC_SIM, TSRC_NONE } tsrc_kind;
+typedef enum { TSRC_AUTO = 0,
+	       TSRC_KPATCH,
+	       TSRC_ALSA,
+	       TSRC_SIM,
+	       TSRC_NONE } tsrc_kind;
 
 /* Name of a timestamp source ("kpatch", "alsa", "sim", "none", "auto"), or
  * "?" for a value out of range (pure). */

@@ -105,8 +105,8 @@ static int64_t quantile(GArray *a, double q)
  * the period that completed its last frame. */
 typedef struct {
 	const ah_node *h;
-	GArray *lat;     /* int64_t ns */
-	gboolean on;     /* measuring */
+	GArray *lat; /* int64_t ns */
+	gboolean on; /* measuring */
 } lat_ctx;
 
 static int64_t irq_record_time(const ah_node *h, int64_t frame_end)
@@ -231,7 +231,10 @@ static void bulk(ah_node *h)
 	int64_t t1 = mono_ns();
 	for (int i = 0; i < reps; i++) {
 		memcpy(dst, src, bytes);
-		__asm__ volatile("" : : "r"(dst) : "memory");
+		__asm__ volatile(""
+				 :
+				 : "r"(dst)
+				 : "memory");
 	}
 	int64_t t2 = mono_ns();
 	int64_t t3 = mono_ns();

@@ -38,12 +38,14 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-typedef struct { double p50, p99; } pct;
+typedef struct {
+	double p50, p99;
+} pct;
 
 static pct percentiles(int64_t *v, int n)
 {
 	qsort(v, (size_t)n, sizeof *v, cmp_i64);
-	return (pct){ v[n / 2] / 1e3, v[(int)(n * 0.99)] / 1e3 };
+	return (pct){v[n / 2] / 1e3, v[(int)(n * 0.99)] / 1e3};
 }
 
 /* ---- services on the server thread ---- */
@@ -102,7 +104,7 @@ typedef struct {
 static gpointer raw_echo(gpointer p)
 {
 	raw_peer *r = p;
-	uint8_t buf[256], out[256] = { 0 };
+	uint8_t buf[256], out[256] = {0};
 	while (recv(r->fd, buf, sizeof buf, 0) > 0)
 		if (send(r->fd, out, r->reply, MSG_NOSIGNAL) < 0)
 			break;
@@ -114,7 +116,7 @@ static gpointer raw_writer(gpointer p)
 	raw_peer *r = p;
 	uint8_t *chunk = g_malloc0(r->reply);
 	for (uint64_t sent = 0; sent < r->total; sent += r->reply - 32) { /* payload bytes, as the reader counts */
-		memcpy(chunk + 32, ring, r->reply - 32); /* same copy as the sensor read */
+		memcpy(chunk + 32, ring, r->reply - 32);                  /* same copy as the sensor read */
 		if (send(r->fd, chunk, r->reply, MSG_NOSIGNAL) < 0)
 			break;
 	}
@@ -132,7 +134,7 @@ typedef struct {
 static void raw_open(raw_pair *p, size_t reply)
 {
 	socketpair(AF_UNIX, SOCK_SEQPACKET, 0, p->sv);
-	p->rp = (raw_peer){ p->sv[1], reply, 0 };
+	p->rp = (raw_peer){p->sv[1], reply, 0};
 	p->t = g_thread_new("echo", raw_echo, &p->rp);
 }
 
@@ -146,7 +148,7 @@ static void raw_close(raw_pair *p)
 
 static int64_t raw_rt(raw_pair *p, size_t req)
 {
-	uint8_t buf[256] = { 0 };
+	uint8_t buf[256] = {0};
 	int64_t t0 = now_ns();
 	send(p->sv[0], buf, req, MSG_NOSIGNAL);
 	recv(p->sv[0], buf, sizeof buf, 0);
@@ -158,7 +160,7 @@ static double raw_stream(size_t chunk_payload, uint64_t total)
 	int sv[2];
 	socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv);
 	size_t msg = chunk_payload + 32; /* same datagram size as a SENS_DATA */
-	raw_peer rp = { sv[1], msg, total };
+	raw_peer rp = {sv[1], msg, total};
 	uint8_t *buf = g_malloc(msg);
 	int64_t t0 = now_ns();
 	GThread *t = g_thread_new("writer", raw_writer, &rp);
@@ -226,8 +228,8 @@ static double dev_stream(const char *name, uint64_t total)
 {
 	GMainContext *ctx = g_main_context_new();
 	g_main_context_push_thread_default(ctx);
-	stream_rx rx = { g_main_loop_new(ctx, FALSE), 0 };
-	dev_sensor_reader_ops ops = { NULL, rx_data, NULL, rx_end, rx_error, NULL };
+	stream_rx rx = {g_main_loop_new(ctx, FALSE), 0};
+	dev_sensor_reader_ops ops = {NULL, rx_data, NULL, rx_end, rx_error, NULL};
 	int64_t t0 = now_ns();
 	dev_sensor_reader *r = dev_sensor_reader_new(name, 0, (int64_t)(total / ITEM), 0, NULL, 0, ctx, &ops, &rx, NULL);
 	g_main_loop_run(rx.loop);
@@ -259,12 +261,12 @@ int main(void)
 	for (size_t i = 0; i < sizeof ring; i++)
 		ring[i] = (uint8_t)i;
 
-	server s = { g_main_context_new(), NULL };
+	server s = {g_main_context_new(), NULL};
 	s.loop = g_main_loop_new(s.ctx, FALSE);
 	GError *e = NULL;
 	dev_command *cmd = dev_command_new("bench/cmd", NULL, s.ctx, cmd_run, NULL, NULL, &e);
 	dev_status *st = cmd ? dev_status_new("bench/status", NULL, s.ctx, st_text, NULL, NULL, &e) : NULL;
-	dev_sensor_ops sops = { sn_range, sn_read, NULL, NULL };
+	dev_sensor_ops sops = {sn_range, sn_read, NULL, NULL};
 	dev_options o4, o64;
 	dev_options_init(&o4);
 	dev_options_init(&o64);
@@ -297,13 +299,17 @@ int main(void)
 	rmdir(run);
 	g_free(sub);
 
-	struct { const char *metric, *unit; double dev, raw; const char *aim; } rows[] = {
-		{ "command_rtt_p50", "us", dc.p50, rc.p50, "<= 1.5x raw" },
-		{ "command_rtt_p99", "us", dc.p99, rc.p99, "" },
-		{ "status_read_p50", "us", ds.p50, rs.p50, "" },
-		{ "status_read_p99", "us", ds.p99, rs.p99, "" },
-		{ "sensor_stream_4k", "MB/s", d4, r4, "" },
-		{ "sensor_stream_64k", "MB/s", d64, r64, ">= raw/2" },
+	struct {
+		const char *metric, *unit;
+		double dev, raw;
+		const char *aim;
+	} rows[] = {
+		{"command_rtt_p50", "us", dc.p50, rc.p50, "<= 1.5x raw"},
+		{"command_rtt_p99", "us", dc.p99, rc.p99, ""},
+		{"status_read_p50", "us", ds.p50, rs.p50, ""},
+		{"status_read_p99", "us", ds.p99, rs.p99, ""},
+		{"sensor_stream_4k", "MB/s", d4, r4, ""},
+		{"sensor_stream_64k", "MB/s", d64, r64, ">= raw/2"},
 	};
 	printf("%-20s %12s %12s %8s  %s\n", "metric", "libdev", "raw", "ratio", "aim");
 	const char *dir = g_getenv("CHORUS_BENCH_OUT");

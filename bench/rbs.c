@@ -40,8 +40,7 @@ static csim *start(const char *name, const char *scenario, gboolean audio, const
 	g_mkdir_with_parents(dir, 0755);
 	char *sc = g_build_filename(dir, "scenario.ini", NULL);
 	g_file_set_contents(sc, scenario, -1, NULL);
-	csim_opts o = {.scenario = sc, .out_dir = dir, .bin_dir = CSIM_BIN_DIR, .syncd_extra = conf, .audio = audio,
-		       .audio_rate = 16000, .ready_timeout_ms = 60000};
+	csim_opts o = {.scenario = sc, .out_dir = dir, .bin_dir = CSIM_BIN_DIR, .syncd_extra = conf, .audio = audio, .audio_rate = 16000, .ready_timeout_ms = 60000};
 	GError *err = NULL;
 	csim *s = csim_start(&o, &err);
 	if (!s)
@@ -198,7 +197,7 @@ static void scale(void)
 		GRand *g = g_rand_new_with_seed(303);
 		for (int i = 1; i <= n; i++) {
 			g_string_append_printf(sc, "[node.%d]\nposition_m = %g,%g,0\ncpu_skew_ppm = %g\ncpu_offset_ns = %d\n"
-					       "audio_skew_ppm = %g\nradio_jitter_ns = 1000\n",
+						   "audio_skew_ppm = %g\nradio_jitter_ns = 1000\n",
 					       i, g_rand_double_range(g, 0, 40), g_rand_double_range(g, 0, 40),
 					       g_rand_double_range(g, -100, 100), i * 1000000, g_rand_double_range(g, -40, 40));
 		}

@@ -24,11 +24,11 @@
 struct dump {
 	struct kpatch_reader *r;
 	GMainLoop *loop;
-	gint64 count;            /* records still to print, <0 for no limit */
+	gint64 count; /* records still to print, <0 for no limit */
 	int have_prev;
 	struct chorus_kpatch_record prev;
 	struct kpatch_reader_stats last; /* to print only new problems */
-	int status;              /* exit status */
+	int status;                      /* exit status */
 };
 
 /* Prints a '#' line when input was rejected since the last call. */
@@ -121,14 +121,14 @@ static void print_summary(struct dump *d)
 
 	kpatch_reader_get_stats(d->r, &st);
 	g_printerr("kpatch-dump: %" PRIu64 " records, %" PRIu64 " gaps (%" PRIu64
-		   " lost), %" PRIu64 " overflow drops, %" PRIu64 " restarts, %"
-		   PRIu64 " xruns, %" PRIu64 " malformed, %" PRIu64 " foreign\n",
+		   " lost), %" PRIu64 " overflow drops, %" PRIu64 " restarts, %" PRIu64 " xruns, %" PRIu64 " malformed, %" PRIu64 " foreign\n",
 		   st.seq.records, st.seq.seq_gaps, st.seq.seq_lost,
 		   st.seq.overflows, st.seq.seq_resets, st.seq.xruns,
 		   st.malformed, st.foreign);
 	if (kpatch_reader_kernel_stats(d->r, &ks) == 0)
 		g_printerr("kpatch-dump: module: seq %" PRIu64 ", dropped %u, queued %u"
-			   ", fifo %u, probe missed %u\n", ks.seq, ks.dropped,
+			   ", fifo %u, probe missed %u\n",
+			   ks.seq, ks.dropped,
 			   ks.queued, ks.fifo_depth, ks.probe_missed);
 }
 
@@ -139,17 +139,17 @@ int main(int argc, char **argv)
 	gboolean playback = FALSE;
 	gchar *path = NULL;
 	GOptionEntry entries[] = {
-		{ "card", 'c', 0, G_OPTION_ARG_INT, &card, "ALSA card number (0)", "N" },
-		{ "device", 'd', 0, G_OPTION_ARG_INT, &device, "PCM device number (0)", "N" },
-		{ "subdevice", 's', 0, G_OPTION_ARG_INT, &subdevice, "subdevice (0)", "N" },
-		{ "playback", 'p', 0, G_OPTION_ARG_NONE, &playback, "the playback substream (default capture)", NULL },
-		{ "path", 0, 0, G_OPTION_ARG_FILENAME, &path, "read a record file or FIFO (simulator side channel) instead", "FILE" },
-		{ "count", 'n', 0, G_OPTION_ARG_INT64, &count, "stop after N records", "N" },
-		{ NULL, 0, 0, 0, NULL, NULL, NULL },
+		{"card", 'c', 0, G_OPTION_ARG_INT, &card, "ALSA card number (0)", "N"},
+		{"device", 'd', 0, G_OPTION_ARG_INT, &device, "PCM device number (0)", "N"},
+		{"subdevice", 's', 0, G_OPTION_ARG_INT, &subdevice, "subdevice (0)", "N"},
+		{"playback", 'p', 0, G_OPTION_ARG_NONE, &playback, "the playback substream (default capture)", NULL},
+		{"path", 0, 0, G_OPTION_ARG_FILENAME, &path, "read a record file or FIFO (simulator side channel) instead", "FILE"},
+		{"count", 'n', 0, G_OPTION_ARG_INT64, &count, "stop after N records", "N"},
+		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	GOptionContext *ctx = g_option_context_new("- print kpatch period-interrupt timestamps");
 	GError *err = NULL;
-	struct dump d = { .count = -1 };
+	struct dump d = {.count = -1};
 	int rc;
 
 	g_option_context_add_main_entries(ctx, entries, NULL);

@@ -24,15 +24,15 @@
 struct kpatch_reader {
 	int fd;
 	char *path;
-	int is_module;       /* fd is the module's device (ioctls work) */
-	int want_pcm;        /* reject records for another substream */
+	int is_module;                   /* fd is the module's device (ioctls work) */
+	int want_pcm;                    /* reject records for another substream */
 	struct chorus_kpatch_select sel; /* the substream, when want_pcm */
 	struct kpatch_seq_tracker seq;
 	struct kpatch_reader_stats st;
-	int in_resync;       /* inside a run of bad bytes (counted once) */
-	uint64_t offset;     /* bytes consumed so far, for messages */
-	char problem[160];   /* last problem, "" for none */
-	size_t len;          /* bytes in buf */
+	int in_resync;     /* inside a run of bad bytes (counted once) */
+	uint64_t offset;   /* bytes consumed so far, for messages */
+	char problem[160]; /* last problem, "" for none */
+	size_t len;        /* bytes in buf */
 	unsigned char buf[BUF_RECORDS * sizeof(struct chorus_kpatch_record)];
 };
 

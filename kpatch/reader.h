@@ -26,11 +26,11 @@ struct kpatch_reader;
 
 struct kpatch_reader_stats {
 	struct kpatch_seq_stats seq; /* loss accounting of the valid records */
-	uint64_t malformed;     /* records rejected (bad magic run, version, size, reserved) */
-	uint64_t foreign;       /* well-formed records for another substream (rejected) */
-	uint64_t skipped_bytes; /* bytes discarded while resynchronizing on magic */
-	uint64_t bytes;         /* bytes read */
-	int eof;                /* the producer closed a non-FIFO file: no more records */
+	uint64_t malformed;          /* records rejected (bad magic run, version, size, reserved) */
+	uint64_t foreign;            /* well-formed records for another substream (rejected) */
+	uint64_t skipped_bytes;      /* bytes discarded while resynchronizing on magic */
+	uint64_t bytes;              /* bytes read */
+	int eof;                     /* the producer closed a non-FIFO file: no more records */
 };
 
 /* Writes the device path that serves (card, device, subdevice, stream) into

@@ -29,9 +29,9 @@ struct kpatch_seq_stats {
 /* Tracks seq and dropped across records of one substream. */
 struct kpatch_seq_tracker {
 	struct kpatch_seq_stats st;
-	int have_seq;        /* next_seq is known */
-	uint64_t next_seq;   /* seq expected next */
-	int have_dropped;    /* last_dropped is a baseline */
+	int have_seq;          /* next_seq is known */
+	uint64_t next_seq;     /* seq expected next */
+	int have_dropped;      /* last_dropped is a baseline */
 	uint32_t last_dropped; /* producer's dropped count at the last record */
 };
 

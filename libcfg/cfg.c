@@ -23,7 +23,7 @@ struct cfg_file {
 	int n_errors;
 };
 
-G_DEFINE_QUARK(chorus-cfg-error-quark, cfg_error)
+G_DEFINE_QUARK(chorus - cfg - error - quark, cfg_error)
 
 /* --- errors and lines --------------------------------------------------------- */
 
@@ -74,7 +74,7 @@ static void add_error_at(cfg_file *f, int line, const char *group, const char *k
 }
 
 static void G_GNUC_PRINTF(5, 6) error_at(cfg_file *f, int line, const char *group, const char *key,
-					  const char *fmt, ...)
+					 const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -170,7 +170,7 @@ static int parse_list(const char *s, int vec, double **out, size_t *count)
 	guint n;
 	char **tok = split(s, vec ? ";" : ",;", &n);
 	size_t w = vec ? 3 : 1;
-	double *v = g_new0(double, n * w + 1);
+	double *v = g_new0(double, n *w + 1);
 	int rc = 0;
 	for (guint i = 0; rc == 0 && i < n; i++)
 		rc = vec ? parse_vec3(tok[i], v + 3 * i) : parse_double(tok[i], v + i);
@@ -287,7 +287,8 @@ static char *check_value(const cfg_key *k, const char *text)
 		int vec = k->type == CFG_VEC3_LIST;
 		if (parse_list(text, vec, &list, &n) < 0)
 			return g_strdup_printf(vec ? "'%s' is not a list of positions x,y[,z] separated by ';'"
-						   : "'%s' is not a list of numbers", text);
+						   : "'%s' is not a list of numbers",
+					       text);
 		char *why = NULL;
 		for (size_t j = 0; j < n * (vec ? 3 : 1) && !why; j++)
 			if (!in_range(k, list[j]))
@@ -573,7 +574,8 @@ static int scan(cfg_file *f, const char *text)
 			const char *as = g_hash_table_lookup(f->aliases, ak);
 			g_free(ak);
 			error_at(f, ln, group, key, "key given twice (first at line %d%s%s)", prev,
-				 as || strcmp(name, key) ? " as " : "", as ? as : strcmp(name, key) ? name : "");
+				 as || strcmp(name, key) ? " as " : "", as ? as : strcmp(name, key) ? name
+												    : "");
 			bad = 1;
 			continue;
 		}

@@ -67,7 +67,7 @@ typedef enum {
 #define CFG_NONEMPTY 2u /* CFG_STRING: an empty value is an error */
 
 typedef struct {
-	const char *name;           /* key (with its unit: interval_s, f_lo_hz) */
+	const char *name; /* key (with its unit: interval_s, f_lo_hz) */
 	cfg_type type;
 	const char *def;            /* default as it would be written; NULL: none (field left as it is) */
 	double min, max;            /* inclusive range of each number (ignored if min > max) */
@@ -79,14 +79,14 @@ typedef struct {
 } cfg_key;
 
 typedef struct {
-	const char *name;     /* group name, or prefix of numbered groups */
-	int numbered;         /* 1: groups are "name.N" */
-	const cfg_key *keys;  /* terminated by an entry with name == NULL */
-	int store;            /* 1: keys are fields of the target struct */
-	size_t offset;        /* store: offsetof the group's struct (element `first` when numbered) */
-	size_t stride;        /* store, numbered: bytes from one element to the next */
-	int first, count;     /* numbered: N in first..first+count-1; count 0 = any N (not with store) */
-	int unique;           /* 1: the group may appear once; 0: repeated headers merge (as in GKeyFile) */
+	const char *name;    /* group name, or prefix of numbered groups */
+	int numbered;        /* 1: groups are "name.N" */
+	const cfg_key *keys; /* terminated by an entry with name == NULL */
+	int store;           /* 1: keys are fields of the target struct */
+	size_t offset;       /* store: offsetof the group's struct (element `first` when numbered) */
+	size_t stride;       /* store, numbered: bytes from one element to the next */
+	int first, count;    /* numbered: N in first..first+count-1; count 0 = any N (not with store) */
+	int unique;          /* 1: the group may appear once; 0: repeated headers merge (as in GKeyFile) */
 } cfg_group;
 
 #define CFG_ERROR (cfg_error_quark())

@@ -14,8 +14,8 @@ struct dev_caller {
 dev_caller *dev_caller_new(const char *name, dev_pattern pattern, GMainContext *ctx, dev_state_fn state,
 			   void *user, GError **error)
 {
-	static const dev_client_ops cmd_ops = { .pattern = DEV_PATTERN_COMMAND };
-	static const dev_client_ops query_ops = { .pattern = DEV_PATTERN_QUERY };
+	static const dev_client_ops cmd_ops = {.pattern = DEV_PATTERN_COMMAND};
+	static const dev_client_ops query_ops = {.pattern = DEV_PATTERN_QUERY};
 	if (pattern != DEV_PATTERN_COMMAND && pattern != DEV_PATTERN_QUERY) {
 		g_set_error(error, DEV_ERROR, EINVAL, "device %s: a caller is for command or query devices", name);
 		return NULL;

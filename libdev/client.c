@@ -30,15 +30,15 @@ struct dev_client {
 	int fd;
 	GSource *src;
 	GSource *timer;
-	gboolean up;           /* HELLO seen */
-	int reported;          /* last state told: 0 none, 1 up, -1 down */
+	gboolean up;  /* HELLO seen */
+	int reported; /* last state told: 0 none, 1 up, -1 down */
 	guint backoff_ms;
 	uint32_t next_id;
-	GQueue out;            /* GBytes waiting for the socket */
-	GQueue pend;           /* pending * in send order */
+	GQueue out;  /* GBytes waiting for the socket */
+	GQueue pend; /* pending * in send order */
 	int refs;
 	gboolean freed;
-	gboolean warned;       /* the wrong-pattern warning was logged */
+	gboolean warned; /* the wrong-pattern warning was logged */
 	uint8_t *rbuf;
 };
 
@@ -120,7 +120,7 @@ static void handle(dev_client *c, const dev_msg *m)
 		if (m->u.hello.pattern != c->ops.pattern) {
 			if (!c->warned) /* once: it is retried every 2 s */
 				g_warning("device %s (%s) is a %s device, not a %s device", c->name, c->path,
-				  dev_pattern_name(m->u.hello.pattern), dev_pattern_name(c->ops.pattern));
+					  dev_pattern_name(m->u.hello.pattern), dev_pattern_name(c->ops.pattern));
 			c->warned = TRUE;
 			drop(c, -EPROTOTYPE, DEV_BACKOFF_MAX_MS);
 			return;
@@ -209,7 +209,7 @@ static gboolean attempt(gpointer user)
 		drop(c, -errno, c->backoff_ms);
 		return G_SOURCE_REMOVE;
 	}
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	g_strlcpy(sa.sun_path, c->path, sizeof sa.sun_path);
 	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
 		int e = errno;

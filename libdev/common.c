@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-G_DEFINE_QUARK(chorus-dev-error-quark, dev_error)
+G_DEFINE_QUARK(chorus - dev - error - quark, dev_error)
 
 void dev_options_init(dev_options *o)
 {

@@ -26,14 +26,14 @@ typedef int (*dev_write_check_fn)(void *user, const dev_creds *who, GString *why
 
 /* Packet overflow policy. */
 typedef enum {
-	DEV_OVERFLOW_DROP_OLDEST = 0, /* drop the oldest queued message, count it for the client */
+	DEV_OVERFLOW_DROP_OLDEST = 0,  /* drop the oldest queued message, count it for the client */
 	DEV_OVERFLOW_BACKPRESSURE = 1, /* dev_packet_send() returns -EAGAIN, nothing is queued */
 } dev_overflow;
 
 /* Device creation options; all-zero (or dev_options_init) gives the defaults. */
 typedef struct {
-	unsigned mode;           /* socket file mode; 0 = 0666 */
-	const char *group;       /* owner group: name or decimal gid; NULL = leave it */
+	unsigned mode;     /* socket file mode; 0 = 0666 */
+	const char *group; /* owner group: name or decimal gid; NULL = leave it */
 	/* Writers (command, query, packet send) allowed: a uid in write_uids OR a
 	 * gid in write_gids (if either list is non-empty), AND write_check (if
 	 * set) returns 0.  Readers are governed by the socket mode alone. */
@@ -43,10 +43,10 @@ typedef struct {
 	size_t n_write_gids;
 	dev_write_check_fn write_check;
 	void *write_check_user;
-	size_t queue_limit;      /* packet: per-client queue, messages; 0 = 64 */
-	dev_overflow overflow;   /* packet: what a full queue does */
-	size_t chunk_bytes;      /* sensor: max bytes of items per chunk; 0 = 16384 */
-	size_t out_limit;        /* bytes queued to one client before its input is paused; 0 = 1 MiB */
+	size_t queue_limit;    /* packet: per-client queue, messages; 0 = 64 */
+	dev_overflow overflow; /* packet: what a full queue does */
+	size_t chunk_bytes;    /* sensor: max bytes of items per chunk; 0 = 16384 */
+	size_t out_limit;      /* bytes queued to one client before its input is paused; 0 = 1 MiB */
 } dev_options;
 
 /* Client halves: the connection to the service went up (connected=TRUE,

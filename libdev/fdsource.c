@@ -19,7 +19,7 @@ static gboolean fd_dispatch(GSource *s, GSourceFunc cb, gpointer ud)
 	return f->fn(f->user, r);
 }
 
-static GSourceFuncs fd_funcs = { NULL, NULL, fd_dispatch, NULL, NULL, NULL };
+static GSourceFuncs fd_funcs = {NULL, NULL, fd_dispatch, NULL, NULL, NULL};
 
 GSource *dev_fd_source_new(int fd, GIOCondition cond, dev_fd_fn fn, gpointer user, GMainContext *ctx)
 {

@@ -7,9 +7,21 @@
 #include <stdint.h>
 
 /* Store v at p, least significant byte first. */
-static inline void le_put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
-static inline void le_put32(uint8_t *p, uint32_t v) { le_put16(p, (uint16_t)v); le_put16(p + 2, (uint16_t)(v >> 16)); }
-static inline void le_put64(uint8_t *p, uint64_t v) { le_put32(p, (uint32_t)v); le_put32(p + 4, (uint32_t)(v >> 32)); }
+static inline void le_put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+static inline void le_put32(uint8_t *p, uint32_t v)
+{
+	le_put16(p, (uint16_t)v);
+	le_put16(p + 2, (uint16_t)(v >> 16));
+}
+static inline void le_put64(uint8_t *p, uint64_t v)
+{
+	le_put32(p, (uint32_t)v);
+	le_put32(p + 4, (uint32_t)(v >> 32));
+}
 
 /* Load the value stored at p. */
 static inline uint16_t le_get16(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }

@@ -18,8 +18,8 @@ struct dev_link {
 	uint32_t item_size;
 	uint32_t next_id;
 	char name[DEV_PATH_MAX];
-	GByteArray *msg;  /* scratch for requests */
-	int tmo_ms;       /* SO_RCVTIMEO/SO_SNDTIMEO now set, ms; -2 = unknown */
+	GByteArray *msg; /* scratch for requests */
+	int tmo_ms;      /* SO_RCVTIMEO/SO_SNDTIMEO now set, ms; -2 = unknown */
 };
 
 /* Blocking I/O bounded by socket timeouts: one system call per message,
@@ -29,7 +29,7 @@ static void set_timeout(dev_link *l, int ms)
 {
 	if (ms == l->tmo_ms)
 		return;
-	struct timeval tv = { 0, 0 };
+	struct timeval tv = {0, 0};
 	if (ms > 0) {
 		tv.tv_sec = ms / 1000;
 		tv.tv_usec = (ms % 1000) * 1000;
@@ -73,7 +73,7 @@ static int wait_fd(int fd, short ev, int64_t deadline)
 {
 	for (;;) {
 		int t = deadline < 0 ? -1 : (int)MAX(0, deadline - now_ms());
-		struct pollfd p = { fd, ev, 0 };
+		struct pollfd p = {fd, ev, 0};
 		int r = poll(&p, 1, t);
 		if (r > 0)
 			return 0;
@@ -139,7 +139,7 @@ dev_link *dev_link_open(const char *name, int timeout_ms, GError **error)
 		g_set_error(error, DEV_ERROR, errno, "socket: %s", g_strerror(errno));
 		return NULL;
 	}
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	g_strlcpy(sa.sun_path, path, sizeof sa.sun_path);
 	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
 		e = errno;

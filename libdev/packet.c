@@ -25,8 +25,8 @@ struct dev_packet {
 typedef struct {
 	gboolean sub;
 	GBytes *filter;
-	GQueue q;          /* GBytes messages */
-	uint32_t dropped;  /* dropped since the last message sent */
+	GQueue q;         /* GBytes messages */
+	uint32_t dropped; /* dropped since the last message sent */
 } packet_peer;
 
 static gboolean matches(dev_packet *d, packet_peer *pp, const void *msg, size_t len)
@@ -96,12 +96,12 @@ static void pk_pump(dev_server *s, dev_peer *p)
 		GBytes *b = g_queue_peek_head(&pp->q);
 		gsize n;
 		const void *data = g_bytes_get_data(b, &n);
-		uint8_t hdr[DEV_WIRE_HDR + 8] = { 0 };
+		uint8_t hdr[DEV_WIRE_HDR + 8] = {0};
 		dev_wire_header(hdr, DEV_MSG_PKT_DATA, 0, 0, (uint32_t)(8 + n));
 		uint32_t dr = pp->dropped;
 		for (int k = 0; k < 4; k++)
 			hdr[DEV_WIRE_HDR + k] = (dr >> (8 * k)) & 0xff;
-		struct iovec iov[2] = { { hdr, sizeof hdr }, { (void *)data, n } };
+		struct iovec iov[2] = {{hdr, sizeof hdr}, {(void *)data, n}};
 		if (dev_peer_sendv(p, iov, n ? 2 : 1) < 0)
 			return; /* pumped again when writable */
 		g_bytes_unref(g_queue_pop_head(&pp->q));

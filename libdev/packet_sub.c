@@ -51,7 +51,7 @@ static void ps_msg(void *user, const dev_msg *m)
 dev_packet_sub *dev_packet_sub_new(const char *name, const void *filter, size_t flen, GMainContext *ctx,
 				   dev_packet_fn on_packet, dev_state_fn state, void *user, GError **error)
 {
-	static const dev_client_ops ops = { .pattern = DEV_PATTERN_PACKET, .up = ps_up, .msg = ps_msg };
+	static const dev_client_ops ops = {.pattern = DEV_PATTERN_PACKET, .up = ps_up, .msg = ps_msg};
 	if (flen > DEV_WIRE_MAX_PAYLOAD) {
 		g_set_error(error, DEV_ERROR, EMSGSIZE, "device %s: filter too long", name);
 		return NULL;

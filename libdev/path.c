@@ -119,7 +119,7 @@ int dev_path_mkparents(const char *path)
 	if (!slash || slash == tmp)
 		return 0;
 	*slash = 0;
-	for (char *p = tmp + 1; ; p++) {
+	for (char *p = tmp + 1;; p++) {
 		if (*p == '/' || *p == 0) {
 			char c = *p;
 			*p = 0;

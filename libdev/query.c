@@ -21,15 +21,15 @@ struct dev_query {
 };
 
 struct dev_query_handle {
-	dev_peer *peer;  /* referenced */
+	dev_peer *peer; /* referenced */
 	uint32_t id;
 	dev_creds creds;
 };
 
 typedef struct {
-	GQueue reqs;        /* GBytes: u32 id then the request bytes */
-	gboolean busy;      /* a request is with the service */
-	gboolean serving;   /* inside serve(): do not recurse */
+	GQueue reqs;      /* GBytes: u32 id then the request bytes */
+	gboolean busy;    /* a request is with the service */
+	gboolean serving; /* inside serve(): do not recurse */
 } query_peer;
 
 static void serve(dev_query *d, dev_peer *p)

@@ -12,29 +12,31 @@
 
 #include "libdev/server.h"
 
-#define PUMP_BUDGET 8   /* chunks per pump call, for fairness between clients */
-#define GAPS_MAX 256    /* declared gaps remembered */
+#define PUMP_BUDGET 8 /* chunks per pump call, for fairness between clients */
+#define GAPS_MAX 256  /* declared gaps remembered */
 #define DATA_HDR (DEV_WIRE_HDR + 16)
 
 struct dev_sensor {
 	dev_server srv;
 	dev_sensor_ops ops;
 	void *user;
-	uint32_t item_size;   /* bytes, default per client */
-	GArray *gaps;         /* gap_range, in order of declaration */
+	uint32_t item_size; /* bytes, default per client */
+	GArray *gaps;       /* gap_range, in order of declaration */
 	guint readers;
-	uint8_t *buf;         /* one message, DEV_WIRE_MAX_MSG bytes */
+	uint8_t *buf; /* one message, DEV_WIRE_MAX_MSG bytes */
 };
 
-typedef struct { int64_t first, last; } gap_range;
+typedef struct {
+	int64_t first, last;
+} gap_range;
 
 typedef struct {
 	gboolean open;
-	int64_t next;        /* next index to send */
-	int64_t last;        /* exclusive end (DEV_SENSOR_OPEN_END) */
-	uint32_t item_size;  /* bytes */
-	uint32_t id;         /* the OPEN request's id, echoed on errors */
-	void *client;        /* the service's context */
+	int64_t next;       /* next index to send */
+	int64_t last;       /* exclusive end (DEV_SENSOR_OPEN_END) */
+	uint32_t item_size; /* bytes */
+	uint32_t id;        /* the OPEN request's id, echoed on errors */
+	void *client;       /* the service's context */
 } sensor_peer;
 
 static void stream_close(dev_sensor *d, sensor_peer *sp)
@@ -72,7 +74,7 @@ static int send_small(dev_peer *p, uint8_t type, uint32_t id, int64_t a, int64_t
 	if (two)
 		dev_wire_i64(m, b);
 	dev_wire_end(m);
-	struct iovec iov = { m->data, m->len };
+	struct iovec iov = {m->data, m->len};
 	int e = dev_peer_sendv(p, &iov, 1);
 	g_byte_array_unref(m);
 	return e;
@@ -115,8 +117,7 @@ static void se_pump(dev_server *s, dev_peer *p)
 		uint8_t *m = d->buf;
 		int e = d->ops.read(d->user, sp->client, sp->next, n, m + DATA_HDR);
 		if (e < 0) {
-			dev_peer_error(p, sp->id, DEV_MSG_SENS_OPEN, -e, "device %s: reading items %" G_GINT64_FORMAT
-				       "..%" G_GINT64_FORMAT " failed: %s", s->name, sp->next, sp->next + (int64_t)n,
+			dev_peer_error(p, sp->id, DEV_MSG_SENS_OPEN, -e, "device %s: reading items %" G_GINT64_FORMAT "..%" G_GINT64_FORMAT " failed: %s", s->name, sp->next, sp->next + (int64_t)n,
 				       g_strerror(-e));
 			stream_close(d, sp);
 			return;
@@ -130,7 +131,7 @@ static void se_pump(dev_server *s, dev_peer *p)
 			m[DEV_WIRE_HDR + 8 + k] = ((uint32_t)n >> (8 * k)) & 0xff;
 			m[DEV_WIRE_HDR + 12 + k] = 0;
 		}
-		struct iovec iov = { m, DATA_HDR + bytes };
+		struct iovec iov = {m, DATA_HDR + bytes};
 		if (dev_peer_sendv(p, &iov, 1) < 0)
 			return; /* re-read when writable: cheaper than holding a copy per slow client */
 		sp->next += (int64_t)n;
@@ -159,12 +160,17 @@ static void do_open(dev_sensor *d, dev_peer *p, const dev_msg *m)
 	const char *name = d->srv.name;
 	if (sp->open) {
 		dev_peer_error(p, m->id, m->type, EBUSY, "device %s: a stream is already open on this connection; "
-			       "close it first", name);
+							 "close it first",
+			       name);
 		return;
 	}
 	dev_sensor_request r = {
-		.first = m->u.open.first, .last = m->u.open.last, .flags = m->u.open.flags,
-		.params = m->u.open.params, .params_len = m->u.open.params_len, .item_size = d->item_size,
+		.first = m->u.open.first,
+		.last = m->u.open.last,
+		.flags = m->u.open.flags,
+		.params = m->u.open.params,
+		.params_len = m->u.open.params_len,
+		.item_size = d->item_size,
 	};
 	if (r.flags & DEV_SENSOR_FROM_NEXT) {
 		int64_t oldest, held;
@@ -288,7 +294,7 @@ int dev_sensor_gap(dev_sensor *d, int64_t first, int64_t last)
 			g_array_remove_index(d->gaps, k);
 	if (d->gaps->len >= GAPS_MAX)
 		g_array_remove_index(d->gaps, 0);
-	gap_range g = { first, last };
+	gap_range g = {first, last};
 	g_array_append_val(d->gaps, g);
 	if (d->readers)
 		kick_all(d);

@@ -20,12 +20,12 @@ typedef struct dev_sensor dev_sensor;
 
 /* A client's request, as seen (and possibly rewritten) by ops.open. */
 typedef struct {
-	int64_t first;       /* first index wanted (after resolution: what will be sent) */
-	int64_t last;        /* one past the last index; DEV_SENSOR_OPEN_END = open-ended */
-	uint32_t flags;      /* DEV_SENSOR_FROM_NEXT, DEV_SENSOR_RESUME */
-	const void *params;  /* opaque parameter blob from the client (may be NULL) */
-	size_t params_len;   /* bytes */
-	uint32_t item_size;  /* bytes per item for this client; preset to the device's */
+	int64_t first;      /* first index wanted (after resolution: what will be sent) */
+	int64_t last;       /* one past the last index; DEV_SENSOR_OPEN_END = open-ended */
+	uint32_t flags;     /* DEV_SENSOR_FROM_NEXT, DEV_SENSOR_RESUME */
+	const void *params; /* opaque parameter blob from the client (may be NULL) */
+	size_t params_len;  /* bytes */
+	uint32_t item_size; /* bytes per item for this client; preset to the device's */
 } dev_sensor_request;
 
 typedef struct {

@@ -9,7 +9,7 @@ struct dev_sensor_reader {
 	dev_client *c;
 	dev_sensor_reader_ops ops;
 	void *user;
-	int64_t first, last;   /* as asked */
+	int64_t first, last; /* as asked */
 	uint32_t flags;
 	GBytes *params;
 	gboolean opened;       /* an OPENED was ever received */
@@ -102,7 +102,7 @@ dev_sensor_reader *dev_sensor_reader_new(const char *name, int64_t first, int64_
 					 const void *params, size_t params_len, GMainContext *ctx,
 					 const dev_sensor_reader_ops *ops, void *user, GError **error)
 {
-	static const dev_client_ops cops = { .pattern = DEV_PATTERN_SENSOR, .up = sd_up, .msg = sd_msg };
+	static const dev_client_ops cops = {.pattern = DEV_PATTERN_SENSOR, .up = sd_up, .msg = sd_msg};
 	if (params_len > DEV_WIRE_MAX_PAYLOAD - 24) {
 		g_set_error(error, DEV_ERROR, EMSGSIZE, "device %s: parameter blob too long", name);
 		return NULL;

@@ -146,7 +146,7 @@ int dev_peer_sendv(dev_peer *p, const struct iovec *iov, int n)
 		return -EPIPE;
 	if (p->blocked || p->out.length)
 		return -EAGAIN;
-	struct msghdr mh = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)n };
+	struct msghdr mh = {.msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)n};
 	if (sendmsg(p->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
 		if (errno == EAGAIN || errno == EINTR) {
 			p->blocked = TRUE;
@@ -246,7 +246,7 @@ static gboolean peer_read(dev_server *s, dev_peer *p)
 		if (r == 0) {
 			/* 0 is EOF, or an empty datagram (legal on SEQPACKET):
 			 * only a hang-up tells them apart */
-			struct pollfd pf = { p->fd, POLLRDHUP, 0 };
+			struct pollfd pf = {p->fd, POLLRDHUP, 0};
 			if (poll(&pf, 1, 0) != 0) {
 				peer_close(p);
 				return FALSE;
@@ -260,7 +260,8 @@ static gboolean peer_read(dev_server *s, dev_peer *p)
 					&m, &why);
 		if (e < 0) {
 			uint32_t id = r >= 16 ? (uint32_t)(s->rbuf[12] | s->rbuf[13] << 8 | s->rbuf[14] << 16 |
-							   (uint32_t)s->rbuf[15] << 24) : 0;
+							   (uint32_t)s->rbuf[15] << 24)
+					      : 0;
 			dev_peer_error(p, id, r >= 4 ? s->rbuf[3] : 0, -e, "device %s: malformed message (%zd bytes): %s",
 				       s->name, r, why);
 			continue;
@@ -296,7 +297,7 @@ static void send_hello(dev_server *s, dev_peer *p)
 {
 	GByteArray *b = g_byte_array_new();
 	dev_wire_begin(b, DEV_MSG_HELLO, 0, 0);
-	uint8_t pat[4] = { (uint8_t)s->ops->pattern, 0, 0, 0 };
+	uint8_t pat[4] = {(uint8_t)s->ops->pattern, 0, 0, 0};
 	dev_wire_bytes(b, pat, 4);
 	dev_wire_u32(b, s->item_size);
 	dev_wire_u32(b, DEV_WIRE_MAX_MSG);
@@ -326,7 +327,7 @@ static gboolean listen_dispatch(gpointer user, GIOCondition rev)
 		p->srv = s;
 		p->fd = fd;
 		p->refs = 1; /* the server's list */
-		p->creds = (dev_creds){ uc.pid, uc.uid, uc.gid };
+		p->creds = (dev_creds){uc.pid, uc.uid, uc.gid};
 		g_queue_init(&p->out);
 		p->src = dev_fd_source_new(fd, G_IO_IN | G_IO_HUP | G_IO_ERR, peer_dispatch, p, s->ctx);
 		s->peers = g_list_prepend(s->peers, p);
@@ -400,10 +401,14 @@ int dev_server_init(dev_server *s, const char *name, const dev_options *opt, GMa
 	dev_options_init(&s->opt);
 	if (opt) {
 		s->opt = *opt;
-		if (!s->opt.mode) s->opt.mode = 0666;
-		if (!s->opt.queue_limit) s->opt.queue_limit = 64;
-		if (!s->opt.chunk_bytes) s->opt.chunk_bytes = 16384;
-		if (!s->opt.out_limit) s->opt.out_limit = 1 << 20;
+		if (!s->opt.mode)
+			s->opt.mode = 0666;
+		if (!s->opt.queue_limit)
+			s->opt.queue_limit = 64;
+		if (!s->opt.chunk_bytes)
+			s->opt.chunk_bytes = 16384;
+		if (!s->opt.out_limit)
+			s->opt.out_limit = 1 << 20;
 		s->opt.write_uids = g_memdup2(opt->write_uids, opt->n_write_uids * sizeof(uid_t));
 		s->opt.write_gids = g_memdup2(opt->write_gids, opt->n_write_gids * sizeof(gid_t));
 		s->opt.group = NULL;
@@ -424,7 +429,7 @@ int dev_server_init(dev_server *s, const char *name, const dev_options *opt, GMa
 		dev_set_error(error, e, "device %s: socket: %s", name, g_strerror(-e));
 		goto fail;
 	}
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	g_strlcpy(sa.sun_path, s->path, sizeof sa.sun_path);
 	if ((e = bind_path(s, &sa, error)) < 0)
 		goto fail;

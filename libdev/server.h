@@ -35,36 +35,36 @@ typedef struct {
 } dev_server_ops;
 
 struct dev_peer {
-	dev_server *srv;     /* NULL once the server is freed */
+	dev_server *srv; /* NULL once the server is freed */
 	int fd;
 	GSource *src;
 	dev_creds creds;
-	GQueue out;          /* GBytes, whole messages waiting to be sent */
-	size_t out_bytes;    /* bytes in `out` */
-	gboolean blocked;    /* a send hit EAGAIN: wait for G_IO_OUT */
-	gboolean broken;     /* a send failed hard: close at next dispatch */
-	gboolean closed;     /* disconnected; the struct lives while referenced */
+	GQueue out;       /* GBytes, whole messages waiting to be sent */
+	size_t out_bytes; /* bytes in `out` */
+	gboolean blocked; /* a send hit EAGAIN: wait for G_IO_OUT */
+	gboolean broken;  /* a send failed hard: close at next dispatch */
+	gboolean closed;  /* disconnected; the struct lives while referenced */
 	gboolean pump_queued;
 	int refs;
-	void *pdata;         /* the pattern's per-peer state */
+	void *pdata; /* the pattern's per-peer state */
 };
 
 struct dev_server {
 	char name[DEV_PATH_MAX];
 	char path[DEV_PATH_MAX];
 	GMainContext *ctx;
-	dev_options opt;     /* uid/gid arrays point to owned copies */
+	dev_options opt; /* uid/gid arrays point to owned copies */
 	const dev_server_ops *ops;
-	void *owner;         /* the pattern object */
-	uint32_t item_size;  /* announced in HELLO (sensor) */
+	void *owner;        /* the pattern object */
+	uint32_t item_size; /* announced in HELLO (sensor) */
 	int lfd;
 	GSource *lsrc;
-	GList *peers;        /* dev_peer *, each holding one reference */
-	GPtrArray *pumps;    /* peers waiting for a pump call */
+	GList *peers;     /* dev_peer *, each holding one reference */
+	GPtrArray *pumps; /* peers waiting for a pump call */
 	GSource *pump_src;
-	dev_t dev;           /* identity of our socket file, for unlink */
+	dev_t dev; /* identity of our socket file, for unlink */
 	ino_t ino;
-	uint8_t *rbuf;       /* receive buffer, DEV_WIRE_MAX_MSG + 1 bytes */
+	uint8_t *rbuf; /* receive buffer, DEV_WIRE_MAX_MSG + 1 bytes */
 };
 
 /* Bind and listen on the device's socket (creating parents, replacing a

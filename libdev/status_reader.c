@@ -45,7 +45,7 @@ dev_status_reader *dev_status_reader_new(const char *name, gboolean binary, GMai
 					 dev_status_update_fn update, dev_state_fn state, void *user,
 					 GError **error)
 {
-	static const dev_client_ops ops = { .pattern = DEV_PATTERN_STATUS, .up = sr_up, .msg = sr_msg };
+	static const dev_client_ops ops = {.pattern = DEV_PATTERN_STATUS, .up = sr_up, .msg = sr_msg};
 	dev_status_reader *r = g_new0(dev_status_reader, 1);
 	r->binary = binary;
 	r->update = update;

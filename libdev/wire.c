@@ -54,17 +54,28 @@ const char *dev_pattern_name(dev_pattern p)
 gboolean dev_wire_from_client(uint8_t t)
 {
 	switch (t) {
-	case DEV_MSG_STATUS_GET: case DEV_MSG_STATUS_SUB: case DEV_MSG_STATUS_UNSUB:
-	case DEV_MSG_CMD: case DEV_MSG_USAGE_GET: case DEV_MSG_QUERY:
-	case DEV_MSG_PKT_SUB: case DEV_MSG_PKT_UNSUB: case DEV_MSG_PKT_SEND:
-	case DEV_MSG_SENS_OPEN: case DEV_MSG_SENS_CLOSE:
+	case DEV_MSG_STATUS_GET:
+	case DEV_MSG_STATUS_SUB:
+	case DEV_MSG_STATUS_UNSUB:
+	case DEV_MSG_CMD:
+	case DEV_MSG_USAGE_GET:
+	case DEV_MSG_QUERY:
+	case DEV_MSG_PKT_SUB:
+	case DEV_MSG_PKT_UNSUB:
+	case DEV_MSG_PKT_SEND:
+	case DEV_MSG_SENS_OPEN:
+	case DEV_MSG_SENS_CLOSE:
 		return TRUE;
 	default:
 		return FALSE;
 	}
 }
 
-#define FAIL(e, text) do { *why = (text); return -(e); } while (0)
+#define FAIL(e, text) \
+	do { \
+		*why = (text); \
+		return -(e); \
+	} while (0)
 
 /* Payload layout checks per type; p/n are the payload. */
 static int decode_payload(dev_msg *m, const uint8_t *p, uint32_t n, const char **why)
@@ -93,8 +104,12 @@ static int decode_payload(dev_msg *m, const uint8_t *p, uint32_t n, const char *
 		if (n - 8 > DEV_WIRE_MAX_TEXT)
 			FAIL(EBADMSG, "ERROR text too long");
 		return 0;
-	case DEV_MSG_OK: case DEV_MSG_STATUS_GET: case DEV_MSG_STATUS_SUB:
-	case DEV_MSG_STATUS_UNSUB: case DEV_MSG_USAGE_GET: case DEV_MSG_PKT_UNSUB:
+	case DEV_MSG_OK:
+	case DEV_MSG_STATUS_GET:
+	case DEV_MSG_STATUS_SUB:
+	case DEV_MSG_STATUS_UNSUB:
+	case DEV_MSG_USAGE_GET:
+	case DEV_MSG_PKT_UNSUB:
 	case DEV_MSG_SENS_CLOSE:
 		if (n != 0)
 			FAIL(EBADMSG, "message must have an empty payload");
@@ -107,10 +122,14 @@ static int decode_payload(dev_msg *m, const uint8_t *p, uint32_t n, const char *
 		if (!g_utf8_validate((const char *)p, n, NULL))
 			FAIL(EBADMSG, "command is not valid UTF-8");
 		return 0;
-	case DEV_MSG_STATUS_DATA: case DEV_MSG_USAGE: case DEV_MSG_QUERY:
-	case DEV_MSG_PKT_SUB: case DEV_MSG_PKT_SEND:
+	case DEV_MSG_STATUS_DATA:
+	case DEV_MSG_USAGE:
+	case DEV_MSG_QUERY:
+	case DEV_MSG_PKT_SUB:
+	case DEV_MSG_PKT_SEND:
 		return 0;
-	case DEV_MSG_CMD_REPLY: case DEV_MSG_QUERY_REPLY:
+	case DEV_MSG_CMD_REPLY:
+	case DEV_MSG_QUERY_REPLY:
 		if (n < 4)
 			FAIL(EBADMSG, "reply shorter than 4 bytes");
 		m->u.reply.status = (int32_t)le_get32(p);
@@ -270,7 +289,7 @@ void dev_wire_error(GByteArray *b, uint32_t id, uint8_t ref_type, int err, const
 		n = DEV_WIRE_MAX_TEXT;
 	dev_wire_begin(b, DEV_MSG_ERROR, 0, id);
 	dev_wire_u32(b, (uint32_t)(err > 0 ? err : EIO));
-	uint8_t ref[4] = { ref_type, 0, 0, 0 };
+	uint8_t ref[4] = {ref_type, 0, 0, 0};
 	dev_wire_bytes(b, ref, 4);
 	dev_wire_bytes(b, text, n);
 	dev_wire_end(b);

@@ -39,34 +39,34 @@
 
 typedef enum {
 	/* generic, server -> client */
-	DEV_MSG_HELLO = 0x01,        /* u16 pattern, u16 0, u32 item_size, u32 max_msg, name text */
-	DEV_MSG_ERROR = 0x02,        /* i32 errno (>0), u8 ref_type, 3 x u8 0, text */
-	DEV_MSG_OK = 0x03,           /* empty: request accepted (packet send) */
+	DEV_MSG_HELLO = 0x01, /* u16 pattern, u16 0, u32 item_size, u32 max_msg, name text */
+	DEV_MSG_ERROR = 0x02, /* i32 errno (>0), u8 ref_type, 3 x u8 0, text */
+	DEV_MSG_OK = 0x03,    /* empty: request accepted (packet send) */
 	/* status */
 	DEV_MSG_STATUS_GET = 0x10,   /* c->s, empty; flag BINARY */
 	DEV_MSG_STATUS_SUB = 0x11,   /* c->s, empty; flag BINARY; current state follows */
 	DEV_MSG_STATUS_UNSUB = 0x12, /* c->s, empty */
 	DEV_MSG_STATUS_DATA = 0x13,  /* s->c, state bytes; flags BINARY, NOTIFY */
 	/* command */
-	DEV_MSG_CMD = 0x20,          /* c->s, command text */
-	DEV_MSG_CMD_REPLY = 0x21,    /* s->c, i32 status, message text */
-	DEV_MSG_USAGE_GET = 0x22,    /* c->s, empty */
-	DEV_MSG_USAGE = 0x23,        /* s->c, usage text */
+	DEV_MSG_CMD = 0x20,       /* c->s, command text */
+	DEV_MSG_CMD_REPLY = 0x21, /* s->c, i32 status, message text */
+	DEV_MSG_USAGE_GET = 0x22, /* c->s, empty */
+	DEV_MSG_USAGE = 0x23,     /* s->c, usage text */
 	/* query */
-	DEV_MSG_QUERY = 0x30,        /* c->s, request bytes */
-	DEV_MSG_QUERY_REPLY = 0x31,  /* s->c, i32 status, reply bytes */
+	DEV_MSG_QUERY = 0x30,       /* c->s, request bytes */
+	DEV_MSG_QUERY_REPLY = 0x31, /* s->c, i32 status, reply bytes */
 	/* packet */
-	DEV_MSG_PKT_SUB = 0x40,      /* c->s, filter bytes (empty = everything) */
-	DEV_MSG_PKT_UNSUB = 0x41,    /* c->s, empty */
-	DEV_MSG_PKT_DATA = 0x42,     /* s->c, u32 dropped, u32 0, message bytes */
-	DEV_MSG_PKT_SEND = 0x43,     /* c->s, message bytes; answered OK or ERROR */
+	DEV_MSG_PKT_SUB = 0x40,   /* c->s, filter bytes (empty = everything) */
+	DEV_MSG_PKT_UNSUB = 0x41, /* c->s, empty */
+	DEV_MSG_PKT_DATA = 0x42,  /* s->c, u32 dropped, u32 0, message bytes */
+	DEV_MSG_PKT_SEND = 0x43,  /* c->s, message bytes; answered OK or ERROR */
 	/* sensor */
-	DEV_MSG_SENS_OPEN = 0x50,    /* c->s, i64 first, i64 last, u32 flags, u32 0, params */
-	DEV_MSG_SENS_OPENED = 0x51,  /* s->c, i64 first, i64 last, u32 item_size, u32 0, reply */
-	DEV_MSG_SENS_DATA = 0x52,    /* s->c, i64 first, u32 count, u32 0, count*item_size bytes */
-	DEV_MSG_SENS_GAP = 0x53,     /* s->c, i64 from, i64 to */
-	DEV_MSG_SENS_END = 0x54,     /* s->c, i64 next */
-	DEV_MSG_SENS_CLOSE = 0x55,   /* c->s, empty */
+	DEV_MSG_SENS_OPEN = 0x50,   /* c->s, i64 first, i64 last, u32 flags, u32 0, params */
+	DEV_MSG_SENS_OPENED = 0x51, /* s->c, i64 first, i64 last, u32 item_size, u32 0, reply */
+	DEV_MSG_SENS_DATA = 0x52,   /* s->c, i64 first, u32 count, u32 0, count*item_size bytes */
+	DEV_MSG_SENS_GAP = 0x53,    /* s->c, i64 from, i64 to */
+	DEV_MSG_SENS_END = 0x54,    /* s->c, i64 next */
+	DEV_MSG_SENS_CLOSE = 0x55,  /* c->s, empty */
 } dev_msg_type;
 
 /* header flags */
@@ -93,15 +93,53 @@ typedef struct {
 	const uint8_t *payload; /* whole payload */
 	uint32_t len;           /* payload length, bytes */
 	union {
-		struct { uint16_t pattern; uint32_t item_size; uint32_t max_msg; const char *name; uint32_t name_len; } hello;
-		struct { int32_t err; uint8_t ref_type; const char *text; uint32_t text_len; } error;
-		struct { int32_t status; const uint8_t *data; uint32_t len; } reply; /* CMD_REPLY, QUERY_REPLY */
-		struct { uint32_t dropped; const uint8_t *data; uint32_t len; } pkt;
-		struct { int64_t first, last; uint32_t flags; const uint8_t *params; uint32_t params_len; } open;
-		struct { int64_t first, last; uint32_t item_size; const uint8_t *reply; uint32_t reply_len; } opened;
-		struct { int64_t first; uint32_t count; const uint8_t *items; uint32_t bytes; } data;
-		struct { int64_t from, to; } gap;
-		struct { int64_t next; } end;
+		struct {
+			uint16_t pattern;
+			uint32_t item_size;
+			uint32_t max_msg;
+			const char *name;
+			uint32_t name_len;
+		} hello;
+		struct {
+			int32_t err;
+			uint8_t ref_type;
+			const char *text;
+			uint32_t text_len;
+		} error;
+		struct {
+			int32_t status;
+			const uint8_t *data;
+			uint32_t len;
+		} reply; /* CMD_REPLY, QUERY_REPLY */
+		struct {
+			uint32_t dropped;
+			const uint8_t *data;
+			uint32_t len;
+		} pkt;
+		struct {
+			int64_t first, last;
+			uint32_t flags;
+			const uint8_t *params;
+			uint32_t params_len;
+		} open;
+		struct {
+			int64_t first, last;
+			uint32_t item_size;
+			const uint8_t *reply;
+			uint32_t reply_len;
+		} opened;
+		struct {
+			int64_t first;
+			uint32_t count;
+			const uint8_t *items;
+			uint32_t bytes;
+		} data;
+		struct {
+			int64_t from, to;
+		} gap;
+		struct {
+			int64_t next;
+		} end;
 	} u;
 } dev_msg;
 

@@ -16,8 +16,8 @@ struct sync_client {
 	void *user;
 	gboolean ready;
 	uint32_t node, root;
-	guint64 tickers;   /* tickers received */
-	guint64 rejected;  /* tickers refused as malformed */
+	guint64 tickers;  /* tickers received */
+	guint64 rejected; /* tickers refused as malformed */
 };
 
 static void on_update(void *user, int err, const char *data, size_t len)

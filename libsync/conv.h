@@ -54,7 +54,7 @@ typedef struct {
 	uint32_t flags;  /* SYNC_CONV_* */
 } sync_conv;
 
-#define SYNC_CONV_WIRE_SIZE 104 /* bytes of sync_conv_pack() output */
+#define SYNC_CONV_WIRE_SIZE 104  /* bytes of sync_conv_pack() output */
 #define SYNC_WANDER_DEFAULT 1e-7 /* 0.1 ppm: typical crystal wander over minutes */
 
 /* A conversion that is exact: y = y0 + (x - x0) * slope with zero variance,

@@ -381,8 +381,9 @@ int sync_fit_solve(sync_fit *f, sync_conv *out, const char **why)
 	c.xmax = xb;
 	c.updated = 0;
 	c.n = (uint32_t)m;
-	c.flags = f->p.mode == SYNC_FIT_LOWER ? SYNC_CONV_LOWER
-		  : f->p.mode == SYNC_FIT_UPPER ? SYNC_CONV_UPPER : 0;
+	c.flags = f->p.mode == SYNC_FIT_LOWER   ? SYNC_CONV_LOWER
+		  : f->p.mode == SYNC_FIT_UPPER ? SYNC_CONV_UPPER
+						: 0;
 	f->rejected = (uint32_t)(n - m);
 	*out = c;
 	return 0;

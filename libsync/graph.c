@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CACHE_SIZE 64          /* direct-mapped path cache entries (power of 2) */
+#define CACHE_SIZE 64                  /* direct-mapped path cache entries (power of 2) */
 #define AUDIO_NS_DEFAULT (1e9 / 48000) /* ns per frame when no edge tells the rate */
 
 typedef struct {
@@ -26,9 +26,9 @@ typedef struct {
 } dedge;
 
 typedef struct {
-	uint64_t kfrom, kto; /* clock keys */
-	uint64_t gen;        /* graph generation it was found in (0 = empty) */
-	uint32_t n;          /* hops */
+	uint64_t kfrom, kto;             /* clock keys */
+	uint64_t gen;                    /* graph generation it was found in (0 = empty) */
+	uint32_t n;                      /* hops */
 	uint32_t e[SYNC_GRAPH_MAX_HOPS]; /* directed edge indices */
 } cached_path;
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-static int g_state;         /* 0 = not read, 1 = real, 2 = simulated */
+static int g_state; /* 0 = not read, 1 = real, 2 = simulated */
 static sync_simclock g_sim;
 static int64_t g_rt_minus_raw; /* host realtime - raw at init, ns */
 

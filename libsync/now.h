@@ -23,8 +23,8 @@
 #include "libsync/clockid.h"
 
 typedef struct {
-	double skew_ppm;    /* node clock rate minus true rate, parts per million */
-	int64_t offset_ns;  /* node cpu clock minus host raw clock at host raw 0, ns */
+	double skew_ppm;   /* node clock rate minus true rate, parts per million */
+	int64_t offset_ns; /* node cpu clock minus host raw clock at host raw 0, ns */
 } sync_simclock;
 
 /* Current time of the node's clock of `kind` (SYNC_KIND_CPU or

@@ -52,22 +52,22 @@ typedef struct {
 	sim_world *world;
 	int node;
 	int n_mics;
-	sim_sidechan *side;          /* NULL: side channel disabled */
+	sim_sidechan *side; /* NULL: side channel disabled */
 	char side_path[PATH_MAX];
 	int timer_fd;
 	int epoch_set;
-	int64_t epoch_ns;            /* host raw ns of world time 0 */
-	double xrun_every_s;         /* s, 0 = never */
+	int64_t epoch_ns;    /* host raw ns of world time 0 */
+	double xrun_every_s; /* s, 0 = never */
 	snd_pcm_uframes_t stop_threshold, avail_min, boundary;
 	/* stream state */
 	int running;
-	int xrun;                    /* stream is in XRUN until prepare */
-	int flag_next;               /* CHORUS_KPATCH_F_XRUN on the next record */
-	int64_t f0;                  /* absolute frame of stream frame 0 */
-	uint64_t periods;            /* periods whose interrupt has happened since start */
-	uint64_t seq;                /* records (interrupts) since open */
-	int64_t next_int_ns;         /* host raw ns of the next interrupt */
-	int64_t xrun_at_ns;          /* host raw ns of the next injected xrun, or INT64_MAX */
+	int xrun;            /* stream is in XRUN until prepare */
+	int flag_next;       /* CHORUS_KPATCH_F_XRUN on the next record */
+	int64_t f0;          /* absolute frame of stream frame 0 */
+	uint64_t periods;    /* periods whose interrupt has happened since start */
+	uint64_t seq;        /* records (interrupts) since open */
+	int64_t next_int_ns; /* host raw ns of the next interrupt */
+	int64_t xrun_at_ns;  /* host raw ns of the next injected xrun, or INT64_MAX */
 } chorus_sim;
 
 static int64_t true_now(void)
@@ -203,8 +203,9 @@ static int cb_prepare(snd_pcm_ioplug_t *io)
 
 static sim_format fmt_of(snd_pcm_format_t f)
 {
-	return f == SND_PCM_FORMAT_S16_LE ? SIM_FMT_S16_LE
-	       : f == SND_PCM_FORMAT_S32_LE ? SIM_FMT_S32_LE : SIM_FMT_FLOAT_LE;
+	return f == SND_PCM_FORMAT_S16_LE   ? SIM_FMT_S16_LE
+	       : f == SND_PCM_FORMAT_S32_LE ? SIM_FMT_S32_LE
+					    : SIM_FMT_FLOAT_LE;
 }
 
 static snd_pcm_sframes_t cb_transfer(snd_pcm_ioplug_t *io, const snd_pcm_channel_area_t *areas,
@@ -277,8 +278,7 @@ static int cb_poll_revents(snd_pcm_ioplug_t *io, struct pollfd *pfd, unsigned in
 		 * waiting reader gets -EIO instead of -EPIPE. */
 		snd_pcm_ioplug_set_state(io, SND_PCM_STATE_XRUN);
 		*revents = POLLERR;
-	}
-	else if (s->running && avail >= s->avail_min)
+	} else if (s->running && avail >= s->avail_min)
 		*revents = POLLIN;
 	else
 		*revents = 0;
@@ -334,7 +334,8 @@ static void options_free(options *o)
 static int parse_options(snd_config_t *conf, options *o)
 {
 	snd_config_iterator_t i, next;
-	snd_config_for_each(i, next, conf) {
+	snd_config_for_each(i, next, conf)
+	{
 		snd_config_t *n = snd_config_iterator_entry(i);
 		const char *id;
 		char **slot = NULL;
@@ -342,12 +343,18 @@ static int parse_options(snd_config_t *conf, options *o)
 			continue;
 		if (!strcmp(id, "comment") || !strcmp(id, "type") || !strcmp(id, "hint"))
 			continue;
-		if (!strcmp(id, "scenario")) slot = &o->scenario;
-		else if (!strcmp(id, "node")) slot = &o->node;
-		else if (!strcmp(id, "sidechannel")) slot = &o->sidechannel;
-		else if (!strcmp(id, "epoch_ns")) slot = &o->epoch_ns;
-		else if (!strcmp(id, "xrun_every")) slot = &o->xrun_every;
-		else if (!strcmp(id, "rate")) slot = &o->rate;
+		if (!strcmp(id, "scenario"))
+			slot = &o->scenario;
+		else if (!strcmp(id, "node"))
+			slot = &o->node;
+		else if (!strcmp(id, "sidechannel"))
+			slot = &o->sidechannel;
+		else if (!strcmp(id, "epoch_ns"))
+			slot = &o->epoch_ns;
+		else if (!strcmp(id, "xrun_every"))
+			slot = &o->xrun_every;
+		else if (!strcmp(id, "rate"))
+			slot = &o->rate;
 		if (!slot) {
 			SNDERR("chorus_sim: unknown field '%s' (known: scenario node sidechannel epoch_ns xrun_every rate)", id);
 			return -EINVAL;
@@ -462,11 +469,15 @@ static int setup(chorus_sim *s, const char *name, const options *o, unsigned *ra
 static int set_constraints(chorus_sim *s, unsigned rate_pin)
 {
 	static const unsigned access[] = {
-		SND_PCM_ACCESS_RW_INTERLEAVED, SND_PCM_ACCESS_RW_NONINTERLEAVED,
-		SND_PCM_ACCESS_MMAP_INTERLEAVED, SND_PCM_ACCESS_MMAP_NONINTERLEAVED,
+		SND_PCM_ACCESS_RW_INTERLEAVED,
+		SND_PCM_ACCESS_RW_NONINTERLEAVED,
+		SND_PCM_ACCESS_MMAP_INTERLEAVED,
+		SND_PCM_ACCESS_MMAP_NONINTERLEAVED,
 	};
 	static const unsigned formats[] = {
-		SND_PCM_FORMAT_S16_LE, SND_PCM_FORMAT_S32_LE, SND_PCM_FORMAT_FLOAT_LE,
+		SND_PCM_FORMAT_S16_LE,
+		SND_PCM_FORMAT_S32_LE,
+		SND_PCM_FORMAT_FLOAT_LE,
 	};
 	int rc;
 	if ((rc = snd_pcm_ioplug_set_param_list(&s->io, SND_PCM_IOPLUG_HW_ACCESS, 4, access)) < 0 ||

@@ -11,9 +11,18 @@ static const char *const latencies[] = {"exponential", "normal", "uniform", "con
 static const char *const waveforms[] = {"pulse_train", "chirp", "tone", "click", "file", NULL};
 static const char *const sweeps[] = {"linear", "exponential", NULL};
 
-#define NUM(n, d, lo, hi) {.name = n, .type = CFG_DOUBLE, .def = d, .min = lo, .max = hi}
-#define INT(n, d, lo, hi) {.name = n, .type = CFG_INT, .def = d, .min = lo, .max = hi}
-#define ENUM(n, d, c) {.name = n, .type = CFG_ENUM, .def = d, .min = 1, .max = 0, .choices = c}
+#define NUM(n, d, lo, hi) \
+	{ \
+		.name = n, .type = CFG_DOUBLE, .def = d, .min = lo, .max = hi \
+	}
+#define INT(n, d, lo, hi) \
+	{ \
+		.name = n, .type = CFG_INT, .def = d, .min = lo, .max = hi \
+	}
+#define ENUM(n, d, c) \
+	{ \
+		.name = n, .type = CFG_ENUM, .def = d, .min = 1, .max = 0, .choices = c \
+	}
 
 /* Keys renamed to carry their unit keep the old name as a deprecated alias. */
 static const cfg_key world_keys[] = {
@@ -100,8 +109,8 @@ static const struct {
 struct sim_scenario {
 	char *name;
 	sim_world_cfg world;
-	GArray *nodes;   /* sim_node_cfg */
-	GArray *sources; /* sim_source_cfg */
+	GArray *nodes;      /* sim_node_cfg */
+	GArray *sources;    /* sim_source_cfg */
 	GPtrArray *strings; /* owned strings referenced by the configs */
 };
 
@@ -147,11 +156,11 @@ static void load_node(cfg_file *ini, const char *g, sim_node_cfg *n)
 	n->radio_jitter_ns = cfg_file_double(ini, g, "radio_jitter_ns");
 	if (n->latency == SIM_LAT_UNIFORM && n->latency_mean_ns < sqrt(3.0) * n->latency_sd_ns)
 		cfg_file_fail(ini, g, cfg_file_has(ini, g, "irq_latency_sd_us") ? "irq_latency_sd_us" : "irq_latency",
-			     "uniform latency needs mean >= sqrt(3) * sd (it spans mean ± sqrt(3) sd and cannot be negative)");
+			      "uniform latency needs mean >= sqrt(3) * sd (it spans mean ± sqrt(3) sd and cannot be negative)");
 	if (cfg_file_has(ini, g, "irq_latency_sd_us") &&
 	    (n->latency == SIM_LAT_EXPONENTIAL || n->latency == SIM_LAT_CONSTANT))
 		cfg_file_fail(ini, g, "irq_latency_sd_us", "not used by irq_latency = %s",
-			     latencies[n->latency]);
+			      latencies[n->latency]);
 }
 
 /* Check a file source's file now, so its error carries the key's line. */
@@ -166,7 +175,7 @@ static void check_file(cfg_file *ini, const char *g, sim_source_cfg *s)
 	}
 	if (s->wave.file_channel >= info.channels)
 		cfg_file_fail(ini, g, "file_channel", "'%s' has %d channel(s); channels count from 0",
-			     s->wave.file, info.channels);
+			      s->wave.file, info.channels);
 	sf_close(sf);
 }
 
@@ -193,7 +202,7 @@ static void load_source(sim_scenario *sc, cfg_file *ini, const char *g, const ch
 	s->call_end_s = cfg_file_has(ini, g, "call_end_s") ? cfg_file_double(ini, g, "call_end_s") : w->duration_s;
 	if (has_times && (cfg_file_has(ini, g, "call_start_s") || cfg_file_has(ini, g, "call_end_s")))
 		cfg_file_fail(ini, g, cfg_file_has(ini, g, "call_start_s") ? "call_start_s" : "call_end_s",
-			     "only used with call_rate_hz");
+			      "only used with call_rate_hz");
 	if (has_rate && s->call_end_s <= s->call_start_s)
 		cfg_file_fail(ini, g, "call_end_s", "must be after call_start_s (%g s)", s->call_start_s);
 
@@ -216,16 +225,17 @@ static void load_source(sim_scenario *sc, cfg_file *ini, const char *g, const ch
 	p->file_channel = (int)cfg_file_int(ini, g, "file_channel");
 
 	double nyq = w->sample_rate / 2.0;
-	const char *fkey = p->kind == DSP_WAVE_PULSE_TRAIN ? "carrier_hz" : p->kind == DSP_WAVE_TONE ? "freq_hz" : NULL;
+	const char *fkey = p->kind == DSP_WAVE_PULSE_TRAIN ? "carrier_hz" : p->kind == DSP_WAVE_TONE ? "freq_hz"
+												     : NULL;
 	if (fkey && cfg_file_double(ini, g, fkey) >= nyq)
 		cfg_file_fail(ini, g, fkey, "%g Hz is not below the Nyquist frequency %g Hz of [world] sample_rate_hz",
-			     cfg_file_double(ini, g, fkey), nyq);
+			      cfg_file_double(ini, g, fkey), nyq);
 	if (p->kind == DSP_WAVE_CHIRP && (p->f0_hz >= nyq || p->f1_hz >= nyq))
 		cfg_file_fail(ini, g, p->f0_hz >= nyq ? "f0_hz" : "f1_hz",
-			     "not below the Nyquist frequency %g Hz of [world] sample_rate_hz", nyq);
+			      "not below the Nyquist frequency %g Hz of [world] sample_rate_hz", nyq);
 	if (p->kind == DSP_WAVE_PULSE_TRAIN && p->pulse_ms > p->pulse_interval_ms)
 		cfg_file_fail(ini, g, "pulse_ms", "pulses (%g ms) overlap: longer than pulse_interval_ms (%g ms)",
-			     p->pulse_ms, p->pulse_interval_ms);
+			      p->pulse_ms, p->pulse_interval_ms);
 	if (p->kind == DSP_WAVE_FILE) {
 		char *f = cfg_file_has(ini, g, "file") ? cfg_file_string(ini, g, "file") : NULL;
 		if (!f) {

@@ -14,13 +14,13 @@ typedef struct {
 
 typedef struct {
 	const sim_node_cfg *cfg;
-	path *paths;    /* [mic * n_sources + source] */
+	path *paths; /* [mic * n_sources + source] */
 } node_state;
 
 typedef struct {
 	const sim_source_cfg *cfg;
 	dsp_wave *wave;
-	double *calls;  /* s since epoch, ascending */
+	double *calls; /* s since epoch, ascending */
 	size_t n_calls;
 	double length_s;
 } source_state;

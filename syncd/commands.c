@@ -10,17 +10,17 @@
 void syncd_usage(GString *out)
 {
 	g_string_append(out,
-		"sync/command — feed and steer the node's time-conversion service\n"
-		"Clocks: node<N>:cpu, node<N>:realtime, node<N>:audio<K>, global; a bare kind\n"
-		"(cpu, audio0) means this node.\n"
-		"  register CLOCK [FEEDER]        announce a clock you will feed\n"
-		"  pair A B mean|lower|upper [NOMINAL]\n"
-		"                                 how to fit A->B: least squares, lower or upper\n"
-		"                                 envelope (one-sided delays), nominal dB/dA (0 = data)\n"
-		"  obs A B X Y [X Y ...]          observations: X on A is the same instant as Y on B\n"
-		"  reset A B                      a discontinuity: forget the pair's observations\n"
-		"  root [N]                       show, or set, the (preferred) global root node\n"
-		"  help                           this text\n");
+			"sync/command — feed and steer the node's time-conversion service\n"
+			"Clocks: node<N>:cpu, node<N>:realtime, node<N>:audio<K>, global; a bare kind\n"
+			"(cpu, audio0) means this node.\n"
+			"  register CLOCK [FEEDER]        announce a clock you will feed\n"
+			"  pair A B mean|lower|upper [NOMINAL]\n"
+			"                                 how to fit A->B: least squares, lower or upper\n"
+			"                                 envelope (one-sided delays), nominal dB/dA (0 = data)\n"
+			"  obs A B X Y [X Y ...]          observations: X on A is the same instant as Y on B\n"
+			"  reset A B                      a discontinuity: forget the pair's observations\n"
+			"  root [N]                       show, or set, the (preferred) global root node\n"
+			"  help                           this text\n");
 }
 
 static int parse_i64(const char *s, int64_t *out)
@@ -128,14 +128,12 @@ static int cmd_root(syncd *s, gchar **argv, int argc, int64_t now, GString *repl
 	if (n != s->cfg.node) {
 		/* A remote root's definition of global arrives in its advertisements. */
 		if (!s->cfg.rbs) {
-			g_string_append_printf(reply, "node%" G_GINT64_FORMAT " is not this node (node%" G_GINT64_FORMAT
-					       ") and RBS is off: a remote root needs network synchronization",
+			g_string_append_printf(reply, "node%" G_GINT64_FORMAT " is not this node (node%" G_GINT64_FORMAT ") and RBS is off: a remote root needs network synchronization",
 					       n, s->cfg.node);
 			return -EOPNOTSUPP;
 		}
 		syncd_root_prefer(s->root, n);
-		g_string_append_printf(reply, "preferred root node%" G_GINT64_FORMAT
-				       " (used while it is alive; now root node%u)", n, syncd_root_node(s->root));
+		g_string_append_printf(reply, "preferred root node%" G_GINT64_FORMAT " (used while it is alive; now root node%u)", n, syncd_root_node(s->root));
 		return 0;
 	}
 	syncd_root_prefer(s->root, n);

@@ -7,22 +7,22 @@
 
 typedef struct {
 	sync_clock_id id;
-	char *feeder;     /* who said so: "audiod", "syncd", "?" */
-	pid_t pid;        /* feeder's pid (0: unknown) */
+	char *feeder;       /* who said so: "audiod", "syncd", "?" */
+	pid_t pid;          /* feeder's pid (0: unknown) */
 	gboolean explicit_; /* registered by a command, not just seen in an observation */
-	int64_t last_obs; /* node cpu ns of the last observation involving it (INT64_MIN: none) */
+	int64_t last_obs;   /* node cpu ns of the last observation involving it (INT64_MIN: none) */
 } clock_rec;
 
 typedef struct {
-	sync_clock_id a, b;  /* x clock, y clock */
+	sync_clock_id a, b; /* x clock, y clock */
 	sync_fit *fit;
 	sync_fit_mode mode;
-	double nominal;      /* dy/dx, 0 = from the data */
-	int64_t last_obs;    /* node cpu ns of the last observation */
-	gboolean dirty;      /* observations since the last solve */
+	double nominal;   /* dy/dx, 0 = from the data */
+	int64_t last_obs; /* node cpu ns of the last observation */
+	gboolean dirty;   /* observations since the last solve */
 	gboolean have_conv;
-	sync_conv conv;      /* last solved conversion */
-	uint64_t n_obs;      /* observations ever added */
+	sync_conv conv;       /* last solved conversion */
+	uint64_t n_obs;       /* observations ever added */
 	const char *last_err; /* last solve failure reason, or NULL */
 } pair_rec;
 
@@ -30,7 +30,7 @@ struct syncd_pairs {
 	syncd_pairs_cfg cfg;
 	GPtrArray *clocks; /* clock_rec* */
 	GPtrArray *pairs;  /* pair_rec* */
-	guint64 gen; /* bumped on every change */
+	guint64 gen;       /* bumped on every change */
 };
 
 static void clock_free(gpointer data)
@@ -320,7 +320,8 @@ int syncd_pairs_conv(syncd_pairs *p, sync_clock_id a, sync_clock_id b, sync_conv
 
 static const char *mode_name(sync_fit_mode m)
 {
-	return m == SYNC_FIT_LOWER ? "lower" : m == SYNC_FIT_UPPER ? "upper" : "mean";
+	return m == SYNC_FIT_LOWER ? "lower" : m == SYNC_FIT_UPPER ? "upper"
+								   : "mean";
 }
 
 void syncd_pairs_describe_clocks(syncd_pairs *p, int64_t now, GString *out)

@@ -20,15 +20,19 @@
 
 #define RBS_ERROR g_quark_from_static_string("syncd-rbs") /* codes: errno values */
 
-enum { BAD_SIZE, BAD_HEADER, BAD_VALUE, BAD_AUTH, N_BAD };
+enum { BAD_SIZE,
+       BAD_HEADER,
+       BAD_VALUE,
+       BAD_AUTH,
+       N_BAD };
 static const char *const bad_names[N_BAD] = {"bad_size", "bad_header", "bad_value", "bad_auth"};
 
 struct syncd_rbs {
 	const syncd_config *cfg;
-	syncd_pairs *pairs;       /* local pairs: realtime -> cpu, and what we advertise */
+	syncd_pairs *pairs; /* local pairs: realtime -> cpu, and what we advertise */
 	syncd_root *root;
-	syncd_notify on_change;   /* told when what sync/ticker or sync/rbs shows changes */
-	uint32_t self;            /* this node */
+	syncd_notify on_change; /* told when what sync/ticker or sync/rbs shows changes */
+	uint32_t self;          /* this node */
 	GMainContext *ctx;
 	int fd;
 	struct sockaddr_in dest;
@@ -36,14 +40,14 @@ struct syncd_rbs {
 	size_t klen;
 	rbs_core *core;
 	rbs_mesh *mesh;
-	syncd_rxf *filter;        /* receive filter (CHORUS_RX_FILTER), or NULL */
+	syncd_rxf *filter; /* receive filter (CHORUS_RX_FILTER), or NULL */
 	GSource *io, *t_beacon, *t_report, *t_advert;
-	uint32_t seq[4];          /* next sequence number per packet type */
-	guint64 rx[4], tx[4];     /* packets by type (index 0: own beacons looped back) */
+	uint32_t seq[4];      /* next sequence number per packet type */
+	guint64 rx[4], tx[4]; /* packets by type (index 0: own beacons looped back) */
 	guint64 bad[N_BAD];
-	guint64 no_tstamp;        /* dropped: no kernel timestamp */
+	guint64 no_tstamp; /* dropped: no kernel timestamp */
 	guint64 send_errors;
-	char last_bad[160];       /* reason of the last bad packet */
+	char last_bad[160]; /* reason of the last bad packet */
 	uint32_t last_bad_from;
 };
 
@@ -139,7 +143,10 @@ static gboolean on_advert(gpointer data)
 		}
 		rbs_packet p = {.type = RBS_ADVERT,
 				.root = syncd_root_have_global(r->root) ? syncd_root_node(r->root) : RBS_NO_NODE,
-				.nodes = news + ni, .n_nodes = nn, .edges = ev + ei, .n_edges = ne};
+				.nodes = news + ni,
+				.n_nodes = nn,
+				.edges = ev + ei,
+				.n_edges = ne};
 		send_packet(r, &p);
 		ni += nn;
 		ei += ne;
@@ -174,7 +181,9 @@ static int64_t rx_time_cpu(syncd_rbs *r, int64_t host_rt, const rtcpu_sample *no
 
 static void count_bad(syncd_rbs *r, int rc, const char *why, const struct sockaddr_in *from)
 {
-	int k = rc == -EMSGSIZE ? BAD_SIZE : rc == -EBADMSG ? BAD_HEADER : rc == -EACCES ? BAD_AUTH : BAD_VALUE;
+	int k = rc == -EMSGSIZE ? BAD_SIZE : rc == -EBADMSG ? BAD_HEADER
+				     : rc == -EACCES        ? BAD_AUTH
+							    : BAD_VALUE;
 	r->bad[k]++;
 	snprintf(r->last_bad, sizeof r->last_bad, "%s from %s: %s", bad_names[k], inet_ntoa(from->sin_addr), why);
 	ratelog(G_LOG_LEVEL_WARNING, r->bad[k], "rbs: dropped packet (%s): %s", bad_names[k], r->last_bad);
@@ -250,8 +259,7 @@ static gboolean on_readable(gint fd, GIOCondition cond, gpointer data)
 		struct sockaddr_in from;
 		char ctl[CMSG_SPACE(sizeof(struct timespec)) + 64];
 		struct iovec iov = {buf, sizeof buf};
-		struct msghdr m = {.msg_name = &from, .msg_namelen = sizeof from, .msg_iov = &iov, .msg_iovlen = 1,
-				   .msg_control = ctl, .msg_controllen = sizeof ctl};
+		struct msghdr m = {.msg_name = &from, .msg_namelen = sizeof from, .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof ctl};
 		ssize_t n = recvmsg(fd, &m, MSG_DONTWAIT);
 		if (n < 0)
 			break;
@@ -300,8 +308,7 @@ static int open_socket(syncd_rbs *r, GError **err)
 	if (*c->rbs_interface &&
 	    setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, c->rbs_interface, (socklen_t)strlen(c->rbs_interface)) < 0)
 		goto fail;
-	struct sockaddr_in any = {.sin_family = AF_INET, .sin_port = htons((uint16_t)c->rbs_port),
-				  .sin_addr.s_addr = htonl(INADDR_ANY)};
+	struct sockaddr_in any = {.sin_family = AF_INET, .sin_port = htons((uint16_t)c->rbs_port), .sin_addr.s_addr = htonl(INADDR_ANY)};
 	if (bind(fd, (struct sockaddr *)&any, sizeof any) < 0)
 		goto fail;
 	if (IN_MULTICAST(ntohl(addr.s_addr))) {

@@ -15,12 +15,12 @@ typedef struct {
 
 typedef struct {
 	sync_fit *fit;
-	int64_t last_x;   /* newest x added (INT64_MIN: none) */
-	uint64_t n_obs;   /* observations ever added */
+	int64_t last_x; /* newest x added (INT64_MIN: none) */
+	uint64_t n_obs; /* observations ever added */
 	gboolean dirty;
-	gboolean have;    /* conv valid */
+	gboolean have; /* conv valid */
 	sync_conv conv;
-	const char *err;  /* last solve failure */
+	const char *err; /* last solve failure */
 } fit_rec;
 
 typedef struct {
@@ -32,9 +32,9 @@ typedef struct {
 
 struct rbs_core {
 	rbs_core_cfg cfg;
-	GQueue rxq;         /* rx_rec*, arrival order */
-	GHashTable *rx;     /* key (sender << 32 | seq) -> rx_rec* */
-	GHashTable *peers;  /* node -> peer_rec* */
+	GQueue rxq;        /* rx_rec*, arrival order */
+	GHashTable *rx;    /* key (sender << 32 | seq) -> rx_rec* */
+	GHashTable *peers; /* node -> peer_rec* */
 	guint64 gen;
 };
 
@@ -263,7 +263,8 @@ static fit_rec *chosen(rbs_core *c, peer_rec *p)
 	solve(&p->sr);
 	if (p->rbs.have && p->rbs.conv.n >= c->cfg.min_rbs)
 		return &p->rbs;
-	return p->sr.have ? &p->sr : p->rbs.have ? &p->rbs : NULL;
+	return p->sr.have ? &p->sr : p->rbs.have ? &p->rbs
+						 : NULL;
 }
 
 static gint cmp_node(gconstpointer a, gconstpointer b)

@@ -5,8 +5,8 @@
 
 typedef struct {
 	uint32_t origin;
-	uint32_t hops;      /* advertisements crossed to reach us */
-	int64_t updated;    /* our cpu ns */
+	uint32_t hops;   /* advertisements crossed to reach us */
+	int64_t updated; /* our cpu ns */
 	sync_clock_id from, to;
 	sync_conv conv;
 } edge_rec;

@@ -25,10 +25,10 @@
 #include "syncd/rbs_wire.h"
 
 typedef struct {
-	uint32_t self;            /* this node */
-	int64_t edge_expire_ns;   /* forget a learned conversion not updated this long */
-	int64_t node_timeout_ns;  /* a node with no news this long is dead */
-	uint32_t max_hops;        /* ignore conversions that crossed more advertisements */
+	uint32_t self;           /* this node */
+	int64_t edge_expire_ns;  /* forget a learned conversion not updated this long */
+	int64_t node_timeout_ns; /* a node with no news this long is dead */
+	uint32_t max_hops;       /* ignore conversions that crossed more advertisements */
 } rbs_mesh_cfg;
 
 typedef struct rbs_mesh rbs_mesh;

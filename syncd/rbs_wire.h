@@ -67,12 +67,12 @@ typedef struct {
 } rbs_node_news;
 
 typedef struct {
-	uint32_t origin;     /* node that fitted (or defined) the conversion */
-	uint16_t hops;       /* advertisements it has crossed before this one */
-	int64_t age;         /* ns since its last update, advertiser's clock */
-	sync_clock_id from;  /* x clock */
-	sync_clock_id to;    /* y clock */
-	sync_conv conv;      /* from -> to */
+	uint32_t origin;    /* node that fitted (or defined) the conversion */
+	uint16_t hops;      /* advertisements it has crossed before this one */
+	int64_t age;        /* ns since its last update, advertiser's clock */
+	sync_clock_id from; /* x clock */
+	sync_clock_id to;   /* y clock */
+	sync_conv conv;     /* from -> to */
 } rbs_edge;
 
 typedef struct {
@@ -81,7 +81,7 @@ typedef struct {
 	uint32_t seq;
 	/* REPORT */
 	size_t n_rx;
-	rbs_reception *rx;   /* points into caller storage (decode: rbs_wire_decode's arrays) */
+	rbs_reception *rx; /* points into caller storage (decode: rbs_wire_decode's arrays) */
 	/* ADVERT */
 	uint32_t root;
 	size_t n_nodes;

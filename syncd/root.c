@@ -4,9 +4,9 @@
 #include "syncd/rtcpu.h"
 
 struct syncd_root {
-	uint32_t self;        /* this node */
-	int64_t preferred;    /* preferred root node; -1: none */
-	int rtcpu_tries;      /* sandwiches per realtime<->cpu sample */
+	uint32_t self;     /* this node */
+	int64_t preferred; /* preferred root node; -1: none */
+	int rtcpu_tries;   /* sandwiches per realtime<->cpu sample */
 	syncd_notify on_change;
 	uint32_t node;        /* current global root node */
 	gboolean have_global; /* global <-> root cpu known */

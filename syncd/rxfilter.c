@@ -9,9 +9,9 @@
 #include "syncd/rxfilter.h"
 
 struct syncd_rxf {
-	void *dl;                       /* dlopen handle */
-	const syncd_rxfilter_ops *ops;  /* the object's syncd_rxfilter */
-	void *h;                        /* what ops->open returned */
+	void *dl;                      /* dlopen handle */
+	const syncd_rxfilter_ops *ops; /* the object's syncd_rxfilter */
+	void *h;                       /* what ops->open returned */
 	char *path;
 };
 

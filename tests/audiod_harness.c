@@ -71,7 +71,7 @@ static GPid spawn(const ah_node *h, char **argv, const char *name)
 	static char log[600]; /* used by the child before exec only */
 	g_snprintf(log, sizeof log, "%s/%s.log", h->run, name);
 	AH_REQUIRE(g_spawn_async(NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, child_setup, log, &pid, &err),
-		      "spawn %s: %s", argv[0], err ? err->message : "");
+		   "spawn %s: %s", argv[0], err ? err->message : "");
 	return pid;
 }
 
@@ -193,7 +193,7 @@ void ah_stop(ah_node *h)
 	h->sc = NULL;
 	/* audiod must stop cleanly (also: no sanitizer report in SANITIZE builds). */
 	AH_REQUIRE(WIFEXITED(st_a) && WEXITSTATUS(st_a) == 0, "audiod exit status 0x%x (see %s/audiod.log)", st_a,
-		      h->run);
+		   h->run);
 }
 
 char *ah_status(void)
@@ -229,7 +229,7 @@ int64_t ah_wait_frames(int64_t n)
 		if (got >= n)
 			return got;
 		AH_REQUIRE(g_get_monotonic_time() < end, "audiod did not reach %lld frames (status rc %d, frames %lld)",
-			      (long long)n, rc, (long long)got);
+			   (long long)n, rc, (long long)got);
 		g_usleep(20000);
 	}
 }
@@ -254,7 +254,7 @@ int64_t ah_find_f0_on(ah_node *h, const char *device)
 	int64_t f0 = 0;
 	ah_reader *r = ah_read_on(device, 0, (int64_t)n, NULL);
 	AH_REQUIRE(r->ended && r->data->len == n * h->channels * 2, "read [0, %zu): err %d %s, %u bytes", n, r->err,
-		      r->errmsg ? r->errmsg : "", r->data->len);
+		   r->errmsg ? r->errmsg : "", r->data->len);
 	/* audiod's stream started between the spawn and now. */
 	int64_t lo = sim_world_first_frame_at(h->w, h->node, h->rate, h->spawn_host - h->epoch) - 2;
 	int64_t hi = sim_world_first_frame_at(h->w, h->node, h->rate, ah_host_now() - h->epoch) + 2;
@@ -266,7 +266,7 @@ int64_t ah_find_f0_on(ah_node *h, const char *device)
 		}
 	ah_reader_free(r);
 	AH_REQUIRE(found == 1, "%s: %d world frames in [%lld, %lld] match audiod's frames [0, %zu)", device, found,
-		      (long long)lo, (long long)hi, n);
+		   (long long)lo, (long long)hi, n);
 	return f0;
 }
 

@@ -38,28 +38,32 @@ extern void (*ah_fail_hook)(const char *msg);
 
 /* Fail: the hook, else the running Check test.  Does not return. */
 void ah_fail(const char *file, int line, const char *fmt, ...) G_GNUC_PRINTF(3, 4) G_GNUC_NORETURN;
-#define AH_REQUIRE(cond, ...) do { if (!(cond)) ah_fail(__FILE__, __LINE__, __VA_ARGS__); } while (0)
+#define AH_REQUIRE(cond, ...) \
+	do { \
+		if (!(cond)) \
+			ah_fail(__FILE__, __LINE__, __VA_ARGS__); \
+	} while (0)
 
 typedef struct {
-	const char *pcm;          /* ALSA PCM (default "chorus_sim") */
-	const char *alsa_extra;   /* extra ALSA config text (pcm definitions), or NULL */
-	const char *audiod_conf;  /* INI text of audiod's config file, or NULL (64 periods of buffer) */
-	const char *tstamp;       /* --tstamp, or NULL */
-	unsigned channels;        /* 0 = the node's mics */
-	unsigned period;          /* frames, 0 = audiod's default */
+	const char *pcm;         /* ALSA PCM (default "chorus_sim") */
+	const char *alsa_extra;  /* extra ALSA config text (pcm definitions), or NULL */
+	const char *audiod_conf; /* INI text of audiod's config file, or NULL (64 periods of buffer) */
+	const char *tstamp;      /* --tstamp, or NULL */
+	unsigned channels;       /* 0 = the node's mics */
+	unsigned period;         /* frames, 0 = audiod's default */
 } ah_opts;
 
 typedef struct {
 	int node;
 	unsigned rate, channels, period;
-	char run[512];            /* this instance's CHORUS_RUN */
+	char run[512]; /* this instance's CHORUS_RUN */
 	GPid syncd, audiod;
 	sim_scenario *sc;
 	sim_world *w;
-	int64_t epoch;            /* host raw ns of world time 0 */
-	int64_t spawn_host;       /* host raw ns just before audiod was spawned */
-	int64_t f0;               /* world frame of audiod frame 0 (after ah_find_f0) */
-	char **audiod_argv;       /* how audiod was started (for ah_restart_audiod) */
+	int64_t epoch;      /* host raw ns of world time 0 */
+	int64_t spawn_host; /* host raw ns just before audiod was spawned */
+	int64_t f0;         /* world frame of audiod frame 0 (after ah_find_f0) */
+	char **audiod_argv; /* how audiod was started (for ah_restart_audiod) */
 } ah_node;
 
 /* The test scenario (tests/data/audiod.ini), absolute. */
@@ -109,7 +113,7 @@ int64_t ah_find_f0_on(ah_node *h, const char *device);
 /* One sensor client on `ctx`. */
 typedef struct {
 	dev_sensor_reader *r;
-	int64_t first, last;      /* resolved by the service */
+	int64_t first, last; /* resolved by the service */
 	uint32_t item_size;
 	char *reply;              /* the service's reply text */
 	GByteArray *data;         /* items received, contiguous from `first` except gaps */
@@ -118,12 +122,12 @@ typedef struct {
 	int64_t gap_to_last;      /* end of the last gap seen */
 	struct {
 		int64_t from, to;
-	} gap[AH_MAX_GAPS];       /* the first AH_MAX_GAPS gaps */
-	int gaps;                 /* gap markers */
-	int out_of_order;         /* chunks not at `next` (never expected) */
-	int ended, err;           /* END seen; error (negative errno) */
+	} gap[AH_MAX_GAPS]; /* the first AH_MAX_GAPS gaps */
+	int gaps;           /* gap markers */
+	int out_of_order;   /* chunks not at `next` (never expected) */
+	int ended, err;     /* END seen; error (negative errno) */
 	char *errmsg;
-	int64_t stop_after;       /* stop collecting data beyond this many items (0 = keep all) */
+	int64_t stop_after;                                    /* stop collecting data beyond this many items (0 = keep all) */
 	void (*on_chunk)(void *user, int64_t first, size_t n); /* every chunk, or NULL */
 	void *chunk_user;
 } ah_reader;

@@ -23,7 +23,7 @@ int tu_raw_connect(const char *name)
 	ck_assert_int_eq(dev_path(name, path, sizeof path, NULL), 0);
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	ck_assert_int_ge(fd, 0);
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	g_strlcpy(sa.sun_path, path, sizeof sa.sun_path);
 	ck_assert_msg(connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0, "connect %s: %s", path, strerror(errno));
 	return fd;
@@ -31,7 +31,7 @@ int tu_raw_connect(const char *name)
 
 gboolean tu_readable(int fd)
 {
-	struct pollfd p = { fd, POLLIN, 0 };
+	struct pollfd p = {fd, POLLIN, 0};
 	return poll(&p, 1, 0) > 0;
 }
 

@@ -15,14 +15,15 @@
 
 /* Run the default context until `cond` holds; fail the test on the safety
  * limit.  A 5 ms heartbeat keeps iterations coming when nothing else runs. */
-#define SPIN_UNTIL(cond) do { \
-	gint64 end_ = g_get_monotonic_time() + TU_SAFETY_S * G_USEC_PER_SEC; \
-	guint hb_ = g_timeout_add(5, tu_tick, NULL); \
-	while (!(cond) && g_get_monotonic_time() < end_) \
-		g_main_context_iteration(NULL, TRUE); \
-	g_source_remove(hb_); \
-	ck_assert_msg((cond), "gave up waiting for: %s", #cond); \
-} while (0)
+#define SPIN_UNTIL(cond) \
+	do { \
+		gint64 end_ = g_get_monotonic_time() + TU_SAFETY_S * G_USEC_PER_SEC; \
+		guint hb_ = g_timeout_add(5, tu_tick, NULL); \
+		while (!(cond) && g_get_monotonic_time() < end_) \
+			g_main_context_iteration(NULL, TRUE); \
+		g_source_remove(hb_); \
+		ck_assert_msg((cond), "gave up waiting for: %s", #cond); \
+	} while (0)
 
 /* Heartbeat callback (keeps the source). */
 gboolean tu_tick(gpointer unused);

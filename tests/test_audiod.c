@@ -177,7 +177,8 @@ START_TEST(time_to_frame)
 		sync_graph_result g;
 		char why[200];
 		ck_assert_msg(sync_client_convert(sc, sync_clock_cpu(NODE), sync_clock_global(), sync_tval_of(t), &g, why,
-						  sizeof why) == 0, "cpu -> global: %s", why);
+						  sizeof why) == 0,
+			      "cpu -> global: %s", why);
 		check_time_request(&h, "global", g.value.i, t, &err);
 		sum2 += err * err;
 		n++;
@@ -580,7 +581,8 @@ START_TEST(two_devices)
 	char why[200];
 	int64_t f = ah_wait_frames(0) - RATE / 2;
 	ck_assert_int_eq(sync_client_convert(sc, sync_clock_audio(NODE, 1), sync_clock_cpu(NODE), sync_tval_of(f), &g, why,
-					     sizeof why), 0);
+					     sizeof why),
+			 0);
 	int64_t truth = sim_world_node_cpu_at(h.w, NODE, h.epoch + sim_world_frame_time_ns(h.w, NODE, RATE, f1 + f));
 	double err = (double)(g.value.i - truth) + g.value.f;
 	ck_assert_msg(fabs(err) <= 5 * sqrt(g.var) + 1000, "audio1 frame %lld -> cpu: error %.0f ns, se %.0f ns",

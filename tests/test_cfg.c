@@ -47,22 +47,20 @@ static const cfg_key node_keys[] = {
 	{NULL},
 };
 /* [chan.0] has other defaults than [chan.1] and [chan.2]. */
-#define CHAN_KEYS(count_default)                                                                         \
-	{                                                                                                \
-		{"count", CFG_INT, count_default, 0, 100, C(count), "count", NULL, 0, NULL},             \
-		{"rate_hz", CFG_DOUBLE, "48000", 1, 1e6, C(rate_hz), "rate, Hz", NULL, 0, "rate"},       \
-		{"mode", CFG_ENUM, "off", 1, 0, C(mode), "mode", modes, 0, NULL},                        \
-		{NULL},                                                                                  \
+#define CHAN_KEYS(count_default) \
+	{ \
+		{"count", CFG_INT, count_default, 0, 100, C(count), "count", NULL, 0, NULL}, \
+			{"rate_hz", CFG_DOUBLE, "48000", 1, 1e6, C(rate_hz), "rate, Hz", NULL, 0, "rate"}, \
+			{"mode", CFG_ENUM, "off", 1, 0, C(mode), "mode", modes, 0, NULL}, \
+			{NULL}, \
 	}
 static const cfg_key chan0_keys[] = CHAN_KEYS("1");
 static const cfg_key chan_keys[] = CHAN_KEYS("0");
 static const cfg_group table[] = {
 	{.name = "fit", .keys = fit_keys, .store = 1},
 	{.name = "node", .keys = node_keys, .store = 1},
-	{.name = "chan", .numbered = 1, .keys = chan0_keys, .store = 1, .offset = F(chan), .stride = sizeof(chan_settings),
-	 .first = 0, .count = 1},
-	{.name = "chan", .numbered = 1, .keys = chan_keys, .store = 1, .offset = F(chan) + sizeof(chan_settings),
-	 .stride = sizeof(chan_settings), .first = 1, .count = 2},
+	{.name = "chan", .numbered = 1, .keys = chan0_keys, .store = 1, .offset = F(chan), .stride = sizeof(chan_settings), .first = 0, .count = 1},
+	{.name = "chan", .numbered = 1, .keys = chan_keys, .store = 1, .offset = F(chan) + sizeof(chan_settings), .stride = sizeof(chan_settings), .first = 1, .count = 2},
 	{NULL},
 };
 

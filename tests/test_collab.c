@@ -23,8 +23,7 @@
 
 static det_event ev(uint32_t node, uint64_t seq, int64_t g, int tmpl)
 {
-	det_event e = {.node = node, .seq = seq, .has_global = TRUE, .global_ns = g, .global_se_ns = 500,
-		       .template_id = tmpl, .rate = 16000};
+	det_event e = {.node = node, .seq = seq, .has_global = TRUE, .global_ns = g, .global_se_ns = 500, .template_id = tmpl, .rate = 16000};
 	g_strlcpy(e.profile, "frog", sizeof e.profile);
 	return e;
 }
@@ -36,9 +35,9 @@ START_TEST(grouping_and_reporter)
 	int64_t T = 1000000000000LL, now = 0;
 	det_event a = ev(3, 1, T + 40000000, 1), b = ev(1, 7, T + 90000000, 1), c = ev(2, 4, T + 10000000, 1),
 		  late = ev(4, 2, T + 400000000, 1), twice = ev(3, 2, T + 60000000, 1), other = ev(5, 1, T + 20000000, 2);
-	ck_assert_int_eq(collab_grouper_add(g, &a, now), 0);      /* opens */
-	ck_assert_int_eq(collab_grouper_add(g, &b, now + 5), 1);  /* joins */
-	ck_assert_int_eq(collab_grouper_add(g, &c, now + 9), 1);  /* joins, and is now the earliest */
+	ck_assert_int_eq(collab_grouper_add(g, &a, now), 0);     /* opens */
+	ck_assert_int_eq(collab_grouper_add(g, &b, now + 5), 1); /* joins */
+	ck_assert_int_eq(collab_grouper_add(g, &c, now + 9), 1); /* joins, and is now the earliest */
 	ck_assert_int_eq(collab_grouper_add(g, &a, now + 9), -EALREADY);
 	ck_assert_int_eq(collab_grouper_add(g, &late, now + 9), 0);  /* 400 ms later: another call */
 	ck_assert_int_eq(collab_grouper_add(g, &twice, now + 9), 0); /* node 3 again: the next call */
@@ -76,8 +75,7 @@ static int synth_solve(gsl_rng *g, const double src[3], double snr_db, double *e
 	const double R = 16000, c = 343;
 	const double mics[5][3] = {{0, 0, 1}, {30, 0, 1}, {30, 30, 1}, {0, 30, 1}, {15, 5, 1}};
 	const double skew_ppm[5] = {-31, 18.5, 39, -12, 4.5};
-	dsp_wave_params wp = {.kind = DSP_WAVE_CHIRP, .f0_hz = 1200, .f1_hz = 2400, .sweep = DSP_SWEEP_EXPONENTIAL,
-			      .length_ms = 250, .taper_ms = 10};
+	dsp_wave_params wp = {.kind = DSP_WAVE_CHIRP, .f0_hz = 1200, .f1_hz = 2400, .sweep = DSP_SWEEP_EXPONENTIAL, .length_ms = 250, .taper_ms = 10};
 	dsp_wave *w = dsp_wave_new(&wp, R, NULL);
 	const int64_t E = 1796000000000000000LL; /* emission, global ns */
 	tdoa_input in[5];
@@ -96,10 +94,7 @@ static int synth_solve(gsl_rng *g, const double src[3], double snr_db, double *e
 			x[j][i] = (float)(0.1 * dsp_wave_eval(w, t) + gsl_ran_gaussian(g, sigma));
 		}
 		double st = start * 1e9;
-		in[j] = (tdoa_input){.node = (uint32_t)(j + 1), .x = x[j], .n = n, .rate = R, .rate_eff = rj,
-				     .t0_ns = E + (int64_t)floor(st), .t0_frac = st - floor(st), .t0_se_ns = 200,
-				     .onset_ns = E + (int64_t)llround(arrive * 1e9 + gsl_ran_gaussian(g, 3000)),
-				     .onset_se_ns = 3000, .snr_db = 20 - j};
+		in[j] = (tdoa_input){.node = (uint32_t)(j + 1), .x = x[j], .n = n, .rate = R, .rate_eff = rj, .t0_ns = E + (int64_t)floor(st), .t0_frac = st - floor(st), .t0_se_ns = 200, .onset_ns = E + (int64_t)llround(arrive * 1e9 + gsl_ran_gaussian(g, 3000)), .onset_se_ns = 3000, .snr_db = 20 - j};
 		memcpy(in[j].mic, mics[j], sizeof in[j].mic);
 	}
 	tdoa_params p;

@@ -53,15 +53,16 @@ typedef struct {
 static void make(world *w, gboolean remote_root)
 {
 	const char *why = NULL;
-	syncd_pairs_cfg pc = {.window = 64, .reject_k = 3.5, .wander = 1e-7, .max_span_ns = 600 * S_NS,
-			      .expire_ns = 120 * S_NS};
+	syncd_pairs_cfg pc = {.window = 64, .reject_k = 3.5, .wander = 1e-7, .max_span_ns = 600 * S_NS, .expire_ns = 120 * S_NS};
 	w->pairs = syncd_pairs_new(&pc);
 	for (int i = 0; i < 5; i++) {
 		int64_t x = (96 + i) * S_NS;
 		ck_assert_int_eq(syncd_pairs_observe(w->pairs, sync_clock_cpu(1), sync_clock_realtime(1), x, x + 77 + i % 2,
-						     x, &why), 0);
+						     x, &why),
+				 0);
 		ck_assert_int_eq(syncd_pairs_observe(w->pairs, sync_clock_cpu(1), sync_clock_audio(1, 0), x,
-						     (96 + i) * 48000, x, &why), 0);
+						     (96 + i) * 48000, x, &why),
+				 0);
 	}
 	w->root = syncd_root_new(1, remote_root ? 5 : -1, 3, 0, (syncd_notify){NULL, NULL});
 	rbs_mesh_cfg mc = {1, 30 * S_NS, 15 * S_NS, SYNC_GRAPH_MAX_HOPS};

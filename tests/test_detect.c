@@ -42,8 +42,7 @@ START_TEST(frames_roundtrip_and_rejects)
 	float P[513], Q[513];
 	for (int k = 0; k < 513; k++)
 		P[k] = (float)k * 0.5f;
-	fft_frame_msg m = {.first = 123456789012LL, .size = 1024, .hop = 256, .nbins = 513, .window = 1, .rate = 48000,
-			   .channel = 2, .P = P};
+	fft_frame_msg m = {.first = 123456789012LL, .size = 1024, .hop = 256, .nbins = 513, .window = 1, .rate = 48000, .channel = 2, .P = P};
 	size_t len = fft_frame_bytes(513);
 	uint8_t *buf = g_malloc(len);
 	ck_assert_int_eq(fft_frame_encode(&m, buf, len), (int)len);
@@ -116,10 +115,7 @@ END_TEST
 
 START_TEST(event_roundtrip_and_rejects)
 {
-	det_event e = {.node = 7, .dev = 1, .seq = 42, .onset_frame = 123456.7891, .onset_se = 0.0123, .rate = 48000,
-		       .cpu_ns = 5000000000123LL, .cpu_se_ns = 250.5, .has_global = TRUE, .global_ns = 1796000000123456789LL,
-		       .global_se_ns = 300.25, .duration_s = 0.25, .f_lo = 1000, .f_hi = 3200, .snr_db = 17.5,
-		       .enr_db = 44.4, .template_id = 2};
+	det_event e = {.node = 7, .dev = 1, .seq = 42, .onset_frame = 123456.7891, .onset_se = 0.0123, .rate = 48000, .cpu_ns = 5000000000123LL, .cpu_se_ns = 250.5, .has_global = TRUE, .global_ns = 1796000000123456789LL, .global_se_ns = 300.25, .duration_s = 0.25, .f_lo = 1000, .f_hi = 3200, .snr_db = 17.5, .enr_db = 44.4, .template_id = 2};
 	g_strlcpy(e.profile, "frog", sizeof e.profile);
 	GString *s = g_string_new(NULL);
 	char why[160];
@@ -173,8 +169,7 @@ static void rig_init(rig *r)
 	/* The same waveforms for the signal, evaluated at fractional times. */
 	dsp_wave_params w1 = {.kind = DSP_WAVE_PULSE_TRAIN, .carrier_hz = 1800, .pulse_ms = 6, .pulse_interval_ms = 30, .pulses = 10};
 	dsp_wave_params w2 = {.kind = DSP_WAVE_PULSE_TRAIN, .carrier_hz = 2600, .pulse_ms = 3, .pulse_interval_ms = 12, .pulses = 20};
-	dsp_wave_params w3 = {.kind = DSP_WAVE_CHIRP, .f0_hz = 1200, .f1_hz = 2400, .sweep = DSP_SWEEP_EXPONENTIAL,
-			      .length_ms = 250, .taper_ms = 10};
+	dsp_wave_params w3 = {.kind = DSP_WAVE_CHIRP, .f0_hz = 1200, .f1_hz = 2400, .sweep = DSP_SWEEP_EXPONENTIAL, .length_ms = 250, .taper_ms = 10};
 	r->wave[0] = dsp_wave_new(&w1, RATE, NULL);
 	r->wave[1] = dsp_wave_new(&w2, RATE, NULL);
 	r->wave[2] = dsp_wave_new(&w3, RATE, NULL);
@@ -213,9 +208,9 @@ static void add_call(rig *r, float *x, size_t n, int t, double amp, double start
 }
 
 typedef struct {
-	int64_t coarse;  /* detector onset */
+	int64_t coarse; /* detector onset */
 	int64_t end;
-	double onset;    /* refined, frames */
+	double onset; /* refined, frames */
 	double se;
 	int tmpl;
 } found;
@@ -341,7 +336,8 @@ START_TEST(pipeline_recall_onsets_false_alarms)
 	}
 	double rms = sqrt(err2 / hit), pred = sqrt(se2 / hit);
 	fprintf(stderr, "pipeline: %d calls at %.0f dB, %d found (%d right template), %d false; onset RMS %.4f vs "
-		"predicted %.4f samples\n", nc, snr_db, hit, right_tmpl, fa, rms, pred);
+			"predicted %.4f samples\n",
+		nc, snr_db, hit, right_tmpl, fa, rms, pred);
 	/* Bounds: recall >= 0.95, <= 1 false alarm per minute, the right
 	 * template (>= 0.95) and sub-sample onsets within 3x the Cramer-Rao
 	 * prediction plus a 0.02-sample floor (float rounding of the clip). */

@@ -126,7 +126,7 @@ static void recall_case(unsigned long seed, double snr_db, double min_recall)
 				hit++;
 				/* duration within a frame of the truth, SNR near the nominal */
 				ck_assert_msg(fabs(ev[e].duration_s - dsp_frog_length(&FROG)) < 1.5 * SIZE / RATE,
-				              "duration %g", ev[e].duration_s);
+					      "duration %g", ev[e].duration_s);
 				break;
 			}
 	}
@@ -216,7 +216,7 @@ START_TEST(floor_frozen_during_call_and_durations)
 	ck_assert_int_eq(ts, 1);
 	ck_assert_int_eq(tl, 1);
 	ck_assert_msg(fabs(dsp_detector_floor(d) / (10 * band) - 1) < 0.2, "floor did not follow the new background: %g",
-	              dsp_detector_floor(d) / band);
+		      dsp_detector_floor(d) / band);
 	dsp_detector_free(d);
 	free(x);
 	gsl_rng_free(r);

@@ -14,14 +14,14 @@
 #include "libsync/fit.h"
 
 #define SEEDS 400
-#define X0 ((int64_t)1 << 62)   /* times near 2^62 ns: no double can hold them */
-#define PERIOD 10000000.0       /* 10 ms between observations, ns */
-#define JITTER 10000.0          /* Gaussian jitter s.d., ns */
-#define P_FAIL 1e-6             /* accepted chance of a spurious test failure */
+#define X0 ((int64_t)1 << 62) /* times near 2^62 ns: no double can hold them */
+#define PERIOD 10000000.0     /* 10 ms between observations, ns */
+#define JITTER 10000.0        /* Gaussian jitter s.d., ns */
+#define P_FAIL 1e-6           /* accepted chance of a spurious test failure */
 
 typedef struct {
-	int64_t off;  /* y - x at X0, ns */
-	double skew;  /* y rate minus x rate, fractional */
+	int64_t off; /* y - x at X0, ns */
+	double skew; /* y rate minus x rate, fractional */
 } truth;
 
 /* Error of a converted value against the truth at x: fitted minus true. */
@@ -123,8 +123,7 @@ static void run_gaussian(int n, double p_out, int window)
 		sync_tval yt = {xe + t.off, 0};
 		yt.f = t.skew * (double)(xe - X0);
 		sync_tval xi = sync_conv_invert(&c, yt);
-		zi[k] = -((double)(xi.i - xe) + xi.f) * c.slope / sqrt(sync_conv_var_inv(&c, yt) * c.slope * c.slope -
-			pow(c.wander * c.slope * 1e9, 2));
+		zi[k] = -((double)(xi.i - xe) + xi.f) * c.slope / sqrt(sync_conv_var_inv(&c, yt) * c.slope * c.slope - pow(c.wander * c.slope * 1e9, 2));
 	}
 	check_z(zs, dof, "slope");
 	check_z(zy, dof, "value at centre");

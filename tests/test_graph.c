@@ -119,7 +119,7 @@ END_TEST
 
 /* The true clocks of the statistical chain test. */
 typedef struct {
-	double ra;        /* audio frames per true ns */
+	double ra; /* audio frames per true ns */
 	int64_t off2, off3;
 	double s2, s3;
 } world;

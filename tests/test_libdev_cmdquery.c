@@ -56,7 +56,7 @@ START_TEST(test_command_replies_and_errors)
 	gboolean up = FALSE;
 	dev_caller *c = dev_caller_new("t/cmd", DEV_PATTERN_COMMAND, NULL, on_state, &up, NULL);
 	/* not yet connected: a clear -ENOTCONN, no callback */
-	replies r = { 0 };
+	replies r = {0};
 	ck_assert_int_eq(dev_caller_call(c, "echo x", 6, on_reply, &r), -ENOTCONN);
 	SPIN_UNTIL(up);
 	ck_assert_int_eq(dev_caller_call(c, "echo hello", 10, on_reply, &r), 0);
@@ -106,7 +106,7 @@ START_TEST(test_credential_rejection)
 	gboolean up = FALSE;
 	dev_caller *c = dev_caller_new("t/locked", DEV_PATTERN_COMMAND, NULL, on_state, &up, NULL);
 	SPIN_UNTIL(up);
-	replies r = { 0 };
+	replies r = {0};
 	dev_caller_call(c, "echo hi", 7, on_reply, &r);
 	dev_caller_usage(c, on_reply, &r); /* reading usage is not a write */
 	SPIN_UNTIL(r.n == 2);
@@ -129,7 +129,7 @@ START_TEST(test_credential_rejection)
 	up = FALSE;
 	c = dev_caller_new("t/locked2", DEV_PATTERN_COMMAND, NULL, on_state, &up, NULL);
 	SPIN_UNTIL(up);
-	replies r2 = { 0 };
+	replies r2 = {0};
 	dev_caller_call(c, "echo hi", 7, on_reply, &r2);
 	SPIN_UNTIL(r2.n == 1);
 	ck_assert_int_eq(r2.err[0], -EPERM);
@@ -141,8 +141,8 @@ END_TEST
 
 /* The query service keeps its handles and completes them when told. */
 typedef struct {
-	GPtrArray *handles;  /* dev_query_handle * */
-	GPtrArray *reqs;     /* char *, same order */
+	GPtrArray *handles; /* dev_query_handle * */
+	GPtrArray *reqs;    /* char *, same order */
 	int max_outstanding_per_pid;
 } qsvc;
 
@@ -181,14 +181,14 @@ static void complete_req(qsvc *q, const char *s, int status)
 
 START_TEST(test_query_order_and_async)
 {
-	qsvc q = { g_ptr_array_new(), g_ptr_array_new(), 0 };
+	qsvc q = {g_ptr_array_new(), g_ptr_array_new(), 0};
 	dev_query *d = dev_query_new("t/query", NULL, NULL, on_query, &q, NULL);
 	ck_assert_ptr_nonnull(d);
 	gboolean upa = FALSE, upb = FALSE;
 	dev_caller *a = dev_caller_new("t/query", DEV_PATTERN_QUERY, NULL, on_state, &upa, NULL);
 	dev_caller *b = dev_caller_new("t/query", DEV_PATTERN_QUERY, NULL, on_state, &upb, NULL);
 	SPIN_UNTIL(upa && upb);
-	replies ra = { 0 }, rb = { 0 };
+	replies ra = {0}, rb = {0};
 	for (int i = 0; i < 3; i++) {
 		char s[8];
 		snprintf(s, sizeof s, "a%d", i);
@@ -282,7 +282,7 @@ static void q_upper(void *user, const dev_creds *who, const void *req, size_t le
 
 START_TEST(test_sync_helpers)
 {
-	thr t = { g_main_context_new(), NULL };
+	thr t = {g_main_context_new(), NULL};
 	t.loop = g_main_loop_new(t.ctx, FALSE);
 	int calls = 0;
 	dev_command *dc = dev_command_new("t/scmd", NULL, t.ctx, run_cmd, usage, &calls, NULL);

@@ -129,7 +129,7 @@ static int r_read(void *user, void *client, int64_t first, size_t n, void *buf)
 	return 0;
 }
 
-static const dev_sensor_ops ring_ops = { r_range, r_read, NULL, NULL };
+static const dev_sensor_ops ring_ops = {r_range, r_read, NULL, NULL};
 
 static void open_payload(uint8_t p[24], int64_t first, int64_t last, uint32_t flags)
 {
@@ -155,7 +155,7 @@ START_TEST(test_sensor_out_of_order)
 	tu_raw_msg(fd, DEV_MSG_SENS_CLOSE, 0, 1, NULL, 0);
 	expect_error(fd, EPROTO, 1, "close before open");
 	/* data from a client */
-	uint8_t data[20] = { 0 };
+	uint8_t data[20] = {0};
 	data[8] = 1;
 	tu_raw_msg(fd, DEV_MSG_SENS_DATA, 0, 2, data, sizeof data);
 	expect_error(fd, EPROTO, 2, "data from a client");

@@ -36,7 +36,7 @@ START_TEST(test_filters)
 {
 	dev_packet *d = dev_packet_new("t/pkt", NULL, NULL, NULL, NULL, NULL);
 	ck_assert_ptr_nonnull(d);
-	sub_rx a = { 0 }, b = { 0 };
+	sub_rx a = {0}, b = {0};
 	dev_packet_sub *sa = dev_packet_sub_new("t/pkt", "det:", 4, NULL, on_packet, on_state, &a, NULL);
 	dev_packet_sub *sb = dev_packet_sub_new("t/pkt", NULL, 0, NULL, on_packet, on_state, &b, NULL);
 	SPIN_UNTIL(a.up && b.up && dev_packet_subscribers(d) == 2);
@@ -77,9 +77,9 @@ static gboolean min_filter(void *user, const void *f, size_t fl, const void *msg
 
 START_TEST(test_service_filter)
 {
-	dev_packet_ops ops = { .filter = min_filter };
+	dev_packet_ops ops = {.filter = min_filter};
 	dev_packet *d = dev_packet_new("t/pktf", NULL, NULL, &ops, NULL, NULL);
-	sub_rx a = { 0 };
+	sub_rx a = {0};
 	dev_packet_sub *sa = dev_packet_sub_new("t/pktf", "50", 2, NULL, on_packet, on_state, &a, NULL);
 	SPIN_UNTIL(dev_packet_subscribers(d) == 1);
 	for (int i = 0; i < 100; i += 10) {
@@ -106,7 +106,7 @@ START_TEST(test_drop_oldest)
 	o.queue_limit = 4;
 	o.overflow = DEV_OVERFLOW_DROP_OLDEST;
 	dev_packet *d = dev_packet_new("t/pktd", &o, NULL, NULL, NULL, NULL);
-	sub_rx a = { 0 };
+	sub_rx a = {0};
 	dev_packet_sub *sa = dev_packet_sub_new("t/pktd", NULL, 0, NULL, on_packet, on_state, &a, NULL);
 	SPIN_UNTIL(dev_packet_subscribers(d) == 1);
 	for (int i = 0; i < 10; i++) {
@@ -137,7 +137,7 @@ START_TEST(test_stalled_subscriber)
 	dev_packet *d = dev_packet_new("t/pkts", &o, NULL, NULL, NULL, NULL);
 	int raw = tu_raw_connect("t/pkts");
 	tu_raw_msg(raw, DEV_MSG_PKT_SUB, 0, 1, NULL, 0);
-	sub_rx a = { 0 };
+	sub_rx a = {0};
 	dev_packet_sub *sa = dev_packet_sub_new("t/pkts", NULL, 0, NULL, on_packet, on_state, &a, NULL);
 	SPIN_UNTIL(dev_packet_subscribers(d) == 2);
 	char big[4000];
@@ -184,9 +184,9 @@ START_TEST(test_backpressure)
 	dev_options_init(&o);
 	o.queue_limit = 4;
 	o.overflow = DEV_OVERFLOW_BACKPRESSURE;
-	dev_packet_ops ops = { .writable = on_writable };
+	dev_packet_ops ops = {.writable = on_writable};
 	dev_packet *d = dev_packet_new("t/pktb", &o, NULL, &ops, &writable, NULL);
-	sub_rx a = { 0 }, b = { 0 };
+	sub_rx a = {0}, b = {0};
 	dev_packet_sub *sa = dev_packet_sub_new("t/pktb", NULL, 0, NULL, on_packet, on_state, &a, NULL);
 	dev_packet_sub *sb = dev_packet_sub_new("t/pktb", "zz", 2, NULL, on_packet, on_state, &b, NULL);
 	SPIN_UNTIL(dev_packet_subscribers(d) == 2);
@@ -242,7 +242,7 @@ static void on_ack(void *user, int err, int status, const char *data, size_t len
 START_TEST(test_client_writes)
 {
 	GPtrArray *got = g_ptr_array_new_with_free_func(g_free);
-	dev_packet_ops ops = { .recv = on_recv };
+	dev_packet_ops ops = {.recv = on_recv};
 	dev_packet *d = dev_packet_new("t/pktw", NULL, NULL, &ops, got, NULL);
 	dev_packet *ro = dev_packet_new("t/pktro", NULL, NULL, NULL, NULL, NULL);
 	dev_options o;
@@ -251,12 +251,12 @@ START_TEST(test_client_writes)
 	o.write_uids = &other;
 	o.n_write_uids = 1;
 	dev_packet *locked = dev_packet_new("t/pktl", &o, NULL, &ops, got, NULL);
-	sub_rx a = { 0 }, b = { 0 }, c = { 0 };
+	sub_rx a = {0}, b = {0}, c = {0};
 	dev_packet_sub *sa = dev_packet_sub_new("t/pktw", NULL, 0, NULL, NULL, on_state, &a, NULL);
 	dev_packet_sub *sb = dev_packet_sub_new("t/pktro", NULL, 0, NULL, NULL, on_state, &b, NULL);
 	dev_packet_sub *sc = dev_packet_sub_new("t/pktl", NULL, 0, NULL, NULL, on_state, &c, NULL);
 	SPIN_UNTIL(a.up && b.up && c.up);
-	acks k = { 0 };
+	acks k = {0};
 	ck_assert_int_eq(dev_packet_sub_send(sa, "hello", 5, on_ack, &k), 0);
 	ck_assert_int_eq(dev_packet_sub_send(sa, "bad", 3, on_ack, &k), 0);
 	ck_assert_int_eq(dev_packet_sub_send(sb, "x", 1, on_ack, &k), 0);

@@ -48,7 +48,7 @@ static int text_v(void *user, GString *out)
 START_TEST(test_status_restart)
 {
 	dev_status *d = dev_status_new("t/rs", NULL, NULL, text_v, NULL, "version 1", NULL);
-	st_reader r = { 0 };
+	st_reader r = {0};
 	dev_status_reader *rd = dev_status_reader_new("t/rs", FALSE, NULL, on_update, on_state, &r, NULL);
 	SPIN_UNTIL(r.updates == 1);
 	ck_assert_str_eq(r.last, "version 1");
@@ -72,7 +72,7 @@ END_TEST
 /* A client started before its service: told it is down, then connects. */
 START_TEST(test_client_first)
 {
-	st_reader r = { 0 };
+	st_reader r = {0};
 	dev_status_reader *rd = dev_status_reader_new("t/late", FALSE, NULL, on_update, on_state, &r, NULL);
 	SPIN_UNTIL(r.c.downs == 1);
 	ck_assert_int_eq(r.c.last_err, -ENOENT);
@@ -101,7 +101,7 @@ static void on_packet(void *user, const char *msg, size_t len, uint32_t dropped)
 START_TEST(test_packet_restart)
 {
 	dev_packet *d = dev_packet_new("t/rp", NULL, NULL, NULL, NULL, NULL);
-	pk_rx r = { 0 };
+	pk_rx r = {0};
 	dev_packet_sub *s = dev_packet_sub_new("t/rp", "keep", 4, NULL, on_packet, on_state, &r, NULL);
 	SPIN_UNTIL(dev_packet_subscribers(d) == 1);
 	dev_packet_send(d, "keep1", 5);
@@ -143,10 +143,10 @@ static void on_reply(void *user, int err, int status, const char *data, size_t l
 START_TEST(test_caller_restart)
 {
 	dev_command *d = dev_command_new("t/rc", NULL, NULL, echo_cmd, NULL, "one", NULL);
-	conn c = { 0 };
+	conn c = {0};
 	dev_caller *k = dev_caller_new("t/rc", DEV_PATTERN_COMMAND, NULL, on_state, &c, NULL);
 	SPIN_UNTIL(c.up);
-	replies r = { 0 };
+	replies r = {0};
 	dev_caller_call(k, "a", 1, on_reply, &r);
 	SPIN_UNTIL(r.n == 1);
 	ck_assert_str_eq(r.data[0], "one:a");
@@ -192,7 +192,7 @@ static int r_open(void *user, const dev_creds *who, dev_sensor_request *req, voi
 	return 0;
 }
 
-static const dev_sensor_ops ring_ops = { r_range, r_read, r_open, NULL };
+static const dev_sensor_ops ring_ops = {r_range, r_read, r_open, NULL};
 
 typedef struct {
 	conn c;
@@ -230,10 +230,10 @@ static void s_state(void *u, gboolean up, int err) { on_state(&((sn *)u)->c, up,
 
 START_TEST(test_sensor_restart_resumes)
 {
-	ring r = { .next = 500, .cap = 1000 };
+	ring r = {.next = 500, .cap = 1000};
 	dev_sensor *d = dev_sensor_new("t/rsn", NULL, NULL, 8, &ring_ops, &r, NULL);
-	sn s = { 0 };
-	dev_sensor_reader_ops ops = { s_opened, s_data, s_gap, NULL, NULL, s_state };
+	sn s = {0};
+	dev_sensor_reader_ops ops = {s_opened, s_data, s_gap, NULL, NULL, s_state};
 	dev_sensor_reader *rd = dev_sensor_reader_new("t/rsn", 0, DEV_SENSOR_OPEN_END, 0, NULL, 0, NULL, &ops, &s, NULL);
 	SPIN_UNTIL(s.next == 500);
 	ck_assert_int_eq(r.last_flags, 0);

@@ -60,7 +60,7 @@ static int r_open(void *user, const dev_creds *who, dev_sensor_request *req, voi
 
 static void r_close(void *user, void *client) { ((ring *)user)->closes++; }
 
-static const dev_sensor_ops ring_ops = { r_range, r_read, r_open, r_close };
+static const dev_sensor_ops ring_ops = {r_range, r_read, r_open, r_close};
 
 /* What a reader saw, checked as it arrives. */
 typedef struct {
@@ -128,7 +128,7 @@ static void s_error(void *u, int err, const char *msg)
 
 static void s_state(void *u, gboolean up, int err) { ((seen *)u)->up = up; }
 
-static const dev_sensor_reader_ops seen_ops = { s_opened, s_data, s_gap, s_end, s_error, s_state };
+static const dev_sensor_reader_ops seen_ops = {s_opened, s_data, s_gap, s_end, s_error, s_state};
 
 static dev_sensor_reader *reader(const char *name, int64_t first, int64_t last, uint32_t flags, const char *params,
 				 seen *s)
@@ -139,13 +139,13 @@ static dev_sensor_reader *reader(const char *name, int64_t first, int64_t last, 
 
 START_TEST(test_past_future_open_ended)
 {
-	ring r = { .next = 1000, .cap = 4096 };
+	ring r = {.next = 1000, .cap = 4096};
 	dev_options o;
 	dev_options_init(&o);
 	o.chunk_bytes = 8 * 64; /* 64 items per chunk: several chunks per range */
 	dev_sensor *d = dev_sensor_new("t/sens", &o, NULL, 8, &ring_ops, &r, NULL);
 	ck_assert_ptr_nonnull(d);
-	seen past = { 0 }, fut = { 0 }, live = { 0 };
+	seen past = {0}, fut = {0}, live = {0};
 	dev_sensor_reader *rp = reader("t/sens", 100, 300, 0, NULL, &past);
 	dev_sensor_reader *rf = reader("t/sens", 1500, 1600, 0, NULL, &fut);
 	dev_sensor_reader *rl = reader("t/sens", 0, DEV_SENSOR_OPEN_END, DEV_SENSOR_FROM_NEXT, NULL, &live);
@@ -181,10 +181,10 @@ END_TEST
 
 START_TEST(test_gaps)
 {
-	ring r = { .next = 5000, .cap = 1000 };
+	ring r = {.next = 5000, .cap = 1000};
 	dev_sensor *d = dev_sensor_new("t/gaps", NULL, NULL, 8, &ring_ops, &r, NULL);
 	/* asked from before the oldest held: a gap, then data */
-	seen old = { 0 };
+	seen old = {0};
 	dev_sensor_reader *ro = reader("t/gaps", 3000, 4500, 0, NULL, &old);
 	SPIN_UNTIL(old.ended);
 	ck_assert_int_eq(old.gaps, 1);
@@ -194,7 +194,7 @@ START_TEST(test_gaps)
 	/* a declared gap (xrun) inside the held range */
 	ck_assert_int_eq(dev_sensor_gap(d, 4200, 4300), 0);
 	ck_assert_int_eq(dev_sensor_gap(d, 10, 10), -EINVAL);
-	seen mid = { 0 };
+	seen mid = {0};
 	dev_sensor_reader *rm = reader("t/gaps", 4100, 4400, 0, NULL, &mid);
 	SPIN_UNTIL(mid.ended);
 	ck_assert_int_eq(mid.gaps, 1);
@@ -202,7 +202,7 @@ START_TEST(test_gaps)
 	ck_assert_int_eq(mid.gap_to[0], 4300);
 	ck_assert_int_eq(mid.items, 200);
 	/* a live reader crossing a gap declared later */
-	seen live = { 0 };
+	seen live = {0};
 	dev_sensor_reader *rl = reader("t/gaps", 0, DEV_SENSOR_OPEN_END, DEV_SENSOR_FROM_NEXT, NULL, &live);
 	SPIN_UNTIL(live.opened);
 	r.next = 5100;
@@ -223,9 +223,9 @@ END_TEST
 
 START_TEST(test_open_resolution)
 {
-	ring r = { .next = 2000, .cap = 1000 };
+	ring r = {.next = 2000, .cap = 1000};
 	dev_sensor *d = dev_sensor_new("t/res", NULL, NULL, 8, &ring_ops, &r, NULL);
-	seen rej = { 0 }, nar = { 0 }, cut = { 0 };
+	seen rej = {0}, nar = {0}, cut = {0};
 	dev_sensor_reader *a = reader("t/res", 5, 10, 0, "reject", &rej);
 	dev_sensor_reader *b = reader("t/res", 1500, 1600, 0, "narrow", &nar);
 	dev_sensor_reader *c = reader("t/res", 1500, DEV_SENSOR_OPEN_END, 0, "last", &cut);
@@ -255,15 +255,15 @@ END_TEST
  * GAP marker and continues at the oldest held index. */
 START_TEST(test_slow_reader_beside_fast)
 {
-	ring r = { .next = 0, .cap = 4096 };
+	ring r = {.next = 0, .cap = 4096};
 	dev_options o;
 	dev_options_init(&o);
 	o.chunk_bytes = 8 * 256;
 	dev_sensor *d = dev_sensor_new("t/slow", &o, NULL, 8, &ring_ops, &r, NULL);
-	seen fast = { 0 };
+	seen fast = {0};
 	dev_sensor_reader *rf = reader("t/slow", 0, DEV_SENSOR_OPEN_END, 0, NULL, &fast);
 	int slow = tu_raw_connect("t/slow");
-	uint8_t open[24] = { 0 };
+	uint8_t open[24] = {0};
 	memset(open + 8, 0xff, 7);
 	open[15] = 0x7f; /* last = INT64_MAX */
 	tu_raw_msg(slow, DEV_MSG_SENS_OPEN, 0, 5, open, sizeof open);

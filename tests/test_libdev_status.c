@@ -64,11 +64,11 @@ static void on_state(void *user, gboolean up, int err)
 
 START_TEST(test_readers_and_coalescing)
 {
-	svc s = { .value = 0 };
+	svc s = {.value = 0};
 	GError *e = NULL;
 	dev_status *d = dev_status_new("t/status", NULL, NULL, svc_text, svc_bin, &s, &e);
 	ck_assert_msg(d, "%s", e ? e->message : "");
-	rd a = { 0 }, b = { 0 }, c = { 0 };
+	rd a = {0}, b = {0}, c = {0};
 	dev_status_reader *ra = dev_status_reader_new("t/status", FALSE, NULL, on_update, on_state, &a, NULL);
 	dev_status_reader *rb = dev_status_reader_new("t/status", FALSE, NULL, on_update, on_state, &b, NULL);
 	dev_status_reader *rc = dev_status_reader_new("t/status", TRUE, NULL, on_update, on_state, &c, NULL);
@@ -115,7 +115,7 @@ END_TEST
 /* Nothing is rendered when nobody reads, before or after readers. */
 START_TEST(test_no_callback_without_readers)
 {
-	svc s = { 0 };
+	svc s = {0};
 	dev_status *d = dev_status_new("t/quiet", NULL, NULL, svc_text, svc_bin, &s, NULL);
 	ck_assert_ptr_nonnull(d);
 	for (int i = 0; i < 10; i++) {
@@ -126,7 +126,7 @@ START_TEST(test_no_callback_without_readers)
 	ck_assert_int_eq(s.text_calls, 0);
 	ck_assert_int_eq(s.bin_calls, 0);
 
-	rd a = { 0 };
+	rd a = {0};
 	dev_status_reader *ra = dev_status_reader_new("t/quiet", FALSE, NULL, on_update, NULL, &a, NULL);
 	SPIN_UNTIL(a.updates == 1);
 	ck_assert_str_eq(a.last, "value 9\n");
@@ -151,7 +151,7 @@ START_TEST(test_errors_reach_reader)
 {
 	dev_status *d = dev_status_new("t/failing", NULL, NULL, fail_text, NULL, NULL, NULL);
 	ck_assert_ptr_nonnull(d);
-	rd a = { 0 }, b = { 0 };
+	rd a = {0}, b = {0};
 	dev_status_reader *ra = dev_status_reader_new("t/failing", FALSE, NULL, on_update, NULL, &a, NULL);
 	dev_status_reader *rb = dev_status_reader_new("t/failing", TRUE, NULL, on_update, NULL, &b, NULL);
 	SPIN_UNTIL(a.updates == 1 && b.updates == 1);
@@ -189,7 +189,7 @@ static gpointer run_loop(gpointer p)
 
 START_TEST(test_sync_read_and_path_errors)
 {
-	thread_svc t = { 0 };
+	thread_svc t = {0};
 	t.s.value = 42;
 	t.ctx = g_main_context_new();
 	t.loop = g_main_loop_new(t.ctx, FALSE);
@@ -225,7 +225,7 @@ END_TEST
  * the same path is refused; a stale file is replaced. */
 START_TEST(test_socket_file)
 {
-	svc s = { 0 };
+	svc s = {0};
 	dev_options o;
 	dev_options_init(&o);
 	o.mode = 0640;
@@ -252,7 +252,7 @@ START_TEST(test_socket_file)
 	ck_assert_int_ne(stat(p, &st), 0); /* removed */
 	/* stale socket (bound, nobody listening) is replaced */
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	g_strlcpy(sa.sun_path, p, sizeof sa.sun_path);
 	ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
 	close(fd);

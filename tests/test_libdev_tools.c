@@ -99,9 +99,9 @@ static svc *start(void)
 	s->st = dev_status_new("demo/status", NULL, s->ctx, st_text, st_bin, s, NULL);
 	s->cmd = dev_command_new("demo/ctl", NULL, s->ctx, cmd_run, cmd_usage, s, NULL);
 	s->q = dev_query_new("demo/query", NULL, s->ctx, q_fn, s, NULL);
-	dev_packet_ops pops = { .recv = pk_recv };
+	dev_packet_ops pops = {.recv = pk_recv};
 	s->pk = dev_packet_new("demo/events", NULL, s->ctx, &pops, s, NULL);
-	dev_sensor_ops sops = { sn_range, sn_read, NULL, NULL };
+	dev_sensor_ops sops = {sn_range, sn_read, NULL, NULL};
 	s->sn = dev_sensor_new("demo/data", NULL, s->ctx, 2, &sops, s, NULL);
 	ck_assert(s->st && s->cmd && s->q && s->pk && s->sn);
 	s->th = g_thread_new("svc", run, s);
@@ -220,15 +220,15 @@ START_TEST(test_follow)
 {
 	svc *s = start();
 	char *cat = g_build_filename(bindir, "chorus-cat", NULL);
-	char *sargv[] = { cat, "-f", "-n", "2", "demo/status", NULL };
-	char *pargv[] = { cat, "-n", "1", "--filter=ev", "demo/events", NULL };
+	char *sargv[] = {cat, "-f", "-n", "2", "demo/status", NULL};
+	char *pargv[] = {cat, "-n", "1", "--filter=ev", "demo/events", NULL};
 	GPid sp, pp;
 	int sfd, pfd;
 	ck_assert(g_spawn_async_with_pipes(NULL, sargv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &sp, NULL, &sfd,
 					   NULL, NULL));
 	ck_assert(g_spawn_async_with_pipes(NULL, pargv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pp, NULL, &pfd,
 					   NULL, NULL));
-	bg sb = { 0 }, pb = { 0 };
+	bg sb = {0}, pb = {0};
 	g_child_watch_add(sp, child_done, &sb);
 	g_child_watch_add(pp, child_done, &pb);
 	/* wait for both to subscribe, then change the state and write packets */

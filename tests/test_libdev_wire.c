@@ -20,7 +20,7 @@ static GByteArray *enc(uint8_t type, uint16_t flags, uint32_t id, const void *p,
 START_TEST(test_header_layout)
 {
 	GByteArray *b = enc(DEV_MSG_CMD, 0, 0x01020304, "go", 2);
-	const uint8_t want[] = { 0x43, 0x48, 1, 0x20, 0, 0, 0, 0, 2, 0, 0, 0, 4, 3, 2, 1, 'g', 'o' };
+	const uint8_t want[] = {0x43, 0x48, 1, 0x20, 0, 0, 0, 0, 2, 0, 0, 0, 4, 3, 2, 1, 'g', 'o'};
 	ck_assert_uint_eq(b->len, sizeof want);
 	ck_assert(memcmp(b->data, want, sizeof want) == 0);
 	dev_msg m;
@@ -163,7 +163,7 @@ END_TEST
 
 START_TEST(test_names)
 {
-	const char *bad[] = { "", "/abs", "a//b", "a/", "..", "a/../b", ".", "a/./b", "sp ace", "a\\b" };
+	const char *bad[] = {"", "/abs", "a//b", "a/", "..", "a/../b", ".", "a/./b", "sp ace", "a\\b"};
 	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
 		const char *why = NULL;
 		ck_assert_msg(dev_name_check(bad[i], &why) == -EINVAL, "accepted '%s'", bad[i]);

@@ -24,7 +24,7 @@ static const double MICS3[6][3] = {{0, 0, 0}, {30, 0, 4}, {30, 30, 0.5}, {0, 30,
 
 /* Arrivals from src at the mics, emission at t0, Gaussian noise sd sig. */
 static void arrivals(gsl_rng *r, const double (*m)[3], int n, const double *src, int dim, double t0,
-                     double sig, dsp_arrival *a)
+		     double sig, dsp_arrival *a)
 {
 	for (int i = 0; i < n; i++) {
 		double d2 = 0;
@@ -52,7 +52,7 @@ static double maha2(const dsp_loc_result *res, const double *src, int dim)
 	/* 3x3: solve by Cramer's rule on the inverse */
 	double inv[3][3];
 	double det = A[0][0] * (A[1][1] * A[2][2] - A[1][2] * A[2][1]) - A[0][1] * (A[1][0] * A[2][2] - A[1][2] * A[2][0]) +
-	             A[0][2] * (A[1][0] * A[2][1] - A[1][1] * A[2][0]);
+		     A[0][2] * (A[1][0] * A[2][1] - A[1][1] * A[2][0]);
 	for (int i = 0; i < 3; i++)
 		for (int j = 0; j < 3; j++) {
 			int i1 = (j + 1) % 3, i2 = (j + 2) % 3, j1 = (i + 1) % 3, j2 = (i + 2) % 3;
@@ -103,7 +103,7 @@ static void coverage(const double (*m)[3], int n, int dim, double sig, double lo
 	for (int seed = 1; seed <= SEEDS; seed++) {
 		gsl_rng_set(g, (unsigned long)seed);
 		double src[3] = {lo + (hi - lo) * gsl_rng_uniform(g), lo + (hi - lo) * gsl_rng_uniform(g),
-		                 dim == 3 ? 0.5 + 3 * gsl_rng_uniform(g) : 0};
+				 dim == 3 ? 0.5 + 3 * gsl_rng_uniform(g) : 0};
 		dsp_arrival a[DSP_LOC_MAX];
 		arrivals(g, m, n, src, dim, 100 * gsl_rng_uniform(g), sig, a);
 		dsp_loc_result r;

@@ -20,8 +20,8 @@
 #define RATE 48000
 #define PERIOD 480
 #define BOUNDARY ((uint64_t)PERIOD * 4 * 1024 * 1024) /* a multiple of the buffer, as ALSA's */
-#define SKEW 30e-6                                     /* card crystal against the cpu clock */
-#define WINDOW 256                                     /* the numbering's fit window (numbering.c) */
+#define SKEW 30e-6                                    /* card crystal against the cpu clock */
+#define WINDOW 256                                    /* the numbering's fit window (numbering.c) */
 /* Added to every case's seed: -DSEED_BASE=n tries other draws. */
 #ifndef SEED_BASE
 #define SEED_BASE 0
@@ -31,7 +31,11 @@
  * least latency), a mean excess over it, and a scale at the floor: the
  * inverse of the density there, which is what sets an envelope's error
  * (for an exponential the two are its mean). */
-typedef enum { LAT_CONST, LAT_UNIFORM, LAT_EXP, LAT_SPIKY, LAT_N } lat_shape;
+typedef enum { LAT_CONST,
+	       LAT_UNIFORM,
+	       LAT_EXP,
+	       LAT_SPIKY,
+	       LAT_N } lat_shape;
 static const char *lat_name[] = {"constant 40 us", "uniform 5..200 us", "5 us + exponential 50 us",
 				 "2..8 us, 5 % spikes of 8 us..3 ms"};
 static const double lat_floor_ns[] = {40e3, 5e3, 5e3, 2e3};
@@ -41,37 +45,37 @@ static const double lat_excess_ns[] = {0, 97.5e3, 50e3, 0.95 * 3e3 + 0.05 * 1.50
 static const double lat_scale_ns[] = {0, 195e3, 50e3, 6e3 / 0.95};
 
 typedef struct {
-	int64_t frame;  /* true absolute index of the frame at the interrupt */
-	int64_t cpu;    /* the record's time, ns */
-	int run;        /* which run it belongs to */
+	int64_t frame; /* true absolute index of the frame at the interrupt */
+	int64_t cpu;   /* the record's time, ns */
+	int run;       /* which run it belongs to */
 } expect;
 
 /* The model card and the capture thread's view of it. */
 typedef struct {
 	gsl_rng *r;
 	lat_shape shape;
-	int alsa;            /* ALSA timestamps instead of interrupt records */
-	int drop_records;    /* the records of the interrupts are lost */
-	uint64_t buffer;     /* ALSA buffer = hold buffer, frames */
-	double nspf;         /* ns per frame on the cpu clock */
-	int64_t t0;          /* cpu time of true frame 0, ns */
+	int alsa;         /* ALSA timestamps instead of interrupt records */
+	int drop_records; /* the records of the interrupts are lost */
+	uint64_t buffer;  /* ALSA buffer = hold buffer, frames */
+	double nspf;      /* ns per frame on the cpu clock */
+	int64_t t0;       /* cpu time of true frame 0, ns */
 	numbering *n;
 	/* the current run */
 	int run;
-	int64_t run_start;   /* true index of its first frame */
-	uint64_t hw0;        /* hw_ptr at its start */
-	int64_t k;           /* interrupts so far */
-	uint64_t rd;         /* frames of the run read (held or written) */
+	int64_t run_start;    /* true index of its first frame */
+	uint64_t hw0;         /* hw_ptr at its start */
+	int64_t k;            /* interrupts so far */
+	uint64_t rd;          /* frames of the run read (held or written) */
 	int64_t last_irq_cpu; /* the last interrupt's timestamp, ns */
-	double pend_lat_min; /* least latency of the records fed while restarting, ns */
+	double pend_lat_min;  /* least latency of the records fed while restarting, ns */
 	/* what the caller has applied */
-	int64_t ring_next;   /* the ring's next absolute frame */
-	uint64_t held;       /* frames held since the restart */
-	int64_t off[64];     /* per run: numbering index - true index */
-	int settled;         /* settles seen */
-	numbering_out last;  /* the last settle */
+	int64_t ring_next;     /* the ring's next absolute frame */
+	uint64_t held;         /* frames held since the restart */
+	int64_t off[64];       /* per run: numbering index - true index */
+	int settled;           /* settles seen */
+	numbering_out last;    /* the last settle */
 	int wakeups_to_settle; /* wakeups of the last restart before it settled */
-	GQueue *q;           /* expect*: observations still to come, in order */
+	GQueue *q;             /* expect*: observations still to come, in order */
 } card;
 
 static double draw_latency(card *c)

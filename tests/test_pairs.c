@@ -21,8 +21,7 @@
 
 static syncd_pairs *new_pairs(int64_t max_span_ns, int64_t expire_ns)
 {
-	syncd_pairs_cfg c = {.window = 64, .reject_k = 3.5, .wander = 1e-7, .max_span_ns = max_span_ns,
-			     .expire_ns = expire_ns};
+	syncd_pairs_cfg c = {.window = 64, .reject_k = 3.5, .wander = 1e-7, .max_span_ns = max_span_ns, .expire_ns = expire_ns};
 	return syncd_pairs_new(&c);
 }
 

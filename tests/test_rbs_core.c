@@ -29,8 +29,7 @@ static double gauss(GRand *g, double sd)
 
 static rbs_core *new_core(uint32_t self)
 {
-	rbs_core_cfg c = {.self = self, .window = 64, .reject_k = 3.5, .wander = 1e-7, .max_span_ns = 0,
-			  .hold_ns = 10000000000LL, .peer_timeout_ns = 5000000000LL, .min_rbs = 8};
+	rbs_core_cfg c = {.self = self, .window = 64, .reject_k = 3.5, .wander = 1e-7, .max_span_ns = 0, .hold_ns = 10000000000LL, .peer_timeout_ns = 5000000000LL, .min_rbs = 8};
 	const char *why = NULL;
 	rbs_core *r = rbs_core_new(&c, &why);
 	ck_assert_ptr_nonnull(r);

@@ -39,8 +39,7 @@ static rbs_packet make_advert(rbs_node_news *nodes, rbs_edge *edges)
 		edges[i].to = i == 3 ? sync_clock_global() : sync_clock_audio((uint32_t)(i + 2), (uint16_t)i);
 		edges[i].conv = some_conv(i);
 	}
-	rbs_packet p = {.type = RBS_ADVERT, .sender = 9, .seq = 77, .root = 2, .nodes = nodes, .n_nodes = 3,
-			.edges = edges, .n_edges = 4};
+	rbs_packet p = {.type = RBS_ADVERT, .sender = 9, .seq = 77, .root = 2, .nodes = nodes, .n_nodes = 3, .edges = edges, .n_edges = 4};
 	return p;
 }
 

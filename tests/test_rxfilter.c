@@ -158,13 +158,29 @@ START_TEST(test_rbs_receive_path)
 	g_setenv("CHORUS_RX_FILTER_ARG", "3 4 1000000000", TRUE);
 	int port = 20000 + (int)(getpid() % 20000);
 	syncd_config cfg = {
-		.node = 1, .root = -1, .rtcpu_tries = 3, .rbs = TRUE, .rbs_port = port, .rbs_address = "127.0.0.1",
-		.rbs_interface = "", .rbs_beacon = TRUE, .beacon_interval = 0.05, .report_interval = 10,
-		.advert_interval = 10, .rbs_window = 64, .rbs_min = 8, .rbs_max_span = 300, .peer_timeout = 10,
-		.node_timeout = 15, .edge_expire = 30, .key_file = "", .window = 64, .reject_k = 3.5, .wander_ppm = 0.1,
+		.node = 1,
+		.root = -1,
+		.rtcpu_tries = 3,
+		.rbs = TRUE,
+		.rbs_port = port,
+		.rbs_address = "127.0.0.1",
+		.rbs_interface = "",
+		.rbs_beacon = TRUE,
+		.beacon_interval = 0.05,
+		.report_interval = 10,
+		.advert_interval = 10,
+		.rbs_window = 64,
+		.rbs_min = 8,
+		.rbs_max_span = 300,
+		.peer_timeout = 10,
+		.node_timeout = 15,
+		.edge_expire = 30,
+		.key_file = "",
+		.window = 64,
+		.reject_k = 3.5,
+		.wander_ppm = 0.1,
 	};
-	syncd_pairs_cfg pc = {.window = 64, .reject_k = 3.5, .wander = 1e-7, .max_span_ns = 600 * S_NS,
-			      .expire_ns = 120 * S_NS};
+	syncd_pairs_cfg pc = {.window = 64, .reject_k = 3.5, .wander = 1e-7, .max_span_ns = 600 * S_NS, .expire_ns = 120 * S_NS};
 	syncd_pairs *pairs = syncd_pairs_new(&pc);
 	syncd_notify n = {on_change, NULL};
 	syncd_root *root = syncd_root_new(1, -1, 3, 0, n);
@@ -199,9 +215,9 @@ START_TEST(test_rbs_receive_path)
 	GString *d = g_string_new(NULL);
 	syncd_rbs_describe(r, sync_now(SYNC_KIND_CPU), d);
 	const char *st = d->str;
-	ck_assert_msg(field(st, "rx_beacon=") == 20, "%s", st);     /* 10 from node 4, 10 from node 5 */
-	ck_assert_msg(field(st, "bad_size=") == 1, "%s", st);       /* node 5's broken one only */
-	ck_assert_msg(field(st, "dropped=") == 11, "%s", st);       /* node 3's 10 beacons and its broken one */
+	ck_assert_msg(field(st, "rx_beacon=") == 20, "%s", st); /* 10 from node 4, 10 from node 5 */
+	ck_assert_msg(field(st, "bad_size=") == 1, "%s", st);   /* node 5's broken one only */
+	ck_assert_msg(field(st, "dropped=") == 11, "%s", st);   /* node 3's 10 beacons and its broken one */
 	ck_assert_msg(field(st, "shifted=") == 10, "%s", st);
 	long long own = field(st, "own_beacons=");
 	ck_assert_msg(own >= 2 && field(st, "own=") == own, "own beacons %lld, through the filter %lld: %s", own,
@@ -245,13 +261,8 @@ START_TEST(test_rbs_refuses_bad_filter)
 	 * names an object that does not load. */
 	char *path = so("rxfilter_badabi.so");
 	g_setenv("CHORUS_RX_FILTER", path, TRUE);
-	syncd_config cfg = {.node = 1, .root = -1, .rtcpu_tries = 3, .rbs = TRUE, .rbs_port = 9,
-			    .rbs_address = "127.0.0.1", .rbs_interface = "", .beacon_interval = 1,
-			    .report_interval = 1, .advert_interval = 1, .rbs_window = 64, .rbs_min = 8,
-			    .rbs_max_span = 300, .peer_timeout = 10, .node_timeout = 15, .edge_expire = 30,
-			    .key_file = "", .reject_k = 3.5, .wander_ppm = 0.1};
-	syncd_pairs_cfg pc = {.window = 64, .reject_k = 3.5, .wander = 1e-7, .max_span_ns = 600 * S_NS,
-			      .expire_ns = 120 * S_NS};
+	syncd_config cfg = {.node = 1, .root = -1, .rtcpu_tries = 3, .rbs = TRUE, .rbs_port = 9, .rbs_address = "127.0.0.1", .rbs_interface = "", .beacon_interval = 1, .report_interval = 1, .advert_interval = 1, .rbs_window = 64, .rbs_min = 8, .rbs_max_span = 300, .peer_timeout = 10, .node_timeout = 15, .edge_expire = 30, .key_file = "", .reject_k = 3.5, .wander_ppm = 0.1};
+	syncd_pairs_cfg pc = {.window = 64, .reject_k = 3.5, .wander = 1e-7, .max_span_ns = 600 * S_NS, .expire_ns = 120 * S_NS};
 	syncd_pairs *pairs = syncd_pairs_new(&pc);
 	syncd_root *root = syncd_root_new(1, -1, 3, 0, (syncd_notify){NULL, NULL});
 	GError *err = NULL;

@@ -23,7 +23,8 @@ START_TEST(defaults_are_applied)
 {
 	GError *err = NULL;
 	sim_scenario *sc = sim_scenario_load_data("min.ini", "[node.5]\nposition_m = 1, 2\n"
-				"[source.0]\nposition_m = 3,4,5\ncall_rate_hz = 0.5\n", NULL, &err);
+							     "[source.0]\nposition_m = 3,4,5\ncall_rate_hz = 0.5\n",
+						  NULL, &err);
 	ck_assert_msg(sc, "%s", err ? err->message : "");
 	const sim_world_cfg *w = sim_scenario_world(sc);
 	ck_assert_double_eq(w->speed_of_sound, 343);
@@ -73,12 +74,13 @@ START_TEST(values_are_read)
 {
 	GError *err = NULL;
 	sim_scenario *sc = sim_scenario_load_data("v.ini",
-		"# comment\n[world]\nspeed_of_sound_m_s = 340.5\nseed = 99\nformat = FLOAT_LE\nxrun_every_s = 2.5\n"
-		"[node.2]\nposition_m = 1,2,3\nmics_m = 0,0,0; 0.1,0.2,0.3;\ncpu_skew_ppm = -12.5\n"
-		"cpu_offset_ns = -7000000000\naudio_skew_ppm = 40\nirq_latency = normal\n"
-		"irq_latency_mean_us = 15\nirq_latency_sd_us = 3\nradio_jitter_ns = 250\n"
-		"[source.3]\nposition_m = 0,0\nwaveform = chirp\nf0_hz = 500\nf1_hz = 900\nsweep = exponential\n"
-		"length_ms = 80\ncall_times_s = 1, 2.5 ,4\n", NULL, &err);
+						  "# comment\n[world]\nspeed_of_sound_m_s = 340.5\nseed = 99\nformat = FLOAT_LE\nxrun_every_s = 2.5\n"
+						  "[node.2]\nposition_m = 1,2,3\nmics_m = 0,0,0; 0.1,0.2,0.3;\ncpu_skew_ppm = -12.5\n"
+						  "cpu_offset_ns = -7000000000\naudio_skew_ppm = 40\nirq_latency = normal\n"
+						  "irq_latency_mean_us = 15\nirq_latency_sd_us = 3\nradio_jitter_ns = 250\n"
+						  "[source.3]\nposition_m = 0,0\nwaveform = chirp\nf0_hz = 500\nf1_hz = 900\nsweep = exponential\n"
+						  "length_ms = 80\ncall_times_s = 1, 2.5 ,4\n",
+						  NULL, &err);
 	ck_assert_msg(sc, "%s", err ? err->message : "");
 	ck_assert_double_eq(sim_scenario_world(sc)->speed_of_sound, 340.5);
 	ck_assert_int_eq(sim_scenario_world(sc)->seed, 99);

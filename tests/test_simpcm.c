@@ -348,7 +348,8 @@ START_TEST(hw_params_are_constrained)
 	g_string_truncate(alsa_errors, 0);
 	ck_assert_int_lt(snd_pcm_open_lconf(&pcm, "x", SND_PCM_STREAM_CAPTURE, 0, top), 0);
 	ck_assert_msg(strstr(alsa_errors->str, "bad.ini:2: [world] seed: 'x' is not an integer") &&
-		      strstr(alsa_errors->str, "bad.ini:5: [node.1] foo: unknown key"), "%s", alsa_errors->str);
+			      strstr(alsa_errors->str, "bad.ini:5: [node.1] foo: unknown key"),
+		      "%s", alsa_errors->str);
 	snd_lib_error_set_handler(NULL);
 	g_string_free(alsa_errors, TRUE);
 	alsa_errors = NULL;
@@ -396,7 +397,7 @@ START_TEST(xrun_gives_epipe_and_frames_keep_real_time)
 	ck_assert_uint_lt(k, nrec);
 	ck_assert_uint_ge(k, n1 / PERIOD);
 	ck_assert(!(rec[0].flags & CHORUS_KPATCH_F_XRUN));
-	ck_assert(rec[k].flags & CHORUS_KPATCH_F_XRUN); /* first interrupt after the restart */
+	ck_assert(rec[k].flags & CHORUS_KPATCH_F_XRUN);    /* first interrupt after the restart */
 	ck_assert_uint_eq(rec[k].seq, rec[k - 1].seq + 1); /* seq counts on */
 	int64_t f0 = find_f0(&s, &rec[0]), f1 = find_f0(&s, &rec[k]);
 	ck_assert(f0 != INT64_MIN && f1 != INT64_MIN);

@@ -41,12 +41,12 @@ static void on_change(void *user, gboolean connected)
 }
 
 /* Iterate the default context until cond() or a 10 s safety limit. */
-#define SPIN_UNTIL(cond)                                                   \
-	do {                                                               \
+#define SPIN_UNTIL(cond) \
+	do { \
 		gint64 end_ = g_get_monotonic_time() + 10 * G_USEC_PER_SEC; \
-		while (!(cond) && g_get_monotonic_time() < end_)           \
+		while (!(cond) && g_get_monotonic_time() < end_) \
 			g_main_context_iteration(NULL, FALSE), g_usleep(1000); \
-		ck_assert_msg((cond), "timed out waiting for " #cond);      \
+		ck_assert_msg((cond), "timed out waiting for " #cond); \
 	} while (0)
 
 START_TEST(converts_and_survives_restart)
@@ -59,7 +59,8 @@ START_TEST(converts_and_survives_restart)
 	sync_client *cl = sync_client_new(NULL, NULL, on_change, &c, &err);
 	ck_assert_ptr_nonnull(cl);
 	ck_assert_int_eq(sync_client_convert(cl, sync_clock_cpu(7), sync_clock_global(), sync_tval_of(1), &r, why,
-					     sizeof why), -EAGAIN);
+					     sizeof why),
+			 -EAGAIN);
 	GPid pid = start_syncd();
 	SPIN_UNTIL(sync_client_ready(cl));
 	uint32_t node, root;
@@ -70,27 +71,31 @@ START_TEST(converts_and_survives_restart)
 	 * must be small (the offset was sampled when syncd started). */
 	int64_t now = sync_now(SYNC_KIND_CPU);
 	ck_assert_int_eq(sync_client_convert(cl, sync_clock_cpu(7), sync_clock_global(), sync_tval_of(now), &r, why,
-					     sizeof why), 0);
+					     sizeof why),
+			 0);
 	double utc = (double)g_get_real_time() * 1e3;
 	ck_assert_msg(fabs((double)r.value.i - utc) < 1e8, "global %lld vs utc %.0f", (long long)r.value.i, utc);
 	ck_assert_int_eq(r.hops, 1);
 	/* Unknown clocks fail with a reason. */
 	ck_assert_int_eq(sync_client_convert(cl, sync_clock_cpu(8), sync_clock_global(), sync_tval_of(now), &r, why,
-					     sizeof why), -ENOENT);
+					     sizeof why),
+			 -ENOENT);
 	ck_assert_msg(strstr(why, "node8:cpu"), "%s", why);
 
 	/* syncd dies: the client says so and keeps converting with what it had. */
 	stop_syncd(pid);
 	SPIN_UNTIL(c.downs >= 1 && !sync_client_connected(cl));
 	ck_assert_int_eq(sync_client_convert(cl, sync_clock_cpu(7), sync_clock_global(), sync_tval_of(now), &r, why,
-					     sizeof why), 0);
+					     sizeof why),
+			 0);
 	/* It comes back: the client re-subscribes by itself and gets the new
 	 * ticker (a new root offset sampled at the new start). */
 	int before = c.updates;
 	pid = start_syncd();
 	SPIN_UNTIL(sync_client_connected(cl) && c.updates > before + 1);
 	ck_assert_int_eq(sync_client_convert(cl, sync_clock_cpu(7), sync_clock_realtime(7), sync_tval_of(now), &r,
-					     why, sizeof why), 0);
+					     why, sizeof why),
+			 0);
 	ck_assert_msg(fabs((double)r.value.i - utc) < 1e8, "realtime %lld vs utc %.0f", (long long)r.value.i, utc);
 	stop_syncd(pid);
 	sync_client_free(cl);

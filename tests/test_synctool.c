@@ -34,9 +34,9 @@ static int run(char **out, char **err, const char *prog, ...)
 }
 
 /* Run and check the exit status, showing the program's stderr if wrong. */
-#define RUN_EXPECT(want, ...)                                                          \
-	do {                                                                           \
-		int rc_ = run(&o, &e, __VA_ARGS__, NULL);                              \
+#define RUN_EXPECT(want, ...) \
+	do { \
+		int rc_ = run(&o, &e, __VA_ARGS__, NULL); \
 		ck_assert_msg(rc_ == (want), "exit %d, stderr: %s", rc_, e ? e : ""); \
 	} while (0)
 

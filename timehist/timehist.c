@@ -15,19 +15,19 @@ typedef struct {
 
 struct timehist {
 	timehist_params p;
-	sync_fit *fit;         /* the current segment's window */
-	sync_conv live;        /* its latest fit, when live_ok */
+	sync_fit *fit;  /* the current segment's window */
+	sync_conv live; /* its latest fit, when live_ok */
 	int live_ok;
-	uint32_t seg;          /* current segment number */
-	size_t seg_count;      /* observations fed to the current segment */
-	int64_t seg_start;     /* first x of the current segment, x units */
-	uint32_t since_piece;  /* observations since the last piece was kept */
-	int64_t piece_start;   /* x of the first of them, x units */
-	int64_t last_x;        /* newest observation, x units (INT64_MIN: none) */
-	int64_t *px, *py;      /* off-line observations awaiting confirmation */
-	double *pr;            /* their residuals from the live fit, y units */
+	uint32_t seg;         /* current segment number */
+	size_t seg_count;     /* observations fed to the current segment */
+	int64_t seg_start;    /* first x of the current segment, x units */
+	uint32_t since_piece; /* observations since the last piece was kept */
+	int64_t piece_start;  /* x of the first of them, x units */
+	int64_t last_x;       /* newest observation, x units (INT64_MIN: none) */
+	int64_t *px, *py;     /* off-line observations awaiting confirmation */
+	double *pr;           /* their residuals from the live fit, y units */
 	uint32_t npend;
-	piece *pieces;         /* ring, oldest at phead */
+	piece *pieces; /* ring, oldest at phead */
 	size_t phead, pcount;
 };
 
@@ -281,7 +281,8 @@ static int find(const timehist *h, sync_tval x, const sync_conv **out, char *why
 	long k = last_piece_before(h, x);
 	if (k < 0) {
 		/* Older than every fit kept (pieces are forgotten oldest first). */
-		int64_t oldest = h->pcount ? piece_at(h, 0)->c.xmin : h->live_ok ? h->live.xmin : h->seg_start;
+		int64_t oldest = h->pcount ? piece_at(h, 0)->c.xmin : h->live_ok ? h->live.xmin
+										 : h->seg_start;
 		snprintf(why, len, "x=%" PRId64 " is before the history kept (oldest x=%" PRId64 ")", x.i,
 			 oldest);
 		return -ERANGE;

@@ -25,13 +25,13 @@
 #include "libsync/fit.h"
 
 typedef struct {
-	sync_fit_params fit;  /* per-segment fit; fit.window observations make one piece */
-	double jump_k;        /* an observation is off the line beyond jump_k noise s.d. (> 0) */
-	double jump_min;      /* ... and beyond this many y units (>= 0) */
-	uint32_t confirm;     /* consecutive consistent off-line observations that make a break (>= 1) */
-	uint32_t max_pieces;  /* pieces of history kept (>= 1) */
-	int64_t max_history;  /* forget pieces ending before newest x - max_history, x units; 0 = no limit */
-	int64_t tolerance;    /* how far past the newest observation x may go, x units (>= 0) */
+	sync_fit_params fit; /* per-segment fit; fit.window observations make one piece */
+	double jump_k;       /* an observation is off the line beyond jump_k noise s.d. (> 0) */
+	double jump_min;     /* ... and beyond this many y units (>= 0) */
+	uint32_t confirm;    /* consecutive consistent off-line observations that make a break (>= 1) */
+	uint32_t max_pieces; /* pieces of history kept (>= 1) */
+	int64_t max_history; /* forget pieces ending before newest x - max_history, x units; 0 = no limit */
+	int64_t tolerance;   /* how far past the newest observation x may go, x units (>= 0) */
 } timehist_params;
 
 typedef struct timehist timehist;

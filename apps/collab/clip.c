@@ -398,7 +398,8 @@ int clip_fetch(const char *host, int port, int64_t t0_ns, int64_t t1_ns, int cha
 		return -EREMOTEIO;
 	}
 	if (sscanf(head, "OK v=1 node=%u rate=%31s first=%lld n=%zu t0_ns=%lld t0_frac=%39s se_ns=%31s", &node, rate, &first,
-		   &n, &t0, frac, se) != 7 || n == 0 || n > 10000000) {
+		   &n, &t0, frac, se) != 7 ||
+	    n == 0 || n > 10000000) {
 		g_snprintf(why, len, "%s:%d: malformed reply \"%.80s\"", host, port, head);
 		close(fd);
 		return -EBADMSG;

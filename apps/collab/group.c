@@ -51,7 +51,8 @@ static gboolean has_node(const collab_group *gr, uint32_t node, uint64_t seq, gb
 static gint by_onset(gconstpointer a, gconstpointer b)
 {
 	const det_event *x = a, *y = b;
-	return x->global_ns < y->global_ns ? -1 : x->global_ns > y->global_ns ? 1 : (x->node < y->node ? -1 : x->node > y->node);
+	return x->global_ns < y->global_ns ? -1 : x->global_ns > y->global_ns ? 1
+									      : (x->node < y->node ? -1 : x->node > y->node);
 }
 
 int collab_grouper_add(collab_grouper *g, const det_event *e, int64_t now_ns)

@@ -28,9 +28,9 @@
 #include "apps/detect/event.h"
 
 typedef struct {
-	GArray *dets;        /* det_event, sorted by global onset */
-	int64_t created_ns;  /* caller's clock when the group was created */
-	int64_t first_ns;    /* earliest global onset, ns */
+	GArray *dets;       /* det_event, sorted by global onset */
+	int64_t created_ns; /* caller's clock when the group was created */
+	int64_t first_ns;   /* earliest global onset, ns */
 } collab_group;
 
 typedef struct collab_grouper collab_grouper;

@@ -32,10 +32,10 @@
 
 typedef struct {
 	gint64 node, device, channel;
-	char *nodes;            /* nodes file (required) */
+	char *nodes; /* nodes file (required) */
 	char *share_address;
 	gint64 share_port, clip_port;
-	double speed_of_sound;  /* m/s */
+	double speed_of_sound; /* m/s */
 	double margin_ms, hold_s;
 	gint64 min_nodes;
 	double pre_ms, max_clip_ms, gcc_beta, min_window, alpha;
@@ -47,8 +47,14 @@ typedef struct {
 
 #define F(x) offsetof(collab_cfg, x)
 /* A key; R: a key renamed to carry its unit, the old name still accepted. */
-#define K(key, type, def, lo, hi, field, help) {key, type, def, lo, hi, F(field), help, NULL, 0, NULL}
-#define R(key, old, type, def, lo, hi, field, help) {key, type, def, lo, hi, F(field), help, NULL, 0, old}
+#define K(key, type, def, lo, hi, field, help) \
+	{ \
+		key, type, def, lo, hi, F(field), help, NULL, 0, NULL \
+	}
+#define R(key, old, type, def, lo, hi, field, help) \
+	{ \
+		key, type, def, lo, hi, F(field), help, NULL, 0, old \
+	}
 static const cfg_key keys[] = {
 	K("node", CFG_INT, "0", 0, 4294967294.0, node, "this node's number (CHORUS_NODE sets the default)"),
 	K("device", CFG_INT, "0", 0, 15, device, "audio device k whose detections and clips are shared"),
@@ -98,7 +104,7 @@ typedef struct {
 	guint64 local_dets, groups, small_groups, not_mine, located, failed, seq;
 	double last_latency;
 	char last_error[256];
-	char why[160];          /* the last malformed event's reason */
+	char why[160]; /* the last malformed event's reason */
 } collabd;
 
 typedef struct {
@@ -304,10 +310,8 @@ static int status_text(void *user, GString *out)
 	clip_server_counts(d->clips, &served, &refused);
 	g_string_append_printf(out, "node %" G_GINT64_FORMAT " nodes=%u aperture_m=%.1f c=%.1f\n", d->cfg.node,
 			       d->nodes->nodes->len, collab_nodes_aperture(d->nodes), d->c);
-	g_string_append_printf(out, "detections local=%" G_GUINT64_FORMAT " shared=%" G_GUINT64_FORMAT
-			       " received=%" G_GUINT64_FORMAT " rejected=%" G_GUINT64_FORMAT "\n", d->local_dets, sent, acc, rej);
-	g_string_append_printf(out, "groups closed=%" G_GUINT64_FORMAT " open=%u reported_elsewhere=%" G_GUINT64_FORMAT
-			       " too_small=%" G_GUINT64_FORMAT " located=%" G_GUINT64_FORMAT " failed=%" G_GUINT64_FORMAT "\n",
+	g_string_append_printf(out, "detections local=%" G_GUINT64_FORMAT " shared=%" G_GUINT64_FORMAT " received=%" G_GUINT64_FORMAT " rejected=%" G_GUINT64_FORMAT "\n", d->local_dets, sent, acc, rej);
+	g_string_append_printf(out, "groups closed=%" G_GUINT64_FORMAT " open=%u reported_elsewhere=%" G_GUINT64_FORMAT " too_small=%" G_GUINT64_FORMAT " located=%" G_GUINT64_FORMAT " failed=%" G_GUINT64_FORMAT "\n",
 			       d->groups, collab_grouper_open(d->grouper), d->not_mine, d->small_groups, d->located, d->failed);
 	g_string_append_printf(out, "clips served=%" G_GUINT64_FORMAT " refused=%" G_GUINT64_FORMAT "\n", served, refused);
 	g_string_append_printf(out, "latency_s last=%.3f\nresults %s\n", d->last_latency, d->jsonl_path);
@@ -362,10 +366,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "collab: %s\n", err->message);
 		return 2;
 	}
-#define OVERRIDE(opt, field)                         \
-	if (opt) {                                   \
-		g_free(d.cfg.field);                 \
-		d.cfg.field = g_strdup(opt);         \
+#define OVERRIDE(opt, field) \
+	if (opt) { \
+		g_free(d.cfg.field); \
+		d.cfg.field = g_strdup(opt); \
 	}
 	OVERRIDE(nodes, nodes)
 	OVERRIDE(jsonl, jsonl)
@@ -410,9 +414,9 @@ int main(int argc, char **argv)
 	d.pool = g_thread_pool_new(work_and_return, NULL, 1, FALSE, NULL);
 	dev_packet_ops pops = {0};
 	int port = (int)(collab_nodes_find(d.nodes, (uint32_t)d.cfg.node) &&
-				 collab_nodes_find(d.nodes, (uint32_t)d.cfg.node)->address
-			 ? d.cfg.clip_port
-			 : d.cfg.clip_port + d.cfg.node);
+					 collab_nodes_find(d.nodes, (uint32_t)d.cfg.node)->address
+				 ? d.cfg.clip_port
+				 : d.cfg.clip_port + d.cfg.node);
 	int rc = 0;
 	if (!(d.clocks = sync_client_new(NULL, NULL, NULL, NULL, &err)) ||
 	    !(d.events = dev_packet_new("collab/events", NULL, NULL, &pops, &d, &err)) ||
@@ -428,7 +432,8 @@ int main(int argc, char **argv)
 		g_unix_signal_add(SIGINT, on_signal, loop);
 		g_unix_signal_add(SIGTERM, on_signal, loop);
 		g_message("node%" G_GINT64_FORMAT ": %u nodes, aperture %.1f m (%.1f ms), c %.1f m/s; clips on TCP %d, "
-			  "sharing on UDP %s:%" G_GINT64_FORMAT, d.cfg.node, d.nodes->nodes->len,
+			  "sharing on UDP %s:%" G_GINT64_FORMAT,
+			  d.cfg.node, d.nodes->nodes->len,
 			  collab_nodes_aperture(d.nodes), ap * 1e-6, d.c, port, d.cfg.share_address, d.cfg.share_port);
 		sd_notify(0, "READY=1\nSTATUS=collaborating");
 		g_main_loop_run(loop);

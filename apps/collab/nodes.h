@@ -16,12 +16,12 @@
 
 typedef struct {
 	uint32_t id;
-	double pos[3];     /* microphone of channel 0, m */
-	char *address;     /* IPv4/IPv6 literal or host name; NULL = loopback (simulation) */
+	double pos[3]; /* microphone of channel 0, m */
+	char *address; /* IPv4/IPv6 literal or host name; NULL = loopback (simulation) */
 } collab_node;
 
 typedef struct {
-	GArray *nodes;     /* collab_node */
+	GArray *nodes; /* collab_node */
 } collab_nodes;
 
 /* Load a nodes file.  NULL + *err ("FILE:LINE: why"). */

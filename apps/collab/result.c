@@ -45,7 +45,9 @@ void collab_result_json(const collab_result *r, GString *o)
 	g_string_append_printf(o, "{\"v\":1,\"reporter\":%u,\"seq\":%" G_GUINT64_FORMAT ",\"status\":\"%s\"", r->reporter,
 			       r->seq, collab_result_status(r));
 	if (*r->why || *r->tr.why || (L->why && L->status != DSP_LOC_OK)) {
-		char *w = g_strescape(*r->why ? r->why : *r->tr.why ? r->tr.why : L->why, NULL);
+		char *w = g_strescape(*r->why ? r->why : *r->tr.why ? r->tr.why
+								    : L->why,
+				      NULL);
 		g_string_append_printf(o, ",\"why\":\"%s\"", w);
 		g_free(w);
 	}

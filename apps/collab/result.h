@@ -24,15 +24,15 @@
 typedef struct {
 	uint32_t reporter;
 	uint64_t seq;
-	int rc;                      /* tdoa_locate's return */
-	int n;                       /* nodes in the group */
+	int rc; /* tdoa_locate's return */
+	int n;  /* nodes in the group */
 	uint32_t nodes[TDOA_MAX];
 	tdoa_result tr;
-	int64_t t_global_ns;         /* emission, global ns */
+	int64_t t_global_ns; /* emission, global ns */
 	double t_se_ns;
-	double latency_s;            /* NAN if unknown */
-	int64_t t_cpu_ns;            /* emission in the reporter's cpu clock, ns; INT64_MIN if unknown */
-	char why[200];               /* fetch or solve failure */
+	double latency_s; /* NAN if unknown */
+	int64_t t_cpu_ns; /* emission in the reporter's cpu clock, ns; INT64_MIN if unknown */
+	char why[200];    /* fetch or solve failure */
 } collab_result;
 
 /* Append the JSON object of r (no newline) to out. */

@@ -21,7 +21,7 @@ struct collab_share {
 	collab_share_fn fn;
 	void *user;
 	guint64 sent, accepted, rejected;
-	char why[160];      /* the last malformed datagram's reason */
+	char why[160]; /* the last malformed datagram's reason */
 };
 
 static gboolean on_in(gint fd, GIOCondition cond, gpointer data)
@@ -38,8 +38,7 @@ static gboolean on_in(gint fd, GIOCondition cond, gpointer data)
 		if ((size_t)k < pl || memcmp(buf, PREFIX, pl) ||
 		    det_event_parse(buf + pl, (size_t)k - pl, &e, s->why, sizeof s->why) < 0) {
 			if (s->rejected++ % 100 == 0)
-				g_warning("collab: datagram rejected (%s): %.60s", (size_t)k < pl || memcmp(buf, PREFIX, pl)
-					  ? "not a CHORUS-COLLAB 1 DET datagram" : s->why, buf);
+				g_warning("collab: datagram rejected (%s): %.60s", (size_t)k < pl || memcmp(buf, PREFIX, pl) ? "not a CHORUS-COLLAB 1 DET datagram" : s->why, buf);
 			continue;
 		}
 		if (e.node == s->self)

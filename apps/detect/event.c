@@ -10,7 +10,7 @@ void det_event_format(const det_event *e, GString *out)
 {
 	char b[6][G_ASCII_DTOSTR_BUF_SIZE];
 	g_string_append_printf(out, "v=1 node=%u dev=%u seq=%" G_GUINT64_FORMAT " profile=%s onset_frame=%s onset_se=%s rate=%s"
-			       " cpu_ns=%" G_GINT64_FORMAT " cpu_se_ns=%s",
+				    " cpu_ns=%" G_GINT64_FORMAT " cpu_se_ns=%s",
 			       e->node, e->dev, e->seq, e->profile[0] ? e->profile : "-",
 			       g_ascii_formatd(b[0], sizeof b[0], "%.4f", e->onset_frame),
 			       g_ascii_formatd(b[1], sizeof b[1], "%.4g", e->onset_se),
@@ -135,8 +135,11 @@ int det_event_parse(const char *text, size_t len, det_event *e, char *why, size_
 	}
 	g_strfreev(tok);
 	if (!rc && (seen & 63) != 63) {
-		g_snprintf(why, wlen, "event lacks %s", !(seen & 1) ? "v" : !(seen & 2) ? "node" : !(seen & 4) ? "onset_frame"
-							: !(seen & 8) ? "rate" : !(seen & 16) ? "cpu_ns" : "global_ns");
+		g_snprintf(why, wlen, "event lacks %s", !(seen & 1) ? "v" : !(seen & 2) ? "node"
+								    : !(seen & 4)       ? "onset_frame"
+								    : !(seen & 8)       ? "rate"
+								    : !(seen & 16)      ? "cpu_ns"
+											: "global_ns");
 		rc = -EINVAL;
 	}
 	if (!rc && e->has_global && (!(seen & 64) || !(e->global_se_ns >= 0))) {

@@ -22,23 +22,23 @@
 #include <stdint.h>
 
 typedef struct {
-	uint32_t node;        /* node number */
-	uint32_t dev;         /* audio device index */
-	uint64_t seq;         /* per-detect-process sequence number */
-	char profile[32];     /* profile name */
-	double onset_frame;   /* absolute audio frame index, fractional */
-	double onset_se;      /* frames */
-	double rate;          /* nominal sample rate, Hz */
-	int64_t cpu_ns;       /* onset on the node's cpu clock, ns */
-	double cpu_se_ns;     /* ns */
+	uint32_t node;      /* node number */
+	uint32_t dev;       /* audio device index */
+	uint64_t seq;       /* per-detect-process sequence number */
+	char profile[32];   /* profile name */
+	double onset_frame; /* absolute audio frame index, fractional */
+	double onset_se;    /* frames */
+	double rate;        /* nominal sample rate, Hz */
+	int64_t cpu_ns;     /* onset on the node's cpu clock, ns */
+	double cpu_se_ns;   /* ns */
 	gboolean has_global;
-	int64_t global_ns;    /* onset on the global timescale, ns */
-	double global_se_ns;  /* ns */
-	double duration_s;    /* s */
-	double f_lo, f_hi;    /* band, Hz */
-	double snr_db;        /* peak band SNR, dB */
-	double enr_db;        /* matched-filter energy-to-noise ratio, dB (0 without a match) */
-	int template_id;      /* 1-based template that matched, 0 none */
+	int64_t global_ns;   /* onset on the global timescale, ns */
+	double global_se_ns; /* ns */
+	double duration_s;   /* s */
+	double f_lo, f_hi;   /* band, Hz */
+	double snr_db;       /* peak band SNR, dB */
+	double enr_db;       /* matched-filter energy-to-noise ratio, dB (0 without a match) */
+	int template_id;     /* 1-based template that matched, 0 none */
 } det_event;
 
 /* Append the text form of e (no newline) to out. */

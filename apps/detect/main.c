@@ -34,13 +34,16 @@
 
 typedef struct {
 	gint64 node, device, channel;
-	char *profile;   /* profile file; "" = built-in frog defaults (no templates) */
-	char *jsonl;     /* also append events to this JSON-lines file; "" = no */
-	gint64 queue;    /* events queued per subscriber */
+	char *profile; /* profile file; "" = built-in frog defaults (no templates) */
+	char *jsonl;   /* also append events to this JSON-lines file; "" = no */
+	gint64 queue;  /* events queued per subscriber */
 } detect_cfg;
 
 #define F(x) offsetof(detect_cfg, x)
-#define K(key, type, def, lo, hi, field, help) {key, type, def, lo, hi, F(field), help, NULL, 0, NULL}
+#define K(key, type, def, lo, hi, field, help) \
+	{ \
+		key, type, def, lo, hi, F(field), help, NULL, 0, NULL \
+	}
 static const cfg_key keys[] = {
 	K("node", CFG_INT, "0", 0, 4294967294.0, node, "this node's number (CHORUS_NODE sets the default)"),
 	K("device", CFG_INT, "0", 0, 15, device, "audio device k: reads fft/<k>/frames and audio/<k>/data"),
@@ -61,15 +64,15 @@ typedef struct detectd detectd;
 typedef struct {
 	detectd *d;
 	dsp_event de;
-	int64_t clip_first;    /* frames */
-	size_t n, got;         /* clip length and frames received */
+	int64_t clip_first; /* frames */
+	size_t n, got;      /* clip length and frames received */
 	float *clip;
-	int lag_lo, lag_hi;    /* where the onset is searched, samples from clip[0] */
-	int lag_hi_all;        /* … and overlapping calls of other templates */
+	int lag_lo, lag_hi; /* where the onset is searched, samples from clip[0] */
+	int lag_hi_all;     /* … and overlapping calls of other templates */
 	int sample_bytes;
 	gboolean is_float;
 	dev_sensor_reader *r;
-	char note[160];        /* why refinement was skipped */
+	char note[160]; /* why refinement was skipped */
 } pending;
 
 struct detectd {
@@ -85,7 +88,7 @@ struct detectd {
 	uint32_t size, hop;
 	double rate;
 	float P[MAX_BINS];
-	int64_t next_first;    /* expected first of the next frame */
+	int64_t next_first; /* expected first of the next frame */
 	guint64 nframes, dropped, bad, calls, refined, unrefined, no_global, overlaps, seq;
 	GList *pending;
 	FILE *jsonl;
@@ -382,15 +385,12 @@ static int status_text(void *user, GString *out)
 	double fl = d->det ? dsp_detector_floor(d->det) : 0;
 	g_string_append_printf(out, "profile %s band=%.0f-%.0f templates=%d\n", d->prof.name, d->prof.f_lo, d->prof.f_hi,
 			       det_profile_n_templates(&d->prof));
-	g_string_append_printf(out, "frames received=%" G_GUINT64_FORMAT " dropped=%" G_GUINT64_FORMAT " bad=%" G_GUINT64_FORMAT
-			       " floor_dbfs=%.1f busy=%d\n", d->nframes, d->dropped, d->bad, fl > 0 ? 10 * log10(fl) : -INFINITY,
+	g_string_append_printf(out, "frames received=%" G_GUINT64_FORMAT " dropped=%" G_GUINT64_FORMAT " bad=%" G_GUINT64_FORMAT " floor_dbfs=%.1f busy=%d\n", d->nframes, d->dropped, d->bad, fl > 0 ? 10 * log10(fl) : -INFINITY,
 			       d->det ? dsp_detector_busy(d->det) : 0);
 	uint64_t ts = 0, tl = 0;
 	if (d->det)
 		dsp_detector_rejected(d->det, &ts, &tl);
-	g_string_append_printf(out, "calls %" G_GUINT64_FORMAT " refined=%" G_GUINT64_FORMAT " coarse=%" G_GUINT64_FORMAT
-			       " no_global=%" G_GUINT64_FORMAT " rejected_short=%" G_GUINT64_FORMAT " rejected_long=%" G_GUINT64_FORMAT
-			       " overlapping=%" G_GUINT64_FORMAT " pending=%u subscribers=%u\n", d->calls, d->refined, d->unrefined,
+	g_string_append_printf(out, "calls %" G_GUINT64_FORMAT " refined=%" G_GUINT64_FORMAT " coarse=%" G_GUINT64_FORMAT " no_global=%" G_GUINT64_FORMAT " rejected_short=%" G_GUINT64_FORMAT " rejected_long=%" G_GUINT64_FORMAT " overlapping=%" G_GUINT64_FORMAT " pending=%u subscribers=%u\n", d->calls, d->refined, d->unrefined,
 			       d->no_global, (guint64)ts, (guint64)tl, d->overlaps, g_list_length(d->pending),
 			       dev_packet_subscribers(d->events));
 	g_string_append_printf(out, "clocks %s\n", sync_client_ready(d->clocks) ? "ready" : "waiting for sync/ticker");

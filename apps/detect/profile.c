@@ -13,9 +13,18 @@ static const char *const waveforms[] = {"none", "pulse_train", "chirp", "tone", 
 static const char *const sweeps[] = {"linear", "exponential", NULL};
 
 /* A key of a group whose struct is `type`; R: renamed to carry its unit; E: an enum. */
-#define K(type, key, t, def, lo, hi, field, help) {key, t, def, lo, hi, offsetof(type, field), help, NULL, 0, NULL}
-#define R(type, key, old, t, def, lo, hi, field, help) {key, t, def, lo, hi, offsetof(type, field), help, NULL, 0, old}
-#define E(type, key, def, choices, field, help) {key, CFG_ENUM, def, 1, 0, offsetof(type, field), help, choices, 0, NULL}
+#define K(type, key, t, def, lo, hi, field, help) \
+	{ \
+		key, t, def, lo, hi, offsetof(type, field), help, NULL, 0, NULL \
+	}
+#define R(type, key, old, t, def, lo, hi, field, help) \
+	{ \
+		key, t, def, lo, hi, offsetof(type, field), help, NULL, 0, old \
+	}
+#define E(type, key, def, choices, field, help) \
+	{ \
+		key, CFG_ENUM, def, 1, 0, offsetof(type, field), help, choices, 0, NULL \
+	}
 #define P(key, t, def, lo, hi, field, help) K(det_profile, key, t, def, lo, hi, field, help)
 #define PR(key, old, t, def, lo, hi, field, help) R(det_profile, key, old, t, def, lo, hi, field, help)
 #define T(key, t, def, lo, hi, field, help) K(det_template_cfg, key, t, def, lo, hi, field, help)
@@ -71,8 +80,7 @@ static const cfg_group table[] = {
 	{.name = "profile", .keys = profile_keys, .store = 1},
 	{.name = "detector", .keys = detector_keys, .store = 1},
 	{.name = "refine", .keys = refine_keys, .store = 1},
-	{.name = "template", .numbered = 1, .keys = template_keys, .store = 1, .offset = offsetof(det_profile, tmpl),
-	 .stride = sizeof(det_template_cfg), .first = 1, .count = DET_MAX_TEMPLATES},
+	{.name = "template", .numbered = 1, .keys = template_keys, .store = 1, .offset = offsetof(det_profile, tmpl), .stride = sizeof(det_template_cfg), .first = 1, .count = DET_MAX_TEMPLATES},
 	{NULL},
 };
 

@@ -31,27 +31,27 @@ typedef enum {
 } det_waveform;
 
 typedef struct {
-	int waveform;            /* det_waveform */
+	int waveform;                                   /* det_waveform */
 	double carrier_hz, pulse_ms, pulse_interval_ms; /* pulse_train */
 	gint64 pulses;
-	double f0_hz, f1_hz;     /* chirp, Hz */
-	int sweep;               /* sim_sweep: linear, exponential */
+	double f0_hz, f1_hz; /* chirp, Hz */
+	int sweep;           /* sim_sweep: linear, exponential */
 	double length_ms, taper_ms, freq_hz, click_width_us;
-	char *file;              /* relative to the profile's directory */
+	char *file; /* relative to the profile's directory */
 	gint64 file_channel;
-	double max_ms;           /* use at most this much of the call, ms (0 = all) */
+	double max_ms; /* use at most this much of the call, ms (0 = all) */
 } det_template_cfg;
 
 typedef struct {
-	char *name;              /* [profile] name */
-	double f_lo, f_hi;       /* Hz */
+	char *name;        /* [profile] name */
+	double f_lo, f_hi; /* Hz */
 	double on_db, off_db, min_dur_s, max_dur_s, hangover_s, floor_tau_s, warmup_s;
-	double pre_ms;           /* audio fetched before the coarse onset's uncertainty, ms */
-	double min_enr_db;       /* a match weaker than this keeps the coarse onset, dB */
-	double overlap_enr_db;   /* another template matching the residual this well … */
-	double overlap_explained;/* … and explaining this fraction of the energy under it is a second, overlapping call */
+	double pre_ms;            /* audio fetched before the coarse onset's uncertainty, ms */
+	double min_enr_db;        /* a match weaker than this keeps the coarse onset, dB */
+	double overlap_enr_db;    /* another template matching the residual this well … */
+	double overlap_explained; /* … and explaining this fraction of the energy under it is a second, overlapping call */
 	det_template_cfg tmpl[DET_MAX_TEMPLATES];
-	char *dir;               /* the profile's directory (for template files) */
+	char *dir; /* the profile's directory (for template files) */
 } det_profile;
 
 /* Defaults (the simulator's frogs, no templates), then `path` (NULL: none).

@@ -14,7 +14,7 @@ struct det_refiner {
 	int n;
 	dsp_onset *o[DET_REFINE_MAX];
 	size_t m[DET_REFINE_MAX];
-	float *h[DET_REFINE_MAX];   /* the templates, for subtraction */
+	float *h[DET_REFINE_MAX]; /* the templates, for subtraction */
 };
 
 det_refiner *det_refiner_new(float *const *h, const size_t *m, int n, const char **why)
@@ -168,7 +168,8 @@ int det_refine_subtract(det_refiner *r, float *x, size_t n, const det_refine_res
 			for (int a = 0; a < 3; a++)
 				M[a][c] = v[a];
 			cf[c] = (M[0][0] * (M[1][1] * M[2][2] - M[1][2] * M[2][1]) - M[0][1] * (M[1][0] * M[2][2] - M[1][2] * M[2][0]) +
-				 M[0][2] * (M[1][0] * M[2][1] - M[1][1] * M[2][0])) / det;
+				 M[0][2] * (M[1][0] * M[2][1] - M[1][1] * M[2][0])) /
+				det;
 		}
 		for (size_t i = 1; i + 1 < len; i++) {
 			int64_t k = (int64_t)base - (int64_t)pad + (int64_t)i;

@@ -16,10 +16,10 @@
 typedef struct det_refiner det_refiner;
 
 typedef struct {
-	int template_id;          /* 1-based template that won */
-	dsp_onset_result r;       /* its onset: tau (samples from clip[0]), se, ENR … */
-	size_t length;            /* its length, samples */
-	double explained;         /* fraction of the clip's energy under the template that the
+	int template_id;    /* 1-based template that won */
+	dsp_onset_result r; /* its onset: tau (samples from clip[0]), se, ENR … */
+	size_t length;      /* its length, samples */
+	double explained;   /* fraction of the clip's energy under the template that the
 	                           * fitted template explains, amp^2 sum h^2 / sum x^2 (0..1;
 	                           * filled by det_refine_all) */
 } det_refine_result;

@@ -8,29 +8,27 @@
 struct dsp_detector {
 	dsp_det_params p;
 	int size, hop;
-	double alpha;           /* floor update weight per frame */
-	int64_t warm_frames;    /* frames of warmup */
-	int64_t nframes;        /* frames fed */
-	int64_t last_first;     /* previous frame's start */
-	double floor;           /* F, squared sample units */
-	double on, off;         /* thresholds as power ratios */
+	double alpha;        /* floor update weight per frame */
+	int64_t warm_frames; /* frames of warmup */
+	int64_t nframes;     /* frames fed */
+	int64_t last_first;  /* previous frame's start */
+	double floor;        /* F, squared sample units */
+	double on, off;      /* thresholds as power ratios */
 	/* call in progress */
 	int busy, confirmed;
-	int64_t c_first;        /* first frame above off */
-	int64_t c_last;         /* last frame above off */
-	int64_t run_first;      /* first frame of the current unbroken run above off */
-	int prev_above;         /* previous frame was above off */
-	double c_peak;          /* largest E */
-	double c_sum;           /* sum of E over the segment (floor re-learning) */
+	int64_t c_first;   /* first frame above off */
+	int64_t c_last;    /* last frame above off */
+	int64_t run_first; /* first frame of the current unbroken run above off */
+	int prev_above;    /* previous frame was above off */
+	double c_peak;     /* largest E */
+	double c_sum;      /* sum of E over the segment (floor re-learning) */
 	int64_t c_n;
 	uint64_t too_short, too_long;
 };
 
 void dsp_det_params_default(dsp_det_params *p)
 {
-	*p = (dsp_det_params){.rate = 48000, .f_lo = 1000, .f_hi = 4000, .on_db = 8, .off_db = 4,
-	                      .min_dur_s = 0.020, .max_dur_s = 2.0, .hangover_s = 0.040,
-	                      .floor_tau_s = 5.0, .warmup_s = 0.5};
+	*p = (dsp_det_params){.rate = 48000, .f_lo = 1000, .f_hi = 4000, .on_db = 8, .off_db = 4, .min_dur_s = 0.020, .max_dur_s = 2.0, .hangover_s = 0.040, .floor_tau_s = 5.0, .warmup_s = 0.5};
 }
 
 dsp_detector *dsp_detector_new(const dsp_det_params *p, int size, int hop, const char **why)
@@ -103,8 +101,7 @@ static int finish(dsp_detector *d, dsp_event *ev)
 		return 0;
 	}
 	double snr = d->c_peak > d->floor ? 10 * log10((d->c_peak - d->floor) / d->floor) : -INFINITY;
-	*ev = (dsp_event){.onset = onset, .end = end + d->hop, .duration_s = dur, .peak_snr_db = snr,
-	                  .floor = d->floor, .f_lo = d->p.f_lo, .f_hi = d->p.f_hi};
+	*ev = (dsp_event){.onset = onset, .end = end + d->hop, .duration_s = dur, .peak_snr_db = snr, .floor = d->floor, .f_lo = d->p.f_lo, .f_hi = d->p.f_hi};
 	return 1;
 }
 

@@ -47,7 +47,7 @@ void dsp_gcc_free(dsp_gcc *g)
 }
 
 int dsp_gcc_delay(dsp_gcc *g, const float *a, size_t na, const float *b, size_t nb,
-                  dsp_gcc_result *out, const char **why)
+		  dsp_gcc_result *out, const char **why)
 {
 	int lo = g->p.max_lag > 0 ? -g->p.max_lag : -(int)na + 1;
 	int hi = g->p.max_lag > 0 ? g->p.max_lag : (int)nb - 1;
@@ -55,7 +55,7 @@ int dsp_gcc_delay(dsp_gcc *g, const float *a, size_t na, const float *b, size_t 
 }
 
 int dsp_gcc_delay_window(dsp_gcc *g, const float *a, size_t na, const float *b, size_t nb,
-                         int lo, int hi, dsp_gcc_result *out, const char **why)
+			 int lo, int hi, dsp_gcc_result *out, const char **why)
 {
 	static const char *dummy;
 	if (!why)

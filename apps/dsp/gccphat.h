@@ -37,11 +37,11 @@ typedef struct {
 } dsp_gcc_params;
 
 typedef struct {
-	double delay;      /* delay of b relative to a, samples */
-	double se;         /* standard error of delay, samples */
-	double peak;       /* PHAT coherence at the peak, 0..1 (1 = every bin's phase agrees) */
-	int nbins;         /* frequency bins used */
-	double second;     /* runner-up peak over the main one (0..1): near 1 means
+	double delay;  /* delay of b relative to a, samples */
+	double se;     /* standard error of delay, samples */
+	double peak;   /* PHAT coherence at the peak, 0..1 (1 = every bin's phase agrees) */
+	int nbins;     /* frequency bins used */
+	double second; /* runner-up peak over the main one (0..1): near 1 means
 	                    * a neighbouring carrier cycle or pulse nearly ties, a
 	                    * cycle slip risk that se does not include */
 } dsp_gcc_result;
@@ -61,12 +61,12 @@ void dsp_gcc_free(dsp_gcc *g);
  * this size); -EDOM (no peak: silent or constant clips); -ENOMEM.  The reason
  * goes to *why. */
 int dsp_gcc_delay(dsp_gcc *g, const float *a, size_t na, const float *b, size_t nb,
-                  dsp_gcc_result *out, const char **why);
+		  dsp_gcc_result *out, const char **why);
 
 /* The same, searching only lags in [lag_lo, lag_hi] samples (e.g. around a
  * prior from the coarse onsets, to stay off the neighbouring pulse of a
  * periodic call).  Same returns. */
 int dsp_gcc_delay_window(dsp_gcc *g, const float *a, size_t na, const float *b, size_t nb,
-                         int lag_lo, int lag_hi, dsp_gcc_result *out, const char **why);
+			 int lag_lo, int lag_hi, dsp_gcc_result *out, const char **why);
 
 #endif

@@ -28,10 +28,10 @@ typedef struct {
 } fitdata;
 
 typedef struct {
-	int ok;                     /* LM converged */
-	double x[4];                /* p (dim), tau */
+	int ok;      /* LM converged */
+	double x[4]; /* p (dim), tau */
 	double chi2;
-	double cov[4][4];           /* of x, m^2 */
+	double cov[4][4]; /* of x, m^2 */
 	double cond;
 } fit;
 
@@ -235,7 +235,7 @@ int dsp_loc_rank(const dsp_arrival *a, int n)
 
 /* Fill d from the arrivals in idx (skip = index to leave out, or -1). */
 static void load(fitdata *d, const dsp_arrival *a, int n, int skip, int dim, double c,
-                 double *cen, double t_ref)
+		 double *cen, double t_ref)
 {
 	d->m = 0;
 	d->dim = dim;
@@ -292,7 +292,7 @@ int dsp_locate(const dsp_arrival *a, int n, const dsp_loc_params *p, dsp_loc_res
 	if (n < dim + 2) {
 		out->status = DSP_LOC_TOO_FEW;
 		out->why = dim == 2 ? "locate: 2-D with unknown emission time needs 4 arrivals (3 give no check and up to two answers)"
-		                    : "locate: 3-D with unknown emission time needs 5 arrivals";
+				    : "locate: 3-D with unknown emission time needs 5 arrivals";
 		return -EDOM;
 	}
 	/* In 2-D only x and y count: the rank of the projected positions. */
@@ -305,7 +305,7 @@ int dsp_locate(const dsp_arrival *a, int n, const dsp_loc_params *p, dsp_loc_res
 	if (dsp_loc_rank(flat, n) < dim) {
 		out->status = DSP_LOC_DEGENERATE;
 		out->why = dim == 2 ? "locate: microphones are collinear (mirror-image ambiguity)"
-		                    : "locate: microphones are coplanar (3-D needs them not to be)";
+				    : "locate: microphones are coplanar (3-D needs them not to be)";
 		return -EDOM;
 	}
 	double cen[3] = {0}, t_ref = a[0].t;

@@ -33,41 +33,41 @@
 #define DSP_LOC_MAX 64 /* most arrivals per solve */
 
 typedef struct {
-	double pos[3];   /* microphone position, m */
-	double t;        /* arrival time, s, relative to a common reference */
-	double sigma;    /* standard error of t, s (> 0) */
+	double pos[3]; /* microphone position, m */
+	double t;      /* arrival time, s, relative to a common reference */
+	double sigma;  /* standard error of t, s (> 0) */
 } dsp_arrival;
 
 typedef enum {
 	DSP_LOC_OK = 0,
-	DSP_LOC_TOO_FEW = 1,          /* fewer than dim + 2 arrivals */
-	DSP_LOC_DEGENERATE = 2,       /* microphones collinear (2-D) / coplanar (3-D) */
-	DSP_LOC_ILL_CONDITIONED = 3,  /* solved, but the geometry barely constrains it */
-	DSP_LOC_INCONSISTENT = 4,     /* chi-square test fails even after one rejection */
-	DSP_LOC_NO_CONVERGENCE = 5,   /* LM did not converge from any start */
+	DSP_LOC_TOO_FEW = 1,         /* fewer than dim + 2 arrivals */
+	DSP_LOC_DEGENERATE = 2,      /* microphones collinear (2-D) / coplanar (3-D) */
+	DSP_LOC_ILL_CONDITIONED = 3, /* solved, but the geometry barely constrains it */
+	DSP_LOC_INCONSISTENT = 4,    /* chi-square test fails even after one rejection */
+	DSP_LOC_NO_CONVERGENCE = 5,  /* LM did not converge from any start */
 } dsp_loc_status;
 
 typedef struct {
-	int dim;       /* 2, 3, or 0: 3 if >= 5 arrivals from a thick array (out-of-plane
+	int dim;      /* 2, 3, or 0: 3 if >= 5 arrivals from a thick array (out-of-plane
 	                * singular value >= 0.1 x the largest), else 2 */
-	double c;      /* speed of sound, m/s */
-	double alpha;  /* level of the chi-square consistency test (e.g. 1e-3) */
-	int reject;    /* nonzero: may reject one inconsistent arrival */
+	double c;     /* speed of sound, m/s */
+	double alpha; /* level of the chi-square consistency test (e.g. 1e-3) */
+	int reject;   /* nonzero: may reject one inconsistent arrival */
 } dsp_loc_params;
 
 typedef struct {
 	dsp_loc_status status;
-	int dim;            /* dimension solved in */
-	double pos[3];      /* source position, m (z = 0 in 2-D) */
-	double t0;          /* emission time, s, same reference as the arrivals */
-	double cov[4][4];   /* covariance of (x, y, [z,] t0): m^2, m s, s^2; +inf when degenerate */
-	double chi2;        /* sum of squared whitened residuals */
-	int dof;            /* n_used - dim - 1 */
-	double p_value;     /* P(chi2(dof) >= chi2) */
-	int n_used;         /* arrivals in the final fit */
-	int rejected;       /* index of the rejected arrival, or -1 */
-	double cond;        /* condition number of the whitened Jacobian */
-	const char *why;    /* static reason for a status other than OK */
+	int dim;          /* dimension solved in */
+	double pos[3];    /* source position, m (z = 0 in 2-D) */
+	double t0;        /* emission time, s, same reference as the arrivals */
+	double cov[4][4]; /* covariance of (x, y, [z,] t0): m^2, m s, s^2; +inf when degenerate */
+	double chi2;      /* sum of squared whitened residuals */
+	int dof;          /* n_used - dim - 1 */
+	double p_value;   /* P(chi2(dof) >= chi2) */
+	int n_used;       /* arrivals in the final fit */
+	int rejected;     /* index of the rejected arrival, or -1 */
+	double cond;      /* condition number of the whitened Jacobian */
+	const char *why;  /* static reason for a status other than OK */
 } dsp_loc_result;
 
 /* Defaults: dim 0 (auto), c 343 m/s, alpha 1e-3, reject on. */

@@ -9,9 +9,9 @@
 #include "apps/dsp/xcorr.h"
 
 struct dsp_onset {
-	float *h;       /* template */
+	float *h; /* template */
 	size_t m;
-	double eh;      /* sum h^2 */
+	double eh; /* sum h^2 */
 	dsp_xcorr *xc;
 };
 
@@ -53,7 +53,7 @@ void dsp_onset_free(dsp_onset *o)
 }
 
 int dsp_onset_refine(dsp_onset *o, const float *x, size_t n, int lag_lo, int lag_hi,
-                     dsp_onset_result *out, const char **why)
+		     dsp_onset_result *out, const char **why)
 {
 	static const char *dummy;
 	if (!why)

@@ -21,12 +21,12 @@
 #include <stddef.h>
 
 typedef struct {
-	double tau;        /* template start in the clip, samples from x[0] */
-	double se;         /* standard error of tau, samples (Cramer-Rao) */
-	double amp;        /* fitted amplitude a (template units) */
-	double noise_sd;   /* noise standard deviation, sample units */
-	double enr_db;     /* energy-to-noise ratio a^2 sum h^2 / sigma^2, dB */
-	double second;     /* runner-up correlation peak over the main one */
+	double tau;      /* template start in the clip, samples from x[0] */
+	double se;       /* standard error of tau, samples (Cramer-Rao) */
+	double amp;      /* fitted amplitude a (template units) */
+	double noise_sd; /* noise standard deviation, sample units */
+	double enr_db;   /* energy-to-noise ratio a^2 sum h^2 / sigma^2, dB */
+	double second;   /* runner-up correlation peak over the main one */
 } dsp_onset_result;
 
 typedef struct dsp_onset dsp_onset;
@@ -43,6 +43,6 @@ void dsp_onset_free(dsp_onset *o);
  * shorter than the template); -EDOM (no peak, or not a positive match);
  * -ENOMEM. */
 int dsp_onset_refine(dsp_onset *o, const float *x, size_t n, int lag_lo, int lag_hi,
-                     dsp_onset_result *out, const char **why);
+		     dsp_onset_result *out, const char **why);
 
 #endif

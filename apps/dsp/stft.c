@@ -9,21 +9,20 @@
 
 struct dsp_stft {
 	dsp_stft_params p;
-	float *win;            /* window, size */
-	double win_ss;         /* sum of w^2 */
-	float *in;             /* FFTW input (windowed frame), size */
-	fftwf_complex *out;    /* FFTW output, size/2+1 */
+	float *win;         /* window, size */
+	double win_ss;      /* sum of w^2 */
+	float *in;          /* FFTW input (windowed frame), size */
+	fftwf_complex *out; /* FFTW output, size/2+1 */
 	fftwf_plan plan;
-	float *buf;            /* pending samples */
-	size_t len, cap;       /* samples in buf, allocated */
-	int64_t buf_first;     /* absolute index of buf[0] */
-	int64_t next_frame;    /* absolute index where the next frame starts */
+	float *buf;         /* pending samples */
+	size_t len, cap;    /* samples in buf, allocated */
+	int64_t buf_first;  /* absolute index of buf[0] */
+	int64_t next_frame; /* absolute index where the next frame starts */
 };
 
 void dsp_stft_params_default(dsp_stft_params *p)
 {
-	*p = (dsp_stft_params){.size = 1024, .hop = 256, .window = DSP_WIN_HANN,
-	                       .rate = 48000.0, .plan = DSP_PLAN_ESTIMATE, .wisdom = NULL};
+	*p = (dsp_stft_params){.size = 1024, .hop = 256, .window = DSP_WIN_HANN, .rate = 48000.0, .plan = DSP_PLAN_ESTIMATE, .wisdom = NULL};
 }
 
 /* Periodic windows (denominator N): the right choice for spectral analysis
@@ -95,9 +94,9 @@ dsp_stft *dsp_stft_new(const dsp_stft_params *p, int64_t first, const char **why
 		s->win_ss += (double)s->win[i] * s->win[i];
 	if (p->wisdom)
 		dsp_wisdom_load(p->wisdom); /* a missing or stale cache only costs planning time */
-	unsigned flags = p->plan == DSP_PLAN_ESTIMATE ? FFTW_ESTIMATE
-	               : p->plan == DSP_PLAN_MEASURE ? FFTW_MEASURE
-	               : FFTW_MEASURE | FFTW_WISDOM_ONLY;
+	unsigned flags = p->plan == DSP_PLAN_ESTIMATE  ? FFTW_ESTIMATE
+			 : p->plan == DSP_PLAN_MEASURE ? FFTW_MEASURE
+						       : FFTW_MEASURE | FFTW_WISDOM_ONLY;
 	/* MEASURE overwrites the arrays while timing; nothing is in them yet. */
 	s->plan = fftwf_plan_dft_r2c_1d(p->size, s->in, s->out, flags);
 	if (!s->plan) {

@@ -36,19 +36,19 @@ typedef enum {
 } dsp_plan_mode;
 
 typedef struct {
-	int size;              /* samples per frame (>= 8); even sizes are fastest */
-	int hop;               /* samples between frame starts (1 .. size) */
+	int size; /* samples per frame (>= 8); even sizes are fastest */
+	int hop;  /* samples between frame starts (1 .. size) */
 	dsp_window window;
-	double rate;           /* sample rate, Hz (used by the band helpers) */
+	double rate; /* sample rate, Hz (used by the band helpers) */
 	dsp_plan_mode plan;
-	const char *wisdom;    /* wisdom cache file, or NULL: imported if it exists, exported after planning */
+	const char *wisdom; /* wisdom cache file, or NULL: imported if it exists, exported after planning */
 } dsp_stft_params;
 
 typedef struct {
-	int64_t first;            /* absolute index of the frame's first sample, frames */
-	int size;                 /* samples in the frame */
-	int nbins;                /* size/2 + 1 */
-	const fftwf_complex *X;   /* the spectrum; valid until the next dsp_stft call */
+	int64_t first;          /* absolute index of the frame's first sample, frames */
+	int size;               /* samples in the frame */
+	int nbins;              /* size/2 + 1 */
+	const fftwf_complex *X; /* the spectrum; valid until the next dsp_stft call */
 } dsp_frame;
 
 typedef struct dsp_stft dsp_stft;

@@ -9,10 +9,10 @@
 #include <stddef.h>
 
 typedef struct {
-	double carrier_hz;  /* carrier of each pulse, Hz */
-	double pulse_s;     /* length of one Hann-shaped pulse, s */
-	double interval_s;  /* start-to-start spacing of pulses, s */
-	int pulses;         /* pulses per call */
+	double carrier_hz; /* carrier of each pulse, Hz */
+	double pulse_s;    /* length of one Hann-shaped pulse, s */
+	double interval_s; /* start-to-start spacing of pulses, s */
+	int pulses;        /* pulses per call */
 } dsp_frog;
 
 /* s(t) of one call at t seconds after its start: sum of pulses

@@ -7,18 +7,18 @@
 
 #include "apps/dsp/synth.h"
 
-#define SINC_HALF 16      /* kernel half-width, in output-band samples */
-#define SINC_STEPS 512    /* table points per sample: linear-interp error ~1e-6 */
+#define SINC_HALF 16   /* kernel half-width, in output-band samples */
+#define SINC_STEPS 512 /* table points per sample: linear-interp error ~1e-6 */
 
 struct dsp_wave {
 	dsp_wave_params p;
-	double length_s;   /* s */
+	double length_s; /* s */
 	/* file sources */
-	float *data;       /* mono samples, full scale 1.0 */
+	float *data; /* mono samples, full scale 1.0 */
 	int64_t frames;
-	double rate;       /* Hz, the file's */
-	double cut;        /* kernel cutoff as a fraction of the file's Nyquist (<= 1) */
-	double *kernel;    /* h(u) for u = i / SINC_STEPS, u in [0, SINC_HALF] band samples */
+	double rate;    /* Hz, the file's */
+	double cut;     /* kernel cutoff as a fraction of the file's Nyquist (<= 1) */
+	double *kernel; /* h(u) for u = i / SINC_STEPS, u in [0, SINC_HALF] band samples */
 };
 
 /* Raised-cosine fade of `taper` s at both ends of [0, len). */
@@ -71,8 +71,7 @@ dsp_wave *dsp_wave_new(const dsp_wave_params *p, double world_rate, GError **err
 	w->p.file = NULL;
 	switch (p->kind) {
 	case DSP_WAVE_PULSE_TRAIN: {
-		const dsp_frog f = {.pulse_s = p->pulse_ms * 1e-3, .interval_s = p->pulse_interval_ms * 1e-3,
-				    .pulses = p->pulses};
+		const dsp_frog f = {.pulse_s = p->pulse_ms * 1e-3, .interval_s = p->pulse_interval_ms * 1e-3, .pulses = p->pulses};
 		w->length_s = dsp_frog_length(&f);
 		break;
 	}
@@ -145,8 +144,7 @@ double dsp_wave_eval(const dsp_wave *w, double tau)
 		return 0.0;
 	switch (p->kind) {
 	case DSP_WAVE_PULSE_TRAIN: {
-		const dsp_frog f = {.carrier_hz = p->carrier_hz, .pulse_s = p->pulse_ms * 1e-3,
-				    .interval_s = p->pulse_interval_ms * 1e-3, .pulses = p->pulses};
+		const dsp_frog f = {.carrier_hz = p->carrier_hz, .pulse_s = p->pulse_ms * 1e-3, .interval_s = p->pulse_interval_ms * 1e-3, .pulses = p->pulses};
 		return dsp_frog_eval(&f, tau);
 	}
 	case DSP_WAVE_TONE:

@@ -23,7 +23,8 @@ typedef enum {
 	DSP_WAVE_FILE = 4,        /* WAV/FLAC/... read with libsndfile */
 } dsp_wave_kind;
 
-typedef enum { DSP_SWEEP_LINEAR = 0, DSP_SWEEP_EXPONENTIAL = 1 } dsp_sweep;
+typedef enum { DSP_SWEEP_LINEAR = 0,
+	       DSP_SWEEP_EXPONENTIAL = 1 } dsp_sweep;
 
 typedef struct {
 	dsp_wave_kind kind;

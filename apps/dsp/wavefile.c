@@ -20,7 +20,7 @@ float *dsp_wave_read_file(const char *path, int channel, size_t *n, double *rate
 		sf_close(sf);
 		return NULL;
 	}
-	float *all = g_new(float, (gsize)info.frames * info.channels);
+	float *all = g_new(float, (gsize)info.frames *info.channels);
 	sf_count_t got = sf_readf_float(sf, all, info.frames);
 	sf_close(sf);
 	if (got <= 0) {

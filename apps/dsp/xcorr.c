@@ -7,11 +7,11 @@
 #include <string.h>
 
 struct dsp_xcorr {
-	size_t nfft, cap;         /* current FFT size; size the arrays hold */
-	size_t na, nb;            /* lengths of the last clips */
-	float *ta;                /* real work array, cap */
+	size_t nfft, cap;             /* current FFT size; size the arrays hold */
+	size_t na, nb;                /* lengths of the last clips */
+	float *ta;                    /* real work array, cap */
 	fftwf_complex *A, *B, *R, *W; /* spectra and the c2r scratch, cap/2+1 */
-	fftwf_plan fwd, inv;      /* r2c ta->A (executed on other arrays too), c2r W->ta */
+	fftwf_plan fwd, inv;          /* r2c ta->A (executed on other arrays too), c2r W->ta */
 };
 
 dsp_xcorr *dsp_xcorr_new(void)
@@ -229,7 +229,6 @@ int dsp_xcorr_peak(dsp_xcorr *x, int lag_lo, int lag_hi, int k_lo, int k_hi, dsp
 	dsp_xcorr_eval(x, tau, k_lo, k_hi, &r, &d1, &d2);
 	if (!(d2 < 0))
 		return -EDOM;
-	*out = (dsp_peak){.tau = tau, .value = r, .curv = d2, .lag0 = best,
-	                  .second = bv > 0 && second > 0 ? second / bv : 0};
+	*out = (dsp_peak){.tau = tau, .value = r, .curv = d2, .lag0 = best, .second = bv > 0 && second > 0 ? second / bv : 0};
 	return 0;
 }

@@ -27,11 +27,11 @@
 typedef struct dsp_xcorr dsp_xcorr;
 
 typedef struct {
-	double tau;     /* lag of the maximum, samples (fractional) */
-	double value;   /* r(tau) */
-	double curv;    /* r''(tau), per sample^2 (negative at a maximum) */
-	int lag0;       /* integer lag of the discrete maximum */
-	double second;  /* largest other local maximum at integer lags more than
+	double tau;    /* lag of the maximum, samples (fractional) */
+	double value;  /* r(tau) */
+	double curv;   /* r''(tau), per sample^2 (negative at a maximum) */
+	int lag0;      /* integer lag of the discrete maximum */
+	double second; /* largest other local maximum at integer lags more than
 	                 * 2 samples away, over the main one (ambiguity, < 1) */
 } dsp_peak;
 
@@ -60,7 +60,7 @@ const fftwf_complex *dsp_xcorr_spec_b(const dsp_xcorr *x);
 
 /* r(tau) and its first two derivatives from bins [k_lo, k_hi] of R. */
 void dsp_xcorr_eval(const dsp_xcorr *x, double tau, int k_lo, int k_hi,
-                    double *r, double *d1, double *d2);
+		    double *r, double *d1, double *d2);
 
 /* Find the largest r at integer lags in [lag_lo, lag_hi] (clamped to the
  * linear range), then refine it on bins [k_lo, k_hi].  Returns 0, or -EDOM

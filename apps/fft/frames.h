@@ -31,14 +31,14 @@
 #define FFT_FRAME_HDR 48
 
 typedef struct {
-	int64_t first;     /* absolute index of the first sample, frames */
-	uint32_t size;     /* samples per frame */
-	uint32_t hop;      /* samples between frames */
-	uint32_t nbins;    /* size/2 + 1 */
-	uint32_t window;   /* dsp_window */
-	double rate;       /* Hz */
-	uint32_t channel;  /* audio channel */
-	const float *P;    /* nbins band-power densities (points into the message: unaligned-safe copy in decode) */
+	int64_t first;    /* absolute index of the first sample, frames */
+	uint32_t size;    /* samples per frame */
+	uint32_t hop;     /* samples between frames */
+	uint32_t nbins;   /* size/2 + 1 */
+	uint32_t window;  /* dsp_window */
+	double rate;      /* Hz */
+	uint32_t channel; /* audio channel */
+	const float *P;   /* nbins band-power densities (points into the message: unaligned-safe copy in decode) */
 } fft_frame_msg;
 
 /* Bytes of a message with nbins bins. */

@@ -29,19 +29,28 @@
 
 typedef struct {
 	gint64 device, channel, size, hop;
-	int window;         /* dsp_window: rect, hann, hamming, blackman */
-	int plan;           /* dsp_plan_mode: estimate, measure */
-	char *wisdom;       /* wisdom file; "" = RUN/fft-wisdom */
-	char *bands;        /* "lo-hi, lo-hi" Hz, reported on the status device */
+	int window;             /* dsp_window: rect, hann, hamming, blackman */
+	int plan;               /* dsp_plan_mode: estimate, measure */
+	char *wisdom;           /* wisdom file; "" = RUN/fft-wisdom */
+	char *bands;            /* "lo-hi, lo-hi" Hz, reported on the status device */
 	double status_interval; /* s */
-	gint64 queue;       /* frames queued per subscriber before the oldest is dropped */
+	gint64 queue;           /* frames queued per subscriber before the oldest is dropped */
 } fft_cfg;
 
 #define F(x) offsetof(fft_cfg, x)
 /* A key; R: a key renamed to carry its unit, the old name still accepted. */
-#define K(key, type, def, lo, hi, field, help) {key, type, def, lo, hi, F(field), help, NULL, 0, NULL}
-#define R(key, old, type, def, lo, hi, field, help) {key, type, def, lo, hi, F(field), help, NULL, 0, old}
-#define E(key, def, choices, field, help) {key, CFG_ENUM, def, 1, 0, F(field), help, choices, 0, NULL}
+#define K(key, type, def, lo, hi, field, help) \
+	{ \
+		key, type, def, lo, hi, F(field), help, NULL, 0, NULL \
+	}
+#define R(key, old, type, def, lo, hi, field, help) \
+	{ \
+		key, type, def, lo, hi, F(field), help, NULL, 0, old \
+	}
+#define E(key, def, choices, field, help) \
+	{ \
+		key, CFG_ENUM, def, 1, 0, F(field), help, choices, 0, NULL \
+	}
 /* In the order of dsp_window and dsp_plan_mode. */
 static const char *const windows[] = {"rect", "hann", "hamming", "blackman", NULL};
 static const char *const plans[] = {"estimate", "measure", NULL};
@@ -70,9 +79,9 @@ typedef struct {
 	dsp_plan_mode plan;
 	char *wisdom;
 	int nbands;
-	double band[MAX_BANDS][2];  /* Hz */
-	double band_acc[MAX_BANDS]; /* sum of band power since the last status */
-	double band_last[MAX_BANDS];/* mean band power over the last status interval */
+	double band[MAX_BANDS][2];   /* Hz */
+	double band_acc[MAX_BANDS];  /* sum of band power since the last status */
+	double band_last[MAX_BANDS]; /* mean band power over the last status interval */
 	guint64 acc_frames;
 
 	char name_data[32], name_frames[32], name_status[32];
@@ -81,9 +90,9 @@ typedef struct {
 	dev_status *status;
 	dsp_stft *stft;
 	double rate;
-	int sample_bytes;  /* 2 S16, 4 S32 or FLOAT */
+	int sample_bytes; /* 2 S16, 4 S32 or FLOAT */
 	gboolean is_float;
-	float *x;          /* converted samples */
+	float *x; /* converted samples */
 	size_t x_len;
 	float *P;
 	uint8_t *msg;
@@ -131,8 +140,7 @@ static int status_text(void *user, GString *out)
 			       f->connected ? "yes" : "no");
 	g_string_append_printf(out, "stft rate=%.0f size=%" G_GINT64_FORMAT " hop=%" G_GINT64_FORMAT " window=%s wisdom=%s\n",
 			       f->rate, f->cfg.size, f->cfg.hop, window_name(f->window), f->wisdom);
-	g_string_append_printf(out, "frames computed=%" G_GUINT64_FORMAT " published=%" G_GUINT64_FORMAT
-			       " last_first=%" G_GINT64_FORMAT " subscribers=%u gaps=%" G_GUINT64_FORMAT "\n",
+	g_string_append_printf(out, "frames computed=%" G_GUINT64_FORMAT " published=%" G_GUINT64_FORMAT " last_first=%" G_GINT64_FORMAT " subscribers=%u gaps=%" G_GUINT64_FORMAT "\n",
 			       f->nframes, f->published, f->last_first, dev_packet_subscribers(f->frames), f->gaps);
 	for (int b = 0; b < f->nbands; b++) {
 		double p = f->band_last[b];
@@ -169,9 +177,7 @@ static void publish(fftd *f, const dsp_frame *fr)
 		int single = k == 0 || (k == last && fr->size % 2 == 0);
 		f->P[k] = (float)((single ? 1 : 2) * m2 * scale);
 	}
-	fft_frame_msg m = {.first = fr->first, .size = (uint32_t)fr->size, .hop = (uint32_t)f->cfg.hop,
-			   .nbins = (uint32_t)fr->nbins, .window = f->window, .rate = f->rate,
-			   .channel = (uint32_t)f->cfg.channel, .P = f->P};
+	fft_frame_msg m = {.first = fr->first, .size = (uint32_t)fr->size, .hop = (uint32_t)f->cfg.hop, .nbins = (uint32_t)fr->nbins, .window = f->window, .rate = f->rate, .channel = (uint32_t)f->cfg.channel, .P = f->P};
 	int n = fft_frame_encode(&m, f->msg, fft_frame_bytes(m.nbins));
 	for (int b = 0; b < f->nbands; b++)
 		f->band_acc[b] += fft_frame_band(&m, f->band[b][0], f->band[b][1]);

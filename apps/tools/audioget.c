@@ -30,13 +30,13 @@ typedef struct {
 	GMainLoop *loop;
 	const char *out;
 	gboolean follow;
-	gboolean wav;      /* --follow: a streaming WAV header first */
+	gboolean wav; /* --follow: a streaming WAV header first */
 	SNDFILE *sf;
 	int channels, rate, sample_bytes;
 	char format[16];
 	int64_t frames, gaps;
 	gboolean opened, ended;
-	char path[512];           /* the device socket, for messages */
+	char path[512]; /* the device socket, for messages */
 	int rc;
 } getter;
 
@@ -119,7 +119,8 @@ static void on_opened(void *user, int64_t first, int64_t last, uint32_t item_siz
 	}
 	SF_INFO info = {.samplerate = g->rate, .channels = g->channels};
 	int major = g_str_has_suffix(g->out, ".flac") ? SF_FORMAT_FLAC : SF_FORMAT_WAV;
-	int sub = !strcmp(g->format, "FLOAT_LE") ? SF_FORMAT_FLOAT : g->sample_bytes == 4 ? SF_FORMAT_PCM_32 : SF_FORMAT_PCM_16;
+	int sub = !strcmp(g->format, "FLOAT_LE") ? SF_FORMAT_FLOAT : g->sample_bytes == 4 ? SF_FORMAT_PCM_32
+											  : SF_FORMAT_PCM_16;
 	if (major == SF_FORMAT_FLAC && sub != SF_FORMAT_PCM_16)
 		sub = SF_FORMAT_PCM_24; /* FLAC has no float or 32-bit samples */
 	info.format = major | sub;

@@ -21,15 +21,15 @@ static gint opt_count = -1, opt_timeout = 2000;
 static gchar *opt_filter;
 
 static GOptionEntry entries[] = {
-	{ "follow", 'f', 0, G_OPTION_ARG_NONE, &opt_follow, "Status: print again after every change", NULL },
-	{ "binary", 'b', 0, G_OPTION_ARG_NONE, &opt_binary, "Status: the binary form, as hex; packets as hex", NULL },
-	{ "raw", 'r', 0, G_OPTION_ARG_NONE, &opt_raw, "Sensor/packet: raw bytes to stdout, notes to stderr", NULL },
-	{ "from", 0, 0, G_OPTION_ARG_INT64, &opt_from, "Sensor: first index (default: the service's next)", "N" },
-	{ "to", 0, 0, G_OPTION_ARG_INT64, &opt_to, "Sensor: one past the last index (default: open-ended)", "N" },
-	{ "count", 'n', 0, G_OPTION_ARG_INT, &opt_count, "Stop after N packets or N status updates", "N" },
-	{ "filter", 0, 0, G_OPTION_ARG_STRING, &opt_filter, "Packet: subscription filter (prefix by default)", "TEXT" },
-	{ "timeout", 't', 0, G_OPTION_ARG_INT, &opt_timeout, "Milliseconds to wait for a reply (default 2000)", "MS" },
-	{ NULL, 0, 0, 0, NULL, NULL, NULL },
+	{"follow", 'f', 0, G_OPTION_ARG_NONE, &opt_follow, "Status: print again after every change", NULL},
+	{"binary", 'b', 0, G_OPTION_ARG_NONE, &opt_binary, "Status: the binary form, as hex; packets as hex", NULL},
+	{"raw", 'r', 0, G_OPTION_ARG_NONE, &opt_raw, "Sensor/packet: raw bytes to stdout, notes to stderr", NULL},
+	{"from", 0, 0, G_OPTION_ARG_INT64, &opt_from, "Sensor: first index (default: the service's next)", "N"},
+	{"to", 0, 0, G_OPTION_ARG_INT64, &opt_to, "Sensor: one past the last index (default: open-ended)", "N"},
+	{"count", 'n', 0, G_OPTION_ARG_INT, &opt_count, "Stop after N packets or N status updates", "N"},
+	{"filter", 0, 0, G_OPTION_ARG_STRING, &opt_filter, "Packet: subscription filter (prefix by default)", "TEXT"},
+	{"timeout", 't', 0, G_OPTION_ARG_INT, &opt_timeout, "Milliseconds to wait for a reply (default 2000)", "MS"},
+	{NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
 static GMainLoop *loop;
@@ -138,8 +138,7 @@ static void s_data(void *u, int64_t first, const void *items, size_t n)
 
 static void s_gap(void *u, int64_t from, int64_t to)
 {
-	fprintf(opt_raw ? stderr : stdout, "gap %" G_GINT64_FORMAT " .. %" G_GINT64_FORMAT " (%" G_GINT64_FORMAT
-		" items lost)\n", from, to, to - from);
+	fprintf(opt_raw ? stderr : stdout, "gap %" G_GINT64_FORMAT " .. %" G_GINT64_FORMAT " (%" G_GINT64_FORMAT " items lost)\n", from, to, to - from);
 }
 
 static void s_end(void *u, int64_t next)
@@ -247,7 +246,7 @@ int main(int argc, char **argv)
 	GOptionContext *oc = g_option_context_new("[DEVICE] — print or follow a chorus device");
 	g_option_context_add_main_entries(oc, entries, NULL);
 	g_option_context_set_description(oc, "With no DEVICE, list the devices under the run directory "
-					      "($CHORUS_RUN, with sim/node<N> when CHORUS_NODE is set).");
+					     "($CHORUS_RUN, with sim/node<N> when CHORUS_NODE is set).");
 	if (!g_option_context_parse(oc, &argc, &argv, &err)) {
 		fprintf(stderr, "chorus-cat: %s\n", err->message);
 		return 2;
@@ -296,7 +295,7 @@ int main(int argc, char **argv)
 		obj = dev_packet_sub_new(dev_name, opt_filter, opt_filter ? strlen(opt_filter) : 0, NULL, on_packet,
 					 on_state, NULL, &err);
 	} else if (pat == DEV_PATTERN_SENSOR) {
-		static const dev_sensor_reader_ops ops = { s_opened, s_data, s_gap, s_end, s_error, on_state };
+		static const dev_sensor_reader_ops ops = {s_opened, s_data, s_gap, s_end, s_error, on_state};
 		uint32_t flags = opt_from == G_MININT64 ? DEV_SENSOR_FROM_NEXT : 0;
 		obj = dev_sensor_reader_new(dev_name, opt_from == G_MININT64 ? 0 : opt_from, opt_to, flags, NULL, 0,
 					    NULL, &ops, NULL, &err);

@@ -22,10 +22,10 @@ static gboolean opt_stdin, opt_quiet;
 static gint opt_timeout = 5000;
 
 static GOptionEntry entries[] = {
-	{ "stdin", 's', 0, G_OPTION_ARG_NONE, &opt_stdin, "Query/packet: read the request bytes from stdin", NULL },
-	{ "quiet", 'q', 0, G_OPTION_ARG_NONE, &opt_quiet, "Print nothing on success", NULL },
-	{ "timeout", 't', 0, G_OPTION_ARG_INT, &opt_timeout, "Milliseconds to wait for the reply (default 5000)", "MS" },
-	{ NULL, 0, 0, 0, NULL, NULL, NULL },
+	{"stdin", 's', 0, G_OPTION_ARG_NONE, &opt_stdin, "Query/packet: read the request bytes from stdin", NULL},
+	{"quiet", 'q', 0, G_OPTION_ARG_NONE, &opt_quiet, "Print nothing on success", NULL},
+	{"timeout", 't', 0, G_OPTION_ARG_INT, &opt_timeout, "Milliseconds to wait for the reply (default 5000)", "MS"},
+	{NULL, 0, 0, 0, NULL, NULL, NULL},
 };
 
 static int code_of(int v)
@@ -87,9 +87,9 @@ int main(int argc, char **argv)
 	GOptionContext *oc = g_option_context_new("DEVICE [ARGS…] — write a command or query, print the reply");
 	g_option_context_add_main_entries(oc, entries, NULL);
 	g_option_context_set_description(oc,
-		"ARGS are joined with spaces into the command text or request bytes.\n"
-		"With no ARGS, a command device prints its usage.\n"
-		"Exit: 0 ok; 1..124 the service's status or error (|status|, errno); 125 chorus-ctl failed.");
+					 "ARGS are joined with spaces into the command text or request bytes.\n"
+					 "With no ARGS, a command device prints its usage.\n"
+					 "Exit: 0 ok; 1..124 the service's status or error (|status|, errno); 125 chorus-ctl failed.");
 	if (!g_option_context_parse(oc, &argc, &argv, &err)) {
 		fprintf(stderr, "chorus-ctl: %s\n", err->message);
 		return EXIT_TOOL;

@@ -118,7 +118,7 @@ static int run_stream(snd_pcm_t *pcm, snd_pcm_stream_t dir,
 	}
 	while (now_s() < end) {
 		got = dir == SND_PCM_STREAM_CAPTURE ? snd_pcm_readi(pcm, buf, period)
-						     : snd_pcm_writei(pcm, buf, period);
+						    : snd_pcm_writei(pcm, buf, period);
 		if (got < 0) {
 			printf("vmcheck: %s: %s\n", dir == SND_PCM_STREAM_CAPTURE ? "readi" : "writei",
 			       snd_strerror((int)got));
@@ -175,9 +175,10 @@ static void phase_capture(void)
 	if (n < 10)
 		return;
 	check(st.seq.seq_gaps == 0 && st.seq.overflows == 0 && st.malformed == 0 &&
-	      st.foreign == 0 && st.seq.seq_resets == 0,
+		      st.foreign == 0 && st.seq.seq_resets == 0,
 	      "no loss: gaps %" PRIu64 ", overflow %" PRIu64 ", malformed %" PRIu64
-	      ", foreign %" PRIu64 ", resets %" PRIu64, st.seq.seq_gaps,
+	      ", foreign %" PRIu64 ", resets %" PRIu64,
+	      st.seq.seq_gaps,
 	      st.seq.overflows, st.malformed, st.foreign, st.seq.seq_resets);
 	check(recs[0].seq == 0, "first record has seq 0 (got %" PRIu64 ")", recs[0].seq);
 	for (i = 0; i < n; i++) {
@@ -262,7 +263,7 @@ static void phase_overflow(void)
 	drain(r, recs, &n);
 	kpatch_reader_get_stats(r, &st);
 	check(st.seq.overflows == ks.dropped && st.seq.seq_lost == ks.dropped &&
-	      st.seq.seq_gaps == 1,
+		      st.seq.seq_gaps == 1,
 	      "reader saw overflow %" PRIu64 " and a seq gap of %" PRIu64 " (module: %u)",
 	      st.seq.overflows, st.seq.seq_lost, ks.dropped);
 	snd_pcm_close(pcm);
@@ -291,7 +292,7 @@ static void phase_playback(void)
 	drain(r, recs, &n);
 	kpatch_reader_get_stats(r, &st);
 	check(n >= 80 && n <= 120 && st.seq.seq_gaps == 0 &&
-	      !(recs[0].flags & CHORUS_KPATCH_F_CAPTURE),
+		      !(recs[0].flags & CHORUS_KPATCH_F_CAPTURE),
 	      "playback: %d records in 1 s, %" PRIu64 " gaps, playback flag", n,
 	      st.seq.seq_gaps);
 	snd_pcm_close(pcm);
@@ -310,7 +311,7 @@ int main(void)
 	memset(&sb, 0, sizeof(sb));
 	rc = stat(CHORUS_KPATCH_DEV_PATH, &sb);
 	check(rc == 0 && S_ISCHR(sb.st_mode) &&
-	      (sb.st_mode & 07777) == 0640,
+		      (sb.st_mode & 07777) == 0640,
 	      "%s is a character device, mode %04o", CHORUS_KPATCH_DEV_PATH,
 	      (unsigned)(sb.st_mode & 07777));
 	rc = kpatch_reader_open_for_pcm(7, 0, 0, CHORUS_KPATCH_STREAM_CAPTURE, &r);

@@ -89,8 +89,14 @@ int main(int argc, char **argv)
 	}
 	char *audiod = g_build_filename(bin, "audiod", NULL);
 	csim_opts o = {
-		.scenario = argv[1], .out_dir = out, .bin_dir = bin, .syncd_extra = extra, .port = port,
-		.audio = !no_audio && access(audiod, X_OK) == 0, .audio_rate = (unsigned)rate, .netns = netns,
+		.scenario = argv[1],
+		.out_dir = out,
+		.bin_dir = bin,
+		.syncd_extra = extra,
+		.port = port,
+		.audio = !no_audio && access(audiod, X_OK) == 0,
+		.audio_rate = (unsigned)rate,
+		.netns = netns,
 		.apps = (const char *const *)apps,
 	};
 	g_free(audiod);

@@ -20,11 +20,11 @@
 typedef struct {
 	int id;
 	sync_simclock cpu;
-	double jitter_ns;  /* scenario receive jitter, sd */
+	double jitter_ns; /* scenario receive jitter, sd */
 	gboolean down;
-	GArray *ent;       /* last ticker's entries (sync_ticker_entry) */
-	gboolean locked;   /* f0 known */
-	int64_t f0;        /* world frame of audiod's frame 0 */
+	GArray *ent;     /* last ticker's entries (sync_ticker_entry) */
+	gboolean locked; /* f0 known */
+	int64_t f0;      /* world frame of audiod's frame 0 */
 	int lock_tries;
 	sync_graph *g;
 	gboolean have;
@@ -34,7 +34,7 @@ typedef struct {
 struct csim_truth {
 	char *run_dir;
 	const sim_scenario *sc;
-	sim_world *world;   /* NULL: audio not measured */
+	sim_world *world; /* NULL: audio not measured */
 	int64_t epoch_ns;
 	unsigned rate;
 	char *bin_dir;
@@ -62,8 +62,7 @@ csim_truth *csim_truth_new(const sim_scenario *sc, const char *run_dir)
 	sync_graph_params_default(&gp);
 	for (size_t i = 0; i < sim_scenario_n_nodes(sc); i++) {
 		const sim_node_cfg *c = sim_scenario_node(sc, i);
-		tnode n = {.id = c->id, .cpu = c->cpu, .jitter_ns = c->radio_jitter_ns, .g = sync_graph_new(&gp),
-			   .ent = g_array_new(FALSE, FALSE, sizeof(sync_ticker_entry))};
+		tnode n = {.id = c->id, .cpu = c->cpu, .jitter_ns = c->radio_jitter_ns, .g = sync_graph_new(&gp), .ent = g_array_new(FALSE, FALSE, sizeof(sync_ticker_entry))};
 		g_array_append_val(t->nodes, n);
 	}
 	t->t0 = host_raw();
@@ -345,9 +344,7 @@ static int audio_sample(csim_truth *t, int64_t h, gboolean keep)
 				continue;
 			sync_tval truth = audio_at(t, b, h);
 			double frames = (double)(r.value.i - truth.i) + r.value.f - truth.f;
-			csim_meas m = {.t_s = (double)(h - t->t0) * 1e-9, .from = v->id, .to = b->id, .kind = CSIM_AUDIO,
-				       .hops = r.hops, .err_ns = frames * 1e9 / t->rate, .sd_ns = sqrt(r.var) * 1e9 / t->rate,
-				       .bound_ns = NAN};
+			csim_meas m = {.t_s = (double)(h - t->t0) * 1e-9, .from = v->id, .to = b->id, .kind = CSIM_AUDIO, .hops = r.hops, .err_ns = frames * 1e9 / t->rate, .sd_ns = sqrt(r.var) * 1e9 / t->rate, .bound_ns = NAN};
 			g_array_append_val(t->last, m);
 			if (keep)
 				g_array_append_val(t->all, m);
@@ -478,7 +475,8 @@ int csim_truth_write_samples(const csim_truth *t, const char *path)
 	GString *o = g_string_new("t_s,kind,from,to,hops,err_ns,sd_ns,bound_ns\n");
 	for (guint i = 0; i < t->all->len; i++) {
 		const csim_meas *m = &g_array_index(t->all, csim_meas, i);
-		g_string_append_printf(o, "%.3f,%s,%d,%d,%u,%.1f,%.1f,%.1f\n", m->t_s, m->kind == CSIM_CPU ? "cpu" : m->kind == CSIM_GLOBAL ? "global" : "audio0",
+		g_string_append_printf(o, "%.3f,%s,%d,%d,%u,%.1f,%.1f,%.1f\n", m->t_s, m->kind == CSIM_CPU ? "cpu" : m->kind == CSIM_GLOBAL ? "global"
+																	    : "audio0",
 				       m->from, m->to, m->hops, m->err_ns, m->sd_ns, m->bound_ns);
 	}
 	gboolean ok = g_file_set_contents(path, o->str, (gssize)o->len, NULL);

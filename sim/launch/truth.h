@@ -27,16 +27,19 @@
 
 #include "sim/scenario.h"
 
-typedef enum { CSIM_CPU = 0, CSIM_GLOBAL = 1, CSIM_AUDIO = 2, CSIM_N_KINDS } csim_kind;
+typedef enum { CSIM_CPU = 0,
+	       CSIM_GLOBAL = 1,
+	       CSIM_AUDIO = 2,
+	       CSIM_N_KINDS } csim_kind;
 
 typedef struct {
-	double t_s;        /* s since the truth object was made */
-	int from, to;      /* nodes (to = root for global) */
+	double t_s;   /* s since the truth object was made */
+	int from, to; /* nodes (to = root for global) */
 	csim_kind kind;
-	unsigned hops;     /* edges followed (global: excluding the exact root edge) */
-	double err_ns;     /* converted minus true, ns */
-	double sd_ns;      /* libsync's standard error, ns */
-	double bound_ns;   /* one-hop cpu: the least-squares bound for that fit (scenario
+	unsigned hops;   /* edges followed (global: excluding the exact root edge) */
+	double err_ns;   /* converted minus true, ns */
+	double sd_ns;    /* libsync's standard error, ns */
+	double bound_ns; /* one-hop cpu: the least-squares bound for that fit (scenario
 			    * receive jitter of both nodes, the fit's n and spread); else NAN */
 } csim_meas;
 

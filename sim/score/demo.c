@@ -160,8 +160,7 @@ int main(int argc, char **argv)
 	char *det = g_strdup_printf("detect -p %s --jsonl %s/node%%n-detect.jsonl", qp, d.simdir);
 	char *col = g_strdup_printf("collab -c %s --jsonl %s/node%%n-collab.jsonl", qc, d.simdir);
 	const char *apps[] = {"fft", det, col, NULL};
-	csim_opts o = {.scenario = d.scenario, .out_dir = d.simdir, .bin_dir = d.bin, .audio = TRUE,
-		       .audio_rate = (unsigned)rate, .apps = apps};
+	csim_opts o = {.scenario = d.scenario, .out_dir = d.simdir, .bin_dir = d.bin, .audio = TRUE, .audio_rate = (unsigned)rate, .apps = apps};
 	int64_t t_start = host_raw();
 	d.sim = csim_start(&o, &err);
 	g_free(qp);

@@ -52,14 +52,15 @@ static double cross(const double *o, const double *a, const double *b)
 static int by_x(const void *a, const void *b)
 {
 	const double *p = a, *q = b;
-	return p[0] < q[0] ? -1 : p[0] > q[0] ? 1 : (p[1] < q[1] ? -1 : p[1] > q[1]);
+	return p[0] < q[0] ? -1 : p[0] > q[0] ? 1
+					      : (p[1] < q[1] ? -1 : p[1] > q[1]);
 }
 
 /* Inside the convex hull of the nodes (monotone chain), 2-D. */
 static int inside_hull(const sim_scenario *sc, const double *p)
 {
 	size_t n = sim_scenario_n_nodes(sc), k = 0;
-	double (*pt)[2] = g_malloc(n * sizeof *pt), (*h)[2] = g_malloc((2 * n + 1) * sizeof *h);
+	double(*pt)[2] = g_malloc(n * sizeof *pt), (*h)[2] = g_malloc((2 * n + 1) * sizeof *h);
 	for (size_t i = 0; i < n; i++) {
 		pt[i][0] = sim_scenario_node(sc, i)->pos[0];
 		pt[i][1] = sim_scenario_node(sc, i)->pos[1];
@@ -96,8 +97,7 @@ void demo_evaluate(const sim_world *w, const int *node_ids, const char *const *d
 			double t = sim_world_call_time_s(w, i, k);
 			if (t < p->t_lo || t > p->t_hi)
 				continue;
-			demo_call c = {.source = s->id, .k = k, .t = t, .err_m = NAN, .sd_m = NAN, .ell95_m = NAN,
-				       .dt_ms = NAN, .latency_s = NAN};
+			demo_call c = {.source = s->id, .k = k, .t = t, .err_m = NAN, .sd_m = NAN, .ell95_m = NAN, .dt_ms = NAN, .latency_s = NAN};
 			memcpy(c.pos, s->pos, sizeof c.pos);
 			c.inside = inside_hull(sc, c.pos);
 			g_strlcpy(c.status, "missed", sizeof c.status);
@@ -248,7 +248,7 @@ void demo_print(const demo_eval *e, gboolean table, FILE *f)
 {
 	if (table)
 		fprintf(f, "%-6s %9s %17s %17s %9s %9s %9s %5s %-14s\n", "source", "time_s", "true (x, y) m", "estimate (x, y) m",
-		"error_m", "sd_m", "ell95_m", "used", "status");
+			"error_m", "sd_m", "ell95_m", "used", "status");
 	guint located = 0;
 	for (guint i = 0; i < e->calls->len; i++) {
 		const demo_call *c = &g_array_index(e->calls, demo_call, i);

@@ -27,38 +27,38 @@
 #include "sim/world.h"
 
 typedef struct {
-	double t_lo, t_hi;   /* evaluation window, world s */
-	double det_tol_s;    /* detection match tolerance, s */
-	double loc_tol_s;    /* emission time match tolerance, s */
-	int64_t epoch_ns;    /* true (host raw) ns of world time 0 (csim_epoch_ns) */
+	double t_lo, t_hi; /* evaluation window, world s */
+	double det_tol_s;  /* detection match tolerance, s */
+	double loc_tol_s;  /* emission time match tolerance, s */
+	int64_t epoch_ns;  /* true (host raw) ns of world time 0 (csim_epoch_ns) */
 } demo_eval_params;
 
 typedef struct {
-	int source;          /* source id ([source.K]) */
-	size_t k;            /* call index */
-	double t;            /* emission, world s */
-	double pos[3];       /* true position, m */
-	int inside;          /* inside the nodes' convex hull (2-D) */
-	int heard;           /* nodes that detected it */
-	int located;         /* a result matched */
-	double est[3];       /* estimate, m */
-	double err_m;        /* horizontal error, m */
-	double sd_m;         /* sqrt(sd_x^2 + sd_y^2), m */
-	double ell95_m;      /* 95 % ellipse semi-major axis, m */
-	double dt_ms;        /* emission time error, ms */
-	int used;            /* arrivals in the fit */
+	int source;     /* source id ([source.K]) */
+	size_t k;       /* call index */
+	double t;       /* emission, world s */
+	double pos[3];  /* true position, m */
+	int inside;     /* inside the nodes' convex hull (2-D) */
+	int heard;      /* nodes that detected it */
+	int located;    /* a result matched */
+	double est[3];  /* estimate, m */
+	double err_m;   /* horizontal error, m */
+	double sd_m;    /* sqrt(sd_x^2 + sd_y^2), m */
+	double ell95_m; /* 95 % ellipse semi-major axis, m */
+	double dt_ms;   /* emission time error, ms */
+	int used;       /* arrivals in the fit */
 	double latency_s;
 	char status[24];
 } demo_call;
 
 typedef struct {
-	GArray *calls;        /* demo_call, by time */
+	GArray *calls; /* demo_call, by time */
 	guint arrivals, arrivals_detected, detections, false_alarms;
-	double node_minutes;  /* nodes x window length, min */
+	double node_minutes; /* nodes x window length, min */
 	guint results, results_false, results_failed;
 	double err_median, err_p90, err_in_median, err_in_p90; /* m; NAN when none */
 	guint n_err, n_err_in;
-	double lat_p50, lat_p95;  /* s */
+	double lat_p50, lat_p95; /* s */
 } demo_eval;
 
 /* Score the files: det_files[i] (detect's JSON lines) of node node_ids[i],

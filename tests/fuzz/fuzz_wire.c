@@ -35,7 +35,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			inside(data, size, m.u.error.text, m.u.error.text_len);
 			assert(m.u.error.err > 0);
 			break;
-		case DEV_MSG_CMD_REPLY: case DEV_MSG_QUERY_REPLY:
+		case DEV_MSG_CMD_REPLY:
+		case DEV_MSG_QUERY_REPLY:
 			inside(data, size, m.u.reply.data, m.u.reply.len);
 			assert(m.u.reply.len + 4 == m.len);
 			break;

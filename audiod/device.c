@@ -90,7 +90,8 @@ static int op_read(void *user, void *client, int64_t first, size_t n, void *buf)
 }
 
 /* Time t on `clock` to a fractional frame index with its variance (frames^2). */
-static int time_to_frame(audio_dev *d, sync_clock_id clock, int64_t t, sync_tval *frame, double *var, GString *why)
+static int time_to_frame(audio_dev *d, sync_clock_id clock, int64_t t, sync_tval *frame, double *var, char *why,
+			 size_t wlen)
 {
 	char buf[256];
 	sync_tval cpu = sync_tval_of(t);
@@ -105,7 +106,7 @@ static int time_to_frame(audio_dev *d, sync_clock_id clock, int64_t t, sync_tval
 		int rc = d->clocks ? sync_client_convert(d->clocks, clock, d->cpu_clock, cpu, &r, buf, sizeof buf)
 				   : -ENOLINK;
 		if (rc < 0) {
-			g_string_printf(why, "cannot convert to %s: %s", "cpu", d->clocks ? buf : "no syncd");
+			g_snprintf(why, wlen, "cannot convert to %s: %s", "cpu", d->clocks ? buf : "no syncd");
 			return rc;
 		}
 		cpu = r.value;
@@ -114,7 +115,7 @@ static int time_to_frame(audio_dev *d, sync_clock_id clock, int64_t t, sync_tval
 	double var_f;
 	int rc = timehist_invert(d->th, cpu, frame, &var_f, buf, sizeof buf);
 	if (rc < 0) {
-		g_string_printf(why, "cpu time %" G_GINT64_FORMAT " to frame: %s", cpu.i, buf);
+		g_snprintf(why, wlen, "cpu time %" G_GINT64_FORMAT " to frame: %s", cpu.i, buf);
 		return rc;
 	}
 	double fpn = d->rate * 1e-9; /* frames per ns */
@@ -146,7 +147,7 @@ static int64_t ceil_frame(sync_tval f)
 }
 
 static int op_open(void *user, const dev_creds *who, dev_sensor_request *req, void **client, GByteArray *reply,
-		   GString *why)
+		   char *why, size_t wlen)
 {
 	audio_dev *d = user;
 	audio_request r;
@@ -155,7 +156,7 @@ static int op_open(void *user, const dev_creds *who, dev_sensor_request *req, vo
 	GError *perr = NULL;
 	int rc = audio_request_parse(req->params, req->params_len, d->channels, d->node, &r, &perr);
 	if (perr) {
-		g_string_assign(why, perr->message);
+		g_strlcpy(why, perr->message, wlen);
 		g_error_free(perr);
 	}
 	d->opens++;
@@ -166,12 +167,12 @@ static int op_open(void *user, const dev_creds *who, dev_sensor_request *req, vo
 		sync_tval f0, f1;
 		double v0 = 0, v1 = 0;
 		char cn[SYNC_CLOCK_NAME_MAX], tb[24];
-		if ((rc = time_to_frame(d, r.clock, r.from, &f0, &v0, why)) < 0)
+		if ((rc = time_to_frame(d, r.clock, r.from, &f0, &v0, why, wlen)) < 0)
 			goto refuse;
 		req->first = ceil_frame(f0);
 		req->last = DEV_SENSOR_OPEN_END;
 		if (r.to != INT64_MAX) {
-			if ((rc = time_to_frame(d, r.clock, r.to, &f1, &v1, why)) < 0)
+			if ((rc = time_to_frame(d, r.clock, r.to, &f1, &v1, why, wlen)) < 0)
 				goto refuse;
 			req->last = ceil_frame(f1);
 		}
@@ -184,18 +185,18 @@ static int op_open(void *user, const dev_creds *who, dev_sensor_request *req, vo
 	if ((req->flags & DEV_SENSOR_RESUME) && req->first > next + (int64_t)d->rate) {
 		/* A stream resumed from another numbering (an audiod run that
 		 * could not number on): its indices mean other instants here. */
-		g_string_printf(why, "frame %" G_GINT64_FORMAT " belongs to an earlier run's numbering (this run is at %" G_GINT64_FORMAT "); open the stream again", req->first, next);
+		g_snprintf(why, wlen, "frame %" G_GINT64_FORMAT " belongs to an earlier run's numbering (this run is at %" G_GINT64_FORMAT "); open the stream again", req->first, next);
 		rc = -ESTALE;
 		goto refuse;
 	}
 	if (req->first < oldest && !(req->flags & DEV_SENSOR_RESUME)) {
-		g_string_printf(why, "frame %" G_GINT64_FORMAT " is older than the oldest held, %" G_GINT64_FORMAT " (the ring keeps %.1f s)", req->first, oldest,
-				(double)audio_ring_header(d->ring)->capacity / d->rate);
+		g_snprintf(why, wlen, "frame %" G_GINT64_FORMAT " is older than the oldest held, %" G_GINT64_FORMAT " (the ring keeps %.1f s)", req->first, oldest,
+			   (double)audio_ring_header(d->ring)->capacity / d->rate);
 		rc = -ERANGE;
 		goto refuse;
 	}
 	if (req->last != DEV_SENSOR_OPEN_END && req->last <= req->first) {
-		g_string_printf(why, "empty range [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")", req->first, req->last);
+		g_snprintf(why, wlen, "empty range [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")", req->first, req->last);
 		rc = -EINVAL;
 		goto refuse;
 	}

@@ -31,9 +31,10 @@ static void cmd_msg(dev_server *s, dev_peer *p, const dev_msg *m)
 	dev_command *d = s->owner;
 	GString *out = g_string_new(NULL);
 	if (m->type == DEV_MSG_CMD) {
-		int e = dev_server_check_write(s, p, out);
+		char why[DEV_WHY_MAX] = "";
+		int e = dev_server_check_write(s, p, why, sizeof why);
 		if (e < 0) {
-			dev_peer_error(p, m->id, m->type, -e, "%s", out->str);
+			dev_peer_error(p, m->id, m->type, -e, "%s", why);
 		} else {
 			char *cmd = g_strndup((const char *)m->payload, m->len);
 			int32_t st = d->run(d->user, &p->creds, cmd, out);

@@ -20,9 +20,13 @@ typedef struct {
 	gid_t gid;
 } dev_creds;
 
-/* Write policy hook: return 0 to allow, a negative errno (-EPERM) to deny,
- * appending the reason to `why`. */
-typedef int (*dev_write_check_fn)(void *user, const dev_creds *who, GString *why);
+/* Room for the reason a service gives when it refuses a client (a write
+ * policy, a sensor request), bytes with the NUL; longer reasons are cut. */
+#define DEV_WHY_MAX 256
+
+/* Write policy hook: return 0 to allow, or a negative errno (-EPERM) to deny
+ * with the reason in why[len] (len is DEV_WHY_MAX). */
+typedef int (*dev_write_check_fn)(void *user, const dev_creds *who, char *why, size_t len);
 
 /* Packet overflow policy. */
 typedef enum {

@@ -137,17 +137,17 @@ static void pk_msg(dev_server *s, dev_peer *p, const dev_msg *m)
 		g_queue_init(&pp->q);
 		break;
 	case DEV_MSG_PKT_SEND: {
-		GString *why = g_string_new(NULL);
-		int e = d->ops.recv ? dev_server_check_write(s, p, why) : -EOPNOTSUPP;
+		char why[DEV_WHY_MAX] = "";
+		int e = d->ops.recv ? dev_server_check_write(s, p, why, sizeof why) : -EOPNOTSUPP;
 		if (e == -EOPNOTSUPP)
-			g_string_printf(why, "device %s does not accept packets from clients", s->name);
+			g_snprintf(why, sizeof why, "device %s does not accept packets from clients", s->name);
 		if (e == 0) {
 			e = d->ops.recv(d->user, &p->creds, m->payload, m->len);
 			if (e < 0)
-				g_string_printf(why, "device %s refused the packet: %s", s->name, g_strerror(-e));
+				g_snprintf(why, sizeof why, "device %s refused the packet: %s", s->name, g_strerror(-e));
 		}
 		if (e < 0) {
-			dev_peer_error(p, m->id, m->type, -e, "%s", why->str);
+			dev_peer_error(p, m->id, m->type, -e, "%s", why);
 		} else {
 			GByteArray *b = g_byte_array_new();
 			dev_wire_begin(b, DEV_MSG_OK, 0, m->id);
@@ -155,7 +155,6 @@ static void pk_msg(dev_server *s, dev_peer *p, const dev_msg *m)
 			dev_peer_queue(p, b);
 			g_byte_array_unref(b);
 		}
-		g_string_free(why, TRUE);
 		break;
 	}
 	default:

@@ -45,10 +45,10 @@ static void serve(dev_query *d, dev_peer *p)
 		const uint8_t *r = g_bytes_get_data(b, &n);
 		uint32_t id;
 		memcpy(&id, r, 4);
-		GString *why = g_string_new(NULL);
-		int e = dev_server_check_write(&d->srv, p, why);
+		char why[DEV_WHY_MAX] = "";
+		int e = dev_server_check_write(&d->srv, p, why, sizeof why);
 		if (e < 0) {
-			dev_peer_error(p, id, DEV_MSG_QUERY, -e, "%s", why->str);
+			dev_peer_error(p, id, DEV_MSG_QUERY, -e, "%s", why);
 		} else {
 			dev_query_handle *h = g_new0(dev_query_handle, 1);
 			h->peer = dev_peer_ref(p);
@@ -57,7 +57,6 @@ static void serve(dev_query *d, dev_peer *p)
 			qp->busy = TRUE;
 			d->fn(d->user, &p->creds, r + 4, n - 4, h);
 		}
-		g_string_free(why, TRUE);
 		g_bytes_unref(b);
 	}
 	if (!p->closed) {

@@ -181,10 +181,10 @@ static void do_open(dev_sensor *d, dev_peer *p, const dev_msg *m)
 	}
 	void *client = NULL;
 	GByteArray *blob = g_byte_array_new();
-	GString *why = g_string_new(NULL);
-	int e = d->ops.open ? d->ops.open(d->user, &p->creds, &r, &client, blob, why) : 0;
+	char why[DEV_WHY_MAX] = "";
+	int e = d->ops.open ? d->ops.open(d->user, &p->creds, &r, &client, blob, why, sizeof why) : 0;
 	if (e < 0) {
-		dev_peer_error(p, m->id, m->type, -e, "device %s: %s", name, why->len ? why->str : g_strerror(-e));
+		dev_peer_error(p, m->id, m->type, -e, "device %s: %s", name, *why ? why : g_strerror(-e));
 	} else if (r.item_size == 0 || r.item_size > DEV_WIRE_MAX_MSG - DATA_HDR || r.last < r.first) {
 		if (d->ops.close)
 			d->ops.close(d->user, client);
@@ -202,7 +202,6 @@ static void do_open(dev_sensor *d, dev_peer *p, const dev_msg *m)
 		dev_peer_kick(p);
 	}
 	g_byte_array_unref(blob);
-	g_string_free(why, TRUE);
 }
 
 static void se_msg(dev_server *s, dev_peer *p, const dev_msg *m)

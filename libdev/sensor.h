@@ -38,10 +38,11 @@ typedef struct {
 	int (*read)(void *user, void *client, int64_t first, size_t n, void *buf);
 	/* Validate / resolve a request (FROM_NEXT is already resolved): may
 	 * rewrite req->first/last/item_size, set *client, append a reply blob to
-	 * `reply`; return 0, or a negative errno with the reason in `why`
-	 * ("frame 123 is older than the oldest held, 4567").  May be NULL. */
-	int (*open)(void *user, const dev_creds *who, dev_sensor_request *req, void **client,
-		    GByteArray *reply, GString *why);
+	 * `reply`; return 0, or a negative errno with the reason in why[len]
+	 * ("frame 123 is older than the oldest held, 4567"; len is
+	 * DEV_WHY_MAX, empty: the errno's text is sent).  May be NULL. */
+	int (*open)(void *user, const dev_creds *who, dev_sensor_request *req, void **client, GByteArray *reply,
+		    char *why, size_t len);
 	/* The stream of `client` ended (END sent, closed, disconnected).  May be NULL. */
 	void (*close)(void *user, void *client);
 } dev_sensor_ops;

@@ -198,7 +198,7 @@ void dev_peer_kick(dev_peer *p)
 	}
 }
 
-int dev_server_check_write(dev_server *s, dev_peer *p, GString *why)
+int dev_server_check_write(dev_server *s, dev_peer *p, char *why, size_t len)
 {
 	const dev_options *o = &s->opt;
 	if (o->n_write_uids || o->n_write_gids) {
@@ -208,22 +208,19 @@ int dev_server_check_write(dev_server *s, dev_peer *p, GString *why)
 		for (size_t i = 0; i < o->n_write_gids; i++)
 			ok |= o->write_gids[i] == p->creds.gid;
 		if (!ok) {
-			g_string_append_printf(why, "device %s: write denied to uid %u gid %u (not in the allowed uids/gids)",
-					       s->name, (unsigned)p->creds.uid, (unsigned)p->creds.gid);
+			g_snprintf(why, len, "device %s: write denied to uid %u gid %u (not in the allowed uids/gids)",
+				   s->name, (unsigned)p->creds.uid, (unsigned)p->creds.gid);
 			return -EPERM;
 		}
 	}
 	if (o->write_check) {
-		GString *r = g_string_new(NULL);
-		int e = o->write_check(o->write_check_user, &p->creds, r);
+		char r[DEV_WHY_MAX] = "";
+		int e = o->write_check(o->write_check_user, &p->creds, r, sizeof r);
 		if (e < 0) {
-			g_string_append_printf(why, "device %s: write denied to uid %u gid %u: %s", s->name,
-					       (unsigned)p->creds.uid, (unsigned)p->creds.gid,
-					       r->len ? r->str : "refused by the service's policy");
-			g_string_free(r, TRUE);
+			g_snprintf(why, len, "device %s: write denied to uid %u gid %u: %s", s->name, (unsigned)p->creds.uid,
+				   (unsigned)p->creds.gid, *r ? r : "refused by the service's policy");
 			return e;
 		}
-		g_string_free(r, TRUE);
 	}
 	return 0;
 }

@@ -96,7 +96,7 @@ void dev_peer_update(dev_peer *p);
 
 /* 0 when p may write to the device, else -EPERM with the reason (naming
  * uid, gid and device) in `why`. */
-int dev_server_check_write(dev_server *s, dev_peer *p, GString *why);
+int dev_server_check_write(dev_server *s, dev_peer *p, char *why, size_t len);
 
 /* Reference counting of peers. */
 dev_peer *dev_peer_ref(dev_peer *p);

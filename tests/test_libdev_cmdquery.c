@@ -87,9 +87,9 @@ START_TEST(test_command_replies_and_errors)
 }
 END_TEST
 
-static int deny_all(void *user, const dev_creds *who, GString *why)
+static int deny_all(void *user, const dev_creds *who, char *why, size_t len)
 {
-	g_string_append(why, "maintenance mode");
+	g_strlcpy(why, "maintenance mode", len);
 	return -EPERM;
 }
 

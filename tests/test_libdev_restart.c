@@ -184,7 +184,7 @@ static int r_read(void *user, void *client, int64_t first, size_t n, void *buf)
 }
 
 static int r_open(void *user, const dev_creds *who, dev_sensor_request *req, void **client, GByteArray *reply,
-		  GString *why)
+		  char *why, size_t wlen)
 {
 	ring *r = user;
 	r->last_flags = req->flags;

@@ -39,13 +39,13 @@ static int r_read(void *user, void *client, int64_t first, size_t n, void *buf)
 }
 
 static int r_open(void *user, const dev_creds *who, dev_sensor_request *req, void **client, GByteArray *reply,
-		  GString *why)
+		  char *why, size_t wlen)
 {
 	ring *r = user;
 	r->opens++;
 	if (req->params_len == 6 && memcmp(req->params, "reject", 6) == 0) {
-		g_string_printf(why, "index %" G_GINT64_FORMAT " is older than the oldest held, %" G_GINT64_FORMAT,
-				req->first, MAX(0, r->next - r->cap));
+		g_snprintf(why, wlen, "index %" G_GINT64_FORMAT " is older than the oldest held, %" G_GINT64_FORMAT,
+			   req->first, MAX(0, r->next - r->cap));
 		return -ERANGE;
 	}
 	if (req->params_len == 6 && memcmp(req->params, "narrow", 6) == 0) {

@@ -122,7 +122,7 @@ void syncd_devices_flush(syncd *s, int64_t now)
 	guint64 gen = syncd_pairs_generation(s->pairs) + s->net_gen;
 	if (gen == s->notified_gen && s->last_notify != INT64_MIN)
 		return;
-	if (s->last_notify != INT64_MIN && now - s->last_notify < (int64_t)(s->cfg.ticker_interval * 1e9))
+	if (s->last_notify != INT64_MIN && now - s->last_notify < (int64_t)(s->cfg.ticker_interval_s * 1e9))
 		return;
 	s->last_notify = now;
 	s->notified_gen = gen;

@@ -87,7 +87,7 @@ static gboolean on_beacon(gpointer data)
 	syncd_rbs *r = data;
 	rbs_packet p = {.type = RBS_BEACON};
 	send_packet(r, &p);
-	r->t_beacon = arm(r, r->cfg->beacon_interval, on_beacon);
+	r->t_beacon = arm(r, r->cfg->beacon_interval_s, on_beacon);
 	return G_SOURCE_REMOVE;
 }
 
@@ -97,7 +97,7 @@ static gboolean on_report(gpointer data)
 	int64_t now = sync_now(SYNC_KIND_CPU);
 	/* Three intervals of receptions: a peer that lost a report or two still
 	 * gets every beacon. */
-	int64_t since = now - (int64_t)(3.0 * r->cfg->report_interval * 1e9);
+	int64_t since = now - (int64_t)(3.0 * r->cfg->report_interval_s * 1e9);
 	size_t max_per = (RBS_MTU - RBS_HDR - 4 - RBS_HMAC_LEN) / RBS_REPORT_ENTRY;
 	rbs_reception *rx = g_new(rbs_reception, 4096);
 	size_t n = rbs_core_recent(r->core, since, rx, 4096);
@@ -106,7 +106,7 @@ static gboolean on_report(gpointer data)
 		send_packet(r, &p);
 	}
 	g_free(rx);
-	r->t_report = arm(r, r->cfg->report_interval, on_report);
+	r->t_report = arm(r, r->cfg->report_interval_s, on_report);
 	return G_SOURCE_REMOVE;
 }
 
@@ -153,7 +153,7 @@ static gboolean on_advert(gpointer data)
 	} while (ni < n_news || ei < edges->len);
 	g_array_free(edges, TRUE);
 	g_free(news);
-	r->t_advert = arm(r, r->cfg->advert_interval, on_advert);
+	r->t_advert = arm(r, r->cfg->advert_interval_s, on_advert);
 	return G_SOURCE_REMOVE;
 }
 
@@ -364,9 +364,9 @@ syncd_rbs *syncd_rbs_new(const syncd_config *cfg, syncd_pairs *pairs, syncd_root
 		.window = (uint32_t)c->rbs_window,
 		.reject_k = c->reject_k,
 		.wander = c->wander_ppm * 1e-6,
-		.max_span_ns = (int64_t)(c->rbs_max_span * 1e9),
-		.hold_ns = (int64_t)(MAX(10.0, 5.0 * c->report_interval) * 1e9),
-		.peer_timeout_ns = (int64_t)(c->peer_timeout * 1e9),
+		.max_span_ns = (int64_t)(c->rbs_max_span_s * 1e9),
+		.hold_ns = (int64_t)(MAX(10.0, 5.0 * c->report_interval_s) * 1e9),
+		.peer_timeout_ns = (int64_t)(c->peer_timeout_s * 1e9),
 		.min_rbs = (uint32_t)c->rbs_min,
 	};
 	r->core = rbs_core_new(&cc, &why);
@@ -374,7 +374,7 @@ syncd_rbs *syncd_rbs_new(const syncd_config *cfg, syncd_pairs *pairs, syncd_root
 		g_set_error(err, RBS_ERROR, EINVAL, "rbs: %s", why);
 		goto fail;
 	}
-	rbs_mesh_cfg mc = {(uint32_t)c->node, (int64_t)(c->edge_expire * 1e9), (int64_t)(c->node_timeout * 1e9),
+	rbs_mesh_cfg mc = {(uint32_t)c->node, (int64_t)(c->edge_expire_s * 1e9), (int64_t)(c->node_timeout_s * 1e9),
 			   SYNC_GRAPH_MAX_HOPS};
 	r->mesh = rbs_mesh_new(&mc);
 	if (!syncd_rxf_load_env(r->self, &r->filter, err))
@@ -392,9 +392,9 @@ syncd_rbs *syncd_rbs_new(const syncd_config *cfg, syncd_pairs *pairs, syncd_root
 	g_source_set_callback(r->io, (GSourceFunc)(void (*)(void))on_readable, r, NULL);
 	g_source_attach(r->io, r->ctx);
 	if (c->rbs_beacon)
-		r->t_beacon = arm(r, c->beacon_interval, on_beacon);
-	r->t_report = arm(r, c->report_interval, on_report);
-	r->t_advert = arm(r, c->advert_interval, on_advert);
+		r->t_beacon = arm(r, c->beacon_interval_s, on_beacon);
+	r->t_report = arm(r, c->report_interval_s, on_report);
+	r->t_advert = arm(r, c->advert_interval_s, on_advert);
 	return r;
 fail:
 	syncd_rbs_free(r);

@@ -41,7 +41,7 @@ static void make(gint64 root, gboolean rbs)
 	s->cfg.root = root;
 	s->cfg.rtcpu_tries = 3;
 	s->cfg.rbs = rbs;
-	s->cfg.ticker_interval = 0.2;
+	s->cfg.ticker_interval_s = 0.2;
 	syncd_pairs_cfg pc = {.window = 64, .reject_k = 3.5, .wander = 1e-7, .max_span_ns = 600 * S_NS, .expire_ns = 120 * S_NS};
 	s->pairs = syncd_pairs_new(&pc);
 	s->last_notify = INT64_MIN;

@@ -386,7 +386,7 @@ static int status_text(void *user, GString *out)
 	stream_get_stats(d->st, &st);
 	audio_ring_span(d->ring, &oldest, &next);
 	g_string_append_printf(out, "device audio/%d pcm=%s node%u\n", d->k, p->pcm, d->node);
-	g_string_append_printf(out, "format rate=%u channels=%u format=%s period=%lu buffer=%lu\n", p->rate,
+	g_string_append_printf(out, "format rate=%u channels=%u format=%s period=%lu buffer=%lu\n", p->rate_hz,
 			       p->channels, snd_pcm_format_name(p->format), (unsigned long)p->period,
 			       (unsigned long)p->buffer);
 	g_string_append_printf(out, "frames captured=%" G_GUINT64_FORMAT " ring=[%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") seconds=%.1f\n", st.frames, oldest, next, (double)(next - oldest) / d->rate);
@@ -476,7 +476,7 @@ audio_dev *audio_dev_new(int k, const stream_cfg *cfg, uint32_t node, GMainConte
 	}
 	const capture_cfg *p = stream_params(d->st);
 	d->ring = stream_ring(d->st);
-	d->rate = p->rate;
+	d->rate = p->rate_hz;
 	d->channels = p->channels;
 	d->format = p->format;
 	d->sample_bytes = (uint32_t)snd_pcm_format_physical_width(p->format) / 8;

@@ -107,7 +107,7 @@ int main(int argc, char **argv)
 		d0->tstamp = g_strdup(tstamp);
 	}
 	if (rate > 0)
-		d0->rate = rate;
+		d0->rate_hz = rate;
 	if (channels > 0)
 		d0->channels = channels;
 	if (period > 0)
@@ -131,11 +131,11 @@ int main(int argc, char **argv)
 			continue;
 		stream_cfg sc = {0};
 		sc.cap.pcm = dc->pcm;
-		sc.cap.rate = (unsigned)dc->rate;
+		sc.cap.rate_hz = (unsigned)dc->rate_hz;
 		sc.cap.channels = (unsigned)dc->channels;
 		sc.cap.period = (snd_pcm_uframes_t)dc->period;
 		sc.cap.buffer = (snd_pcm_uframes_t)(dc->period * dc->periods);
-		sc.ring_seconds = dc->ring_seconds;
+		sc.ring_s = dc->ring_s;
 		sc.sidechannel = dc->sidechannel && *dc->sidechannel ? dc->sidechannel : NULL;
 		sc.rt_priority = (int)a.cfg.rt_priority;
 		if (parse_format(dc->format, &sc.cap.format) < 0) {
@@ -171,7 +171,7 @@ int main(int argc, char **argv)
 				all = FALSE;
 	}
 	if (!rc) {
-		g_timeout_add((guint)(a.cfg.status_interval * 1000), on_status, &a);
+		g_timeout_add((guint)(a.cfg.status_interval_s * 1000), on_status, &a);
 		g_unix_signal_add(SIGINT, on_signal, loop);
 		g_unix_signal_add(SIGTERM, on_signal, loop);
 		g_message("node%" G_GINT64_FORMAT ": capturing %d device%s%s", a.cfg.node, ndev, ndev == 1 ? "" : "s",

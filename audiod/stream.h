@@ -26,7 +26,7 @@
 
 typedef struct {
 	capture_cfg cap;
-	double ring_seconds;     /* history kept, s */
+	double ring_s;           /* history kept, s */
 	tsrc_kind tstamp;        /* wanted source (TSRC_AUTO: best available) */
 	const char *sidechannel; /* simulator side channel path; NULL = default for the PCM */
 	int rt_priority;         /* SCHED_FIFO priority of the capture thread; 0 = normal */

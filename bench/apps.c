@@ -59,7 +59,7 @@ static double rtf(double rate, int size, int hop, int *calls_found, int *calls)
 	for (int i = 0; i < (int)(len * rate); i++)
 		pw += pow(dsp_wave_eval(w, i / rate), 2);
 	pw /= len * rate;
-	double amp = sqrt(10 * sigma * sigma * (prof.f_hi - prof.f_lo) / (rate / 2) / pw);
+	double amp = sqrt(10 * sigma * sigma * (prof.f_hi_hz - prof.f_lo_hz) / (rate / 2) / pw);
 	*calls = 0;
 	for (double t = 1.5; t < secs - 1; t += 2.0, (*calls)++)
 		for (size_t i = (size_t)(t * rate); i < (size_t)((t + len) * rate); i++)
@@ -104,7 +104,7 @@ static double rtf(double rate, int size, int hop, int *calls_found, int *calls)
 			fft_frame_msg d;
 			fft_frame_decode(buf, bl, &d, Q, (size_t)nb, &why);
 			dsp_event ev;
-			if (dsp_detector_feed(det, d.first, fft_frame_band(&d, prof.f_lo, prof.f_hi), &ev) == 1) {
+			if (dsp_detector_feed(det, d.first, fft_frame_band(&d, prof.f_lo_hz, prof.f_hi_hz), &ev) == 1) {
 				int pre = MAX((int)ceil(prof.pre_ms * 1e-3 * rate), 64);
 				int64_t first = ev.onset - size - pre;
 				int lag_all = MAX((int)(ev.end - first) - (int)(prof.min_dur_s * rate), size * 3 / 2 + pre);

@@ -254,7 +254,7 @@ static int run(rig *r, const float *x, size_t n, found *out, int max)
 			fft_frame_msg d;
 			const char *why;
 			ck_assert_int_eq(fft_frame_decode(buf, len, &d, Q, SIZE / 2 + 1, &why), 0);
-			if (dsp_detector_feed(det, d.first, fft_frame_band(&d, r->prof.f_lo, r->prof.f_hi), &evs[nev]) == 1 &&
+			if (dsp_detector_feed(det, d.first, fft_frame_band(&d, r->prof.f_lo_hz, r->prof.f_hi_hz), &evs[nev]) == 1 &&
 			    nev < 255)
 				nev++;
 		}
@@ -302,7 +302,7 @@ START_TEST(pipeline_recall_onsets_false_alarms)
 	const double minutes = 2.0, snr_db = 10;
 	size_t n = (size_t)(minutes * 60 * RATE);
 	float *x = g_new(float, n);
-	double sigma = 0.01, band_noise = sigma * sigma * (r.prof.f_hi - r.prof.f_lo) / (RATE / 2);
+	double sigma = 0.01, band_noise = sigma * sigma * (r.prof.f_hi_hz - r.prof.f_lo_hz) / (RATE / 2);
 	for (size_t i = 0; i < n; i++)
 		x[i] = (float)gsl_ran_gaussian_ziggurat(g, sigma);
 	/* a call every 1.5-2.5 s, the three templates in turn, fractional starts */

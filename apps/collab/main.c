@@ -35,12 +35,12 @@ typedef struct {
 	char *nodes; /* nodes file (required) */
 	char *share_address;
 	gint64 share_port, clip_port;
-	double speed_of_sound; /* m/s */
+	double speed_of_sound_m_s; /* m/s */
 	double margin_ms, hold_s;
 	gint64 min_nodes;
 	double pre_ms, max_clip_ms, gcc_beta, min_window, alpha;
 	gboolean source_plane;
-	double source_z;
+	double source_z_m;
 	char *jsonl, *map;
 	gint64 map_every, fetch_timeout_ms;
 } collab_cfg;
@@ -63,7 +63,7 @@ static const cfg_key keys[] = {
 	K("share_address", CFG_STRING, "127.255.255.255", 1, 0, share_address, "UDP destination of shared detections (broadcast)"),
 	K("share_port", CFG_INT, "7400", 1, 65535, share_port, "UDP port of shared detections"),
 	K("clip_port", CFG_INT, "7401", 1, 65535, clip_port, "TCP port of the clip service (+ node id for nodes without address)"),
-	R("speed_of_sound_m_s", "speed_of_sound", CFG_DOUBLE, "343", 100, 2000, speed_of_sound, "m/s, as measured or computed from the air temperature"),
+	R("speed_of_sound_m_s", "speed_of_sound", CFG_DOUBLE, "343", 100, 2000, speed_of_sound_m_s, "m/s, as measured or computed from the air temperature"),
 	K("margin_ms", CFG_DOUBLE, "30", 0, 10000, margin_ms, "grouping window beyond the acoustic aperture, ms"),
 	R("hold_s", "hold", CFG_DOUBLE, "0.7", 0.05, 60, hold_s, "seconds a group waits for detections from other nodes"),
 	K("min_nodes", CFG_INT, "4", 3, 64, min_nodes, "fewest nodes to locate (4 in 2-D: 3 leave two solutions)"),
@@ -73,7 +73,7 @@ static const cfg_key keys[] = {
 	K("min_window", CFG_DOUBLE, "3", 1, 10000, min_window, "GCC-PHAT lag window beyond 4 onset standard errors, samples"),
 	K("alpha", CFG_DOUBLE, "0.001", 1e-9, 0.5, alpha, "level of the solver's chi-square test"),
 	K("source_plane", CFG_BOOL, "false", 1, 0, source_plane, "sources are at height source_z_m (corrects the 2-D solve)"),
-	R("source_z_m", "source_z", CFG_DOUBLE, "0", -1e4, 1e4, source_z, "source height when source_plane, m"),
+	R("source_z_m", "source_z", CFG_DOUBLE, "0", -1e4, 1e4, source_z_m, "source height when source_plane, m"),
 	K("jsonl", CFG_STRING, "", 0, 0, jsonl, "JSON-lines file of results; empty = $STATE_DIRECTORY/collab.jsonl (systemd) or RUN/collab.jsonl"),
 	K("map", CFG_STRING, "", 0, 0, map, "PNG map redrawn as results come; empty = none"),
 	K("map_every", CFG_INT, "5", 1, 100000, map_every, "redraw the map every this many results (and at exit)"),
@@ -89,7 +89,7 @@ static const cfg_group table[] = {
 typedef struct {
 	collab_cfg cfg;
 	collab_nodes *nodes;
-	double c;
+	double c_m_s;
 	sync_client *clocks;
 	dev_packet_sub *local;
 	dev_packet *events;
@@ -194,9 +194,9 @@ static void work(gpointer data, gpointer user)
 	p.f_hi = e0->f_hi;
 	p.beta = d->cfg.gcc_beta;
 	p.min_window = d->cfg.min_window;
-	p.c = d->c;
+	p.c = d->c_m_s;
 	p.alpha = d->cfg.alpha;
-	p.source_z = d->cfg.source_plane ? d->cfg.source_z : NAN;
+	p.source_z = d->cfg.source_plane ? d->cfg.source_z_m : NAN;
 	if (n < d->cfg.min_nodes) {
 		r->rc = -EDOM;
 		r->tr.loc.status = DSP_LOC_TOO_FEW;
@@ -309,7 +309,7 @@ static int status_text(void *user, GString *out)
 	collab_share_counts(d->share, &sent, &acc, &rej);
 	clip_server_counts(d->clips, &served, &refused);
 	g_string_append_printf(out, "node %" G_GINT64_FORMAT " nodes=%u aperture_m=%.1f c=%.1f\n", d->cfg.node,
-			       d->nodes->nodes->len, collab_nodes_aperture(d->nodes), d->c);
+			       d->nodes->nodes->len, collab_nodes_aperture(d->nodes), d->c_m_s);
 	g_string_append_printf(out, "detections local=%" G_GUINT64_FORMAT " shared=%" G_GUINT64_FORMAT " received=%" G_GUINT64_FORMAT " rejected=%" G_GUINT64_FORMAT "\n", d->local_dets, sent, acc, rej);
 	g_string_append_printf(out, "groups closed=%" G_GUINT64_FORMAT " open=%u reported_elsewhere=%" G_GUINT64_FORMAT " too_small=%" G_GUINT64_FORMAT " located=%" G_GUINT64_FORMAT " failed=%" G_GUINT64_FORMAT "\n",
 			       d->groups, collab_grouper_open(d->grouper), d->not_mine, d->small_groups, d->located, d->failed);
@@ -385,7 +385,7 @@ int main(int argc, char **argv)
 	if (!collab_nodes_find(d.nodes, (uint32_t)d.cfg.node))
 		g_warning("node %" G_GINT64_FORMAT " is not in the node table: its own detections cannot be located",
 			  d.cfg.node);
-	d.c = d.cfg.speed_of_sound;
+	d.c_m_s = d.cfg.speed_of_sound_m_s;
 	if (*d.cfg.jsonl) {
 		d.jsonl_path = g_strdup(d.cfg.jsonl);
 	} else if (g_getenv("STATE_DIRECTORY") && *g_getenv("STATE_DIRECTORY")) {
@@ -407,7 +407,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	/* Aperture: the farthest two nodes apart, in sound travel time. */
-	int64_t ap = (int64_t)(collab_nodes_aperture(d.nodes) / d.c * 1e9);
+	int64_t ap = (int64_t)(collab_nodes_aperture(d.nodes) / d.c_m_s * 1e9);
 	d.grouper = collab_grouper_new(ap, (int64_t)(d.cfg.margin_ms * 1e6), (int64_t)(d.cfg.hold_s * 1e9));
 	d.ctx = g_main_context_default();
 	GMainLoop *loop = g_main_loop_new(NULL, FALSE);
@@ -434,7 +434,7 @@ int main(int argc, char **argv)
 		g_message("node%" G_GINT64_FORMAT ": %u nodes, aperture %.1f m (%.1f ms), c %.1f m/s; clips on TCP %d, "
 			  "sharing on UDP %s:%" G_GINT64_FORMAT,
 			  d.cfg.node, d.nodes->nodes->len,
-			  collab_nodes_aperture(d.nodes), ap * 1e-6, d.c, port, d.cfg.share_address, d.cfg.share_port);
+			  collab_nodes_aperture(d.nodes), ap * 1e-6, d.c_m_s, port, d.cfg.share_address, d.cfg.share_port);
 		sd_notify(0, "READY=1\nSTATUS=collaborating");
 		g_main_loop_run(loop);
 		sd_notify(0, "STOPPING=1");

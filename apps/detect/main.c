@@ -342,8 +342,8 @@ static int setup(detectd *d, const fft_frame_msg *m)
 	}
 	for (int i = 0; i < nt; i++)
 		g_free(h[i]);
-	g_message("detecting %s: %.0f-%.0f Hz at %.0f Hz, frames %u/%u, %d template%s", d->prof.name, d->prof.f_lo,
-		  d->prof.f_hi, m->rate, m->size, m->hop, nt, nt == 1 ? "" : "s");
+	g_message("detecting %s: %.0f-%.0f Hz at %.0f Hz, frames %u/%u, %d template%s", d->prof.name, d->prof.f_lo_hz,
+		  d->prof.f_hi_hz, m->rate, m->size, m->hop, nt, nt == 1 ? "" : "s");
 	return 0;
 }
 
@@ -374,7 +374,7 @@ static void on_frame(void *user, const char *msg, size_t len, uint32_t dropped)
 		setup(d, &m);
 	}
 	d->next_first = m.first + m.hop;
-	double E = fft_frame_band(&m, d->prof.f_lo, d->prof.f_hi);
+	double E = fft_frame_band(&m, d->prof.f_lo_hz, d->prof.f_hi_hz);
 	if (dsp_detector_feed(d->det, m.first, E, &ev) == 1)
 		on_call(d, &ev);
 }
@@ -383,7 +383,7 @@ static int status_text(void *user, GString *out)
 {
 	detectd *d = user;
 	double fl = d->det ? dsp_detector_floor(d->det) : 0;
-	g_string_append_printf(out, "profile %s band=%.0f-%.0f templates=%d\n", d->prof.name, d->prof.f_lo, d->prof.f_hi,
+	g_string_append_printf(out, "profile %s band=%.0f-%.0f templates=%d\n", d->prof.name, d->prof.f_lo_hz, d->prof.f_hi_hz,
 			       det_profile_n_templates(&d->prof));
 	g_string_append_printf(out, "frames received=%" G_GUINT64_FORMAT " dropped=%" G_GUINT64_FORMAT " bad=%" G_GUINT64_FORMAT " floor_dbfs=%.1f busy=%d\n", d->nframes, d->dropped, d->bad, fl > 0 ? 10 * log10(fl) : -INFINITY,
 			       d->det ? dsp_detector_busy(d->det) : 0);

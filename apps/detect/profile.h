@@ -43,8 +43,8 @@ typedef struct {
 } det_template_cfg;
 
 typedef struct {
-	char *name;        /* [profile] name */
-	double f_lo, f_hi; /* Hz */
+	char *name;              /* [profile] name */
+	double f_lo_hz, f_hi_hz; /* Hz */
 	double on_db, off_db, min_dur_s, max_dur_s, hangover_s, floor_tau_s, warmup_s;
 	double pre_ms;            /* audio fetched before the coarse onset's uncertainty, ms */
 	double min_enr_db;        /* a match weaker than this keeps the coarse onset, dB */

@@ -76,7 +76,7 @@ sim_world *sim_world_new(const sim_scenario *sc, GError **err)
 		source_state *s = &w->sources[i];
 		s->cfg = sim_scenario_source(sc, i);
 		GError *e = NULL;
-		s->wave = dsp_wave_new(&s->cfg->wave, w->cfg->sample_rate, &e);
+		s->wave = dsp_wave_new(&s->cfg->wave, w->cfg->sample_rate_hz, &e);
 		if (!s->wave) {
 			g_set_error(err, CFG_ERROR, EIO, "%s:%d: [source.%d] file: %s", sim_scenario_name(sc),
 				    s->cfg->line, s->cfg->id, e->message);
@@ -94,15 +94,15 @@ sim_world *sim_world_new(const sim_scenario *sc, GError **err)
 		n->paths = g_new0(path, n->cfg->n_mics * w->n_sources + 1);
 		for (size_t m = 0; m < n->cfg->n_mics; m++)
 			for (size_t j = 0; j < w->n_sources; j++) {
-				const double *sp = w->sources[j].cfg->pos;
+				const double *sp = w->sources[j].cfg->pos_m;
 				double d2 = 0;
 				for (int k = 0; k < 3; k++) {
-					double dx = n->cfg->pos[k] + n->cfg->mics[m][k] - sp[k];
+					double dx = n->cfg->pos_m[k] + n->cfg->mics_m[m][k] - sp[k];
 					d2 += dx * dx;
 				}
 				double r = sqrt(d2);
 				path *p = &n->paths[m * w->n_sources + j];
-				p->delay_s = r / w->cfg->speed_of_sound;
+				p->delay_s = r / w->cfg->speed_of_sound_m_s;
 				p->gain = pow(10.0, w->sources[j].cfg->level_dbfs / 20.0) /
 					  fmax(r, w->cfg->min_distance_m);
 			}

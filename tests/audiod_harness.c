@@ -94,7 +94,7 @@ void ah_start(ah_node *h, int node, const char *tag, const ah_opts *o)
 	AH_REQUIRE(h->w, "%s", err ? err->message : "");
 	const sim_node_cfg *nc = sim_scenario_find_node(h->sc, node);
 	AH_REQUIRE(nc, "%s has no node %d", ah_scenario(), node);
-	h->rate = sim_scenario_world(h->sc)->sample_rate;
+	h->rate = sim_scenario_world(h->sc)->sample_rate_hz;
 	h->channels = o->channels ? o->channels : (unsigned)nc->n_mics;
 	h->period = o->period ? o->period : 480;
 

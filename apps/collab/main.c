@@ -102,7 +102,7 @@ typedef struct {
 	FILE *jsonl;
 	char *jsonl_path;
 	guint64 local_dets, groups, small_groups, not_mine, located, failed, seq;
-	double last_latency;
+	double last_latency_s;
 	char last_error[256];
 	char why[160]; /* the last malformed event's reason */
 } collabd;
@@ -254,7 +254,7 @@ static gboolean publish_idle(gpointer data)
 	}
 	if (r->rc == 0) {
 		d->located++;
-		d->last_latency = r->latency_s;
+		d->last_latency_s = r->latency_s;
 		g_message("call %" G_GUINT64_FORMAT ": (%.3f, %.3f) m, %s, %d nodes", r->seq, r->tr.loc.pos[0], r->tr.loc.pos[1],
 			  collab_result_status(r), r->n);
 	} else {
@@ -314,7 +314,7 @@ static int status_text(void *user, GString *out)
 	g_string_append_printf(out, "groups closed=%" G_GUINT64_FORMAT " open=%u reported_elsewhere=%" G_GUINT64_FORMAT " too_small=%" G_GUINT64_FORMAT " located=%" G_GUINT64_FORMAT " failed=%" G_GUINT64_FORMAT "\n",
 			       d->groups, collab_grouper_open(d->grouper), d->not_mine, d->small_groups, d->located, d->failed);
 	g_string_append_printf(out, "clips served=%" G_GUINT64_FORMAT " refused=%" G_GUINT64_FORMAT "\n", served, refused);
-	g_string_append_printf(out, "latency_s last=%.3f\nresults %s\n", d->last_latency, d->jsonl_path);
+	g_string_append_printf(out, "latency_s last=%.3f\nresults %s\n", d->last_latency_s, d->jsonl_path);
 	if (*d->last_error)
 		g_string_append_printf(out, "error %s\n", d->last_error);
 	return 0;
@@ -358,7 +358,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	collabd d = {0};
-	d.last_latency = NAN;
+	d.last_latency_s = NAN;
 	const char *env = getenv("CHORUS_NODE");
 	if (!cfg_defaults(table, &d.cfg, &err) ||
 	    (env && *env && !cfg_set(table, &d.cfg, "collab", "node", env, "environment CHORUS_NODE: ", &err)) ||

@@ -139,7 +139,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	char c_txt[G_ASCII_DTOSTR_BUF_SIZE];
-	g_ascii_dtostr(c_txt, sizeof c_txt, sim_scenario_world(sc0)->speed_of_sound);
+	g_ascii_dtostr(c_txt, sizeof c_txt, sim_scenario_world(sc0)->speed_of_sound_m_s);
 	sim_scenario_free(sc0);
 	/* Ports of this run (several runs may share the host).  Node
 	 * positions: the nodes file chorus-sim writes (csim_nodes_path). */
@@ -239,8 +239,8 @@ int main(int argc, char **argv)
 			size_t ns = sim_scenario_n_sources(sc);
 			double *truth = g_new(double, 2 * ns + 1);
 			for (size_t i = 0; i < ns; i++) {
-				truth[2 * i] = sim_scenario_source(sc, i)->pos[0];
-				truth[2 * i + 1] = sim_scenario_source(sc, i)->pos[1];
+				truth[2 * i] = sim_scenario_source(sc, i)->pos_m[0];
+				truth[2 * i + 1] = sim_scenario_source(sc, i)->pos_m[1];
 			}
 			char why[256];
 			if (cn && collab_map(rj, cn, truth, ns, png, "chorus demo: estimates (95% ellipses), nodes, true sources",

@@ -62,8 +62,8 @@ static int inside_hull(const sim_scenario *sc, const double *p)
 	size_t n = sim_scenario_n_nodes(sc), k = 0;
 	double(*pt)[2] = g_malloc(n * sizeof *pt), (*h)[2] = g_malloc((2 * n + 1) * sizeof *h);
 	for (size_t i = 0; i < n; i++) {
-		pt[i][0] = sim_scenario_node(sc, i)->pos[0];
-		pt[i][1] = sim_scenario_node(sc, i)->pos[1];
+		pt[i][0] = sim_scenario_node(sc, i)->pos_m[0];
+		pt[i][1] = sim_scenario_node(sc, i)->pos_m[1];
 	}
 	qsort(pt, n, sizeof pt[0], by_x);
 	for (size_t i = 0; i < n; i++) {
@@ -98,7 +98,7 @@ void demo_evaluate(const sim_world *w, const int *node_ids, const char *const *d
 			if (t < p->t_lo || t > p->t_hi)
 				continue;
 			demo_call c = {.source = s->id, .k = k, .t = t, .err_m = NAN, .sd_m = NAN, .ell95_m = NAN, .dt_ms = NAN, .latency_s = NAN};
-			memcpy(c.pos, s->pos, sizeof c.pos);
+			memcpy(c.pos, s->pos_m, sizeof c.pos);
 			c.inside = inside_hull(sc, c.pos);
 			g_strlcpy(c.status, "missed", sizeof c.status);
 			g_array_append_val(out->calls, c);

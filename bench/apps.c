@@ -71,7 +71,7 @@ static double rtf(double rate, int size, int hop, int *calls_found, int *calls)
 	dsp_stft_params_default(&sp);
 	sp.size = size;
 	sp.hop = hop;
-	sp.rate = rate;
+	sp.rate_hz = rate;
 	dsp_stft *s = dsp_stft_new(&sp, 0, NULL);
 	dsp_det_params dp;
 	det_profile_detector(&prof, rate, &dp);
@@ -99,7 +99,7 @@ static double rtf(double rate, int size, int hop, int *calls_found, int *calls)
 			for (int b = 0; b < nb; b++)
 				P[b] = (float)((b == 0 || b == nb - 1 ? 1 : 2) *
 					       ((double)f.X[b][0] * f.X[b][0] + (double)f.X[b][1] * f.X[b][1]) / (size * ss));
-			fft_frame_msg fm = {.first = f.first, .size = (uint32_t)size, .hop = (uint32_t)hop, .nbins = (uint32_t)nb, .rate = rate, .P = P};
+			fft_frame_msg fm = {.first = f.first, .size = (uint32_t)size, .hop = (uint32_t)hop, .nbins = (uint32_t)nb, .rate_hz = rate, .P = P};
 			size_t bl = (size_t)fft_frame_encode(&fm, buf, fft_frame_bytes((uint32_t)nb));
 			fft_frame_msg d;
 			fft_frame_decode(buf, bl, &d, Q, (size_t)nb, &why);

@@ -172,13 +172,13 @@ static void work(gpointer data, gpointer user)
 		}
 		tdoa_input *t = &in[n];
 		t->node = e->node;
-		memcpy(t->mic, nd->pos, sizeof t->mic);
+		memcpy(t->mic_m, nd->pos_m, sizeof t->mic_m);
 		t->x = clips[n].x;
 		t->n = clips[n].n;
-		t->rate = clips[n].rate;
-		t->rate_eff = clips[n].rate_eff;
+		t->rate_hz = clips[n].rate_hz;
+		t->rate_eff_hz = clips[n].rate_eff_hz;
 		t->t0_ns = clips[n].t0_ns;
-		t->t0_frac = clips[n].t0_frac;
+		t->t0_frac_ns = clips[n].t0_frac_ns;
 		t->t0_se_ns = clips[n].se_ns;
 		t->onset_ns = e->global_ns;
 		t->onset_se_ns = e->global_se_ns;
@@ -190,13 +190,13 @@ static void work(gpointer data, gpointer user)
 	tdoa_params p;
 	tdoa_params_default(&p);
 	const det_event *e0 = &g_array_index(dets, det_event, 0);
-	p.f_lo = e0->f_lo;
-	p.f_hi = e0->f_hi;
+	p.f_lo_hz = e0->f_lo_hz;
+	p.f_hi_hz = e0->f_hi_hz;
 	p.beta = d->cfg.gcc_beta;
 	p.min_window = d->cfg.min_window;
-	p.c = d->c_m_s;
+	p.c_m_s = d->c_m_s;
 	p.alpha = d->cfg.alpha;
-	p.source_z = d->cfg.source_plane ? d->cfg.source_z_m : NAN;
+	p.source_z_m = d->cfg.source_plane ? d->cfg.source_z_m : NAN;
 	if (n < d->cfg.min_nodes) {
 		r->rc = -EDOM;
 		r->tr.loc.status = DSP_LOC_TOO_FEW;
@@ -225,7 +225,7 @@ static gboolean publish_idle(gpointer data)
 	collab_result *r = &j->res;
 	if (r->rc == 0) {
 		/* Emission time: the reference arrival plus the solver's t0. */
-		double t = (double)r->tr.ref_t_frac + r->tr.loc.t0 * 1e9;
+		double t = (double)r->tr.ref_t_frac_ns + r->tr.loc.t0_s * 1e9;
 		r->t_global_ns = r->tr.ref_t_ns + (int64_t)floor(t + 0.5);
 		r->t_se_ns = sqrt(r->tr.loc.cov[r->tr.loc.dim][r->tr.loc.dim]) * 1e9;
 		sync_graph_result cr;
@@ -255,7 +255,7 @@ static gboolean publish_idle(gpointer data)
 	if (r->rc == 0) {
 		d->located++;
 		d->last_latency_s = r->latency_s;
-		g_message("call %" G_GUINT64_FORMAT ": (%.3f, %.3f) m, %s, %d nodes", r->seq, r->tr.loc.pos[0], r->tr.loc.pos[1],
+		g_message("call %" G_GUINT64_FORMAT ": (%.3f, %.3f) m, %s, %d nodes", r->seq, r->tr.loc.pos_m[0], r->tr.loc.pos_m[1],
 			  collab_result_status(r), r->n);
 	} else {
 		d->failed++;

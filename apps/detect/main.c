@@ -103,10 +103,10 @@ static void publish(detectd *d, pending *p, const det_refine_result *rr, gboolea
 	e.dev = (uint32_t)d->cfg.device;
 	e.seq = ++d->seq;
 	g_strlcpy(e.profile, d->prof.name, sizeof e.profile);
-	e.rate = d->rate;
+	e.rate_hz = d->rate;
 	e.duration_s = p->de.duration_s;
-	e.f_lo = p->de.f_lo;
-	e.f_hi = p->de.f_hi;
+	e.f_lo_hz = p->de.f_lo_hz;
+	e.f_hi_hz = p->de.f_hi_hz;
 	e.snr_db = p->de.peak_snr_db;
 	if (ok) {
 		e.onset_frame = (double)p->clip_first + rr->r.tau;
@@ -312,9 +312,9 @@ static int setup(detectd *d, const fft_frame_msg *m)
 	d->ref = NULL;
 	d->size = m->size;
 	d->hop = m->hop;
-	d->rate = m->rate;
+	d->rate = m->rate_hz;
 	dsp_det_params dp;
-	det_profile_detector(&d->prof, m->rate, &dp);
+	det_profile_detector(&d->prof, m->rate_hz, &dp);
 	const char *why;
 	d->det = dsp_detector_new(&dp, (int)m->size, (int)m->hop, &why);
 	if (!d->det) {
@@ -328,7 +328,7 @@ static int setup(detectd *d, const fft_frame_msg *m)
 	int rc = 0;
 	for (int i = 0; i < nt && !rc; i++) {
 		GError *err = NULL;
-		h[i] = det_profile_render(&d->prof, i, m->rate, &len[i], &err);
+		h[i] = det_profile_render(&d->prof, i, m->rate_hz, &len[i], &err);
 		if (!h[i]) {
 			g_snprintf(d->last_error, sizeof d->last_error, "profile template: %s", err->message);
 			g_warning("%s", d->last_error);
@@ -343,7 +343,7 @@ static int setup(detectd *d, const fft_frame_msg *m)
 	for (int i = 0; i < nt; i++)
 		g_free(h[i]);
 	g_message("detecting %s: %.0f-%.0f Hz at %.0f Hz, frames %u/%u, %d template%s", d->prof.name, d->prof.f_lo_hz,
-		  d->prof.f_hi_hz, m->rate, m->size, m->hop, nt, nt == 1 ? "" : "s");
+		  d->prof.f_hi_hz, m->rate_hz, m->size, m->hop, nt, nt == 1 ? "" : "s");
 	return 0;
 }
 
@@ -358,7 +358,7 @@ static void on_frame(void *user, const char *msg, size_t len, uint32_t dropped)
 	}
 	d->nframes++;
 	dsp_event ev;
-	if (!d->det || m.size != d->size || m.hop != d->hop || m.rate != d->rate) {
+	if (!d->det || m.size != d->size || m.hop != d->hop || m.rate_hz != d->rate) {
 		if (d->det && dsp_detector_flush(d->det, &ev) == 1)
 			on_call(d, &ev);
 		if (setup(d, &m) < 0)

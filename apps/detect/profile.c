@@ -131,9 +131,9 @@ void det_profile_clear(det_profile *p)
 void det_profile_detector(const det_profile *p, double rate, dsp_det_params *out)
 {
 	dsp_det_params_default(out);
-	out->rate = rate;
-	out->f_lo = p->f_lo_hz;
-	out->f_hi = p->f_hi_hz;
+	out->rate_hz = rate;
+	out->f_lo_hz = p->f_lo_hz;
+	out->f_hi_hz = p->f_hi_hz;
 	out->on_db = p->on_db;
 	out->off_db = p->off_db;
 	out->min_dur_s = p->min_dur_s;

@@ -39,7 +39,7 @@ typedef struct {
 	int size; /* samples per frame (>= 8); even sizes are fastest */
 	int hop;  /* samples between frame starts (1 .. size) */
 	dsp_window window;
-	double rate; /* sample rate, Hz (used by the band helpers) */
+	double rate_hz; /* sample rate, Hz (used by the band helpers) */
 	dsp_plan_mode plan;
 	const char *wisdom; /* wisdom cache file, or NULL: imported if it exists, exported after planning */
 } dsp_stft_params;

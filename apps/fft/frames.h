@@ -36,7 +36,7 @@ typedef struct {
 	uint32_t hop;     /* samples between frames */
 	uint32_t nbins;   /* size/2 + 1 */
 	uint32_t window;  /* dsp_window */
-	double rate;      /* Hz */
+	double rate_hz;   /* Hz */
 	uint32_t channel; /* audio channel */
 	const float *P;   /* nbins band-power densities (points into the message: unaligned-safe copy in decode) */
 } fft_frame_msg;

@@ -177,7 +177,7 @@ static void publish(fftd *f, const dsp_frame *fr)
 		int single = k == 0 || (k == last && fr->size % 2 == 0);
 		f->P[k] = (float)((single ? 1 : 2) * m2 * scale);
 	}
-	fft_frame_msg m = {.first = fr->first, .size = (uint32_t)fr->size, .hop = (uint32_t)f->cfg.hop, .nbins = (uint32_t)fr->nbins, .window = f->window, .rate = f->rate_hz, .channel = (uint32_t)f->cfg.channel, .P = f->P};
+	fft_frame_msg m = {.first = fr->first, .size = (uint32_t)fr->size, .hop = (uint32_t)f->cfg.hop, .nbins = (uint32_t)fr->nbins, .window = f->window, .rate_hz = f->rate_hz, .channel = (uint32_t)f->cfg.channel, .P = f->P};
 	int n = fft_frame_encode(&m, f->msg, fft_frame_bytes(m.nbins));
 	for (int b = 0; b < f->nbands; b++)
 		f->band_acc[b] += fft_frame_band(&m, f->band_hz[b][0], f->band_hz[b][1]);
@@ -218,7 +218,7 @@ static void on_opened(void *user, int64_t first, int64_t last, uint32_t item_siz
 	p.size = (int)f->cfg.size;
 	p.hop = (int)f->cfg.hop;
 	p.window = f->window;
-	p.rate = rate;
+	p.rate_hz = rate;
 	p.plan = f->plan;
 	p.wisdom = f->wisdom;
 	const char *why;

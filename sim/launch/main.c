@@ -95,7 +95,7 @@ int main(int argc, char **argv)
 		.syncd_extra = extra,
 		.port = port,
 		.audio = !no_audio && access(audiod, X_OK) == 0,
-		.audio_rate = (unsigned)rate,
+		.audio_rate_hz = (unsigned)rate,
 		.netns = netns,
 		.apps = (const char *const *)apps,
 	};

@@ -160,7 +160,7 @@ int main(int argc, char **argv)
 	char *det = g_strdup_printf("detect -p %s --jsonl %s/node%%n-detect.jsonl", qp, d.simdir);
 	char *col = g_strdup_printf("collab -c %s --jsonl %s/node%%n-collab.jsonl", qc, d.simdir);
 	const char *apps[] = {"fft", det, col, NULL};
-	csim_opts o = {.scenario = d.scenario, .out_dir = d.simdir, .bin_dir = d.bin, .audio = TRUE, .audio_rate = (unsigned)rate, .apps = apps};
+	csim_opts o = {.scenario = d.scenario, .out_dir = d.simdir, .bin_dir = d.bin, .audio = TRUE, .audio_rate_hz = (unsigned)rate, .apps = apps};
 	int64_t t_start = host_raw();
 	d.sim = csim_start(&o, &err);
 	g_free(qp);
@@ -257,8 +257,8 @@ int main(int argc, char **argv)
 			double fa = ev.node_minutes > 0 ? ev.false_alarms / ev.node_minutes : 0;
 			if ((expect_recall >= 0 && !(recall >= expect_recall)) ||
 			    (expect_located >= 0 && !(frac >= expect_located)) || (expect_fa >= 0 && !(fa <= expect_fa)) ||
-			    (expect_median >= 0 && !(ev.err_median <= expect_median)) ||
-			    (expect_p90 >= 0 && !(ev.err_p90 <= expect_p90))) {
+			    (expect_median >= 0 && !(ev.err_median_m <= expect_median)) ||
+			    (expect_p90 >= 0 && !(ev.err_p90_m <= expect_p90))) {
 				printf("chorus-demo: expectations not met\n");
 				rc = 1;
 			}

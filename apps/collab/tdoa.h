@@ -40,7 +40,7 @@ typedef struct {
 	size_t n;
 	double rate_hz;     /* nominal, Hz */
 	double rate_eff_hz; /* frames per global second; 0 = nominal */
-	int64_t t0_ns;      /* global time of x[0]: t0_ns + t0_frac_ns *
+	int64_t t0_ns;      /* global time of x[0]: t0_ns + t0_frac_ns, ns */
 	double t0_frac_ns;
 	double t0_se_ns;    /* ns */
 	int64_t onset_ns;   /* detected global onset, ns */

@@ -361,14 +361,14 @@ static void on_stream(void *user, const stream_event *ev)
 			  ev->gap_from, ev->gap_to);
 	}
 	for (uint32_t i = 0; i < ev->nobs; i++) {
-		int rc = timehist_add(d->th, ev->obs[i].frame, ev->obs[i].cpu, why, sizeof why);
+		int rc = timehist_add(d->th, ev->obs[i].frame, ev->obs[i].cpu_ns, why, sizeof why);
 		if (rc < 0) {
 			g_debug("audio/%d: observation refused: %s", d->k, why);
 			continue;
 		}
 		if (rc == 1)
 			g_message("audio/%d: timestamps jumped: new timehist segment", d->k);
-		forward_obs(d, ev->obs[i].frame, ev->obs[i].cpu);
+		forward_obs(d, ev->obs[i].frame, ev->obs[i].cpu_ns);
 	}
 	if (d->data)
 		dev_sensor_advance(d->data, ev->next);

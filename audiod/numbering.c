@@ -11,25 +11,25 @@
 
 struct numbering {
 	numbering_params p;
-	sync_fit *fit;        /* recent (cpu, frame) upper envelope, for overrun accounting */
-	int64_t abs_next;     /* absolute index of the next frame written */
-	int have_hw_base;     /* hw_base valid for the current run */
-	int64_t hw_base;      /* unwrapped hw_ptr of the run's first frame */
-	int64_t abs_base;     /* absolute index of the run's first frame */
-	uint64_t last_hw;     /* last raw hw_ptr */
-	int64_t hw_unwrapped; /* last hw_ptr, unwrapped */
-	int restarting;       /* waiting for the first timestamps of the new run */
-	int continuing;       /* the first run continues an earlier run's numbering */
-	int64_t restart_cpu;  /* node cpu time when the run restarted, ns */
-	int restart_wakeups;  /* wakeups since the restart */
+	sync_fit *fit;          /* recent (cpu, frame) upper envelope, for overrun accounting */
+	int64_t abs_next;       /* absolute index of the next frame written */
+	int have_hw_base;       /* hw_base valid for the current run */
+	int64_t hw_base;        /* unwrapped hw_ptr of the run's first frame */
+	int64_t abs_base;       /* absolute index of the run's first frame */
+	uint64_t last_hw;       /* last raw hw_ptr */
+	int64_t hw_unwrapped;   /* last hw_ptr, unwrapped */
+	int restarting;         /* waiting for the first timestamps of the new run */
+	int continuing;         /* the first run continues an earlier run's numbering */
+	int64_t restart_cpu_ns; /* node cpu time when the run restarted, ns */
+	int restart_wakeups;    /* wakeups since the restart */
 	/* Interrupt records of the restarted run held back until its start is
 	 * known: each one's latency makes the pre-overrun fit predict a start
 	 * late by latency * rate, so the start is the least of their
 	 * predictions (a single record was often 2-5 frames late).  The frames
 	 * of the new run read meanwhile wait in the caller's buffer. */
 	struct {
-		int64_t rel; /* frames since the run's first frame at the interrupt */
-		int64_t cpu; /* node cpu time of the interrupt, ns */
+		int64_t rel;    /* frames since the run's first frame at the interrupt */
+		int64_t cpu_ns; /* node cpu time of the interrupt, ns */
 	} pend[NUMBERING_RESTART_RECORDS];
 	int npend;
 	int restart_need; /* records to hold before settling, <= NUMBERING_RESTART_RECORDS */
@@ -89,7 +89,7 @@ int numbering_continue(numbering *n, const int64_t *cpu, const int64_t *frame, i
 static void restart(numbering *n, int64_t now_ns)
 {
 	uint64_t need = n->p.buffer / n->p.period;
-	n->restart_cpu = now_ns;
+	n->restart_cpu_ns = now_ns;
 	n->restarting = 1;
 	n->restart_wakeups = 0;
 	n->npend = 0;
@@ -125,7 +125,7 @@ static void add_obs(numbering *n, int64_t frame, int64_t cpu, numbering_out *out
 {
 	const char *why;
 	out->obs[out->nobs].frame = frame;
-	out->obs[out->nobs].cpu = cpu;
+	out->obs[out->nobs].cpu_ns = cpu;
 	out->nobs++;
 	if (sync_fit_add(n->fit, cpu, frame, &why) < 0) {
 		/* cpu time went backwards: only after a source restart. */
@@ -183,7 +183,7 @@ static void settle_from_records(numbering *n, numbering_out *out)
 		double best = INFINITY;
 		int64_t base = INT64_MIN;
 		for (int i = 0; i < n->npend; i++) {
-			sync_tval f = sync_conv_apply(&c, sync_tval_of(n->pend[i].cpu));
+			sync_tval f = sync_conv_apply(&c, sync_tval_of(n->pend[i].cpu_ns));
 			if (base == INT64_MIN)
 				base = f.i - n->pend[i].rel;
 			double x = (double)(f.i - n->pend[i].rel - base) + f.f;
@@ -197,7 +197,7 @@ static void settle_from_records(numbering *n, numbering_out *out)
 	}
 	settle(n, start, out);
 	for (int i = 0; i < n->npend; i++)
-		add_obs(n, n->abs_base + n->pend[i].rel, n->pend[i].cpu, out);
+		add_obs(n, n->abs_base + n->pend[i].rel, n->pend[i].cpu_ns, out);
 	n->npend = 0;
 }
 
@@ -216,7 +216,7 @@ void numbering_record(numbering *n, uint64_t hw_ptr, int64_t cpu, numbering_out 
 	}
 	if (n->restarting) {
 		n->pend[n->npend].rel = n->hw_unwrapped - n->hw_base;
-		n->pend[n->npend].cpu = cpu;
+		n->pend[n->npend].cpu_ns = cpu;
 		if (++n->npend >= n->restart_need)
 			settle_from_records(n, out);
 	} else {
@@ -246,7 +246,7 @@ void numbering_stamp(numbering *n, uint64_t avail, int64_t cpu)
 	if (!numbering_wants_stamp(n))
 		return;
 	n->pend[n->npend].rel = (int64_t)(n->hold + avail);
-	n->pend[n->npend].cpu = cpu;
+	n->pend[n->npend].cpu_ns = cpu;
 	n->npend++;
 }
 
@@ -275,6 +275,6 @@ void numbering_wakeup_end(numbering *n, numbering_out *out)
 	} else if (full || n->restart_wakeups > 2 * n->restart_need + 2) {
 		/* No observation at all: the run began when it was started. */
 		int64_t f;
-		settle(n, predict_frame(n, n->restart_cpu, &f) == 0 ? f : n->abs_next, out);
+		settle(n, predict_frame(n, n->restart_cpu_ns, &f) == 0 ? f : n->abs_next, out);
 	}
 }

@@ -45,8 +45,8 @@ typedef struct {
 /* One observation: the absolute index of the frame at an interrupt and the
  * interrupt's time. */
 typedef struct {
-	int64_t frame; /* absolute frame index */
-	int64_t cpu;   /* node cpu time, ns */
+	int64_t frame;  /* absolute frame index */
+	int64_t cpu_ns; /* node cpu time, ns */
 } numbering_obs;
 
 /* What one call produced, to be applied in this order.  Zero (settled == 0,

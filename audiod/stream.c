@@ -149,7 +149,7 @@ static void apply(stream *s, const numbering_out *out)
 		if (s->ev.nobs == STREAM_EVENT_OBS)
 			post(s);
 		s->ev.obs[s->ev.nobs].frame = out->obs[i].frame;
-		s->ev.obs[s->ev.nobs].cpu = out->obs[i].cpu;
+		s->ev.obs[s->ev.nobs].cpu_ns = out->obs[i].cpu_ns;
 		s->ev.nobs++;
 	}
 	if (out->nobs) {

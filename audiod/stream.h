@@ -40,8 +40,8 @@ typedef struct {
 	int brk;                  /* a discontinuity precedes these observations */
 	uint32_t nobs;            /* observations that follow */
 	struct {
-		int64_t frame; /* absolute frame index at the interrupt */
-		int64_t cpu;   /* node cpu time of the interrupt, ns */
+		int64_t frame;  /* absolute frame index at the interrupt */
+		int64_t cpu_ns; /* node cpu time of the interrupt, ns */
 	} obs[STREAM_EVENT_OBS];
 } stream_event;
 

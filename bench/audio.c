@@ -113,7 +113,7 @@ static int64_t irq_record_time(const ah_node *h, int64_t frame_end)
 {
 	int64_t F = h->f0 + frame_end;
 	int64_t cap = (int64_t)(h->period * 1e9 / h->rate) / 2;
-	int64_t truth = h->epoch + sim_world_frame_time_ns(h->w, h->node, h->rate, F);
+	int64_t truth = h->epoch_ns + sim_world_frame_time_ns(h->w, h->node, h->rate, F);
 	return sim_world_node_cpu_at(h->w, h->node, truth + sim_world_irq_latency_ns(h->w, h->node, F, cap));
 }
 
@@ -279,7 +279,7 @@ static double accuracy(ah_node *h, const char *label)
 					     why, sizeof why);
 		AH_REQUIRE(rc == 0, "audio0 -> cpu at frame %lld: %s", (long long)f, why);
 		int64_t truth = sim_world_node_cpu_at(
-			h->w, h->node, h->epoch + sim_world_frame_time_ns(h->w, h->node, h->rate, h->f0 + f));
+			h->w, h->node, h->epoch_ns + sim_world_frame_time_ns(h->w, h->node, h->rate, h->f0 + f));
 		double err = (double)(r.value.i - truth) + r.value.f;
 		sum += err;
 		sum2 += err * err;

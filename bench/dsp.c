@@ -168,7 +168,7 @@ static void bench_locate(gsl_rng *r)
 			for (int i = 0; i < 6; i++) {
 				memcpy(a[i].pos_m, M[i], sizeof a[i].pos_m);
 				a[i].sigma_s = sig[si];
-				a[i].t = hypot(src[0] - M[i][0], src[1] - M[i][1]) / p.c_m_s + gsl_ran_gaussian(r, sig[si]);
+				a[i].t_s = hypot(src[0] - M[i][0], src[1] - M[i][1]) / p.c_m_s + gsl_ran_gaussian(r, sig[si]);
 			}
 			double t0 = cpu_s();
 			dsp_locate(a, 6, &p, &res);

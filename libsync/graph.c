@@ -256,7 +256,7 @@ size_t sync_graph_nedges(const sync_graph *g)
 static int refuses(const sync_graph *g, const dedge *d, sync_tval x, int64_t now, char *why, size_t len)
 {
 	int64_t age;
-	if (__builtin_sub_overflow(now, d->c.updated, &age))
+	if (__builtin_sub_overflow(now, d->c.updated_ns, &age))
 		age = INT64_MAX;
 	if (g->p.max_age_ns > 0 && !(d->c.flags & SYNC_CONV_FIXED) && age > g->p.max_age_ns) {
 		if (why) {

@@ -73,7 +73,7 @@ void sync_graph_clear(sync_graph *g);
 size_t sync_graph_nedges(const sync_graph *g);
 
 /* Convert x on clock `from` to clock `to` at time now_ns (the caller's
- * clock, as used for conv.updated).  Returns 0 and fills *out, or -ENOENT
+ * clock, as used for conv.updated_ns).  Returns 0 and fills *out, or -ENOENT
  * (a clock is unknown), -ENOLINK (no path), -ERANGE (x outside an edge's
  * validity beyond the tolerance), -ESTALE (an edge too old), -E2BIG (path
  * longer than SYNC_GRAPH_MAX_HOPS), with the reason in why[len]. */

@@ -20,7 +20,7 @@ typedef struct {
 typedef struct {
 	const sim_source_cfg *cfg;
 	dsp_wave *wave;
-	double *calls; /* s since epoch, ascending */
+	double *calls_s; /* s since epoch, ascending */
 	size_t n_calls;
 	double length_s;
 } source_state;
@@ -47,8 +47,8 @@ static void make_calls(const sim_world *w, source_state *s)
 	const sim_source_cfg *c = s->cfg;
 	if (c->call_times_s) {
 		s->n_calls = c->n_call_times;
-		s->calls = g_memdup2(c->call_times_s, c->n_call_times * sizeof(double));
-		qsort(s->calls, s->n_calls, sizeof(double), cmp_double);
+		s->calls_s = g_memdup2(c->call_times_s, c->n_call_times * sizeof(double));
+		qsort(s->calls_s, s->n_calls, sizeof(double), cmp_double);
 		return;
 	}
 	GArray *a = g_array_new(FALSE, FALSE, sizeof(double));
@@ -60,7 +60,7 @@ static void make_calls(const sim_world *w, source_state *s)
 		g_array_append_val(a, t);
 	}
 	s->n_calls = a->len;
-	s->calls = (double *)(void *)g_array_free(a, FALSE);
+	s->calls_s = (double *)(void *)g_array_free(a, FALSE);
 }
 
 sim_world *sim_world_new(const sim_scenario *sc, GError **err)
@@ -116,7 +116,7 @@ void sim_world_free(sim_world *w)
 		return;
 	for (size_t i = 0; w->sources && i < w->n_sources; i++) {
 		dsp_wave_free(w->sources[i].wave);
-		g_free(w->sources[i].calls);
+		g_free(w->sources[i].calls_s);
 	}
 	for (size_t i = 0; w->nodes && i < w->n_nodes; i++)
 		g_free(w->nodes[i].paths);
@@ -179,7 +179,7 @@ double sim_world_call_time_s(const sim_world *w, size_t source, size_t k)
 {
 	if (source >= w->n_sources || k >= w->sources[source].n_calls)
 		return NAN;
-	return w->sources[source].calls[k];
+	return w->sources[source].calls_s[k];
 }
 
 /* Sum of the calls of source s sounding at emission time te. */
@@ -189,14 +189,14 @@ static double source_at(const source_state *s, double te)
 	size_t lo = 0, hi = s->n_calls;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (s->calls[mid] <= te)
+		if (s->calls_s[mid] <= te)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	double v = 0;
-	for (size_t k = lo; k-- > 0 && te - s->calls[k] < s->length_s;)
-		v += dsp_wave_eval(s->wave, te - s->calls[k]);
+	for (size_t k = lo; k-- > 0 && te - s->calls_s[k] < s->length_s;)
+		v += dsp_wave_eval(s->wave, te - s->calls_s[k]);
 	return v;
 }
 

@@ -21,7 +21,7 @@
 #include "syncd/root.h"
 
 typedef struct {
-	sync_ticker_entry e; /* from -> to and its conversion (updated: our cpu ns) */
+	sync_ticker_entry e; /* from -> to and its conversion (updated_ns: our cpu ns) */
 	uint32_t origin;     /* node that fitted or defined it (this node for ours) */
 	uint32_t hops;       /* advertisements it crossed to reach us (0 for ours) */
 	int64_t age_ns;      /* now - updated as advertised: 0 for the definition of

@@ -51,7 +51,7 @@ static int ticker_text(void *user, GString *out)
 			continue;
 		}
 		g_string_append_printf(out, " n=%u rms=%.4g se_end=%.4g age=%.3fs%s\n", c->n, c->rms,
-				       sqrt(sync_conv_var(c, end)), (double)(now - c->updated) * 1e-9,
+				       sqrt(sync_conv_var(c, end)), (double)(now - c->updated_ns) * 1e-9,
 				       c->flags & SYNC_CONV_LOWER ? " lower-envelope" : "");
 	}
 	g_free(e);
@@ -120,11 +120,11 @@ gboolean syncd_devices_open(syncd *s, GMainContext *ctx, GError **err)
 void syncd_devices_flush(syncd *s, int64_t now)
 {
 	guint64 gen = syncd_pairs_generation(s->pairs) + s->net_gen;
-	if (gen == s->notified_gen && s->last_notify != INT64_MIN)
+	if (gen == s->notified_gen && s->last_notify_ns != INT64_MIN)
 		return;
-	if (s->last_notify != INT64_MIN && now - s->last_notify < (int64_t)(s->cfg.ticker_interval_s * 1e9))
+	if (s->last_notify_ns != INT64_MIN && now - s->last_notify_ns < (int64_t)(s->cfg.ticker_interval_s * 1e9))
 		return;
-	s->last_notify = now;
+	s->last_notify_ns = now;
 	s->notified_gen = gen;
 	dev_status_notify(s->ticker);
 	dev_status_notify(s->clocks);
@@ -136,7 +136,7 @@ static void on_change(void *user, syncd_change what)
 	syncd *s = user;
 	switch (what) {
 	case SYNCD_CHANGED_AT_ONCE:
-		s->last_notify = INT64_MIN; /* publish at the next flush */
+		s->last_notify_ns = INT64_MIN; /* publish at the next flush */
 		s->net_gen++;
 		break;
 	case SYNCD_CHANGED:

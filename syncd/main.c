@@ -98,7 +98,7 @@ int main(int argc, char **argv)
 		.expire_ns = (int64_t)(s.cfg.expire_s * 1e9),
 	};
 	s.pairs = syncd_pairs_new(&pc);
-	s.last_notify = INT64_MIN;
+	s.last_notify_ns = INT64_MIN;
 	uint32_t me = (uint32_t)s.cfg.node;
 	syncd_pairs_register(s.pairs, sync_clock_cpu(me), "syncd", getpid(), 0);
 	syncd_pairs_register(s.pairs, sync_clock_realtime(me), "syncd", getpid(), 0);

@@ -66,7 +66,7 @@ void rbs_core_touch(rbs_core *c, uint32_t peer, int64_t now);
 /* Forget peers silent for peer_timeout_ns.  Returns how many went. */
 guint rbs_core_expire(rbs_core *c, int64_t now);
 
-/* The usable fits: entries cpu_self -> cpu_peer (conv.updated = time of the
+/* The usable fits: entries cpu_self -> cpu_peer (conv.updated_ns = time of the
  * newest observation), appended to `out` (GArray of sync_ticker_entry).
  * Returns how many. */
 size_t rbs_core_entries(rbs_core *c, GArray *out);

@@ -60,7 +60,7 @@ uint32_t rbs_mesh_root(const rbs_mesh *m, int64_t preferred, int64_t now);
  * with its age now and hop count, into a new array of *n (g_free it). */
 rbs_node_news *rbs_mesh_news(const rbs_mesh *m, int64_t now, size_t *n);
 
-/* Learned conversions as ticker entries (conv.updated on our clock), for
+/* Learned conversions as ticker entries (conv.updated_ns on our clock), for
  * every edge whose pair is not in `skip` (a GHashTable of pair keys from
  * rbs_mesh_pair_key, may be NULL); the global edge only for `root`.
  * Appended to out (GArray of sync_ticker_entry); the origin and hops of each

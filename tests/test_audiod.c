@@ -86,7 +86,7 @@ static void check_time_request(const ah_node *h, const char *clock, int64_t t, i
 	ck_assert_msg(p, "no se_frames in reply \"%s\"", r->reply);
 	double se = g_ascii_strtod(p + 10, NULL);
 	int64_t host = sim_world_true_at_node_cpu(h->w, h->node, cpu_truth);
-	double truth = sim_world_frame_at(h->w, h->node, h->rate, (double)(host - h->epoch) * 1e-9) - (double)h->f0;
+	double truth = sim_world_frame_at(h->w, h->node, h->rate, (double)(host - h->epoch_ns) * 1e-9) - (double)h->f0;
 	double err = (double)r->first - truth; /* the reply is the first whole frame at or after T */
 	ck_assert_msg(fabs(err) <= 5 * se + 1, "%s: first=%lld, truth %.3f (error %.3f frames, se %.4g)", params,
 		      (long long)r->first, truth, err, se);
@@ -583,7 +583,7 @@ START_TEST(two_devices)
 	ck_assert_int_eq(sync_client_convert(sc, sync_clock_audio(NODE, 1), sync_clock_cpu(NODE), sync_tval_of(f), &g, why,
 					     sizeof why),
 			 0);
-	int64_t truth = sim_world_node_cpu_at(h.w, NODE, h.epoch + sim_world_frame_time_ns(h.w, NODE, RATE, f1 + f));
+	int64_t truth = sim_world_node_cpu_at(h.w, NODE, h.epoch_ns + sim_world_frame_time_ns(h.w, NODE, RATE, f1 + f));
 	double err = (double)(g.value.i - truth) + g.value.f;
 	ck_assert_msg(fabs(err) <= 5 * sqrt(g.var) + 1000, "audio1 frame %lld -> cpu: error %.0f ns, se %.0f ns",
 		      (long long)f, err, sqrt(g.var));

@@ -32,7 +32,7 @@ static void arrivals(gsl_rng *r, const double (*m)[3], int n, const double *src,
 			d2 += (src[j] - m[i][j]) * (src[j] - m[i][j]);
 		memcpy(a[i].pos_m, m[i], sizeof a[i].pos_m);
 		a[i].sigma_s = sig;
-		a[i].t = t0 + sqrt(d2) / C + (r ? gsl_ran_gaussian(r, sig) : 0);
+		a[i].t_s = t0 + sqrt(d2) / C + (r ? gsl_ran_gaussian(r, sig) : 0);
 	}
 }
 
@@ -151,7 +151,7 @@ START_TEST(outlier_rejected)
 		dsp_arrival a[6];
 		arrivals(g, MICS, 6, src, 2, 5.0, 10e-6, a);
 		int bad = (int)gsl_rng_uniform_int(g, 6);
-		a[bad].t += (gsl_rng_uniform(g) < 0.5 ? -1 : 1) * 1e-3; /* 100 sigma: a wrong peak */
+		a[bad].t_s += (gsl_rng_uniform(g) < 0.5 ? -1 : 1) * 1e-3; /* 100 sigma: a wrong peak */
 		dsp_loc_result r;
 		ck_assert_int_eq(dsp_locate(a, 6, &p, &r), 0);
 		ck_assert_msg(r.rejected == bad, "seed %d rejected %d, bad %d", seed, r.rejected, bad);
@@ -174,7 +174,7 @@ START_TEST(outlier_with_four_is_flagged)
 	double src[3] = {12, 9, 0};
 	dsp_arrival a[4];
 	arrivals(NULL, MICS, 4, src, 2, 0.0, 10e-6, a);
-	a[2].t += 1e-3;
+	a[2].t_s += 1e-3;
 	dsp_loc_result r;
 	ck_assert_int_eq(dsp_locate(a, 4, &p, &r), 0);
 	ck_assert_int_eq(r.status, DSP_LOC_INCONSISTENT);
@@ -255,10 +255,10 @@ START_TEST(bad_input_and_ellipse)
 	ck_assert_int_eq(dsp_locate(a, 6, &p, &r), -EINVAL);
 	ck_assert_ptr_nonnull(r.why);
 	a[3].sigma_s = 1e-6;
-	a[1].t = NAN;
+	a[1].t_s = NAN;
 	ck_assert_int_eq(dsp_locate(a, 6, &p, &r), -EINVAL);
 	p.c_m_s = 0;
-	a[1].t = 0.01;
+	a[1].t_s = 0.01;
 	ck_assert_int_eq(dsp_locate(a, 6, &p, &r), -EINVAL);
 	/* ellipse of a known covariance: axes 2 and 1 (sd), rotated 30 degrees */
 	dsp_loc_result e = {0};

@@ -232,12 +232,12 @@ START_TEST(test_rbs_receive_path)
 	for (size_t i = 0; i < k; i++) {
 		if (rx[i].sender == 4) {
 			n4++;
-			ck_assert_int_gt(rx[i].t, t_sent + S_NS - 1000000);
-			ck_assert_int_lt(rx[i].t, t_sent + S_NS + 400000000);
+			ck_assert_int_gt(rx[i].t_ns, t_sent + S_NS - 1000000);
+			ck_assert_int_lt(rx[i].t_ns, t_sent + S_NS + 400000000);
 		} else if (rx[i].sender == 5) {
 			n5++;
-			ck_assert_int_gt(rx[i].t, t_sent - 1000000);
-			ck_assert_int_lt(rx[i].t, t_sent + 400000000);
+			ck_assert_int_gt(rx[i].t_ns, t_sent - 1000000);
+			ck_assert_int_lt(rx[i].t_ns, t_sent + 400000000);
 		} else {
 			ck_assert_uint_ne(rx[i].sender, 3);
 		}

@@ -43,7 +43,7 @@ static int solve(const tdoa_input *in, const tdoa_result *r, const tdoa_params *
 		for (int k = 0; k < m; k++) {
 			int i = idx[k];
 			memcpy(arr[k].pos_m, in[i].mic_m, sizeof arr[k].pos_m);
-			arr[k].t = r->a_s[i] - corr[k];
+			arr[k].t_s = r->a_s[i] - corr[k];
 			arr[k].sigma_s = r->sigma_s[i];
 		}
 		rc = dsp_locate(arr, m, &lp, loc);

@@ -34,7 +34,7 @@
 
 typedef struct {
 	double pos_m[3]; /* microphone position, m */
-	double t;        /* arrival time, s, relative to a common reference */
+	double t_s;      /* arrival time, s, relative to a common reference */
 	double sigma_s;  /* standard error of t_s, s (> 0) */
 } dsp_arrival;
 

@@ -16,7 +16,7 @@ struct dsp_wave {
 	/* file sources */
 	float *data; /* mono samples, full scale 1.0 */
 	int64_t frames;
-	double rate;    /* Hz, the file's */
+	double rate_hz; /* Hz, the file's */
 	double cut;     /* kernel cutoff as a fraction of the file's Nyquist (<= 1) */
 	double *kernel; /* h(u) for u = i / SINC_STEPS, u in [0, SINC_HALF] band samples */
 };
@@ -57,9 +57,9 @@ dsp_wave *dsp_wave_from_samples(const float *x, size_t n, double rate, double wo
 	w->p.kind = DSP_WAVE_FILE;
 	w->frames = (int64_t)n;
 	w->data = g_memdup2(x, (n ? n : 1) * sizeof *x);
-	w->rate = rate;
-	w->cut = world_rate < w->rate ? world_rate / w->rate : 1.0;
-	w->length_s = (double)n / w->rate;
+	w->rate_hz = rate;
+	w->cut = world_rate < w->rate_hz ? world_rate / w->rate_hz : 1.0;
+	w->length_s = (double)n / w->rate_hz;
 	build_kernel(w);
 	return w;
 }
@@ -165,7 +165,7 @@ double dsp_wave_eval(const dsp_wave *w, double tau)
 		return exp(-0.5 * z * z);
 	}
 	case DSP_WAVE_FILE:
-		return file_eval(w, tau * w->rate);
+		return file_eval(w, tau * w->rate_hz);
 	}
 	return 0.0;
 }

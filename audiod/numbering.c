@@ -38,7 +38,7 @@ struct numbering {
 
 numbering *numbering_new(const numbering_params *p, const char **why)
 {
-	if (!p->rate || !p->period || !p->buffer || !p->boundary) {
+	if (!p->rate_hz || !p->period || !p->buffer || !p->boundary) {
 		*why = "numbering: rate, period, buffer and boundary must be > 0";
 		return NULL;
 	}
@@ -46,7 +46,7 @@ numbering *numbering_new(const numbering_params *p, const char **why)
 	sync_fit_params_default(&fp);
 	fp.mode = SYNC_FIT_UPPER; /* x = cpu (late by latency), y = frame: frames look early */
 	fp.window = 256;
-	fp.nominal_slope = p->rate * 1e-9;
+	fp.nominal_slope = p->rate_hz * 1e-9;
 	sync_fit *fit = sync_fit_new(&fp, why);
 	if (!fit)
 		return NULL;

@@ -36,7 +36,7 @@
 #define NUMBERING_RESTART_RECORDS 8
 
 typedef struct {
-	unsigned rate;     /* frames per second (> 0) */
+	unsigned rate_hz;  /* frames per second (> 0) */
 	uint64_t period;   /* frames per period interrupt (> 0) */
 	uint64_t buffer;   /* frames of the ALSA buffer = the caller's hold buffer (> 0) */
 	uint64_t boundary; /* hw_ptr of the records wraps at this many frames (> 0) */

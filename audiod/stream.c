@@ -71,7 +71,7 @@ int stream_open(const stream_cfg *cfg, GMainContext *main_ctx, stream_event_fn f
 		goto fail;
 	s->buf_frames = a->buffer;
 	s->buf = g_malloc(s->buf_frames * capture_frame_bytes(s->cap));
-	numbering_params np = {.rate = a->rate_hz, .period = a->period, .buffer = a->buffer, .boundary = capture_boundary(s->cap)};
+	numbering_params np = {.rate_hz = a->rate_hz, .period = a->period, .buffer = a->buffer, .boundary = capture_boundary(s->cap)};
 	if (!(s->num = numbering_new(&np, &why))) {
 		g_set_error(err, AUDIOD_ERROR, EINVAL, "%s: %s", s->pcm_name, why);
 		rc = -EINVAL;

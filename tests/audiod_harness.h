@@ -55,7 +55,7 @@ typedef struct {
 
 typedef struct {
 	int node;
-	unsigned rate, channels, period;
+	unsigned rate_hz, channels, period;
 	char run[512]; /* this instance's CHORUS_RUN */
 	GPid syncd, audiod;
 	sim_scenario *sc;

@@ -86,7 +86,7 @@ static void check_time_request(const ah_node *h, const char *clock, int64_t t, i
 	ck_assert_msg(p, "no se_frames in reply \"%s\"", r->reply);
 	double se = g_ascii_strtod(p + 10, NULL);
 	int64_t host = sim_world_true_at_node_cpu(h->w, h->node, cpu_truth);
-	double truth = sim_world_frame_at(h->w, h->node, h->rate, (double)(host - h->epoch_ns) * 1e-9) - (double)h->f0;
+	double truth = sim_world_frame_at(h->w, h->node, h->rate_hz, (double)(host - h->epoch_ns) * 1e-9) - (double)h->f0;
 	double err = (double)r->first - truth; /* the reply is the first whole frame at or after T */
 	ck_assert_msg(fabs(err) <= 5 * se + 1, "%s: first=%lld, truth %.3f (error %.3f frames, se %.4g)", params,
 		      (long long)r->first, truth, err, se);

@@ -110,7 +110,7 @@ static void card_init(card *c, lat_shape shape, uint64_t buffer, uint32_t seed)
 	/* hw_ptr starts 3 periods before the boundary: it wraps at once. */
 	c->hw0 = BOUNDARY - 3 * PERIOD;
 	c->q = g_queue_new();
-	numbering_params p = {.rate = RATE, .period = PERIOD, .buffer = buffer, .boundary = BOUNDARY};
+	numbering_params p = {.rate_hz = RATE, .period = PERIOD, .buffer = buffer, .boundary = BOUNDARY};
 	const char *why = NULL;
 	c->n = numbering_new(&p, &why);
 	ck_assert_msg(c->n, "%s", why);
@@ -513,11 +513,11 @@ END_TEST
 START_TEST(bad_params)
 {
 	const char *why = NULL;
-	numbering_params p = {.rate = RATE, .period = PERIOD, .buffer = 0, .boundary = BOUNDARY};
+	numbering_params p = {.rate_hz = RATE, .period = PERIOD, .buffer = 0, .boundary = BOUNDARY};
 	ck_assert_ptr_null(numbering_new(&p, &why));
 	ck_assert_ptr_nonnull(why);
 	p.buffer = 2 * PERIOD;
-	p.rate = 0;
+	p.rate_hz = 0;
 	ck_assert_ptr_null(numbering_new(&p, &why));
 }
 END_TEST

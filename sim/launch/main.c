@@ -25,17 +25,17 @@
 typedef struct {
 	GMainLoop *loop;
 	csim_truth *truth;
-	double warmup, duration, elapsed, interval;
+	double warmup_s, duration_s, elapsed_s, interval_s;
 	int samples;
 } run_state;
 
 static gboolean on_sample(gpointer data)
 {
 	run_state *r = data;
-	r->elapsed += r->interval;
-	csim_truth_sample(r->truth, r->elapsed >= r->warmup);
+	r->elapsed_s += r->interval_s;
+	csim_truth_sample(r->truth, r->elapsed_s >= r->warmup_s);
 	r->samples++;
-	if (r->elapsed >= r->duration) {
+	if (r->elapsed_s >= r->duration_s) {
 		g_main_loop_quit(r->loop);
 		return G_SOURCE_REMOVE;
 	}

@@ -39,7 +39,7 @@ typedef struct {
 	char *out, *simdir, *bin, *scenario, *profile, *collab_conf;
 	const sim_scenario *sc;
 	csim *sim;
-	int rate;
+	int rate_hz;
 } demo;
 
 static int64_t host_raw(void)
@@ -52,15 +52,15 @@ static int64_t host_raw(void)
 typedef struct {
 	GMainLoop *loop;
 	csim_truth *truth;
-	double warmup, duration, elapsed;
+	double warmup_s, duration_s, elapsed_s;
 } run_state;
 
 static gboolean on_tick(gpointer data)
 {
 	run_state *r = data;
-	r->elapsed += 1.0;
-	csim_truth_sample(r->truth, r->elapsed >= r->warmup);
-	if (r->elapsed >= r->duration) {
+	r->elapsed_s += 1.0;
+	csim_truth_sample(r->truth, r->elapsed_s >= r->warmup_s);
+	if (r->elapsed_s >= r->duration_s) {
 		g_main_loop_quit(r->loop);
 		return G_SOURCE_REMOVE;
 	}
@@ -118,7 +118,7 @@ int main(int argc, char **argv)
 	}
 	g_option_context_free(oc);
 	demo d = {0};
-	d.rate = rate;
+	d.rate_hz = rate;
 	d.scenario = g_canonicalize_filename(argc == 2 ? argv[1] : "sim/scenarios/default.ini", NULL);
 	d.out = g_canonicalize_filename(out ? out : "demo-out", NULL);
 	d.simdir = g_build_filename(d.out, "sim", NULL);

@@ -230,48 +230,48 @@ static double rate_of(const node_state *n, double rate)
 	return rate * (1.0 + n->cfg->audio_skew_ppm * 1e-6);
 }
 
-double sim_world_sample(const sim_world *w, int node, int mic, double rate, int64_t frame)
+double sim_world_sample(const sim_world *w, int node, int mic, double rate_hz, int64_t frame)
 {
 	const node_state *n = find(w, node);
 	if (!n || mic < 0 || (size_t)mic >= n->cfg->n_mics)
 		return 0;
-	double t = (double)frame / rate_of(n, rate);
+	double t = (double)frame / rate_of(n, rate_hz);
 	return pressure(w, n, mic, t) + sim_world_noise(w, node, mic, frame);
 }
 
-double sim_world_frame_time_s(const sim_world *w, int node, double rate, int64_t frame)
+double sim_world_frame_time_s(const sim_world *w, int node, double rate_hz, int64_t frame)
 {
 	const node_state *n = find(w, node);
-	return n ? (double)frame / rate_of(n, rate) : NAN;
+	return n ? (double)frame / rate_of(n, rate_hz) : NAN;
 }
 
-int64_t sim_world_frame_time_ns(const sim_world *w, int node, double rate, int64_t frame)
+int64_t sim_world_frame_time_ns(const sim_world *w, int node, double rate_hz, int64_t frame)
 {
 	const node_state *n = find(w, node);
 	if (!n)
 		return INT64_MIN;
 	/* long double: 64-bit mantissa keeps the ns exact for years of frames. */
-	long double r = (long double)rate * (1.0L + (long double)n->cfg->audio_skew_ppm * 1e-6L);
+	long double r = (long double)rate_hz * (1.0L + (long double)n->cfg->audio_skew_ppm * 1e-6L);
 	return (int64_t)llroundl((long double)frame * 1e9L / r);
 }
 
-double sim_world_frame_at(const sim_world *w, int node, double rate, double t_s)
+double sim_world_frame_at(const sim_world *w, int node, double rate_hz, double t_s)
 {
 	const node_state *n = find(w, node);
-	return n ? t_s * rate_of(n, rate) : NAN;
+	return n ? t_s * rate_of(n, rate_hz) : NAN;
 }
 
-int64_t sim_world_first_frame_at(const sim_world *w, int node, double rate, int64_t ns)
+int64_t sim_world_first_frame_at(const sim_world *w, int node, double rate_hz, int64_t ns)
 {
 	const node_state *n = find(w, node);
 	if (!n)
 		return INT64_MIN;
-	long double r = (long double)rate * (1.0L + (long double)n->cfg->audio_skew_ppm * 1e-6L);
+	long double r = (long double)rate_hz * (1.0L + (long double)n->cfg->audio_skew_ppm * 1e-6L);
 	int64_t f = (int64_t)ceill((long double)ns * r / 1e9L);
 	/* Make it exact against the rounded frame times used everywhere else. */
-	while (sim_world_frame_time_ns(w, node, rate, f) < ns)
+	while (sim_world_frame_time_ns(w, node, rate_hz, f) < ns)
 		f++;
-	while (sim_world_frame_time_ns(w, node, rate, f - 1) >= ns)
+	while (sim_world_frame_time_ns(w, node, rate_hz, f - 1) >= ns)
 		f--;
 	return f;
 }

@@ -142,7 +142,7 @@ static int cmd_root(syncd *s, gchar **argv, int argc, int64_t now, GString *repl
 	return 0;
 }
 
-int syncd_command(syncd *s, const dev_creds *who, const char *line, int64_t now, GString *reply)
+int syncd_command(syncd *s, const dev_creds *who, const char *line, int64_t now_ns, GString *reply)
 {
 	gchar **argv = g_strsplit_set(line, " \t\r\n", -1);
 	int argc = 0, rc = 0;
@@ -157,7 +157,7 @@ int syncd_command(syncd *s, const dev_creds *who, const char *line, int64_t now,
 		g_string_append(reply, "empty command; try help");
 		rc = -EINVAL;
 	} else if (!strcmp(argv[0], "obs")) {
-		rc = cmd_obs(s, argv, argc, now, reply);
+		rc = cmd_obs(s, argv, argc, now_ns, reply);
 	} else if (!strcmp(argv[0], "pair")) {
 		rc = cmd_pair(s, argv, argc, reply);
 	} else if (!strcmp(argv[0], "register")) {
@@ -166,7 +166,7 @@ int syncd_command(syncd *s, const dev_creds *who, const char *line, int64_t now,
 			g_string_append(reply, "usage: register CLOCK [FEEDER]");
 			rc = -EINVAL;
 		} else if ((rc = parse_clock(s, argv[1], &id, reply)) == 0) {
-			int known = syncd_pairs_register(s->pairs, id, argc == 3 ? argv[2] : NULL, who ? who->pid : 0, now);
+			int known = syncd_pairs_register(s->pairs, id, argc == 3 ? argv[2] : NULL, who ? who->pid : 0, now_ns);
 			g_string_append_printf(reply, "%s %s", argv[1], known ? "re-registered" : "registered");
 		}
 	} else if (!strcmp(argv[0], "reset")) {
@@ -180,7 +180,7 @@ int syncd_command(syncd *s, const dev_creds *who, const char *line, int64_t now,
 			g_string_append_printf(reply, rc ? "no pair %s %s" : "pair %s %s reset", argv[1], argv[2]);
 		}
 	} else if (!strcmp(argv[0], "root")) {
-		rc = cmd_root(s, argv, argc, now, reply);
+		rc = cmd_root(s, argv, argc, now_ns, reply);
 	} else if (!strcmp(argv[0], "help")) {
 		syncd_usage(reply);
 	} else {

@@ -117,14 +117,14 @@ gboolean syncd_devices_open(syncd *s, GMainContext *ctx, GError **err)
 	return s->command != NULL;
 }
 
-void syncd_devices_flush(syncd *s, int64_t now)
+void syncd_devices_flush(syncd *s, int64_t now_ns)
 {
 	guint64 gen = syncd_pairs_generation(s->pairs) + s->net_gen;
 	if (gen == s->notified_gen && s->last_notify_ns != INT64_MIN)
 		return;
-	if (s->last_notify_ns != INT64_MIN && now - s->last_notify_ns < (int64_t)(s->cfg.ticker_interval_s * 1e9))
+	if (s->last_notify_ns != INT64_MIN && now_ns - s->last_notify_ns < (int64_t)(s->cfg.ticker_interval_s * 1e9))
 		return;
-	s->last_notify_ns = now;
+	s->last_notify_ns = now_ns;
 	s->notified_gen = gen;
 	dev_status_notify(s->ticker);
 	dev_status_notify(s->clocks);

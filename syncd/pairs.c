@@ -88,7 +88,7 @@ static clock_rec *ensure_clock(syncd_pairs *p, sync_clock_id id)
 	return c;
 }
 
-int syncd_pairs_register(syncd_pairs *p, sync_clock_id id, const char *feeder, pid_t pid, int64_t now)
+int syncd_pairs_register(syncd_pairs *p, sync_clock_id id, const char *feeder, pid_t pid, int64_t now_ns)
 {
 	clock_rec *c = find_clock(p, id);
 	int known = c != NULL;
@@ -241,12 +241,12 @@ static gboolean clock_in_pairs(syncd_pairs *p, sync_clock_id id)
 	return FALSE;
 }
 
-guint syncd_pairs_expire(syncd_pairs *p, int64_t now)
+guint syncd_pairs_expire(syncd_pairs *p, int64_t now_ns)
 {
 	guint gone = 0;
 	for (guint i = p->pairs->len; i-- > 0;) {
 		pair_rec *r = g_ptr_array_index(p->pairs, i);
-		if (r->last_obs_ns != INT64_MIN && now - r->last_obs_ns > p->cfg.expire_ns) {
+		if (r->last_obs_ns != INT64_MIN && now_ns - r->last_obs_ns > p->cfg.expire_ns) {
 			g_ptr_array_remove_index(p->pairs, i);
 			gone++;
 		}
@@ -324,7 +324,7 @@ static const char *mode_name(sync_fit_mode m)
 								   : "mean";
 }
 
-void syncd_pairs_describe_clocks(syncd_pairs *p, int64_t now, GString *out)
+void syncd_pairs_describe_clocks(syncd_pairs *p, int64_t now_ns, GString *out)
 {
 	char a[SYNC_CLOCK_NAME_MAX], b[SYNC_CLOCK_NAME_MAX];
 	g_string_append_printf(out, "clocks: %u\n", p->clocks->len);
@@ -333,7 +333,7 @@ void syncd_pairs_describe_clocks(syncd_pairs *p, int64_t now, GString *out)
 		g_string_append_printf(out, "  %-18s feeder=%s pid=%d", sync_clock_format(c->id, a, sizeof a),
 				       c->feeder, (int)c->pid);
 		if (c->last_obs_ns != INT64_MIN)
-			g_string_append_printf(out, " last_obs=%.3fs ago", (double)(now - c->last_obs_ns) * 1e-9);
+			g_string_append_printf(out, " last_obs=%.3fs ago", (double)(now_ns - c->last_obs_ns) * 1e-9);
 		g_string_append(out, "\n");
 	}
 	g_string_append_printf(out, "pairs: %u\n", p->pairs->len);
@@ -344,7 +344,7 @@ void syncd_pairs_describe_clocks(syncd_pairs *p, int64_t now, GString *out)
 				       sync_clock_format(r->a, a, sizeof a), sync_clock_format(r->b, b, sizeof b),
 				       mode_name(r->mode), r->n_obs, sync_fit_count(r->fit));
 		if (r->last_obs_ns != INT64_MIN)
-			g_string_append_printf(out, " last_obs=%.3fs ago", (double)(now - r->last_obs_ns) * 1e-9);
+			g_string_append_printf(out, " last_obs=%.3fs ago", (double)(now_ns - r->last_obs_ns) * 1e-9);
 		if (r->have_conv)
 			g_string_append_printf(out, " slope=%.12g rms=%.4g rejected=%u", r->conv.slope, r->conv.rms,
 					       sync_fit_rejected(r->fit));

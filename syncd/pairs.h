@@ -36,7 +36,7 @@ void syncd_pairs_free(syncd_pairs *p);
 
 /* Register (or refresh) clock `id` fed by `feeder` (a name) from process
  * `pid`.  Returns 0 (new), 1 (already known: feeder updated). */
-int syncd_pairs_register(syncd_pairs *p, sync_clock_id id, const char *feeder, pid_t pid, int64_t now);
+int syncd_pairs_register(syncd_pairs *p, sync_clock_id id, const char *feeder, pid_t pid, int64_t now_ns);
 
 /* Set how pair (a, b) is fitted: mode and nominal slope dy/dx (0 = from the
  * data).  Creates the pair, resetting its observations if the mode changed.
@@ -57,7 +57,7 @@ int syncd_pairs_reset(syncd_pairs *p, sync_clock_id a, sync_clock_id b);
 
 /* Forget pairs not observed for expire_ns, and clocks left without pairs
  * that were not registered explicitly.  Returns how many pairs went. */
-guint syncd_pairs_expire(syncd_pairs *p, int64_t now);
+guint syncd_pairs_expire(syncd_pairs *p, int64_t now_ns);
 
 /* A counter that changes whenever a clock or pair changes. */
 guint64 syncd_pairs_generation(const syncd_pairs *p);
@@ -74,6 +74,6 @@ int syncd_pairs_conv(syncd_pairs *p, sync_clock_id a, sync_clock_id b, sync_conv
 
 /* Append a human-readable table of clocks (feeder, pid, last observation,
  * pairs and fit quality) to out. */
-void syncd_pairs_describe_clocks(syncd_pairs *p, int64_t now, GString *out);
+void syncd_pairs_describe_clocks(syncd_pairs *p, int64_t now_ns, GString *out);
 
 #endif

@@ -443,24 +443,24 @@ static gboolean global_reached(syncd_rbs *r, uint32_t root)
 	return have;
 }
 
-void syncd_rbs_tick(syncd_rbs *r, int64_t now)
+void syncd_rbs_tick(syncd_rbs *r, int64_t now_ns)
 {
-	guint gone = rbs_core_expire(r->core, now);
+	guint gone = rbs_core_expire(r->core, now_ns);
 	if (gone)
 		g_message("rbs: %u neighbour%s fell silent; their fits are forgotten", gone, gone == 1 ? "" : "s");
-	if (rbs_mesh_expire(r->mesh, now))
+	if (rbs_mesh_expire(r->mesh, now_ns))
 		syncd_notify_call(&r->on_change, SYNCD_CHANGED);
-	uint32_t chosen = rbs_mesh_root(r->mesh, syncd_root_preferred(r->root), now);
-	syncd_root_follow(r->root, chosen, chosen != r->self && global_reached(r, chosen), now);
+	uint32_t chosen = rbs_mesh_root(r->mesh, syncd_root_preferred(r->root), now_ns);
+	syncd_root_follow(r->root, chosen, chosen != r->self && global_reached(r, chosen), now_ns);
 }
 
-void syncd_rbs_describe(syncd_rbs *r, int64_t now, GString *out)
+void syncd_rbs_describe(syncd_rbs *r, int64_t now_ns, GString *out)
 {
 	const syncd_config *c = r->cfg;
 	g_string_append_printf(out, "rbs node%u on %s:%" G_GINT64_FORMAT "%s%s%s\n", r->self, c->rbs_address,
 			       c->rbs_port, *c->rbs_interface ? " dev " : "", c->rbs_interface,
 			       r->klen ? " authenticated (HMAC-SHA256)" : "");
-	syncd_root_describe(r->root, now, out);
+	syncd_root_describe(r->root, now_ns, out);
 	g_string_append_printf(out,
 			       "packets: rx_beacon=%" G_GUINT64_FORMAT " rx_report=%" G_GUINT64_FORMAT
 			       " rx_advert=%" G_GUINT64_FORMAT " own_beacons=%" G_GUINT64_FORMAT " tx_beacon=%" G_GUINT64_FORMAT
@@ -476,6 +476,6 @@ void syncd_rbs_describe(syncd_rbs *r, int64_t now, GString *out)
 		g_string_append_printf(out, "last bad packet: %s\n", r->last_bad);
 	if (r->filter)
 		syncd_rxf_describe(r->filter, out);
-	rbs_core_describe(r->core, now, out);
-	rbs_mesh_describe(r->mesh, now, out);
+	rbs_core_describe(r->core, now_ns, out);
+	rbs_mesh_describe(r->mesh, now_ns, out);
 }

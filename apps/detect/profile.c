@@ -128,10 +128,10 @@ void det_profile_clear(det_profile *p)
 	p->dir = NULL;
 }
 
-void det_profile_detector(const det_profile *p, double rate, dsp_det_params *out)
+void det_profile_detector(const det_profile *p, double rate_hz, dsp_det_params *out)
 {
 	dsp_det_params_default(out);
-	out->rate_hz = rate;
+	out->rate_hz = rate_hz;
 	out->f_lo_hz = p->f_lo_hz;
 	out->f_hi_hz = p->f_hi_hz;
 	out->on_db = p->on_db;
@@ -159,7 +159,7 @@ int det_profile_n_templates(const det_profile *p)
 	return n;
 }
 
-float *det_profile_render(const det_profile *p, int i, double rate, size_t *n, GError **err)
+float *det_profile_render(const det_profile *p, int i, double rate_hz, size_t *n, GError **err)
 {
 	const det_template_cfg *t = nth(p, i);
 	if (!t) {
@@ -186,24 +186,24 @@ float *det_profile_render(const det_profile *p, int i, double rate, size_t *n, G
 		w.file = file;
 		w.file_channel = (int)t->file_channel;
 	}
-	dsp_wave *sw = dsp_wave_new(&w, rate, err);
+	dsp_wave *sw = dsp_wave_new(&w, rate_hz, err);
 	g_free(file);
 	if (!sw)
 		return NULL;
 	double len = dsp_wave_length_s(sw);
 	if (t->max_ms > 0 && len > t->max_ms * 1e-3)
 		len = t->max_ms * 1e-3;
-	size_t m = (size_t)ceil(len * rate);
+	size_t m = (size_t)ceil(len * rate_hz);
 	float *h = m ? g_new(float, m) : NULL;
 	double e = 0;
 	for (size_t j = 0; j < m; j++) {
-		h[j] = (float)dsp_wave_eval(sw, (double)j / rate);
+		h[j] = (float)dsp_wave_eval(sw, (double)j / rate_hz);
 		e += (double)h[j] * h[j];
 	}
 	dsp_wave_free(sw);
 	if (!(e > 0)) {
 		g_free(h);
-		g_set_error(err, CFG_ERROR, EINVAL, "template %d is silent or empty at %.0f Hz", i + 1, rate);
+		g_set_error(err, CFG_ERROR, EINVAL, "template %d is silent or empty at %.0f Hz", i + 1, rate_hz);
 		return NULL;
 	}
 	*n = m;

@@ -203,11 +203,11 @@ double dsp_stft_bin_power(const dsp_stft *s, const dsp_frame *f, int k_lo, int k
 	return e / ((double)f->size * s->win_ss);
 }
 
-double dsp_stft_band_power(const dsp_stft *s, const dsp_frame *f, double f_lo, double f_hi)
+double dsp_stft_band_power(const dsp_stft *s, const dsp_frame *f, double f_lo_hz, double f_hi_hz)
 {
 	double df = s->p.rate_hz / f->size;
-	int k_lo = (int)ceil(f_lo / df - 1e-9);
-	int k_hi = (int)floor(f_hi / df + 1e-9);
+	int k_lo = (int)ceil(f_lo_hz / df - 1e-9);
+	int k_hi = (int)floor(f_hi_hz / df + 1e-9);
 	if (k_hi < k_lo)
 		return 0;
 	return dsp_stft_bin_power(s, f, k_lo, k_hi);

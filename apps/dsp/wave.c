@@ -51,14 +51,14 @@ static void build_kernel(dsp_wave *w)
 	}
 }
 
-dsp_wave *dsp_wave_from_samples(const float *x, size_t n, double rate, double world_rate)
+dsp_wave *dsp_wave_from_samples(const float *x, size_t n, double rate_hz, double world_rate_hz)
 {
 	dsp_wave *w = g_new0(dsp_wave, 1);
 	w->p.kind = DSP_WAVE_FILE;
 	w->frames = (int64_t)n;
 	w->data = g_memdup2(x, (n ? n : 1) * sizeof *x);
-	w->rate_hz = rate;
-	w->cut = world_rate < w->rate_hz ? world_rate / w->rate_hz : 1.0;
+	w->rate_hz = rate_hz;
+	w->cut = world_rate_hz < w->rate_hz ? world_rate_hz / w->rate_hz : 1.0;
 	w->length_s = (double)n / w->rate_hz;
 	build_kernel(w);
 	return w;

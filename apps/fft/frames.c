@@ -73,10 +73,10 @@ int fft_frame_decode(const void *msg, size_t len, fft_frame_msg *m, float *P, si
 	return 0;
 }
 
-double fft_frame_band(const fft_frame_msg *m, double f_lo, double f_hi)
+double fft_frame_band(const fft_frame_msg *m, double f_lo_hz, double f_hi_hz)
 {
 	double df = m->rate_hz / m->size, s = 0;
-	int k0 = (int)ceil(f_lo / df - 1e-9), k1 = (int)floor(f_hi / df + 1e-9);
+	int k0 = (int)ceil(f_lo_hz / df - 1e-9), k1 = (int)floor(f_hi_hz / df + 1e-9);
 	if (k0 < 0)
 		k0 = 0;
 	if (k1 > (int)m->nbins - 1)

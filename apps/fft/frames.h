@@ -56,6 +56,6 @@ int fft_frame_decode(const void *msg, size_t len, fft_frame_msg *m, float *P, si
 
 /* Sum of P over the bins whose centre k*rate/size lies in [f_lo, f_hi] Hz:
  * the band's mean power, squared sample units. */
-double fft_frame_band(const fft_frame_msg *m, double f_lo, double f_hi);
+double fft_frame_band(const fft_frame_msg *m, double f_lo_hz, double f_hi_hz);
 
 #endif

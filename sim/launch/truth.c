@@ -94,7 +94,7 @@ static tnode *find(csim_truth *t, int id)
 	return NULL;
 }
 
-int csim_truth_set_audio(csim_truth *t, int64_t epoch_ns, unsigned rate, const char *bin_dir, const char **why)
+int csim_truth_set_audio(csim_truth *t, int64_t epoch_ns, unsigned rate_hz, const char *bin_dir, const char **why)
 {
 	GError *err = NULL;
 	t->world = sim_world_new(t->sc, &err);
@@ -104,7 +104,7 @@ int csim_truth_set_audio(csim_truth *t, int64_t epoch_ns, unsigned rate, const c
 		return -ENOMEM;
 	}
 	t->epoch_ns = epoch_ns;
-	t->rate_hz = rate;
+	t->rate_hz = rate_hz;
 	t->bin_dir = g_strdup(bin_dir);
 	return 0;
 }

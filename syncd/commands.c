@@ -44,7 +44,7 @@ static int parse_clock(syncd *s, const char *text, sync_clock_id *id, GString *r
 	return 0;
 }
 
-static int cmd_obs(syncd *s, gchar **argv, int argc, int64_t now, GString *reply)
+static int cmd_obs(syncd *s, gchar **argv, int argc, int64_t now_ns, GString *reply)
 {
 	sync_clock_id a, b;
 	const char *why = NULL;
@@ -62,7 +62,7 @@ static int cmd_obs(syncd *s, gchar **argv, int argc, int64_t now, GString *reply
 					       argv[i], argv[i + 1]);
 			return -EINVAL;
 		}
-		int rc = syncd_pairs_observe(s->pairs, a, b, x, y, now, &why);
+		int rc = syncd_pairs_observe(s->pairs, a, b, x, y, now_ns, &why);
 		if (rc < 0) {
 			g_string_append_printf(reply, "observation %d refused: %s (%d taken before it)",
 					       (i - 3) / 2 + 1, why, added);
@@ -113,7 +113,7 @@ static int cmd_pair(syncd *s, gchar **argv, int argc, GString *reply)
 	return 0;
 }
 
-static int cmd_root(syncd *s, gchar **argv, int argc, int64_t now, GString *reply)
+static int cmd_root(syncd *s, gchar **argv, int argc, int64_t now_ns, GString *reply)
 {
 	int64_t n;
 	if (argc == 1) {
@@ -137,7 +137,7 @@ static int cmd_root(syncd *s, gchar **argv, int argc, int64_t now, GString *repl
 		return 0;
 	}
 	syncd_root_prefer(s->root, n);
-	syncd_root_take(s->root, now);
+	syncd_root_take(s->root, now_ns);
 	g_string_append_printf(reply, "root node%u from now", syncd_root_node(s->root));
 	return 0;
 }

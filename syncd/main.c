@@ -33,13 +33,13 @@ static gboolean on_rtcpu(gpointer data)
 static gboolean on_tick(gpointer data)
 {
 	syncd *s = data;
-	int64_t now = sync_now(SYNC_KIND_CPU);
-	guint gone = syncd_pairs_expire(s->pairs, now);
+	int64_t now_ns = sync_now(SYNC_KIND_CPU);
+	guint gone = syncd_pairs_expire(s->pairs, now_ns);
 	if (gone)
 		g_message("%u pair%s expired (no observation for %.0f s)", gone, gone == 1 ? "" : "s", s->cfg.expire_s);
 	if (s->rbs)
-		syncd_rbs_tick(s->rbs, now);
-	syncd_devices_flush(s, now);
+		syncd_rbs_tick(s->rbs, now_ns);
+	syncd_devices_flush(s, now_ns);
 	return G_SOURCE_CONTINUE;
 }
 

@@ -198,7 +198,7 @@ int syncd_pairs_configure(syncd_pairs *p, sync_clock_id a, sync_clock_id b, sync
 }
 
 int syncd_pairs_observe(syncd_pairs *p, sync_clock_id a, sync_clock_id b, int64_t x, int64_t y,
-			int64_t now, const char **why)
+			int64_t now_ns, const char **why)
 {
 	gboolean sw = FALSE;
 	if (check_ends(a, b, why) < 0)
@@ -209,11 +209,11 @@ int syncd_pairs_observe(syncd_pairs *p, sync_clock_id a, sync_clock_id b, int64_
 	int rc = sw ? sync_fit_add(r->fit, y, x, why) : sync_fit_add(r->fit, x, y, why);
 	if (rc < 0)
 		return rc;
-	r->last_obs_ns = now;
+	r->last_obs_ns = now_ns;
 	r->dirty = TRUE;
 	r->n_obs++;
-	ensure_clock(p, a)->last_obs_ns = now;
-	ensure_clock(p, b)->last_obs_ns = now;
+	ensure_clock(p, a)->last_obs_ns = now_ns;
+	ensure_clock(p, b)->last_obs_ns = now_ns;
 	p->gen++;
 	return 0;
 }

@@ -49,7 +49,7 @@ int syncd_pairs_configure(syncd_pairs *p, sync_clock_id a, sync_clock_id b, sync
  * on (b, a) go to the same pair with x and y swapped.  Returns 0, or -EINVAL
  * with a reason (same clock, global, time going backwards). */
 int syncd_pairs_observe(syncd_pairs *p, sync_clock_id a, sync_clock_id b, int64_t x, int64_t y,
-			int64_t now, const char **why);
+			int64_t now_ns, const char **why);
 
 /* Forget the observations of pair (a, b) (a discontinuity: the next fit
  * starts afresh).  Returns 0 or -ENOENT. */

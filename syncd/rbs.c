@@ -94,10 +94,10 @@ static gboolean on_beacon(gpointer data)
 static gboolean on_report(gpointer data)
 {
 	syncd_rbs *r = data;
-	int64_t now = sync_now(SYNC_KIND_CPU);
+	int64_t now_ns = sync_now(SYNC_KIND_CPU);
 	/* Three intervals of receptions: a peer that lost a report or two still
 	 * gets every beacon. */
-	int64_t since = now - (int64_t)(3.0 * r->cfg->report_interval_s * 1e9);
+	int64_t since = now_ns - (int64_t)(3.0 * r->cfg->report_interval_s * 1e9);
 	size_t max_per = (RBS_MTU - RBS_HDR - 4 - RBS_HMAC_LEN) / RBS_REPORT_ENTRY;
 	rbs_reception *rx = g_new(rbs_reception, 4096);
 	size_t n = rbs_core_recent(r->core, since, rx, 4096);
@@ -115,12 +115,12 @@ static gboolean on_report(gpointer data)
 static gboolean on_advert(gpointer data)
 {
 	syncd_rbs *r = data;
-	int64_t now = sync_now(SYNC_KIND_CPU);
+	int64_t now_ns = sync_now(SYNC_KIND_CPU);
 	size_t n_news;
-	rbs_node_news *news = rbs_mesh_news(r->mesh, now, &n_news);
+	rbs_node_news *news = rbs_mesh_news(r->mesh, now_ns, &n_news);
 	/* Ours first (origin: this node; the root affirms its definition of
 	 * global in every advertisement), then learned ones with their origin. */
-	GArray *conv = syncd_conversions(r->pairs, r->root, r->core, r->mesh, SYNCD_CONV_SHAREABLE, now);
+	GArray *conv = syncd_conversions(r->pairs, r->root, r->core, r->mesh, SYNCD_CONV_SHAREABLE, now_ns);
 	GArray *edges = g_array_sized_new(FALSE, FALSE, sizeof(rbs_edge), conv->len);
 	for (guint i = 0; i < conv->len; i++) {
 		const syncd_conversion *c = &g_array_index(conv, syncd_conversion, i);
@@ -212,30 +212,30 @@ static void handle(syncd_rbs *r, const uint8_t *buf, size_t len, int64_t host_rt
 		count_bad(r, rc, why, from);
 		return;
 	}
-	int64_t now = sync_now(SYNC_KIND_CPU);
+	int64_t now_ns = sync_now(SYNC_KIND_CPU);
 	if (p.sender == me) {
 		/* Our own packet, looped back: only our beacons' receive times
 		 * matter (sender-receiver pairs). */
 		if (p.type == RBS_BEACON) {
-			rbs_core_heard(r->core, me, p.seq, t, now);
+			rbs_core_heard(r->core, me, p.seq, t, now_ns);
 			r->rx[0]++;
 		}
 		rbs_packet_clear(&p);
 		return;
 	}
 	r->rx[p.type]++;
-	rbs_core_touch(r->core, p.sender, now);
-	rbs_mesh_heard(r->mesh, p.sender, now);
+	rbs_core_touch(r->core, p.sender, now_ns);
+	rbs_mesh_heard(r->mesh, p.sender, now_ns);
 	switch (p.type) {
 	case RBS_BEACON:
-		rbs_core_heard(r->core, p.sender, p.seq, t, now);
+		rbs_core_heard(r->core, p.sender, p.seq, t, now_ns);
 		break;
 	case RBS_REPORT:
-		if (rbs_core_report(r->core, p.sender, p.rx, p.n_rx, now) > 0)
+		if (rbs_core_report(r->core, p.sender, p.rx, p.n_rx, now_ns) > 0)
 			syncd_notify_call(&r->on_change, SYNCD_CHANGED);
 		break;
 	case RBS_ADVERT:
-		if (rbs_mesh_merge(r->mesh, &p, now) > 0)
+		if (rbs_mesh_merge(r->mesh, &p, now_ns) > 0)
 			syncd_notify_call(&r->on_change, SYNCD_CHANGED);
 		break;
 	}

@@ -143,7 +143,7 @@ size_t rbs_core_recent(const rbs_core *c, int64_t since_ns, rbs_reception *out, 
 	return k;
 }
 
-static peer_rec *get_peer(rbs_core *c, uint32_t node, int64_t now)
+static peer_rec *get_peer(rbs_core *c, uint32_t node, int64_t now_ns)
 {
 	peer_rec *p = g_hash_table_lookup(c->peers, GUINT_TO_POINTER(node));
 	if (!p) {
@@ -154,8 +154,8 @@ static peer_rec *get_peer(rbs_core *c, uint32_t node, int64_t now)
 		g_hash_table_insert(c->peers, GUINT_TO_POINTER(node), p);
 		c->gen++;
 	}
-	if (now > p->last_heard_ns)
-		p->last_heard_ns = now;
+	if (now_ns > p->last_heard_ns)
+		p->last_heard_ns = now_ns;
 	return p;
 }
 

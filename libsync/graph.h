@@ -16,7 +16,7 @@
  * (and the search avoids them) when x lies outside their data by more than
  * the tolerance or when they were last updated longer ago than max_age.
  *
- * Pure: no clocks are read (the caller passes `now`).  Not thread safe: a
+ * Pure: no clocks are read (the caller passes `now_ns`).  Not thread safe: a
  * conversion may update the cache; use one graph per thread or a lock.
  * Errors: negative errno, with a reason written to the caller's buffer.
  */

@@ -66,7 +66,7 @@ int audio_ring_create(uint32_t frame_bytes, uint64_t capacity, uint32_t rate_hz,
 	h->hdr_bytes = AUDIO_RING_HDR_BYTES;
 	h->frame_bytes = frame_bytes;
 	h->capacity = capacity;
-	h->rate = rate_hz;
+	h->rate_hz = rate_hz;
 	h->channels = channels;
 	h->format = format;
 	h->origin = origin;

@@ -32,7 +32,7 @@ typedef struct {
 	uint32_t hdr_bytes;   /* offset of frame data in the memfd, bytes */
 	uint32_t frame_bytes; /* bytes per frame (all channels) */
 	uint64_t capacity;    /* frames the ring holds */
-	uint32_t rate;        /* nominal frames per second */
+	uint32_t rate_hz;     /* nominal frames per second */
 	uint32_t channels;    /* interleaved channels per frame */
 	uint32_t format;      /* snd_pcm_format_t of the samples */
 	uint32_t gap_count;   /* gaps ever recorded; the last AUDIO_RING_GAPS are kept */

@@ -243,14 +243,14 @@ int main(void)
 	printf("fft + detect in one process (no IPC), frog profile, calls at 10 dB every 2 s\n");
 	printf("%8s %6s %6s %14s %8s\n", "rate_hz", "size", "hop", "cpu_per_s_audio", "found");
 	const struct {
-		double rate;
+		double rate_hz;
 		int size, hop;
 	} cfg[] = {{48000, 1024, 256}, {48000, 2048, 512}, {16000, 1024, 256}};
 	for (size_t i = 0; i < G_N_ELEMENTS(cfg); i++) {
 		int found, calls;
-		double f = rtf(cfg[i].rate, cfg[i].size, cfg[i].hop, &found, &calls);
-		printf("%8.0f %6d %6d %14.5f %4d/%-3d\n", cfg[i].rate, cfg[i].size, cfg[i].hop, f, found, calls);
-		fprintf(csv, "rtf_fft_detect_size%d_hop%d,-,%.0f,%.6f,cpu_s_per_audio_s\n", cfg[i].size, cfg[i].hop, cfg[i].rate, f);
+		double f = rtf(cfg[i].rate_hz, cfg[i].size, cfg[i].hop, &found, &calls);
+		printf("%8.0f %6d %6d %14.5f %4d/%-3d\n", cfg[i].rate_hz, cfg[i].size, cfg[i].hop, f, found, calls);
+		fprintf(csv, "rtf_fft_detect_size%d_hop%d,-,%.0f,%.6f,cpu_s_per_audio_s\n", cfg[i].size, cfg[i].hop, cfg[i].rate_hz, f);
 	}
 
 	printf("\nreal services on simulated fields (chorus-demo, %s s each, audio 16 kHz)\n", secs);

@@ -435,7 +435,7 @@ START_TEST(bulk_reader)
 	int rc = ring_bulk_open("audio/0/ring", &ring, &why);
 	ck_assert_msg(rc == 0, "ring_bulk_open: %s", why ? why->message : "?");
 	const audio_ring_hdr *hd = audio_ring_header(ring);
-	ck_assert_uint_eq(hd->rate, RATE);
+	ck_assert_uint_eq(hd->rate_hz, RATE);
 	ck_assert_uint_eq(hd->channels, h.channels);
 	ck_assert_uint_eq(hd->frame_bytes, 2 * h.channels);
 	int64_t first = 2000, n = RATE / 2;

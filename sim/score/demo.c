@@ -89,16 +89,16 @@ static void merge(char **files, int n, const char *out)
 
 int main(int argc, char **argv)
 {
-	double duration = 60, expect_recall = -1, expect_median = -1, expect_p90 = -1, expect_fa = -1, expect_located = -1;
+	double duration_s = 60, expect_recall = -1, expect_median = -1, expect_p90 = -1, expect_fa = -1, expect_located = -1;
 	char *out = NULL, *bin = NULL, *profile = NULL;
-	gint rate = 16000;
+	gint rate_hz = 16000;
 	gboolean source_plane = TRUE, quiet = FALSE;
 	GOptionEntry entries[] = {
-		{"duration", 'd', 0, G_OPTION_ARG_DOUBLE, &duration, "seconds of calls to run (default 60)", "S"},
+		{"duration", 'd', 0, G_OPTION_ARG_DOUBLE, &duration_s, "seconds of calls to run (default 60)", "S"},
 		{"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "output directory (default demo-out)", "DIR"},
 		{"bin", 0, 0, G_OPTION_ARG_FILENAME, &bin, "directory of the chorus programs (default build/bin)", "DIR"},
 		{"profile", 'p', 0, G_OPTION_ARG_FILENAME, &profile, "detector profile (default apps/profiles/frog.ini)", "FILE"},
-		{"rate", 0, 0, G_OPTION_ARG_INT, &rate, "audio sample rate, Hz (default 16000)", "HZ"},
+		{"rate", 0, 0, G_OPTION_ARG_INT, &rate_hz, "audio sample rate, Hz (default 16000)", "HZ"},
 		{"no-source-plane", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &source_plane,
 		 "do not tell collab the sources are on the ground (z = 0)", NULL},
 		{"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "print the summary only", NULL},
@@ -118,7 +118,7 @@ int main(int argc, char **argv)
 	}
 	g_option_context_free(oc);
 	demo d = {0};
-	d.rate_hz = rate;
+	d.rate_hz = rate_hz;
 	d.scenario = g_canonicalize_filename(argc == 2 ? argv[1] : "sim/scenarios/default.ini", NULL);
 	d.out = g_canonicalize_filename(out ? out : "demo-out", NULL);
 	d.simdir = g_build_filename(d.out, "sim", NULL);
@@ -160,7 +160,7 @@ int main(int argc, char **argv)
 	char *det = g_strdup_printf("detect -p %s --jsonl %s/node%%n-detect.jsonl", qp, d.simdir);
 	char *col = g_strdup_printf("collab -c %s --jsonl %s/node%%n-collab.jsonl", qc, d.simdir);
 	const char *apps[] = {"fft", det, col, NULL};
-	csim_opts o = {.scenario = d.scenario, .out_dir = d.simdir, .bin_dir = d.bin, .audio = TRUE, .audio_rate_hz = (unsigned)rate, .apps = apps};
+	csim_opts o = {.scenario = d.scenario, .out_dir = d.simdir, .bin_dir = d.bin, .audio = TRUE, .audio_rate_hz = (unsigned)rate_hz, .apps = apps};
 	int64_t t_start = host_raw();
 	d.sim = csim_start(&o, &err);
 	g_free(qp);
@@ -177,9 +177,9 @@ int main(int argc, char **argv)
 	double t_ready = (host_raw() - csim_epoch_ns(d.sim)) * 1e-9;
 	if (!rc) {
 		fprintf(stderr, "chorus-demo: %zu nodes up in %.1f s (syncd, audiod at %d Hz, fft, detect, collab); running %.0f s\n",
-			nn, (host_raw() - t_start) * 1e-9, rate, duration);
-		run_state r = {g_main_loop_new(NULL, FALSE), csim_truth_new(d.sc, csim_run_dir(d.sim)), MIN(10.0, duration / 3),
-			       duration, 0};
+			nn, (host_raw() - t_start) * 1e-9, rate_hz, duration_s);
+		run_state r = {g_main_loop_new(NULL, FALSE), csim_truth_new(d.sc, csim_run_dir(d.sim)), MIN(10.0, duration_s / 3),
+			       duration_s, 0};
 		g_timeout_add(1000, on_tick, &r);
 		guint s1 = g_unix_signal_add(SIGINT, on_signal, r.loop), s2 = g_unix_signal_add(SIGTERM, on_signal, r.loop);
 		g_main_loop_run(r.loop);
@@ -223,7 +223,7 @@ int main(int argc, char **argv)
 			merge(res, (int)nn, rj);
 			merge(dets, (int)nn, dj);
 			demo_write_csv(&ev, csv);
-			printf("chorus demo: %s, %zu nodes, %.0f s, audio %d Hz\n\n", d.scenario, nn, duration, rate);
+			printf("chorus demo: %s, %zu nodes, %.0f s, audio %d Hz\n\n", d.scenario, nn, duration_s, rate_hz);
 			demo_print(&ev, !quiet, stdout);
 			/* CPU of the services, per node, as a share of one core (for
 			 * fft + detect this is the real-time factor at this rate). */

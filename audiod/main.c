@@ -49,13 +49,13 @@ static int parse_format(const char *s, snd_pcm_format_t *f)
 int main(int argc, char **argv)
 {
 	char *conf = NULL, *pcm = NULL, *format = NULL, *tstamp = NULL;
-	gint64 node = -1, rate = 0, channels = 0, period = 0;
+	gint64 node = -1, rate_hz = 0, channels = 0, period = 0;
 	gboolean print_config = FALSE, verbose = FALSE;
 	GOptionEntry entries[] = {
 		{"config", 'c', 0, G_OPTION_ARG_FILENAME, &conf, "configuration file (default /etc/chorus/audiod.conf)", "FILE"},
 		{"node", 'n', 0, G_OPTION_ARG_INT64, &node, "this node's number", "N"},
 		{"pcm", 'D', 0, G_OPTION_ARG_STRING, &pcm, "ALSA PCM of device 0", "NAME"},
-		{"rate", 'r', 0, G_OPTION_ARG_INT64, &rate, "sample rate of device 0", "HZ"},
+		{"rate", 'r', 0, G_OPTION_ARG_INT64, &rate_hz, "sample rate of device 0", "HZ"},
 		{"channels", 'C', 0, G_OPTION_ARG_INT64, &channels, "channels of device 0", "N"},
 		{"format", 'f', 0, G_OPTION_ARG_STRING, &format, "sample format of device 0 (S16_LE, S32_LE, FLOAT_LE)", "FMT"},
 		{"period", 'p', 0, G_OPTION_ARG_INT64, &period, "period of device 0, frames", "FRAMES"},
@@ -106,8 +106,8 @@ int main(int argc, char **argv)
 		g_free(d0->tstamp);
 		d0->tstamp = g_strdup(tstamp);
 	}
-	if (rate > 0)
-		d0->rate_hz = rate;
+	if (rate_hz > 0)
+		d0->rate_hz = rate_hz;
 	if (channels > 0)
 		d0->channels = channels;
 	if (period > 0)

@@ -120,12 +120,12 @@ static int64_t irq_record_time(const ah_node *h, int64_t frame_end)
 static void on_chunk(void *user, int64_t first, size_t n)
 {
 	lat_ctx *l = user;
-	int64_t now = sync_now(SYNC_KIND_CPU);
+	int64_t now_ns = sync_now(SYNC_KIND_CPU);
 	if (!l->on)
 		return;
 	int64_t P = l->h->period, end = first + (int64_t)n;
 	int64_t pend = (end + P - 1) / P * P;
-	int64_t v = now - irq_record_time(l->h, pend);
+	int64_t v = now_ns - irq_record_time(l->h, pend);
 	g_array_append_val(l->lat, v);
 }
 

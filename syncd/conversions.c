@@ -48,9 +48,9 @@ GArray *syncd_conversions(syncd_pairs *pairs, const syncd_root *root, rbs_core *
 			sync_ticker_entry *te = &g_array_index(learned, sync_ticker_entry, i);
 			if (set == SYNCD_CONV_SHAREABLE && is_realtime(te))
 				continue;
-			int64_t age = now_ns - te->conv.updated_ns;
+			int64_t age_ns = now_ns - te->conv.updated_ns;
 			syncd_conversion c = {*te, g_array_index(org, guint32, i), g_array_index(hop, guint32, i),
-					      age < 0 ? 0 : age};
+					      age_ns < 0 ? 0 : age_ns};
 			g_array_append_val(a, c);
 		}
 		g_array_free(learned, TRUE);

@@ -97,10 +97,10 @@ static gboolean on_report(gpointer data)
 	int64_t now_ns = sync_now(SYNC_KIND_CPU);
 	/* Three intervals of receptions: a peer that lost a report or two still
 	 * gets every beacon. */
-	int64_t since = now_ns - (int64_t)(3.0 * r->cfg->report_interval_s * 1e9);
+	int64_t since_ns = now_ns - (int64_t)(3.0 * r->cfg->report_interval_s * 1e9);
 	size_t max_per = (RBS_MTU - RBS_HDR - 4 - RBS_HMAC_LEN) / RBS_REPORT_ENTRY;
 	rbs_reception *rx = g_new(rbs_reception, 4096);
-	size_t n = rbs_core_recent(r->core, since, rx, 4096);
+	size_t n = rbs_core_recent(r->core, since_ns, rx, 4096);
 	for (size_t off = 0; off < n; off += max_per) {
 		rbs_packet p = {.type = RBS_REPORT, .rx = rx + off, .n_rx = MIN(max_per, n - off)};
 		send_packet(r, &p);

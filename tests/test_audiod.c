@@ -160,12 +160,12 @@ START_TEST(time_to_frame)
 	sync_client *sc = sync_client_new(NULL, NULL, NULL, NULL, &e);
 	ck_assert_msg(sc, "%s", e ? e->message : "");
 	ck_assert_int_eq(sync_client_wait(sc, AH_SAFETY_S * 1000), 0);
-	int64_t now = sync_now(SYNC_KIND_CPU);
+	int64_t now_ns = sync_now(SYNC_KIND_CPU);
 	double sum2 = 0;
 	int n = 0;
 	for (int i = 0; i < 12; i++) {
 		/* Spread over the last 1.5 s, at times off the period grid. */
-		int64_t t = now - 1600000000 + i * 123456789 + i * 7919;
+		int64_t t = now_ns - 1600000000 + i * 123456789 + i * 7919;
 		double err;
 		check_time_request(&h, "cpu", t, t, &err);
 		sum2 += err * err;
@@ -197,15 +197,15 @@ START_TEST(time_to_frame)
 	ck_assert_int_eq(ah_field(st, "segment"), 0);
 	const char *fr = strstr(st, "fit ns_per_frame=");
 	ck_assert_msg(fr && strstr(fr, " rate="), "%s", st);
-	double rate = g_ascii_strtod(strstr(fr, " rate=") + 6, NULL);
+	double rate_hz = g_ascii_strtod(strstr(fr, " rate=") + 6, NULL);
 	const sim_node_cfg *nc = sim_scenario_find_node(h.sc, NODE);
 	double truth = RATE * (1 + nc->audio_skew_ppm * 1e-6) / (1 + nc->cpu.skew_ppm * 1e-6);
 	/* Within 5 of the fit's own standard errors (plus 0.01 ppm for the
 	 * printed digits). */
 	double se_ppm = g_ascii_strtod(strstr(fr, "rate_se_ppm=") + 12, NULL);
 	ck_assert_msg(se_ppm > 0 && se_ppm < 1, "rate se %.4f ppm", se_ppm);
-	ck_assert_msg(fabs(rate / truth - 1) * 1e6 < 5 * se_ppm + 0.01, "fitted rate %.6f, true %.6f (%.3f ppm, se %.4f)",
-		      rate, truth, (rate / truth - 1) * 1e6, se_ppm);
+	ck_assert_msg(fabs(rate_hz / truth - 1) * 1e6 < 5 * se_ppm + 0.01, "fitted rate %.6f, true %.6f (%.3f ppm, se %.4f)",
+		      rate_hz, truth, (rate_hz / truth - 1) * 1e6, se_ppm);
 	ck_assert_msg(strstr(st, "syncd connected"), "%s", st);
 	g_free(st);
 	sync_client_free(sc);

@@ -115,8 +115,8 @@ typedef struct {
 
 static void share_in(collabd *d, const det_event *e)
 {
-	int64_t now = sync_now(SYNC_KIND_CPU);
-	collab_grouper_add(d->grouper, e, now);
+	int64_t now_ns = sync_now(SYNC_KIND_CPU);
+	collab_grouper_add(d->grouper, e, now_ns);
 }
 
 static void on_local(void *user, const char *msg, size_t len, uint32_t dropped)

@@ -74,10 +74,10 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 			r = i;
 	out->ref = r;
 	const tdoa_input *R = &in[r];
-	double rate = R->rate_hz;
+	double rate_hz = R->rate_hz;
 	dsp_gcc_params gp;
 	dsp_gcc_params_default(&gp);
-	gp.rate_hz = rate;
+	gp.rate_hz = rate_hz;
 	gp.f_lo_hz = p->f_lo_hz;
 	gp.f_hi_hz = p->f_hi_hz;
 	gp.beta = p->beta;
@@ -88,7 +88,7 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 		return -EINVAL;
 	}
 	/* Where the call sits in each clip, samples from x[0]. */
-	double pos_r = ((double)(R->onset_ns - R->t0_ns) - R->t0_frac_ns) * rate * 1e-9;
+	double pos_r = ((double)(R->onset_ns - R->t0_ns) - R->t0_frac_ns) * rate_hz * 1e-9;
 	/* Energy centroid of the reference clip, samples: where GCC-PHAT's
 	 * delay is effectively measured. */
 	double ex = 0, e = 0;
@@ -106,9 +106,9 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 			continue;
 		}
 		const tdoa_input *J = &in[j];
-		double pos_j = ((double)(J->onset_ns - J->t0_ns) - J->t0_frac_ns) * rate * 1e-9;
+		double pos_j = ((double)(J->onset_ns - J->t0_ns) - J->t0_frac_ns) * rate_hz * 1e-9;
 		double pred = pos_j - pos_r;
-		double se = sqrt(J->onset_se_ns * J->onset_se_ns + R->onset_se_ns * R->onset_se_ns) * rate * 1e-9;
+		double se = sqrt(J->onset_se_ns * J->onset_se_ns + R->onset_se_ns * R->onset_se_ns) * rate_hz * 1e-9;
 		double half = 4 * se + p->min_window;
 		dsp_gcc_result gr;
 		if (dsp_gcc_delay_window(g, R->x, R->n, J->x, J->n, (int)floor(pred - half), (int)ceil(pred + half), &gr,
@@ -118,7 +118,7 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 		out->delay_se[j] = gr.se;
 		out->coherence[j] = gr.peak;
 		/* a_j = (T_j - T_r) + d_j / R_j + i_c (1/R_j - 1/R_r), seconds. */
-		double rj = J->rate_eff_hz > 0 ? J->rate_eff_hz : J->rate_hz, rr = R->rate_eff_hz > 0 ? R->rate_eff_hz : rate;
+		double rj = J->rate_eff_hz > 0 ? J->rate_eff_hz : J->rate_hz, rr = R->rate_eff_hz > 0 ? R->rate_eff_hz : rate_hz;
 		out->a_s[j] = ((double)(J->t0_ns - R->t0_ns) + (J->t0_frac_ns - R->t0_frac_ns)) * 1e-9 + gr.delay / rj +
 			      ic * (1 / rj - 1 / rr);
 		var_d[nv++] = gr.se * gr.se;
@@ -137,9 +137,9 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 		if (!out->ok[j])
 			continue;
 		double v = j == r ? var_ref : fmax(out->delay_se[j] * out->delay_se[j] - var_ref, out->delay_se[j] * out->delay_se[j] / 2);
-		double s2 = v / (rate * rate) + in[j].t0_se_ns * in[j].t0_se_ns * 1e-18;
+		double s2 = v / (rate_hz * rate_hz) + in[j].t0_se_ns * in[j].t0_se_ns * 1e-18;
 		/* A floor of 0.01 sample: interpolation and model error never vanish. */
-		double fl = 0.01 / rate;
+		double fl = 0.01 / rate_hz;
 		out->sigma_s[j] = sqrt(s2 + fl * fl);
 		idx[m++] = j;
 	}

@@ -85,11 +85,11 @@ dsp_wave *dsp_wave_new(const dsp_wave_params *p, double world_rate, GError **err
 	case DSP_WAVE_FILE: {
 		g_free(w);
 		size_t n = 0;
-		double rate = 0;
-		float *x = dsp_wave_read_file(p->file, p->file_channel, &n, &rate, err);
+		double rate_hz = 0;
+		float *x = dsp_wave_read_file(p->file, p->file_channel, &n, &rate_hz, err);
 		if (!x)
 			return NULL;
-		w = dsp_wave_from_samples(x, n, rate, world_rate);
+		w = dsp_wave_from_samples(x, n, rate_hz, world_rate);
 		g_free(x);
 		return w;
 	}

@@ -193,32 +193,32 @@ static void on_opened(void *user, int64_t first, int64_t last, uint32_t item_siz
 {
 	fftd *f = user;
 	char *r = g_strndup(reply, len), b[64];
-	double rate = audio_reply_field(r, "rate", b, sizeof b) ? g_ascii_strtod(b, NULL) : 0;
+	double rate_hz = audio_reply_field(r, "rate", b, sizeof b) ? g_ascii_strtod(b, NULL) : 0;
 	const char *fmt = audio_reply_field(r, "format", b, sizeof b) ? b : "?";
 	f->is_float = !strcmp(fmt, "FLOAT_LE");
 	f->sample_bytes = (int)item_size;
 	g_free(r);
-	if (!(rate > 0) || (item_size != 2 && item_size != 4)) {
+	if (!(rate_hz > 0) || (item_size != 2 && item_size != 4)) {
 		g_snprintf(f->last_error, sizeof f->last_error, "audio stream not usable (rate %.0f, %u bytes per frame)",
-			   rate, item_size);
+			   rate_hz, item_size);
 		g_warning("%s", f->last_error);
 		return;
 	}
-	if (f->stft && rate == f->rate_hz && dsp_stft_next_index(f->stft) == first)
+	if (f->stft && rate_hz == f->rate_hz && dsp_stft_next_index(f->stft) == first)
 		return; /* a resumed stream that lost nothing */
-	if (f->stft && rate == f->rate_hz) {
+	if (f->stft && rate_hz == f->rate_hz) {
 		dsp_stft_reset(f->stft, first);
 		f->reopened++;
 		return;
 	}
 	dsp_stft_free(f->stft);
-	f->rate_hz = rate;
+	f->rate_hz = rate_hz;
 	dsp_stft_params p;
 	dsp_stft_params_default(&p);
 	p.size = (int)f->cfg.size;
 	p.hop = (int)f->cfg.hop;
 	p.window = f->window;
-	p.rate_hz = rate;
+	p.rate_hz = rate_hz;
 	p.plan = f->plan;
 	p.wisdom = f->wisdom;
 	const char *why;
@@ -228,7 +228,7 @@ static void on_opened(void *user, int64_t first, int64_t last, uint32_t item_siz
 		g_warning("%s", f->last_error);
 		return;
 	}
-	g_message("%s: %.0f Hz %s, frames of %d every %d (%s window)", f->name_data, rate, f->is_float ? "float" : "int",
+	g_message("%s: %.0f Hz %s, frames of %d every %d (%s window)", f->name_data, rate_hz, f->is_float ? "float" : "int",
 		  p.size, p.hop, window_name(f->window));
 }
 

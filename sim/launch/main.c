@@ -54,13 +54,13 @@ int main(int argc, char **argv)
 	char *out = NULL, *bin = NULL, *extra_file = NULL, *csv = NULL;
 	char **apps = NULL;
 	gboolean netns = FALSE, no_audio = FALSE;
-	gint port = 0, rate = 16000;
+	gint port = 0, rate_hz = 16000;
 	GOptionEntry entries[] = {
 		{"duration", 'd', 0, G_OPTION_ARG_DOUBLE, &duration_s, "seconds to run (default: the scenario's duration)", "S"},
 		{"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "directory for logs, configs and CSV (default chorus-sim-out)", "DIR"},
 		{"netns", 0, 0, G_OPTION_ARG_NONE, &netns, "one network namespace per node on a bridge (root)", NULL},
 		{"no-audio", 0, 0, G_OPTION_ARG_NONE, &no_audio, "do not start audiod", NULL},
-		{"rate", 0, 0, G_OPTION_ARG_INT, &rate, "audiod sample rate, Hz (default 16000)", "HZ"},
+		{"rate", 0, 0, G_OPTION_ARG_INT, &rate_hz, "audiod sample rate, Hz (default 16000)", "HZ"},
 		{"warmup", 0, 0, G_OPTION_ARG_DOUBLE, &warmup_s, "seconds before measurements count (default min(10, duration/3))", "S"},
 		{"interval", 0, 0, G_OPTION_ARG_DOUBLE, &interval_s, "seconds between truth samples (default 1)", "S"},
 		{"port", 0, 0, G_OPTION_ARG_INT, &port, "UDP port of the sync protocol (default from our pid)", "PORT"},
@@ -95,7 +95,7 @@ int main(int argc, char **argv)
 		.syncd_extra = extra,
 		.port = port,
 		.audio = !no_audio && access(audiod, X_OK) == 0,
-		.audio_rate_hz = (unsigned)rate,
+		.audio_rate_hz = (unsigned)rate_hz,
 		.netns = netns,
 		.apps = (const char *const *)apps,
 	};
@@ -115,7 +115,7 @@ int main(int argc, char **argv)
 	run_state r = {g_main_loop_new(NULL, FALSE), csim_truth_new(csim_scenario(s), csim_run_dir(s)), warmup_s, duration_s,
 		       0, interval_s, 0};
 	const char *why = NULL;
-	if (o.audio && csim_truth_set_audio(r.truth, csim_epoch_ns(s), (unsigned)rate, bin, &why) < 0)
+	if (o.audio && csim_truth_set_audio(r.truth, csim_epoch_ns(s), (unsigned)rate_hz, bin, &why) < 0)
 		fprintf(stderr, "chorus-sim: audio not measured: %s\n", why);
 	g_timeout_add((guint)(interval_s * 1000), on_sample, &r);
 	g_unix_signal_add(SIGINT, on_signal, r.loop);

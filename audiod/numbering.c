@@ -241,12 +241,12 @@ int numbering_wants_stamp(const numbering *n)
 	return n->restarting && n->npend < n->restart_need;
 }
 
-void numbering_stamp(numbering *n, uint64_t avail, int64_t cpu)
+void numbering_stamp(numbering *n, uint64_t avail, int64_t cpu_ns)
 {
 	if (!numbering_wants_stamp(n))
 		return;
 	n->pend[n->npend].rel = (int64_t)(n->hold + avail);
-	n->pend[n->npend].cpu_ns = cpu;
+	n->pend[n->npend].cpu_ns = cpu_ns;
 	n->npend++;
 }
 

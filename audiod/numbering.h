@@ -119,8 +119,8 @@ int numbering_wants_stamp(const numbering *n);
 
 /* While restarting: an ALSA timestamp of the new run, taken before this
  * wakeup's reads into the hold: `avail` frames beyond those held were
- * available at cpu time `cpu` (ns).  Ignored unless numbering_wants_stamp. */
-void numbering_stamp(numbering *n, uint64_t avail, int64_t cpu);
+ * available at cpu time `cpu_ns`.  Ignored unless numbering_wants_stamp. */
+void numbering_stamp(numbering *n, uint64_t avail, int64_t cpu_ns);
 
 /* Frames held while restarting (written to the caller's buffer at this
  * offset, <= buffer). */

@@ -122,7 +122,7 @@ static void arm(chorus_sim *s, int64_t now_ns)
 	timerfd_settime(s->timer_fd, 0, &its, NULL);
 }
 
-/* Advance to `now`: run every interrupt that has happened, detect overrun
+/* Advance to `now_ns`: run every interrupt that has happened, detect overrun
  * and injected xruns.  Called with s->lock held. */
 static void advance(chorus_sim *s, int64_t now_ns)
 {

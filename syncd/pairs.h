@@ -4,7 +4,7 @@
  * y on clock B); each pair keeps a sliding-window fit (libsync/fit.h) that is
  * solved lazily when the ticker is written.  Soft state: a pair with no
  * observation for `expire_ns` of the node's cpu time is forgotten, and a
- * clock nobody feeds with it.  Every function takes the caller's `now`
+ * clock nobody feeds with it.  Every function takes the caller's `now_ns`
  * (node cpu ns) instead of reading a clock.
  */
 #ifndef CHORUS_SYNCD_PAIRS_H
@@ -64,7 +64,7 @@ guint64 syncd_pairs_generation(const syncd_pairs *p);
 
 /* Solve every changed fit and return the conversions that have one (at
  * least 3 observations) as a new array of *n entries (g_free it); each
- * conv's `updated` is the cpu time of its last observation. */
+ * conv's `updated_ns` is the cpu time of its last observation. */
 sync_ticker_entry *syncd_pairs_entries(syncd_pairs *p, size_t *n);
 
 /* The current conversion a -> b (reversed when the pair is fitted b -> a),

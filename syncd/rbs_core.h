@@ -46,12 +46,12 @@ rbs_core *rbs_core_new(const rbs_core_cfg *cfg, const char **why);
 /* Free (NULL is fine). */
 void rbs_core_free(rbs_core *c);
 
-/* We received beacon (sender, seq) at cpu time t (our own beacons too, as
+/* We received beacon (sender, seq) at cpu time t_ns (our own beacons too, as
  * looped back).  A duplicate (sender, seq) keeps the first time.  Receptions
- * older than hold_ns before `now` are forgotten. */
+ * older than hold_ns before `now_ns` are forgotten. */
 void rbs_core_heard(rbs_core *c, uint32_t sender, uint32_t seq, int64_t t_ns, int64_t now_ns);
 
-/* Our receptions at or after `since`, oldest first, at most max into out.
+/* Our receptions at or after `since_ns`, oldest first, at most max into out.
  * Returns how many. */
 size_t rbs_core_recent(const rbs_core *c, int64_t since_ns, rbs_reception *out, size_t max);
 
@@ -60,7 +60,7 @@ size_t rbs_core_recent(const rbs_core *c, int64_t since_ns, rbs_reception *out, 
  * Returns the observations added (>= 0). */
 int rbs_core_report(rbs_core *c, uint32_t peer, const rbs_reception *rx, size_t n, int64_t now_ns);
 
-/* Any packet from `peer` at `now`: it is alive. */
+/* Any packet from `peer` at `now_ns`: it is alive. */
 void rbs_core_touch(rbs_core *c, uint32_t peer, int64_t now_ns);
 
 /* Forget peers silent for peer_timeout_ns.  Returns how many went. */

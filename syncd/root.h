@@ -56,7 +56,7 @@ void syncd_root_prefer(syncd_root *rt, int64_t node);
 
 /* Make this node the global root now: global = cpu + (realtime - cpu),
  * from a fresh realtime<->cpu sample (cpu0 = its cpu time, utc0 = its
- * realtime).  Tells the listener SYNCD_CHANGED_AT_ONCE.  `now` (node cpu
+ * realtime).  Tells the listener SYNCD_CHANGED_AT_ONCE.  `now_ns` (node cpu
  * ns) is not used for the definition, which comes from the sample. */
 void syncd_root_take(syncd_root *rt, int64_t now_ns);
 

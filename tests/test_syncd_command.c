@@ -62,12 +62,12 @@ static void teardown(void)
 	g_free(fx);
 }
 
-/* Run `line` at `now` as pid 1234; the reply is in fx->reply->str. */
-static int run(const char *line, int64_t now)
+/* Run `line` at `now_ns` as pid 1234; the reply is in fx->reply->str. */
+static int run(const char *line, int64_t now_ns)
 {
 	dev_creds who = {1234, 1000, 1000};
 	g_string_truncate(fx->reply, 0);
-	return syncd_command(&fx->s, &who, line, now, fx->reply);
+	return syncd_command(&fx->s, &who, line, now_ns, fx->reply);
 }
 
 #define REPLY_IS(s) ck_assert_str_eq(fx->reply->str, (s))

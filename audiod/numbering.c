@@ -121,16 +121,16 @@ int64_t numbering_next(const numbering *n)
 }
 
 /* Take one observation into the fit and the output. */
-static void add_obs(numbering *n, int64_t frame, int64_t cpu, numbering_out *out)
+static void add_obs(numbering *n, int64_t frame, int64_t cpu_ns, numbering_out *out)
 {
 	const char *why;
 	out->obs[out->nobs].frame = frame;
-	out->obs[out->nobs].cpu_ns = cpu;
+	out->obs[out->nobs].cpu_ns = cpu_ns;
 	out->nobs++;
-	if (sync_fit_add(n->fit, cpu, frame, &why) < 0) {
-		/* cpu time went backwards: only after a source restart. */
+	if (sync_fit_add(n->fit, cpu_ns, frame, &why) < 0) {
+		/* cpu_ns time went backwards: only after a source restart. */
 		sync_fit_reset(n->fit);
-		sync_fit_add(n->fit, cpu, frame, &why);
+		sync_fit_add(n->fit, cpu_ns, frame, &why);
 	}
 }
 
@@ -201,7 +201,7 @@ static void settle_from_records(numbering *n, numbering_out *out)
 	n->npend = 0;
 }
 
-void numbering_record(numbering *n, uint64_t hw_ptr, int64_t cpu, numbering_out *out)
+void numbering_record(numbering *n, uint64_t hw_ptr, int64_t cpu_ns, numbering_out *out)
 {
 	*out = (numbering_out){0};
 	if (!n->have_hw_base) {
@@ -216,11 +216,11 @@ void numbering_record(numbering *n, uint64_t hw_ptr, int64_t cpu, numbering_out 
 	}
 	if (n->restarting) {
 		n->pend[n->npend].rel = n->hw_unwrapped - n->hw_base;
-		n->pend[n->npend].cpu_ns = cpu;
+		n->pend[n->npend].cpu_ns = cpu_ns;
 		if (++n->npend >= n->restart_need)
 			settle_from_records(n, out);
 	} else {
-		add_obs(n, n->abs_base + (n->hw_unwrapped - n->hw_base), cpu, out);
+		add_obs(n, n->abs_base + (n->hw_unwrapped - n->hw_base), cpu_ns, out);
 	}
 }
 
@@ -230,10 +230,10 @@ void numbering_wrote(numbering *n, uint64_t frames)
 	n->abs_next += (int64_t)frames;
 }
 
-void numbering_observe(numbering *n, int64_t frame, int64_t cpu, numbering_out *out)
+void numbering_observe(numbering *n, int64_t frame, int64_t cpu_ns, numbering_out *out)
 {
 	*out = (numbering_out){0};
-	add_obs(n, frame, cpu, out);
+	add_obs(n, frame, cpu_ns, out);
 }
 
 int numbering_wants_stamp(const numbering *n)

@@ -102,7 +102,7 @@ int64_t numbering_next(const numbering *n);
  * The first record of a run is taken to come one period after its start.
  * Fills *out: one observation, or nothing while the restart is unsettled
  * and this record is held, or the settled restart and its held records. */
-void numbering_record(numbering *n, uint64_t hw_ptr, int64_t cpu, numbering_out *out);
+void numbering_record(numbering *n, uint64_t hw_ptr, int64_t cpu_ns, numbering_out *out);
 
 /* While not restarting (asserted): `frames` frames were written to the
  * ring. */
@@ -111,7 +111,7 @@ void numbering_wrote(numbering *n, uint64_t frames);
 /* While not restarting: a direct observation (an ALSA timestamp: the frame
  * at the last hw_ptr update, taken as numbering_next + avail before the
  * reads that followed).  Fills *out with it. */
-void numbering_observe(numbering *n, int64_t frame, int64_t cpu, numbering_out *out);
+void numbering_observe(numbering *n, int64_t frame, int64_t cpu_ns, numbering_out *out);
 
 /* While restarting: nonzero when an ALSA timestamp of the new run is still
  * wanted (fewer than the records needed are pending). */

@@ -64,7 +64,7 @@ dsp_wave *dsp_wave_from_samples(const float *x, size_t n, double rate_hz, double
 	return w;
 }
 
-dsp_wave *dsp_wave_new(const dsp_wave_params *p, double world_rate, GError **err)
+dsp_wave *dsp_wave_new(const dsp_wave_params *p, double world_rate_hz, GError **err)
 {
 	dsp_wave *w = g_new0(dsp_wave, 1);
 	w->p = *p;
@@ -89,7 +89,7 @@ dsp_wave *dsp_wave_new(const dsp_wave_params *p, double world_rate, GError **err
 		float *x = dsp_wave_read_file(p->file, p->file_channel, &n, &rate_hz, err);
 		if (!x)
 			return NULL;
-		w = dsp_wave_from_samples(x, n, rate_hz, world_rate);
+		w = dsp_wave_from_samples(x, n, rate_hz, world_rate_hz);
 		g_free(x);
 		return w;
 	}

@@ -46,7 +46,7 @@ int capture_open(const capture_cfg *cfg, capture **out, GError **err)
 	/* No resampling by alsa-lib: a resampled stream would not have the
 	 * card's sample clock, which is the clock chorus timestamps. */
 	snd_pcm_hw_params_set_rate_resample(c->pcm, hw, 0);
-	CHECK(snd_pcm_hw_params_set_rate(c->pcm, hw, cfg->rate, 0), "sample rate refused");
+	CHECK(snd_pcm_hw_params_set_rate(c->pcm, hw, cfg->rate_hz, 0), "sample rate refused");
 	snd_pcm_uframes_t period = cfg->period, buffer = cfg->buffer;
 	CHECK(snd_pcm_hw_params_set_period_size_near(c->pcm, hw, &period, &dir), "period size refused");
 	CHECK(snd_pcm_hw_params_set_buffer_size_near(c->pcm, hw, &buffer), "buffer size refused");

@@ -16,7 +16,7 @@
 
 typedef struct {
 	const char *pcm;          /* ALSA PCM name */
-	unsigned rate;            /* frames per second wanted */
+	unsigned rate_hz;         /* frames per second wanted */
 	unsigned channels;        /* channels wanted */
 	snd_pcm_format_t format;  /* S16_LE, S32_LE or FLOAT_LE */
 	snd_pcm_uframes_t period; /* frames per period wanted */

@@ -22,7 +22,7 @@ static const cfg_key audiod_keys[] = {
 	K(audiod_config, "node", CFG_INT, "0", 0, 4294967294.0, node, "this node's number (CHORUS_NODE sets the default)"),
 	K(audiod_config, "rt_priority", CFG_INT, "0", 0, 99, rt_priority, "SCHED_FIFO priority of the capture threads; 0 = normal scheduling"),
 	K(audiod_config, "lock_memory", CFG_BOOL, "false", 1, 0, lock_memory, "lock all memory (mlockall) so capture never pages"),
-	R(audiod_config, "status_interval_s", "status_interval", CFG_DOUBLE, "0.5", 0.01, 60, status_interval,
+	R(audiod_config, "status_interval_s", "status_interval", CFG_DOUBLE, "0.5", 0.01, 60, status_interval_s,
 	  "seconds between status notifications"),
 	{NULL},
 };
@@ -34,12 +34,12 @@ static const cfg_key audiod_keys[] = {
 #define DEVICE_KEYS(pcm_default) \
 	{ \
 		D("pcm", CFG_STRING, pcm_default, 1, 0, pcm, "ALSA PCM to capture (hw:1, plughw:1,0, chorus_sim); empty = unused"), \
-			DR("rate_hz", "rate", CFG_INT, "48000", 8000, 384000, rate, "sample rate, frames/s"), \
+			DR("rate_hz", "rate", CFG_INT, "48000", 8000, 384000, rate_hz, "sample rate, frames/s"), \
 			D("channels", CFG_INT, "1", 1, 64, channels, "channels"), \
 			D("format", CFG_STRING, "S16_LE", 1, 0, format, "sample format: S16_LE, S32_LE or FLOAT_LE"), \
 			D("period", CFG_INT, "480", 16, 1 << 20, period, "frames per period (one DMA interrupt each)"), \
 			D("periods", CFG_INT, "8", 2, 1024, periods, "periods in the ALSA buffer"), \
-			DR("ring_s", "ring_seconds", CFG_DOUBLE, "60", 1, 86400, ring_seconds, "seconds of audio kept for clients"), \
+			DR("ring_s", "ring_seconds", CFG_DOUBLE, "60", 1, 86400, ring_s, "seconds of audio kept for clients"), \
 			D("tstamp", CFG_STRING, "auto", 1, 0, tstamp, "timestamp source: auto, kpatch, alsa or sim"), \
 			D("sidechannel", CFG_STRING, "", 1, 0, sidechannel, "simulator side channel path; empty = the default for the PCM"), \
 			{NULL}, \

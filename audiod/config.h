@@ -10,22 +10,22 @@
 #define AUDIOD_MAX_DEVICES 4
 
 typedef struct {
-	char *pcm;   /* ALSA PCM name; NULL/"" = device not used */
-	gint64 rate; /* frames per second */
+	char *pcm;      /* ALSA PCM name; NULL/"" = device not used */
+	gint64 rate_hz; /* frames per second */
 	gint64 channels;
-	char *format;        /* S16_LE, S32_LE, FLOAT_LE */
-	gint64 period;       /* frames per period */
-	gint64 periods;      /* periods in the ALSA buffer */
-	double ring_seconds; /* history kept, s */
-	char *tstamp;        /* auto, kpatch, alsa, sim */
-	char *sidechannel;   /* simulator side channel path; "" = default */
+	char *format;      /* S16_LE, S32_LE, FLOAT_LE */
+	gint64 period;     /* frames per period */
+	gint64 periods;    /* periods in the ALSA buffer */
+	double ring_s;     /* history kept, s */
+	char *tstamp;      /* auto, kpatch, alsa, sim */
+	char *sidechannel; /* simulator side channel path; "" = default */
 } audiod_device_config;
 
 typedef struct {
-	gint64 node;            /* this node's number */
-	gint64 rt_priority;     /* SCHED_FIFO priority of capture threads; 0 = none */
-	gboolean lock_memory;   /* mlockall */
-	double status_interval; /* s between status notifications */
+	gint64 node;              /* this node's number */
+	gint64 rt_priority;       /* SCHED_FIFO priority of capture threads; 0 = none */
+	gboolean lock_memory;     /* mlockall */
+	double status_interval_s; /* s between status notifications */
 	audiod_device_config dev[AUDIOD_MAX_DEVICES];
 } audiod_config;
 

@@ -362,14 +362,14 @@ static void on_stream(void *user, const stream_event *ev)
 			  ev->gap_from, ev->gap_to);
 	}
 	for (uint32_t i = 0; i < ev->nobs; i++) {
-		int rc = timehist_add(d->th, ev->obs[i].frame, ev->obs[i].cpu, why, sizeof why);
+		int rc = timehist_add(d->th, ev->obs[i].frame, ev->obs[i].cpu_ns, why, sizeof why);
 		if (rc < 0) {
 			g_debug("audio/%d: observation refused: %s", d->k, why);
 			continue;
 		}
 		if (rc == 1)
 			g_message("audio/%d: timestamps jumped: new timehist segment", d->k);
-		forward_obs(d, ev->obs[i].frame, ev->obs[i].cpu);
+		forward_obs(d, ev->obs[i].frame, ev->obs[i].cpu_ns);
 	}
 	if (d->data)
 		dev_sensor_advance(d->data, ev->next);
@@ -387,7 +387,7 @@ static int status_text(void *user, GString *out)
 	stream_get_stats(d->st, &st);
 	audio_ring_span(d->ring, &oldest, &next);
 	g_string_append_printf(out, "device audio/%d pcm=%s node%u\n", d->k, p->pcm, d->node);
-	g_string_append_printf(out, "format rate=%u channels=%u format=%s period=%lu buffer=%lu\n", p->rate,
+	g_string_append_printf(out, "format rate=%u channels=%u format=%s period=%lu buffer=%lu\n", p->rate_hz,
 			       p->channels, snd_pcm_format_name(p->format), (unsigned long)p->period,
 			       (unsigned long)p->buffer);
 	g_string_append_printf(out, "frames captured=%" G_GUINT64_FORMAT " ring=[%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") seconds=%.1f\n", st.frames, oldest, next, (double)(next - oldest) / d->rate);
@@ -477,7 +477,7 @@ audio_dev *audio_dev_new(int k, const stream_cfg *cfg, uint32_t node, GMainConte
 	}
 	const capture_cfg *p = stream_params(d->st);
 	d->ring = stream_ring(d->st);
-	d->rate = p->rate;
+	d->rate = p->rate_hz;
 	d->channels = p->channels;
 	d->format = p->format;
 	d->sample_bytes = (uint32_t)snd_pcm_format_physical_width(p->format) / 8;

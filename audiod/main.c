@@ -49,13 +49,13 @@ static int parse_format(const char *s, snd_pcm_format_t *f)
 int main(int argc, char **argv)
 {
 	char *conf = NULL, *pcm = NULL, *format = NULL, *tstamp = NULL;
-	gint64 node = -1, rate = 0, channels = 0, period = 0;
+	gint64 node = -1, rate_hz = 0, channels = 0, period = 0;
 	gboolean print_config = FALSE, verbose = FALSE;
 	GOptionEntry entries[] = {
 		{"config", 'c', 0, G_OPTION_ARG_FILENAME, &conf, "configuration file (default /etc/chorus/audiod.conf)", "FILE"},
 		{"node", 'n', 0, G_OPTION_ARG_INT64, &node, "this node's number", "N"},
 		{"pcm", 'D', 0, G_OPTION_ARG_STRING, &pcm, "ALSA PCM of device 0", "NAME"},
-		{"rate", 'r', 0, G_OPTION_ARG_INT64, &rate, "sample rate of device 0", "HZ"},
+		{"rate", 'r', 0, G_OPTION_ARG_INT64, &rate_hz, "sample rate of device 0", "HZ"},
 		{"channels", 'C', 0, G_OPTION_ARG_INT64, &channels, "channels of device 0", "N"},
 		{"format", 'f', 0, G_OPTION_ARG_STRING, &format, "sample format of device 0 (S16_LE, S32_LE, FLOAT_LE)", "FMT"},
 		{"period", 'p', 0, G_OPTION_ARG_INT64, &period, "period of device 0, frames", "FRAMES"},
@@ -106,8 +106,8 @@ int main(int argc, char **argv)
 		g_free(d0->tstamp);
 		d0->tstamp = g_strdup(tstamp);
 	}
-	if (rate > 0)
-		d0->rate = rate;
+	if (rate_hz > 0)
+		d0->rate_hz = rate_hz;
 	if (channels > 0)
 		d0->channels = channels;
 	if (period > 0)
@@ -131,11 +131,11 @@ int main(int argc, char **argv)
 			continue;
 		stream_cfg sc = {0};
 		sc.cap.pcm = dc->pcm;
-		sc.cap.rate = (unsigned)dc->rate;
+		sc.cap.rate_hz = (unsigned)dc->rate_hz;
 		sc.cap.channels = (unsigned)dc->channels;
 		sc.cap.period = (snd_pcm_uframes_t)dc->period;
 		sc.cap.buffer = (snd_pcm_uframes_t)(dc->period * dc->periods);
-		sc.ring_seconds = dc->ring_seconds;
+		sc.ring_s = dc->ring_s;
 		sc.sidechannel = dc->sidechannel && *dc->sidechannel ? dc->sidechannel : NULL;
 		sc.rt_priority = (int)a.cfg.rt_priority;
 		if (parse_format(dc->format, &sc.cap.format) < 0) {
@@ -171,7 +171,7 @@ int main(int argc, char **argv)
 				all = FALSE;
 	}
 	if (!rc) {
-		g_timeout_add((guint)(a.cfg.status_interval * 1000), on_status, &a);
+		g_timeout_add((guint)(a.cfg.status_interval_s * 1000), on_status, &a);
 		g_unix_signal_add(SIGINT, on_signal, loop);
 		g_unix_signal_add(SIGTERM, on_signal, loop);
 		g_message("node%" G_GINT64_FORMAT ": capturing %d device%s%s", a.cfg.node, ndev, ndev == 1 ? "" : "s",

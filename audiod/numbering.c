@@ -11,25 +11,25 @@
 
 struct numbering {
 	numbering_params p;
-	sync_fit *fit;        /* recent (cpu, frame) upper envelope, for overrun accounting */
-	int64_t abs_next;     /* absolute index of the next frame written */
-	int have_hw_base;     /* hw_base valid for the current run */
-	int64_t hw_base;      /* unwrapped hw_ptr of the run's first frame */
-	int64_t abs_base;     /* absolute index of the run's first frame */
-	uint64_t last_hw;     /* last raw hw_ptr */
-	int64_t hw_unwrapped; /* last hw_ptr, unwrapped */
-	int restarting;       /* waiting for the first timestamps of the new run */
-	int continuing;       /* the first run continues an earlier run's numbering */
-	int64_t restart_cpu;  /* node cpu time when the run restarted, ns */
-	int restart_wakeups;  /* wakeups since the restart */
+	sync_fit *fit;          /* recent (cpu, frame) upper envelope, for overrun accounting */
+	int64_t abs_next;       /* absolute index of the next frame written */
+	int have_hw_base;       /* hw_base valid for the current run */
+	int64_t hw_base;        /* unwrapped hw_ptr of the run's first frame */
+	int64_t abs_base;       /* absolute index of the run's first frame */
+	uint64_t last_hw;       /* last raw hw_ptr */
+	int64_t hw_unwrapped;   /* last hw_ptr, unwrapped */
+	int restarting;         /* waiting for the first timestamps of the new run */
+	int continuing;         /* the first run continues an earlier run's numbering */
+	int64_t restart_cpu_ns; /* node cpu time when the run restarted, ns */
+	int restart_wakeups;    /* wakeups since the restart */
 	/* Interrupt records of the restarted run held back until its start is
 	 * known: each one's latency makes the pre-overrun fit predict a start
 	 * late by latency * rate, so the start is the least of their
 	 * predictions (a single record was often 2-5 frames late).  The frames
 	 * of the new run read meanwhile wait in the caller's buffer. */
 	struct {
-		int64_t rel; /* frames since the run's first frame at the interrupt */
-		int64_t cpu; /* node cpu time of the interrupt, ns */
+		int64_t rel;    /* frames since the run's first frame at the interrupt */
+		int64_t cpu_ns; /* node cpu time of the interrupt, ns */
 	} pend[NUMBERING_RESTART_RECORDS];
 	int npend;
 	int restart_need; /* records to hold before settling, <= NUMBERING_RESTART_RECORDS */
@@ -38,7 +38,7 @@ struct numbering {
 
 numbering *numbering_new(const numbering_params *p, const char **why)
 {
-	if (!p->rate || !p->period || !p->buffer || !p->boundary) {
+	if (!p->rate_hz || !p->period || !p->buffer || !p->boundary) {
 		*why = "numbering: rate, period, buffer and boundary must be > 0";
 		return NULL;
 	}
@@ -46,7 +46,7 @@ numbering *numbering_new(const numbering_params *p, const char **why)
 	sync_fit_params_default(&fp);
 	fp.mode = SYNC_FIT_UPPER; /* x = cpu (late by latency), y = frame: frames look early */
 	fp.window = 256;
-	fp.nominal_slope = p->rate * 1e-9;
+	fp.nominal_slope = p->rate_hz * 1e-9;
 	sync_fit *fit = sync_fit_new(&fp, why);
 	if (!fit)
 		return NULL;
@@ -89,7 +89,7 @@ int numbering_continue(numbering *n, const int64_t *cpu, const int64_t *frame, i
 static void restart(numbering *n, int64_t now_ns)
 {
 	uint64_t need = n->p.buffer / n->p.period;
-	n->restart_cpu = now_ns;
+	n->restart_cpu_ns = now_ns;
 	n->restarting = 1;
 	n->restart_wakeups = 0;
 	n->npend = 0;
@@ -121,16 +121,16 @@ int64_t numbering_next(const numbering *n)
 }
 
 /* Take one observation into the fit and the output. */
-static void add_obs(numbering *n, int64_t frame, int64_t cpu, numbering_out *out)
+static void add_obs(numbering *n, int64_t frame, int64_t cpu_ns, numbering_out *out)
 {
 	const char *why;
 	out->obs[out->nobs].frame = frame;
-	out->obs[out->nobs].cpu = cpu;
+	out->obs[out->nobs].cpu_ns = cpu_ns;
 	out->nobs++;
-	if (sync_fit_add(n->fit, cpu, frame, &why) < 0) {
-		/* cpu time went backwards: only after a source restart. */
+	if (sync_fit_add(n->fit, cpu_ns, frame, &why) < 0) {
+		/* cpu_ns time went backwards: only after a source restart. */
 		sync_fit_reset(n->fit);
-		sync_fit_add(n->fit, cpu, frame, &why);
+		sync_fit_add(n->fit, cpu_ns, frame, &why);
 	}
 }
 
@@ -183,7 +183,7 @@ static void settle_from_records(numbering *n, numbering_out *out)
 		double best = INFINITY;
 		int64_t base = INT64_MIN;
 		for (int i = 0; i < n->npend; i++) {
-			sync_tval f = sync_conv_apply(&c, sync_tval_of(n->pend[i].cpu));
+			sync_tval f = sync_conv_apply(&c, sync_tval_of(n->pend[i].cpu_ns));
 			if (base == INT64_MIN)
 				base = f.i - n->pend[i].rel;
 			double x = (double)(f.i - n->pend[i].rel - base) + f.f;
@@ -197,11 +197,11 @@ static void settle_from_records(numbering *n, numbering_out *out)
 	}
 	settle(n, start, out);
 	for (int i = 0; i < n->npend; i++)
-		add_obs(n, n->abs_base + n->pend[i].rel, n->pend[i].cpu, out);
+		add_obs(n, n->abs_base + n->pend[i].rel, n->pend[i].cpu_ns, out);
 	n->npend = 0;
 }
 
-void numbering_record(numbering *n, uint64_t hw_ptr, int64_t cpu, numbering_out *out)
+void numbering_record(numbering *n, uint64_t hw_ptr, int64_t cpu_ns, numbering_out *out)
 {
 	*out = (numbering_out){0};
 	if (!n->have_hw_base) {
@@ -216,11 +216,11 @@ void numbering_record(numbering *n, uint64_t hw_ptr, int64_t cpu, numbering_out 
 	}
 	if (n->restarting) {
 		n->pend[n->npend].rel = n->hw_unwrapped - n->hw_base;
-		n->pend[n->npend].cpu = cpu;
+		n->pend[n->npend].cpu_ns = cpu_ns;
 		if (++n->npend >= n->restart_need)
 			settle_from_records(n, out);
 	} else {
-		add_obs(n, n->abs_base + (n->hw_unwrapped - n->hw_base), cpu, out);
+		add_obs(n, n->abs_base + (n->hw_unwrapped - n->hw_base), cpu_ns, out);
 	}
 }
 
@@ -230,10 +230,10 @@ void numbering_wrote(numbering *n, uint64_t frames)
 	n->abs_next += (int64_t)frames;
 }
 
-void numbering_observe(numbering *n, int64_t frame, int64_t cpu, numbering_out *out)
+void numbering_observe(numbering *n, int64_t frame, int64_t cpu_ns, numbering_out *out)
 {
 	*out = (numbering_out){0};
-	add_obs(n, frame, cpu, out);
+	add_obs(n, frame, cpu_ns, out);
 }
 
 int numbering_wants_stamp(const numbering *n)
@@ -241,12 +241,12 @@ int numbering_wants_stamp(const numbering *n)
 	return n->restarting && n->npend < n->restart_need;
 }
 
-void numbering_stamp(numbering *n, uint64_t avail, int64_t cpu)
+void numbering_stamp(numbering *n, uint64_t avail, int64_t cpu_ns)
 {
 	if (!numbering_wants_stamp(n))
 		return;
 	n->pend[n->npend].rel = (int64_t)(n->hold + avail);
-	n->pend[n->npend].cpu = cpu;
+	n->pend[n->npend].cpu_ns = cpu_ns;
 	n->npend++;
 }
 
@@ -275,6 +275,6 @@ void numbering_wakeup_end(numbering *n, numbering_out *out)
 	} else if (full || n->restart_wakeups > 2 * n->restart_need + 2) {
 		/* No observation at all: the run began when it was started. */
 		int64_t f;
-		settle(n, predict_frame(n, n->restart_cpu, &f) == 0 ? f : n->abs_next, out);
+		settle(n, predict_frame(n, n->restart_cpu_ns, &f) == 0 ? f : n->abs_next, out);
 	}
 }

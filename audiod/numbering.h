@@ -36,7 +36,7 @@
 #define NUMBERING_RESTART_RECORDS 8
 
 typedef struct {
-	unsigned rate;     /* frames per second (> 0) */
+	unsigned rate_hz;  /* frames per second (> 0) */
 	uint64_t period;   /* frames per period interrupt (> 0) */
 	uint64_t buffer;   /* frames of the ALSA buffer = the caller's hold buffer (> 0) */
 	uint64_t boundary; /* hw_ptr of the records wraps at this many frames (> 0) */
@@ -45,8 +45,8 @@ typedef struct {
 /* One observation: the absolute index of the frame at an interrupt and the
  * interrupt's time. */
 typedef struct {
-	int64_t frame; /* absolute frame index */
-	int64_t cpu;   /* node cpu time, ns */
+	int64_t frame;  /* absolute frame index */
+	int64_t cpu_ns; /* node cpu time, ns */
 } numbering_obs;
 
 /* What one call produced, to be applied in this order.  Zero (settled == 0,
@@ -102,7 +102,7 @@ int64_t numbering_next(const numbering *n);
  * The first record of a run is taken to come one period after its start.
  * Fills *out: one observation, or nothing while the restart is unsettled
  * and this record is held, or the settled restart and its held records. */
-void numbering_record(numbering *n, uint64_t hw_ptr, int64_t cpu, numbering_out *out);
+void numbering_record(numbering *n, uint64_t hw_ptr, int64_t cpu_ns, numbering_out *out);
 
 /* While not restarting (asserted): `frames` frames were written to the
  * ring. */
@@ -111,7 +111,7 @@ void numbering_wrote(numbering *n, uint64_t frames);
 /* While not restarting: a direct observation (an ALSA timestamp: the frame
  * at the last hw_ptr update, taken as numbering_next + avail before the
  * reads that followed).  Fills *out with it. */
-void numbering_observe(numbering *n, int64_t frame, int64_t cpu, numbering_out *out);
+void numbering_observe(numbering *n, int64_t frame, int64_t cpu_ns, numbering_out *out);
 
 /* While restarting: nonzero when an ALSA timestamp of the new run is still
  * wanted (fewer than the records needed are pending). */
@@ -119,8 +119,8 @@ int numbering_wants_stamp(const numbering *n);
 
 /* While restarting: an ALSA timestamp of the new run, taken before this
  * wakeup's reads into the hold: `avail` frames beyond those held were
- * available at cpu time `cpu` (ns).  Ignored unless numbering_wants_stamp. */
-void numbering_stamp(numbering *n, uint64_t avail, int64_t cpu);
+ * available at cpu time `cpu_ns`.  Ignored unless numbering_wants_stamp. */
+void numbering_stamp(numbering *n, uint64_t avail, int64_t cpu_ns);
 
 /* Frames held while restarting (written to the caller's buffer at this
  * offset, <= buffer). */

@@ -28,7 +28,7 @@ static void store(int64_t *p, int64_t v)
 	atomic_store_explicit((_Atomic int64_t *)p, v, memory_order_release);
 }
 
-int audio_ring_create(uint32_t frame_bytes, uint64_t capacity, uint32_t rate, uint32_t channels,
+int audio_ring_create(uint32_t frame_bytes, uint64_t capacity, uint32_t rate_hz, uint32_t channels,
 		      uint32_t format, int64_t origin, audio_ring **out)
 {
 	if (!frame_bytes || !capacity || capacity > (1ull << 40) / frame_bytes)
@@ -66,7 +66,7 @@ int audio_ring_create(uint32_t frame_bytes, uint64_t capacity, uint32_t rate, ui
 	h->hdr_bytes = AUDIO_RING_HDR_BYTES;
 	h->frame_bytes = frame_bytes;
 	h->capacity = capacity;
-	h->rate = rate;
+	h->rate_hz = rate_hz;
 	h->channels = channels;
 	h->format = format;
 	h->origin = origin;

@@ -32,7 +32,7 @@ typedef struct {
 	uint32_t hdr_bytes;   /* offset of frame data in the memfd, bytes */
 	uint32_t frame_bytes; /* bytes per frame (all channels) */
 	uint64_t capacity;    /* frames the ring holds */
-	uint32_t rate;        /* nominal frames per second */
+	uint32_t rate_hz;     /* nominal frames per second */
 	uint32_t channels;    /* interleaved channels per frame */
 	uint32_t format;      /* snd_pcm_format_t of the samples */
 	uint32_t gap_count;   /* gaps ever recorded; the last AUDIO_RING_GAPS are kept */
@@ -49,7 +49,7 @@ typedef struct audio_ring audio_ring;
 /* Create a ring in a new memfd holding `capacity` frames of frame_bytes,
  * starting at absolute frame `origin`.  Returns 0 and *out, or -EINVAL /
  * -ENOMEM / the errno of memfd_create, ftruncate or mmap. */
-int audio_ring_create(uint32_t frame_bytes, uint64_t capacity, uint32_t rate, uint32_t channels,
+int audio_ring_create(uint32_t frame_bytes, uint64_t capacity, uint32_t rate_hz, uint32_t channels,
 		      uint32_t format, int64_t origin, audio_ring **out);
 
 /* Map an existing ring read-only from its memfd (a bulk reader).  The fd is

@@ -59,19 +59,19 @@ int stream_open(const stream_cfg *cfg, GMainContext *main_ctx, stream_event_fn f
 	if ((rc = capture_open(&s->cfg.cap, &s->cap, err)) < 0)
 		goto fail;
 	const capture_cfg *a = capture_actual(s->cap);
-	uint64_t cap_frames = (uint64_t)ceil(cfg->ring_seconds * a->rate);
-	rc = audio_ring_create((uint32_t)capture_frame_bytes(s->cap), cap_frames, a->rate, a->channels,
+	uint64_t cap_frames = (uint64_t)ceil(cfg->ring_s * a->rate_hz);
+	rc = audio_ring_create((uint32_t)capture_frame_bytes(s->cap), cap_frames, a->rate_hz, a->channels,
 			       (uint32_t)a->format, 0, &s->ring);
 	if (rc < 0) {
 		g_set_error(err, AUDIOD_ERROR, -rc, "%s: cannot create a ring of %.1f s: %s", s->pcm_name,
-			    cfg->ring_seconds, g_strerror(-rc));
+			    cfg->ring_s, g_strerror(-rc));
 		goto fail;
 	}
 	if ((rc = tsrc_open(cfg->tstamp, s->cap, s->pcm_name, cfg->sidechannel, &s->source, &s->kp, err)) < 0)
 		goto fail;
 	s->buf_frames = a->buffer;
 	s->buf = g_malloc(s->buf_frames * capture_frame_bytes(s->cap));
-	numbering_params np = {.rate = a->rate, .period = a->period, .buffer = a->buffer, .boundary = capture_boundary(s->cap)};
+	numbering_params np = {.rate_hz = a->rate_hz, .period = a->period, .buffer = a->buffer, .boundary = capture_boundary(s->cap)};
 	if (!(s->num = numbering_new(&np, &why))) {
 		g_set_error(err, AUDIOD_ERROR, EINVAL, "%s: %s", s->pcm_name, why);
 		rc = -EINVAL;
@@ -149,7 +149,7 @@ static void apply(stream *s, const numbering_out *out)
 		if (s->ev.nobs == STREAM_EVENT_OBS)
 			post(s);
 		s->ev.obs[s->ev.nobs].frame = out->obs[i].frame;
-		s->ev.obs[s->ev.nobs].cpu = out->obs[i].cpu;
+		s->ev.obs[s->ev.nobs].cpu_ns = out->obs[i].cpu_ns;
 		s->ev.nobs++;
 	}
 	if (out->nobs) {

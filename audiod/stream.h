@@ -26,7 +26,7 @@
 
 typedef struct {
 	capture_cfg cap;
-	double ring_seconds;     /* history kept, s */
+	double ring_s;           /* history kept, s */
 	tsrc_kind tstamp;        /* wanted source (TSRC_AUTO: best available) */
 	const char *sidechannel; /* simulator side channel path; NULL = default for the PCM */
 	int rt_priority;         /* SCHED_FIFO priority of the capture thread; 0 = normal */
@@ -40,8 +40,8 @@ typedef struct {
 	int brk;                  /* a discontinuity precedes these observations */
 	uint32_t nobs;            /* observations that follow */
 	struct {
-		int64_t frame; /* absolute frame index at the interrupt */
-		int64_t cpu;   /* node cpu time of the interrupt, ns */
+		int64_t frame;  /* absolute frame index at the interrupt */
+		int64_t cpu_ns; /* node cpu time of the interrupt, ns */
 	} obs[STREAM_EVENT_OBS];
 } stream_event;
 

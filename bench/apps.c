@@ -59,7 +59,7 @@ static double rtf(double rate, int size, int hop, int *calls_found, int *calls)
 	for (int i = 0; i < (int)(len * rate); i++)
 		pw += pow(dsp_wave_eval(w, i / rate), 2);
 	pw /= len * rate;
-	double amp = sqrt(10 * sigma * sigma * (prof.f_hi - prof.f_lo) / (rate / 2) / pw);
+	double amp = sqrt(10 * sigma * sigma * (prof.f_hi_hz - prof.f_lo_hz) / (rate / 2) / pw);
 	*calls = 0;
 	for (double t = 1.5; t < secs - 1; t += 2.0, (*calls)++)
 		for (size_t i = (size_t)(t * rate); i < (size_t)((t + len) * rate); i++)
@@ -71,7 +71,7 @@ static double rtf(double rate, int size, int hop, int *calls_found, int *calls)
 	dsp_stft_params_default(&sp);
 	sp.size = size;
 	sp.hop = hop;
-	sp.rate = rate;
+	sp.rate_hz = rate;
 	dsp_stft *s = dsp_stft_new(&sp, 0, NULL);
 	dsp_det_params dp;
 	det_profile_detector(&prof, rate, &dp);
@@ -99,12 +99,12 @@ static double rtf(double rate, int size, int hop, int *calls_found, int *calls)
 			for (int b = 0; b < nb; b++)
 				P[b] = (float)((b == 0 || b == nb - 1 ? 1 : 2) *
 					       ((double)f.X[b][0] * f.X[b][0] + (double)f.X[b][1] * f.X[b][1]) / (size * ss));
-			fft_frame_msg fm = {.first = f.first, .size = (uint32_t)size, .hop = (uint32_t)hop, .nbins = (uint32_t)nb, .rate = rate, .P = P};
+			fft_frame_msg fm = {.first = f.first, .size = (uint32_t)size, .hop = (uint32_t)hop, .nbins = (uint32_t)nb, .rate_hz = rate, .P = P};
 			size_t bl = (size_t)fft_frame_encode(&fm, buf, fft_frame_bytes((uint32_t)nb));
 			fft_frame_msg d;
 			fft_frame_decode(buf, bl, &d, Q, (size_t)nb, &why);
 			dsp_event ev;
-			if (dsp_detector_feed(det, d.first, fft_frame_band(&d, prof.f_lo, prof.f_hi), &ev) == 1) {
+			if (dsp_detector_feed(det, d.first, fft_frame_band(&d, prof.f_lo_hz, prof.f_hi_hz), &ev) == 1) {
 				int pre = MAX((int)ceil(prof.pre_ms * 1e-3 * rate), 64);
 				int64_t first = ev.onset - size - pre;
 				int lag_all = MAX((int)(ev.end - first) - (int)(prof.min_dur_s * rate), size * 3 / 2 + pre);
@@ -243,14 +243,14 @@ int main(void)
 	printf("fft + detect in one process (no IPC), frog profile, calls at 10 dB every 2 s\n");
 	printf("%8s %6s %6s %14s %8s\n", "rate_hz", "size", "hop", "cpu_per_s_audio", "found");
 	const struct {
-		double rate;
+		double rate_hz;
 		int size, hop;
 	} cfg[] = {{48000, 1024, 256}, {48000, 2048, 512}, {16000, 1024, 256}};
 	for (size_t i = 0; i < G_N_ELEMENTS(cfg); i++) {
 		int found, calls;
-		double f = rtf(cfg[i].rate, cfg[i].size, cfg[i].hop, &found, &calls);
-		printf("%8.0f %6d %6d %14.5f %4d/%-3d\n", cfg[i].rate, cfg[i].size, cfg[i].hop, f, found, calls);
-		fprintf(csv, "rtf_fft_detect_size%d_hop%d,-,%.0f,%.6f,cpu_s_per_audio_s\n", cfg[i].size, cfg[i].hop, cfg[i].rate, f);
+		double f = rtf(cfg[i].rate_hz, cfg[i].size, cfg[i].hop, &found, &calls);
+		printf("%8.0f %6d %6d %14.5f %4d/%-3d\n", cfg[i].rate_hz, cfg[i].size, cfg[i].hop, f, found, calls);
+		fprintf(csv, "rtf_fft_detect_size%d_hop%d,-,%.0f,%.6f,cpu_s_per_audio_s\n", cfg[i].size, cfg[i].hop, cfg[i].rate_hz, f);
 	}
 
 	printf("\nreal services on simulated fields (chorus-demo, %s s each, audio 16 kHz)\n", secs);

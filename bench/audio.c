@@ -112,20 +112,20 @@ typedef struct {
 static int64_t irq_record_time(const ah_node *h, int64_t frame_end)
 {
 	int64_t F = h->f0 + frame_end;
-	int64_t cap = (int64_t)(h->period * 1e9 / h->rate) / 2;
-	int64_t truth = h->epoch + sim_world_frame_time_ns(h->w, h->node, h->rate, F);
+	int64_t cap = (int64_t)(h->period * 1e9 / h->rate_hz) / 2;
+	int64_t truth = h->epoch_ns + sim_world_frame_time_ns(h->w, h->node, h->rate_hz, F);
 	return sim_world_node_cpu_at(h->w, h->node, truth + sim_world_irq_latency_ns(h->w, h->node, F, cap));
 }
 
 static void on_chunk(void *user, int64_t first, size_t n)
 {
 	lat_ctx *l = user;
-	int64_t now = sync_now(SYNC_KIND_CPU);
+	int64_t now_ns = sync_now(SYNC_KIND_CPU);
 	if (!l->on)
 		return;
 	int64_t P = l->h->period, end = first + (int64_t)n;
 	int64_t pend = (end + P - 1) / P * P;
-	int64_t v = now - irq_record_time(l->h, pend);
+	int64_t v = now_ns - irq_record_time(l->h, pend);
 	g_array_append_val(l->lat, v);
 }
 
@@ -176,7 +176,7 @@ static void run_clients(ah_node *h, int n)
 	st = ah_status();
 	int64_t c1 = ah_field(st, "captured");
 	g_free(st);
-	double audio_s = (double)(c1 - c0) / h->rate, wall_s = (w1 - w0) * 1e-9;
+	double audio_s = (double)(c1 - c0) / h->rate_hz, wall_s = (w1 - w0) * 1e-9;
 	double cpu_per_s = (cpu1 - cpu0) * 1e-9 / audio_s;
 	double tick_per_s = (double)(tk1 - tk0) / sysconf(_SC_CLK_TCK) / audio_s;
 	/* Every client kept up: no gaps, everything in order. */
@@ -185,7 +185,7 @@ static void run_clients(ah_node *h, int n)
 		ah_reader *r = rs->pdata[i];
 		AH_REQUIRE(!r->gaps && !r->out_of_order && !r->err, "client %d: %d gaps, %d out of order, err %d", i,
 			   r->gaps, r->out_of_order, r->err);
-		delivered += (double)(r->next - recv0[i]) / h->rate;
+		delivered += (double)(r->next - recv0[i]) / h->rate_hz;
 	}
 	int64_t p50 = quantile(l.lat, 0.5), p99 = quantile(l.lat, 0.99);
 	printf("  %3d clients  audiod cpu %7.3f ms per s of audio (%5.2f%% of a core; stat ticks %.1f ms)  "
@@ -216,7 +216,7 @@ static void bulk(ah_node *h)
 	const audio_ring_hdr *hd = audio_ring_header(ring);
 	int64_t oldest, next;
 	audio_ring_span(ring, &oldest, &next);
-	const uint64_t n = h->rate; /* one second per read */
+	const uint64_t n = h->rate_hz; /* one second per read */
 	size_t bytes = n * hd->frame_bytes;
 	uint8_t *dst = g_malloc(bytes), *src = g_malloc(bytes);
 	memset(src, 1, bytes);
@@ -272,14 +272,14 @@ static double accuracy(ah_node *h, const char *label)
 	g_free(st);
 	double sum2 = 0, sum = 0, maxe = 0, se_sum = 0;
 	int n = 0;
-	for (int64_t f = next - 4 * (int64_t)h->rate; f < next - (int64_t)h->period; f += 100) {
+	for (int64_t f = next - 4 * (int64_t)h->rate_hz; f < next - (int64_t)h->period; f += 100) {
 		sync_graph_result r;
 		char why[200];
 		int rc = sync_client_convert(sc, sync_clock_audio(NODE, 0), sync_clock_cpu(NODE), sync_tval_of(f), &r,
 					     why, sizeof why);
 		AH_REQUIRE(rc == 0, "audio0 -> cpu at frame %lld: %s", (long long)f, why);
 		int64_t truth = sim_world_node_cpu_at(
-			h->w, h->node, h->epoch + sim_world_frame_time_ns(h->w, h->node, h->rate, h->f0 + f));
+			h->w, h->node, h->epoch_ns + sim_world_frame_time_ns(h->w, h->node, h->rate_hz, h->f0 + f));
 		double err = (double)(r.value.i - truth) + r.value.f;
 		sum += err;
 		sum2 += err * err;
@@ -352,7 +352,7 @@ int main(void)
 	ah_opts o = {.tstamp = "alsa"};
 	ah_start(&h, NODE, "bench-alsa", &o);
 	ah_find_f0(&h);
-	ah_wait_frames(8 * (int64_t)h.rate);
+	ah_wait_frames(8 * (int64_t)h.rate_hz);
 	capture_latency("alsa");
 	accuracy(&h, "alsa");
 	ah_stop(&h);

@@ -51,8 +51,8 @@ static void bench_detector(gsl_rng *r)
 	dsp_stft_params_default(&sp);
 	dsp_det_params dp;
 	dsp_det_params_default(&dp);
-	dp.f_lo = 2000;
-	dp.f_hi = 3200;
+	dp.f_lo_hz = 2000;
+	dp.f_hi_hz = 3200;
 	int events = 0, reps = 0;
 	double t0 = cpu_s(), t1;
 	do {
@@ -63,7 +63,7 @@ static void bench_detector(gsl_rng *r)
 			dsp_frame f;
 			dsp_event e;
 			while (dsp_stft_next(s, &f))
-				events += dsp_detector_feed(d, f.first, dsp_stft_band_power(s, &f, dp.f_lo, dp.f_hi), &e) == 1;
+				events += dsp_detector_feed(d, f.first, dsp_stft_band_power(s, &f, dp.f_lo_hz, dp.f_hi_hz), &e) == 1;
 		}
 		dsp_stft_free(s);
 		dsp_detector_free(d);
@@ -120,8 +120,8 @@ static void bench_gcc(gsl_rng *r)
 		dsp_gcc_params_default(&p);
 		p.max_lag = 100;
 		if (kind == 1) {
-			p.f_lo = 2000;
-			p.f_hi = 3200;
+			p.f_lo_hz = 2000;
+			p.f_hi_hz = 3200;
 		}
 		g = dsp_gcc_new(&p, NULL);
 		for (int si = 0; si < 3; si++) {
@@ -166,15 +166,15 @@ static void bench_locate(gsl_rng *r)
 		for (int t = 0; t < T; t++) {
 			double src[2] = {30 * gsl_rng_uniform(r), 30 * gsl_rng_uniform(r)};
 			for (int i = 0; i < 6; i++) {
-				memcpy(a[i].pos, M[i], sizeof a[i].pos);
-				a[i].sigma = sig[si];
-				a[i].t = hypot(src[0] - M[i][0], src[1] - M[i][1]) / p.c + gsl_ran_gaussian(r, sig[si]);
+				memcpy(a[i].pos_m, M[i], sizeof a[i].pos_m);
+				a[i].sigma_s = sig[si];
+				a[i].t_s = hypot(src[0] - M[i][0], src[1] - M[i][1]) / p.c_m_s + gsl_ran_gaussian(r, sig[si]);
 			}
 			double t0 = cpu_s();
 			dsp_locate(a, 6, &p, &res);
 			tcpu += cpu_s() - t0;
 			fails += res.status != DSP_LOC_OK;
-			err[t] = hypot(res.pos[0] - src[0], res.pos[1] - src[1]);
+			err[t] = hypot(res.pos_m[0] - src[0], res.pos_m[1] - src[1]);
 		}
 		gsl_sort(err, 1, T);
 		char cond[64];

@@ -40,7 +40,7 @@ static csim *start(const char *name, const char *scenario, gboolean audio, const
 	g_mkdir_with_parents(dir, 0755);
 	char *sc = g_build_filename(dir, "scenario.ini", NULL);
 	g_file_set_contents(sc, scenario, -1, NULL);
-	csim_opts o = {.scenario = sc, .out_dir = dir, .bin_dir = CSIM_BIN_DIR, .syncd_extra = conf, .audio = audio, .audio_rate = 16000, .ready_timeout_ms = 60000};
+	csim_opts o = {.scenario = sc, .out_dir = dir, .bin_dir = CSIM_BIN_DIR, .syncd_extra = conf, .audio = audio, .audio_rate_hz = 16000, .ready_timeout_ms = 60000};
 	GError *err = NULL;
 	csim *s = csim_start(&o, &err);
 	if (!s)

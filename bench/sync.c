@@ -57,7 +57,7 @@ static double bench_convert(int hops)
 		c.wander = 1e-7;
 		c.xmin = c.x0 - 10000000000LL;
 		c.xmax = c.x0 + 10000000000LL;
-		c.updated = NOW;
+		c.updated_ns = NOW;
 		c.n = 64;
 		sync_graph_set(g, sync_clock_cpu((uint32_t)k), sync_clock_cpu((uint32_t)k + 1), &c, NULL, 0);
 	}

@@ -213,7 +213,7 @@ size_t sync_conv_pack(const sync_conv *c, uint8_t *buf)
 	putd(&p, c->wander);
 	put64(&p, (uint64_t)c->xmin);
 	put64(&p, (uint64_t)c->xmax);
-	put64(&p, (uint64_t)c->updated);
+	put64(&p, (uint64_t)c->updated_ns);
 	put32(&p, c->n);
 	put32(&p, c->flags);
 	return (size_t)(p - buf);
@@ -239,7 +239,7 @@ int sync_conv_unpack(const uint8_t *buf, size_t len, sync_conv *out, const char 
 	c.wander = getd(&p);
 	c.xmin = (int64_t)get64(&p);
 	c.xmax = (int64_t)get64(&p);
-	c.updated = (int64_t)get64(&p);
+	c.updated_ns = (int64_t)get64(&p);
 	c.n = get32(&p);
 	c.flags = get32(&p);
 	int rc = sync_conv_check(&c, why);

@@ -38,20 +38,20 @@ enum {
 };
 
 typedef struct {
-	int64_t x0;      /* reference point, x units (an observation's x) */
-	int64_t y0;      /* reference point, y units */
-	double yoff;     /* line value at x0 minus y0, y units, |yoff| <= 0.5 */
-	double slope;    /* dy/dx, y units per x unit (frames/ns ~ 4.8e-5 for 48 kHz) */
-	double xbar;     /* centre of the data, x - x0, x units */
-	double var_c;    /* variance of the line at the centre, y units^2 */
-	double var_s;    /* variance of the slope, (y units / x unit)^2 */
-	double rms;      /* residual RMS of the points used, y units (observation noise) */
-	double wander;   /* frequency wander allowed outside the data, fractional (1e-7 = 0.1 ppm) */
-	int64_t xmin;    /* validity interval = span of the data, x units */
-	int64_t xmax;    /* x units, >= xmin */
-	int64_t updated; /* time of last update, ns on the publisher's reference clock */
-	uint32_t n;      /* number of observations used by the fit */
-	uint32_t flags;  /* SYNC_CONV_* */
+	int64_t x0;         /* reference point, x units (an observation's x) */
+	int64_t y0;         /* reference point, y units */
+	double yoff;        /* line value at x0 minus y0, y units, |yoff| <= 0.5 */
+	double slope;       /* dy/dx, y units per x unit (frames/ns ~ 4.8e-5 for 48 kHz) */
+	double xbar;        /* centre of the data, x - x0, x units */
+	double var_c;       /* variance of the line at the centre, y units^2 */
+	double var_s;       /* variance of the slope, (y units / x unit)^2 */
+	double rms;         /* residual RMS of the points used, y units (observation noise) */
+	double wander;      /* frequency wander allowed outside the data, fractional (1e-7 = 0.1 ppm) */
+	int64_t xmin;       /* validity interval = span of the data, x units */
+	int64_t xmax;       /* x units, >= xmin */
+	int64_t updated_ns; /* time of last update, ns on the publisher's reference clock */
+	uint32_t n;         /* number of observations used by the fit */
+	uint32_t flags;     /* SYNC_CONV_* */
 } sync_conv;
 
 #define SYNC_CONV_WIRE_SIZE 104  /* bytes of sync_conv_pack() output */

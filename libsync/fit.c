@@ -379,7 +379,7 @@ int sync_fit_solve(sync_fit *f, sync_conv *out, const char **why)
 	c.wander = f->p.wander;
 	c.xmin = xa;
 	c.xmax = xb;
-	c.updated = 0;
+	c.updated_ns = 0;
 	c.n = (uint32_t)m;
 	c.flags = f->p.mode == SYNC_FIT_LOWER   ? SYNC_CONV_LOWER
 		  : f->p.mode == SYNC_FIT_UPPER ? SYNC_CONV_UPPER

@@ -253,17 +253,17 @@ size_t sync_graph_nedges(const sync_graph *g)
 
 /* Why edge d refuses x at now: 0 when it accepts, else the error and the
  * reason (only formatted when why != NULL). */
-static int refuses(const sync_graph *g, const dedge *d, sync_tval x, int64_t now, char *why, size_t len)
+static int refuses(const sync_graph *g, const dedge *d, sync_tval x, int64_t now_ns, char *why, size_t len)
 {
-	int64_t age;
-	if (__builtin_sub_overflow(now, d->c.updated, &age))
-		age = INT64_MAX;
-	if (g->p.max_age_ns > 0 && !(d->c.flags & SYNC_CONV_FIXED) && age > g->p.max_age_ns) {
+	int64_t age_ns;
+	if (__builtin_sub_overflow(now_ns, d->c.updated_ns, &age_ns))
+		age_ns = INT64_MAX;
+	if (g->p.max_age_ns > 0 && !(d->c.flags & SYNC_CONV_FIXED) && age_ns > g->p.max_age_ns) {
 		if (why) {
 			char a[SYNC_CLOCK_NAME_MAX], b[SYNC_CLOCK_NAME_MAX];
 			snprintf(why, len, "%s->%s last updated %.0f s ago, beyond max age %.0f s",
 				 sync_clock_format(g->v[d->from].id, a, sizeof a),
-				 sync_clock_format(g->v[d->to].id, b, sizeof b), (double)age * 1e-9,
+				 sync_clock_format(g->v[d->to].id, b, sizeof b), (double)age_ns * 1e-9,
 				 (double)g->p.max_age_ns * 1e-9);
 		}
 		return -ESTALE;
@@ -285,14 +285,14 @@ static int refuses(const sync_graph *g, const dedge *d, sync_tval x, int64_t now
 }
 
 /* Follow n directed edges from x: the composed value and variance. */
-static int eval_path(const sync_graph *g, const uint32_t *e, uint32_t n, sync_tval x, int64_t now,
+static int eval_path(const sync_graph *g, const uint32_t *e, uint32_t n, sync_tval x, int64_t now_ns,
 		     sync_graph_result *out, char *why, size_t len)
 {
 	double var = 0.0;
 	uint32_t flags = 0;
 	for (uint32_t k = 0; k < n; k++) {
 		const dedge *d = &g->e[e[k]];
-		int rc = refuses(g, d, x, now, why, len);
+		int rc = refuses(g, d, x, now_ns, why, len);
 		if (rc < 0)
 			return rc;
 		if (x.i < d->c.xmin || x.i > d->c.xmax)
@@ -311,7 +311,7 @@ static int eval_path(const sync_graph *g, const uint32_t *e, uint32_t n, sync_tv
 /* Dijkstra from s on variance referred to s's units, honouring validity and
  * age when `strict`.  Writes the path to t into e[] (in order) and returns
  * its length, or -ENOLINK, -E2BIG. */
-static int search(sync_graph *g, uint32_t s, uint32_t t, sync_tval x, int64_t now, int strict,
+static int search(sync_graph *g, uint32_t s, uint32_t t, sync_tval x, int64_t now_ns, int strict,
 		  uint32_t *e)
 {
 	for (size_t i = 0; i < g->nv; i++) {
@@ -334,7 +334,7 @@ static int search(sync_graph *g, uint32_t s, uint32_t t, sync_tval x, int64_t no
 			const dedge *d = &g->e[k];
 			if (d->from != (uint32_t)u || g->done[d->to])
 				continue;
-			if (strict && refuses(g, d, g->val[u], now, NULL, 0))
+			if (strict && refuses(g, d, g->val[u], now_ns, NULL, 0))
 				continue;
 			double ps = g->pslope[u] * d->c.slope;
 			double cost = g->dist[u] + sync_conv_var(&d->c, g->val[u]) / (ps * ps);
@@ -367,13 +367,13 @@ static cached_path *slot_of(sync_graph *g, uint64_t kf, uint64_t kt)
 
 /* The path for (from, to) at x: from the cache when it still accepts x,
  * else searched (and cached).  Returns its length or a negative errno. */
-static int route(sync_graph *g, sync_clock_id from, sync_clock_id to, sync_tval x, int64_t now,
+static int route(sync_graph *g, sync_clock_id from, sync_clock_id to, sync_tval x, int64_t now_ns,
 		 sync_graph_result *out, const uint32_t **path, char *why, size_t len)
 {
 	uint64_t kf = key_of(from), kt = key_of(to);
 	cached_path *cp = slot_of(g, kf, kt);
 	if (cp->gen == g->gen && cp->kfrom == kf && cp->kto == kt &&
-	    eval_path(g, cp->e, cp->n, x, now, out, NULL, 0) == 0) {
+	    eval_path(g, cp->e, cp->n, x, now_ns, out, NULL, 0) == 0) {
 		*path = cp->e;
 		return (int)cp->n;
 	}
@@ -391,11 +391,11 @@ static int route(sync_graph *g, sync_clock_id from, sync_clock_id to, sync_tval 
 		return -ENOENT;
 	}
 	uint32_t e[SYNC_GRAPH_MAX_HOPS];
-	int n = search(g, (uint32_t)s, (uint32_t)t, x, now, 1, e);
+	int n = search(g, (uint32_t)s, (uint32_t)t, x, now_ns, 1, e);
 	if (n == -ENOLINK) {
 		/* Nothing usable: say whether no path exists at all or which edge
 		 * of the best path refuses. */
-		n = search(g, (uint32_t)s, (uint32_t)t, x, now, 0, e);
+		n = search(g, (uint32_t)s, (uint32_t)t, x, now_ns, 0, e);
 		if (n == -ENOLINK) {
 			snprintf(why, len, "no path from %s to %s", na, nb);
 			return n;
@@ -406,7 +406,7 @@ static int route(sync_graph *g, sync_clock_id from, sync_clock_id to, sync_tval 
 		snprintf(why, len, "path from %s to %s longer than %d hops", na, nb, SYNC_GRAPH_MAX_HOPS);
 		return n;
 	}
-	int rc = eval_path(g, e, (uint32_t)n, x, now, out, why, len);
+	int rc = eval_path(g, e, (uint32_t)n, x, now_ns, out, why, len);
 	if (rc < 0)
 		return rc;
 	cp->kfrom = kf;

@@ -16,7 +16,7 @@
  * (and the search avoids them) when x lies outside their data by more than
  * the tolerance or when they were last updated longer ago than max_age.
  *
- * Pure: no clocks are read (the caller passes `now`).  Not thread safe: a
+ * Pure: no clocks are read (the caller passes `now_ns`).  Not thread safe: a
  * conversion may update the cache; use one graph per thread or a lock.
  * Errors: negative errno, with a reason written to the caller's buffer.
  */
@@ -73,7 +73,7 @@ void sync_graph_clear(sync_graph *g);
 size_t sync_graph_nedges(const sync_graph *g);
 
 /* Convert x on clock `from` to clock `to` at time now_ns (the caller's
- * clock, as used for conv.updated).  Returns 0 and fills *out, or -ENOENT
+ * clock, as used for conv.updated_ns).  Returns 0 and fills *out, or -ENOENT
  * (a clock is unknown), -ENOLINK (no path), -ERANGE (x outside an edge's
  * validity beyond the tolerance), -ESTALE (an edge too old), -E2BIG (path
  * longer than SYNC_GRAPH_MAX_HOPS), with the reason in why[len]. */

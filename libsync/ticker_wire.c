@@ -33,7 +33,7 @@ size_t sync_ticker_pack(const sync_ticker_head *h, const sync_ticker_entry *e, u
 	le_put16(buf + 6, (uint16_t)h->count);
 	le_put32(buf + 8, h->node);
 	le_put32(buf + 12, h->root);
-	le_put64(buf + 16, (uint64_t)h->now);
+	le_put64(buf + 16, (uint64_t)h->now_ns);
 	for (size_t i = 0; i < h->count; i++) {
 		uint8_t *p = buf + SYNC_TICKER_HDR + i * SYNC_TICKER_ENTRY;
 		put_clock(p, e[i].from);
@@ -56,7 +56,7 @@ int sync_ticker_unpack_head(const uint8_t *buf, size_t len, sync_ticker_head *h,
 	h->count = le_get16(buf + 6);
 	h->node = le_get32(buf + 8);
 	h->root = le_get32(buf + 12);
-	h->now = (int64_t)le_get64(buf + 16);
+	h->now_ns = (int64_t)le_get64(buf + 16);
 	if (len != sync_ticker_size(h->count)) {
 		*why = "ticker size does not match its entry count";
 		return -EMSGSIZE;

@@ -39,10 +39,10 @@ typedef struct {
 } sync_ticker_entry;
 
 typedef struct {
-	uint32_t node; /* publishing node */
-	uint32_t root; /* global root node or SYNC_TICKER_NO_ROOT */
-	int64_t now;   /* publisher's cpu time at writing, ns */
-	size_t count;  /* entries */
+	uint32_t node;  /* publishing node */
+	uint32_t root;  /* global root node or SYNC_TICKER_NO_ROOT */
+	int64_t now_ns; /* publisher's cpu time at writing, ns */
+	size_t count;   /* entries */
 } sync_ticker_head;
 
 /* Bytes needed for `count` entries. */

@@ -106,14 +106,14 @@ static void emit(chorus_sim *s, uint64_t k, int64_t t_int)
 	s->flag_next = 0;
 }
 
-static void arm(chorus_sim *s, int64_t now)
+static void arm(chorus_sim *s, int64_t now_ns)
 {
 	struct itimerspec its;
 	memset(&its, 0, sizeof its);
 	if (s->running && !s->xrun) {
-		int64_t wait = s->next_int_ns - now;
-		if (s->xrun_at_ns - now < wait)
-			wait = s->xrun_at_ns - now;
+		int64_t wait = s->next_int_ns - now_ns;
+		if (s->xrun_at_ns - now_ns < wait)
+			wait = s->xrun_at_ns - now_ns;
 		if (wait < 1)
 			wait = 1; /* 0 would disarm */
 		its.it_value.tv_sec = wait / 1000000000;
@@ -122,13 +122,13 @@ static void arm(chorus_sim *s, int64_t now)
 	timerfd_settime(s->timer_fd, 0, &its, NULL);
 }
 
-/* Advance to `now`: run every interrupt that has happened, detect overrun
+/* Advance to `now_ns`: run every interrupt that has happened, detect overrun
  * and injected xruns.  Called with s->lock held. */
-static void advance(chorus_sim *s, int64_t now)
+static void advance(chorus_sim *s, int64_t now_ns)
 {
 	if (!s->running || s->xrun)
 		return;
-	while (s->next_int_ns <= now && s->next_int_ns < s->xrun_at_ns) {
+	while (s->next_int_ns <= now_ns && s->next_int_ns < s->xrun_at_ns) {
 		s->periods++;
 		emit(s, s->periods, s->next_int_ns);
 		s->seq++;
@@ -142,7 +142,7 @@ static void advance(chorus_sim *s, int64_t now)
 			return;
 		}
 	}
-	if (now >= s->xrun_at_ns) { /* injected: the stream stalls here */
+	if (now_ns >= s->xrun_at_ns) { /* injected: the stream stalls here */
 		s->xrun = 1;
 		s->flag_next = 1;
 	}
@@ -163,18 +163,18 @@ static int cb_start(snd_pcm_ioplug_t *io)
 {
 	chorus_sim *s = io->private_data;
 	pthread_mutex_lock(&s->lock);
-	int64_t now = true_now();
+	int64_t now_ns = true_now();
 	if (!s->epoch_set) {
-		s->epoch_ns = now;
+		s->epoch_ns = now_ns;
 		s->epoch_set = 1;
 	}
-	s->f0 = sim_world_first_frame_at(s->world, s->node, io->rate, now - s->epoch_ns);
+	s->f0 = sim_world_first_frame_at(s->world, s->node, io->rate, now_ns - s->epoch_ns);
 	s->periods = 0;
 	s->xrun = 0;
 	s->running = 1;
 	s->next_int_ns = interrupt_ns(s, 1);
-	s->xrun_at_ns = s->xrun_every_s > 0 ? now + (int64_t)llround(s->xrun_every_s * 1e9) : INT64_MAX;
-	arm(s, now);
+	s->xrun_at_ns = s->xrun_every_s > 0 ? now_ns + (int64_t)llround(s->xrun_every_s * 1e9) : INT64_MAX;
+	arm(s, now_ns);
 	pthread_mutex_unlock(&s->lock);
 	return 0;
 }
@@ -269,8 +269,8 @@ static int cb_poll_revents(snd_pcm_ioplug_t *io, struct pollfd *pfd, unsigned in
 	if (read(s->timer_fd, &expirations, sizeof expirations) < 0 && errno != EAGAIN)
 		return -errno;
 	pthread_mutex_lock(&s->lock);
-	int64_t now = true_now();
-	advance(s, now);
+	int64_t now_ns = true_now();
+	advance(s, now_ns);
 	snd_pcm_uframes_t avail = s->periods * io->period_size - io->appl_ptr % s->boundary;
 	if (s->xrun) {
 		/* ALSA maps POLLERR to an error through the PCM state, which it
@@ -282,7 +282,7 @@ static int cb_poll_revents(snd_pcm_ioplug_t *io, struct pollfd *pfd, unsigned in
 		*revents = POLLIN;
 	else
 		*revents = 0;
-	arm(s, now);
+	arm(s, now_ns);
 	pthread_mutex_unlock(&s->lock);
 	return 0;
 }

@@ -117,14 +117,14 @@ struct sim_scenario {
 static void load_world(cfg_file *ini, sim_world_cfg *w)
 {
 	const char *g = "world";
-	w->speed_of_sound = cfg_file_double(ini, g, "speed_of_sound_m_s");
+	w->speed_of_sound_m_s = cfg_file_double(ini, g, "speed_of_sound_m_s");
 	w->noise_dbfs = cfg_file_double(ini, g, "noise_dbfs");
 	w->seed = (uint64_t)cfg_file_int(ini, g, "seed");
 	w->duration_s = cfg_file_double(ini, g, "duration_s");
 	w->min_distance_m = cfg_file_double(ini, g, "min_distance_m");
 	w->radio_range_m = cfg_file_double(ini, g, "radio_range_m");
 	w->radio_loss = cfg_file_double(ini, g, "radio_loss");
-	w->sample_rate = (unsigned)cfg_file_int(ini, g, "sample_rate_hz");
+	w->sample_rate_hz = (unsigned)cfg_file_int(ini, g, "sample_rate_hz");
 	w->period_frames = (unsigned)cfg_file_int(ini, g, "period_frames");
 	w->buffer_periods = (unsigned)cfg_file_int(ini, g, "buffer_periods");
 	w->format = (sim_format)cfg_file_enum(ini, g, "format");
@@ -138,14 +138,14 @@ static void load_node(cfg_file *ini, const char *g, sim_node_cfg *n)
 	n->line = cfg_file_line(ini, g, NULL);
 	if (n->id > SIM_MAX_NODE)
 		cfg_file_fail(ini, g, NULL, "node number %d is above %d", n->id, SIM_MAX_NODE);
-	cfg_file_vec3(ini, g, "position_m", n->pos);
+	cfg_file_vec3(ini, g, "position_m", n->pos_m);
 	double *m = cfg_file_vec3_list(ini, g, "mics_m", &nm);
 	if (nm > SIM_MAX_MICS) {
 		cfg_file_fail(ini, g, "mics_m", "%zu microphones; at most %d", nm, SIM_MAX_MICS);
 		nm = SIM_MAX_MICS;
 	}
 	n->n_mics = nm;
-	memcpy(n->mics, m, nm * 3 * sizeof(double));
+	memcpy(n->mics_m, m, nm * 3 * sizeof(double));
 	g_free(m);
 	n->cpu.skew_ppm = cfg_file_double(ini, g, "cpu_skew_ppm");
 	n->cpu.offset_ns = cfg_file_int(ini, g, "cpu_offset_ns");
@@ -185,7 +185,7 @@ static void load_source(sim_scenario *sc, cfg_file *ini, const char *g, const ch
 	const sim_world_cfg *w = &sc->world;
 	s->id = (int)cfg_group_number(g);
 	s->line = cfg_file_line(ini, g, NULL);
-	cfg_file_vec3(ini, g, "position_m", s->pos);
+	cfg_file_vec3(ini, g, "position_m", s->pos_m);
 	s->level_dbfs = cfg_file_double(ini, g, "level_dbfs");
 	int has_times = cfg_file_has(ini, g, "call_times_s"), has_rate = cfg_file_has(ini, g, "call_rate_hz");
 	if (has_times && has_rate)
@@ -224,7 +224,7 @@ static void load_source(sim_scenario *sc, cfg_file *ini, const char *g, const ch
 	p->click_width_us = cfg_file_double(ini, g, "click_width_us");
 	p->file_channel = (int)cfg_file_int(ini, g, "file_channel");
 
-	double nyq = w->sample_rate / 2.0;
+	double nyq = w->sample_rate_hz / 2.0;
 	const char *fkey = p->kind == DSP_WAVE_PULSE_TRAIN ? "carrier_hz" : p->kind == DSP_WAVE_TONE ? "freq_hz"
 												     : NULL;
 	if (fkey && cfg_file_double(ini, g, fkey) >= nyq)

@@ -30,28 +30,28 @@ typedef enum {
 } sim_latency_dist;
 
 typedef struct {
-	double speed_of_sound;   /* m/s */
-	double noise_dbfs;       /* white Gaussian noise per mic, RMS, dB re full scale */
-	uint64_t seed;           /* keys every random quantity of the world */
-	double duration_s;       /* s: length of the run; Poisson calls fall in [0, duration) */
-	double min_distance_m;   /* m: spreading loss 1/r is floored at this r */
-	double radio_range_m;    /* m: nodes farther apart do not hear each other */
-	double radio_loss;       /* probability a packet is lost, 0..1 */
-	unsigned sample_rate;    /* Hz: the virtual sound card's default rate */
-	unsigned period_frames;  /* frames: default period size */
-	unsigned buffer_periods; /* default periods per buffer */
-	sim_format format;       /* default sample format */
-	double xrun_every_s;     /* s: inject an xrun this often (0: never) */
+	double speed_of_sound_m_s; /* m/s */
+	double noise_dbfs;         /* white Gaussian noise per mic, RMS, dB re full scale */
+	uint64_t seed;             /* keys every random quantity of the world */
+	double duration_s;         /* s: length of the run; Poisson calls fall in [0, duration) */
+	double min_distance_m;     /* m: spreading loss 1/r is floored at this r */
+	double radio_range_m;      /* m: nodes farther apart do not hear each other */
+	double radio_loss;         /* probability a packet is lost, 0..1 */
+	unsigned sample_rate_hz;   /* Hz: the virtual sound card's default rate */
+	unsigned period_frames;    /* frames: default period size */
+	unsigned buffer_periods;   /* default periods per buffer */
+	sim_format format;         /* default sample format */
+	double xrun_every_s;       /* s: inject an xrun this often (0: never) */
 } sim_world_cfg;
 
 typedef struct {
-	int id;        /* N of [node.N] */
-	int line;      /* line of the group header */
-	double pos[3]; /* m */
+	int id;          /* N of [node.N] */
+	int line;        /* line of the group header */
+	double pos_m[3]; /* m */
 	size_t n_mics;
-	double mics[SIM_MAX_MICS][3]; /* m, relative to pos */
-	sync_simclock cpu;            /* cpu clock: skew ppm and offset ns vs true time */
-	double audio_skew_ppm;        /* sound card clock rate error vs true time, ppm */
+	double mics_m[SIM_MAX_MICS][3]; /* m, relative to pos */
+	sync_simclock cpu;              /* cpu clock: skew ppm and offset ns vs true time */
+	double audio_skew_ppm;          /* sound card clock rate error vs true time, ppm */
 	sim_latency_dist latency;
 	double latency_mean_ns; /* ns */
 	double latency_sd_ns;   /* ns (normal, uniform) */
@@ -61,7 +61,7 @@ typedef struct {
 typedef struct {
 	int id;               /* K of [source.K] */
 	int line;             /* line of the group header */
-	double pos[3];        /* m */
+	double pos_m[3];      /* m */
 	double level_dbfs;    /* peak amplitude at 1 m, dB re full scale */
 	double *call_times_s; /* s since the world's epoch; NULL when a rate is given */
 	size_t n_call_times;

@@ -20,7 +20,7 @@ typedef struct {
 typedef struct {
 	const sim_source_cfg *cfg;
 	dsp_wave *wave;
-	double *calls; /* s since epoch, ascending */
+	double *calls_s; /* s since epoch, ascending */
 	size_t n_calls;
 	double length_s;
 } source_state;
@@ -47,8 +47,8 @@ static void make_calls(const sim_world *w, source_state *s)
 	const sim_source_cfg *c = s->cfg;
 	if (c->call_times_s) {
 		s->n_calls = c->n_call_times;
-		s->calls = g_memdup2(c->call_times_s, c->n_call_times * sizeof(double));
-		qsort(s->calls, s->n_calls, sizeof(double), cmp_double);
+		s->calls_s = g_memdup2(c->call_times_s, c->n_call_times * sizeof(double));
+		qsort(s->calls_s, s->n_calls, sizeof(double), cmp_double);
 		return;
 	}
 	GArray *a = g_array_new(FALSE, FALSE, sizeof(double));
@@ -60,7 +60,7 @@ static void make_calls(const sim_world *w, source_state *s)
 		g_array_append_val(a, t);
 	}
 	s->n_calls = a->len;
-	s->calls = (double *)(void *)g_array_free(a, FALSE);
+	s->calls_s = (double *)(void *)g_array_free(a, FALSE);
 }
 
 sim_world *sim_world_new(const sim_scenario *sc, GError **err)
@@ -76,7 +76,7 @@ sim_world *sim_world_new(const sim_scenario *sc, GError **err)
 		source_state *s = &w->sources[i];
 		s->cfg = sim_scenario_source(sc, i);
 		GError *e = NULL;
-		s->wave = dsp_wave_new(&s->cfg->wave, w->cfg->sample_rate, &e);
+		s->wave = dsp_wave_new(&s->cfg->wave, w->cfg->sample_rate_hz, &e);
 		if (!s->wave) {
 			g_set_error(err, CFG_ERROR, EIO, "%s:%d: [source.%d] file: %s", sim_scenario_name(sc),
 				    s->cfg->line, s->cfg->id, e->message);
@@ -94,15 +94,15 @@ sim_world *sim_world_new(const sim_scenario *sc, GError **err)
 		n->paths = g_new0(path, n->cfg->n_mics * w->n_sources + 1);
 		for (size_t m = 0; m < n->cfg->n_mics; m++)
 			for (size_t j = 0; j < w->n_sources; j++) {
-				const double *sp = w->sources[j].cfg->pos;
+				const double *sp = w->sources[j].cfg->pos_m;
 				double d2 = 0;
 				for (int k = 0; k < 3; k++) {
-					double dx = n->cfg->pos[k] + n->cfg->mics[m][k] - sp[k];
+					double dx = n->cfg->pos_m[k] + n->cfg->mics_m[m][k] - sp[k];
 					d2 += dx * dx;
 				}
 				double r = sqrt(d2);
 				path *p = &n->paths[m * w->n_sources + j];
-				p->delay_s = r / w->cfg->speed_of_sound;
+				p->delay_s = r / w->cfg->speed_of_sound_m_s;
 				p->gain = pow(10.0, w->sources[j].cfg->level_dbfs / 20.0) /
 					  fmax(r, w->cfg->min_distance_m);
 			}
@@ -116,7 +116,7 @@ void sim_world_free(sim_world *w)
 		return;
 	for (size_t i = 0; w->sources && i < w->n_sources; i++) {
 		dsp_wave_free(w->sources[i].wave);
-		g_free(w->sources[i].calls);
+		g_free(w->sources[i].calls_s);
 	}
 	for (size_t i = 0; w->nodes && i < w->n_nodes; i++)
 		g_free(w->nodes[i].paths);
@@ -179,7 +179,7 @@ double sim_world_call_time_s(const sim_world *w, size_t source, size_t k)
 {
 	if (source >= w->n_sources || k >= w->sources[source].n_calls)
 		return NAN;
-	return w->sources[source].calls[k];
+	return w->sources[source].calls_s[k];
 }
 
 /* Sum of the calls of source s sounding at emission time te. */
@@ -189,14 +189,14 @@ static double source_at(const source_state *s, double te)
 	size_t lo = 0, hi = s->n_calls;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (s->calls[mid] <= te)
+		if (s->calls_s[mid] <= te)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	double v = 0;
-	for (size_t k = lo; k-- > 0 && te - s->calls[k] < s->length_s;)
-		v += dsp_wave_eval(s->wave, te - s->calls[k]);
+	for (size_t k = lo; k-- > 0 && te - s->calls_s[k] < s->length_s;)
+		v += dsp_wave_eval(s->wave, te - s->calls_s[k]);
 	return v;
 }
 
@@ -230,48 +230,48 @@ static double rate_of(const node_state *n, double rate)
 	return rate * (1.0 + n->cfg->audio_skew_ppm * 1e-6);
 }
 
-double sim_world_sample(const sim_world *w, int node, int mic, double rate, int64_t frame)
+double sim_world_sample(const sim_world *w, int node, int mic, double rate_hz, int64_t frame)
 {
 	const node_state *n = find(w, node);
 	if (!n || mic < 0 || (size_t)mic >= n->cfg->n_mics)
 		return 0;
-	double t = (double)frame / rate_of(n, rate);
+	double t = (double)frame / rate_of(n, rate_hz);
 	return pressure(w, n, mic, t) + sim_world_noise(w, node, mic, frame);
 }
 
-double sim_world_frame_time_s(const sim_world *w, int node, double rate, int64_t frame)
+double sim_world_frame_time_s(const sim_world *w, int node, double rate_hz, int64_t frame)
 {
 	const node_state *n = find(w, node);
-	return n ? (double)frame / rate_of(n, rate) : NAN;
+	return n ? (double)frame / rate_of(n, rate_hz) : NAN;
 }
 
-int64_t sim_world_frame_time_ns(const sim_world *w, int node, double rate, int64_t frame)
+int64_t sim_world_frame_time_ns(const sim_world *w, int node, double rate_hz, int64_t frame)
 {
 	const node_state *n = find(w, node);
 	if (!n)
 		return INT64_MIN;
 	/* long double: 64-bit mantissa keeps the ns exact for years of frames. */
-	long double r = (long double)rate * (1.0L + (long double)n->cfg->audio_skew_ppm * 1e-6L);
+	long double r = (long double)rate_hz * (1.0L + (long double)n->cfg->audio_skew_ppm * 1e-6L);
 	return (int64_t)llroundl((long double)frame * 1e9L / r);
 }
 
-double sim_world_frame_at(const sim_world *w, int node, double rate, double t_s)
+double sim_world_frame_at(const sim_world *w, int node, double rate_hz, double t_s)
 {
 	const node_state *n = find(w, node);
-	return n ? t_s * rate_of(n, rate) : NAN;
+	return n ? t_s * rate_of(n, rate_hz) : NAN;
 }
 
-int64_t sim_world_first_frame_at(const sim_world *w, int node, double rate, int64_t ns)
+int64_t sim_world_first_frame_at(const sim_world *w, int node, double rate_hz, int64_t ns)
 {
 	const node_state *n = find(w, node);
 	if (!n)
 		return INT64_MIN;
-	long double r = (long double)rate * (1.0L + (long double)n->cfg->audio_skew_ppm * 1e-6L);
+	long double r = (long double)rate_hz * (1.0L + (long double)n->cfg->audio_skew_ppm * 1e-6L);
 	int64_t f = (int64_t)ceill((long double)ns * r / 1e9L);
 	/* Make it exact against the rounded frame times used everywhere else. */
-	while (sim_world_frame_time_ns(w, node, rate, f) < ns)
+	while (sim_world_frame_time_ns(w, node, rate_hz, f) < ns)
 		f++;
-	while (sim_world_frame_time_ns(w, node, rate, f - 1) >= ns)
+	while (sim_world_frame_time_ns(w, node, rate_hz, f - 1) >= ns)
 		f--;
 	return f;
 }

@@ -69,21 +69,21 @@ double sim_world_pressure(const sim_world *w, int node, int mic, double t_s);
 double sim_world_noise(const sim_world *w, int node, int mic, int64_t frame);
 
 /* Value of frame F (absolute, since the epoch) of mic m at sound-card rate
- * `rate`: pressure at t(F) plus noise.  The plugin produces exactly this. */
-double sim_world_sample(const sim_world *w, int node, int mic, double rate, int64_t frame);
+ * `rate_hz`: pressure at t(F) plus noise.  The plugin produces exactly this. */
+double sim_world_sample(const sim_world *w, int node, int mic, double rate_hz, int64_t frame);
 
 /* True time of frame F, s since epoch. */
-double sim_world_frame_time_s(const sim_world *w, int node, double rate, int64_t frame);
+double sim_world_frame_time_s(const sim_world *w, int node, double rate_hz, int64_t frame);
 
 /* True time of frame F, ns since epoch, rounded to the nearest ns. */
-int64_t sim_world_frame_time_ns(const sim_world *w, int node, double rate, int64_t frame);
+int64_t sim_world_frame_time_ns(const sim_world *w, int node, double rate_hz, int64_t frame);
 
 /* The (fractional) frame of node's audio clock at true time t_s. */
-double sim_world_frame_at(const sim_world *w, int node, double rate, double t_s);
+double sim_world_frame_at(const sim_world *w, int node, double rate_hz, double t_s);
 
 /* First whole frame at or after ns_since_epoch: where a stream started then
  * begins (F0 above). */
-int64_t sim_world_first_frame_at(const sim_world *w, int node, double rate, int64_t ns_since_epoch);
+int64_t sim_world_first_frame_at(const sim_world *w, int node, double rate_hz, int64_t ns_since_epoch);
 
 /* The node's cpu clock reading at host true time (CLOCK_MONOTONIC_RAW ns). */
 int64_t sim_world_node_cpu_at(const sim_world *w, int node, int64_t true_ns);

@@ -44,7 +44,7 @@ static int parse_clock(syncd *s, const char *text, sync_clock_id *id, GString *r
 	return 0;
 }
 
-static int cmd_obs(syncd *s, gchar **argv, int argc, int64_t now, GString *reply)
+static int cmd_obs(syncd *s, gchar **argv, int argc, int64_t now_ns, GString *reply)
 {
 	sync_clock_id a, b;
 	const char *why = NULL;
@@ -62,7 +62,7 @@ static int cmd_obs(syncd *s, gchar **argv, int argc, int64_t now, GString *reply
 					       argv[i], argv[i + 1]);
 			return -EINVAL;
 		}
-		int rc = syncd_pairs_observe(s->pairs, a, b, x, y, now, &why);
+		int rc = syncd_pairs_observe(s->pairs, a, b, x, y, now_ns, &why);
 		if (rc < 0) {
 			g_string_append_printf(reply, "observation %d refused: %s (%d taken before it)",
 					       (i - 3) / 2 + 1, why, added);
@@ -113,7 +113,7 @@ static int cmd_pair(syncd *s, gchar **argv, int argc, GString *reply)
 	return 0;
 }
 
-static int cmd_root(syncd *s, gchar **argv, int argc, int64_t now, GString *reply)
+static int cmd_root(syncd *s, gchar **argv, int argc, int64_t now_ns, GString *reply)
 {
 	int64_t n;
 	if (argc == 1) {
@@ -137,12 +137,12 @@ static int cmd_root(syncd *s, gchar **argv, int argc, int64_t now, GString *repl
 		return 0;
 	}
 	syncd_root_prefer(s->root, n);
-	syncd_root_take(s->root, now);
+	syncd_root_take(s->root, now_ns);
 	g_string_append_printf(reply, "root node%u from now", syncd_root_node(s->root));
 	return 0;
 }
 
-int syncd_command(syncd *s, const dev_creds *who, const char *line, int64_t now, GString *reply)
+int syncd_command(syncd *s, const dev_creds *who, const char *line, int64_t now_ns, GString *reply)
 {
 	gchar **argv = g_strsplit_set(line, " \t\r\n", -1);
 	int argc = 0, rc = 0;
@@ -157,7 +157,7 @@ int syncd_command(syncd *s, const dev_creds *who, const char *line, int64_t now,
 		g_string_append(reply, "empty command; try help");
 		rc = -EINVAL;
 	} else if (!strcmp(argv[0], "obs")) {
-		rc = cmd_obs(s, argv, argc, now, reply);
+		rc = cmd_obs(s, argv, argc, now_ns, reply);
 	} else if (!strcmp(argv[0], "pair")) {
 		rc = cmd_pair(s, argv, argc, reply);
 	} else if (!strcmp(argv[0], "register")) {
@@ -166,7 +166,7 @@ int syncd_command(syncd *s, const dev_creds *who, const char *line, int64_t now,
 			g_string_append(reply, "usage: register CLOCK [FEEDER]");
 			rc = -EINVAL;
 		} else if ((rc = parse_clock(s, argv[1], &id, reply)) == 0) {
-			int known = syncd_pairs_register(s->pairs, id, argc == 3 ? argv[2] : NULL, who ? who->pid : 0, now);
+			int known = syncd_pairs_register(s->pairs, id, argc == 3 ? argv[2] : NULL, who ? who->pid : 0, now_ns);
 			g_string_append_printf(reply, "%s %s", argv[1], known ? "re-registered" : "registered");
 		}
 	} else if (!strcmp(argv[0], "reset")) {
@@ -180,7 +180,7 @@ int syncd_command(syncd *s, const dev_creds *who, const char *line, int64_t now,
 			g_string_append_printf(reply, rc ? "no pair %s %s" : "pair %s %s reset", argv[1], argv[2]);
 		}
 	} else if (!strcmp(argv[0], "root")) {
-		rc = cmd_root(s, argv, argc, now, reply);
+		rc = cmd_root(s, argv, argc, now_ns, reply);
 	} else if (!strcmp(argv[0], "help")) {
 		syncd_usage(reply);
 	} else {

@@ -24,20 +24,20 @@ static const cfg_key syncd_keys[] = {
 	{NULL},
 };
 static const cfg_key realtime_keys[] = {
-	R("interval_s", "interval", CFG_DOUBLE, "1.0", 0.01, 3600, rtcpu_interval, "seconds between realtime<->cpu samples"),
+	R("interval_s", "interval", CFG_DOUBLE, "1.0", 0.01, 3600, rtcpu_interval_s, "seconds between realtime<->cpu samples"),
 	K("tries", CFG_INT, "7", 1, 1000, rtcpu_tries, "cpu-realtime-cpu sandwiches per sample, tightest kept"),
 	{NULL},
 };
 static const cfg_key ticker_keys[] = {
-	R("interval_s", "interval", CFG_DOUBLE, "0.2", 0.001, 60, ticker_interval, "least seconds between ticker notifications"),
+	R("interval_s", "interval", CFG_DOUBLE, "0.2", 0.001, 60, ticker_interval_s, "least seconds between ticker notifications"),
 	{NULL},
 };
 static const cfg_key fit_keys[] = {
 	K("window", CFG_INT, "64", 3, 65536, window, "observations per fit"),
 	K("reject_k", CFG_DOUBLE, "3.5", 0, 100, reject_k, "outlier rejection threshold, robust sigmas (0 = off)"),
 	K("wander_ppm", CFG_DOUBLE, "0.1", 0, 1000, wander_ppm, "frequency wander assumed when extrapolating, ppm"),
-	R("max_span_s", "max_span", CFG_DOUBLE, "600", 1, 86400, max_span, "seconds: older observations leave a fit"),
-	R("expire_s", "expire", CFG_DOUBLE, "120", 1, 86400, expire, "seconds: a pair with no new observation is forgotten"),
+	R("max_span_s", "max_span", CFG_DOUBLE, "600", 1, 86400, max_span_s, "seconds: older observations leave a fit"),
+	R("expire_s", "expire", CFG_DOUBLE, "120", 1, 86400, expire_s, "seconds: a pair with no new observation is forgotten"),
 	{NULL},
 };
 static const cfg_key rbs_keys[] = {
@@ -47,15 +47,15 @@ static const cfg_key rbs_keys[] = {
 	  "broadcast or multicast (224.0.0.0/4) address packets go to; 127.255.255.255 on loopback"),
 	K("interface", CFG_STRING, "", 1, 0, rbs_interface, "network interface to use (empty = any)"),
 	K("beacon", CFG_BOOL, "true", 0, 0, rbs_beacon, "send reference beacons"),
-	R("beacon_interval_s", "beacon_interval", CFG_DOUBLE, "1.0", 0.01, 3600, beacon_interval, "mean seconds between beacons (each 0.5-1.5x, random phase)"),
-	R("report_interval_s", "report_interval", CFG_DOUBLE, "1.0", 0.01, 3600, report_interval, "mean seconds between reception reports"),
-	R("advert_interval_s", "advert_interval", CFG_DOUBLE, "2.0", 0.01, 3600, advert_interval, "mean seconds between conversion advertisements"),
+	R("beacon_interval_s", "beacon_interval", CFG_DOUBLE, "1.0", 0.01, 3600, beacon_interval_s, "mean seconds between beacons (each 0.5-1.5x, random phase)"),
+	R("report_interval_s", "report_interval", CFG_DOUBLE, "1.0", 0.01, 3600, report_interval_s, "mean seconds between reception reports"),
+	R("advert_interval_s", "advert_interval", CFG_DOUBLE, "2.0", 0.01, 3600, advert_interval_s, "mean seconds between conversion advertisements"),
 	K("window", CFG_INT, "64", 3, 65536, rbs_window, "observations per RBS fit"),
 	K("min_rbs", CFG_INT, "8", 3, 65536, rbs_min, "RBS observations before a pair stops using sender-receiver ones"),
-	R("max_span_s", "max_span", CFG_DOUBLE, "300", 1, 86400, rbs_max_span, "seconds: older observations leave an RBS fit"),
-	R("peer_timeout_s", "peer_timeout", CFG_DOUBLE, "10", 0.1, 86400, peer_timeout, "seconds: a silent neighbour's fits are forgotten"),
-	R("node_timeout_s", "node_timeout", CFG_DOUBLE, "15", 0.1, 86400, node_timeout, "seconds: a node with no news counts as dead (root rule)"),
-	R("edge_expire_s", "edge_expire", CFG_DOUBLE, "30", 0.1, 86400, edge_expire, "seconds: a learned conversion not refreshed is forgotten"),
+	R("max_span_s", "max_span", CFG_DOUBLE, "300", 1, 86400, rbs_max_span_s, "seconds: older observations leave an RBS fit"),
+	R("peer_timeout_s", "peer_timeout", CFG_DOUBLE, "10", 0.1, 86400, peer_timeout_s, "seconds: a silent neighbour's fits are forgotten"),
+	R("node_timeout_s", "node_timeout", CFG_DOUBLE, "15", 0.1, 86400, node_timeout_s, "seconds: a node with no news counts as dead (root rule)"),
+	R("edge_expire_s", "edge_expire", CFG_DOUBLE, "30", 0.1, 86400, edge_expire_s, "seconds: a learned conversion not refreshed is forgotten"),
 	K("key_file", CFG_STRING, "", 1, 0, key_file, "file whose bytes are the HMAC-SHA256 key of the network (empty = none)"),
 	{NULL},
 };

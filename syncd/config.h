@@ -8,33 +8,33 @@
 #include <glib.h>
 
 typedef struct {
-	gint64 node;            /* this node's number */
-	gint64 root;            /* global root node; -1: this node */
-	double rtcpu_interval;  /* s between realtime<->cpu samples */
-	gint64 rtcpu_tries;     /* sandwiches per sample (tightest kept) */
-	double ticker_interval; /* s: least time between ticker notifications */
-	gint64 window;          /* observations per fit */
-	double reject_k;        /* outlier rejection, robust sigmas */
-	double wander_ppm;      /* frequency wander for aging, ppm */
-	double max_span;        /* s: observations older than this leave a fit */
-	double expire;          /* s: a pair unfed this long is forgotten */
-	char *group;            /* owner group of the devices, or "" */
+	gint64 node;              /* this node's number */
+	gint64 root;              /* global root node; -1: this node */
+	double rtcpu_interval_s;  /* s between realtime<->cpu samples */
+	gint64 rtcpu_tries;       /* sandwiches per sample (tightest kept) */
+	double ticker_interval_s; /* s: least time between ticker notifications */
+	gint64 window;            /* observations per fit */
+	double reject_k;          /* outlier rejection, robust sigmas */
+	double wander_ppm;        /* frequency wander for aging, ppm */
+	double max_span_s;        /* s: observations older than this leave a fit */
+	double expire_s;          /* s: a pair unfed this long is forgotten */
+	char *group;              /* owner group of the devices, or "" */
 	/* RBS between nodes (rbs.c, docs/protocol.md) */
-	gboolean rbs;           /* run RBS with the neighbours */
-	gint64 rbs_port;        /* UDP port */
-	char *rbs_address;      /* broadcast or multicast address packets go to */
-	char *rbs_interface;    /* bind to this interface ("" = any) */
-	gboolean rbs_beacon;    /* send reference beacons */
-	double beacon_interval; /* s: mean time between our beacons (random phase) */
-	double report_interval; /* s: mean time between our reception reports */
-	double advert_interval; /* s: mean time between our advertisements */
-	gint64 rbs_window;      /* observations per RBS fit */
-	gint64 rbs_min;         /* RBS observations before preferring them to sender-receiver ones */
-	double rbs_max_span;    /* s: older observations leave an RBS fit */
-	double peer_timeout;    /* s: a silent neighbour's fits are forgotten */
-	double node_timeout;    /* s: a node with no news is dead (root rule) */
-	double edge_expire;     /* s: a learned conversion not refreshed is forgotten */
-	char *key_file;         /* HMAC-SHA256 key ("" = no authentication) */
+	gboolean rbs;             /* run RBS with the neighbours */
+	gint64 rbs_port;          /* UDP port */
+	char *rbs_address;        /* broadcast or multicast address packets go to */
+	char *rbs_interface;      /* bind to this interface ("" = any) */
+	gboolean rbs_beacon;      /* send reference beacons */
+	double beacon_interval_s; /* s: mean time between our beacons (random phase) */
+	double report_interval_s; /* s: mean time between our reception reports */
+	double advert_interval_s; /* s: mean time between our advertisements */
+	gint64 rbs_window;        /* observations per RBS fit */
+	gint64 rbs_min;           /* RBS observations before preferring them to sender-receiver ones */
+	double rbs_max_span_s;    /* s: older observations leave an RBS fit */
+	double peer_timeout_s;    /* s: a silent neighbour's fits are forgotten */
+	double node_timeout_s;    /* s: a node with no news is dead (root rule) */
+	double edge_expire_s;     /* s: a learned conversion not refreshed is forgotten */
+	char *key_file;           /* HMAC-SHA256 key ("" = no authentication) */
 } syncd_config;
 
 /* Load defaults, then `path` (missing is fine only when `path_given` is

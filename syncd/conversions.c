@@ -7,7 +7,7 @@ static gboolean is_realtime(const sync_ticker_entry *e)
 }
 
 GArray *syncd_conversions(syncd_pairs *pairs, const syncd_root *root, rbs_core *core, const rbs_mesh *mesh,
-			  syncd_conv_set set, int64_t now)
+			  syncd_conv_set set, int64_t now_ns)
 {
 	uint32_t me = syncd_root_self(root);
 	GArray *a = g_array_new(FALSE, FALSE, sizeof(syncd_conversion));
@@ -16,7 +16,7 @@ GArray *syncd_conversions(syncd_pairs *pairs, const syncd_root *root, rbs_core *
 	for (size_t i = 0; i < np; i++) {
 		if (set == SYNCD_CONV_SHAREABLE && is_realtime(&pe[i]))
 			continue;
-		syncd_conversion c = {pe[i], me, 0, now - pe[i].conv.updated};
+		syncd_conversion c = {pe[i], me, 0, now_ns - pe[i].conv.updated_ns};
 		g_array_append_val(a, c);
 	}
 	g_free(pe);
@@ -28,7 +28,7 @@ GArray *syncd_conversions(syncd_pairs *pairs, const syncd_root *root, rbs_core *
 		rbs_core_entries(core, own);
 		for (guint i = 0; i < own->len; i++) {
 			sync_ticker_entry *te = &g_array_index(own, sync_ticker_entry, i);
-			syncd_conversion c = {*te, me, 0, now - te->conv.updated};
+			syncd_conversion c = {*te, me, 0, now_ns - te->conv.updated_ns};
 			g_array_append_val(a, c);
 		}
 		g_array_free(own, TRUE);
@@ -48,9 +48,9 @@ GArray *syncd_conversions(syncd_pairs *pairs, const syncd_root *root, rbs_core *
 			sync_ticker_entry *te = &g_array_index(learned, sync_ticker_entry, i);
 			if (set == SYNCD_CONV_SHAREABLE && is_realtime(te))
 				continue;
-			int64_t age = now - te->conv.updated;
+			int64_t age_ns = now_ns - te->conv.updated_ns;
 			syncd_conversion c = {*te, g_array_index(org, guint32, i), g_array_index(hop, guint32, i),
-					      age < 0 ? 0 : age};
+					      age_ns < 0 ? 0 : age_ns};
 			g_array_append_val(a, c);
 		}
 		g_array_free(learned, TRUE);
@@ -62,9 +62,9 @@ GArray *syncd_conversions(syncd_pairs *pairs, const syncd_root *root, rbs_core *
 }
 
 sync_ticker_entry *syncd_conversions_ticker(syncd_pairs *pairs, const syncd_root *root, rbs_core *core,
-					    const rbs_mesh *mesh, int64_t now, size_t *n)
+					    const rbs_mesh *mesh, int64_t now_ns, size_t *n)
 {
-	GArray *a = syncd_conversions(pairs, root, core, mesh, SYNCD_CONV_ALL, now);
+	GArray *a = syncd_conversions(pairs, root, core, mesh, SYNCD_CONV_ALL, now_ns);
 	sync_ticker_entry *e = g_new(sync_ticker_entry, a->len + 1);
 	for (guint i = 0; i < a->len; i++)
 		e[i] = g_array_index(a, syncd_conversion, i).e;

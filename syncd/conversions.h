@@ -21,7 +21,7 @@
 #include "syncd/root.h"
 
 typedef struct {
-	sync_ticker_entry e; /* from -> to and its conversion (updated: our cpu ns) */
+	sync_ticker_entry e; /* from -> to and its conversion (updated_ns: our cpu ns) */
 	uint32_t origin;     /* node that fitted or defined it (this node for ours) */
 	uint32_t hops;       /* advertisements it crossed to reach us (0 for ours) */
 	int64_t age_ns;      /* now - updated as advertised: 0 for the definition of
@@ -34,14 +34,14 @@ typedef enum {
 	SYNCD_CONV_SHAREABLE, /* without realtime pairs, of local use only (advertisements) */
 } syncd_conv_set;
 
-/* The conversions at `now` (node cpu ns) from `pairs` and `root`, and — when
+/* The conversions at `now_ns` (node cpu ns) from `pairs` and `root`, and — when
  * RBS runs — `core` and `mesh` (both NULL otherwise), as a new GArray of
  * syncd_conversion (g_array_free it). */
 GArray *syncd_conversions(syncd_pairs *pairs, const syncd_root *root, rbs_core *core, const rbs_mesh *mesh,
-			  syncd_conv_set set, int64_t now);
+			  syncd_conv_set set, int64_t now_ns);
 
 /* The same as ticker entries: a new array of *n (g_free it). */
 sync_ticker_entry *syncd_conversions_ticker(syncd_pairs *pairs, const syncd_root *root, rbs_core *core,
-					    const rbs_mesh *mesh, int64_t now, size_t *n);
+					    const rbs_mesh *mesh, int64_t now_ns, size_t *n);
 
 #endif

@@ -10,19 +10,19 @@
 #include "syncd/devices.h"
 
 /* The ticker: every conversion, plus global <-> root cpu (new array, *n). */
-static sync_ticker_entry *ticker_entries(syncd *s, int64_t now, size_t *n)
+static sync_ticker_entry *ticker_entries(syncd *s, int64_t now_ns, size_t *n)
 {
-	return syncd_conversions_ticker(s->pairs, s->root, syncd_rbs_core(s->rbs), syncd_rbs_mesh(s->rbs), now, n);
+	return syncd_conversions_ticker(s->pairs, s->root, syncd_rbs_core(s->rbs), syncd_rbs_mesh(s->rbs), now_ns, n);
 }
 
 static int ticker_binary(void *user, GByteArray *out)
 {
 	syncd *s = user;
 	size_t n;
-	int64_t now = sync_now(SYNC_KIND_CPU);
-	sync_ticker_entry *e = ticker_entries(s, now, &n);
+	int64_t now_ns = sync_now(SYNC_KIND_CPU);
+	sync_ticker_entry *e = ticker_entries(s, now_ns, &n);
 	sync_ticker_head h = {(uint32_t)s->cfg.node,
-			      syncd_root_have_global(s->root) ? syncd_root_node(s->root) : SYNC_TICKER_NO_ROOT, now, n};
+			      syncd_root_have_global(s->root) ? syncd_root_node(s->root) : SYNC_TICKER_NO_ROOT, now_ns, n};
 	g_byte_array_set_size(out, (guint)sync_ticker_size(n));
 	sync_ticker_pack(&h, e, out->data);
 	g_free(e);
@@ -34,10 +34,10 @@ static int ticker_text(void *user, GString *out)
 	syncd *s = user;
 	size_t n;
 	char a[SYNC_CLOCK_NAME_MAX], b[SYNC_CLOCK_NAME_MAX];
-	int64_t now = sync_now(SYNC_KIND_CPU);
-	sync_ticker_entry *e = ticker_entries(s, now, &n);
+	int64_t now_ns = sync_now(SYNC_KIND_CPU);
+	sync_ticker_entry *e = ticker_entries(s, now_ns, &n);
 	g_string_append_printf(out, "ticker node%" G_GINT64_FORMAT " now=%" G_GINT64_FORMAT " conversions=%zu",
-			       s->cfg.node, now, n);
+			       s->cfg.node, now_ns, n);
 	if (syncd_root_have_global(s->root))
 		g_string_append_printf(out, " root=node%u", syncd_root_node(s->root));
 	g_string_append(out, "\n");
@@ -51,7 +51,7 @@ static int ticker_text(void *user, GString *out)
 			continue;
 		}
 		g_string_append_printf(out, " n=%u rms=%.4g se_end=%.4g age=%.3fs%s\n", c->n, c->rms,
-				       sqrt(sync_conv_var(c, end)), (double)(now - c->updated) * 1e-9,
+				       sqrt(sync_conv_var(c, end)), (double)(now_ns - c->updated_ns) * 1e-9,
 				       c->flags & SYNC_CONV_LOWER ? " lower-envelope" : "");
 	}
 	g_free(e);
@@ -80,11 +80,11 @@ static int rbs_text(void *user, GString *out)
 static int command_run(void *user, const dev_creds *who, const char *cmd, GString *reply)
 {
 	syncd *s = user;
-	int64_t now = sync_now(SYNC_KIND_CPU);
-	int rc = syncd_command(s, who, cmd, now, reply);
+	int64_t now_ns = sync_now(SYNC_KIND_CPU);
+	int rc = syncd_command(s, who, cmd, now_ns, reply);
 	if (rc < 0)
 		g_info("sync/command from pid %d refused: %s: %s", who ? (int)who->pid : 0, cmd, reply->str);
-	syncd_devices_flush(s, now);
+	syncd_devices_flush(s, now_ns);
 	return rc;
 }
 
@@ -117,14 +117,14 @@ gboolean syncd_devices_open(syncd *s, GMainContext *ctx, GError **err)
 	return s->command != NULL;
 }
 
-void syncd_devices_flush(syncd *s, int64_t now)
+void syncd_devices_flush(syncd *s, int64_t now_ns)
 {
 	guint64 gen = syncd_pairs_generation(s->pairs) + s->net_gen;
-	if (gen == s->notified_gen && s->last_notify != INT64_MIN)
+	if (gen == s->notified_gen && s->last_notify_ns != INT64_MIN)
 		return;
-	if (s->last_notify != INT64_MIN && now - s->last_notify < (int64_t)(s->cfg.ticker_interval * 1e9))
+	if (s->last_notify_ns != INT64_MIN && now_ns - s->last_notify_ns < (int64_t)(s->cfg.ticker_interval_s * 1e9))
 		return;
-	s->last_notify = now;
+	s->last_notify_ns = now_ns;
 	s->notified_gen = gen;
 	dev_status_notify(s->ticker);
 	dev_status_notify(s->clocks);
@@ -136,7 +136,7 @@ static void on_change(void *user, syncd_change what)
 	syncd *s = user;
 	switch (what) {
 	case SYNCD_CHANGED_AT_ONCE:
-		s->last_notify = INT64_MIN; /* publish at the next flush */
+		s->last_notify_ns = INT64_MIN; /* publish at the next flush */
 		s->net_gen++;
 		break;
 	case SYNCD_CHANGED:

@@ -16,9 +16,9 @@
 gboolean syncd_devices_open(syncd *s, GMainContext *ctx, GError **err);
 
 /* Notify ticker, clocks and rbs readers if something changed and the last
- * notification is at least ticker_interval old (or a change asked for it
+ * notification is at least ticker_interval_s old (or a change asked for it
  * at once). */
-void syncd_devices_flush(syncd *s, int64_t now);
+void syncd_devices_flush(syncd *s, int64_t now_ns);
 
 /* The listener the daemon gives root and RBS (notify.h): counts changes,
  * and flushes on SYNCD_SETTLED. */

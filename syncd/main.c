@@ -33,13 +33,13 @@ static gboolean on_rtcpu(gpointer data)
 static gboolean on_tick(gpointer data)
 {
 	syncd *s = data;
-	int64_t now = sync_now(SYNC_KIND_CPU);
-	guint gone = syncd_pairs_expire(s->pairs, now);
+	int64_t now_ns = sync_now(SYNC_KIND_CPU);
+	guint gone = syncd_pairs_expire(s->pairs, now_ns);
 	if (gone)
-		g_message("%u pair%s expired (no observation for %.0f s)", gone, gone == 1 ? "" : "s", s->cfg.expire);
+		g_message("%u pair%s expired (no observation for %.0f s)", gone, gone == 1 ? "" : "s", s->cfg.expire_s);
 	if (s->rbs)
-		syncd_rbs_tick(s->rbs, now);
-	syncd_devices_flush(s, now);
+		syncd_rbs_tick(s->rbs, now_ns);
+	syncd_devices_flush(s, now_ns);
 	return G_SOURCE_CONTINUE;
 }
 
@@ -94,11 +94,11 @@ int main(int argc, char **argv)
 		.window = (uint32_t)s.cfg.window,
 		.reject_k = s.cfg.reject_k,
 		.wander = s.cfg.wander_ppm * 1e-6,
-		.max_span_ns = (int64_t)(s.cfg.max_span * 1e9),
-		.expire_ns = (int64_t)(s.cfg.expire * 1e9),
+		.max_span_ns = (int64_t)(s.cfg.max_span_s * 1e9),
+		.expire_ns = (int64_t)(s.cfg.expire_s * 1e9),
 	};
 	s.pairs = syncd_pairs_new(&pc);
-	s.last_notify = INT64_MIN;
+	s.last_notify_ns = INT64_MIN;
 	uint32_t me = (uint32_t)s.cfg.node;
 	syncd_pairs_register(s.pairs, sync_clock_cpu(me), "syncd", getpid(), 0);
 	syncd_pairs_register(s.pairs, sync_clock_realtime(me), "syncd", getpid(), 0);
@@ -122,8 +122,8 @@ int main(int argc, char **argv)
 	}
 	if (!s.cfg.rbs && g_getenv("CHORUS_RX_FILTER") && *g_getenv("CHORUS_RX_FILTER"))
 		g_message("CHORUS_RX_FILTER is ignored: RBS is off ([rbs] enable = false)");
-	g_timeout_add((guint)(s.cfg.rtcpu_interval * 1000), on_rtcpu, &s);
-	g_timeout_add((guint)(s.cfg.ticker_interval * 1000 / 2 + 1), on_tick, &s);
+	g_timeout_add((guint)(s.cfg.rtcpu_interval_s * 1000), on_rtcpu, &s);
+	g_timeout_add((guint)(s.cfg.ticker_interval_s * 1000 / 2 + 1), on_tick, &s);
 	g_unix_signal_add(SIGINT, on_signal, loop);
 	g_unix_signal_add(SIGTERM, on_signal, loop);
 	g_message("node%u ready%s", me, sync_now_simulated() ? " (simulated clock)" : "");

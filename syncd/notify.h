@@ -8,13 +8,13 @@
 
 typedef enum {
 	/* State on sync/ticker, sync/clocks or sync/rbs changed: publish it
-	 * at the next flush that ticker_interval allows. */
+	 * at the next flush that ticker_interval_s allows. */
 	SYNCD_CHANGED,
 	/* Global time was (re)defined here: publish at the next flush,
-	 * whatever ticker_interval says. */
+	 * whatever ticker_interval_s says. */
 	SYNCD_CHANGED_AT_ONCE,
 	/* A batch of events (one socket wake-up) is done: flush now if
-	 * something changed and ticker_interval allows. */
+	 * something changed and ticker_interval_s allows. */
 	SYNCD_SETTLED,
 } syncd_change;
 

@@ -7,19 +7,19 @@
 
 typedef struct {
 	sync_clock_id id;
-	char *feeder;       /* who said so: "audiod", "syncd", "?" */
-	pid_t pid;          /* feeder's pid (0: unknown) */
-	gboolean explicit_; /* registered by a command, not just seen in an observation */
-	int64_t last_obs;   /* node cpu ns of the last observation involving it (INT64_MIN: none) */
+	char *feeder;        /* who said so: "audiod", "syncd", "?" */
+	pid_t pid;           /* feeder's pid (0: unknown) */
+	gboolean explicit_;  /* registered by a command, not just seen in an observation */
+	int64_t last_obs_ns; /* node cpu ns of the last observation involving it (INT64_MIN: none) */
 } clock_rec;
 
 typedef struct {
 	sync_clock_id a, b; /* x clock, y clock */
 	sync_fit *fit;
 	sync_fit_mode mode;
-	double nominal;   /* dy/dx, 0 = from the data */
-	int64_t last_obs; /* node cpu ns of the last observation */
-	gboolean dirty;   /* observations since the last solve */
+	double nominal;      /* dy/dx, 0 = from the data */
+	int64_t last_obs_ns; /* node cpu ns of the last observation */
+	gboolean dirty;      /* observations since the last solve */
 	gboolean have_conv;
 	sync_conv conv;       /* last solved conversion */
 	uint64_t n_obs;       /* observations ever added */
@@ -82,13 +82,13 @@ static clock_rec *ensure_clock(syncd_pairs *p, sync_clock_id id)
 		c = g_new0(clock_rec, 1);
 		c->id = id;
 		c->feeder = g_strdup("?");
-		c->last_obs = INT64_MIN;
+		c->last_obs_ns = INT64_MIN;
 		g_ptr_array_add(p->clocks, c);
 	}
 	return c;
 }
 
-int syncd_pairs_register(syncd_pairs *p, sync_clock_id id, const char *feeder, pid_t pid, int64_t now)
+int syncd_pairs_register(syncd_pairs *p, sync_clock_id id, const char *feeder, pid_t pid, int64_t now_ns)
 {
 	clock_rec *c = find_clock(p, id);
 	int known = c != NULL;
@@ -159,7 +159,7 @@ static pair_rec *new_pair(syncd_pairs *p, sync_clock_id a, sync_clock_id b, sync
 	r->b = b;
 	r->mode = mode;
 	r->nominal = nominal;
-	r->last_obs = INT64_MIN;
+	r->last_obs_ns = INT64_MIN;
 	r->fit = make_fit(&p->cfg, a, mode, nominal);
 	ensure_clock(p, a);
 	ensure_clock(p, b);
@@ -198,7 +198,7 @@ int syncd_pairs_configure(syncd_pairs *p, sync_clock_id a, sync_clock_id b, sync
 }
 
 int syncd_pairs_observe(syncd_pairs *p, sync_clock_id a, sync_clock_id b, int64_t x, int64_t y,
-			int64_t now, const char **why)
+			int64_t now_ns, const char **why)
 {
 	gboolean sw = FALSE;
 	if (check_ends(a, b, why) < 0)
@@ -209,11 +209,11 @@ int syncd_pairs_observe(syncd_pairs *p, sync_clock_id a, sync_clock_id b, int64_
 	int rc = sw ? sync_fit_add(r->fit, y, x, why) : sync_fit_add(r->fit, x, y, why);
 	if (rc < 0)
 		return rc;
-	r->last_obs = now;
+	r->last_obs_ns = now_ns;
 	r->dirty = TRUE;
 	r->n_obs++;
-	ensure_clock(p, a)->last_obs = now;
-	ensure_clock(p, b)->last_obs = now;
+	ensure_clock(p, a)->last_obs_ns = now_ns;
+	ensure_clock(p, b)->last_obs_ns = now_ns;
 	p->gen++;
 	return 0;
 }
@@ -241,12 +241,12 @@ static gboolean clock_in_pairs(syncd_pairs *p, sync_clock_id id)
 	return FALSE;
 }
 
-guint syncd_pairs_expire(syncd_pairs *p, int64_t now)
+guint syncd_pairs_expire(syncd_pairs *p, int64_t now_ns)
 {
 	guint gone = 0;
 	for (guint i = p->pairs->len; i-- > 0;) {
 		pair_rec *r = g_ptr_array_index(p->pairs, i);
-		if (r->last_obs != INT64_MIN && now - r->last_obs > p->cfg.expire_ns) {
+		if (r->last_obs_ns != INT64_MIN && now_ns - r->last_obs_ns > p->cfg.expire_ns) {
 			g_ptr_array_remove_index(p->pairs, i);
 			gone++;
 		}
@@ -278,7 +278,7 @@ static void solve(pair_rec *r)
 		r->have_conv = FALSE;
 		return;
 	}
-	c.updated = r->last_obs;
+	c.updated_ns = r->last_obs_ns;
 	r->conv = c;
 	r->have_conv = TRUE;
 	r->last_err = NULL;
@@ -324,7 +324,7 @@ static const char *mode_name(sync_fit_mode m)
 								   : "mean";
 }
 
-void syncd_pairs_describe_clocks(syncd_pairs *p, int64_t now, GString *out)
+void syncd_pairs_describe_clocks(syncd_pairs *p, int64_t now_ns, GString *out)
 {
 	char a[SYNC_CLOCK_NAME_MAX], b[SYNC_CLOCK_NAME_MAX];
 	g_string_append_printf(out, "clocks: %u\n", p->clocks->len);
@@ -332,8 +332,8 @@ void syncd_pairs_describe_clocks(syncd_pairs *p, int64_t now, GString *out)
 		clock_rec *c = g_ptr_array_index(p->clocks, i);
 		g_string_append_printf(out, "  %-18s feeder=%s pid=%d", sync_clock_format(c->id, a, sizeof a),
 				       c->feeder, (int)c->pid);
-		if (c->last_obs != INT64_MIN)
-			g_string_append_printf(out, " last_obs=%.3fs ago", (double)(now - c->last_obs) * 1e-9);
+		if (c->last_obs_ns != INT64_MIN)
+			g_string_append_printf(out, " last_obs=%.3fs ago", (double)(now_ns - c->last_obs_ns) * 1e-9);
 		g_string_append(out, "\n");
 	}
 	g_string_append_printf(out, "pairs: %u\n", p->pairs->len);
@@ -343,8 +343,8 @@ void syncd_pairs_describe_clocks(syncd_pairs *p, int64_t now, GString *out)
 		g_string_append_printf(out, "  %s -> %s mode=%s obs=%" G_GUINT64_FORMAT " window=%zu",
 				       sync_clock_format(r->a, a, sizeof a), sync_clock_format(r->b, b, sizeof b),
 				       mode_name(r->mode), r->n_obs, sync_fit_count(r->fit));
-		if (r->last_obs != INT64_MIN)
-			g_string_append_printf(out, " last_obs=%.3fs ago", (double)(now - r->last_obs) * 1e-9);
+		if (r->last_obs_ns != INT64_MIN)
+			g_string_append_printf(out, " last_obs=%.3fs ago", (double)(now_ns - r->last_obs_ns) * 1e-9);
 		if (r->have_conv)
 			g_string_append_printf(out, " slope=%.12g rms=%.4g rejected=%u", r->conv.slope, r->conv.rms,
 					       sync_fit_rejected(r->fit));

@@ -4,7 +4,7 @@
  * y on clock B); each pair keeps a sliding-window fit (libsync/fit.h) that is
  * solved lazily when the ticker is written.  Soft state: a pair with no
  * observation for `expire_ns` of the node's cpu time is forgotten, and a
- * clock nobody feeds with it.  Every function takes the caller's `now`
+ * clock nobody feeds with it.  Every function takes the caller's `now_ns`
  * (node cpu ns) instead of reading a clock.
  */
 #ifndef CHORUS_SYNCD_PAIRS_H
@@ -36,7 +36,7 @@ void syncd_pairs_free(syncd_pairs *p);
 
 /* Register (or refresh) clock `id` fed by `feeder` (a name) from process
  * `pid`.  Returns 0 (new), 1 (already known: feeder updated). */
-int syncd_pairs_register(syncd_pairs *p, sync_clock_id id, const char *feeder, pid_t pid, int64_t now);
+int syncd_pairs_register(syncd_pairs *p, sync_clock_id id, const char *feeder, pid_t pid, int64_t now_ns);
 
 /* Set how pair (a, b) is fitted: mode and nominal slope dy/dx (0 = from the
  * data).  Creates the pair, resetting its observations if the mode changed.
@@ -49,7 +49,7 @@ int syncd_pairs_configure(syncd_pairs *p, sync_clock_id a, sync_clock_id b, sync
  * on (b, a) go to the same pair with x and y swapped.  Returns 0, or -EINVAL
  * with a reason (same clock, global, time going backwards). */
 int syncd_pairs_observe(syncd_pairs *p, sync_clock_id a, sync_clock_id b, int64_t x, int64_t y,
-			int64_t now, const char **why);
+			int64_t now_ns, const char **why);
 
 /* Forget the observations of pair (a, b) (a discontinuity: the next fit
  * starts afresh).  Returns 0 or -ENOENT. */
@@ -57,14 +57,14 @@ int syncd_pairs_reset(syncd_pairs *p, sync_clock_id a, sync_clock_id b);
 
 /* Forget pairs not observed for expire_ns, and clocks left without pairs
  * that were not registered explicitly.  Returns how many pairs went. */
-guint syncd_pairs_expire(syncd_pairs *p, int64_t now);
+guint syncd_pairs_expire(syncd_pairs *p, int64_t now_ns);
 
 /* A counter that changes whenever a clock or pair changes. */
 guint64 syncd_pairs_generation(const syncd_pairs *p);
 
 /* Solve every changed fit and return the conversions that have one (at
  * least 3 observations) as a new array of *n entries (g_free it); each
- * conv's `updated` is the cpu time of its last observation. */
+ * conv's `updated_ns` is the cpu time of its last observation. */
 sync_ticker_entry *syncd_pairs_entries(syncd_pairs *p, size_t *n);
 
 /* The current conversion a -> b (reversed when the pair is fitted b -> a),
@@ -74,6 +74,6 @@ int syncd_pairs_conv(syncd_pairs *p, sync_clock_id a, sync_clock_id b, sync_conv
 
 /* Append a human-readable table of clocks (feeder, pid, last observation,
  * pairs and fit quality) to out. */
-void syncd_pairs_describe_clocks(syncd_pairs *p, int64_t now, GString *out);
+void syncd_pairs_describe_clocks(syncd_pairs *p, int64_t now_ns, GString *out);
 
 #endif

@@ -87,26 +87,26 @@ static gboolean on_beacon(gpointer data)
 	syncd_rbs *r = data;
 	rbs_packet p = {.type = RBS_BEACON};
 	send_packet(r, &p);
-	r->t_beacon = arm(r, r->cfg->beacon_interval, on_beacon);
+	r->t_beacon = arm(r, r->cfg->beacon_interval_s, on_beacon);
 	return G_SOURCE_REMOVE;
 }
 
 static gboolean on_report(gpointer data)
 {
 	syncd_rbs *r = data;
-	int64_t now = sync_now(SYNC_KIND_CPU);
+	int64_t now_ns = sync_now(SYNC_KIND_CPU);
 	/* Three intervals of receptions: a peer that lost a report or two still
 	 * gets every beacon. */
-	int64_t since = now - (int64_t)(3.0 * r->cfg->report_interval * 1e9);
+	int64_t since_ns = now_ns - (int64_t)(3.0 * r->cfg->report_interval_s * 1e9);
 	size_t max_per = (RBS_MTU - RBS_HDR - 4 - RBS_HMAC_LEN) / RBS_REPORT_ENTRY;
 	rbs_reception *rx = g_new(rbs_reception, 4096);
-	size_t n = rbs_core_recent(r->core, since, rx, 4096);
+	size_t n = rbs_core_recent(r->core, since_ns, rx, 4096);
 	for (size_t off = 0; off < n; off += max_per) {
 		rbs_packet p = {.type = RBS_REPORT, .rx = rx + off, .n_rx = MIN(max_per, n - off)};
 		send_packet(r, &p);
 	}
 	g_free(rx);
-	r->t_report = arm(r, r->cfg->report_interval, on_report);
+	r->t_report = arm(r, r->cfg->report_interval_s, on_report);
 	return G_SOURCE_REMOVE;
 }
 
@@ -115,12 +115,12 @@ static gboolean on_report(gpointer data)
 static gboolean on_advert(gpointer data)
 {
 	syncd_rbs *r = data;
-	int64_t now = sync_now(SYNC_KIND_CPU);
+	int64_t now_ns = sync_now(SYNC_KIND_CPU);
 	size_t n_news;
-	rbs_node_news *news = rbs_mesh_news(r->mesh, now, &n_news);
+	rbs_node_news *news = rbs_mesh_news(r->mesh, now_ns, &n_news);
 	/* Ours first (origin: this node; the root affirms its definition of
 	 * global in every advertisement), then learned ones with their origin. */
-	GArray *conv = syncd_conversions(r->pairs, r->root, r->core, r->mesh, SYNCD_CONV_SHAREABLE, now);
+	GArray *conv = syncd_conversions(r->pairs, r->root, r->core, r->mesh, SYNCD_CONV_SHAREABLE, now_ns);
 	GArray *edges = g_array_sized_new(FALSE, FALSE, sizeof(rbs_edge), conv->len);
 	for (guint i = 0; i < conv->len; i++) {
 		const syncd_conversion *c = &g_array_index(conv, syncd_conversion, i);
@@ -153,7 +153,7 @@ static gboolean on_advert(gpointer data)
 	} while (ni < n_news || ei < edges->len);
 	g_array_free(edges, TRUE);
 	g_free(news);
-	r->t_advert = arm(r, r->cfg->advert_interval, on_advert);
+	r->t_advert = arm(r, r->cfg->advert_interval_s, on_advert);
 	return G_SOURCE_REMOVE;
 }
 
@@ -212,30 +212,30 @@ static void handle(syncd_rbs *r, const uint8_t *buf, size_t len, int64_t host_rt
 		count_bad(r, rc, why, from);
 		return;
 	}
-	int64_t now = sync_now(SYNC_KIND_CPU);
+	int64_t now_ns = sync_now(SYNC_KIND_CPU);
 	if (p.sender == me) {
 		/* Our own packet, looped back: only our beacons' receive times
 		 * matter (sender-receiver pairs). */
 		if (p.type == RBS_BEACON) {
-			rbs_core_heard(r->core, me, p.seq, t, now);
+			rbs_core_heard(r->core, me, p.seq, t, now_ns);
 			r->rx[0]++;
 		}
 		rbs_packet_clear(&p);
 		return;
 	}
 	r->rx[p.type]++;
-	rbs_core_touch(r->core, p.sender, now);
-	rbs_mesh_heard(r->mesh, p.sender, now);
+	rbs_core_touch(r->core, p.sender, now_ns);
+	rbs_mesh_heard(r->mesh, p.sender, now_ns);
 	switch (p.type) {
 	case RBS_BEACON:
-		rbs_core_heard(r->core, p.sender, p.seq, t, now);
+		rbs_core_heard(r->core, p.sender, p.seq, t, now_ns);
 		break;
 	case RBS_REPORT:
-		if (rbs_core_report(r->core, p.sender, p.rx, p.n_rx, now) > 0)
+		if (rbs_core_report(r->core, p.sender, p.rx, p.n_rx, now_ns) > 0)
 			syncd_notify_call(&r->on_change, SYNCD_CHANGED);
 		break;
 	case RBS_ADVERT:
-		if (rbs_mesh_merge(r->mesh, &p, now) > 0)
+		if (rbs_mesh_merge(r->mesh, &p, now_ns) > 0)
 			syncd_notify_call(&r->on_change, SYNCD_CHANGED);
 		break;
 	}
@@ -364,9 +364,9 @@ syncd_rbs *syncd_rbs_new(const syncd_config *cfg, syncd_pairs *pairs, syncd_root
 		.window = (uint32_t)c->rbs_window,
 		.reject_k = c->reject_k,
 		.wander = c->wander_ppm * 1e-6,
-		.max_span_ns = (int64_t)(c->rbs_max_span * 1e9),
-		.hold_ns = (int64_t)(MAX(10.0, 5.0 * c->report_interval) * 1e9),
-		.peer_timeout_ns = (int64_t)(c->peer_timeout * 1e9),
+		.max_span_ns = (int64_t)(c->rbs_max_span_s * 1e9),
+		.hold_ns = (int64_t)(MAX(10.0, 5.0 * c->report_interval_s) * 1e9),
+		.peer_timeout_ns = (int64_t)(c->peer_timeout_s * 1e9),
 		.min_rbs = (uint32_t)c->rbs_min,
 	};
 	r->core = rbs_core_new(&cc, &why);
@@ -374,7 +374,7 @@ syncd_rbs *syncd_rbs_new(const syncd_config *cfg, syncd_pairs *pairs, syncd_root
 		g_set_error(err, RBS_ERROR, EINVAL, "rbs: %s", why);
 		goto fail;
 	}
-	rbs_mesh_cfg mc = {(uint32_t)c->node, (int64_t)(c->edge_expire * 1e9), (int64_t)(c->node_timeout * 1e9),
+	rbs_mesh_cfg mc = {(uint32_t)c->node, (int64_t)(c->edge_expire_s * 1e9), (int64_t)(c->node_timeout_s * 1e9),
 			   SYNC_GRAPH_MAX_HOPS};
 	r->mesh = rbs_mesh_new(&mc);
 	if (!syncd_rxf_load_env(r->self, &r->filter, err))
@@ -392,9 +392,9 @@ syncd_rbs *syncd_rbs_new(const syncd_config *cfg, syncd_pairs *pairs, syncd_root
 	g_source_set_callback(r->io, (GSourceFunc)(void (*)(void))on_readable, r, NULL);
 	g_source_attach(r->io, r->ctx);
 	if (c->rbs_beacon)
-		r->t_beacon = arm(r, c->beacon_interval, on_beacon);
-	r->t_report = arm(r, c->report_interval, on_report);
-	r->t_advert = arm(r, c->advert_interval, on_advert);
+		r->t_beacon = arm(r, c->beacon_interval_s, on_beacon);
+	r->t_report = arm(r, c->report_interval_s, on_report);
+	r->t_advert = arm(r, c->advert_interval_s, on_advert);
 	return r;
 fail:
 	syncd_rbs_free(r);
@@ -443,24 +443,24 @@ static gboolean global_reached(syncd_rbs *r, uint32_t root)
 	return have;
 }
 
-void syncd_rbs_tick(syncd_rbs *r, int64_t now)
+void syncd_rbs_tick(syncd_rbs *r, int64_t now_ns)
 {
-	guint gone = rbs_core_expire(r->core, now);
+	guint gone = rbs_core_expire(r->core, now_ns);
 	if (gone)
 		g_message("rbs: %u neighbour%s fell silent; their fits are forgotten", gone, gone == 1 ? "" : "s");
-	if (rbs_mesh_expire(r->mesh, now))
+	if (rbs_mesh_expire(r->mesh, now_ns))
 		syncd_notify_call(&r->on_change, SYNCD_CHANGED);
-	uint32_t chosen = rbs_mesh_root(r->mesh, syncd_root_preferred(r->root), now);
-	syncd_root_follow(r->root, chosen, chosen != r->self && global_reached(r, chosen), now);
+	uint32_t chosen = rbs_mesh_root(r->mesh, syncd_root_preferred(r->root), now_ns);
+	syncd_root_follow(r->root, chosen, chosen != r->self && global_reached(r, chosen), now_ns);
 }
 
-void syncd_rbs_describe(syncd_rbs *r, int64_t now, GString *out)
+void syncd_rbs_describe(syncd_rbs *r, int64_t now_ns, GString *out)
 {
 	const syncd_config *c = r->cfg;
 	g_string_append_printf(out, "rbs node%u on %s:%" G_GINT64_FORMAT "%s%s%s\n", r->self, c->rbs_address,
 			       c->rbs_port, *c->rbs_interface ? " dev " : "", c->rbs_interface,
 			       r->klen ? " authenticated (HMAC-SHA256)" : "");
-	syncd_root_describe(r->root, now, out);
+	syncd_root_describe(r->root, now_ns, out);
 	g_string_append_printf(out,
 			       "packets: rx_beacon=%" G_GUINT64_FORMAT " rx_report=%" G_GUINT64_FORMAT
 			       " rx_advert=%" G_GUINT64_FORMAT " own_beacons=%" G_GUINT64_FORMAT " tx_beacon=%" G_GUINT64_FORMAT
@@ -476,6 +476,6 @@ void syncd_rbs_describe(syncd_rbs *r, int64_t now, GString *out)
 		g_string_append_printf(out, "last bad packet: %s\n", r->last_bad);
 	if (r->filter)
 		syncd_rxf_describe(r->filter, out);
-	rbs_core_describe(r->core, now, out);
-	rbs_mesh_describe(r->mesh, now, out);
+	rbs_core_describe(r->core, now_ns, out);
+	rbs_mesh_describe(r->mesh, now_ns, out);
 }

@@ -42,9 +42,9 @@ rbs_core *syncd_rbs_core(syncd_rbs *r);
 const rbs_mesh *syncd_rbs_mesh(const syncd_rbs *r);
 
 /* Housekeeping at now: expire peers and conversions, apply the root rule. */
-void syncd_rbs_tick(syncd_rbs *r, int64_t now);
+void syncd_rbs_tick(syncd_rbs *r, int64_t now_ns);
 
 /* The status text of sync/rbs. */
-void syncd_rbs_describe(syncd_rbs *r, int64_t now, GString *out);
+void syncd_rbs_describe(syncd_rbs *r, int64_t now_ns, GString *out);
 
 #endif

@@ -6,7 +6,7 @@
 
 typedef struct {
 	uint32_t sender, seq;
-	int64_t t; /* our cpu ns */
+	int64_t t_ns; /* our cpu ns */
 } rx_rec;
 
 typedef struct {
@@ -25,7 +25,7 @@ typedef struct {
 
 typedef struct {
 	uint32_t node;
-	int64_t last_heard; /* our cpu ns of its last packet */
+	int64_t last_heard_ns; /* our cpu ns of its last packet */
 	uint64_t reports;
 	fit_rec rbs, sr;
 } peer_rec;
@@ -107,11 +107,11 @@ typedef struct {
 	rx_rec r;
 } rx_node;
 
-void rbs_core_heard(rbs_core *c, uint32_t sender, uint32_t seq, int64_t t, int64_t now)
+void rbs_core_heard(rbs_core *c, uint32_t sender, uint32_t seq, int64_t t_ns, int64_t now_ns)
 {
 	while (!g_queue_is_empty(&c->rxq)) {
 		rx_node *old = g_queue_peek_head(&c->rxq);
-		if (old->r.t >= now - c->cfg.hold_ns)
+		if (old->r.t_ns >= now_ns - c->cfg.hold_ns)
 			break;
 		g_hash_table_remove(c->rx, &old->key);
 		g_free(g_queue_pop_head(&c->rxq));
@@ -123,27 +123,27 @@ void rbs_core_heard(rbs_core *c, uint32_t sender, uint32_t seq, int64_t t, int64
 	n->key = k;
 	n->r.sender = sender;
 	n->r.seq = seq;
-	n->r.t = t;
+	n->r.t_ns = t_ns;
 	g_queue_push_tail(&c->rxq, n);
 	g_hash_table_insert(c->rx, &n->key, n);
 }
 
-size_t rbs_core_recent(const rbs_core *c, int64_t since, rbs_reception *out, size_t max)
+size_t rbs_core_recent(const rbs_core *c, int64_t since_ns, rbs_reception *out, size_t max)
 {
 	size_t k = 0;
 	for (GList *l = c->rxq.head; l && k < max; l = l->next) {
 		rx_node *n = l->data;
-		if (n->r.t < since)
+		if (n->r.t_ns < since_ns)
 			continue;
 		out[k].sender = n->r.sender;
 		out[k].seq = n->r.seq;
-		out[k].t = n->r.t;
+		out[k].t_ns = n->r.t_ns;
 		k++;
 	}
 	return k;
 }
 
-static peer_rec *get_peer(rbs_core *c, uint32_t node, int64_t now)
+static peer_rec *get_peer(rbs_core *c, uint32_t node, int64_t now_ns)
 {
 	peer_rec *p = g_hash_table_lookup(c->peers, GUINT_TO_POINTER(node));
 	if (!p) {
@@ -154,15 +154,15 @@ static peer_rec *get_peer(rbs_core *c, uint32_t node, int64_t now)
 		g_hash_table_insert(c->peers, GUINT_TO_POINTER(node), p);
 		c->gen++;
 	}
-	if (now > p->last_heard)
-		p->last_heard = now;
+	if (now_ns > p->last_heard_ns)
+		p->last_heard_ns = now_ns;
 	return p;
 }
 
-void rbs_core_touch(rbs_core *c, uint32_t peer, int64_t now)
+void rbs_core_touch(rbs_core *c, uint32_t peer, int64_t now_ns)
 {
 	if (peer != c->cfg.self)
-		get_peer(c, peer, now);
+		get_peer(c, peer, now_ns);
 }
 
 static int cmp_obs(const void *a, const void *b)
@@ -189,11 +189,11 @@ static int feed(fit_rec *f, obs *o, size_t n)
 	return added;
 }
 
-int rbs_core_report(rbs_core *c, uint32_t peer, const rbs_reception *rx, size_t n, int64_t now)
+int rbs_core_report(rbs_core *c, uint32_t peer, const rbs_reception *rx, size_t n, int64_t now_ns)
 {
 	if (peer == c->cfg.self)
 		return 0;
-	peer_rec *p = get_peer(c, peer, now);
+	peer_rec *p = get_peer(c, peer, now_ns);
 	obs *ro = g_new(obs, n + 1), *so = g_new(obs, n + 1);
 	size_t nr = 0, ns = 0;
 	p->reports++;
@@ -202,7 +202,7 @@ int rbs_core_report(rbs_core *c, uint32_t peer, const rbs_reception *rx, size_t 
 		rx_node *mine = g_hash_table_lookup(c->rx, &k);
 		if (!mine)
 			continue;
-		obs o = {mine->r.t, rx[i].t};
+		obs o = {mine->r.t_ns, rx[i].t_ns};
 		if (rx[i].sender == peer || rx[i].sender == c->cfg.self)
 			so[ns++] = o; /* one side is the sender's own looped-back reception */
 		else
@@ -216,7 +216,7 @@ int rbs_core_report(rbs_core *c, uint32_t peer, const rbs_reception *rx, size_t 
 	return added;
 }
 
-guint rbs_core_expire(rbs_core *c, int64_t now)
+guint rbs_core_expire(rbs_core *c, int64_t now_ns)
 {
 	GHashTableIter it;
 	gpointer v;
@@ -224,7 +224,7 @@ guint rbs_core_expire(rbs_core *c, int64_t now)
 	g_hash_table_iter_init(&it, c->peers);
 	while (g_hash_table_iter_next(&it, NULL, &v)) {
 		peer_rec *p = v;
-		if (now - p->last_heard > c->cfg.peer_timeout_ns) {
+		if (now_ns - p->last_heard_ns > c->cfg.peer_timeout_ns) {
 			g_hash_table_iter_remove(&it);
 			gone++;
 		}
@@ -249,7 +249,7 @@ static void solve(fit_rec *f)
 		f->have = FALSE;
 		return;
 	}
-	cv.updated = f->last_x;
+	cv.updated_ns = f->last_x;
 	f->conv = cv;
 	f->have = TRUE;
 	f->err = NULL;
@@ -313,7 +313,7 @@ guint64 rbs_core_generation(const rbs_core *c)
 	return c->gen;
 }
 
-void rbs_core_describe(rbs_core *c, int64_t now, GString *out)
+void rbs_core_describe(rbs_core *c, int64_t now_ns, GString *out)
 {
 	GPtrArray *a = sorted_peers(c);
 	g_string_append_printf(out, "peers: %u (receptions held: %u)\n", a->len, g_queue_get_length(&c->rxq));
@@ -323,7 +323,7 @@ void rbs_core_describe(rbs_core *c, int64_t now, GString *out)
 		g_string_append_printf(out,
 				       "  node%u heard=%.3fs ago reports=%" G_GUINT64_FORMAT " rbs_obs=%" G_GUINT64_FORMAT
 				       " sr_obs=%" G_GUINT64_FORMAT,
-				       p->node, (double)(now - p->last_heard) * 1e-9, p->reports, p->rbs.n_obs, p->sr.n_obs);
+				       p->node, (double)(now_ns - p->last_heard_ns) * 1e-9, p->reports, p->rbs.n_obs, p->sr.n_obs);
 		if (f)
 			g_string_append_printf(out, " fit=%s n=%u rms=%.1fns slope-1=%.3fppm rejected=%u\n",
 					       f == &p->rbs ? "rbs" : "sender-receiver", f->conv.n, f->conv.rms,

@@ -46,27 +46,27 @@ rbs_core *rbs_core_new(const rbs_core_cfg *cfg, const char **why);
 /* Free (NULL is fine). */
 void rbs_core_free(rbs_core *c);
 
-/* We received beacon (sender, seq) at cpu time t (our own beacons too, as
+/* We received beacon (sender, seq) at cpu time t_ns (our own beacons too, as
  * looped back).  A duplicate (sender, seq) keeps the first time.  Receptions
- * older than hold_ns before `now` are forgotten. */
-void rbs_core_heard(rbs_core *c, uint32_t sender, uint32_t seq, int64_t t, int64_t now);
+ * older than hold_ns before `now_ns` are forgotten. */
+void rbs_core_heard(rbs_core *c, uint32_t sender, uint32_t seq, int64_t t_ns, int64_t now_ns);
 
-/* Our receptions at or after `since`, oldest first, at most max into out.
+/* Our receptions at or after `since_ns`, oldest first, at most max into out.
  * Returns how many. */
-size_t rbs_core_recent(const rbs_core *c, int64_t since, rbs_reception *out, size_t max);
+size_t rbs_core_recent(const rbs_core *c, int64_t since_ns, rbs_reception *out, size_t max);
 
 /* Peer `peer` reported these receptions.  Matches them against ours and adds
  * the new pairs to its fits (each fit takes only x beyond its last one).
  * Returns the observations added (>= 0). */
-int rbs_core_report(rbs_core *c, uint32_t peer, const rbs_reception *rx, size_t n, int64_t now);
+int rbs_core_report(rbs_core *c, uint32_t peer, const rbs_reception *rx, size_t n, int64_t now_ns);
 
-/* Any packet from `peer` at `now`: it is alive. */
-void rbs_core_touch(rbs_core *c, uint32_t peer, int64_t now);
+/* Any packet from `peer` at `now_ns`: it is alive. */
+void rbs_core_touch(rbs_core *c, uint32_t peer, int64_t now_ns);
 
 /* Forget peers silent for peer_timeout_ns.  Returns how many went. */
-guint rbs_core_expire(rbs_core *c, int64_t now);
+guint rbs_core_expire(rbs_core *c, int64_t now_ns);
 
-/* The usable fits: entries cpu_self -> cpu_peer (conv.updated = time of the
+/* The usable fits: entries cpu_self -> cpu_peer (conv.updated_ns = time of the
  * newest observation), appended to `out` (GArray of sync_ticker_entry).
  * Returns how many. */
 size_t rbs_core_entries(rbs_core *c, GArray *out);
@@ -79,6 +79,6 @@ guint rbs_core_n_peers(const rbs_core *c);
 guint64 rbs_core_generation(const rbs_core *c);
 
 /* Append a table of peers and fits to out. */
-void rbs_core_describe(rbs_core *c, int64_t now, GString *out);
+void rbs_core_describe(rbs_core *c, int64_t now_ns, GString *out);
 
 #endif

@@ -5,15 +5,15 @@
 
 typedef struct {
 	uint32_t origin;
-	uint32_t hops;   /* advertisements crossed to reach us */
-	int64_t updated; /* our cpu ns */
+	uint32_t hops;      /* advertisements crossed to reach us */
+	int64_t updated_ns; /* our cpu ns */
 	sync_clock_id from, to;
 	sync_conv conv;
 } edge_rec;
 
 typedef struct {
-	int64_t seen;  /* our cpu ns of the freshest news */
-	uint32_t hops; /* 1 = heard directly */
+	int64_t seen_ns; /* our cpu ns of the freshest news */
+	uint32_t hops;   /* 1 = heard directly */
 } news_rec;
 
 struct rbs_mesh {
@@ -60,34 +60,34 @@ static void news(rbs_mesh *m, uint32_t node, int64_t seen, uint32_t hops)
 	news_rec *r = g_hash_table_lookup(m->news, GUINT_TO_POINTER(node));
 	if (!r) {
 		r = g_new0(news_rec, 1);
-		r->seen = INT64_MIN;
+		r->seen_ns = INT64_MIN;
 		g_hash_table_insert(m->news, GUINT_TO_POINTER(node), r);
 	}
 	/* Fresher news wins; equally fresh news by a shorter path. */
-	if (seen > r->seen || (seen == r->seen && hops < r->hops)) {
-		r->seen = seen;
+	if (seen > r->seen_ns || (seen == r->seen_ns && hops < r->hops)) {
+		r->seen_ns = seen;
 		r->hops = hops;
 	}
 }
 
-void rbs_mesh_heard(rbs_mesh *m, uint32_t node, int64_t now)
+void rbs_mesh_heard(rbs_mesh *m, uint32_t node, int64_t now_ns)
 {
-	news(m, node, now, 1);
+	news(m, node, now_ns, 1);
 }
 
-int rbs_mesh_merge(rbs_mesh *m, const rbs_packet *adv, int64_t now)
+int rbs_mesh_merge(rbs_mesh *m, const rbs_packet *adv, int64_t now_ns)
 {
 	int changed = 0;
 	for (size_t i = 0; i < adv->n_nodes; i++)
-		news(m, adv->nodes[i].node, now - adv->nodes[i].age, adv->nodes[i].hops + 1);
+		news(m, adv->nodes[i].node, now_ns - adv->nodes[i].age_ns, adv->nodes[i].hops + 1);
 	for (size_t i = 0; i < adv->n_edges; i++) {
 		const rbs_edge *e = &adv->edges[i];
 		if (e->origin == m->cfg.self || (uint32_t)e->hops + 1 > m->cfg.max_hops)
 			continue;
-		int64_t upd = now - e->age;
+		int64_t upd = now_ns - e->age_ns;
 		char *k = rbs_mesh_pair_key(e->from, e->to);
 		edge_rec *r = g_hash_table_lookup(m->edges, k);
-		if (r && (r->updated > upd || (r->updated == upd && r->hops <= (uint32_t)e->hops + 1))) {
+		if (r && (r->updated_ns > upd || (r->updated_ns == upd && r->hops <= (uint32_t)e->hops + 1))) {
 			g_free(k);
 			continue;
 		}
@@ -99,17 +99,17 @@ int rbs_mesh_merge(rbs_mesh *m, const rbs_packet *adv, int64_t now)
 		}
 		r->origin = e->origin;
 		r->hops = (uint32_t)e->hops + 1;
-		r->updated = upd;
+		r->updated_ns = upd;
 		r->from = e->from;
 		r->to = e->to;
 		r->conv = e->conv;
-		r->conv.updated = upd;
+		r->conv.updated_ns = upd;
 		changed++;
 	}
 	return changed;
 }
 
-guint rbs_mesh_expire(rbs_mesh *m, int64_t now)
+guint rbs_mesh_expire(rbs_mesh *m, int64_t now_ns)
 {
 	GHashTableIter it;
 	gpointer v;
@@ -117,7 +117,7 @@ guint rbs_mesh_expire(rbs_mesh *m, int64_t now)
 	g_hash_table_iter_init(&it, m->edges);
 	while (g_hash_table_iter_next(&it, NULL, &v)) {
 		edge_rec *r = v;
-		if (now - r->updated > m->cfg.edge_expire_ns) {
+		if (now_ns - r->updated_ns > m->cfg.edge_expire_ns) {
 			g_hash_table_iter_remove(&it);
 			gone++;
 		}
@@ -125,22 +125,22 @@ guint rbs_mesh_expire(rbs_mesh *m, int64_t now)
 	/* News is kept a while past the timeout so the status shows who died. */
 	g_hash_table_iter_init(&it, m->news);
 	while (g_hash_table_iter_next(&it, NULL, &v))
-		if (now - ((news_rec *)v)->seen > 10 * m->cfg.node_timeout_ns)
+		if (now_ns - ((news_rec *)v)->seen_ns > 10 * m->cfg.node_timeout_ns)
 			g_hash_table_iter_remove(&it);
 	return gone;
 }
 
-gboolean rbs_mesh_alive(const rbs_mesh *m, uint32_t node, int64_t now)
+gboolean rbs_mesh_alive(const rbs_mesh *m, uint32_t node, int64_t now_ns)
 {
 	if (node == m->cfg.self)
 		return TRUE;
 	news_rec *r = g_hash_table_lookup(m->news, GUINT_TO_POINTER(node));
-	return r && now - r->seen <= m->cfg.node_timeout_ns;
+	return r && now_ns - r->seen_ns <= m->cfg.node_timeout_ns;
 }
 
-uint32_t rbs_mesh_root(const rbs_mesh *m, int64_t preferred, int64_t now)
+uint32_t rbs_mesh_root(const rbs_mesh *m, int64_t preferred, int64_t now_ns)
 {
-	if (preferred >= 0 && rbs_mesh_alive(m, (uint32_t)preferred, now))
+	if (preferred >= 0 && rbs_mesh_alive(m, (uint32_t)preferred, now_ns))
 		return (uint32_t)preferred;
 	uint32_t best = m->cfg.self;
 	GHashTableIter it;
@@ -148,13 +148,13 @@ uint32_t rbs_mesh_root(const rbs_mesh *m, int64_t preferred, int64_t now)
 	g_hash_table_iter_init(&it, m->news);
 	while (g_hash_table_iter_next(&it, &k, NULL)) {
 		uint32_t n = GPOINTER_TO_UINT(k);
-		if (n < best && rbs_mesh_alive(m, n, now))
+		if (n < best && rbs_mesh_alive(m, n, now_ns))
 			best = n;
 	}
 	return best;
 }
 
-rbs_node_news *rbs_mesh_news(const rbs_mesh *m, int64_t now, size_t *n)
+rbs_node_news *rbs_mesh_news(const rbs_mesh *m, int64_t now_ns, size_t *n)
 {
 	rbs_node_news *out = g_new(rbs_node_news, g_hash_table_size(m->news) + 1);
 	size_t k = 0;
@@ -164,9 +164,9 @@ rbs_node_news *rbs_mesh_news(const rbs_mesh *m, int64_t now, size_t *n)
 	g_hash_table_iter_init(&it, m->news);
 	while (g_hash_table_iter_next(&it, &key, &v)) {
 		news_rec *r = v;
-		if (now - r->seen > m->cfg.node_timeout_ns)
+		if (now_ns - r->seen_ns > m->cfg.node_timeout_ns)
 			continue;
-		out[k++] = (rbs_node_news){GPOINTER_TO_UINT(key), r->hops, now - r->seen < 0 ? 0 : now - r->seen};
+		out[k++] = (rbs_node_news){GPOINTER_TO_UINT(key), r->hops, now_ns - r->seen_ns < 0 ? 0 : now_ns - r->seen_ns};
 	}
 	*n = k;
 	return out;
@@ -203,7 +203,7 @@ guint rbs_mesh_n_edges(const rbs_mesh *m)
 	return g_hash_table_size(m->edges);
 }
 
-void rbs_mesh_describe(const rbs_mesh *m, int64_t now, GString *out)
+void rbs_mesh_describe(const rbs_mesh *m, int64_t now_ns, GString *out)
 {
 	GHashTableIter it;
 	gpointer k, v;
@@ -212,8 +212,8 @@ void rbs_mesh_describe(const rbs_mesh *m, int64_t now, GString *out)
 	while (g_hash_table_iter_next(&it, &k, &v)) {
 		news_rec *r = v;
 		g_string_append_printf(out, "  node%u news=%.3fs ago hops=%u %s\n", GPOINTER_TO_UINT(k),
-				       (double)(now - r->seen) * 1e-9, r->hops,
-				       rbs_mesh_alive(m, GPOINTER_TO_UINT(k), now) ? "alive" : "dead");
+				       (double)(now_ns - r->seen_ns) * 1e-9, r->hops,
+				       rbs_mesh_alive(m, GPOINTER_TO_UINT(k), now_ns) ? "alive" : "dead");
 	}
 	g_string_append_printf(out, "learned conversions: %u\n", g_hash_table_size(m->edges));
 	g_hash_table_iter_init(&it, m->edges);
@@ -222,6 +222,6 @@ void rbs_mesh_describe(const rbs_mesh *m, int64_t now, GString *out)
 		char a[SYNC_CLOCK_NAME_MAX], b[SYNC_CLOCK_NAME_MAX];
 		g_string_append_printf(out, "  %s -> %s origin=node%u hops=%u age=%.3fs n=%u rms=%.4g\n",
 				       sync_clock_format(r->from, a, sizeof a), sync_clock_format(r->to, b, sizeof b),
-				       r->origin, r->hops, (double)(now - r->updated) * 1e-9, r->conv.n, r->conv.rms);
+				       r->origin, r->hops, (double)(now_ns - r->updated_ns) * 1e-9, r->conv.n, r->conv.rms);
 	}
 }

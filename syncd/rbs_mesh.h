@@ -40,27 +40,27 @@ rbs_mesh *rbs_mesh_new(const rbs_mesh_cfg *cfg);
 void rbs_mesh_free(rbs_mesh *m);
 
 /* A packet came from `node` at now (direct news, one hop). */
-void rbs_mesh_heard(rbs_mesh *m, uint32_t node, int64_t now);
+void rbs_mesh_heard(rbs_mesh *m, uint32_t node, int64_t now_ns);
 
 /* Merge an advertisement received at now: its node news and its conversions
  * (those originated by this node are ignored: ours are authoritative).
  * Returns how many conversions changed. */
-int rbs_mesh_merge(rbs_mesh *m, const rbs_packet *adv, int64_t now);
+int rbs_mesh_merge(rbs_mesh *m, const rbs_packet *adv, int64_t now_ns);
 
 /* Forget stale conversions and news.  Returns how many conversions went. */
-guint rbs_mesh_expire(rbs_mesh *m, int64_t now);
+guint rbs_mesh_expire(rbs_mesh *m, int64_t now_ns);
 
 /* TRUE when `node` is this node or has news younger than node_timeout_ns. */
-gboolean rbs_mesh_alive(const rbs_mesh *m, uint32_t node, int64_t now);
+gboolean rbs_mesh_alive(const rbs_mesh *m, uint32_t node, int64_t now_ns);
 
 /* The root by the rule above; `preferred` < 0: none configured. */
-uint32_t rbs_mesh_root(const rbs_mesh *m, int64_t preferred, int64_t now);
+uint32_t rbs_mesh_root(const rbs_mesh *m, int64_t preferred, int64_t now_ns);
 
 /* News for our advertisement: ourselves (hops 0, age 0) and every live node
  * with its age now and hop count, into a new array of *n (g_free it). */
-rbs_node_news *rbs_mesh_news(const rbs_mesh *m, int64_t now, size_t *n);
+rbs_node_news *rbs_mesh_news(const rbs_mesh *m, int64_t now_ns, size_t *n);
 
-/* Learned conversions as ticker entries (conv.updated on our clock), for
+/* Learned conversions as ticker entries (conv.updated_ns on our clock), for
  * every edge whose pair is not in `skip` (a GHashTable of pair keys from
  * rbs_mesh_pair_key, may be NULL); the global edge only for `root`.
  * Appended to out (GArray of sync_ticker_entry); the origin and hops of each
@@ -75,6 +75,6 @@ char *rbs_mesh_pair_key(sync_clock_id a, sync_clock_id b);
 guint rbs_mesh_n_edges(const rbs_mesh *m);
 
 /* Append a table of nodes (age, hops) and learned conversions to out. */
-void rbs_mesh_describe(const rbs_mesh *m, int64_t now, GString *out);
+void rbs_mesh_describe(const rbs_mesh *m, int64_t now_ns, GString *out);
 
 #endif

@@ -72,7 +72,7 @@ int rbs_wire_encode(const rbs_packet *p, const uint8_t *key, size_t klen, uint8_
 		for (size_t i = 0; i < p->n_rx; i++, q += RBS_REPORT_ENTRY) {
 			le_put32(q, p->rx[i].sender);
 			le_put32(q + 4, p->rx[i].seq);
-			le_put64(q + 8, (uint64_t)p->rx[i].t);
+			le_put64(q + 8, (uint64_t)p->rx[i].t_ns);
 		}
 	} else if (p->type == RBS_ADVERT) {
 		le_put32(q, p->root);
@@ -82,16 +82,16 @@ int rbs_wire_encode(const rbs_packet *p, const uint8_t *key, size_t klen, uint8_
 		for (size_t i = 0; i < p->n_nodes; i++, q += RBS_NODE_ENTRY) {
 			le_put32(q, p->nodes[i].node);
 			le_put32(q + 4, p->nodes[i].hops);
-			le_put64(q + 8, (uint64_t)p->nodes[i].age);
+			le_put64(q + 8, (uint64_t)p->nodes[i].age_ns);
 		}
 		for (size_t i = 0; i < p->n_edges; i++, q += RBS_EDGE_ENTRY) {
 			const rbs_edge *e = &p->edges[i];
 			sync_conv c = e->conv;
-			c.updated = 0; /* on the fitter's clock: meaningless elsewhere; the age travels */
+			c.updated_ns = 0; /* on the fitter's clock: meaningless elsewhere; the age travels */
 			le_put32(q, e->origin);
 			le_put16(q + 4, e->hops);
 			le_put16(q + 6, 0);
-			le_put64(q + 8, (uint64_t)e->age);
+			le_put64(q + 8, (uint64_t)e->age_ns);
 			put_clock(q + 16, e->from);
 			put_clock(q + 24, e->to);
 			sync_conv_pack(&c, q + 32);
@@ -148,8 +148,8 @@ static int decode_body(const uint8_t *q, size_t blen, rbs_packet *p, const char 
 			const uint8_t *e = q + 4 + i * RBS_REPORT_ENTRY;
 			p->rx[i].sender = le_get32(e);
 			p->rx[i].seq = le_get32(e + 4);
-			p->rx[i].t = (int64_t)le_get64(e + 8);
-			if (p->rx[i].sender == RBS_NO_NODE || p->rx[i].t <= 0)
+			p->rx[i].t_ns = (int64_t)le_get64(e + 8);
+			if (p->rx[i].sender == RBS_NO_NODE || p->rx[i].t_ns <= 0)
 				return fail(p, why, "report entry with an invalid node or a receive time <= 0", -EINVAL);
 		}
 		return 0;
@@ -167,8 +167,8 @@ static int decode_body(const uint8_t *q, size_t blen, rbs_packet *p, const char 
 	for (size_t i = 0; i < p->n_nodes; i++, q += RBS_NODE_ENTRY) {
 		p->nodes[i].node = le_get32(q);
 		p->nodes[i].hops = le_get32(q + 4);
-		p->nodes[i].age = (int64_t)le_get64(q + 8);
-		if (p->nodes[i].node == RBS_NO_NODE || p->nodes[i].age < 0 || p->nodes[i].age > MAX_AGE_NS ||
+		p->nodes[i].age_ns = (int64_t)le_get64(q + 8);
+		if (p->nodes[i].node == RBS_NO_NODE || p->nodes[i].age_ns < 0 || p->nodes[i].age_ns > MAX_AGE_NS ||
 		    p->nodes[i].hops > 65535)
 			return fail(p, why, "advertised node with an invalid number, age or hop count", -EINVAL);
 	}
@@ -176,10 +176,10 @@ static int decode_body(const uint8_t *q, size_t blen, rbs_packet *p, const char 
 		rbs_edge *e = &p->edges[i];
 		e->origin = le_get32(q);
 		e->hops = le_get16(q + 4);
-		e->age = (int64_t)le_get64(q + 8);
+		e->age_ns = (int64_t)le_get64(q + 8);
 		e->from = get_clock(q + 16);
 		e->to = get_clock(q + 24);
-		if (e->origin == RBS_NO_NODE || e->age < 0 || e->age > MAX_AGE_NS)
+		if (e->origin == RBS_NO_NODE || e->age_ns < 0 || e->age_ns > MAX_AGE_NS)
 			return fail(p, why, "advertised conversion with an invalid origin or age", -EINVAL);
 		if (!clock_ok(e->from) || !clock_ok(e->to) || sync_clock_equal(e->from, e->to))
 			return fail(p, why, "advertised conversion between invalid or identical clocks", -EINVAL);

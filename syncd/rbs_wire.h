@@ -57,19 +57,19 @@ typedef enum {
 typedef struct {
 	uint32_t sender; /* beacon's sender node */
 	uint32_t seq;    /* beacon's sequence number */
-	int64_t t;       /* receive time on the reporter's cpu clock, ns */
+	int64_t t_ns;    /* receive time on the reporter's cpu clock, ns */
 } rbs_reception;
 
 typedef struct {
-	uint32_t node; /* a node the advertiser has news of */
-	uint32_t hops; /* 0: the advertiser itself, 1: a neighbour it heard, ... */
-	int64_t age;   /* ns since that news, on the advertiser's clock */
+	uint32_t node;  /* a node the advertiser has news of */
+	uint32_t hops;  /* 0: the advertiser itself, 1: a neighbour it heard, ... */
+	int64_t age_ns; /* ns since that news, on the advertiser's clock */
 } rbs_node_news;
 
 typedef struct {
 	uint32_t origin;    /* node that fitted (or defined) the conversion */
 	uint16_t hops;      /* advertisements it has crossed before this one */
-	int64_t age;        /* ns since its last update, advertiser's clock */
+	int64_t age_ns;     /* ns since its last update, advertiser's clock */
 	sync_clock_id from; /* x clock */
 	sync_clock_id to;   /* y clock */
 	sync_conv conv;     /* from -> to */

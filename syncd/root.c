@@ -8,15 +8,15 @@ struct syncd_root {
 	int64_t preferred; /* preferred root node; -1: none */
 	int rtcpu_tries;   /* sandwiches per realtime<->cpu sample */
 	syncd_notify on_change;
-	uint32_t node;        /* current global root node */
-	gboolean have_global; /* global <-> root cpu known */
-	int64_t global_cpu0;  /* root cpu time when the root was taken, ns */
-	int64_t global_utc0;  /* realtime then: global = cpu - cpu0 + utc0, ns */
-	guint switches;       /* times the root changed */
-	int64_t since;        /* node cpu ns of the last root change */
+	uint32_t node;          /* current global root node */
+	gboolean have_global;   /* global <-> root cpu known */
+	int64_t global_cpu0_ns; /* root cpu time when the root was taken, ns */
+	int64_t global_utc0;    /* realtime then: global = cpu - cpu0 + utc0, ns */
+	guint switches;         /* times the root changed */
+	int64_t since_ns;       /* node cpu ns of the last root change */
 };
 
-syncd_root *syncd_root_new(uint32_t self, int64_t preferred, int rtcpu_tries, int64_t now, syncd_notify on_change)
+syncd_root *syncd_root_new(uint32_t self, int64_t preferred, int rtcpu_tries, int64_t now_ns, syncd_notify on_change)
 {
 	syncd_root *rt = g_new0(syncd_root, 1);
 	rt->self = self;
@@ -24,7 +24,7 @@ syncd_root *syncd_root_new(uint32_t self, int64_t preferred, int rtcpu_tries, in
 	rt->rtcpu_tries = rtcpu_tries;
 	rt->on_change = on_change;
 	if (preferred < 0 || preferred == (int64_t)self)
-		syncd_root_take(rt, now);
+		syncd_root_take(rt, now_ns);
 	else
 		rt->node = (uint32_t)preferred;
 	return rt;
@@ -55,8 +55,8 @@ gboolean syncd_root_definition(const syncd_root *rt, sync_ticker_entry *out)
 	if (!rt->have_global || rt->node != rt->self)
 		return FALSE;
 	*out = (sync_ticker_entry){sync_clock_cpu(rt->node), sync_clock_global(),
-				   sync_conv_fixed(rt->global_cpu0, rt->global_utc0, 1.0)};
-	out->conv.updated = rt->global_cpu0;
+				   sync_conv_fixed(rt->global_cpu0_ns, rt->global_utc0, 1.0)};
+	out->conv.updated_ns = rt->global_cpu0_ns;
 	return TRUE;
 }
 
@@ -70,30 +70,30 @@ void syncd_root_prefer(syncd_root *rt, int64_t node)
 	rt->preferred = node;
 }
 
-void syncd_root_take(syncd_root *rt, int64_t now)
+void syncd_root_take(syncd_root *rt, int64_t now_ns)
 {
 	rtcpu_sample r = rtcpu_sample_take(rt->rtcpu_tries);
 	rt->node = rt->self;
-	rt->global_cpu0 = r.cpu_ns;
+	rt->global_cpu0_ns = r.cpu_ns;
 	rt->global_utc0 = r.realtime_ns;
 	rt->have_global = TRUE;
 	g_message("global time: root node%u, UTC offset taken at cpu %" G_GINT64_FORMAT, rt->node, r.cpu_ns);
 	syncd_notify_call(&rt->on_change, SYNCD_CHANGED_AT_ONCE);
 }
 
-void syncd_root_follow(syncd_root *rt, uint32_t chosen, gboolean remote_global_known, int64_t now)
+void syncd_root_follow(syncd_root *rt, uint32_t chosen, gboolean remote_global_known, int64_t now_ns)
 {
 	if (chosen == rt->self && !(rt->node == rt->self && rt->have_global)) {
 		g_message("global time: node%u is the root now (was node%u)", rt->self, rt->node);
-		syncd_root_take(rt, now);
+		syncd_root_take(rt, now_ns);
 		rt->switches++;
-		rt->since = now;
+		rt->since_ns = now_ns;
 		syncd_notify_call(&rt->on_change, SYNCD_CHANGED);
 	} else if (chosen != rt->self && chosen != rt->node) {
 		g_message("global time: root node%u (was node%u)", chosen, rt->node);
 		rt->node = chosen;
 		rt->switches++;
-		rt->since = now;
+		rt->since_ns = now_ns;
 		syncd_notify_call(&rt->on_change, SYNCD_CHANGED);
 	}
 	if (chosen != rt->self) {
@@ -111,15 +111,15 @@ guint syncd_root_switches(const syncd_root *rt)
 
 int64_t syncd_root_since(const syncd_root *rt)
 {
-	return rt->since;
+	return rt->since_ns;
 }
 
-void syncd_root_describe(const syncd_root *rt, int64_t now, GString *out)
+void syncd_root_describe(const syncd_root *rt, int64_t now_ns, GString *out)
 {
 	g_string_append_printf(out, "root: node%u%s switches=%u", rt->node,
 			       rt->have_global ? "" : " (global not known yet)", rt->switches);
 	if (rt->switches)
-		g_string_append_printf(out, " last_switch=%.3fs ago", (double)(now - rt->since) * 1e-9);
+		g_string_append_printf(out, " last_switch=%.3fs ago", (double)(now_ns - rt->since_ns) * 1e-9);
 	g_string_append_printf(out, " rule=%s\n",
 			       rt->preferred >= 0 ? "configured root while alive, else lowest live node"
 						  : "lowest live node");

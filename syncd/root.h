@@ -28,7 +28,7 @@ typedef struct syncd_root syncd_root;
  * (syncd_root_take, `rtcpu_tries` sandwiches, >= 1); otherwise the root is
  * `preferred` and global is unknown until syncd_root_follow says so.
  * Never fails. */
-syncd_root *syncd_root_new(uint32_t self, int64_t preferred, int rtcpu_tries, int64_t now, syncd_notify on_change);
+syncd_root *syncd_root_new(uint32_t self, int64_t preferred, int rtcpu_tries, int64_t now_ns, syncd_notify on_change);
 
 /* Free (NULL is fine). */
 void syncd_root_free(syncd_root *rt);
@@ -56,9 +56,9 @@ void syncd_root_prefer(syncd_root *rt, int64_t node);
 
 /* Make this node the global root now: global = cpu + (realtime - cpu),
  * from a fresh realtime<->cpu sample (cpu0 = its cpu time, utc0 = its
- * realtime).  Tells the listener SYNCD_CHANGED_AT_ONCE.  `now` (node cpu
+ * realtime).  Tells the listener SYNCD_CHANGED_AT_ONCE.  `now_ns` (node cpu
  * ns) is not used for the definition, which comes from the sample. */
-void syncd_root_take(syncd_root *rt, int64_t now);
+void syncd_root_take(syncd_root *rt, int64_t now_ns);
 
 /* Apply the root rule's choice `chosen` at now: when it is this node and
  * this node is not already the root with global defined, take the root;
@@ -66,7 +66,7 @@ void syncd_root_take(syncd_root *rt, int64_t now);
  * root is remote, `remote_global_known` says whether its definition of
  * global has reached us.  A switch counts (syncd_root_switches) and is
  * logged; any visible change goes to the listener. */
-void syncd_root_follow(syncd_root *rt, uint32_t chosen, gboolean remote_global_known, int64_t now);
+void syncd_root_follow(syncd_root *rt, uint32_t chosen, gboolean remote_global_known, int64_t now_ns);
 
 /* Times the root changed since creation. */
 guint syncd_root_switches(const syncd_root *rt);
@@ -76,6 +76,6 @@ int64_t syncd_root_since(const syncd_root *rt);
 
 /* The root line of sync/rbs: "root: nodeN[ (global not known yet)]
  * switches=K[ last_switch=Xs ago] rule=...\n", appended to out. */
-void syncd_root_describe(const syncd_root *rt, int64_t now, GString *out);
+void syncd_root_describe(const syncd_root *rt, int64_t now_ns, GString *out);
 
 #endif

@@ -25,11 +25,11 @@
 typedef struct {
 	syncd_config cfg;
 	syncd_pairs *pairs;
-	syncd_root *root;     /* global time's root */
-	syncd_rbs *rbs;       /* NULL when RBS is off */
-	int64_t last_notify;  /* node cpu time of the last ticker notification */
-	guint64 notified_gen; /* pairs generation + net_gen at that notification */
-	guint64 net_gen;      /* bumped when root or network state changes what the devices show */
+	syncd_root *root;       /* global time's root */
+	syncd_rbs *rbs;         /* NULL when RBS is off */
+	int64_t last_notify_ns; /* node cpu time of the last ticker notification */
+	guint64 notified_gen;   /* pairs generation + net_gen at that notification */
+	guint64 net_gen;        /* bumped when root or network state changes what the devices show */
 	dev_status *ticker;
 	dev_status *clocks;
 	dev_status *rbs_status; /* sync/rbs */

@@ -94,7 +94,7 @@ void ah_start(ah_node *h, int node, const char *tag, const ah_opts *o)
 	AH_REQUIRE(h->w, "%s", err ? err->message : "");
 	const sim_node_cfg *nc = sim_scenario_find_node(h->sc, node);
 	AH_REQUIRE(nc, "%s has no node %d", ah_scenario(), node);
-	h->rate = sim_scenario_world(h->sc)->sample_rate;
+	h->rate_hz = sim_scenario_world(h->sc)->sample_rate_hz;
 	h->channels = o->channels ? o->channels : (unsigned)nc->n_mics;
 	h->period = o->period ? o->period : 480;
 
@@ -106,8 +106,8 @@ void ah_start(ah_node *h, int node, const char *tag, const ah_opts *o)
 	g_snprintf(buf, sizeof buf, "%.17g,%lld", nc->cpu.skew_ppm, (long long)nc->cpu.offset_ns);
 	g_setenv("CHORUS_SIM_CLOCK", buf, TRUE);
 	g_setenv("CHORUS_SCENARIO", ah_scenario(), TRUE);
-	h->epoch = ah_host_now();
-	g_snprintf(buf, sizeof buf, "%lld", (long long)h->epoch);
+	h->epoch_ns = ah_host_now();
+	g_snprintf(buf, sizeof buf, "%lld", (long long)h->epoch_ns);
 	g_setenv("CHORUS_SIM_EPOCH_NS", buf, TRUE);
 	char *alsa = g_strdup_printf("/usr/share/alsa/alsa.conf:%s", AH_SIM_CONF);
 	if (o->alsa_extra) {
@@ -141,7 +141,7 @@ void ah_start(ah_node *h, int node, const char *tag, const ah_opts *o)
 	aargv[n] = NULL;
 	g_strfreev(h->audiod_argv);
 	h->audiod_argv = g_strdupv(aargv);
-	h->spawn_host = ah_host_now();
+	h->spawn_host_ns = ah_host_now();
 	h->audiod = spawn(h, aargv, "audiod");
 	ah_wait_frames(4 * h->period);
 }
@@ -236,7 +236,7 @@ int64_t ah_wait_frames(int64_t n)
 
 int16_t ah_expect_s16(const ah_node *h, int c, int64_t F)
 {
-	return sim_to_s16(sim_world_sample(h->w, h->node, c, h->rate, F));
+	return sim_to_s16(sim_world_sample(h->w, h->node, c, h->rate_hz, F));
 }
 
 long ah_mismatch(const ah_node *h, const int16_t *x, size_t n, unsigned nch, const uint16_t *chan, int64_t F)
@@ -256,8 +256,8 @@ int64_t ah_find_f0_on(ah_node *h, const char *device)
 	AH_REQUIRE(r->ended && r->data->len == n * h->channels * 2, "read [0, %zu): err %d %s, %u bytes", n, r->err,
 		   r->errmsg ? r->errmsg : "", r->data->len);
 	/* audiod's stream started between the spawn and now. */
-	int64_t lo = sim_world_first_frame_at(h->w, h->node, h->rate, h->spawn_host - h->epoch) - 2;
-	int64_t hi = sim_world_first_frame_at(h->w, h->node, h->rate, ah_host_now() - h->epoch) + 2;
+	int64_t lo = sim_world_first_frame_at(h->w, h->node, h->rate_hz, h->spawn_host_ns - h->epoch_ns) - 2;
+	int64_t hi = sim_world_first_frame_at(h->w, h->node, h->rate_hz, ah_host_now() - h->epoch_ns) + 2;
 	int found = 0;
 	for (int64_t F = lo; F <= hi; F++)
 		if (ah_mismatch(h, (const int16_t *)r->data->data, n, h->channels, NULL, F) < 0) {

@@ -55,15 +55,15 @@ typedef struct {
 
 typedef struct {
 	int node;
-	unsigned rate, channels, period;
+	unsigned rate_hz, channels, period;
 	char run[512]; /* this instance's CHORUS_RUN */
 	GPid syncd, audiod;
 	sim_scenario *sc;
 	sim_world *w;
-	int64_t epoch;      /* host raw ns of world time 0 */
-	int64_t spawn_host; /* host raw ns just before audiod was spawned */
-	int64_t f0;         /* world frame of audiod frame 0 (after ah_find_f0) */
-	char **audiod_argv; /* how audiod was started (for ah_restart_audiod) */
+	int64_t epoch_ns;      /* host raw ns of world time 0 */
+	int64_t spawn_host_ns; /* host raw ns just before audiod was spawned */
+	int64_t f0;            /* world frame of audiod frame 0 (after ah_find_f0) */
+	char **audiod_argv;    /* how audiod was started (for ah_restart_audiod) */
 } ah_node;
 
 /* The test scenario (tests/data/audiod.ini), absolute. */

@@ -86,7 +86,7 @@ static void check_time_request(const ah_node *h, const char *clock, int64_t t, i
 	ck_assert_msg(p, "no se_frames in reply \"%s\"", r->reply);
 	double se = g_ascii_strtod(p + 10, NULL);
 	int64_t host = sim_world_true_at_node_cpu(h->w, h->node, cpu_truth);
-	double truth = sim_world_frame_at(h->w, h->node, h->rate, (double)(host - h->epoch) * 1e-9) - (double)h->f0;
+	double truth = sim_world_frame_at(h->w, h->node, h->rate_hz, (double)(host - h->epoch_ns) * 1e-9) - (double)h->f0;
 	double err = (double)r->first - truth; /* the reply is the first whole frame at or after T */
 	ck_assert_msg(fabs(err) <= 5 * se + 1, "%s: first=%lld, truth %.3f (error %.3f frames, se %.4g)", params,
 		      (long long)r->first, truth, err, se);
@@ -160,12 +160,12 @@ START_TEST(time_to_frame)
 	sync_client *sc = sync_client_new(NULL, NULL, NULL, NULL, &e);
 	ck_assert_msg(sc, "%s", e ? e->message : "");
 	ck_assert_int_eq(sync_client_wait(sc, AH_SAFETY_S * 1000), 0);
-	int64_t now = sync_now(SYNC_KIND_CPU);
+	int64_t now_ns = sync_now(SYNC_KIND_CPU);
 	double sum2 = 0;
 	int n = 0;
 	for (int i = 0; i < 12; i++) {
 		/* Spread over the last 1.5 s, at times off the period grid. */
-		int64_t t = now - 1600000000 + i * 123456789 + i * 7919;
+		int64_t t = now_ns - 1600000000 + i * 123456789 + i * 7919;
 		double err;
 		check_time_request(&h, "cpu", t, t, &err);
 		sum2 += err * err;
@@ -197,15 +197,15 @@ START_TEST(time_to_frame)
 	ck_assert_int_eq(ah_field(st, "segment"), 0);
 	const char *fr = strstr(st, "fit ns_per_frame=");
 	ck_assert_msg(fr && strstr(fr, " rate="), "%s", st);
-	double rate = g_ascii_strtod(strstr(fr, " rate=") + 6, NULL);
+	double rate_hz = g_ascii_strtod(strstr(fr, " rate=") + 6, NULL);
 	const sim_node_cfg *nc = sim_scenario_find_node(h.sc, NODE);
 	double truth = RATE * (1 + nc->audio_skew_ppm * 1e-6) / (1 + nc->cpu.skew_ppm * 1e-6);
 	/* Within 5 of the fit's own standard errors (plus 0.01 ppm for the
 	 * printed digits). */
 	double se_ppm = g_ascii_strtod(strstr(fr, "rate_se_ppm=") + 12, NULL);
 	ck_assert_msg(se_ppm > 0 && se_ppm < 1, "rate se %.4f ppm", se_ppm);
-	ck_assert_msg(fabs(rate / truth - 1) * 1e6 < 5 * se_ppm + 0.01, "fitted rate %.6f, true %.6f (%.3f ppm, se %.4f)",
-		      rate, truth, (rate / truth - 1) * 1e6, se_ppm);
+	ck_assert_msg(fabs(rate_hz / truth - 1) * 1e6 < 5 * se_ppm + 0.01, "fitted rate %.6f, true %.6f (%.3f ppm, se %.4f)",
+		      rate_hz, truth, (rate_hz / truth - 1) * 1e6, se_ppm);
 	ck_assert_msg(strstr(st, "syncd connected"), "%s", st);
 	g_free(st);
 	sync_client_free(sc);
@@ -435,7 +435,7 @@ START_TEST(bulk_reader)
 	int rc = ring_bulk_open("audio/0/ring", &ring, &why);
 	ck_assert_msg(rc == 0, "ring_bulk_open: %s", why ? why->message : "?");
 	const audio_ring_hdr *hd = audio_ring_header(ring);
-	ck_assert_uint_eq(hd->rate, RATE);
+	ck_assert_uint_eq(hd->rate_hz, RATE);
 	ck_assert_uint_eq(hd->channels, h.channels);
 	ck_assert_uint_eq(hd->frame_bytes, 2 * h.channels);
 	int64_t first = 2000, n = RATE / 2;
@@ -583,7 +583,7 @@ START_TEST(two_devices)
 	ck_assert_int_eq(sync_client_convert(sc, sync_clock_audio(NODE, 1), sync_clock_cpu(NODE), sync_tval_of(f), &g, why,
 					     sizeof why),
 			 0);
-	int64_t truth = sim_world_node_cpu_at(h.w, NODE, h.epoch + sim_world_frame_time_ns(h.w, NODE, RATE, f1 + f));
+	int64_t truth = sim_world_node_cpu_at(h.w, NODE, h.epoch_ns + sim_world_frame_time_ns(h.w, NODE, RATE, f1 + f));
 	double err = (double)(g.value.i - truth) + g.value.f;
 	ck_assert_msg(fabs(err) <= 5 * sqrt(g.var) + 1000, "audio1 frame %lld -> cpu: error %.0f ns, se %.0f ns",
 		      (long long)f, err, sqrt(g.var));

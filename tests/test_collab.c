@@ -23,7 +23,7 @@
 
 static det_event ev(uint32_t node, uint64_t seq, int64_t g, int tmpl)
 {
-	det_event e = {.node = node, .seq = seq, .has_global = TRUE, .global_ns = g, .global_se_ns = 500, .template_id = tmpl, .rate = 16000};
+	det_event e = {.node = node, .seq = seq, .has_global = TRUE, .global_ns = g, .global_se_ns = 500, .template_id = tmpl, .rate_hz = 16000};
 	g_strlcpy(e.profile, "frog", sizeof e.profile);
 	return e;
 }
@@ -94,18 +94,18 @@ static int synth_solve(gsl_rng *g, const double src[3], double snr_db, double *e
 			x[j][i] = (float)(0.1 * dsp_wave_eval(w, t) + gsl_ran_gaussian(g, sigma));
 		}
 		double st = start * 1e9;
-		in[j] = (tdoa_input){.node = (uint32_t)(j + 1), .x = x[j], .n = n, .rate = R, .rate_eff = rj, .t0_ns = E + (int64_t)floor(st), .t0_frac = st - floor(st), .t0_se_ns = 200, .onset_ns = E + (int64_t)llround(arrive * 1e9 + gsl_ran_gaussian(g, 3000)), .onset_se_ns = 3000, .snr_db = 20 - j};
-		memcpy(in[j].mic, mics[j], sizeof in[j].mic);
+		in[j] = (tdoa_input){.node = (uint32_t)(j + 1), .x = x[j], .n = n, .rate_hz = R, .rate_eff_hz = rj, .t0_ns = E + (int64_t)floor(st), .t0_frac_ns = st - floor(st), .t0_se_ns = 200, .onset_ns = E + (int64_t)llround(arrive * 1e9 + gsl_ran_gaussian(g, 3000)), .onset_se_ns = 3000, .snr_db = 20 - j};
+		memcpy(in[j].mic_m, mics[j], sizeof in[j].mic_m);
 	}
 	tdoa_params p;
 	tdoa_params_default(&p);
-	p.source_z = src[2];
+	p.source_z_m = src[2];
 	int rc = tdoa_locate(in, 5, &p, tr);
 	for (int j = 0; j < 5; j++)
 		g_free(x[j]);
 	dsp_wave_free(w);
 	if (rc == 0) {
-		double ex = tr->loc.pos[0] - src[0], ey = tr->loc.pos[1] - src[1];
+		double ex = tr->loc.pos_m[0] - src[0], ey = tr->loc.pos_m[1] - src[1];
 		*err_m = hypot(ex, ey);
 		double a = tr->loc.cov[0][0], b = tr->loc.cov[0][1], d = tr->loc.cov[1][1], det = a * d - b * b;
 		*m2 = (d * ex * ex - 2 * b * ex * ey + a * ey * ey) / det; /* Mahalanobis^2 */
@@ -154,7 +154,7 @@ START_TEST(nodes_file)
 	ck_assert_uint_eq(n->nodes->len, 3);
 	ck_assert_str_eq(collab_nodes_find(n, 2)->address, "10.0.0.2");
 	ck_assert_ptr_null(collab_nodes_find(n, 1)->address);
-	ck_assert_double_eq_tol(collab_nodes_find(n, 3)->pos[2], 1.5, 1e-12);
+	ck_assert_double_eq_tol(collab_nodes_find(n, 3)->pos_m[2], 1.5, 1e-12);
 	ck_assert_double_eq_tol(collab_nodes_aperture(n), sqrt(30 * 30 + 30 * 30 + 0.25), 1e-9);
 	collab_nodes_free(n);
 	const char *bad[] = {"1 0 0\n", "1 0 0 1\n1 2 2 2\n", "x 0 0 1\n", "1 0 zero 1\n", "\n# nothing\n"};
@@ -178,7 +178,7 @@ START_TEST(nodes_file)
 	unlink(path);
 	ck_assert_msg(n, "%s", err ? err->message : "");
 	ck_assert_uint_eq(n->nodes->len, 6);
-	ck_assert_double_eq_tol(collab_nodes_find(n, 2)->pos[0], 29.9, 1e-9); /* 30 + mic offset -0.1 */
+	ck_assert_double_eq_tol(collab_nodes_find(n, 2)->pos_m[0], 29.9, 1e-9); /* 30 + mic offset -0.1 */
 	ck_assert(collab_nodes_find(n, 2)->address == NULL);
 	collab_nodes_free(n);
 }
@@ -189,8 +189,8 @@ START_TEST(result_json)
 	collab_result r = {.reporter = 3, .seq = 9, .rc = 0, .n = 4, .nodes = {3, 1, 2, 4}, .latency_s = 0.75, .t_cpu_ns = INT64_MIN};
 	r.tr.loc.status = DSP_LOC_OK;
 	r.tr.loc.dim = 2;
-	r.tr.loc.pos[0] = 1.5;
-	r.tr.loc.pos[1] = -2.25;
+	r.tr.loc.pos_m[0] = 1.5;
+	r.tr.loc.pos_m[1] = -2.25;
 	r.tr.loc.cov[0][0] = 1e-4;
 	r.tr.loc.cov[1][1] = 4e-4;
 	r.tr.loc.cov[2][2] = 1e-12;

@@ -103,7 +103,7 @@ START_TEST(test_all_for_the_ticker)
 	ck_assert(sync_clock_equal(c2->e.to, sync_clock_global()));
 	ck_assert(c2->e.conv.flags & SYNC_CONV_FIXED);
 	ck_assert_int_eq(c2->age_ns, 0);
-	ck_assert_int_eq(c2->e.conv.updated, c2->e.conv.x0);
+	ck_assert_int_eq(c2->e.conv.updated_ns, c2->e.conv.x0);
 	ck_assert_ptr_nonnull(find(a, sync_clock_cpu(1), sync_clock_realtime(1)));
 	/* Our own cpu1->audio1:0 wins over node 5's copy. */
 	const syncd_conversion *au = find(a, sync_clock_cpu(1), sync_clock_audio(1, 0));
@@ -115,7 +115,7 @@ START_TEST(test_all_for_the_ticker)
 	ck_assert_uint_eq(l->origin, 5);
 	ck_assert_uint_eq(l->hops, 2);
 	ck_assert_int_eq(l->age_ns, S_NS / 2);
-	ck_assert_int_eq(l->e.conv.updated, w.now - S_NS / 2);
+	ck_assert_int_eq(l->e.conv.updated_ns, w.now - S_NS / 2);
 	ck_assert_ptr_nonnull(find(a, sync_clock_cpu(5), sync_clock_realtime(5)));
 	/* Node 5's global edge is not ours to publish: node 1 is the root. */
 	ck_assert_ptr_null(find(a, sync_clock_cpu(5), sync_clock_global()));

@@ -42,14 +42,14 @@ START_TEST(frames_roundtrip_and_rejects)
 	float P[513], Q[513];
 	for (int k = 0; k < 513; k++)
 		P[k] = (float)k * 0.5f;
-	fft_frame_msg m = {.first = 123456789012LL, .size = 1024, .hop = 256, .nbins = 513, .window = 1, .rate = 48000, .channel = 2, .P = P};
+	fft_frame_msg m = {.first = 123456789012LL, .size = 1024, .hop = 256, .nbins = 513, .window = 1, .rate_hz = 48000, .channel = 2, .P = P};
 	size_t len = fft_frame_bytes(513);
 	uint8_t *buf = g_malloc(len);
 	ck_assert_int_eq(fft_frame_encode(&m, buf, len), (int)len);
 	fft_frame_msg d;
 	const char *why;
 	ck_assert_int_eq(fft_frame_decode(buf, len, &d, Q, 513, &why), 0);
-	ck_assert(d.first == m.first && d.size == 1024 && d.hop == 256 && d.channel == 2 && d.rate == 48000);
+	ck_assert(d.first == m.first && d.size == 1024 && d.hop == 256 && d.channel == 2 && d.rate_hz == 48000);
 	ck_assert(memcmp(P, Q, sizeof P) == 0);
 	/* band sum: bins k with k * 48000/1024 in [1000, 2000] are 22..42 */
 	double want = 0;
@@ -115,7 +115,7 @@ END_TEST
 
 START_TEST(event_roundtrip_and_rejects)
 {
-	det_event e = {.node = 7, .dev = 1, .seq = 42, .onset_frame = 123456.7891, .onset_se = 0.0123, .rate = 48000, .cpu_ns = 5000000000123LL, .cpu_se_ns = 250.5, .has_global = TRUE, .global_ns = 1796000000123456789LL, .global_se_ns = 300.25, .duration_s = 0.25, .f_lo = 1000, .f_hi = 3200, .snr_db = 17.5, .enr_db = 44.4, .template_id = 2};
+	det_event e = {.node = 7, .dev = 1, .seq = 42, .onset_frame = 123456.7891, .onset_se = 0.0123, .rate_hz = 48000, .cpu_ns = 5000000000123LL, .cpu_se_ns = 250.5, .has_global = TRUE, .global_ns = 1796000000123456789LL, .global_se_ns = 300.25, .duration_s = 0.25, .f_lo_hz = 1000, .f_hi_hz = 3200, .snr_db = 17.5, .enr_db = 44.4, .template_id = 2};
 	g_strlcpy(e.profile, "frog", sizeof e.profile);
 	GString *s = g_string_new(NULL);
 	char why[160];
@@ -223,7 +223,7 @@ static int run(rig *r, const float *x, size_t n, found *out, int max)
 	dsp_stft_params_default(&sp);
 	sp.size = SIZE;
 	sp.hop = HOP;
-	sp.rate = RATE;
+	sp.rate_hz = RATE;
 	dsp_stft *s = dsp_stft_new(&sp, 0, NULL);
 	dsp_det_params dp;
 	det_profile_detector(&r->prof, RATE, &dp);
@@ -249,12 +249,12 @@ static int run(rig *r, const float *x, size_t n, found *out, int max)
 				double m2 = (double)f.X[b][0] * f.X[b][0] + (double)f.X[b][1] * f.X[b][1];
 				P[b] = (float)((b == 0 || b == f.nbins - 1 ? 1 : 2) * m2 / (SIZE * ss));
 			}
-			fft_frame_msg m = {.first = f.first, .size = SIZE, .hop = HOP, .nbins = SIZE / 2 + 1, .rate = RATE, .P = P};
+			fft_frame_msg m = {.first = f.first, .size = SIZE, .hop = HOP, .nbins = SIZE / 2 + 1, .rate_hz = RATE, .P = P};
 			size_t len = (size_t)fft_frame_encode(&m, buf, fft_frame_bytes(m.nbins));
 			fft_frame_msg d;
 			const char *why;
 			ck_assert_int_eq(fft_frame_decode(buf, len, &d, Q, SIZE / 2 + 1, &why), 0);
-			if (dsp_detector_feed(det, d.first, fft_frame_band(&d, r->prof.f_lo, r->prof.f_hi), &evs[nev]) == 1 &&
+			if (dsp_detector_feed(det, d.first, fft_frame_band(&d, r->prof.f_lo_hz, r->prof.f_hi_hz), &evs[nev]) == 1 &&
 			    nev < 255)
 				nev++;
 		}
@@ -302,7 +302,7 @@ START_TEST(pipeline_recall_onsets_false_alarms)
 	const double minutes = 2.0, snr_db = 10;
 	size_t n = (size_t)(minutes * 60 * RATE);
 	float *x = g_new(float, n);
-	double sigma = 0.01, band_noise = sigma * sigma * (r.prof.f_hi - r.prof.f_lo) / (RATE / 2);
+	double sigma = 0.01, band_noise = sigma * sigma * (r.prof.f_hi_hz - r.prof.f_lo_hz) / (RATE / 2);
 	for (size_t i = 0; i < n; i++)
 		x[i] = (float)gsl_ran_gaussian_ziggurat(g, sigma);
 	/* a call every 1.5-2.5 s, the three templates in turn, fractional starts */

@@ -38,8 +38,8 @@ static double amp_for_snr(const dsp_frog *f, double snr_db)
 static void params(dsp_det_params *p)
 {
 	dsp_det_params_default(p);
-	p->f_lo = F_LO;
-	p->f_hi = F_HI;
+	p->f_lo_hz = F_LO;
+	p->f_hi_hz = F_HI;
 	p->on_db = 6;
 	p->off_db = 3;
 	p->min_dur_s = 0.030;

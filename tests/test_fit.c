@@ -20,14 +20,14 @@
 #define P_FAIL 1e-6           /* accepted chance of a spurious test failure */
 
 typedef struct {
-	int64_t off; /* y - x at X0, ns */
-	double skew; /* y rate minus x rate, fractional */
+	int64_t off_ns; /* y - x at X0, ns */
+	double skew;    /* y rate minus x rate, fractional */
 } truth;
 
 /* Error of a converted value against the truth at x: fitted minus true. */
 static double err_at(truth t, sync_tval y, int64_t x)
 {
-	return (double)(y.i - (x + t.off)) + y.f - t.skew * (double)(x - X0);
+	return (double)(y.i - (x + t.off_ns)) + y.f - t.skew * (double)(x - X0);
 }
 
 /* Feed n observations of a clock with a random skew in +-100 ppm; noise
@@ -43,7 +43,7 @@ static truth feed(sync_fit *f, gsl_rng *r, int n, double p_out, int *n_out)
 			e += 1e6;
 			(*n_out)++;
 		}
-		int64_t y = x + t.off + (int64_t)llround(t.skew * (double)(x - X0) + e);
+		int64_t y = x + t.off_ns + (int64_t)llround(t.skew * (double)(x - X0) + e);
 		ck_assert_int_eq(sync_fit_add(f, x, y, NULL), 0);
 	}
 	return t;
@@ -120,7 +120,7 @@ static void run_gaussian(int n, double p_out, int window)
 		ze[k] = err_at(t, sync_conv_apply(&c, sync_tval_of(xe)), xe) /
 			sqrt(sync_conv_var(&c, sync_tval_of(xe)) - pow(c.wander * c.slope * 1e9, 2));
 		/* Inverse: the x whose true y is ytrue(xe), back through the fit. */
-		sync_tval yt = {xe + t.off, 0};
+		sync_tval yt = {xe + t.off_ns, 0};
 		yt.f = t.skew * (double)(xe - X0);
 		sync_tval xi = sync_conv_invert(&c, yt);
 		zi[k] = -((double)(xi.i - xe) + xi.f) * c.slope / sqrt(sync_conv_var_inv(&c, yt) * c.slope * c.slope - pow(c.wander * c.slope * 1e9, 2));
@@ -190,7 +190,7 @@ static void run_envelope(sync_fit_mode mode, int n, int seeds, double *bias, dou
 		for (int i = 0; i < n; i++) {
 			int64_t x = X0 + (int64_t)(i * 5e6);
 			double e = sign * gsl_ran_exponential(r, theta);
-			int64_t y = x + t.off + (int64_t)llround(t.skew * (double)(x - X0) + e);
+			int64_t y = x + t.off_ns + (int64_t)llround(t.skew * (double)(x - X0) + e);
 			sync_fit_add(f, x, y, NULL);
 			sync_fit_add(g, x, y, NULL);
 		}
@@ -284,7 +284,7 @@ START_TEST(exact_near_2_62)
 	truth t = {-123456789012345LL, 37.25e-6};
 	for (int i = 0; i < 64; i++) {
 		int64_t x = X0 + (X0 >> 1) + i * 12345678LL; /* 1.5 * 2^62 */
-		int64_t y = x + t.off + (int64_t)llround(t.skew * (double)(x - X0));
+		int64_t y = x + t.off_ns + (int64_t)llround(t.skew * (double)(x - X0));
 		sync_fit_add(f, x, y, NULL);
 	}
 	sync_conv c;
@@ -392,7 +392,7 @@ START_TEST(conv_reverse_pack_aging)
 	c.wander = 1e-7;
 	c.xmin = X0 - 600000000;
 	c.xmax = X0 + 10000000;
-	c.updated = 42;
+	c.updated_ns = 42;
 	c.n = 64;
 	ck_assert_int_eq(sync_conv_check(&c, NULL), 0);
 	sync_conv rv;

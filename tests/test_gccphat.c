@@ -65,8 +65,8 @@ static void trials(pair_fn make, double sn, double f_lo, double f_hi, double bet
 	static float a[CLIP], b[CLIP];
 	dsp_gcc_params p;
 	dsp_gcc_params_default(&p);
-	p.f_lo = f_lo;
-	p.f_hi = f_hi;
+	p.f_lo_hz = f_lo;
+	p.f_hi_hz = f_hi;
 	p.max_lag = 100;
 	p.beta = beta;
 	dsp_gcc *g = dsp_gcc_new(&p, NULL);
@@ -164,8 +164,8 @@ START_TEST(unequal_lengths_and_sign)
 	frog_pair(r, 12.3, 0.01, a, b);
 	dsp_gcc_params p;
 	dsp_gcc_params_default(&p);
-	p.f_lo = 2000;
-	p.f_hi = 3200;
+	p.f_lo_hz = 2000;
+	p.f_hi_hz = 3200;
 	dsp_gcc *g = dsp_gcc_new(&p, NULL);
 	dsp_gcc_result res;
 	ck_assert_int_eq(dsp_gcc_delay(g, a, CLIP, b, 3500, &res, NULL), 0);
@@ -214,7 +214,7 @@ START_TEST(bad_input)
 	memset(a, 0, sizeof a);
 	memset(b, 0, sizeof b);
 	ck_assert_int_eq(dsp_gcc_delay(g, a, CLIP, b, CLIP, &res, &why), -EDOM);
-	p.rate = -1;
+	p.rate_hz = -1;
 	ck_assert_ptr_null(dsp_gcc_new(&p, &why));
 	dsp_gcc_free(g);
 }

@@ -42,7 +42,7 @@ static sync_conv conv(int64_t x0, int64_t y0, double slope, double var_c, double
 	c.wander = 1e-7;
 	c.xmin = x0 - span / 2;
 	c.xmax = x0 + span / 2;
-	c.updated = NOW;
+	c.updated_ns = NOW;
 	c.n = 64;
 	return c;
 }
@@ -175,7 +175,7 @@ START_TEST(chain_variance_statistics)
 		ck_assert_int_eq(sync_fit_solve(fa, &ca, NULL), 0);
 		ck_assert_int_eq(sync_fit_solve(f2, &cb, NULL), 0);
 		ck_assert_int_eq(sync_fit_solve(f3, &cc, NULL), 0);
-		ca.updated = cb.updated = cc.updated = NOW;
+		ca.updated_ns = cb.updated_ns = cc.updated_ns = NOW;
 		set(g, au, c1, ca);
 		set(g, c1, c2, cb);
 		set(g, c3, c2, cc);
@@ -276,7 +276,7 @@ START_TEST(aging_and_validity)
 	ck_assert_str_eq(why, "node2:cpu->node5:cpu last updated 340 s ago, beyond max age 120 s");
 	/* ... and a fresher two-hop path, although noisier, is taken instead. */
 	sync_conv f1 = conv(T0, T0 + 60, 1.0, 1e5, 0, 10000000000LL), f2 = conv(T0 + 60, T0 + 100, 1.0, 1e5, 0, 10000000000LL);
-	f1.updated = f2.updated = NOW + 300000000000LL;
+	f1.updated_ns = f2.updated_ns = NOW + 300000000000LL;
 	set(g, a, c, f1);
 	set(g, c, b, f2);
 	ck_assert_int_eq(sync_graph_convert(g, a, b, sync_tval_of(T0), NOW, &r0, why, sizeof why), 0);

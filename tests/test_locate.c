@@ -30,9 +30,9 @@ static void arrivals(gsl_rng *r, const double (*m)[3], int n, const double *src,
 		double d2 = 0;
 		for (int j = 0; j < dim; j++)
 			d2 += (src[j] - m[i][j]) * (src[j] - m[i][j]);
-		memcpy(a[i].pos, m[i], sizeof a[i].pos);
-		a[i].sigma = sig;
-		a[i].t = t0 + sqrt(d2) / C + (r ? gsl_ran_gaussian(r, sig) : 0);
+		memcpy(a[i].pos_m, m[i], sizeof a[i].pos_m);
+		a[i].sigma_s = sig;
+		a[i].t_s = t0 + sqrt(d2) / C + (r ? gsl_ran_gaussian(r, sig) : 0);
 	}
 }
 
@@ -41,7 +41,7 @@ static double maha2(const dsp_loc_result *res, const double *src, int dim)
 {
 	double e[3], A[3][3];
 	for (int j = 0; j < dim; j++) {
-		e[j] = res->pos[j] - src[j];
+		e[j] = res->pos_m[j] - src[j];
 		for (int k = 0; k < dim; k++)
 			A[j][k] = res->cov[j][k];
 	}
@@ -82,8 +82,8 @@ START_TEST(noiseless_exact)
 	ck_assert_int_eq(dsp_locate(a, 6, &p, &r), 0);
 	ck_assert_int_eq(r.status, DSP_LOC_OK);
 	ck_assert_int_eq(r.dim, 2); /* auto: heights within 0.4 m over 30 m is a flat array */
-	ck_assert(fabs(r.pos[0] - src[0]) < 1e-6 && fabs(r.pos[1] - src[1]) < 1e-6);
-	ck_assert(fabs(r.t0 - 1234.5678) < 1e-9);
+	ck_assert(fabs(r.pos_m[0] - src[0]) < 1e-6 && fabs(r.pos_m[1] - src[1]) < 1e-6);
+	ck_assert(fabs(r.t0_s - 1234.5678) < 1e-9);
 	ck_assert(r.chi2 < 1e-6);
 	ck_assert_int_eq(r.rejected, -1);
 }
@@ -151,7 +151,7 @@ START_TEST(outlier_rejected)
 		dsp_arrival a[6];
 		arrivals(g, MICS, 6, src, 2, 5.0, 10e-6, a);
 		int bad = (int)gsl_rng_uniform_int(g, 6);
-		a[bad].t += (gsl_rng_uniform(g) < 0.5 ? -1 : 1) * 1e-3; /* 100 sigma: a wrong peak */
+		a[bad].t_s += (gsl_rng_uniform(g) < 0.5 ? -1 : 1) * 1e-3; /* 100 sigma: a wrong peak */
 		dsp_loc_result r;
 		ck_assert_int_eq(dsp_locate(a, 6, &p, &r), 0);
 		ck_assert_msg(r.rejected == bad, "seed %d rejected %d, bad %d", seed, r.rejected, bad);
@@ -174,7 +174,7 @@ START_TEST(outlier_with_four_is_flagged)
 	double src[3] = {12, 9, 0};
 	dsp_arrival a[4];
 	arrivals(NULL, MICS, 4, src, 2, 0.0, 10e-6, a);
-	a[2].t += 1e-3;
+	a[2].t_s += 1e-3;
 	dsp_loc_result r;
 	ck_assert_int_eq(dsp_locate(a, 4, &p, &r), 0);
 	ck_assert_int_eq(r.status, DSP_LOC_INCONSISTENT);
@@ -217,7 +217,7 @@ START_TEST(degenerate_geometry)
 	arrivals(NULL, MICS3, 6, s3, 3, 0, 1e-6, a);
 	ck_assert_int_eq(dsp_locate(a, 6, &p, &r), 0);
 	ck_assert_int_eq(r.dim, 3);
-	ck_assert(fabs(r.pos[2] - 2) < 1e-6);
+	ck_assert(fabs(r.pos_m[2] - 2) < 1e-6);
 }
 END_TEST
 
@@ -235,7 +235,7 @@ START_TEST(far_source_not_confident)
 	dsp_loc_params_default(&p);
 	dsp_loc_result r;
 	ck_assert_int_eq(dsp_locate(a, 5, &p, &r), 0);
-	double err = hypot(r.pos[0] - src[0], r.pos[1] - src[1]);
+	double err = hypot(r.pos_m[0] - src[0], r.pos_m[1] - src[1]);
 	double sd = sqrt(r.cov[0][0] + r.cov[1][1]);
 	fprintf(stderr, "far source: status %d err %g sd %g cond %g\n", r.status, err, sd, r.cond);
 	ck_assert(r.status == DSP_LOC_ILL_CONDITIONED || r.status == DSP_LOC_NO_CONVERGENCE || !(sd < 100));
@@ -251,14 +251,14 @@ START_TEST(bad_input_and_ellipse)
 	double src[3] = {10, 7, 0};
 	dsp_arrival a[6];
 	arrivals(NULL, MICS, 6, src, 2, 0, 1e-6, a);
-	a[3].sigma = 0;
+	a[3].sigma_s = 0;
 	ck_assert_int_eq(dsp_locate(a, 6, &p, &r), -EINVAL);
 	ck_assert_ptr_nonnull(r.why);
-	a[3].sigma = 1e-6;
-	a[1].t = NAN;
+	a[3].sigma_s = 1e-6;
+	a[1].t_s = NAN;
 	ck_assert_int_eq(dsp_locate(a, 6, &p, &r), -EINVAL);
-	p.c = 0;
-	a[1].t = 0.01;
+	p.c_m_s = 0;
+	a[1].t_s = 0.01;
 	ck_assert_int_eq(dsp_locate(a, 6, &p, &r), -EINVAL);
 	/* ellipse of a known covariance: axes 2 and 1 (sd), rotated 30 degrees */
 	dsp_loc_result e = {0};

@@ -45,9 +45,9 @@ static const double lat_excess_ns[] = {0, 97.5e3, 50e3, 0.95 * 3e3 + 0.05 * 1.50
 static const double lat_scale_ns[] = {0, 195e3, 50e3, 6e3 / 0.95};
 
 typedef struct {
-	int64_t frame; /* true absolute index of the frame at the interrupt */
-	int64_t cpu;   /* the record's time, ns */
-	int run;       /* which run it belongs to */
+	int64_t frame;  /* true absolute index of the frame at the interrupt */
+	int64_t cpu_ns; /* the record's time, ns */
+	int run;        /* which run it belongs to */
 } expect;
 
 /* The model card and the capture thread's view of it. */
@@ -58,16 +58,16 @@ typedef struct {
 	int drop_records; /* the records of the interrupts are lost */
 	uint64_t buffer;  /* ALSA buffer = hold buffer, frames */
 	double nspf;      /* ns per frame on the cpu clock */
-	int64_t t0;       /* cpu time of true frame 0, ns */
+	int64_t t0_ns;    /* cpu time of true frame 0, ns */
 	numbering *n;
 	/* the current run */
 	int run;
-	int64_t run_start;    /* true index of its first frame */
-	uint64_t hw0;         /* hw_ptr at its start */
-	int64_t k;            /* interrupts so far */
-	uint64_t rd;          /* frames of the run read (held or written) */
-	int64_t last_irq_cpu; /* the last interrupt's timestamp, ns */
-	double pend_lat_min;  /* least latency of the records fed while restarting, ns */
+	int64_t run_start;       /* true index of its first frame */
+	uint64_t hw0;            /* hw_ptr at its start */
+	int64_t k;               /* interrupts so far */
+	uint64_t rd;             /* frames of the run read (held or written) */
+	int64_t last_irq_cpu_ns; /* the last interrupt's timestamp, ns */
+	double pend_lat_min_ns;  /* least latency of the records fed while restarting, ns */
 	/* what the caller has applied */
 	int64_t ring_next;     /* the ring's next absolute frame */
 	uint64_t held;         /* frames held since the restart */
@@ -95,7 +95,7 @@ static double draw_latency(card *c)
 /* cpu time of true frame f, ns. */
 static int64_t frame_cpu(const card *c, int64_t f)
 {
-	return c->t0 + (int64_t)llround((double)f * c->nspf);
+	return c->t0_ns + (int64_t)llround((double)f * c->nspf);
 }
 
 static void card_init(card *c, lat_shape shape, uint64_t buffer, uint32_t seed)
@@ -106,11 +106,11 @@ static void card_init(card *c, lat_shape shape, uint64_t buffer, uint32_t seed)
 	c->shape = shape;
 	c->buffer = buffer;
 	c->nspf = 1e9 / RATE * (1.0 - SKEW); /* the card runs 30 ppm fast */
-	c->t0 = 1000000000000LL;
+	c->t0_ns = 1000000000000LL;
 	/* hw_ptr starts 3 periods before the boundary: it wraps at once. */
 	c->hw0 = BOUNDARY - 3 * PERIOD;
 	c->q = g_queue_new();
-	numbering_params p = {.rate = RATE, .period = PERIOD, .buffer = buffer, .boundary = BOUNDARY};
+	numbering_params p = {.rate_hz = RATE, .period = PERIOD, .buffer = buffer, .boundary = BOUNDARY};
 	const char *why = NULL;
 	c->n = numbering_new(&p, &why);
 	ck_assert_msg(c->n, "%s", why);
@@ -150,7 +150,7 @@ static void apply(card *c, const numbering_out *out)
 	for (uint32_t i = 0; i < out->nobs; i++) {
 		expect *e = g_queue_pop_head(c->q);
 		ck_assert_msg(e, "an observation nobody expected");
-		ck_assert_int_eq(out->obs[i].cpu, e->cpu);
+		ck_assert_int_eq(out->obs[i].cpu_ns, e->cpu_ns);
 		ck_assert_int_eq(out->obs[i].frame, e->frame + c->off[e->run]);
 		g_free(e);
 	}
@@ -164,16 +164,16 @@ static void interrupt(card *c, int feed)
 	c->k++;
 	int64_t f = c->run_start + c->k * PERIOD;
 	double lat = draw_latency(c);
-	c->last_irq_cpu = frame_cpu(c, f) + (int64_t)llround(lat);
+	c->last_irq_cpu_ns = frame_cpu(c, f) + (int64_t)llround(lat);
 	if (c->alsa || c->drop_records || !feed)
 		return;
-	if (numbering_restarting(c->n) && lat < c->pend_lat_min)
-		c->pend_lat_min = lat;
+	if (numbering_restarting(c->n) && lat < c->pend_lat_min_ns)
+		c->pend_lat_min_ns = lat;
 	expect *e = g_new(expect, 1);
-	*e = (expect){f, c->last_irq_cpu, c->run};
+	*e = (expect){f, c->last_irq_cpu_ns, c->run};
 	g_queue_push_tail(c->q, e);
 	numbering_out out;
-	numbering_record(c->n, (c->hw0 + (uint64_t)c->k * PERIOD) % BOUNDARY, c->last_irq_cpu, &out);
+	numbering_record(c->n, (c->hw0 + (uint64_t)c->k * PERIOD) % BOUNDARY, c->last_irq_cpu_ns, &out);
 	apply(c, &out);
 }
 
@@ -182,7 +182,7 @@ static void interrupt(card *c, int feed)
 static void expect_alsa(card *c)
 {
 	expect *e = g_new(expect, 1);
-	*e = (expect){c->run_start + c->k * PERIOD, c->last_irq_cpu, c->run};
+	*e = (expect){c->run_start + c->k * PERIOD, c->last_irq_cpu_ns, c->run};
 	g_queue_push_tail(c->q, e);
 }
 
@@ -200,7 +200,7 @@ static void wakeup_n(card *c, int irqs, int64_t avail_limit)
 	if (numbering_restarting(c->n)) {
 		if (c->alsa && numbering_wants_stamp(c->n)) {
 			expect_alsa(c);
-			numbering_stamp(c->n, avail, c->last_irq_cpu);
+			numbering_stamp(c->n, avail, c->last_irq_cpu_ns);
 		}
 		uint64_t room = c->buffer - numbering_held(c->n);
 		uint64_t take = avail < room ? avail : room;
@@ -220,7 +220,7 @@ static void wakeup_n(card *c, int irqs, int64_t avail_limit)
 			c->ring_next += (int64_t)avail;
 			c->rd += avail;
 			expect_alsa(c);
-			numbering_observe(c->n, at, c->last_irq_cpu, &out);
+			numbering_observe(c->n, at, c->last_irq_cpu_ns, &out);
 			apply(c, &out);
 		} else {
 			numbering_wrote(c->n, avail);
@@ -248,16 +248,16 @@ static int64_t overrun(card *c, int away, int64_t delay_ns)
 	int feed = !numbering_restarting(c->n);
 	for (int i = 0; i < away; i++)
 		interrupt(c, feed);
-	int64_t restart = c->last_irq_cpu + delay_ns;
+	int64_t restart = c->last_irq_cpu_ns + delay_ns;
 	numbering_overrun(c->n, restart);
 	/* Frames held by an unsettled restart are dropped with it. */
 	c->held = 0;
 	c->run++;
-	c->run_start = (int64_t)ceil((double)(restart - c->t0) / c->nspf);
+	c->run_start = (int64_t)ceil((double)(restart - c->t0_ns) / c->nspf);
 	c->hw0 = gsl_rng_uniform_int(c->r, 1u << 30);
 	c->k = 0;
 	c->rd = 0;
-	c->pend_lat_min = INFINITY;
+	c->pend_lat_min_ns = INFINITY;
 	c->wakeups_to_settle = 0;
 	return c->run_start + c->off[c->run - 1];
 }
@@ -291,7 +291,7 @@ static double start_tolerance(const card *c, double dist_ns)
 static void check_start(card *c, int64_t truth, double tol)
 {
 	ck_assert_int_ge(c->settled, 1);
-	double d = (c->pend_lat_min - lat_floor_ns[c->shape]) / c->nspf;
+	double d = (c->pend_lat_min_ns - lat_floor_ns[c->shape]) / c->nspf;
 	int64_t lo = truth + (int64_t)floor(d + 0.1 - tol), hi = truth + (int64_t)floor(d + 0.1 + tol);
 	ck_assert_msg(c->last.start >= lo && c->last.start <= hi,
 		      "%s: start %" G_GINT64_FORMAT " not in [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
@@ -306,7 +306,7 @@ START_TEST(steady_indices_exact)
 	for (lat_shape sh = 0; sh < LAT_N; sh++) {
 		card c;
 		card_init(&c, sh, 4 * PERIOD, 100 + sh);
-		numbering_start(c.n, c.t0);
+		numbering_start(c.n, c.t0_ns);
 		ck_assert(!numbering_restarting(c.n));
 		for (int i = 0; i < 1000; i++)
 			wakeup_n(&c, 1 + i % 3 / 2, -1); /* sometimes two interrupts per wakeup */
@@ -328,7 +328,7 @@ START_TEST(xruns_per_latency_shape)
 			uint64_t periods = buffers ? 16 : 4; /* 4 or 8 records to settle */
 			card c;
 			card_init(&c, sh, periods * PERIOD, 200 + 10 * sh + buffers);
-			numbering_start(c.n, c.t0);
+			numbering_start(c.n, c.t0_ns);
 			for (int i = 0; i < 400; i++)
 				wakeup(&c);
 			for (int x = 0; x < 3; x++) {
@@ -382,8 +382,8 @@ START_TEST(restart_continues_numbering)
 	int64_t start_cpu = frame_cpu(&c, 6000000) + 123456;
 	numbering_start(c.n, start_cpu);
 	ck_assert(numbering_restarting(c.n));
-	c.run_start = (int64_t)ceil((double)(start_cpu - c.t0) / c.nspf);
-	c.pend_lat_min = INFINITY;
+	c.run_start = (int64_t)ceil((double)(start_cpu - c.t0_ns) / c.nspf);
+	c.pend_lat_min_ns = INFINITY;
 	for (int i = 0; i < 4; i++)
 		wakeup(&c);
 	ck_assert_int_eq(c.settled, 1);
@@ -396,7 +396,7 @@ START_TEST(restart_continues_numbering)
 	/* Without a continued numbering, the start is plain: frame 0. */
 	card d;
 	card_init(&d, LAT_CONST, 4 * PERIOD, 301);
-	numbering_start(d.n, d.t0);
+	numbering_start(d.n, d.t0_ns);
 	ck_assert(!numbering_restarting(d.n));
 	wakeup(&d);
 	ck_assert_int_eq(numbering_next(d.n), PERIOD);
@@ -412,13 +412,13 @@ START_TEST(alsa_timestamps)
 	card c;
 	card_init(&c, LAT_CONST, 4 * PERIOD, 400);
 	c.alsa = 1;
-	numbering_start(c.n, c.t0);
+	numbering_start(c.n, c.t0_ns);
 	for (int i = 0; i < 400; i++)
 		wakeup_n(&c, 1 + i % 2, -1);
 	for (int x = 0; x < 2; x++) {
 		int64_t ring_before = c.ring_next;
 		int64_t truth = overrun(&c, 5, 2000000);
-		c.pend_lat_min = lat_floor_ns[LAT_CONST];
+		c.pend_lat_min_ns = lat_floor_ns[LAT_CONST];
 		for (int i = 0; i < 4; i++)
 			wakeup(&c);
 		ck_assert_int_eq(c.settled, x + 1);
@@ -440,16 +440,16 @@ START_TEST(restart_without_records)
 	for (int stall = 0; stall < 2; stall++) {
 		card c;
 		card_init(&c, LAT_CONST, 4 * PERIOD, 500 + stall);
-		numbering_start(c.n, c.t0);
+		numbering_start(c.n, c.t0_ns);
 		for (int i = 0; i < 300; i++)
 			wakeup(&c);
 		int64_t ring_before = c.ring_next;
 		c.drop_records = 1;
 		int64_t delay = 1500000;
 		overrun(&c, 6, delay);
-		int64_t restart = c.last_irq_cpu + delay;
+		int64_t restart = c.last_irq_cpu_ns + delay;
 		/* The fit's line runs 40 us late: frame at restart, rounded. */
-		int64_t want = llround((double)(restart - 40000 - c.t0) / c.nspf);
+		int64_t want = llround((double)(restart - 40000 - c.t0_ns) / c.nspf);
 		int need = 4, wakeups = stall ? 2 * need + 3 : need;
 		for (int i = 0; i < wakeups; i++) {
 			ck_assert_int_eq(c.settled, 0);
@@ -475,7 +475,7 @@ START_TEST(lost_records_and_double_overrun)
 {
 	card c;
 	card_init(&c, LAT_CONST, 4 * PERIOD, 600);
-	numbering_start(c.n, c.t0);
+	numbering_start(c.n, c.t0_ns);
 	for (int i = 0; i < 300; i++)
 		wakeup(&c);
 	int64_t ring_before = c.ring_next;
@@ -513,11 +513,11 @@ END_TEST
 START_TEST(bad_params)
 {
 	const char *why = NULL;
-	numbering_params p = {.rate = RATE, .period = PERIOD, .buffer = 0, .boundary = BOUNDARY};
+	numbering_params p = {.rate_hz = RATE, .period = PERIOD, .buffer = 0, .boundary = BOUNDARY};
 	ck_assert_ptr_null(numbering_new(&p, &why));
 	ck_assert_ptr_nonnull(why);
 	p.buffer = 2 * PERIOD;
-	p.rate = 0;
+	p.rate_hz = 0;
 	ck_assert_ptr_null(numbering_new(&p, &why));
 }
 END_TEST

@@ -112,7 +112,7 @@ START_TEST(test_backwards_and_reset)
 	sync_conv c;
 	ck_assert_int_eq(syncd_pairs_conv(p, cpu, rt, &c), 0);
 	ck_assert_uint_eq(c.n, 5);
-	ck_assert_int_eq(c.updated, 4);
+	ck_assert_int_eq(c.updated_ns, 4);
 	/* A reset forgets the observations: no fit until 3 new ones. */
 	guint64 g = syncd_pairs_generation(p);
 	ck_assert_int_eq(syncd_pairs_reset(p, rt, cpu), 0); /* either order names the pair */
@@ -122,7 +122,7 @@ START_TEST(test_backwards_and_reset)
 		ck_assert_int_eq(syncd_pairs_observe(p, cpu, rt, i * S_NS, 10 * S_NS + i * S_NS, 20 + i, &why), 0);
 	ck_assert_int_eq(syncd_pairs_conv(p, cpu, rt, &c), 0);
 	ck_assert_uint_eq(c.n, 3);
-	ck_assert_int_eq(c.updated, 22);
+	ck_assert_int_eq(c.updated_ns, 22);
 	syncd_pairs_free(p);
 }
 END_TEST
@@ -169,7 +169,7 @@ START_TEST(test_conversion_calibrated)
 		sync_ticker_entry *e = syncd_pairs_entries(p, &n);
 		ck_assert_uint_eq(n, 1); /* both orders fed one pair */
 		ck_assert(sync_clock_equal(e[0].from, sync_clock_cpu(3)));
-		ck_assert_int_eq(e[0].conv.updated, xe);
+		ck_assert_int_eq(e[0].conv.updated_ns, xe);
 		g_free(e);
 		sync_conv c, r;
 		ck_assert_int_eq(syncd_pairs_conv(p, sync_clock_cpu(3), sync_clock_realtime(3), &c), 0);

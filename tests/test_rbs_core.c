@@ -12,13 +12,13 @@
 #define SIGMA 1000.0 /* receive jitter, ns */
 
 typedef struct {
-	double skew;    /* fractional */
-	int64_t offset; /* ns */
+	double skew;       /* fractional */
+	int64_t offset_ns; /* ns */
 } clk;
 
 static int64_t cpu_at(const clk *c, int64_t t)
 {
-	return t + c->offset + (int64_t)llround((double)t * c->skew);
+	return t + c->offset_ns + (int64_t)llround((double)t * c->skew);
 }
 
 static double gauss(GRand *g, double sd)
@@ -143,7 +143,7 @@ START_TEST(test_unmatched_and_aging)
 	/* Our receptions are listed for our report, oldest first. */
 	rbs_reception out[8];
 	ck_assert_uint_eq(rbs_core_recent(me, 0, out, 8), 6);
-	ck_assert_int_eq(out[0].t, 1000);
+	ck_assert_int_eq(out[0].t_ns, 1000);
 	/* A silent peer ages out; receptions older than the hold time go. */
 	ck_assert_uint_eq(rbs_core_expire(me, now + 4000000000LL), 0);
 	ck_assert_uint_eq(rbs_core_expire(me, now + 6000000000LL), 1);
@@ -187,18 +187,18 @@ START_TEST(test_mesh_ages_and_root)
 	for (guint i = 0; i < e->len; i++) {
 		sync_ticker_entry *x = &g_array_index(e, sync_ticker_entry, i);
 		if (x->to.kind == SYNC_KIND_CPU)
-			ck_assert_int_eq(x->conv.updated, now - 1000000000LL); /* age carried, on our clock */
+			ck_assert_int_eq(x->conv.updated_ns, now - 1000000000LL); /* age carried, on our clock */
 		ck_assert_uint_eq(g_array_index(hops, guint32, i), 1);
 	}
 	/* The global edge counts only for its root. */
 	g_array_set_size(e, 0);
 	ck_assert_uint_eq(rbs_mesh_entries(m, 3, NULL, e, NULL, NULL), 1);
 	/* An older copy does not replace a fresher one; a fresher one does. */
-	ed[0].age = 5000000000LL;
+	ed[0].age_ns = 5000000000LL;
 	ed[0].conv.slope = 2.0;
 	adv.n_edges = 1;
 	ck_assert_int_eq(rbs_mesh_merge(m, &adv, now), 0);
-	ed[0].age = 0;
+	ed[0].age_ns = 0;
 	ck_assert_int_eq(rbs_mesh_merge(m, &adv, now + 1), 1);
 	/* Node 1's news is 2 s old: it dies 10 s later; the root moves to 3,
 	 * and to us when 3 falls silent too. */
@@ -212,7 +212,7 @@ START_TEST(test_mesh_ages_and_root)
 	size_t nn;
 	rbs_node_news *mine = rbs_mesh_news(m, now, &nn);
 	ck_assert_uint_eq(mine[0].node, 5);
-	ck_assert_uint_eq(mine[0].age, 0);
+	ck_assert_uint_eq(mine[0].age_ns, 0);
 	g_free(mine);
 	g_array_free(e, TRUE);
 	g_array_free(hops, TRUE);

@@ -23,7 +23,7 @@ static sync_conv some_conv(int i)
 	c.rms = 1200;
 	c.xmin = c.x0 - 1000000000;
 	c.xmax = c.x0 + 1000000000;
-	c.updated = 777; /* never travels */
+	c.updated_ns = 777; /* never travels */
 	return c;
 }
 
@@ -34,7 +34,7 @@ static rbs_packet make_advert(rbs_node_news *nodes, rbs_edge *edges)
 	for (int i = 0; i < 4; i++) {
 		edges[i].origin = (uint32_t)(i + 2);
 		edges[i].hops = (uint16_t)i;
-		edges[i].age = 250000000LL * i;
+		edges[i].age_ns = 250000000LL * i;
 		edges[i].from = sync_clock_cpu((uint32_t)(i + 2));
 		edges[i].to = i == 3 ? sync_clock_global() : sync_clock_audio((uint32_t)(i + 2), (uint16_t)i);
 		edges[i].conv = some_conv(i);
@@ -70,7 +70,7 @@ START_TEST(test_roundtrip_all_types)
 			for (size_t i = 0; i < out.n_rx; i++) {
 				ck_assert_uint_eq(out.rx[i].sender, rx[i].sender);
 				ck_assert_uint_eq(out.rx[i].seq, rx[i].seq);
-				ck_assert_int_eq(out.rx[i].t, rx[i].t);
+				ck_assert_int_eq(out.rx[i].t_ns, rx[i].t_ns);
 			}
 			ck_assert_uint_eq(out.n_nodes, in[t].n_nodes);
 			ck_assert_uint_eq(out.n_edges, in[t].n_edges);
@@ -78,18 +78,18 @@ START_TEST(test_roundtrip_all_types)
 				ck_assert_uint_eq(out.root, 2);
 				for (size_t i = 0; i < 3; i++) {
 					ck_assert_uint_eq(out.nodes[i].node, nodes[i].node);
-					ck_assert_int_eq(out.nodes[i].age, nodes[i].age);
+					ck_assert_int_eq(out.nodes[i].age_ns, nodes[i].age_ns);
 				}
 				for (size_t i = 0; i < 4; i++) {
 					ck_assert_uint_eq(out.edges[i].origin, edges[i].origin);
 					ck_assert_uint_eq(out.edges[i].hops, edges[i].hops);
-					ck_assert_int_eq(out.edges[i].age, edges[i].age);
+					ck_assert_int_eq(out.edges[i].age_ns, edges[i].age_ns);
 					ck_assert(sync_clock_equal(out.edges[i].from, edges[i].from));
 					ck_assert(sync_clock_equal(out.edges[i].to, edges[i].to));
 					ck_assert_int_eq(out.edges[i].conv.x0, edges[i].conv.x0);
 					ck_assert(out.edges[i].conv.slope == edges[i].conv.slope);
 					ck_assert(out.edges[i].conv.var_c == edges[i].conv.var_c);
-					ck_assert_int_eq(out.edges[i].conv.updated, 0);
+					ck_assert_int_eq(out.edges[i].conv.updated_ns, 0);
 				}
 			}
 			rbs_packet_clear(&out);
@@ -154,10 +154,10 @@ START_TEST(test_malformed)
 	b2[6] = 4; /* unknown flag */
 	ck_assert_int_eq(rbs_wire_decode(b2, (size_t)n, NULL, 0, &out, &why), -EBADMSG);
 	/* Impossible values: negative age, unknown clock kind, zero slope. */
-	edges[1].age = -5;
+	edges[1].age_ns = -5;
 	n = rbs_wire_encode(&p, NULL, 0, buf, sizeof buf);
 	ck_assert_int_eq(rbs_wire_decode(buf, (size_t)n, NULL, 0, &out, &why), -EINVAL);
-	edges[1].age = 5;
+	edges[1].age_ns = 5;
 	edges[2].to.kind = 7;
 	n = rbs_wire_encode(&p, NULL, 0, buf, sizeof buf);
 	ck_assert_int_eq(rbs_wire_decode(buf, (size_t)n, NULL, 0, &out, &why), -EINVAL);

@@ -91,7 +91,7 @@ START_TEST(mapped_reader_sees_writer)
 	audio_ring_write(w, in, 64);
 	ck_assert_int_eq(audio_ring_read(rd, 10, 54, out, NULL), 0);
 	ck_assert(check_frames(out, 10, 54));
-	ck_assert_int_eq(audio_ring_header(rd)->rate, 16000);
+	ck_assert_int_eq(audio_ring_header(rd)->rate_hz, 16000);
 	audio_ring_free(rd);
 	audio_ring_free(w);
 }

@@ -166,15 +166,15 @@ START_TEST(test_rbs_receive_path)
 		.rbs_address = "127.0.0.1",
 		.rbs_interface = "",
 		.rbs_beacon = TRUE,
-		.beacon_interval = 0.05,
-		.report_interval = 10,
-		.advert_interval = 10,
+		.beacon_interval_s = 0.05,
+		.report_interval_s = 10,
+		.advert_interval_s = 10,
 		.rbs_window = 64,
 		.rbs_min = 8,
-		.rbs_max_span = 300,
-		.peer_timeout = 10,
-		.node_timeout = 15,
-		.edge_expire = 30,
+		.rbs_max_span_s = 300,
+		.peer_timeout_s = 10,
+		.node_timeout_s = 15,
+		.edge_expire_s = 30,
 		.key_file = "",
 		.window = 64,
 		.reject_k = 3.5,
@@ -232,12 +232,12 @@ START_TEST(test_rbs_receive_path)
 	for (size_t i = 0; i < k; i++) {
 		if (rx[i].sender == 4) {
 			n4++;
-			ck_assert_int_gt(rx[i].t, t_sent + S_NS - 1000000);
-			ck_assert_int_lt(rx[i].t, t_sent + S_NS + 400000000);
+			ck_assert_int_gt(rx[i].t_ns, t_sent + S_NS - 1000000);
+			ck_assert_int_lt(rx[i].t_ns, t_sent + S_NS + 400000000);
 		} else if (rx[i].sender == 5) {
 			n5++;
-			ck_assert_int_gt(rx[i].t, t_sent - 1000000);
-			ck_assert_int_lt(rx[i].t, t_sent + 400000000);
+			ck_assert_int_gt(rx[i].t_ns, t_sent - 1000000);
+			ck_assert_int_lt(rx[i].t_ns, t_sent + 400000000);
 		} else {
 			ck_assert_uint_ne(rx[i].sender, 3);
 		}
@@ -261,7 +261,7 @@ START_TEST(test_rbs_refuses_bad_filter)
 	 * names an object that does not load. */
 	char *path = so("rxfilter_badabi.so");
 	g_setenv("CHORUS_RX_FILTER", path, TRUE);
-	syncd_config cfg = {.node = 1, .root = -1, .rtcpu_tries = 3, .rbs = TRUE, .rbs_port = 9, .rbs_address = "127.0.0.1", .rbs_interface = "", .beacon_interval = 1, .report_interval = 1, .advert_interval = 1, .rbs_window = 64, .rbs_min = 8, .rbs_max_span = 300, .peer_timeout = 10, .node_timeout = 15, .edge_expire = 30, .key_file = "", .reject_k = 3.5, .wander_ppm = 0.1};
+	syncd_config cfg = {.node = 1, .root = -1, .rtcpu_tries = 3, .rbs = TRUE, .rbs_port = 9, .rbs_address = "127.0.0.1", .rbs_interface = "", .beacon_interval_s = 1, .report_interval_s = 1, .advert_interval_s = 1, .rbs_window = 64, .rbs_min = 8, .rbs_max_span_s = 300, .peer_timeout_s = 10, .node_timeout_s = 15, .edge_expire_s = 30, .key_file = "", .reject_k = 3.5, .wander_ppm = 0.1};
 	syncd_pairs_cfg pc = {.window = 64, .reject_k = 3.5, .wander = 1e-7, .max_span_ns = 600 * S_NS, .expire_ns = 120 * S_NS};
 	syncd_pairs *pairs = syncd_pairs_new(&pc);
 	syncd_root *root = syncd_root_new(1, -1, 3, 0, (syncd_notify){NULL, NULL});

@@ -27,14 +27,14 @@ START_TEST(defaults_are_applied)
 						  NULL, &err);
 	ck_assert_msg(sc, "%s", err ? err->message : "");
 	const sim_world_cfg *w = sim_scenario_world(sc);
-	ck_assert_double_eq(w->speed_of_sound, 343);
+	ck_assert_double_eq(w->speed_of_sound_m_s, 343);
 	ck_assert_double_eq(w->noise_dbfs, -60);
 	ck_assert_int_eq(w->seed, 1);
 	ck_assert_double_eq(w->duration_s, 60);
 	ck_assert_double_eq(w->min_distance_m, 0.1);
 	ck_assert_double_eq(w->radio_range_m, 100);
 	ck_assert_double_eq(w->radio_loss, 0);
-	ck_assert_uint_eq(w->sample_rate, 48000);
+	ck_assert_uint_eq(w->sample_rate_hz, 48000);
 	ck_assert_uint_eq(w->period_frames, 480);
 	ck_assert_uint_eq(w->buffer_periods, 4);
 	ck_assert_int_eq(w->format, SIM_FMT_S16_LE);
@@ -44,9 +44,9 @@ START_TEST(defaults_are_applied)
 	const sim_node_cfg *n = sim_scenario_find_node(sc, 5);
 	ck_assert_ptr_nonnull(n);
 	ck_assert_int_eq(n->line, 1);
-	ck_assert(n->pos[0] == 1 && n->pos[1] == 2 && n->pos[2] == 0);
+	ck_assert(n->pos_m[0] == 1 && n->pos_m[1] == 2 && n->pos_m[2] == 0);
 	ck_assert_uint_eq(n->n_mics, 1);
-	ck_assert(n->mics[0][0] == 0 && n->mics[0][1] == 0 && n->mics[0][2] == 0);
+	ck_assert(n->mics_m[0][0] == 0 && n->mics_m[0][1] == 0 && n->mics_m[0][2] == 0);
 	ck_assert_double_eq(n->cpu.skew_ppm, 0);
 	ck_assert_int_eq(n->cpu.offset_ns, 0);
 	ck_assert_double_eq(n->audio_skew_ppm, 0);
@@ -82,12 +82,12 @@ START_TEST(values_are_read)
 						  "length_ms = 80\ncall_times_s = 1, 2.5 ,4\n",
 						  NULL, &err);
 	ck_assert_msg(sc, "%s", err ? err->message : "");
-	ck_assert_double_eq(sim_scenario_world(sc)->speed_of_sound, 340.5);
+	ck_assert_double_eq(sim_scenario_world(sc)->speed_of_sound_m_s, 340.5);
 	ck_assert_int_eq(sim_scenario_world(sc)->seed, 99);
 	ck_assert_int_eq(sim_scenario_world(sc)->format, SIM_FMT_FLOAT_LE);
 	const sim_node_cfg *n = sim_scenario_node(sc, 0);
 	ck_assert_uint_eq(n->n_mics, 2);
-	ck_assert_double_eq(n->mics[1][2], 0.3);
+	ck_assert_double_eq(n->mics_m[1][2], 0.3);
 	ck_assert_int_eq(n->cpu.offset_ns, -7000000000LL);
 	ck_assert_int_eq(n->latency, SIM_LAT_NORMAL);
 	ck_assert_double_eq(n->latency_sd_ns, 3000);
@@ -111,7 +111,7 @@ START_TEST(shipped_scenarios_load)
 	for (size_t i = 0; i < 6; i++) {
 		const sim_node_cfg *n = sim_scenario_node(sc, i);
 		ck_assert(fabs(n->cpu.skew_ppm) <= 50 && fabs(n->audio_skew_ppm) <= 40);
-		ck_assert(n->pos[0] >= 0 && n->pos[0] <= 30 && n->pos[1] >= 0 && n->pos[1] <= 30);
+		ck_assert(n->pos_m[0] >= 0 && n->pos_m[0] <= 30 && n->pos_m[1] >= 0 && n->pos_m[1] <= 30);
 	}
 	sim_scenario_free(sc);
 	sc = sim_scenario_load(SIM_SRC_DIR "/scenarios/test.ini", &err);

@@ -38,7 +38,7 @@ typedef struct {
 	char side_path[600];
 	sim_scenario *sc;
 	sim_world *w;
-	int64_t epoch; /* host raw ns of world time 0 */
+	int64_t epoch_ns; /* host raw ns of world time 0 */
 	int node;
 } sess;
 
@@ -62,12 +62,12 @@ static void sess_open(sess *s, int node, const char *extra)
 	static int counter;
 	memset(s, 0, sizeof *s);
 	s->node = node;
-	s->epoch = sync_now(SYNC_KIND_CPU); /* no CHORUS_SIM_CLOCK here: host raw */
+	s->epoch_ns = sync_now(SYNC_KIND_CPU); /* no CHORUS_SIM_CLOCK here: host raw */
 	snprintf(s->side_path, sizeof s->side_path, "%s/side/node%d-%d", run_dir(), node, counter++);
 	char *text = g_strdup_printf(
 		"pcm_type.chorus_sim { lib \"%s\" }\n"
 		"pcm.simtest { type chorus_sim scenario \"%s\" node %d sidechannel \"%s\" epoch_ns \"%lld\" %s }\n",
-		SIM_PLUGIN_SO, SCENARIO, node, s->side_path, (long long)s->epoch, extra ? extra : "");
+		SIM_PLUGIN_SO, SCENARIO, node, s->side_path, (long long)s->epoch_ns, extra ? extra : "");
 	snd_input_t *in;
 	ck_assert_int_eq(snd_input_buffer_open(&in, text, (ssize_t)strlen(text)), 0);
 	ck_assert_int_eq(snd_config_top(&s->top), 0);
@@ -123,7 +123,7 @@ static size_t read_records(int fd, struct chorus_kpatch_record *out, size_t max)
 static int64_t predicted(const sess *s, int64_t fe)
 {
 	int64_t cap = (int64_t)(PERIOD * 1e9 / RATE) / 2;
-	int64_t truth = s->epoch + sim_world_frame_time_ns(s->w, s->node, RATE, fe);
+	int64_t truth = s->epoch_ns + sim_world_frame_time_ns(s->w, s->node, RATE, fe);
 	return sim_world_node_cpu_at(s->w, s->node, truth + sim_world_irq_latency_ns(s->w, s->node, fe, cap));
 }
 
@@ -133,7 +133,7 @@ static int64_t predicted(const sess *s, int64_t fe)
 static int64_t find_f0(const sess *s, const struct chorus_kpatch_record *r)
 {
 	int64_t host = sim_world_true_at_node_cpu(s->w, s->node, r->time_ns);
-	double fe = sim_world_frame_at(s->w, s->node, RATE, (double)(host - s->epoch) * 1e-9);
+	double fe = sim_world_frame_at(s->w, s->node, RATE, (double)(host - s->epoch_ns) * 1e-9);
 	for (int64_t f = (int64_t)ceil(fe) + 1; f >= (int64_t)floor(fe) - PERIOD / 2 - 2; f--)
 		if (predicted(s, f) == r->time_ns)
 			return f - PERIOD;
@@ -157,7 +157,7 @@ static void check_records(const sess *s, const struct chorus_kpatch_record *r, s
 		ck_assert_uint_eq(r[i].dropped, 0);
 		int64_t fe = f0 + (int64_t)(i + 1) * PERIOD;
 		int64_t truth = sim_world_node_cpu_at(s->w, s->node,
-						      s->epoch + sim_world_frame_time_ns(s->w, s->node, RATE, fe));
+						      s->epoch_ns + sim_world_frame_time_ns(s->w, s->node, RATE, fe));
 		ck_assert_int_eq(r[i].time_ns, predicted(s, fe));
 		ck_assert_int_ge(r[i].time_ns, truth);
 	}
@@ -405,8 +405,8 @@ START_TEST(xrun_gives_epipe_and_frames_keep_real_time)
 	check_records(&s, rec + k, nrec - k, f1, k);
 	/* After recovery the stream starts at the frame of the moment it was
 	 * restarted: lost frames = the stall, the index still on real time. */
-	int64_t lo = sim_world_first_frame_at(s.w, 2, RATE, t_a - s.epoch);
-	int64_t hi = sim_world_first_frame_at(s.w, 2, RATE, t_b - s.epoch);
+	int64_t lo = sim_world_first_frame_at(s.w, 2, RATE, t_a - s.epoch_ns);
+	int64_t hi = sim_world_first_frame_at(s.w, 2, RATE, t_b - s.epoch_ns);
 	ck_assert_int_ge(f1, lo);
 	ck_assert_int_le(f1, hi);
 	ck_assert_int_ge(f1 - (f0 + (int64_t)n1), 30000 * RATE / 1000000); /* at least the 30 ms stall */
@@ -438,8 +438,8 @@ START_TEST(arecord_records_with_the_shipped_config)
 	int fd = open(path, O_RDONLY | O_NONBLOCK);
 	ck_assert_int_ge(fd, 0);
 	char *out = g_build_filename(run, "x.raw", NULL);
-	s.epoch = sync_now(SYNC_KIND_CPU);
-	char *env_epoch = g_strdup_printf("CHORUS_SIM_EPOCH_NS=%lld", (long long)s.epoch);
+	s.epoch_ns = sync_now(SYNC_KIND_CPU);
+	char *env_epoch = g_strdup_printf("CHORUS_SIM_EPOCH_NS=%lld", (long long)s.epoch_ns);
 	char *env_conf = g_strdup_printf("ALSA_CONFIG_PATH=/usr/share/alsa/alsa.conf:%s", SIM_CONF_FILE);
 	char *env_run = g_strdup_printf("CHORUS_RUN=%s", run);
 	char *env_pre = g_strdup_printf("LD_PRELOAD=%s", SIM_PRELOAD);

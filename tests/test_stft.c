@@ -24,7 +24,7 @@ static dsp_stft *make(int size, int hop, dsp_window w, int64_t first)
 	p.size = size;
 	p.hop = hop;
 	p.window = w;
-	p.rate = RATE;
+	p.rate_hz = RATE;
 	const char *why = NULL;
 	dsp_stft *s = dsp_stft_new(&p, first, &why);
 	ck_assert_msg(s != NULL, "%s", why);

@@ -41,10 +41,10 @@ static void make(gint64 root, gboolean rbs)
 	s->cfg.root = root;
 	s->cfg.rtcpu_tries = 3;
 	s->cfg.rbs = rbs;
-	s->cfg.ticker_interval = 0.2;
+	s->cfg.ticker_interval_s = 0.2;
 	syncd_pairs_cfg pc = {.window = 64, .reject_k = 3.5, .wander = 1e-7, .max_span_ns = 600 * S_NS, .expire_ns = 120 * S_NS};
 	s->pairs = syncd_pairs_new(&pc);
-	s->last_notify = INT64_MIN;
+	s->last_notify_ns = INT64_MIN;
 	s->root = syncd_root_new(1, root, 3, 0, syncd_devices_notify(s));
 	fx->reply = g_string_new(NULL);
 }
@@ -62,12 +62,12 @@ static void teardown(void)
 	g_free(fx);
 }
 
-/* Run `line` at `now` as pid 1234; the reply is in fx->reply->str. */
-static int run(const char *line, int64_t now)
+/* Run `line` at `now_ns` as pid 1234; the reply is in fx->reply->str. */
+static int run(const char *line, int64_t now_ns)
 {
 	dev_creds who = {1234, 1000, 1000};
 	g_string_truncate(fx->reply, 0);
-	return syncd_command(&fx->s, &who, line, now, fx->reply);
+	return syncd_command(&fx->s, &who, line, now_ns, fx->reply);
 }
 
 #define REPLY_IS(s) ck_assert_str_eq(fx->reply->str, (s))
@@ -130,7 +130,7 @@ START_TEST(test_obs_feeds_the_pair)
 	sync_conv c;
 	ck_assert_int_eq(syncd_pairs_conv(fx->s.pairs, sync_clock_cpu(1), sync_clock_realtime(1), &c), 0);
 	ck_assert_uint_eq(c.n, 9);
-	ck_assert_int_eq(c.updated, 11);
+	ck_assert_int_eq(c.updated_ns, 11);
 	ck_assert_double_eq_tol(c.slope, 2.0, 1e-12);
 	double y = sync_tval_diff(sync_conv_apply(&c, sync_tval_of(20 * S_NS)), 40 * S_NS + 5);
 	ck_assert_msg(fabs(y) < 1.0, "error at 20 s: %.3f ns", y);
@@ -153,7 +153,7 @@ START_TEST(test_obs_feeds_the_pair)
 	REPLY_IS("observation 2 refused: observation out of order (x went backwards) (1 taken before it)");
 	ck_assert_int_eq(syncd_pairs_conv(fx->s.pairs, sync_clock_cpu(1), sync_clock_realtime(1), &c), 0);
 	ck_assert_uint_eq(c.n, 10);
-	ck_assert_int_eq(c.updated, 12);
+	ck_assert_int_eq(c.updated_ns, 12);
 }
 END_TEST
 
@@ -221,7 +221,7 @@ START_TEST(test_root_local)
 	REPLY_IS("root node1 from now");
 	ck_assert(syncd_root_definition(fx->s.root, &after));
 	ck_assert_int_gt(after.conv.x0, before.conv.x0);
-	ck_assert_int_eq(after.conv.updated, after.conv.x0);
+	ck_assert_int_eq(after.conv.updated_ns, after.conv.x0);
 	ck_assert(sync_clock_equal(after.from, sync_clock_cpu(1)));
 	ck_assert(sync_clock_equal(after.to, sync_clock_global()));
 	ck_assert_int_eq(syncd_root_preferred(fx->s.root), 1);

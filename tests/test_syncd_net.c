@@ -48,7 +48,7 @@ static csim *start(const char *name, const char *scenario, const char *extra, gb
 	char *sc = g_build_filename(g_dir, "scenario.ini", NULL);
 	ck_assert(g_file_set_contents(sc, scenario, -1, NULL));
 	char *conf = g_strconcat(FAST, extra ? extra : "", NULL);
-	csim_opts o = {.scenario = sc, .out_dir = g_dir, .bin_dir = CSIM_BIN_DIR, .syncd_extra = conf, .audio = audio, .audio_rate = 16000};
+	csim_opts o = {.scenario = sc, .out_dir = g_dir, .bin_dir = CSIM_BIN_DIR, .syncd_extra = conf, .audio = audio, .audio_rate_hz = 16000};
 	GError *err = NULL;
 	csim *s = csim_start(&o, &err);
 	ck_assert_msg(s != NULL, "chorus-sim: %s", err ? err->message : "?");

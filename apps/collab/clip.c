@@ -96,10 +96,10 @@ static gboolean reply_idle(gpointer data)
 		g_snprintf(head, sizeof head,
 			   "OK v=1 node=%u rate=%s first=%" G_GINT64_FORMAT " n=%zu t0_ns=%" G_GINT64_FORMAT " t0_frac=%s se_ns=%s"
 			   " rate_eff=%s\n",
-			   c->s->node, g_ascii_formatd(b[0], sizeof b[0], "%.6g", c->c.rate), c->c.first, c->c.n, c->c.t0_ns,
-			   g_ascii_formatd(b[1], sizeof b[1], "%.6f", c->c.t0_frac),
+			   c->s->node, g_ascii_formatd(b[0], sizeof b[0], "%.6g", c->c.rate_hz), c->c.first, c->c.n, c->c.t0_ns,
+			   g_ascii_formatd(b[1], sizeof b[1], "%.6f", c->c.t0_frac_ns),
 			   g_ascii_formatd(b[2], sizeof b[2], "%.4g", c->c.se_ns),
-			   g_ascii_formatd(b[3], sizeof b[3], "%.10g", c->c.rate_eff));
+			   g_ascii_formatd(b[3], sizeof b[3], "%.10g", c->c.rate_eff_hz));
 		if (write_all(c->fd, head, strlen(head)) == 0)
 			write_all(c->fd, c->c.x, c->c.n * sizeof(float));
 	}
@@ -122,7 +122,7 @@ static void r_opened(void *user, int64_t first, int64_t last, uint32_t item_size
 	c->is_float = g_strcmp0(audio_reply_field(r, "format", b, sizeof b), "FLOAT_LE") == 0;
 	c->sample_bytes = (int)item_size;
 	if (audio_reply_field(r, "rate", b, sizeof b))
-		c->c.rate = g_ascii_strtod(b, NULL);
+		c->c.rate_hz = g_ascii_strtod(b, NULL);
 	g_free(r);
 }
 
@@ -219,12 +219,12 @@ static void start(conn *c)
 	sync_graph_result re;
 	if (sync_client_convert(s->clocks, audio, sync_clock_global(), sync_tval_of(last), &re, why, sizeof why) == 0) {
 		double dt = (double)(re.value.i - rt.value.i) + (re.value.f - rt.value.f);
-		c->c.rate_eff = dt > 0 ? (double)(last - first) * 1e9 / dt : 0;
+		c->c.rate_eff_hz = dt > 0 ? (double)(last - first) * 1e9 / dt : 0;
 	}
 	c->c.first = first;
 	c->c.n = (size_t)(last - first);
 	c->c.t0_ns = rt.value.i;
-	c->c.t0_frac = rt.value.f;
+	c->c.t0_frac_ns = rt.value.f;
 	c->c.se_ns = sqrt(rt.var);
 	c->c.x = g_new0(float, c->c.n);
 	char name[32], params[32];
@@ -405,14 +405,14 @@ int clip_fetch(const char *host, int port, int64_t t0_ns, int64_t t1_ns, int cha
 		return -EBADMSG;
 	}
 	out->node = node;
-	out->rate = g_ascii_strtod(rate, NULL);
+	out->rate_hz = g_ascii_strtod(rate, NULL);
 	out->first = first;
 	out->n = n;
 	out->t0_ns = t0;
-	out->t0_frac = g_ascii_strtod(frac, NULL);
+	out->t0_frac_ns = g_ascii_strtod(frac, NULL);
 	out->se_ns = g_ascii_strtod(se, NULL);
 	const char *re = strstr(head, " rate_eff=");
-	out->rate_eff = re ? g_ascii_strtod(re + 10, NULL) : 0;
+	out->rate_eff_hz = re ? g_ascii_strtod(re + 10, NULL) : 0;
 	out->x = g_new(float, n);
 	if ((rc = read_full(fd, out->x, n * sizeof(float))) < 0) {
 		g_snprintf(why, len, "%s:%d: samples: %s", host, port, rc == -ETIMEDOUT ? "timed out" : g_strerror(-rc));

@@ -28,14 +28,14 @@
 
 typedef struct {
 	uint32_t node;
-	double rate;     /* nominal, Hz */
-	double rate_eff; /* frames per global second (0 if the server did not say) */
-	int64_t first;   /* frame index of sample 0 */
-	size_t n;        /* samples */
-	int64_t t0_ns;   /* global time of sample 0, ns … */
-	double t0_frac;  /* … plus this fraction, ns */
-	double se_ns;    /* its standard error, ns */
-	float *x;        /* samples (g_free) */
+	double rate_hz;     /* nominal, Hz */
+	double rate_eff_hz; /* frames per global second (0 if the server did not say) */
+	int64_t first;      /* frame index of sample 0 */
+	size_t n;           /* samples */
+	int64_t t0_ns;      /* global time of sample 0, ns … */
+	double t0_frac_ns;  /* … plus this fraction, ns */
+	double se_ns;       /* its standard error, ns */
+	float *x;           /* samples (g_free) */
 } clip;
 
 typedef struct clip_server clip_server;

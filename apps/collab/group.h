@@ -17,7 +17,7 @@
  * Each call is therefore located once, by the node nearest the source —
  * whose clip is also the cleanest reference.  Detections without global time
  * cannot be grouped and are ignored.  Times are int64 ns; no clocks are read
- * here: the caller passes `now` (its cpu clock).
+ * here: the caller passes `now_ns` (its cpu clock).
  */
 #ifndef CHORUS_COLLAB_GROUP_H
 #define CHORUS_COLLAB_GROUP_H

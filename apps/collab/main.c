@@ -35,12 +35,12 @@ typedef struct {
 	char *nodes; /* nodes file (required) */
 	char *share_address;
 	gint64 share_port, clip_port;
-	double speed_of_sound; /* m/s */
+	double speed_of_sound_m_s; /* m/s */
 	double margin_ms, hold_s;
 	gint64 min_nodes;
 	double pre_ms, max_clip_ms, gcc_beta, min_window, alpha;
 	gboolean source_plane;
-	double source_z;
+	double source_z_m;
 	char *jsonl, *map;
 	gint64 map_every, fetch_timeout_ms;
 } collab_cfg;
@@ -63,7 +63,7 @@ static const cfg_key keys[] = {
 	K("share_address", CFG_STRING, "127.255.255.255", 1, 0, share_address, "UDP destination of shared detections (broadcast)"),
 	K("share_port", CFG_INT, "7400", 1, 65535, share_port, "UDP port of shared detections"),
 	K("clip_port", CFG_INT, "7401", 1, 65535, clip_port, "TCP port of the clip service (+ node id for nodes without address)"),
-	R("speed_of_sound_m_s", "speed_of_sound", CFG_DOUBLE, "343", 100, 2000, speed_of_sound, "m/s, as measured or computed from the air temperature"),
+	R("speed_of_sound_m_s", "speed_of_sound", CFG_DOUBLE, "343", 100, 2000, speed_of_sound_m_s, "m/s, as measured or computed from the air temperature"),
 	K("margin_ms", CFG_DOUBLE, "30", 0, 10000, margin_ms, "grouping window beyond the acoustic aperture, ms"),
 	R("hold_s", "hold", CFG_DOUBLE, "0.7", 0.05, 60, hold_s, "seconds a group waits for detections from other nodes"),
 	K("min_nodes", CFG_INT, "4", 3, 64, min_nodes, "fewest nodes to locate (4 in 2-D: 3 leave two solutions)"),
@@ -73,7 +73,7 @@ static const cfg_key keys[] = {
 	K("min_window", CFG_DOUBLE, "3", 1, 10000, min_window, "GCC-PHAT lag window beyond 4 onset standard errors, samples"),
 	K("alpha", CFG_DOUBLE, "0.001", 1e-9, 0.5, alpha, "level of the solver's chi-square test"),
 	K("source_plane", CFG_BOOL, "false", 1, 0, source_plane, "sources are at height source_z_m (corrects the 2-D solve)"),
-	R("source_z_m", "source_z", CFG_DOUBLE, "0", -1e4, 1e4, source_z, "source height when source_plane, m"),
+	R("source_z_m", "source_z", CFG_DOUBLE, "0", -1e4, 1e4, source_z_m, "source height when source_plane, m"),
 	K("jsonl", CFG_STRING, "", 0, 0, jsonl, "JSON-lines file of results; empty = $STATE_DIRECTORY/collab.jsonl (systemd) or RUN/collab.jsonl"),
 	K("map", CFG_STRING, "", 0, 0, map, "PNG map redrawn as results come; empty = none"),
 	K("map_every", CFG_INT, "5", 1, 100000, map_every, "redraw the map every this many results (and at exit)"),
@@ -89,7 +89,7 @@ static const cfg_group table[] = {
 typedef struct {
 	collab_cfg cfg;
 	collab_nodes *nodes;
-	double c;
+	double c_m_s;
 	sync_client *clocks;
 	dev_packet_sub *local;
 	dev_packet *events;
@@ -102,7 +102,7 @@ typedef struct {
 	FILE *jsonl;
 	char *jsonl_path;
 	guint64 local_dets, groups, small_groups, not_mine, located, failed, seq;
-	double last_latency;
+	double last_latency_s;
 	char last_error[256];
 	char why[160]; /* the last malformed event's reason */
 } collabd;
@@ -115,8 +115,8 @@ typedef struct {
 
 static void share_in(collabd *d, const det_event *e)
 {
-	int64_t now = sync_now(SYNC_KIND_CPU);
-	collab_grouper_add(d->grouper, e, now);
+	int64_t now_ns = sync_now(SYNC_KIND_CPU);
+	collab_grouper_add(d->grouper, e, now_ns);
 }
 
 static void on_local(void *user, const char *msg, size_t len, uint32_t dropped)
@@ -172,13 +172,13 @@ static void work(gpointer data, gpointer user)
 		}
 		tdoa_input *t = &in[n];
 		t->node = e->node;
-		memcpy(t->mic, nd->pos, sizeof t->mic);
+		memcpy(t->mic_m, nd->pos_m, sizeof t->mic_m);
 		t->x = clips[n].x;
 		t->n = clips[n].n;
-		t->rate = clips[n].rate;
-		t->rate_eff = clips[n].rate_eff;
+		t->rate_hz = clips[n].rate_hz;
+		t->rate_eff_hz = clips[n].rate_eff_hz;
 		t->t0_ns = clips[n].t0_ns;
-		t->t0_frac = clips[n].t0_frac;
+		t->t0_frac_ns = clips[n].t0_frac_ns;
 		t->t0_se_ns = clips[n].se_ns;
 		t->onset_ns = e->global_ns;
 		t->onset_se_ns = e->global_se_ns;
@@ -190,13 +190,13 @@ static void work(gpointer data, gpointer user)
 	tdoa_params p;
 	tdoa_params_default(&p);
 	const det_event *e0 = &g_array_index(dets, det_event, 0);
-	p.f_lo = e0->f_lo;
-	p.f_hi = e0->f_hi;
+	p.f_lo_hz = e0->f_lo_hz;
+	p.f_hi_hz = e0->f_hi_hz;
 	p.beta = d->cfg.gcc_beta;
 	p.min_window = d->cfg.min_window;
-	p.c = d->c;
+	p.c_m_s = d->c_m_s;
 	p.alpha = d->cfg.alpha;
-	p.source_z = d->cfg.source_plane ? d->cfg.source_z : NAN;
+	p.source_z_m = d->cfg.source_plane ? d->cfg.source_z_m : NAN;
 	if (n < d->cfg.min_nodes) {
 		r->rc = -EDOM;
 		r->tr.loc.status = DSP_LOC_TOO_FEW;
@@ -225,7 +225,7 @@ static gboolean publish_idle(gpointer data)
 	collab_result *r = &j->res;
 	if (r->rc == 0) {
 		/* Emission time: the reference arrival plus the solver's t0. */
-		double t = (double)r->tr.ref_t_frac + r->tr.loc.t0 * 1e9;
+		double t = (double)r->tr.ref_t_frac_ns + r->tr.loc.t0_s * 1e9;
 		r->t_global_ns = r->tr.ref_t_ns + (int64_t)floor(t + 0.5);
 		r->t_se_ns = sqrt(r->tr.loc.cov[r->tr.loc.dim][r->tr.loc.dim]) * 1e9;
 		sync_graph_result cr;
@@ -254,8 +254,8 @@ static gboolean publish_idle(gpointer data)
 	}
 	if (r->rc == 0) {
 		d->located++;
-		d->last_latency = r->latency_s;
-		g_message("call %" G_GUINT64_FORMAT ": (%.3f, %.3f) m, %s, %d nodes", r->seq, r->tr.loc.pos[0], r->tr.loc.pos[1],
+		d->last_latency_s = r->latency_s;
+		g_message("call %" G_GUINT64_FORMAT ": (%.3f, %.3f) m, %s, %d nodes", r->seq, r->tr.loc.pos_m[0], r->tr.loc.pos_m[1],
 			  collab_result_status(r), r->n);
 	} else {
 		d->failed++;
@@ -309,12 +309,12 @@ static int status_text(void *user, GString *out)
 	collab_share_counts(d->share, &sent, &acc, &rej);
 	clip_server_counts(d->clips, &served, &refused);
 	g_string_append_printf(out, "node %" G_GINT64_FORMAT " nodes=%u aperture_m=%.1f c=%.1f\n", d->cfg.node,
-			       d->nodes->nodes->len, collab_nodes_aperture(d->nodes), d->c);
+			       d->nodes->nodes->len, collab_nodes_aperture(d->nodes), d->c_m_s);
 	g_string_append_printf(out, "detections local=%" G_GUINT64_FORMAT " shared=%" G_GUINT64_FORMAT " received=%" G_GUINT64_FORMAT " rejected=%" G_GUINT64_FORMAT "\n", d->local_dets, sent, acc, rej);
 	g_string_append_printf(out, "groups closed=%" G_GUINT64_FORMAT " open=%u reported_elsewhere=%" G_GUINT64_FORMAT " too_small=%" G_GUINT64_FORMAT " located=%" G_GUINT64_FORMAT " failed=%" G_GUINT64_FORMAT "\n",
 			       d->groups, collab_grouper_open(d->grouper), d->not_mine, d->small_groups, d->located, d->failed);
 	g_string_append_printf(out, "clips served=%" G_GUINT64_FORMAT " refused=%" G_GUINT64_FORMAT "\n", served, refused);
-	g_string_append_printf(out, "latency_s last=%.3f\nresults %s\n", d->last_latency, d->jsonl_path);
+	g_string_append_printf(out, "latency_s last=%.3f\nresults %s\n", d->last_latency_s, d->jsonl_path);
 	if (*d->last_error)
 		g_string_append_printf(out, "error %s\n", d->last_error);
 	return 0;
@@ -358,7 +358,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	collabd d = {0};
-	d.last_latency = NAN;
+	d.last_latency_s = NAN;
 	const char *env = getenv("CHORUS_NODE");
 	if (!cfg_defaults(table, &d.cfg, &err) ||
 	    (env && *env && !cfg_set(table, &d.cfg, "collab", "node", env, "environment CHORUS_NODE: ", &err)) ||
@@ -385,7 +385,7 @@ int main(int argc, char **argv)
 	if (!collab_nodes_find(d.nodes, (uint32_t)d.cfg.node))
 		g_warning("node %" G_GINT64_FORMAT " is not in the node table: its own detections cannot be located",
 			  d.cfg.node);
-	d.c = d.cfg.speed_of_sound;
+	d.c_m_s = d.cfg.speed_of_sound_m_s;
 	if (*d.cfg.jsonl) {
 		d.jsonl_path = g_strdup(d.cfg.jsonl);
 	} else if (g_getenv("STATE_DIRECTORY") && *g_getenv("STATE_DIRECTORY")) {
@@ -407,7 +407,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	/* Aperture: the farthest two nodes apart, in sound travel time. */
-	int64_t ap = (int64_t)(collab_nodes_aperture(d.nodes) / d.c * 1e9);
+	int64_t ap = (int64_t)(collab_nodes_aperture(d.nodes) / d.c_m_s * 1e9);
 	d.grouper = collab_grouper_new(ap, (int64_t)(d.cfg.margin_ms * 1e6), (int64_t)(d.cfg.hold_s * 1e9));
 	d.ctx = g_main_context_default();
 	GMainLoop *loop = g_main_loop_new(NULL, FALSE);
@@ -434,7 +434,7 @@ int main(int argc, char **argv)
 		g_message("node%" G_GINT64_FORMAT ": %u nodes, aperture %.1f m (%.1f ms), c %.1f m/s; clips on TCP %d, "
 			  "sharing on UDP %s:%" G_GINT64_FORMAT,
 			  d.cfg.node, d.nodes->nodes->len,
-			  collab_nodes_aperture(d.nodes), ap * 1e-6, d.c, port, d.cfg.share_address, d.cfg.share_port);
+			  collab_nodes_aperture(d.nodes), ap * 1e-6, d.c_m_s, port, d.cfg.share_address, d.cfg.share_port);
 		sd_notify(0, "READY=1\nSTATUS=collaborating");
 		g_main_loop_run(loop);
 		sd_notify(0, "STOPPING=1");

@@ -44,8 +44,8 @@ collab_nodes *collab_nodes_load(const char *path, GError **err)
 		long long id = nf >= 4 ? strtoll(tok[0], &end, 10) : -1;
 		gboolean ok = nf >= 4 && nf <= 5 && !*end && id >= 0 && id <= UINT32_MAX;
 		for (int k = 0; ok && k < 3; k++) {
-			nd.pos[k] = g_ascii_strtod(tok[1 + k], &end);
-			ok = !*end && end != tok[1 + k] && isfinite(nd.pos[k]);
+			nd.pos_m[k] = g_ascii_strtod(tok[1 + k], &end);
+			ok = !*end && end != tok[1 + k] && isfinite(nd.pos_m[k]);
 		}
 		if (ok && collab_nodes_find(n, (uint32_t)id)) {
 			g_set_error(err, COLLAB_NODES_ERROR, EINVAL, "%s:%d: node %lld listed twice", path, ln, id);
@@ -96,8 +96,8 @@ double collab_nodes_aperture(const collab_nodes *n)
 	double m = 0;
 	for (guint i = 0; i < n->nodes->len; i++)
 		for (guint j = i + 1; j < n->nodes->len; j++) {
-			const double *a = g_array_index(n->nodes, collab_node, i).pos;
-			const double *b = g_array_index(n->nodes, collab_node, j).pos;
+			const double *a = g_array_index(n->nodes, collab_node, i).pos_m;
+			const double *b = g_array_index(n->nodes, collab_node, j).pos_m;
 			double d = sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));
 			if (d > m)
 				m = d;

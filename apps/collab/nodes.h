@@ -16,8 +16,8 @@
 
 typedef struct {
 	uint32_t id;
-	double pos[3]; /* microphone of channel 0, m */
-	char *address; /* IPv4/IPv6 literal or host name; NULL = loopback (simulation) */
+	double pos_m[3]; /* microphone of channel 0, m */
+	char *address;   /* IPv4/IPv6 literal or host name; NULL = loopback (simulation) */
 } collab_node;
 
 typedef struct {

@@ -52,9 +52,9 @@ void collab_result_json(const collab_result *r, GString *o)
 		g_free(w);
 	}
 	if (solved) {
-		jnum(o, "x", L->pos[0], "%.4f");
-		jnum(o, "y", L->pos[1], "%.4f");
-		jnum(o, "z", L->pos[2], "%.4f");
+		jnum(o, "x", L->pos_m[0], "%.4f");
+		jnum(o, "y", L->pos_m[1], "%.4f");
+		jnum(o, "z", L->pos_m[2], "%.4f");
 		jnum(o, "sd_x", sqrt(L->cov[0][0]), "%.4g");
 		jnum(o, "sd_y", sqrt(L->cov[1][1]), "%.4g");
 		jnum(o, "cov_xy", L->cov[0][1], "%.4g");
@@ -87,7 +87,7 @@ void collab_result_json(const collab_result *r, GString *o)
 		if (r->tr.ok[i]) {
 			char b[G_ASCII_DTOSTR_BUF_SIZE];
 			g_string_append_printf(o, "%s\"%u\":%s", first ? "" : ",", r->nodes[i],
-					       g_ascii_formatd(b, sizeof b, "%.3f", r->tr.a[i] * 1e6));
+					       g_ascii_formatd(b, sizeof b, "%.3f", r->tr.a_s[i] * 1e6));
 			first = 0;
 		}
 	g_string_append(o, "}");
@@ -139,8 +139,8 @@ int collab_map(const char *jsonl, const collab_nodes *nodes, const double *truth
 	double span = 1;
 	for (guint i = 0; i < nodes->nodes->len; i++)
 		for (guint j = 0; j < nodes->nodes->len; j++)
-			span = fmax(span, fabs(g_array_index(nodes->nodes, collab_node, i).pos[0] -
-					       g_array_index(nodes->nodes, collab_node, j).pos[0]));
+			span = fmax(span, fabs(g_array_index(nodes->nodes, collab_node, i).pos_m[0] -
+					       g_array_index(nodes->nodes, collab_node, j).pos_m[0]));
 	double mag = 1;
 	if (majors->len) {
 		g_array_sort(majors, (GCompareFunc)cmp_double);
@@ -162,7 +162,7 @@ int collab_map(const char *jsonl, const collab_nodes *nodes, const double *truth
 	g_strfreev(lines);
 	for (guint i = 0; i < nodes->nodes->len; i++) {
 		const collab_node *n = &g_array_index(nodes->nodes, collab_node, i);
-		g_string_append_printf(nod, "%.3f %.3f %u\n", n->pos[0], n->pos[1], n->id);
+		g_string_append_printf(nod, "%.3f %.3f %u\n", n->pos_m[0], n->pos_m[1], n->id);
 	}
 	for (size_t i = 0; i < n_truth; i++)
 		g_string_append_printf(src, "%.3f %.3f\n", truth_xy[2 * i], truth_xy[2 * i + 1]);

@@ -11,12 +11,12 @@
 
 void tdoa_params_default(tdoa_params *p)
 {
-	p->f_lo = 1000;
-	p->f_hi = 3200;
+	p->f_lo_hz = 1000;
+	p->f_hi_hz = 3200;
 	p->beta = 1;
 	p->min_window = 3;
-	p->c = 343;
-	p->source_z = NAN;
+	p->c_m_s = 343;
+	p->source_z_m = NAN;
 	p->alpha = 1e-3;
 }
 
@@ -34,28 +34,28 @@ static int solve(const tdoa_input *in, const tdoa_result *r, const tdoa_params *
 	dsp_arrival arr[TDOA_MAX];
 	dsp_loc_params lp;
 	dsp_loc_params_default(&lp);
-	lp.c = p->c;
+	lp.c_m_s = p->c_m_s;
 	lp.alpha = p->alpha;
-	lp.dim = isfinite(p->source_z) ? 2 : 0;
+	lp.dim = isfinite(p->source_z_m) ? 2 : 0;
 	double corr[TDOA_MAX] = {0};
 	int rc = 0;
-	for (int iter = 0; iter < (isfinite(p->source_z) ? 4 : 1); iter++) {
+	for (int iter = 0; iter < (isfinite(p->source_z_m) ? 4 : 1); iter++) {
 		for (int k = 0; k < m; k++) {
 			int i = idx[k];
-			memcpy(arr[k].pos, in[i].mic, sizeof arr[k].pos);
-			arr[k].t = r->a[i] - corr[k];
-			arr[k].sigma = r->sigma[i];
+			memcpy(arr[k].pos_m, in[i].mic_m, sizeof arr[k].pos_m);
+			arr[k].t_s = r->a_s[i] - corr[k];
+			arr[k].sigma_s = r->sigma_s[i];
 		}
 		rc = dsp_locate(arr, m, &lp, loc);
-		if (rc < 0 || !isfinite(p->source_z))
+		if (rc < 0 || !isfinite(p->source_z_m))
 			break;
 		for (int k = 0; k < m; k++) {
-			const double *q = in[idx[k]].mic;
-			double h2 = (loc->pos[0] - q[0]) * (loc->pos[0] - q[0]) + (loc->pos[1] - q[1]) * (loc->pos[1] - q[1]);
-			double dz = p->source_z - q[2];
-			corr[k] = (sqrt(h2 + dz * dz) - sqrt(h2)) / p->c;
+			const double *q = in[idx[k]].mic_m;
+			double h2 = (loc->pos_m[0] - q[0]) * (loc->pos_m[0] - q[0]) + (loc->pos_m[1] - q[1]) * (loc->pos_m[1] - q[1]);
+			double dz = p->source_z_m - q[2];
+			corr[k] = (sqrt(h2 + dz * dz) - sqrt(h2)) / p->c_m_s;
 		}
-		loc->pos[2] = p->source_z;
+		loc->pos_m[2] = p->source_z_m;
 	}
 	return rc;
 }
@@ -74,12 +74,12 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 			r = i;
 	out->ref = r;
 	const tdoa_input *R = &in[r];
-	double rate = R->rate;
+	double rate_hz = R->rate_hz;
 	dsp_gcc_params gp;
 	dsp_gcc_params_default(&gp);
-	gp.rate = rate;
-	gp.f_lo = p->f_lo;
-	gp.f_hi = p->f_hi;
+	gp.rate_hz = rate_hz;
+	gp.f_lo_hz = p->f_lo_hz;
+	gp.f_hi_hz = p->f_hi_hz;
 	gp.beta = p->beta;
 	const char *why;
 	dsp_gcc *g = dsp_gcc_new(&gp, &why);
@@ -88,7 +88,7 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 		return -EINVAL;
 	}
 	/* Where the call sits in each clip, samples from x[0]. */
-	double pos_r = ((double)(R->onset_ns - R->t0_ns) - R->t0_frac) * rate * 1e-9;
+	double pos_r = ((double)(R->onset_ns - R->t0_ns) - R->t0_frac_ns) * rate_hz * 1e-9;
 	/* Energy centroid of the reference clip, samples: where GCC-PHAT's
 	 * delay is effectively measured. */
 	double ex = 0, e = 0;
@@ -106,9 +106,9 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 			continue;
 		}
 		const tdoa_input *J = &in[j];
-		double pos_j = ((double)(J->onset_ns - J->t0_ns) - J->t0_frac) * rate * 1e-9;
+		double pos_j = ((double)(J->onset_ns - J->t0_ns) - J->t0_frac_ns) * rate_hz * 1e-9;
 		double pred = pos_j - pos_r;
-		double se = sqrt(J->onset_se_ns * J->onset_se_ns + R->onset_se_ns * R->onset_se_ns) * rate * 1e-9;
+		double se = sqrt(J->onset_se_ns * J->onset_se_ns + R->onset_se_ns * R->onset_se_ns) * rate_hz * 1e-9;
 		double half = 4 * se + p->min_window;
 		dsp_gcc_result gr;
 		if (dsp_gcc_delay_window(g, R->x, R->n, J->x, J->n, (int)floor(pred - half), (int)ceil(pred + half), &gr,
@@ -118,9 +118,9 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 		out->delay_se[j] = gr.se;
 		out->coherence[j] = gr.peak;
 		/* a_j = (T_j - T_r) + d_j / R_j + i_c (1/R_j - 1/R_r), seconds. */
-		double rj = J->rate_eff > 0 ? J->rate_eff : J->rate, rr = R->rate_eff > 0 ? R->rate_eff : rate;
-		out->a[j] = ((double)(J->t0_ns - R->t0_ns) + (J->t0_frac - R->t0_frac)) * 1e-9 + gr.delay / rj +
-			    ic * (1 / rj - 1 / rr);
+		double rj = J->rate_eff_hz > 0 ? J->rate_eff_hz : J->rate_hz, rr = R->rate_eff_hz > 0 ? R->rate_eff_hz : rate_hz;
+		out->a_s[j] = ((double)(J->t0_ns - R->t0_ns) + (J->t0_frac_ns - R->t0_frac_ns)) * 1e-9 + gr.delay / rj +
+			      ic * (1 / rj - 1 / rr);
 		var_d[nv++] = gr.se * gr.se;
 	}
 	dsp_gcc_free(g);
@@ -137,16 +137,16 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 		if (!out->ok[j])
 			continue;
 		double v = j == r ? var_ref : fmax(out->delay_se[j] * out->delay_se[j] - var_ref, out->delay_se[j] * out->delay_se[j] / 2);
-		double s2 = v / (rate * rate) + in[j].t0_se_ns * in[j].t0_se_ns * 1e-18;
+		double s2 = v / (rate_hz * rate_hz) + in[j].t0_se_ns * in[j].t0_se_ns * 1e-18;
 		/* A floor of 0.01 sample: interpolation and model error never vanish. */
-		double fl = 0.01 / rate;
-		out->sigma[j] = sqrt(s2 + fl * fl);
+		double fl = 0.01 / rate_hz;
+		out->sigma_s[j] = sqrt(s2 + fl * fl);
 		idx[m++] = j;
 	}
 	out->n_ok = m;
 	/* a = 0 is the reference's arrival: its detected (refined) onset. */
 	out->ref_t_ns = R->onset_ns;
-	out->ref_t_frac = 0;
+	out->ref_t_frac_ns = 0;
 	int rc = solve(in, out, p, idx, m, &out->loc);
 	if (rc < 0) {
 		snprintf(out->why, sizeof out->why, "%s", out->loc.why ? out->loc.why : "solver refused");

@@ -20,7 +20,7 @@
  * arrival gets sigma_i^2 = its share of it (the reference: half the median
  * var(d)), plus each clip's clock conversion variance.
  * Then dsp_locate (closed form + LM, chi-square, one rejection).  With a
- * known source height (`source_z` finite) the 2-D solve is corrected for the
+ * known source height (`source_z_m` finite) the 2-D solve is corrected for the
  * height difference to each microphone, iterating on the estimate.
  */
 #ifndef CHORUS_COLLAB_TDOA_H
@@ -35,13 +35,13 @@
 
 typedef struct {
 	uint32_t node;
-	double mic[3];  /* m */
-	const float *x; /* clip samples */
+	double mic_m[3]; /* m */
+	const float *x;  /* clip samples */
 	size_t n;
-	double rate;     /* nominal, Hz */
-	double rate_eff; /* frames per global second; 0 = nominal */
-	int64_t t0_ns;   /* global time of x[0]: t0_ns + t0_frac */
-	double t0_frac;
+	double rate_hz;     /* nominal, Hz */
+	double rate_eff_hz; /* frames per global second; 0 = nominal */
+	int64_t t0_ns;      /* global time of x[0]: t0_ns + t0_frac_ns, ns */
+	double t0_frac_ns;
 	double t0_se_ns;    /* ns */
 	int64_t onset_ns;   /* detected global onset, ns */
 	double onset_se_ns; /* ns */
@@ -49,27 +49,27 @@ typedef struct {
 } tdoa_input;
 
 typedef struct {
-	double f_lo, f_hi; /* GCC-PHAT band, Hz */
-	double beta;       /* PHAT exponent */
-	double min_window; /* samples added to the lag window half-width */
-	double c;          /* speed of sound, m/s */
-	double source_z;   /* known source height, m; NAN = unknown */
-	double alpha;      /* chi-square level */
+	double f_lo_hz, f_hi_hz; /* GCC-PHAT band, Hz */
+	double beta;             /* PHAT exponent */
+	double min_window;       /* samples added to the lag window half-width */
+	double c_m_s;            /* speed of sound, m/s */
+	double source_z_m;       /* known source height, m; NAN = unknown */
+	double alpha;            /* chi-square level */
 } tdoa_params;
 
 typedef struct {
 	int ref;                    /* index of the reference input */
-	double a[TDOA_MAX];         /* arrival relative to the reference's, s */
-	double sigma[TDOA_MAX];     /* s */
+	double a_s[TDOA_MAX];       /* arrival relative to the reference's, s */
+	double sigma_s[TDOA_MAX];   /* s */
 	double delay_se[TDOA_MAX];  /* GCC-PHAT standard error, samples (0 for ref) */
 	double coherence[TDOA_MAX]; /* GCC-PHAT peak coherence */
 	int ok[TDOA_MAX];           /* arrival used (GCC-PHAT succeeded) */
 	int n_ok;
-	dsp_loc_result loc; /* position; loc.t0 relative to the reference arrival */
-	int64_t ref_t_ns;   /* global time of the reference arrival, ns (a = 0) */
-	double ref_t_frac;  /* ns */
-	int rejected_node;  /* node id the solver rejected, or -1 */
-	char why[160];      /* what failed, if anything */
+	dsp_loc_result loc;   /* position; loc.t0_s relative to the reference arrival */
+	int64_t ref_t_ns;     /* global time of the reference arrival, ns (a = 0) */
+	double ref_t_frac_ns; /* ns */
+	int rejected_node;    /* node id the solver rejected, or -1 */
+	char why[160];        /* what failed, if anything */
 } tdoa_result;
 
 /* Fill defaults: band 1-3.2 kHz, beta 1, min_window 3, c 343, z unknown, alpha 1e-3. */

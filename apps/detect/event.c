@@ -14,7 +14,7 @@ void det_event_format(const det_event *e, GString *out)
 			       e->node, e->dev, e->seq, e->profile[0] ? e->profile : "-",
 			       g_ascii_formatd(b[0], sizeof b[0], "%.4f", e->onset_frame),
 			       g_ascii_formatd(b[1], sizeof b[1], "%.4g", e->onset_se),
-			       g_ascii_formatd(b[2], sizeof b[2], "%.6g", e->rate), e->cpu_ns,
+			       g_ascii_formatd(b[2], sizeof b[2], "%.6g", e->rate_hz), e->cpu_ns,
 			       g_ascii_formatd(b[3], sizeof b[3], "%.4g", e->cpu_se_ns));
 	if (e->has_global)
 		g_string_append_printf(out, " global_ns=%" G_GINT64_FORMAT " global_se_ns=%s", e->global_ns,
@@ -22,7 +22,7 @@ void det_event_format(const det_event *e, GString *out)
 	else
 		g_string_append(out, " global_ns=none");
 	g_string_append_printf(out, " duration_s=%s f_lo=%.0f f_hi=%.0f snr_db=%.1f enr_db=%.1f template=%d",
-			       g_ascii_formatd(b[5], sizeof b[5], "%.4f", e->duration_s), e->f_lo, e->f_hi, e->snr_db,
+			       g_ascii_formatd(b[5], sizeof b[5], "%.4f", e->duration_s), e->f_lo_hz, e->f_hi_hz, e->snr_db,
 			       e->enr_db, e->template_id);
 }
 
@@ -98,8 +98,8 @@ int det_event_parse(const char *text, size_t len, det_event *e, char *why, size_
 		} else if (!strcmp(k, "onset_se")) {
 			rc = num(k, v, &e->onset_se, why, wlen);
 		} else if (!strcmp(k, "rate")) {
-			rc = num(k, v, &e->rate, why, wlen);
-			if (!rc && !(e->rate > 0)) {
+			rc = num(k, v, &e->rate_hz, why, wlen);
+			if (!rc && !(e->rate_hz > 0)) {
 				g_snprintf(why, wlen, "rate %s is not positive", v);
 				rc = -EINVAL;
 			}
@@ -121,9 +121,9 @@ int det_event_parse(const char *text, size_t len, det_event *e, char *why, size_
 		} else if (!strcmp(k, "duration_s")) {
 			rc = num(k, v, &e->duration_s, why, wlen);
 		} else if (!strcmp(k, "f_lo")) {
-			rc = num(k, v, &e->f_lo, why, wlen);
+			rc = num(k, v, &e->f_lo_hz, why, wlen);
 		} else if (!strcmp(k, "f_hi")) {
-			rc = num(k, v, &e->f_hi, why, wlen);
+			rc = num(k, v, &e->f_hi_hz, why, wlen);
 		} else if (!strcmp(k, "snr_db")) {
 			rc = num(k, v, &e->snr_db, why, wlen);
 		} else if (!strcmp(k, "enr_db")) {

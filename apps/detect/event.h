@@ -28,17 +28,17 @@ typedef struct {
 	char profile[32];   /* profile name */
 	double onset_frame; /* absolute audio frame index, fractional */
 	double onset_se;    /* frames */
-	double rate;        /* nominal sample rate, Hz */
+	double rate_hz;     /* nominal sample rate, Hz */
 	int64_t cpu_ns;     /* onset on the node's cpu clock, ns */
 	double cpu_se_ns;   /* ns */
 	gboolean has_global;
-	int64_t global_ns;   /* onset on the global timescale, ns */
-	double global_se_ns; /* ns */
-	double duration_s;   /* s */
-	double f_lo, f_hi;   /* band, Hz */
-	double snr_db;       /* peak band SNR, dB */
-	double enr_db;       /* matched-filter energy-to-noise ratio, dB (0 without a match) */
-	int template_id;     /* 1-based template that matched, 0 none */
+	int64_t global_ns;       /* onset on the global timescale, ns */
+	double global_se_ns;     /* ns */
+	double duration_s;       /* s */
+	double f_lo_hz, f_hi_hz; /* band, Hz */
+	double snr_db;           /* peak band SNR, dB */
+	double enr_db;           /* matched-filter energy-to-noise ratio, dB (0 without a match) */
+	int template_id;         /* 1-based template that matched, 0 none */
 } det_event;
 
 /* Append the text form of e (no newline) to out. */

@@ -86,7 +86,7 @@ struct detectd {
 	dsp_detector *det;
 	det_refiner *ref;
 	uint32_t size, hop;
-	double rate;
+	double rate_hz;
 	float P[MAX_BINS];
 	int64_t next_first; /* expected first of the next frame */
 	guint64 nframes, dropped, bad, calls, refined, unrefined, no_global, overlaps, seq;
@@ -103,10 +103,10 @@ static void publish(detectd *d, pending *p, const det_refine_result *rr, gboolea
 	e.dev = (uint32_t)d->cfg.device;
 	e.seq = ++d->seq;
 	g_strlcpy(e.profile, d->prof.name, sizeof e.profile);
-	e.rate = d->rate;
+	e.rate_hz = d->rate_hz;
 	e.duration_s = p->de.duration_s;
-	e.f_lo = p->de.f_lo;
-	e.f_hi = p->de.f_hi;
+	e.f_lo_hz = p->de.f_lo_hz;
+	e.f_hi_hz = p->de.f_hi_hz;
 	e.snr_db = p->de.peak_snr_db;
 	if (ok) {
 		e.onset_frame = (double)p->clip_first + rr->r.tau;
@@ -125,7 +125,7 @@ static void publish(detectd *d, pending *p, const det_refine_result *rr, gboolea
 	double ip = floor(e.onset_frame + 0.5);
 	sync_tval x = {(int64_t)ip, e.onset_frame - ip};
 	sync_clock_id audio = sync_clock_audio((uint32_t)d->cfg.node, (uint16_t)d->cfg.device);
-	double ns_per_frame = 1e9 / d->rate, var_on = e.onset_se * ns_per_frame * e.onset_se * ns_per_frame;
+	double ns_per_frame = 1e9 / d->rate_hz, var_on = e.onset_se * ns_per_frame * e.onset_se * ns_per_frame;
 	sync_graph_result r;
 	char why[256];
 	if (sync_client_convert(d->clocks, audio, sync_clock_cpu((uint32_t)d->cfg.node), x, &r, why, sizeof why) == 0) {
@@ -189,7 +189,7 @@ static gboolean finish_idle(gpointer data)
 			float *res = g_memdup2(p->clip, p->n * sizeof(float));
 			det_refine_result more[DET_REFINE_MAX];
 			int nm = det_refine_overlaps(d->ref, res, p->n, p->lag_lo, p->lag_hi_all, &rr, d->prof.overlap_enr_db,
-						     d->prof.overlap_explained, 0.002 * d->rate, more, DET_REFINE_MAX);
+						     d->prof.overlap_explained, 0.002 * d->rate_hz, more, DET_REFINE_MAX);
 			for (int i = 0; i < nm; i++) {
 				d->overlaps++;
 				publish(d, p, &more[i], TRUE);
@@ -270,7 +270,7 @@ static void on_call(detectd *d, const dsp_event *de)
 	/* The true onset lies within about +-size/2 of the coarse one (more for a
 	 * slow rise): fetch from a frame size before it, plus noise for the
 	 * refiner's noise estimate, to the end of the longest template. */
-	int pre = (int)ceil(d->prof.pre_ms * 1e-3 * d->rate);
+	int pre = (int)ceil(d->prof.pre_ms * 1e-3 * d->rate_hz);
 	if (pre < 64)
 		pre = 64;
 	size_t mlen = d->ref ? det_refiner_max_len(d->ref) : 0;
@@ -280,7 +280,7 @@ static void on_call(detectd *d, const dsp_event *de)
 	/* Another call overlapping this one starts inside the event: at least
 	 * a shortest call before its end (the clip reaches further, into what
 	 * may be the next call, which is the next event's). */
-	p->lag_hi_all = (int)(de->end - p->clip_first) - (int)(d->prof.min_dur_s * d->rate);
+	p->lag_hi_all = (int)(de->end - p->clip_first) - (int)(d->prof.min_dur_s * d->rate_hz);
 	if (p->lag_hi_all < p->lag_hi)
 		p->lag_hi_all = p->lag_hi;
 	p->n = (size_t)p->lag_hi_all + mlen + (size_t)pre;
@@ -312,9 +312,9 @@ static int setup(detectd *d, const fft_frame_msg *m)
 	d->ref = NULL;
 	d->size = m->size;
 	d->hop = m->hop;
-	d->rate = m->rate;
+	d->rate_hz = m->rate_hz;
 	dsp_det_params dp;
-	det_profile_detector(&d->prof, m->rate, &dp);
+	det_profile_detector(&d->prof, m->rate_hz, &dp);
 	const char *why;
 	d->det = dsp_detector_new(&dp, (int)m->size, (int)m->hop, &why);
 	if (!d->det) {
@@ -328,7 +328,7 @@ static int setup(detectd *d, const fft_frame_msg *m)
 	int rc = 0;
 	for (int i = 0; i < nt && !rc; i++) {
 		GError *err = NULL;
-		h[i] = det_profile_render(&d->prof, i, m->rate, &len[i], &err);
+		h[i] = det_profile_render(&d->prof, i, m->rate_hz, &len[i], &err);
 		if (!h[i]) {
 			g_snprintf(d->last_error, sizeof d->last_error, "profile template: %s", err->message);
 			g_warning("%s", d->last_error);
@@ -342,8 +342,8 @@ static int setup(detectd *d, const fft_frame_msg *m)
 	}
 	for (int i = 0; i < nt; i++)
 		g_free(h[i]);
-	g_message("detecting %s: %.0f-%.0f Hz at %.0f Hz, frames %u/%u, %d template%s", d->prof.name, d->prof.f_lo,
-		  d->prof.f_hi, m->rate, m->size, m->hop, nt, nt == 1 ? "" : "s");
+	g_message("detecting %s: %.0f-%.0f Hz at %.0f Hz, frames %u/%u, %d template%s", d->prof.name, d->prof.f_lo_hz,
+		  d->prof.f_hi_hz, m->rate_hz, m->size, m->hop, nt, nt == 1 ? "" : "s");
 	return 0;
 }
 
@@ -358,7 +358,7 @@ static void on_frame(void *user, const char *msg, size_t len, uint32_t dropped)
 	}
 	d->nframes++;
 	dsp_event ev;
-	if (!d->det || m.size != d->size || m.hop != d->hop || m.rate != d->rate) {
+	if (!d->det || m.size != d->size || m.hop != d->hop || m.rate_hz != d->rate_hz) {
 		if (d->det && dsp_detector_flush(d->det, &ev) == 1)
 			on_call(d, &ev);
 		if (setup(d, &m) < 0)
@@ -374,7 +374,7 @@ static void on_frame(void *user, const char *msg, size_t len, uint32_t dropped)
 		setup(d, &m);
 	}
 	d->next_first = m.first + m.hop;
-	double E = fft_frame_band(&m, d->prof.f_lo, d->prof.f_hi);
+	double E = fft_frame_band(&m, d->prof.f_lo_hz, d->prof.f_hi_hz);
 	if (dsp_detector_feed(d->det, m.first, E, &ev) == 1)
 		on_call(d, &ev);
 }
@@ -383,7 +383,7 @@ static int status_text(void *user, GString *out)
 {
 	detectd *d = user;
 	double fl = d->det ? dsp_detector_floor(d->det) : 0;
-	g_string_append_printf(out, "profile %s band=%.0f-%.0f templates=%d\n", d->prof.name, d->prof.f_lo, d->prof.f_hi,
+	g_string_append_printf(out, "profile %s band=%.0f-%.0f templates=%d\n", d->prof.name, d->prof.f_lo_hz, d->prof.f_hi_hz,
 			       det_profile_n_templates(&d->prof));
 	g_string_append_printf(out, "frames received=%" G_GUINT64_FORMAT " dropped=%" G_GUINT64_FORMAT " bad=%" G_GUINT64_FORMAT " floor_dbfs=%.1f busy=%d\n", d->nframes, d->dropped, d->bad, fl > 0 ? 10 * log10(fl) : -INFINITY,
 			       d->det ? dsp_detector_busy(d->det) : 0);

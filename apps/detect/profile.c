@@ -35,8 +35,8 @@ static const cfg_key profile_keys[] = {
 };
 
 static const cfg_key detector_keys[] = {
-	PR("f_lo_hz", "f_lo", CFG_DOUBLE, "1000", 0, 1e6, f_lo, "band low edge, Hz"),
-	PR("f_hi_hz", "f_hi", CFG_DOUBLE, "3200", 1, 1e6, f_hi, "band high edge, Hz"),
+	PR("f_lo_hz", "f_lo", CFG_DOUBLE, "1000", 0, 1e6, f_lo_hz, "band low edge, Hz"),
+	PR("f_hi_hz", "f_hi", CFG_DOUBLE, "3200", 1, 1e6, f_hi_hz, "band high edge, Hz"),
 	P("on_db", CFG_DOUBLE, "8", 0, 60, on_db, "a call is confirmed above floor + on_db, dB"),
 	P("off_db", CFG_DOUBLE, "4", 0, 60, off_db, "a call lasts while above floor + off_db, dB (<= on_db)"),
 	PR("min_duration_s", "min_duration", CFG_DOUBLE, "0.05", 0.001, 60, min_dur_s, "shortest call, s"),
@@ -89,8 +89,8 @@ static void check(cfg_file *f, const det_profile *p)
 {
 	if (p->off_db > p->on_db)
 		cfg_file_fail(f, "detector", "off_db", "must not exceed on_db (%g dB)", p->on_db);
-	if (p->f_hi <= p->f_lo)
-		cfg_file_fail(f, "detector", "f_hi_hz", "must be above f_lo_hz (%g Hz)", p->f_lo);
+	if (p->f_hi_hz <= p->f_lo_hz)
+		cfg_file_fail(f, "detector", "f_hi_hz", "must be above f_lo_hz (%g Hz)", p->f_lo_hz);
 	if (p->min_dur_s >= p->max_dur_s)
 		cfg_file_fail(f, "detector", "max_duration_s", "must be above min_duration_s (%g s)", p->min_dur_s);
 	for (int k = 0; k < DET_MAX_TEMPLATES; k++) {
@@ -128,12 +128,12 @@ void det_profile_clear(det_profile *p)
 	p->dir = NULL;
 }
 
-void det_profile_detector(const det_profile *p, double rate, dsp_det_params *out)
+void det_profile_detector(const det_profile *p, double rate_hz, dsp_det_params *out)
 {
 	dsp_det_params_default(out);
-	out->rate = rate;
-	out->f_lo = p->f_lo;
-	out->f_hi = p->f_hi;
+	out->rate_hz = rate_hz;
+	out->f_lo_hz = p->f_lo_hz;
+	out->f_hi_hz = p->f_hi_hz;
 	out->on_db = p->on_db;
 	out->off_db = p->off_db;
 	out->min_dur_s = p->min_dur_s;
@@ -159,7 +159,7 @@ int det_profile_n_templates(const det_profile *p)
 	return n;
 }
 
-float *det_profile_render(const det_profile *p, int i, double rate, size_t *n, GError **err)
+float *det_profile_render(const det_profile *p, int i, double rate_hz, size_t *n, GError **err)
 {
 	const det_template_cfg *t = nth(p, i);
 	if (!t) {
@@ -186,24 +186,24 @@ float *det_profile_render(const det_profile *p, int i, double rate, size_t *n, G
 		w.file = file;
 		w.file_channel = (int)t->file_channel;
 	}
-	dsp_wave *sw = dsp_wave_new(&w, rate, err);
+	dsp_wave *sw = dsp_wave_new(&w, rate_hz, err);
 	g_free(file);
 	if (!sw)
 		return NULL;
 	double len = dsp_wave_length_s(sw);
 	if (t->max_ms > 0 && len > t->max_ms * 1e-3)
 		len = t->max_ms * 1e-3;
-	size_t m = (size_t)ceil(len * rate);
+	size_t m = (size_t)ceil(len * rate_hz);
 	float *h = m ? g_new(float, m) : NULL;
 	double e = 0;
 	for (size_t j = 0; j < m; j++) {
-		h[j] = (float)dsp_wave_eval(sw, (double)j / rate);
+		h[j] = (float)dsp_wave_eval(sw, (double)j / rate_hz);
 		e += (double)h[j] * h[j];
 	}
 	dsp_wave_free(sw);
 	if (!(e > 0)) {
 		g_free(h);
-		g_set_error(err, CFG_ERROR, EINVAL, "template %d is silent or empty at %.0f Hz", i + 1, rate);
+		g_set_error(err, CFG_ERROR, EINVAL, "template %d is silent or empty at %.0f Hz", i + 1, rate_hz);
 		return NULL;
 	}
 	*n = m;

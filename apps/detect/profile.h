@@ -43,8 +43,8 @@ typedef struct {
 } det_template_cfg;
 
 typedef struct {
-	char *name;        /* [profile] name */
-	double f_lo, f_hi; /* Hz */
+	char *name;              /* [profile] name */
+	double f_lo_hz, f_hi_hz; /* Hz */
 	double on_db, off_db, min_dur_s, max_dur_s, hangover_s, floor_tau_s, warmup_s;
 	double pre_ms;            /* audio fetched before the coarse onset's uncertainty, ms */
 	double min_enr_db;        /* a match weaker than this keeps the coarse onset, dB */
@@ -63,16 +63,16 @@ gboolean det_profile_load(det_profile *p, const char *path, GError **err);
 /* Free the strings. */
 void det_profile_clear(det_profile *p);
 
-/* The detector parameters of p at sample rate `rate`. */
-void det_profile_detector(const det_profile *p, double rate, dsp_det_params *out);
+/* The detector parameters of p at sample rate `rate_hz`. */
+void det_profile_detector(const det_profile *p, double rate_hz, dsp_det_params *out);
 
 /* Number of templates configured (waveform != none). */
 int det_profile_n_templates(const det_profile *p);
 
-/* Render template i (0-based among the configured ones) at `rate` Hz into a
+/* Render template i (0-based among the configured ones) at `rate_hz` into a
  * new array (*n samples).  Returns it, or NULL with *err (bad waveform name,
  * unreadable file, empty). */
-float *det_profile_render(const det_profile *p, int i, double rate, size_t *n, GError **err);
+float *det_profile_render(const det_profile *p, int i, double rate_hz, size_t *n, GError **err);
 
 /* Every key with its default and help, as INI text (g_free). */
 char *det_profile_describe(void);

@@ -28,7 +28,7 @@ struct dsp_detector {
 
 void dsp_det_params_default(dsp_det_params *p)
 {
-	*p = (dsp_det_params){.rate = 48000, .f_lo = 1000, .f_hi = 4000, .on_db = 8, .off_db = 4, .min_dur_s = 0.020, .max_dur_s = 2.0, .hangover_s = 0.040, .floor_tau_s = 5.0, .warmup_s = 0.5};
+	*p = (dsp_det_params){.rate_hz = 48000, .f_lo_hz = 1000, .f_hi_hz = 4000, .on_db = 8, .off_db = 4, .min_dur_s = 0.020, .max_dur_s = 2.0, .hangover_s = 0.040, .floor_tau_s = 5.0, .warmup_s = 0.5};
 }
 
 dsp_detector *dsp_detector_new(const dsp_det_params *p, int size, int hop, const char **why)
@@ -36,7 +36,7 @@ dsp_detector *dsp_detector_new(const dsp_det_params *p, int size, int hop, const
 	static const char *dummy;
 	if (!why)
 		why = &dummy;
-	if (size < 1 || hop < 1 || !(p->rate > 0)) {
+	if (size < 1 || hop < 1 || !(p->rate_hz > 0)) {
 		*why = "detector: size, hop and rate must be > 0";
 		return NULL;
 	}
@@ -57,8 +57,8 @@ dsp_detector *dsp_detector_new(const dsp_det_params *p, int size, int hop, const
 	d->p = *p;
 	d->size = size;
 	d->hop = hop;
-	d->alpha = 1.0 - exp(-hop / (p->floor_tau_s * p->rate));
-	d->warm_frames = (int64_t)ceil(p->warmup_s * p->rate / hop);
+	d->alpha = 1.0 - exp(-hop / (p->floor_tau_s * p->rate_hz));
+	d->warm_frames = (int64_t)ceil(p->warmup_s * p->rate_hz / hop);
 	if (d->warm_frames < 1)
 		d->warm_frames = 1;
 	d->on = pow(10, p->on_db / 10);
@@ -93,7 +93,7 @@ static int finish(dsp_detector *d, dsp_event *ev)
 {
 	d->busy = 0;
 	int64_t onset = d->c_first + d->size / 2, end = d->c_last + d->size / 2;
-	double dur = (double)(end - onset + d->hop) / d->p.rate;
+	double dur = (double)(end - onset + d->hop) / d->p.rate_hz;
 	if (!d->confirmed)
 		return 0;
 	if (dur < d->p.min_dur_s) {
@@ -101,7 +101,7 @@ static int finish(dsp_detector *d, dsp_event *ev)
 		return 0;
 	}
 	double snr = d->c_peak > d->floor ? 10 * log10((d->c_peak - d->floor) / d->floor) : -INFINITY;
-	*ev = (dsp_event){.onset = onset, .end = end + d->hop, .duration_s = dur, .peak_snr_db = snr, .floor = d->floor, .f_lo = d->p.f_lo, .f_hi = d->p.f_hi};
+	*ev = (dsp_event){.onset = onset, .end = end + d->hop, .duration_s = dur, .peak_snr_db = snr, .floor = d->floor, .f_lo_hz = d->p.f_lo_hz, .f_hi_hz = d->p.f_hi_hz};
 	return 1;
 }
 
@@ -147,14 +147,14 @@ int dsp_detector_feed(dsp_detector *d, int64_t first, double E, dsp_event *ev)
 		}
 	}
 	d->prev_above = above;
-	if ((double)(first - d->c_first) > d->p.max_dur_s * d->p.rate) {
+	if ((double)(first - d->c_first) > d->p.max_dur_s * d->p.rate_hz) {
 		/* Too long: a new background, not a call.  Re-learn the floor. */
 		d->too_long += d->confirmed;
 		d->busy = 0;
 		d->floor = d->c_sum / (double)d->c_n;
 		return 0;
 	}
-	if (!above && (double)(first - d->c_last) >= d->p.hangover_s * d->p.rate)
+	if (!above && (double)(first - d->c_last) >= d->p.hangover_s * d->p.rate_hz)
 		return finish(d, ev);
 	return 0;
 }

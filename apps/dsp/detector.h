@@ -29,24 +29,24 @@
 #include <stdint.h>
 
 typedef struct {
-	double rate;        /* sample rate, Hz */
-	double f_lo, f_hi;  /* band, Hz (recorded in events; the caller computes band power) */
-	double on_db;       /* call confirmed above floor + on_db, dB */
-	double off_db;      /* candidate/call persists above floor + off_db, dB (<= on_db) */
-	double min_dur_s;   /* shortest call, s */
-	double max_dur_s;   /* longest call, s */
-	double hangover_s;  /* time below off tolerated inside a call, s */
-	double floor_tau_s; /* time constant of the floor, s */
-	double warmup_s;    /* floor learned before any detection, s */
+	double rate_hz;          /* sample rate, Hz */
+	double f_lo_hz, f_hi_hz; /* band, Hz (recorded in events; the caller computes band power) */
+	double on_db;            /* call confirmed above floor + on_db, dB */
+	double off_db;           /* candidate/call persists above floor + off_db, dB (<= on_db) */
+	double min_dur_s;        /* shortest call, s */
+	double max_dur_s;        /* longest call, s */
+	double hangover_s;       /* time below off tolerated inside a call, s */
+	double floor_tau_s;      /* time constant of the floor, s */
+	double warmup_s;         /* floor learned before any detection, s */
 } dsp_det_params;
 
 typedef struct {
-	int64_t onset;      /* coarse onset, absolute sample index, frames */
-	int64_t end;        /* coarse end, absolute sample index, frames */
-	double duration_s;  /* (end - onset) / rate, s */
-	double peak_snr_db; /* max over frames of 10 log10((E - F) / F), dB */
-	double floor;       /* noise band power F at the call, squared sample units */
-	double f_lo, f_hi;  /* band, Hz */
+	int64_t onset;           /* coarse onset, absolute sample index, frames */
+	int64_t end;             /* coarse end, absolute sample index, frames */
+	double duration_s;       /* (end - onset) / rate, s */
+	double peak_snr_db;      /* max over frames of 10 log10((E - F) / F), dB */
+	double floor;            /* noise band power F at the call, squared sample units */
+	double f_lo_hz, f_hi_hz; /* band, Hz */
 } dsp_event;
 
 typedef struct dsp_detector dsp_detector;

@@ -14,7 +14,7 @@ struct dsp_gcc {
 
 void dsp_gcc_params_default(dsp_gcc_params *p)
 {
-	*p = (dsp_gcc_params){.rate = 48000.0, .f_lo = 0, .f_hi = 0, .eps = 1e-3, .beta = 1.0, .max_lag = 0};
+	*p = (dsp_gcc_params){.rate_hz = 48000.0, .f_lo_hz = 0, .f_hi_hz = 0, .eps = 1e-3, .beta = 1.0, .max_lag = 0};
 }
 
 dsp_gcc *dsp_gcc_new(const dsp_gcc_params *p, const char **why)
@@ -22,7 +22,7 @@ dsp_gcc *dsp_gcc_new(const dsp_gcc_params *p, const char **why)
 	static const char *dummy;
 	if (!why)
 		why = &dummy;
-	if (!(p->rate > 0) || p->f_lo < 0 || !(p->eps >= 0) || !(p->beta >= 0 && p->beta <= 1)) {
+	if (!(p->rate_hz > 0) || p->f_lo_hz < 0 || !(p->eps >= 0) || !(p->beta >= 0 && p->beta <= 1)) {
 		*why = "gccphat: rate must be > 0, f_lo and eps >= 0, beta in [0, 1]";
 		return NULL;
 	}
@@ -66,8 +66,8 @@ int dsp_gcc_delay_window(dsp_gcc *g, const float *a, size_t na, const float *b, 
 		return e;
 	}
 	int n = (int)dsp_xcorr_nfft(g->xc), last = n / 2;
-	double df = g->p.rate / n;
-	int k_lo = (int)ceil(g->p.f_lo / df), k_hi = g->p.f_hi > 0 ? (int)floor(g->p.f_hi / df) : last;
+	double df = g->p.rate_hz / n;
+	int k_lo = (int)ceil(g->p.f_lo_hz / df), k_hi = g->p.f_hi_hz > 0 ? (int)floor(g->p.f_hi_hz / df) : last;
 	if (k_lo < 1)
 		k_lo = 1; /* DC carries no delay information, only offset */
 	if (k_hi > last - 1)

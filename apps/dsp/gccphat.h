@@ -29,11 +29,11 @@
 #include <stddef.h>
 
 typedef struct {
-	double rate;       /* sample rate of both clips, Hz */
-	double f_lo, f_hi; /* band used, Hz; f_hi <= 0 means up to Nyquist */
-	double eps;        /* PHAT regularisation, fraction of the mean |R| (e.g. 1e-3) */
-	double beta;       /* PHAT exponent, 0..1 (1 = pure PHAT) */
-	int max_lag;       /* largest |delay| searched, samples; <= 0: every lag */
+	double rate_hz;          /* sample rate of both clips, Hz */
+	double f_lo_hz, f_hi_hz; /* band used, Hz; f_hi <= 0 means up to Nyquist */
+	double eps;              /* PHAT regularisation, fraction of the mean |R| (e.g. 1e-3) */
+	double beta;             /* PHAT exponent, 0..1 (1 = pure PHAT) */
+	int max_lag;             /* largest |delay| searched, samples; <= 0: every lag */
 } dsp_gcc_params;
 
 typedef struct {

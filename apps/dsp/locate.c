@@ -21,10 +21,10 @@
  * Jacobian's columns are commensurate. */
 typedef struct {
 	int m, dim;
-	double mic[DSP_LOC_MAX][3]; /* m, centred */
-	double ct[DSP_LOC_MAX];     /* c (t_i - t_ref), m */
-	double cs[DSP_LOC_MAX];     /* c sigma_i, m */
-	double aperture;            /* largest mic distance from the centroid, m (>= 1) */
+	double mic_m[DSP_LOC_MAX][3]; /* m, centred */
+	double ct_m[DSP_LOC_MAX];     /* c (t_i - t_ref), m */
+	double cs_m[DSP_LOC_MAX];     /* c sigma_i, m */
+	double aperture;              /* largest mic distance from the centroid, m (>= 1) */
 } fitdata;
 
 typedef struct {
@@ -37,14 +37,14 @@ typedef struct {
 
 void dsp_loc_params_default(dsp_loc_params *p)
 {
-	*p = (dsp_loc_params){.dim = 0, .c = 343.0, .alpha = 1e-3, .reject = 1};
+	*p = (dsp_loc_params){.dim = 0, .c_m_s = 343.0, .alpha = 1e-3, .reject = 1};
 }
 
 static double range(const fitdata *d, const double *x, int i)
 {
 	double s = 0;
 	for (int j = 0; j < d->dim; j++)
-		s += (x[j] - d->mic[i][j]) * (x[j] - d->mic[i][j]);
+		s += (x[j] - d->mic_m[i][j]) * (x[j] - d->mic_m[i][j]);
 	return sqrt(s);
 }
 
@@ -55,7 +55,7 @@ static int f_cb(const gsl_vector *xv, void *vd, gsl_vector *f)
 	for (int j = 0; j <= d->dim; j++)
 		x[j] = gsl_vector_get(xv, j);
 	for (int i = 0; i < d->m; i++)
-		gsl_vector_set(f, i, (x[d->dim] + range(d, x, i) - d->ct[i]) / d->cs[i]);
+		gsl_vector_set(f, i, (x[d->dim] + range(d, x, i) - d->ct_m[i]) / d->cs_m[i]);
 	return GSL_SUCCESS;
 }
 
@@ -68,8 +68,8 @@ static int df_cb(const gsl_vector *xv, void *vd, gsl_matrix *J)
 	for (int i = 0; i < d->m; i++) {
 		double r = range(d, x, i);
 		for (int j = 0; j < d->dim; j++)
-			gsl_matrix_set(J, i, j, r > 0 ? (x[j] - d->mic[i][j]) / (r * d->cs[i]) : 0);
-		gsl_matrix_set(J, i, d->dim, 1.0 / d->cs[i]);
+			gsl_matrix_set(J, i, j, r > 0 ? (x[j] - d->mic_m[i][j]) / (r * d->cs_m[i]) : 0);
+		gsl_matrix_set(J, i, d->dim, 1.0 / d->cs_m[i]);
 	}
 	return GSL_SUCCESS;
 }
@@ -88,12 +88,12 @@ static int closed_form(const fitdata *d, double *x)
 	for (int i = 0; i < d->m; i++) {
 		double mm = 0;
 		for (int j = 0; j < d->dim; j++) {
-			gsl_matrix_set(X, i, j, -2 * d->mic[i][j]);
-			mm += d->mic[i][j] * d->mic[i][j];
+			gsl_matrix_set(X, i, j, -2 * d->mic_m[i][j]);
+			mm += d->mic_m[i][j] * d->mic_m[i][j];
 		}
-		gsl_matrix_set(X, i, d->dim, 2 * d->ct[i]);
+		gsl_matrix_set(X, i, d->dim, 2 * d->ct_m[i]);
 		gsl_matrix_set(X, i, d->dim + 1, 1.0);
-		gsl_vector_set(y, i, d->ct[i] * d->ct[i] - mm);
+		gsl_vector_set(y, i, d->ct_m[i] * d->ct_m[i] - mm);
 	}
 	size_t rank = 0;
 	double chisq;
@@ -125,7 +125,7 @@ static void lm(fitdata *d, const double *x0, fit *out)
 	/* tau from the start position: the mean of ct_i - r_i */
 	double tau = 0;
 	for (int i = 0; i < d->m; i++)
-		tau += d->ct[i] - range(d, xs, i);
+		tau += d->ct_m[i] - range(d, xs, i);
 	xs[d->dim] = tau / d->m;
 	for (int j = 0; j < p; j++)
 		gsl_vector_set(x, j, xs[j]);
@@ -206,13 +206,13 @@ static void spread(const dsp_arrival *a, int n, double *sv)
 	double c[3] = {0};
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < 3; j++)
-			c[j] += a[i].pos[j] / n;
+			c[j] += a[i].pos_m[j] / n;
 	int rows = n < 3 ? 3 : n;
 	gsl_matrix *A = gsl_matrix_calloc(rows, 3), *V = gsl_matrix_alloc(3, 3);
 	gsl_vector *s = gsl_vector_alloc(3), *w = gsl_vector_alloc(3);
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < 3; j++)
-			gsl_matrix_set(A, i, j, a[i].pos[j] - c[j]);
+			gsl_matrix_set(A, i, j, a[i].pos_m[j] - c[j]);
 	gsl_linalg_SV_decomp(A, V, s, w);
 	for (int j = 0; j < 3; j++)
 		sv[j] = gsl_vector_get(s, j);
@@ -245,13 +245,13 @@ static void load(fitdata *d, const dsp_arrival *a, int n, int skip, int dim, dou
 			continue;
 		double r2 = 0;
 		for (int j = 0; j < 3; j++) {
-			d->mic[d->m][j] = j < dim ? a[i].pos[j] - cen[j] : 0;
-			r2 += d->mic[d->m][j] * d->mic[d->m][j];
+			d->mic_m[d->m][j] = j < dim ? a[i].pos_m[j] - cen[j] : 0;
+			r2 += d->mic_m[d->m][j] * d->mic_m[d->m][j];
 		}
 		if (sqrt(r2) > d->aperture)
 			d->aperture = sqrt(r2);
-		d->ct[d->m] = c * (a[i].t - t_ref);
-		d->cs[d->m] = c * a[i].sigma;
+		d->ct_m[d->m] = c * (a[i].t_s - t_ref);
+		d->cs_m[d->m] = c * a[i].sigma_s;
 		d->m++;
 	}
 }
@@ -268,14 +268,14 @@ int dsp_locate(const dsp_arrival *a, int n, const dsp_loc_params *p, dsp_loc_res
 	memset(out, 0, sizeof *out);
 	out->rejected = -1;
 	set_inf(out);
-	if (n < 1 || n > DSP_LOC_MAX || !(p->c > 0) || !isfinite(p->c) || p->dim < 0 || p->dim > 3 || p->dim == 1) {
+	if (n < 1 || n > DSP_LOC_MAX || !(p->c_m_s > 0) || !isfinite(p->c_m_s) || p->dim < 0 || p->dim > 3 || p->dim == 1) {
 		out->why = "locate: need 1..64 arrivals, c > 0, dim 0, 2 or 3";
 		return -EINVAL;
 	}
 	for (int i = 0; i < n; i++) {
-		int ok = isfinite(a[i].t) && a[i].sigma > 0 && isfinite(a[i].sigma);
+		int ok = isfinite(a[i].t_s) && a[i].sigma_s > 0 && isfinite(a[i].sigma_s);
 		for (int j = 0; j < 3; j++)
-			ok = ok && isfinite(a[i].pos[j]);
+			ok = ok && isfinite(a[i].pos_m[j]);
 		if (!ok) {
 			out->why = "locate: an arrival has a non-finite time or position, or sigma <= 0";
 			return -EINVAL;
@@ -300,7 +300,7 @@ int dsp_locate(const dsp_arrival *a, int n, const dsp_loc_params *p, dsp_loc_res
 	for (int i = 0; i < n; i++) {
 		flat[i] = a[i];
 		if (dim == 2)
-			flat[i].pos[2] = 0;
+			flat[i].pos_m[2] = 0;
 	}
 	if (dsp_loc_rank(flat, n) < dim) {
 		out->status = DSP_LOC_DEGENERATE;
@@ -308,16 +308,16 @@ int dsp_locate(const dsp_arrival *a, int n, const dsp_loc_params *p, dsp_loc_res
 				    : "locate: microphones are coplanar (3-D needs them not to be)";
 		return -EDOM;
 	}
-	double cen[3] = {0}, t_ref = a[0].t;
+	double cen[3] = {0}, t_ref = a[0].t_s;
 	for (int i = 0; i < n; i++) {
 		for (int j = 0; j < 3; j++)
-			cen[j] += (j < dim ? a[i].pos[j] : 0) / n;
-		if (a[i].t < t_ref)
-			t_ref = a[i].t;
+			cen[j] += (j < dim ? a[i].pos_m[j] : 0) / n;
+		if (a[i].t_s < t_ref)
+			t_ref = a[i].t_s;
 	}
 	fitdata d;
 	fit best;
-	load(&d, a, n, -1, dim, p->c, cen, t_ref);
+	load(&d, a, n, -1, dim, p->c_m_s, cen, t_ref);
 	solve(&d, p->alpha, &best);
 	int dof = n - dim - 1, used = n;
 	if (best.ok && pval(best.chi2, dof) < p->alpha && p->reject && n >= dim + 3) {
@@ -334,7 +334,7 @@ int dsp_locate(const dsp_arrival *a, int n, const dsp_loc_params *p, dsp_loc_res
 					rest[m++] = flat[i];
 			if (dsp_loc_rank(rest, m) < dim)
 				continue;
-			load(&d, a, n, j, dim, p->c, cen, t_ref);
+			load(&d, a, n, j, dim, p->c_m_s, cen, t_ref);
 			solve(&d, p->alpha, &sub);
 			double pv = sub.ok ? pval(sub.chi2, dof - 1) : -1;
 			if (pv > bp) {
@@ -361,12 +361,12 @@ int dsp_locate(const dsp_arrival *a, int n, const dsp_loc_params *p, dsp_loc_res
 	out->p_value = pval(best.chi2, dof);
 	out->cond = best.cond;
 	for (int j = 0; j < 3; j++)
-		out->pos[j] = j < dim ? best.x[j] + cen[j] : 0;
-	out->t0 = t_ref + best.x[dim] / p->c;
+		out->pos_m[j] = j < dim ? best.x[j] + cen[j] : 0;
+	out->t0_s = t_ref + best.x[dim] / p->c_m_s;
 	/* (p, tau) -> (p, t0): t0 = tau / c */
 	for (int j = 0; j <= dim; j++)
 		for (int k = 0; k <= dim; k++)
-			out->cov[j][k] = best.cov[j][k] / ((j == dim ? p->c : 1) * (k == dim ? p->c : 1));
+			out->cov[j][k] = best.cov[j][k] / ((j == dim ? p->c_m_s : 1) * (k == dim ? p->c_m_s : 1));
 	if (!(best.cond <= COND_MAX)) {
 		out->status = DSP_LOC_ILL_CONDITIONED;
 		out->why = "locate: the geometry barely constrains the source (Jacobian condition > 1e8)";

@@ -33,9 +33,9 @@
 #define DSP_LOC_MAX 64 /* most arrivals per solve */
 
 typedef struct {
-	double pos[3]; /* microphone position, m */
-	double t;      /* arrival time, s, relative to a common reference */
-	double sigma;  /* standard error of t, s (> 0) */
+	double pos_m[3]; /* microphone position, m */
+	double t_s;      /* arrival time, s, relative to a common reference */
+	double sigma_s;  /* standard error of t_s, s (> 0) */
 } dsp_arrival;
 
 typedef enum {
@@ -50,7 +50,7 @@ typedef enum {
 typedef struct {
 	int dim;      /* 2, 3, or 0: 3 if >= 5 arrivals from a thick array (out-of-plane
 	                * singular value >= 0.1 x the largest), else 2 */
-	double c;     /* speed of sound, m/s */
+	double c_m_s; /* speed of sound, m/s */
 	double alpha; /* level of the chi-square consistency test (e.g. 1e-3) */
 	int reject;   /* nonzero: may reject one inconsistent arrival */
 } dsp_loc_params;
@@ -58,8 +58,8 @@ typedef struct {
 typedef struct {
 	dsp_loc_status status;
 	int dim;          /* dimension solved in */
-	double pos[3];    /* source position, m (z = 0 in 2-D) */
-	double t0;        /* emission time, s, same reference as the arrivals */
+	double pos_m[3];  /* source position, m (z = 0 in 2-D) */
+	double t0_s;      /* emission time, s, same reference as the arrivals */
 	double cov[4][4]; /* covariance of (x, y, [z,] t0): m^2, m s, s^2; +inf when degenerate */
 	double chi2;      /* sum of squared whitened residuals */
 	int dof;          /* n_used - dim - 1 */

@@ -22,7 +22,7 @@ struct dsp_stft {
 
 void dsp_stft_params_default(dsp_stft_params *p)
 {
-	*p = (dsp_stft_params){.size = 1024, .hop = 256, .window = DSP_WIN_HANN, .rate = 48000.0, .plan = DSP_PLAN_ESTIMATE, .wisdom = NULL};
+	*p = (dsp_stft_params){.size = 1024, .hop = 256, .window = DSP_WIN_HANN, .rate_hz = 48000.0, .plan = DSP_PLAN_ESTIMATE, .wisdom = NULL};
 }
 
 /* Periodic windows (denominator N): the right choice for spectral analysis
@@ -70,7 +70,7 @@ dsp_stft *dsp_stft_new(const dsp_stft_params *p, int64_t first, const char **why
 		*why = "stft: unknown window or plan mode";
 		return NULL;
 	}
-	if (!(p->rate > 0)) {
+	if (!(p->rate_hz > 0)) {
 		*why = "stft: rate must be > 0";
 		return NULL;
 	}
@@ -203,11 +203,11 @@ double dsp_stft_bin_power(const dsp_stft *s, const dsp_frame *f, int k_lo, int k
 	return e / ((double)f->size * s->win_ss);
 }
 
-double dsp_stft_band_power(const dsp_stft *s, const dsp_frame *f, double f_lo, double f_hi)
+double dsp_stft_band_power(const dsp_stft *s, const dsp_frame *f, double f_lo_hz, double f_hi_hz)
 {
-	double df = s->p.rate / f->size;
-	int k_lo = (int)ceil(f_lo / df - 1e-9);
-	int k_hi = (int)floor(f_hi / df + 1e-9);
+	double df = s->p.rate_hz / f->size;
+	int k_lo = (int)ceil(f_lo_hz / df - 1e-9);
+	int k_hi = (int)floor(f_hi_hz / df + 1e-9);
 	if (k_hi < k_lo)
 		return 0;
 	return dsp_stft_bin_power(s, f, k_lo, k_hi);

@@ -39,7 +39,7 @@ typedef struct {
 	int size; /* samples per frame (>= 8); even sizes are fastest */
 	int hop;  /* samples between frame starts (1 .. size) */
 	dsp_window window;
-	double rate; /* sample rate, Hz (used by the band helpers) */
+	double rate_hz; /* sample rate, Hz (used by the band helpers) */
 	dsp_plan_mode plan;
 	const char *wisdom; /* wisdom cache file, or NULL: imported if it exists, exported after planning */
 } dsp_stft_params;
@@ -87,7 +87,7 @@ const float *dsp_stft_window(const dsp_stft *s);
  * gives s2 * (fraction of the band) on average, a tone of amplitude A inside
  * the band gives about A^2/2.  Formula: (1 / (N sum w^2)) sum c_k |X_k|^2,
  * c_k = 1 at DC and Nyquist, 2 elsewhere (one-sided Parseval). */
-double dsp_stft_band_power(const dsp_stft *s, const dsp_frame *f, double f_lo, double f_hi);
+double dsp_stft_band_power(const dsp_stft *s, const dsp_frame *f, double f_lo_hz, double f_hi_hz);
 
 /* Same as dsp_stft_band_power over bins [k_lo, k_hi] (clamped). */
 double dsp_stft_bin_power(const dsp_stft *s, const dsp_frame *f, int k_lo, int k_hi);

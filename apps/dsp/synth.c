@@ -30,16 +30,16 @@ double dsp_frog_pulse_power(const dsp_frog *f)
 	return 3.0 / 16.0;
 }
 
-void dsp_frog_render(const dsp_frog *f, double amp, double t_call, double rate, float *out, size_t n)
+void dsp_frog_render(const dsp_frog *f, double amp, double t_call_s, double rate_hz, float *out, size_t n)
 {
 	double len = dsp_frog_length(f);
-	long i0 = (long)floor(t_call * rate), i1 = (long)ceil((t_call + len) * rate);
+	long i0 = (long)floor(t_call_s * rate_hz), i1 = (long)ceil((t_call_s + len) * rate_hz);
 	if (i0 < 0)
 		i0 = 0;
 	if (i1 > (long)n)
 		i1 = (long)n;
 	for (long i = i0; i < i1; i++)
-		out[i] += (float)(amp * dsp_frog_eval(f, i / rate - t_call));
+		out[i] += (float)(amp * dsp_frog_eval(f, i / rate_hz - t_call_s));
 }
 
 int dsp_delay_exact(const float *x, size_t n, double d, float *y)

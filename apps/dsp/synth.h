@@ -27,9 +27,9 @@ double dsp_frog_length(const dsp_frog *f);
  * pulse of a carrier many cycles long. */
 double dsp_frog_pulse_power(const dsp_frog *f);
 
-/* Add amp * s(i / rate - t_call) to out[i], i < n (t_call: the call's start,
+/* Add amp * s(i / rate_hz - t_call_s) to out[i], i < n (t_call_s: the call's start,
  * seconds after sample 0, fractional). */
-void dsp_frog_render(const dsp_frog *f, double amp, double t_call, double rate, float *out, size_t n);
+void dsp_frog_render(const dsp_frog *f, double amp, double t_call_s, double rate_hz, float *out, size_t n);
 
 /* y[t] = x(t - d) for a fractional delay d (samples) by a phase shift of the
  * spectrum (circular: keep margins of zeros at both ends longer than |d|;

@@ -16,7 +16,7 @@ struct dsp_wave {
 	/* file sources */
 	float *data; /* mono samples, full scale 1.0 */
 	int64_t frames;
-	double rate;    /* Hz, the file's */
+	double rate_hz; /* Hz, the file's */
 	double cut;     /* kernel cutoff as a fraction of the file's Nyquist (<= 1) */
 	double *kernel; /* h(u) for u = i / SINC_STEPS, u in [0, SINC_HALF] band samples */
 };
@@ -51,20 +51,20 @@ static void build_kernel(dsp_wave *w)
 	}
 }
 
-dsp_wave *dsp_wave_from_samples(const float *x, size_t n, double rate, double world_rate)
+dsp_wave *dsp_wave_from_samples(const float *x, size_t n, double rate_hz, double world_rate_hz)
 {
 	dsp_wave *w = g_new0(dsp_wave, 1);
 	w->p.kind = DSP_WAVE_FILE;
 	w->frames = (int64_t)n;
 	w->data = g_memdup2(x, (n ? n : 1) * sizeof *x);
-	w->rate = rate;
-	w->cut = world_rate < w->rate ? world_rate / w->rate : 1.0;
-	w->length_s = (double)n / w->rate;
+	w->rate_hz = rate_hz;
+	w->cut = world_rate_hz < w->rate_hz ? world_rate_hz / w->rate_hz : 1.0;
+	w->length_s = (double)n / w->rate_hz;
 	build_kernel(w);
 	return w;
 }
 
-dsp_wave *dsp_wave_new(const dsp_wave_params *p, double world_rate, GError **err)
+dsp_wave *dsp_wave_new(const dsp_wave_params *p, double world_rate_hz, GError **err)
 {
 	dsp_wave *w = g_new0(dsp_wave, 1);
 	w->p = *p;
@@ -85,11 +85,11 @@ dsp_wave *dsp_wave_new(const dsp_wave_params *p, double world_rate, GError **err
 	case DSP_WAVE_FILE: {
 		g_free(w);
 		size_t n = 0;
-		double rate = 0;
-		float *x = dsp_wave_read_file(p->file, p->file_channel, &n, &rate, err);
+		double rate_hz = 0;
+		float *x = dsp_wave_read_file(p->file, p->file_channel, &n, &rate_hz, err);
 		if (!x)
 			return NULL;
-		w = dsp_wave_from_samples(x, n, rate, world_rate);
+		w = dsp_wave_from_samples(x, n, rate_hz, world_rate_hz);
 		g_free(x);
 		return w;
 	}
@@ -165,7 +165,7 @@ double dsp_wave_eval(const dsp_wave *w, double tau)
 		return exp(-0.5 * z * z);
 	}
 	case DSP_WAVE_FILE:
-		return file_eval(w, tau * w->rate);
+		return file_eval(w, tau * w->rate_hz);
 	}
 	return 0.0;
 }

@@ -44,20 +44,20 @@ typedef struct {
 
 typedef struct dsp_wave dsp_wave;
 
-/* A recorded call as a waveform: n mono samples x at `rate` Hz (copied),
+/* A recorded call as a waveform: n mono samples x at `rate_hz` (copied),
  * low-passed to world_rate/2 by the interpolator when rate is above it.
  * Pure; never fails (n >= 1). */
-dsp_wave *dsp_wave_from_samples(const float *x, size_t n, double rate, double world_rate);
+dsp_wave *dsp_wave_from_samples(const float *x, size_t n, double rate_hz, double world_rate_hz);
 
 /* Read channel `channel` of the sound file at `path` (libsndfile) into a new
- * array of *n mono samples at *rate Hz (full scale 1.0; g_free it).  NULL with
+ * array of *n mono samples at *rate_hz (full scale 1.0; g_free it).  NULL with
  * *err naming the file and why (wavefile.c). */
-float *dsp_wave_read_file(const char *path, int channel, size_t *n, double *rate, GError **err);
+float *dsp_wave_read_file(const char *path, int channel, size_t *n, double *rate_hz, GError **err);
 
 /* Build a waveform; a file source is read whole and, when its rate is above
- * `world_rate`, low-passed to world_rate/2 by the interpolator.  Returns the
+ * `world_rate_hz`, low-passed to world_rate_hz/2 by the interpolator.  Returns the
  * waveform, or NULL with *err (the file and libsndfile's reason). */
-dsp_wave *dsp_wave_new(const dsp_wave_params *p, double world_rate, GError **err);
+dsp_wave *dsp_wave_new(const dsp_wave_params *p, double world_rate_hz, GError **err);
 
 void dsp_wave_free(dsp_wave *w);
 

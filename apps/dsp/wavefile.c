@@ -5,7 +5,7 @@
 
 #include "apps/dsp/wave.h"
 
-float *dsp_wave_read_file(const char *path, int channel, size_t *n, double *rate, GError **err)
+float *dsp_wave_read_file(const char *path, int channel, size_t *n, double *rate_hz, GError **err)
 {
 	SF_INFO info;
 	memset(&info, 0, sizeof info);
@@ -33,6 +33,6 @@ float *dsp_wave_read_file(const char *path, int channel, size_t *n, double *rate
 		x[i] = all[i * info.channels + channel];
 	g_free(all);
 	*n = (size_t)got;
-	*rate = info.samplerate;
+	*rate_hz = info.samplerate;
 	return x;
 }

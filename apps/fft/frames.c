@@ -27,7 +27,7 @@ int fft_frame_encode(const fft_frame_msg *m, void *buf, size_t len)
 	memcpy(b + 20, &m->hop, 4);
 	memcpy(b + 24, &m->nbins, 4);
 	memcpy(b + 28, &m->window, 4);
-	memcpy(b + 32, &m->rate, 8);
+	memcpy(b + 32, &m->rate_hz, 8);
 	memcpy(b + 40, &m->channel, 4);
 	memcpy(b + 44, &zero, 4);
 	memcpy(b + FFT_FRAME_HDR, m->P, (size_t)m->nbins * sizeof(float));
@@ -57,9 +57,9 @@ int fft_frame_decode(const void *msg, size_t len, fft_frame_msg *m, float *P, si
 	memcpy(&m->hop, b + 20, 4);
 	memcpy(&m->nbins, b + 24, 4);
 	memcpy(&m->window, b + 28, 4);
-	memcpy(&m->rate, b + 32, 8);
+	memcpy(&m->rate_hz, b + 32, 8);
 	memcpy(&m->channel, b + 40, 4);
-	if (m->nbins != m->size / 2 + 1 || m->hop == 0 || m->hop > m->size || !(m->rate > 0) ||
+	if (m->nbins != m->size / 2 + 1 || m->hop == 0 || m->hop > m->size || !(m->rate_hz > 0) ||
 	    len != hdr + (size_t)m->nbins * sizeof(float)) {
 		*why = "fft frame sizes inconsistent (nbins, hop, rate or length)";
 		return -EBADMSG;
@@ -73,10 +73,10 @@ int fft_frame_decode(const void *msg, size_t len, fft_frame_msg *m, float *P, si
 	return 0;
 }
 
-double fft_frame_band(const fft_frame_msg *m, double f_lo, double f_hi)
+double fft_frame_band(const fft_frame_msg *m, double f_lo_hz, double f_hi_hz)
 {
-	double df = m->rate / m->size, s = 0;
-	int k0 = (int)ceil(f_lo / df - 1e-9), k1 = (int)floor(f_hi / df + 1e-9);
+	double df = m->rate_hz / m->size, s = 0;
+	int k0 = (int)ceil(f_lo_hz / df - 1e-9), k1 = (int)floor(f_hi_hz / df + 1e-9);
 	if (k0 < 0)
 		k0 = 0;
 	if (k1 > (int)m->nbins - 1)

@@ -36,7 +36,7 @@ typedef struct {
 	uint32_t hop;     /* samples between frames */
 	uint32_t nbins;   /* size/2 + 1 */
 	uint32_t window;  /* dsp_window */
-	double rate;      /* Hz */
+	double rate_hz;   /* Hz */
 	uint32_t channel; /* audio channel */
 	const float *P;   /* nbins band-power densities (points into the message: unaligned-safe copy in decode) */
 } fft_frame_msg;
@@ -56,6 +56,6 @@ int fft_frame_decode(const void *msg, size_t len, fft_frame_msg *m, float *P, si
 
 /* Sum of P over the bins whose centre k*rate/size lies in [f_lo, f_hi] Hz:
  * the band's mean power, squared sample units. */
-double fft_frame_band(const fft_frame_msg *m, double f_lo, double f_hi);
+double fft_frame_band(const fft_frame_msg *m, double f_lo_hz, double f_hi_hz);
 
 #endif

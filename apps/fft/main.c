@@ -29,12 +29,12 @@
 
 typedef struct {
 	gint64 device, channel, size, hop;
-	int window;             /* dsp_window: rect, hann, hamming, blackman */
-	int plan;               /* dsp_plan_mode: estimate, measure */
-	char *wisdom;           /* wisdom file; "" = RUN/fft-wisdom */
-	char *bands;            /* "lo-hi, lo-hi" Hz, reported on the status device */
-	double status_interval; /* s */
-	gint64 queue;           /* frames queued per subscriber before the oldest is dropped */
+	int window;               /* dsp_window: rect, hann, hamming, blackman */
+	int plan;                 /* dsp_plan_mode: estimate, measure */
+	char *wisdom;             /* wisdom file; "" = RUN/fft-wisdom */
+	char *bands_hz;           /* "lo-hi, lo-hi" Hz, reported on the status device */
+	double status_interval_s; /* s */
+	gint64 queue;             /* frames queued per subscriber before the oldest is dropped */
 } fft_cfg;
 
 #define F(x) offsetof(fft_cfg, x)
@@ -62,8 +62,8 @@ static const cfg_key keys[] = {
 	E("window", "hann", windows, window, "window"),
 	E("plan", "measure", plans, plan, "FFTW planning (measure: with wisdom cached)"),
 	K("wisdom", CFG_STRING, "", 1, 0, wisdom, "FFTW wisdom cache file; empty = $CACHE_DIRECTORY/fftw-wisdom (systemd) or RUN/fft-wisdom"),
-	R("bands_hz", "bands", CFG_STRING, "1000-3200, 2000-8000", 1, 0, bands, "bands reported on fft/<k>/status, Hz: lo-hi, …"),
-	R("status_interval_s", "status_interval", CFG_DOUBLE, "0.5", 0.05, 60, status_interval, "seconds between status notifications"),
+	R("bands_hz", "bands", CFG_STRING, "1000-3200, 2000-8000", 1, 0, bands_hz, "bands reported on fft/<k>/status, Hz: lo-hi, …"),
+	R("status_interval_s", "status_interval", CFG_DOUBLE, "0.5", 0.05, 60, status_interval_s, "seconds between status notifications"),
 	K("queue", CFG_INT, "1024", 16, 1 << 20, queue, "frames queued per subscriber before the oldest is dropped"),
 	{NULL},
 };
@@ -79,9 +79,9 @@ typedef struct {
 	dsp_plan_mode plan;
 	char *wisdom;
 	int nbands;
-	double band[MAX_BANDS][2];   /* Hz */
-	double band_acc[MAX_BANDS];  /* sum of band power since the last status */
-	double band_last[MAX_BANDS]; /* mean band power over the last status interval */
+	double band_hz[MAX_BANDS][2]; /* Hz */
+	double band_acc[MAX_BANDS];   /* sum of band power since the last status */
+	double band_last[MAX_BANDS];  /* mean band power over the last status interval */
 	guint64 acc_frames;
 
 	char name_data[32], name_frames[32], name_status[32];
@@ -89,7 +89,7 @@ typedef struct {
 	dev_packet *frames;
 	dev_status *status;
 	dsp_stft *stft;
-	double rate;
+	double rate_hz;
 	int sample_bytes; /* 2 S16, 4 S32 or FLOAT */
 	gboolean is_float;
 	float *x; /* converted samples */
@@ -110,7 +110,7 @@ static const char *window_name(dsp_window w)
 
 static int parse_bands(fftd *f, GError **err)
 {
-	gchar **parts = g_strsplit(f->cfg.bands, ",", -1);
+	gchar **parts = g_strsplit(f->cfg.bands_hz, ",", -1);
 	int rc = 0;
 	f->nbands = 0;
 	for (gchar **p = parts; *p; p++) {
@@ -125,8 +125,8 @@ static int parse_bands(fftd *f, GError **err)
 			rc = -EINVAL;
 			break;
 		}
-		f->band[f->nbands][0] = lo;
-		f->band[f->nbands][1] = hi;
+		f->band_hz[f->nbands][0] = lo;
+		f->band_hz[f->nbands][1] = hi;
 		f->nbands++;
 	}
 	g_strfreev(parts);
@@ -139,12 +139,12 @@ static int status_text(void *user, GString *out)
 	g_string_append_printf(out, "device %s channel=%" G_GINT64_FORMAT " connected=%s\n", f->name_data, f->cfg.channel,
 			       f->connected ? "yes" : "no");
 	g_string_append_printf(out, "stft rate=%.0f size=%" G_GINT64_FORMAT " hop=%" G_GINT64_FORMAT " window=%s wisdom=%s\n",
-			       f->rate, f->cfg.size, f->cfg.hop, window_name(f->window), f->wisdom);
+			       f->rate_hz, f->cfg.size, f->cfg.hop, window_name(f->window), f->wisdom);
 	g_string_append_printf(out, "frames computed=%" G_GUINT64_FORMAT " published=%" G_GUINT64_FORMAT " last_first=%" G_GINT64_FORMAT " subscribers=%u gaps=%" G_GUINT64_FORMAT "\n",
 			       f->nframes, f->published, f->last_first, dev_packet_subscribers(f->frames), f->gaps);
 	for (int b = 0; b < f->nbands; b++) {
 		double p = f->band_last[b];
-		g_string_append_printf(out, "band %.0f-%.0f power=%.4g dbfs=%.1f\n", f->band[b][0], f->band[b][1], p,
+		g_string_append_printf(out, "band %.0f-%.0f power=%.4g dbfs=%.1f\n", f->band_hz[b][0], f->band_hz[b][1], p,
 				       p > 0 ? 10 * log10(p) : -INFINITY);
 	}
 	if (*f->last_error)
@@ -177,10 +177,10 @@ static void publish(fftd *f, const dsp_frame *fr)
 		int single = k == 0 || (k == last && fr->size % 2 == 0);
 		f->P[k] = (float)((single ? 1 : 2) * m2 * scale);
 	}
-	fft_frame_msg m = {.first = fr->first, .size = (uint32_t)fr->size, .hop = (uint32_t)f->cfg.hop, .nbins = (uint32_t)fr->nbins, .window = f->window, .rate = f->rate, .channel = (uint32_t)f->cfg.channel, .P = f->P};
+	fft_frame_msg m = {.first = fr->first, .size = (uint32_t)fr->size, .hop = (uint32_t)f->cfg.hop, .nbins = (uint32_t)fr->nbins, .window = f->window, .rate_hz = f->rate_hz, .channel = (uint32_t)f->cfg.channel, .P = f->P};
 	int n = fft_frame_encode(&m, f->msg, fft_frame_bytes(m.nbins));
 	for (int b = 0; b < f->nbands; b++)
-		f->band_acc[b] += fft_frame_band(&m, f->band[b][0], f->band[b][1]);
+		f->band_acc[b] += fft_frame_band(&m, f->band_hz[b][0], f->band_hz[b][1]);
 	f->acc_frames++;
 	f->nframes++;
 	f->last_first = fr->first;
@@ -193,32 +193,32 @@ static void on_opened(void *user, int64_t first, int64_t last, uint32_t item_siz
 {
 	fftd *f = user;
 	char *r = g_strndup(reply, len), b[64];
-	double rate = audio_reply_field(r, "rate", b, sizeof b) ? g_ascii_strtod(b, NULL) : 0;
+	double rate_hz = audio_reply_field(r, "rate", b, sizeof b) ? g_ascii_strtod(b, NULL) : 0;
 	const char *fmt = audio_reply_field(r, "format", b, sizeof b) ? b : "?";
 	f->is_float = !strcmp(fmt, "FLOAT_LE");
 	f->sample_bytes = (int)item_size;
 	g_free(r);
-	if (!(rate > 0) || (item_size != 2 && item_size != 4)) {
+	if (!(rate_hz > 0) || (item_size != 2 && item_size != 4)) {
 		g_snprintf(f->last_error, sizeof f->last_error, "audio stream not usable (rate %.0f, %u bytes per frame)",
-			   rate, item_size);
+			   rate_hz, item_size);
 		g_warning("%s", f->last_error);
 		return;
 	}
-	if (f->stft && rate == f->rate && dsp_stft_next_index(f->stft) == first)
+	if (f->stft && rate_hz == f->rate_hz && dsp_stft_next_index(f->stft) == first)
 		return; /* a resumed stream that lost nothing */
-	if (f->stft && rate == f->rate) {
+	if (f->stft && rate_hz == f->rate_hz) {
 		dsp_stft_reset(f->stft, first);
 		f->reopened++;
 		return;
 	}
 	dsp_stft_free(f->stft);
-	f->rate = rate;
+	f->rate_hz = rate_hz;
 	dsp_stft_params p;
 	dsp_stft_params_default(&p);
 	p.size = (int)f->cfg.size;
 	p.hop = (int)f->cfg.hop;
 	p.window = f->window;
-	p.rate = rate;
+	p.rate_hz = rate_hz;
 	p.plan = f->plan;
 	p.wisdom = f->wisdom;
 	const char *why;
@@ -228,7 +228,7 @@ static void on_opened(void *user, int64_t first, int64_t last, uint32_t item_siz
 		g_warning("%s", f->last_error);
 		return;
 	}
-	g_message("%s: %.0f Hz %s, frames of %d every %d (%s window)", f->name_data, rate, f->is_float ? "float" : "int",
+	g_message("%s: %.0f Hz %s, frames of %d every %d (%s window)", f->name_data, rate_hz, f->is_float ? "float" : "int",
 		  p.size, p.hop, window_name(f->window));
 }
 
@@ -403,7 +403,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fft: %s\n", err->message);
 		rc = 1;
 	} else {
-		g_timeout_add((guint)(f.cfg.status_interval * 1000), on_status_tick, &f);
+		g_timeout_add((guint)(f.cfg.status_interval_s * 1000), on_status_tick, &f);
 		g_unix_signal_add(SIGINT, on_signal, loop);
 		g_unix_signal_add(SIGTERM, on_signal, loop);
 		sd_notify(0, "READY=1\nSTATUS=publishing fft frames");

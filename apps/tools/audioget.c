@@ -32,7 +32,7 @@ typedef struct {
 	gboolean follow;
 	gboolean wav; /* --follow: a streaming WAV header first */
 	SNDFILE *sf;
-	int channels, rate, sample_bytes;
+	int channels, rate_hz, sample_bytes;
 	char format[16];
 	int64_t frames, gaps;
 	gboolean opened, ended;
@@ -86,7 +86,7 @@ static void write_stream_wav_header(getter *g)
 	int fl = !strcmp(g->format, "FLOAT_LE");
 	uint32_t block = (uint32_t)(g->sample_bytes * g->channels);
 	memcpy(h, "RIFF\xff\xff\xff\xffWAVEfmt ", 16);
-	uint32_t v32[] = {16, 0, (uint32_t)g->rate, (uint32_t)g->rate * block};
+	uint32_t v32[] = {16, 0, (uint32_t)g->rate_hz, (uint32_t)g->rate_hz * block};
 	memcpy(h + 16, &v32[0], 4);
 	uint16_t tag = fl ? 3 : 1, ch = (uint16_t)g->channels, ba = (uint16_t)block,
 		 bits = (uint16_t)(8 * g->sample_bytes);
@@ -107,7 +107,7 @@ static void on_opened(void *user, int64_t first, int64_t last, uint32_t item_siz
 	char *r = g_strndup(reply, len), b[64];
 	g->opened = TRUE;
 	fprintf(stderr, "audioget: %s\n", r);
-	g->rate = atoi(audio_reply_field(r, "rate", b, sizeof b) ? b : "0");
+	g->rate_hz = atoi(audio_reply_field(r, "rate", b, sizeof b) ? b : "0");
 	g->channels = atoi(audio_reply_field(r, "channels", b, sizeof b) ? b : "0");
 	g_strlcpy(g->format, audio_reply_field(r, "format", b, sizeof b) ? b : "?", sizeof g->format);
 	g->sample_bytes = g->channels ? (int)item_size / g->channels : 0;
@@ -117,7 +117,7 @@ static void on_opened(void *user, int64_t first, int64_t last, uint32_t item_siz
 			write_stream_wav_header(g);
 		return;
 	}
-	SF_INFO info = {.samplerate = g->rate, .channels = g->channels};
+	SF_INFO info = {.samplerate = g->rate_hz, .channels = g->channels};
 	int major = g_str_has_suffix(g->out, ".flac") ? SF_FORMAT_FLAC : SF_FORMAT_WAV;
 	int sub = !strcmp(g->format, "FLOAT_LE") ? SF_FORMAT_FLOAT : g->sample_bytes == 4 ? SF_FORMAT_PCM_32
 											  : SF_FORMAT_PCM_16;

@@ -98,7 +98,7 @@ static int parse_value(const char *s, sync_tval *v)
 	return 0;
 }
 
-static int convert_one(ticker *t, sync_clock_id from, sync_clock_id to, const char *text, int64_t now)
+static int convert_one(ticker *t, sync_clock_id from, sync_clock_id to, const char *text, int64_t now_ns)
 {
 	sync_tval x;
 	sync_graph_result r;
@@ -107,7 +107,7 @@ static int convert_one(ticker *t, sync_clock_id from, sync_clock_id to, const ch
 		fprintf(stderr, "synctool: \"%s\" is not a time (an integer, optionally with a fraction)\n", text);
 		return 1;
 	}
-	int rc = sync_graph_convert(t->g, from, to, x, now, &r, why, sizeof why);
+	int rc = sync_graph_convert(t->g, from, to, x, now_ns, &r, why, sizeof why);
 	if (rc < 0) {
 		fprintf(stderr, "synctool: %s: %s\n", text, why);
 		return 1;
@@ -139,17 +139,17 @@ static int cmd_convert(int argc, char **argv)
 		sync_graph_free(t.g);
 		return 2;
 	}
-	int64_t now = sync_now(SYNC_KIND_CPU);
+	int64_t now_ns = sync_now(SYNC_KIND_CPU);
 	for (int i = 4; i < argc; i++) {
 		if (strcmp(argv[i], "-") == 0) {
 			char line[256];
 			while (fgets(line, sizeof line, stdin)) {
 				g_strstrip(line);
 				if (*line)
-					bad |= convert_one(&t, from, to, line, now);
+					bad |= convert_one(&t, from, to, line, now_ns);
 			}
 		} else {
-			bad |= convert_one(&t, from, to, argv[i], now);
+			bad |= convert_one(&t, from, to, argv[i], now_ns);
 		}
 	}
 	sync_graph_free(t.g);
@@ -171,9 +171,9 @@ static int cmd_now(int argc, char **argv)
 		sync_graph_free(t.g);
 		return 2;
 	}
-	int64_t now = sync_now(SYNC_KIND_CPU);
-	snprintf(v, sizeof v, "%" PRId64, now);
-	int rc = convert_one(&t, sync_clock_cpu(t.h.node), to, v, now);
+	int64_t now_ns = sync_now(SYNC_KIND_CPU);
+	snprintf(v, sizeof v, "%" PRId64, now_ns);
+	int rc = convert_one(&t, sync_clock_cpu(t.h.node), to, v, now_ns);
 	sync_graph_free(t.g);
 	return rc;
 }

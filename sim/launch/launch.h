@@ -41,7 +41,7 @@ typedef struct {
 				   * %n = node number, %c = its microphones, %N = the
 				   * nodes file csim writes for collab), started
 				   * after syncd and audiod, NULL-terminated; NULL: none */
-	unsigned audio_rate;     /* Hz (0: the scenario's) */
+	unsigned audio_rate_hz;  /* Hz (0: the scenario's) */
 	gboolean netns;          /* one network namespace per node */
 	int ready_timeout_ms;    /* per process (0: 20000) */
 } csim_opts;

@@ -25,17 +25,17 @@
 typedef struct {
 	GMainLoop *loop;
 	csim_truth *truth;
-	double warmup, duration, elapsed, interval;
+	double warmup_s, duration_s, elapsed_s, interval_s;
 	int samples;
 } run_state;
 
 static gboolean on_sample(gpointer data)
 {
 	run_state *r = data;
-	r->elapsed += r->interval;
-	csim_truth_sample(r->truth, r->elapsed >= r->warmup);
+	r->elapsed_s += r->interval_s;
+	csim_truth_sample(r->truth, r->elapsed_s >= r->warmup_s);
 	r->samples++;
-	if (r->elapsed >= r->duration) {
+	if (r->elapsed_s >= r->duration_s) {
 		g_main_loop_quit(r->loop);
 		return G_SOURCE_REMOVE;
 	}
@@ -50,19 +50,19 @@ static gboolean on_signal(gpointer data)
 
 int main(int argc, char **argv)
 {
-	double duration = 0, warmup = -1, interval = 1.0;
+	double duration_s = 0, warmup_s = -1, interval_s = 1.0;
 	char *out = NULL, *bin = NULL, *extra_file = NULL, *csv = NULL;
 	char **apps = NULL;
 	gboolean netns = FALSE, no_audio = FALSE;
-	gint port = 0, rate = 16000;
+	gint port = 0, rate_hz = 16000;
 	GOptionEntry entries[] = {
-		{"duration", 'd', 0, G_OPTION_ARG_DOUBLE, &duration, "seconds to run (default: the scenario's duration)", "S"},
+		{"duration", 'd', 0, G_OPTION_ARG_DOUBLE, &duration_s, "seconds to run (default: the scenario's duration)", "S"},
 		{"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "directory for logs, configs and CSV (default chorus-sim-out)", "DIR"},
 		{"netns", 0, 0, G_OPTION_ARG_NONE, &netns, "one network namespace per node on a bridge (root)", NULL},
 		{"no-audio", 0, 0, G_OPTION_ARG_NONE, &no_audio, "do not start audiod", NULL},
-		{"rate", 0, 0, G_OPTION_ARG_INT, &rate, "audiod sample rate, Hz (default 16000)", "HZ"},
-		{"warmup", 0, 0, G_OPTION_ARG_DOUBLE, &warmup, "seconds before measurements count (default min(10, duration/3))", "S"},
-		{"interval", 0, 0, G_OPTION_ARG_DOUBLE, &interval, "seconds between truth samples (default 1)", "S"},
+		{"rate", 0, 0, G_OPTION_ARG_INT, &rate_hz, "audiod sample rate, Hz (default 16000)", "HZ"},
+		{"warmup", 0, 0, G_OPTION_ARG_DOUBLE, &warmup_s, "seconds before measurements count (default min(10, duration/3))", "S"},
+		{"interval", 0, 0, G_OPTION_ARG_DOUBLE, &interval_s, "seconds between truth samples (default 1)", "S"},
 		{"port", 0, 0, G_OPTION_ARG_INT, &port, "UDP port of the sync protocol (default from our pid)", "PORT"},
 		{"syncd-conf", 0, 0, G_OPTION_ARG_FILENAME, &extra_file, "INI text appended to every node's syncd.conf", "FILE"},
 		{"csv", 0, 0, G_OPTION_ARG_FILENAME, &csv, "CSV of the error table (default DIR/truth.csv)", "FILE"},
@@ -95,7 +95,7 @@ int main(int argc, char **argv)
 		.syncd_extra = extra,
 		.port = port,
 		.audio = !no_audio && access(audiod, X_OK) == 0,
-		.audio_rate = (unsigned)rate,
+		.audio_rate_hz = (unsigned)rate_hz,
 		.netns = netns,
 		.apps = (const char *const *)apps,
 	};
@@ -105,19 +105,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "chorus-sim: %s\n", err->message);
 		return 2;
 	}
-	if (duration <= 0)
-		duration = sim_scenario_world(csim_scenario(s))->duration_s;
-	if (warmup < 0)
-		warmup = MIN(10.0, duration / 3);
+	if (duration_s <= 0)
+		duration_s = sim_scenario_world(csim_scenario(s))->duration_s;
+	if (warmup_s < 0)
+		warmup_s = MIN(10.0, duration_s / 3);
 	fprintf(stderr, "chorus-sim: %zu nodes up (%s, port %d%s); running %.0f s, measuring after %.0f s\n",
 		sim_scenario_n_nodes(csim_scenario(s)), o.audio ? "syncd + audiod" : "syncd only", csim_port(s),
-		netns ? ", netns" : "", duration, warmup);
-	run_state r = {g_main_loop_new(NULL, FALSE), csim_truth_new(csim_scenario(s), csim_run_dir(s)), warmup, duration,
-		       0, interval, 0};
+		netns ? ", netns" : "", duration_s, warmup_s);
+	run_state r = {g_main_loop_new(NULL, FALSE), csim_truth_new(csim_scenario(s), csim_run_dir(s)), warmup_s, duration_s,
+		       0, interval_s, 0};
 	const char *why = NULL;
-	if (o.audio && csim_truth_set_audio(r.truth, csim_epoch_ns(s), (unsigned)rate, bin, &why) < 0)
+	if (o.audio && csim_truth_set_audio(r.truth, csim_epoch_ns(s), (unsigned)rate_hz, bin, &why) < 0)
 		fprintf(stderr, "chorus-sim: audio not measured: %s\n", why);
-	g_timeout_add((guint)(interval * 1000), on_sample, &r);
+	g_timeout_add((guint)(interval_s * 1000), on_sample, &r);
 	g_unix_signal_add(SIGINT, on_signal, r.loop);
 	g_unix_signal_add(SIGTERM, on_signal, r.loop);
 	g_main_loop_run(r.loop);

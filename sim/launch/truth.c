@@ -36,11 +36,11 @@ struct csim_truth {
 	const sim_scenario *sc;
 	sim_world *world; /* NULL: audio not measured */
 	int64_t epoch_ns;
-	unsigned rate;
+	unsigned rate_hz;
 	char *bin_dir;
 	GArray *nodes; /* tnode */
 	GArray *all, *last;
-	int64_t t0;
+	int64_t t0_ns;
 };
 
 static int64_t host_raw(void)
@@ -65,7 +65,7 @@ csim_truth *csim_truth_new(const sim_scenario *sc, const char *run_dir)
 		tnode n = {.id = c->id, .cpu = c->cpu, .jitter_ns = c->radio_jitter_ns, .g = sync_graph_new(&gp), .ent = g_array_new(FALSE, FALSE, sizeof(sync_ticker_entry))};
 		g_array_append_val(t->nodes, n);
 	}
-	t->t0 = host_raw();
+	t->t0_ns = host_raw();
 	return t;
 }
 
@@ -94,7 +94,7 @@ static tnode *find(csim_truth *t, int id)
 	return NULL;
 }
 
-int csim_truth_set_audio(csim_truth *t, int64_t epoch_ns, unsigned rate, const char *bin_dir, const char **why)
+int csim_truth_set_audio(csim_truth *t, int64_t epoch_ns, unsigned rate_hz, const char *bin_dir, const char **why)
 {
 	GError *err = NULL;
 	t->world = sim_world_new(t->sc, &err);
@@ -104,7 +104,7 @@ int csim_truth_set_audio(csim_truth *t, int64_t epoch_ns, unsigned rate, const c
 		return -ENOMEM;
 	}
 	t->epoch_ns = epoch_ns;
-	t->rate = rate;
+	t->rate_hz = rate_hz;
 	t->bin_dir = g_strdup(bin_dir);
 	return 0;
 }
@@ -204,7 +204,7 @@ static void audio_lock(csim_truth *t, tnode *n, int64_t h)
 	int64_t f = next - 2 * LOCK_LEN;
 	if (fetch_frames(t, n, f, LOCK_LEN, got) < 0)
 		return;
-	double r = t->rate;
+	double r = t->rate_hz;
 	int64_t lo = sim_world_first_frame_at(t->world, n->id, r, 0) - 2;
 	int64_t hi = (int64_t)ceil(sim_world_frame_at(t->world, n->id, r, (double)(h - t->epoch_ns) * 1e-9)) - f + 2;
 	for (int64_t c = lo; c <= hi; c++) {
@@ -310,7 +310,7 @@ static int measure(tnode *v, tnode *a, tnode *b, tnode *root, int64_t h, csim_me
 /* node's audio0 (fractional frame since audiod's frame 0) at host time h */
 static sync_tval audio_at(csim_truth *t, tnode *n, int64_t h)
 {
-	double F = sim_world_frame_at(t->world, n->id, t->rate, (double)(h - t->epoch_ns) * 1e-9);
+	double F = sim_world_frame_at(t->world, n->id, t->rate_hz, (double)(h - t->epoch_ns) * 1e-9);
 	double fl = floor(F);
 	sync_tval v = {(int64_t)fl - n->f0, F - fl};
 	if (v.f > 0.5) {
@@ -344,7 +344,7 @@ static int audio_sample(csim_truth *t, int64_t h, gboolean keep)
 				continue;
 			sync_tval truth = audio_at(t, b, h);
 			double frames = (double)(r.value.i - truth.i) + r.value.f - truth.f;
-			csim_meas m = {.t_s = (double)(h - t->t0) * 1e-9, .from = v->id, .to = b->id, .kind = CSIM_AUDIO, .hops = r.hops, .err_ns = frames * 1e9 / t->rate, .sd_ns = sqrt(r.var) * 1e9 / t->rate, .bound_ns = NAN};
+			csim_meas m = {.t_s = (double)(h - t->t0_ns) * 1e-9, .from = v->id, .to = b->id, .kind = CSIM_AUDIO, .hops = r.hops, .err_ns = frames * 1e9 / t->rate_hz, .sd_ns = sqrt(r.var) * 1e9 / t->rate_hz, .bound_ns = NAN};
 			g_array_append_val(t->last, m);
 			if (keep)
 				g_array_append_val(t->all, m);
@@ -370,7 +370,7 @@ int csim_truth_sample(csim_truth *t, gboolean keep)
 			continue;
 		char why[200];
 		for (guint j = 0; j <= t->nodes->len; j++) {
-			csim_meas m = {.t_s = (double)(h - t->t0) * 1e-9};
+			csim_meas m = {.t_s = (double)(h - t->t0_ns) * 1e-9};
 			tnode *b = j < t->nodes->len ? &g_array_index(t->nodes, tnode, j) : NULL;
 			if (b == v || (b && b->down))
 				continue;

@@ -53,7 +53,7 @@ void csim_truth_free(csim_truth *t);
 /* Measure audio0 too: world epoch (host raw ns), audiod's rate (Hz) and
  * where audioget is.  Returns 0, or -ENOMEM (the world model could not be
  * built; *why). */
-int csim_truth_set_audio(csim_truth *t, int64_t epoch_ns, unsigned rate, const char *bin_dir, const char **why);
+int csim_truth_set_audio(csim_truth *t, int64_t epoch_ns, unsigned rate_hz, const char *bin_dir, const char **why);
 
 /* Skip nodes that are down (their tickers are not read). */
 void csim_truth_set_down(csim_truth *t, int node, gboolean down);

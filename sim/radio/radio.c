@@ -76,7 +76,7 @@ static gboolean reaches(radio *r, uint32_t sender)
 	}
 	double d2 = 0;
 	for (int i = 0; i < 3; i++)
-		d2 += (s->pos[i] - r->self->pos[i]) * (s->pos[i] - r->self->pos[i]);
+		d2 += (s->pos_m[i] - r->self->pos_m[i]) * (s->pos_m[i] - r->self->pos_m[i]);
 	if (sqrt(d2) > r->range_m) {
 		r->dropped_range++;
 		return FALSE;

@@ -39,7 +39,7 @@ typedef struct {
 	char *out, *simdir, *bin, *scenario, *profile, *collab_conf;
 	const sim_scenario *sc;
 	csim *sim;
-	int rate;
+	int rate_hz;
 } demo;
 
 static int64_t host_raw(void)
@@ -52,15 +52,15 @@ static int64_t host_raw(void)
 typedef struct {
 	GMainLoop *loop;
 	csim_truth *truth;
-	double warmup, duration, elapsed;
+	double warmup_s, duration_s, elapsed_s;
 } run_state;
 
 static gboolean on_tick(gpointer data)
 {
 	run_state *r = data;
-	r->elapsed += 1.0;
-	csim_truth_sample(r->truth, r->elapsed >= r->warmup);
-	if (r->elapsed >= r->duration) {
+	r->elapsed_s += 1.0;
+	csim_truth_sample(r->truth, r->elapsed_s >= r->warmup_s);
+	if (r->elapsed_s >= r->duration_s) {
 		g_main_loop_quit(r->loop);
 		return G_SOURCE_REMOVE;
 	}
@@ -89,16 +89,16 @@ static void merge(char **files, int n, const char *out)
 
 int main(int argc, char **argv)
 {
-	double duration = 60, expect_recall = -1, expect_median = -1, expect_p90 = -1, expect_fa = -1, expect_located = -1;
+	double duration_s = 60, expect_recall = -1, expect_median = -1, expect_p90 = -1, expect_fa = -1, expect_located = -1;
 	char *out = NULL, *bin = NULL, *profile = NULL;
-	gint rate = 16000;
+	gint rate_hz = 16000;
 	gboolean source_plane = TRUE, quiet = FALSE;
 	GOptionEntry entries[] = {
-		{"duration", 'd', 0, G_OPTION_ARG_DOUBLE, &duration, "seconds of calls to run (default 60)", "S"},
+		{"duration", 'd', 0, G_OPTION_ARG_DOUBLE, &duration_s, "seconds of calls to run (default 60)", "S"},
 		{"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "output directory (default demo-out)", "DIR"},
 		{"bin", 0, 0, G_OPTION_ARG_FILENAME, &bin, "directory of the chorus programs (default build/bin)", "DIR"},
 		{"profile", 'p', 0, G_OPTION_ARG_FILENAME, &profile, "detector profile (default apps/profiles/frog.ini)", "FILE"},
-		{"rate", 0, 0, G_OPTION_ARG_INT, &rate, "audio sample rate, Hz (default 16000)", "HZ"},
+		{"rate", 0, 0, G_OPTION_ARG_INT, &rate_hz, "audio sample rate, Hz (default 16000)", "HZ"},
 		{"no-source-plane", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &source_plane,
 		 "do not tell collab the sources are on the ground (z = 0)", NULL},
 		{"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "print the summary only", NULL},
@@ -118,7 +118,7 @@ int main(int argc, char **argv)
 	}
 	g_option_context_free(oc);
 	demo d = {0};
-	d.rate = rate;
+	d.rate_hz = rate_hz;
 	d.scenario = g_canonicalize_filename(argc == 2 ? argv[1] : "sim/scenarios/default.ini", NULL);
 	d.out = g_canonicalize_filename(out ? out : "demo-out", NULL);
 	d.simdir = g_build_filename(d.out, "sim", NULL);
@@ -139,7 +139,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	char c_txt[G_ASCII_DTOSTR_BUF_SIZE];
-	g_ascii_dtostr(c_txt, sizeof c_txt, sim_scenario_world(sc0)->speed_of_sound);
+	g_ascii_dtostr(c_txt, sizeof c_txt, sim_scenario_world(sc0)->speed_of_sound_m_s);
 	sim_scenario_free(sc0);
 	/* Ports of this run (several runs may share the host).  Node
 	 * positions: the nodes file chorus-sim writes (csim_nodes_path). */
@@ -160,7 +160,7 @@ int main(int argc, char **argv)
 	char *det = g_strdup_printf("detect -p %s --jsonl %s/node%%n-detect.jsonl", qp, d.simdir);
 	char *col = g_strdup_printf("collab -c %s --jsonl %s/node%%n-collab.jsonl", qc, d.simdir);
 	const char *apps[] = {"fft", det, col, NULL};
-	csim_opts o = {.scenario = d.scenario, .out_dir = d.simdir, .bin_dir = d.bin, .audio = TRUE, .audio_rate = (unsigned)rate, .apps = apps};
+	csim_opts o = {.scenario = d.scenario, .out_dir = d.simdir, .bin_dir = d.bin, .audio = TRUE, .audio_rate_hz = (unsigned)rate_hz, .apps = apps};
 	int64_t t_start = host_raw();
 	d.sim = csim_start(&o, &err);
 	g_free(qp);
@@ -177,9 +177,9 @@ int main(int argc, char **argv)
 	double t_ready = (host_raw() - csim_epoch_ns(d.sim)) * 1e-9;
 	if (!rc) {
 		fprintf(stderr, "chorus-demo: %zu nodes up in %.1f s (syncd, audiod at %d Hz, fft, detect, collab); running %.0f s\n",
-			nn, (host_raw() - t_start) * 1e-9, rate, duration);
-		run_state r = {g_main_loop_new(NULL, FALSE), csim_truth_new(d.sc, csim_run_dir(d.sim)), MIN(10.0, duration / 3),
-			       duration, 0};
+			nn, (host_raw() - t_start) * 1e-9, rate_hz, duration_s);
+		run_state r = {g_main_loop_new(NULL, FALSE), csim_truth_new(d.sc, csim_run_dir(d.sim)), MIN(10.0, duration_s / 3),
+			       duration_s, 0};
 		g_timeout_add(1000, on_tick, &r);
 		guint s1 = g_unix_signal_add(SIGINT, on_signal, r.loop), s2 = g_unix_signal_add(SIGTERM, on_signal, r.loop);
 		g_main_loop_run(r.loop);
@@ -223,7 +223,7 @@ int main(int argc, char **argv)
 			merge(res, (int)nn, rj);
 			merge(dets, (int)nn, dj);
 			demo_write_csv(&ev, csv);
-			printf("chorus demo: %s, %zu nodes, %.0f s, audio %d Hz\n\n", d.scenario, nn, duration, rate);
+			printf("chorus demo: %s, %zu nodes, %.0f s, audio %d Hz\n\n", d.scenario, nn, duration_s, rate_hz);
 			demo_print(&ev, !quiet, stdout);
 			/* CPU of the services, per node, as a share of one core (for
 			 * fft + detect this is the real-time factor at this rate). */
@@ -239,8 +239,8 @@ int main(int argc, char **argv)
 			size_t ns = sim_scenario_n_sources(sc);
 			double *truth = g_new(double, 2 * ns + 1);
 			for (size_t i = 0; i < ns; i++) {
-				truth[2 * i] = sim_scenario_source(sc, i)->pos[0];
-				truth[2 * i + 1] = sim_scenario_source(sc, i)->pos[1];
+				truth[2 * i] = sim_scenario_source(sc, i)->pos_m[0];
+				truth[2 * i + 1] = sim_scenario_source(sc, i)->pos_m[1];
 			}
 			char why[256];
 			if (cn && collab_map(rj, cn, truth, ns, png, "chorus demo: estimates (95% ellipses), nodes, true sources",
@@ -257,8 +257,8 @@ int main(int argc, char **argv)
 			double fa = ev.node_minutes > 0 ? ev.false_alarms / ev.node_minutes : 0;
 			if ((expect_recall >= 0 && !(recall >= expect_recall)) ||
 			    (expect_located >= 0 && !(frac >= expect_located)) || (expect_fa >= 0 && !(fa <= expect_fa)) ||
-			    (expect_median >= 0 && !(ev.err_median <= expect_median)) ||
-			    (expect_p90 >= 0 && !(ev.err_p90 <= expect_p90))) {
+			    (expect_median >= 0 && !(ev.err_median_m <= expect_median)) ||
+			    (expect_p90 >= 0 && !(ev.err_p90_m <= expect_p90))) {
 				printf("chorus-demo: expectations not met\n");
 				rc = 1;
 			}

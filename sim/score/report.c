@@ -62,8 +62,8 @@ static int inside_hull(const sim_scenario *sc, const double *p)
 	size_t n = sim_scenario_n_nodes(sc), k = 0;
 	double(*pt)[2] = g_malloc(n * sizeof *pt), (*h)[2] = g_malloc((2 * n + 1) * sizeof *h);
 	for (size_t i = 0; i < n; i++) {
-		pt[i][0] = sim_scenario_node(sc, i)->pos[0];
-		pt[i][1] = sim_scenario_node(sc, i)->pos[1];
+		pt[i][0] = sim_scenario_node(sc, i)->pos_m[0];
+		pt[i][1] = sim_scenario_node(sc, i)->pos_m[1];
 	}
 	qsort(pt, n, sizeof pt[0], by_x);
 	for (size_t i = 0; i < n; i++) {
@@ -95,17 +95,17 @@ void demo_evaluate(const sim_world *w, const int *node_ids, const char *const *d
 		const sim_source_cfg *s = sim_scenario_source(sc, i);
 		for (size_t k = 0; k < sim_world_n_calls(w, i); k++) {
 			double t = sim_world_call_time_s(w, i, k);
-			if (t < p->t_lo || t > p->t_hi)
+			if (t < p->t_lo_s || t > p->t_hi_s)
 				continue;
-			demo_call c = {.source = s->id, .k = k, .t = t, .err_m = NAN, .sd_m = NAN, .ell95_m = NAN, .dt_ms = NAN, .latency_s = NAN};
-			memcpy(c.pos, s->pos, sizeof c.pos);
-			c.inside = inside_hull(sc, c.pos);
+			demo_call c = {.source = s->id, .k = k, .t_s = t, .err_m = NAN, .sd_m = NAN, .ell95_m = NAN, .dt_ms = NAN, .latency_s = NAN};
+			memcpy(c.pos_m, s->pos_m, sizeof c.pos_m);
+			c.inside = inside_hull(sc, c.pos_m);
 			g_strlcpy(c.status, "missed", sizeof c.status);
 			g_array_append_val(out->calls, c);
 		}
 	}
 	/* Detections. */
-	out->node_minutes = n_nodes * (p->t_hi - p->t_lo) / 60.0;
+	out->node_minutes = n_nodes * (p->t_hi_s - p->t_lo_s) / 60.0;
 	for (int ni = 0; ni < n_nodes; ni++) {
 		gchar **lines = read_lines(det_files[ni]);
 		GArray *onsets = g_array_new(FALSE, FALSE, sizeof(double));
@@ -114,7 +114,7 @@ void demo_evaluate(const sim_world *w, const int *node_ids, const char *const *d
 			double s = isfinite(collab_json_number(*l, "cpu_se_ns"))
 					   ? world_s(w, node_ids[ni], collab_json_number(*l, "cpu_ns"), p->epoch_ns)
 					   : NAN;
-			if (isfinite(s) && s >= p->t_lo && s <= p->t_hi + 0.5)
+			if (isfinite(s) && s >= p->t_lo_s && s <= p->t_hi_s + 0.5)
 				g_array_append_val(onsets, s);
 		}
 		g_strfreev(lines);
@@ -125,7 +125,7 @@ void demo_evaluate(const sim_world *w, const int *node_ids, const char *const *d
 			for (size_t i = 0; i < sim_scenario_n_sources(sc); i++)
 				if (sim_scenario_source(sc, i)->id == dc->source)
 					src = i;
-			double arr = dc->t + sim_world_delay_s(w, node_ids[ni], 0, src);
+			double arr = dc->t_s + sim_world_delay_s(w, node_ids[ni], 0, src);
 			out->arrivals++;
 			int best = -1;
 			for (guint j = 0; j < onsets->len; j++) {
@@ -141,7 +141,7 @@ void demo_evaluate(const sim_world *w, const int *node_ids, const char *const *d
 		}
 		for (guint j = 0; j < onsets->len; j++) {
 			double s = g_array_index(onsets, double, j);
-			if (s > p->t_hi)
+			if (s > p->t_hi_s)
 				continue; /* the arrival of a call after the window */
 			out->detections++;
 			/* A detection matching no counted arrival is a false alarm
@@ -176,15 +176,15 @@ void demo_evaluate(const sim_world *w, const int *node_ids, const char *const *d
 				out->results_failed++;
 				continue;
 			}
-			if (!(s >= p->t_lo - p->loc_tol_s && s <= p->t_hi + p->loc_tol_s))
+			if (!(s >= p->t_lo_s - p->loc_tol_s && s <= p->t_hi_s + p->loc_tol_s))
 				continue;
 			out->results++;
 			int best = -1;
 			double bd = INFINITY;
 			for (guint c = 0; c < out->calls->len; c++) {
 				demo_call *dc = &g_array_index(out->calls, demo_call, c);
-				double d = hypot(dc->pos[0] - x, dc->pos[1] - y);
-				if (fabs(dc->t - s) <= p->loc_tol_s && !dc->located && d < bd) {
+				double d = hypot(dc->pos_m[0] - x, dc->pos_m[1] - y);
+				if (fabs(dc->t_s - s) <= p->loc_tol_s && !dc->located && d < bd) {
 					best = (int)c;
 					bd = d;
 				}
@@ -195,13 +195,13 @@ void demo_evaluate(const sim_world *w, const int *node_ids, const char *const *d
 			}
 			demo_call *dc = &g_array_index(out->calls, demo_call, best);
 			dc->located = 1;
-			dc->est[0] = x;
-			dc->est[1] = y;
-			dc->est[2] = collab_json_number(*l, "z");
+			dc->est_m[0] = x;
+			dc->est_m[1] = y;
+			dc->est_m[2] = collab_json_number(*l, "z");
 			dc->err_m = bd;
 			dc->sd_m = hypot(collab_json_number(*l, "sd_x"), collab_json_number(*l, "sd_y"));
 			dc->ell95_m = collab_json_number(*l, "ell95_major");
-			dc->dt_ms = (s - dc->t) * 1e3;
+			dc->dt_ms = (s - dc->t_s) * 1e3;
 			dc->latency_s = collab_json_number(*l, "latency_s");
 			const char *u = strstr(*l, "\"used\":[");
 			dc->used = 0;
@@ -226,12 +226,12 @@ void demo_evaluate(const sim_world *w, const int *node_ids, const char *const *d
 	}
 	out->n_err = errs->len;
 	out->n_err_in = errs_in->len;
-	out->err_median = quantile((double *)errs->data, errs->len, 0.5);
-	out->err_p90 = quantile((double *)errs->data, errs->len, 0.9);
-	out->err_in_median = quantile((double *)errs_in->data, errs_in->len, 0.5);
-	out->err_in_p90 = quantile((double *)errs_in->data, errs_in->len, 0.9);
-	out->lat_p50 = quantile((double *)lats->data, lats->len, 0.5);
-	out->lat_p95 = quantile((double *)lats->data, lats->len, 0.95);
+	out->err_median_m = quantile((double *)errs->data, errs->len, 0.5);
+	out->err_p90_m = quantile((double *)errs->data, errs->len, 0.9);
+	out->err_in_median_m = quantile((double *)errs_in->data, errs_in->len, 0.5);
+	out->err_in_p90_m = quantile((double *)errs_in->data, errs_in->len, 0.9);
+	out->lat_p50_s = quantile((double *)lats->data, lats->len, 0.5);
+	out->lat_p95_s = quantile((double *)lats->data, lats->len, 0.95);
 	g_array_free(errs, TRUE);
 	g_array_free(errs_in, TRUE);
 	g_array_free(lats, TRUE);
@@ -253,13 +253,13 @@ void demo_print(const demo_eval *e, gboolean table, FILE *f)
 	for (guint i = 0; i < e->calls->len; i++) {
 		const demo_call *c = &g_array_index(e->calls, demo_call, i);
 		char tp[40], ep[40];
-		g_snprintf(tp, sizeof tp, "(%6.2f, %6.2f)", c->pos[0], c->pos[1]);
+		g_snprintf(tp, sizeof tp, "(%6.2f, %6.2f)", c->pos_m[0], c->pos_m[1]);
 		if (c->located)
-			g_snprintf(ep, sizeof ep, "(%6.2f, %6.2f)", c->est[0], c->est[1]);
+			g_snprintf(ep, sizeof ep, "(%6.2f, %6.2f)", c->est_m[0], c->est_m[1]);
 		else
 			g_snprintf(ep, sizeof ep, "-");
 		if (table)
-			fprintf(f, "%-6d %9.3f %17s %17s %9.4f %9.4f %9.4f %5d %-14s%s\n", c->source, c->t, tp, ep, c->err_m,
+			fprintf(f, "%-6d %9.3f %17s %17s %9.4f %9.4f %9.4f %5d %-14s%s\n", c->source, c->t_s, tp, ep, c->err_m,
 				c->sd_m, c->ell95_m, c->used, c->status, c->inside ? "" : " (outside)");
 		located += c->located;
 	}
@@ -270,9 +270,9 @@ void demo_print(const demo_eval *e, gboolean table, FILE *f)
 		e->node_minutes, e->node_minutes > 0 ? e->false_alarms / e->node_minutes : NAN);
 	fprintf(f, "  calls located         %u / %u = %.3f (%u unmatched results, %u failed solves)\n", located,
 		e->calls->len, e->calls->len ? (double)located / e->calls->len : NAN, e->results_false, e->results_failed);
-	fprintf(f, "  localization error    median %.4f m, p90 %.4f m (n=%u)\n", e->err_median, e->err_p90, e->n_err);
-	fprintf(f, "  inside the array      median %.4f m, p90 %.4f m (n=%u)\n", e->err_in_median, e->err_in_p90, e->n_err_in);
-	fprintf(f, "  latency end of call -> collab/events  p50 %.3f s, p95 %.3f s\n", e->lat_p50, e->lat_p95);
+	fprintf(f, "  localization error    median %.4f m, p90 %.4f m (n=%u)\n", e->err_median_m, e->err_p90_m, e->n_err);
+	fprintf(f, "  inside the array      median %.4f m, p90 %.4f m (n=%u)\n", e->err_in_median_m, e->err_in_p90_m, e->n_err_in);
+	fprintf(f, "  latency end of call -> collab/events  p50 %.3f s, p95 %.3f s\n", e->lat_p50_s, e->lat_p95_s);
 }
 
 int demo_write_csv(const demo_eval *e, const char *path)
@@ -283,8 +283,8 @@ int demo_write_csv(const demo_eval *e, const char *path)
 	fprintf(f, "source,call,time_s,true_x,true_y,inside,heard,located,est_x,est_y,error_m,sd_m,ell95_m,dt_ms,used,latency_s,status\n");
 	for (guint i = 0; i < e->calls->len; i++) {
 		const demo_call *c = &g_array_index(e->calls, demo_call, i);
-		fprintf(f, "%d,%zu,%.6f,%.3f,%.3f,%d,%d,%d,%.4f,%.4f,%.5f,%.5f,%.5f,%.4f,%d,%.3f,%s\n", c->source, c->k, c->t,
-			c->pos[0], c->pos[1], c->inside, c->heard, c->located, c->est[0], c->est[1], c->err_m, c->sd_m,
+		fprintf(f, "%d,%zu,%.6f,%.3f,%.3f,%d,%d,%d,%.4f,%.4f,%.5f,%.5f,%.5f,%.4f,%d,%.3f,%s\n", c->source, c->k, c->t_s,
+			c->pos_m[0], c->pos_m[1], c->inside, c->heard, c->located, c->est_m[0], c->est_m[1], c->err_m, c->sd_m,
 			c->ell95_m, c->dt_ms, c->used, c->latency_s, c->status);
 	}
 	return fclose(f) == 0 ? 0 : -errno;

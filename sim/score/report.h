@@ -27,26 +27,26 @@
 #include "sim/world.h"
 
 typedef struct {
-	double t_lo, t_hi; /* evaluation window, world s */
-	double det_tol_s;  /* detection match tolerance, s */
-	double loc_tol_s;  /* emission time match tolerance, s */
-	int64_t epoch_ns;  /* true (host raw) ns of world time 0 (csim_epoch_ns) */
+	double t_lo_s, t_hi_s; /* evaluation window, world s */
+	double det_tol_s;      /* detection match tolerance, s */
+	double loc_tol_s;      /* emission time match tolerance, s */
+	int64_t epoch_ns;      /* true (host raw) ns of world time 0 (csim_epoch_ns) */
 } demo_eval_params;
 
 typedef struct {
-	int source;     /* source id ([source.K]) */
-	size_t k;       /* call index */
-	double t;       /* emission, world s */
-	double pos[3];  /* true position, m */
-	int inside;     /* inside the nodes' convex hull (2-D) */
-	int heard;      /* nodes that detected it */
-	int located;    /* a result matched */
-	double est[3];  /* estimate, m */
-	double err_m;   /* horizontal error, m */
-	double sd_m;    /* sqrt(sd_x^2 + sd_y^2), m */
-	double ell95_m; /* 95 % ellipse semi-major axis, m */
-	double dt_ms;   /* emission time error, ms */
-	int used;       /* arrivals in the fit */
+	int source;      /* source id ([source.K]) */
+	size_t k;        /* call index */
+	double t_s;      /* emission, world s */
+	double pos_m[3]; /* true position, m */
+	int inside;      /* inside the nodes' convex hull (2-D) */
+	int heard;       /* nodes that detected it */
+	int located;     /* a result matched */
+	double est_m[3]; /* estimate, m */
+	double err_m;    /* horizontal error, m */
+	double sd_m;     /* sqrt(sd_x^2 + sd_y^2), m */
+	double ell95_m;  /* 95 % ellipse semi-major axis, m */
+	double dt_ms;    /* emission time error, ms */
+	int used;        /* arrivals in the fit */
 	double latency_s;
 	char status[24];
 } demo_call;
@@ -56,9 +56,9 @@ typedef struct {
 	guint arrivals, arrivals_detected, detections, false_alarms;
 	double node_minutes; /* nodes x window length, min */
 	guint results, results_false, results_failed;
-	double err_median, err_p90, err_in_median, err_in_p90; /* m; NAN when none */
+	double err_median_m, err_p90_m, err_in_median_m, err_in_p90_m; /* m; NAN when none */
 	guint n_err, n_err_in;
-	double lat_p50, lat_p95; /* s */
+	double lat_p50_s, lat_p95_s; /* s */
 } demo_eval;
 
 /* Score the files: det_files[i] (detect's JSON lines) of node node_ids[i],

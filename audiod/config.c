@@ -18,6 +18,14 @@
 		key, t, def, lo, hi, offsetof(type, field), help, NULL, 0, old \
 	}
 
+/* An enum key: its value is the index of the choice. */
+#define E(type, key, def, field, choices, help) \
+	{ \
+		key, CFG_ENUM, def, 1, 0, offsetof(type, field), help, choices, 0, NULL \
+	}
+static const char *const formats[] = {"S16_LE", "S32_LE", "FLOAT_LE", NULL};  /* audiod_format */
+static const char *const tstamps[] = {"auto", "kpatch", "alsa", "sim", NULL}; /* tsrc_kind */
+
 static const cfg_key audiod_keys[] = {
 	K(audiod_config, "node", CFG_INT, "0", 0, 4294967294.0, node, "this node's number (CHORUS_NODE sets the default)"),
 	K(audiod_config, "rt_priority", CFG_INT, "0", 0, 99, rt_priority, "SCHED_FIFO priority of the capture threads; 0 = normal scheduling"),
@@ -36,11 +44,11 @@ static const cfg_key audiod_keys[] = {
 		D("pcm", CFG_STRING, pcm_default, 1, 0, pcm, "ALSA PCM to capture (hw:1, plughw:1,0, chorus_sim); empty = unused"), \
 			DR("rate_hz", "rate", CFG_INT, "48000", 8000, 384000, rate_hz, "sample rate, frames/s"), \
 			D("channels", CFG_INT, "1", 1, 64, channels, "channels"), \
-			D("format", CFG_STRING, "S16_LE", 1, 0, format, "sample format: S16_LE, S32_LE or FLOAT_LE"), \
+			E(audiod_device_config, "format", "S16_LE", format, formats, "sample format"), \
 			D("period", CFG_INT, "480", 16, 1 << 20, period, "frames per period (one DMA interrupt each)"), \
 			D("periods", CFG_INT, "8", 2, 1024, periods, "periods in the ALSA buffer"), \
 			DR("ring_s", "ring_seconds", CFG_DOUBLE, "60", 1, 86400, ring_s, "seconds of audio kept for clients"), \
-			D("tstamp", CFG_STRING, "auto", 1, 0, tstamp, "timestamp source: auto, kpatch, alsa or sim"), \
+			E(audiod_device_config, "tstamp", "auto", tstamp, tstamps, "timestamp source (auto: kpatch, else the simulator's side channel, else ALSA)"), \
 			D("sidechannel", CFG_STRING, "", 1, 0, sidechannel, "simulator side channel path; empty = the default for the PCM"), \
 			{NULL}, \
 	}
@@ -62,6 +70,12 @@ gboolean audiod_config_load(audiod_config *cfg, const char *path, gboolean path_
 	if (env && *env && !cfg_set(table, cfg, "audiod", "node", env, "environment CHORUS_NODE: ", err))
 		return FALSE;
 	return cfg_load(path, !path_given, table, cfg, err);
+}
+
+gboolean audiod_config_set(audiod_config *cfg, const char *group, const char *key, const char *text, const char *where,
+			   GError **err)
+{
+	return cfg_set(table, cfg, group, key, text, where, err);
 }
 
 void audiod_config_clear(audiod_config *cfg)

@@ -9,15 +9,20 @@
 
 #define AUDIOD_MAX_DEVICES 4
 
+/* [device.K] format, in the order of its choices. */
+typedef enum { AUDIOD_FMT_S16_LE = 0,
+	       AUDIOD_FMT_S32_LE,
+	       AUDIOD_FMT_FLOAT_LE } audiod_format;
+
 typedef struct {
 	char *pcm;      /* ALSA PCM name; NULL/"" = device not used */
 	gint64 rate_hz; /* frames per second */
 	gint64 channels;
-	char *format;      /* S16_LE, S32_LE, FLOAT_LE */
+	int format;        /* audiod_format */
 	gint64 period;     /* frames per period */
 	gint64 periods;    /* periods in the ALSA buffer */
 	double ring_s;     /* history kept, s */
-	char *tstamp;      /* auto, kpatch, alsa, sim */
+	int tstamp;        /* index of auto, kpatch, alsa, sim: tsrc_kind's order */
 	char *sidechannel; /* simulator side channel path; "" = default */
 } audiod_device_config;
 
@@ -32,6 +37,12 @@ typedef struct {
 /* Defaults, then `path` (missing is fine unless path_given), into *cfg.
  * CHORUS_NODE sets the default node.  FALSE + *err (file:line: [group] key: why). */
 gboolean audiod_config_load(audiod_config *cfg, const char *path, gboolean path_given, GError **err);
+
+/* Override one key (a command-line option): "device.0" "format" "S32_LE".
+ * `where` prefixes the error ("--format: ").  FALSE + *err (an unknown
+ * choice lists the choices). */
+gboolean audiod_config_set(audiod_config *cfg, const char *group, const char *key, const char *text, const char *where,
+			   GError **err);
 
 /* Free the strings. */
 void audiod_config_clear(audiod_config *cfg);

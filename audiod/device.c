@@ -29,7 +29,7 @@ struct audio_dev {
 	char name_data[32], name_status[32], name_ring[32];
 	stream *st;
 	audio_ring *ring;
-	uint32_t rate, channels, sample_bytes, frame_bytes;
+	uint32_t rate_hz, channels, sample_bytes, frame_bytes;
 	snd_pcm_format_t format;
 	timehist *th;
 	sync_client *clocks;
@@ -62,7 +62,7 @@ static void op_range(void *user, int64_t *oldest, int64_t *next)
 	const audio_ring_hdr *h = audio_ring_header(d->ring);
 	audio_ring_span(d->ring, oldest, next);
 	if (*oldest > h->origin) /* the writer is overwriting the old end */
-		*oldest += d->rate / 4;
+		*oldest += d->rate_hz / 4;
 }
 
 static int op_read(void *user, void *client, int64_t first, size_t n, void *buf)
@@ -118,7 +118,7 @@ static int time_to_frame(audio_dev *d, sync_clock_id clock, int64_t t, sync_tval
 		g_snprintf(why, wlen, "cpu time %" G_GINT64_FORMAT " to frame: %s", cpu.i, buf);
 		return rc;
 	}
-	double fpn = d->rate * 1e-9; /* frames per ns */
+	double fpn = d->rate_hz * 1e-9; /* frames per ns */
 	*var = var_f + var_cpu * fpn * fpn;
 	/* ALSA's hw_ptr timestamps come late by a wakeup latency whose least
 	 * value the envelope cannot see: count the fit's residual as a
@@ -180,9 +180,9 @@ static int op_open(void *user, const dev_creds *who, dev_sensor_request *req, vo
 		g_string_append_printf(out, " clock=%s from=%" G_GINT64_FORMAT " to=%s se_frames=%.4g se_ns=%.4g",
 				       sync_clock_format(r.clock, cn, sizeof cn), r.from,
 				       fmt_end(tb, sizeof tb, r.to, INT64_MAX), se,
-				       se * 1e9 / d->rate);
+				       se * 1e9 / d->rate_hz);
 	}
-	if ((req->flags & DEV_SENSOR_RESUME) && req->first > next + (int64_t)d->rate) {
+	if ((req->flags & DEV_SENSOR_RESUME) && req->first > next + (int64_t)d->rate_hz) {
 		/* A stream resumed from another numbering (an audiod run that
 		 * could not number on): its indices mean other instants here. */
 		g_snprintf(why, wlen, "frame %" G_GINT64_FORMAT " belongs to an earlier run's numbering (this run is at %" G_GINT64_FORMAT "); open the stream again", req->first, next);
@@ -191,7 +191,7 @@ static int op_open(void *user, const dev_creds *who, dev_sensor_request *req, vo
 	}
 	if (req->first < oldest && !(req->flags & DEV_SENSOR_RESUME)) {
 		g_snprintf(why, wlen, "frame %" G_GINT64_FORMAT " is older than the oldest held, %" G_GINT64_FORMAT " (the ring keeps %.1f s)", req->first, oldest,
-			   (double)audio_ring_header(d->ring)->capacity / d->rate);
+			   (double)audio_ring_header(d->ring)->capacity / d->rate_hz);
 		rc = -ERANGE;
 		goto refuse;
 	}
@@ -209,7 +209,7 @@ static int op_open(void *user, const dev_creds *who, dev_sensor_request *req, vo
 	char lb[24];
 	g_string_printf(head, "first=%" G_GINT64_FORMAT " last=%s rate=%u channels=%u format=%s", req->first,
 			fmt_end(lb, sizeof lb, req->last, DEV_SENSOR_OPEN_END),
-			d->rate, r.nchan ? r.nchan : d->channels, snd_pcm_format_name(d->format));
+			d->rate_hz, r.nchan ? r.nchan : d->channels, snd_pcm_format_name(d->format));
 	g_string_append(head, out->str);
 	g_byte_array_append(reply, (const guint8 *)head->str, (guint)head->len);
 	g_string_free(head, TRUE);
@@ -262,7 +262,7 @@ static void on_sync_state(void *user, gboolean connected, int err)
 	g_snprintf(cmd, sizeof cmd, "register %s audiod", a);
 	send_sync(d, cmd);
 	/* x = frame, y = cpu time: interrupt latency only makes y late. */
-	g_snprintf(cmd, sizeof cmd, "pair %s %s lower %.17g", a, c, 1e9 / d->rate);
+	g_snprintf(cmd, sizeof cmd, "pair %s %s lower %.17g", a, c, 1e9 / d->rate_hz);
 	send_sync(d, cmd);
 	if (d->fresh_numbering) {
 		/* This run numbers frames afresh: whatever syncd still holds
@@ -390,7 +390,7 @@ static int status_text(void *user, GString *out)
 	g_string_append_printf(out, "format rate=%u channels=%u format=%s period=%lu buffer=%lu\n", p->rate_hz,
 			       p->channels, snd_pcm_format_name(p->format), (unsigned long)p->period,
 			       (unsigned long)p->buffer);
-	g_string_append_printf(out, "frames captured=%" G_GUINT64_FORMAT " ring=[%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") seconds=%.1f\n", st.frames, oldest, next, (double)(next - oldest) / d->rate);
+	g_string_append_printf(out, "frames captured=%" G_GUINT64_FORMAT " ring=[%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") seconds=%.1f\n", st.frames, oldest, next, (double)(next - oldest) / d->rate_hz);
 	g_string_append_printf(out, "xruns count=%" G_GUINT64_FORMAT " frames_lost=%" G_GUINT64_FORMAT "\n", st.xruns,
 			       st.frames_lost);
 	g_string_append_printf(out, "clients streams=%u bulk=%" G_GUINT64_FORMAT " requests=%" G_GUINT64_FORMAT " refused=%" G_GUINT64_FORMAT "\n", d->data ? dev_sensor_readers(d->data) : 0,
@@ -443,7 +443,7 @@ static void continue_numbering(audio_dev *d)
 	/* Points on the earlier line at whole frames (cpu times in ns lose
 	 * nothing when rounded), over the last two seconds. */
 	for (int i = 0; i < 8; i++) {
-		frame[i] = r.value.i - (int64_t)(7 - i) * d->rate / 4;
+		frame[i] = r.value.i - (int64_t)(7 - i) * d->rate_hz / 4;
 		sync_graph_result c;
 		if (sync_client_convert(d->clocks, d->audio_clock, d->cpu_clock, sync_tval_of(frame[i]), &c, why,
 					sizeof why) < 0)
@@ -477,7 +477,7 @@ audio_dev *audio_dev_new(int k, const stream_cfg *cfg, uint32_t node, GMainConte
 	}
 	const capture_cfg *p = stream_params(d->st);
 	d->ring = stream_ring(d->st);
-	d->rate = p->rate_hz;
+	d->rate_hz = p->rate_hz;
 	d->channels = p->channels;
 	d->format = p->format;
 	d->sample_bytes = (uint32_t)snd_pcm_format_physical_width(p->format) / 8;
@@ -487,9 +487,9 @@ audio_dev *audio_dev_new(int k, const stream_cfg *cfg, uint32_t node, GMainConte
 	timehist_params_default(&tp);
 	tp.fit.mode = SYNC_FIT_LOWER;
 	tp.fit.window = 256;
-	tp.fit.nominal_slope = 1e9 / d->rate;
-	tp.jump_min = 1e6;                     /* 1 ms: a real step, not latency */
-	tp.tolerance = (int64_t)d->rate * 600; /* convert up to 10 min ahead */
+	tp.fit.nominal_slope = 1e9 / d->rate_hz;
+	tp.jump_min = 1e6;                        /* 1 ms: a real step, not latency */
+	tp.tolerance = (int64_t)d->rate_hz * 600; /* convert up to 10 min ahead */
 	tp.max_history = (int64_t)audio_ring_header(d->ring)->capacity * 2;
 	if (!(d->th = timehist_new(&tp, &why))) {
 		g_set_error(err, DEV_ERROR, EINVAL, "audio/%d: timehist: %s", k, why);

@@ -33,18 +33,8 @@ static gboolean on_signal(gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
-static int parse_format(const char *s, snd_pcm_format_t *f)
-{
-	if (!strcmp(s, "S16_LE"))
-		*f = SND_PCM_FORMAT_S16_LE;
-	else if (!strcmp(s, "S32_LE"))
-		*f = SND_PCM_FORMAT_S32_LE;
-	else if (!strcmp(s, "FLOAT_LE"))
-		*f = SND_PCM_FORMAT_FLOAT_LE;
-	else
-		return -EINVAL;
-	return 0;
-}
+/* The order of [device.K] tstamp's choices (audiod/config.c). */
+G_STATIC_ASSERT(TSRC_AUTO == 0 && TSRC_KPATCH == 1 && TSRC_ALSA == 2 && TSRC_SIM == 3);
 
 int main(int argc, char **argv)
 {
@@ -98,13 +88,10 @@ int main(int argc, char **argv)
 		g_free(d0->pcm);
 		d0->pcm = g_strdup(pcm);
 	}
-	if (format) {
-		g_free(d0->format);
-		d0->format = g_strdup(format);
-	}
-	if (tstamp) {
-		g_free(d0->tstamp);
-		d0->tstamp = g_strdup(tstamp);
+	if ((format && !audiod_config_set(&a.cfg, "device.0", "format", format, "--format: ", &err)) ||
+	    (tstamp && !audiod_config_set(&a.cfg, "device.0", "tstamp", tstamp, "--tstamp: ", &err))) {
+		fprintf(stderr, "audiod: %s\n", err->message);
+		return 2;
 	}
 	if (rate_hz > 0)
 		d0->rate_hz = rate_hz;
@@ -138,16 +125,15 @@ int main(int argc, char **argv)
 		sc.ring_s = dc->ring_s;
 		sc.sidechannel = dc->sidechannel && *dc->sidechannel ? dc->sidechannel : NULL;
 		sc.rt_priority = (int)a.cfg.rt_priority;
-		if (parse_format(dc->format, &sc.cap.format) < 0) {
-			fprintf(stderr, "audiod: [device.%d] format: \"%s\" is not S16_LE, S32_LE or FLOAT_LE\n", k, dc->format);
-			rc = 2;
-			break;
-		}
-		if (tsrc_parse(dc->tstamp, &sc.tstamp) < 0) {
-			fprintf(stderr, "audiod: [device.%d] tstamp: \"%s\" is not auto, kpatch, alsa or sim\n", k, dc->tstamp);
-			rc = 2;
-			break;
-		}
+		/* Both are engine enums (audiod/config.c): the file's value was
+		 * one of the choices. */
+		static const snd_pcm_format_t formats[] = {
+			[AUDIOD_FMT_S16_LE] = SND_PCM_FORMAT_S16_LE,
+			[AUDIOD_FMT_S32_LE] = SND_PCM_FORMAT_S32_LE,
+			[AUDIOD_FMT_FLOAT_LE] = SND_PCM_FORMAT_FLOAT_LE,
+		};
+		sc.cap.format = formats[dc->format];
+		sc.tstamp = (tsrc_kind)dc->tstamp;
 		a.dev[k] = audio_dev_new(k, &sc, (uint32_t)a.cfg.node, NULL, a.clocks, &err);
 		if (!a.dev[k] || !audio_dev_start(a.dev[k], &err)) {
 			fprintf(stderr, "audiod: %s\n", err->message);

@@ -80,7 +80,7 @@ $(B)/%.a:
 # Debian package names; `make deps` installs the missing ones when root.
 DEB_PKGS := build-essential pkg-config libglib2.0-dev libgsl-dev libfftw3-dev \
             libasound2-dev libsndfile1-dev check libsystemd-dev alsa-utils \
-            gnuplot-nox iproute2 clang libclang-rt-14-dev clang-format
+            gnuplot-nox iproute2 clang libclang-rt-14-dev clang-format locales-all
 deps:
 	@sh tools/deps.sh $(DEB_PKGS)
 

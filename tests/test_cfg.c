@@ -155,8 +155,8 @@ START_TEST(reals_ignore_the_locale)
 	 * reads (strtod would stop at the '.'). */
 	const char *old = setlocale(LC_NUMERIC, NULL);
 	char *saved = g_strdup(old ? old : "C");
-	if (!setlocale(LC_NUMERIC, "de_DE.UTF-8"))
-		setlocale(LC_NUMERIC, "C.UTF-8");
+	ck_assert_msg(setlocale(LC_NUMERIC, "de_DE.UTF-8"), "the de_DE.UTF-8 locale is missing (make deps installs locales-all)");
+	ck_assert_str_eq(localeconv()->decimal_point, ",");
 	settings s;
 	load_ok("[fit]\nk = 2.25\nspan_s = 1e3\n", &s);
 	ck_assert_double_eq(s.k, 2.25);

@@ -8,21 +8,11 @@
 
 #include "libcfg/cfg.h"
 
-/* A key of a group whose struct is `type`; R: renamed to carry its unit. */
-#define K(type, key, t, def, lo, hi, field, help) \
-	{ \
-		key, t, def, lo, hi, offsetof(type, field), help, NULL, 0, NULL \
-	}
-#define R(type, key, old, t, def, lo, hi, field, help) \
-	{ \
-		key, t, def, lo, hi, offsetof(type, field), help, NULL, 0, old \
-	}
+/* The table's entries (libcfg/cfg.h): a key, a key renamed to carry its unit, an enum. */
+#define K CFG_KEY
+#define R CFG_KEY_RENAMED
+#define E CFG_KEY_ENUM
 
-/* An enum key: its value is the index of the choice. */
-#define E(type, key, def, field, choices, help) \
-	{ \
-		key, CFG_ENUM, def, 1, 0, offsetof(type, field), help, choices, 0, NULL \
-	}
 static const char *const formats[] = {"S16_LE", "S32_LE", "FLOAT_LE", NULL};  /* audiod_format */
 static const char *const tstamps[] = {"auto", "kpatch", "alsa", "sim", NULL}; /* tsrc_kind */
 
@@ -44,11 +34,11 @@ static const cfg_key audiod_keys[] = {
 		D("pcm", CFG_STRING, pcm_default, 1, 0, pcm, "ALSA PCM to capture (hw:1, plughw:1,0, chorus_sim); empty = unused"), \
 			DR("rate_hz", "rate", CFG_INT, "48000", 8000, 384000, rate_hz, "sample rate, frames/s"), \
 			D("channels", CFG_INT, "1", 1, 64, channels, "channels"), \
-			E(audiod_device_config, "format", "S16_LE", format, formats, "sample format"), \
+			E(audiod_device_config, "format", "S16_LE", formats, format, "sample format"), \
 			D("period", CFG_INT, "480", 16, 1 << 20, period, "frames per period (one DMA interrupt each)"), \
 			D("periods", CFG_INT, "8", 2, 1024, periods, "periods in the ALSA buffer"), \
 			DR("ring_s", "ring_seconds", CFG_DOUBLE, "60", 1, 86400, ring_s, "seconds of audio kept for clients"), \
-			E(audiod_device_config, "tstamp", "auto", tstamp, tstamps, "timestamp source (auto: kpatch, else the simulator's side channel, else ALSA)"), \
+			E(audiod_device_config, "tstamp", "auto", tstamps, tstamp, "timestamp source (auto: kpatch, else the simulator's side channel, else ALSA)"), \
 			D("sidechannel", CFG_STRING, "", 1, 0, sidechannel, "simulator side channel path; empty = the default for the PCM"), \
 			{NULL}, \
 	}

@@ -78,6 +78,22 @@ typedef struct {
 	const char *alias;          /* deprecated former name accepted with a warning; NULL: none */
 } cfg_key;
 
+/* Entries of a store group's key table, bound to `field` of struct `type`:
+ * a key; a key renamed to carry its unit whose former name `old` is still
+ * accepted; an enum key (its field, an int, holds the index of the choice). */
+#define CFG_KEY(type, key, t, def, lo, hi, field, help) \
+	{ \
+		key, t, def, lo, hi, offsetof(type, field), help, NULL, 0, NULL \
+	}
+#define CFG_KEY_RENAMED(type, key, old, t, def, lo, hi, field, help) \
+	{ \
+		key, t, def, lo, hi, offsetof(type, field), help, NULL, 0, old \
+	}
+#define CFG_KEY_ENUM(type, key, def, choices, field, help) \
+	{ \
+		key, CFG_ENUM, def, 1, 0, offsetof(type, field), help, choices, 0, NULL \
+	}
+
 typedef struct {
 	const char *name;    /* group name, or prefix of numbered groups */
 	int numbered;        /* 1: groups are "name.N" */

@@ -6,17 +6,10 @@
 #include "libcfg/cfg.h"
 #include "syncd/syncd.h"
 
-#define F(x) offsetof(syncd_config, x)
+#define K(...) CFG_KEY(syncd_config, __VA_ARGS__)
+#define R(...) CFG_KEY_RENAMED(syncd_config, __VA_ARGS__)
 
 /* A key; R: a key renamed to carry its unit, the old name still accepted. */
-#define K(key, type, def, lo, hi, field, help) \
-	{ \
-		key, type, def, lo, hi, F(field), help, NULL, 0, NULL \
-	}
-#define R(key, old, type, def, lo, hi, field, help) \
-	{ \
-		key, type, def, lo, hi, F(field), help, NULL, 0, old \
-	}
 static const cfg_key syncd_keys[] = {
 	K("node", CFG_INT, "0", 0, 4294967294.0, node, "this node's number (CHORUS_NODE overrides the default)"),
 	K("root", CFG_INT, "-1", -1, 4294967294.0, root, "global root node; -1 = this node"),

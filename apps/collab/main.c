@@ -45,16 +45,9 @@ typedef struct {
 	gint64 map_every, fetch_timeout_ms;
 } collab_cfg;
 
-#define F(x) offsetof(collab_cfg, x)
+#define K(...) CFG_KEY(collab_cfg, __VA_ARGS__)
+#define R(...) CFG_KEY_RENAMED(collab_cfg, __VA_ARGS__)
 /* A key; R: a key renamed to carry its unit, the old name still accepted. */
-#define K(key, type, def, lo, hi, field, help) \
-	{ \
-		key, type, def, lo, hi, F(field), help, NULL, 0, NULL \
-	}
-#define R(key, old, type, def, lo, hi, field, help) \
-	{ \
-		key, type, def, lo, hi, F(field), help, NULL, 0, old \
-	}
 static const cfg_key keys[] = {
 	K("node", CFG_INT, "0", 0, 4294967294.0, node, "this node's number (CHORUS_NODE sets the default)"),
 	K("device", CFG_INT, "0", 0, 15, device, "audio device k whose detections and clips are shared"),
@@ -84,7 +77,6 @@ static const cfg_group table[] = {
 	{.name = "collab", .keys = keys, .store = 1},
 	{NULL},
 };
-#undef F
 
 typedef struct {
 	collab_cfg cfg;

@@ -39,11 +39,7 @@ typedef struct {
 	gint64 queue;  /* events queued per subscriber */
 } detect_cfg;
 
-#define F(x) offsetof(detect_cfg, x)
-#define K(key, type, def, lo, hi, field, help) \
-	{ \
-		key, type, def, lo, hi, F(field), help, NULL, 0, NULL \
-	}
+#define K(...) CFG_KEY(detect_cfg, __VA_ARGS__)
 static const cfg_key keys[] = {
 	K("node", CFG_INT, "0", 0, 4294967294.0, node, "this node's number (CHORUS_NODE sets the default)"),
 	K("device", CFG_INT, "0", 0, 15, device, "audio device k: reads fft/<k>/frames and audio/<k>/data"),
@@ -57,7 +53,6 @@ static const cfg_group table[] = {
 	{.name = "detect", .keys = keys, .store = 1},
 	{NULL},
 };
-#undef F
 
 typedef struct detectd detectd;
 

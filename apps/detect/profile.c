@@ -12,19 +12,10 @@
 static const char *const waveforms[] = {"none", "pulse_train", "chirp", "tone", "click", "file", NULL};
 static const char *const sweeps[] = {"linear", "exponential", NULL};
 
-/* A key of a group whose struct is `type`; R: renamed to carry its unit; E: an enum. */
-#define K(type, key, t, def, lo, hi, field, help) \
-	{ \
-		key, t, def, lo, hi, offsetof(type, field), help, NULL, 0, NULL \
-	}
-#define R(type, key, old, t, def, lo, hi, field, help) \
-	{ \
-		key, t, def, lo, hi, offsetof(type, field), help, NULL, 0, old \
-	}
-#define E(type, key, def, choices, field, help) \
-	{ \
-		key, CFG_ENUM, def, 1, 0, offsetof(type, field), help, choices, 0, NULL \
-	}
+/* The table's entries (libcfg/cfg.h): a key, a key renamed to carry its unit, an enum. */
+#define K CFG_KEY
+#define R CFG_KEY_RENAMED
+#define E CFG_KEY_ENUM
 #define P(key, t, def, lo, hi, field, help) K(det_profile, key, t, def, lo, hi, field, help)
 #define PR(key, old, t, def, lo, hi, field, help) R(det_profile, key, old, t, def, lo, hi, field, help)
 #define T(key, t, def, lo, hi, field, help) K(det_template_cfg, key, t, def, lo, hi, field, help)

@@ -37,20 +37,10 @@ typedef struct {
 	gint64 queue;             /* frames queued per subscriber before the oldest is dropped */
 } fft_cfg;
 
-#define F(x) offsetof(fft_cfg, x)
+#define K(...) CFG_KEY(fft_cfg, __VA_ARGS__)
+#define R(...) CFG_KEY_RENAMED(fft_cfg, __VA_ARGS__)
+#define E(...) CFG_KEY_ENUM(fft_cfg, __VA_ARGS__)
 /* A key; R: a key renamed to carry its unit, the old name still accepted. */
-#define K(key, type, def, lo, hi, field, help) \
-	{ \
-		key, type, def, lo, hi, F(field), help, NULL, 0, NULL \
-	}
-#define R(key, old, type, def, lo, hi, field, help) \
-	{ \
-		key, type, def, lo, hi, F(field), help, NULL, 0, old \
-	}
-#define E(key, def, choices, field, help) \
-	{ \
-		key, CFG_ENUM, def, 1, 0, F(field), help, choices, 0, NULL \
-	}
 /* In the order of dsp_window and dsp_plan_mode. */
 static const char *const windows[] = {"rect", "hann", "hamming", "blackman", NULL};
 static const char *const plans[] = {"estimate", "measure", NULL};
@@ -71,7 +61,6 @@ static const cfg_group table[] = {
 	{.name = "fft", .keys = keys, .store = 1},
 	{NULL},
 };
-#undef F
 
 typedef struct {
 	fft_cfg cfg;

@@ -1,6 +1,8 @@
-/* cfg.c — the configuration engine: table-validated INI files with line
- * numbers, typed getters and struct tables (see cfg.h). */
+/* cfg.c — the configuration engine's file side: reading an INI file,
+ * validating it against a table with line numbers and every error at once,
+ * and typed getters (see cfg.h; values: spec.c, struct tables: table.c). */
 #include "libcfg/cfg.h"
+#include "libcfg/spec.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -23,7 +25,10 @@ struct cfg_file {
 	int n_errors;
 };
 
-G_DEFINE_QUARK(chorus - cfg - error - quark, cfg_error)
+/* The quark's name is stringified as written: keep clang-format off it. */
+/* clang-format off */
+G_DEFINE_QUARK(chorus-cfg-error-quark, cfg_error)
+/* clang-format on */
 
 /* --- errors and lines --------------------------------------------------------- */
 
@@ -105,296 +110,6 @@ gboolean cfg_file_check(cfg_file *f, GError **err)
 	return FALSE;
 }
 
-/* --- value parsing (shared by validation, getters and stores) ---------------- */
-
-static int parse_double(const char *s, double *out)
-{
-	char *end;
-	while (g_ascii_isspace(*s))
-		s++;
-	if (!*s)
-		return -EINVAL;
-	errno = 0;
-	double v = g_ascii_strtod(s, &end);
-	while (g_ascii_isspace(*end))
-		end++;
-	if (end == s || *end || errno == ERANGE || !isfinite(v))
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-static int parse_int(const char *s, gint64 *out)
-{
-	char *end;
-	while (g_ascii_isspace(*s))
-		s++;
-	errno = 0;
-	gint64 v = g_ascii_strtoll(s, &end, 10);
-	while (g_ascii_isspace(*end))
-		end++;
-	if (end == s || *end || errno)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-/* Split on `seps`, dropping one empty trailing token (GKeyFile lists end in ';'). */
-static char **split(const char *s, const char *seps, guint *n)
-{
-	char **tok = g_strsplit_set(s, seps, -1);
-	guint len = g_strv_length(tok);
-	if (len > 0 && !*g_strstrip(tok[len - 1])) {
-		g_free(tok[len - 1]);
-		tok[--len] = NULL;
-	}
-	*n = len;
-	return tok;
-}
-
-static int parse_vec3(const char *s, double out[3])
-{
-	guint n;
-	char **tok = split(s, ",", &n);
-	int rc = (n == 2 || n == 3) ? 0 : -EINVAL;
-	out[2] = 0;
-	for (guint i = 0; rc == 0 && i < n; i++)
-		rc = parse_double(tok[i], &out[i]);
-	g_strfreev(tok);
-	return rc;
-}
-
-/* Parse a list of reals (vec = 0) or vectors (vec = 1) into a new array. */
-static int parse_list(const char *s, int vec, double **out, size_t *count)
-{
-	guint n;
-	char **tok = split(s, vec ? ";" : ",;", &n);
-	size_t w = vec ? 3 : 1;
-	double *v = g_new0(double, n *w + 1);
-	int rc = 0;
-	for (guint i = 0; rc == 0 && i < n; i++)
-		rc = vec ? parse_vec3(tok[i], v + 3 * i) : parse_double(tok[i], v + i);
-	g_strfreev(tok);
-	if (rc == 0 && n == 0)
-		rc = -EINVAL;
-	if (rc < 0) {
-		g_free(v);
-		return rc;
-	}
-	*out = v;
-	*count = n;
-	return 0;
-}
-
-static int in_range(const cfg_key *k, double v)
-{
-	return k->min > k->max || (v >= k->min && v <= k->max);
-}
-
-static int enum_index(const cfg_key *k, const char *s)
-{
-	for (int i = 0; k->choices && k->choices[i]; i++)
-		if (strcmp(k->choices[i], s) == 0)
-			return i;
-	return -1;
-}
-
-/* Levenshtein distance, for "did you mean". */
-static size_t edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	size_t *row = g_new(size_t, lb + 1);
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		size_t diag = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t up = row[j];
-			size_t best = MIN(row[j] + 1, row[j - 1] + 1);
-			row[j] = MIN(best, diag + (a[i - 1] != b[j - 1]));
-			diag = up;
-		}
-	}
-	size_t d = row[lb];
-	g_free(row);
-	return d;
-}
-
-/* The closest of `names` to `s` when close enough to be a typo, else NULL. */
-static const char *closest(const char *s, const char *const *names, size_t n)
-{
-	const char *best = NULL;
-	size_t best_d = (size_t)-1;
-	for (size_t i = 0; i < n; i++) {
-		size_t d = edit_distance(s, names[i]);
-		if (d < best_d) {
-			best_d = d;
-			best = names[i];
-		}
-	}
-	return best && best_d <= MAX(2, strlen(s) / 3) ? best : NULL;
-}
-
-/* Why `text` (already unescaped and stripped) is not a valid value of k, as
- * a new string; NULL when it is valid. */
-static char *check_value(const cfg_key *k, const char *text)
-{
-	double d, v3[3];
-	gint64 i;
-	double *list;
-	size_t n;
-	switch (k->type) {
-	case CFG_INT:
-		if (parse_int(text, &i) < 0)
-			return g_strdup_printf("'%s' is not an integer", text);
-		if (!in_range(k, (double)i))
-			return g_strdup_printf("%s is out of range [%.17g, %.17g]", text, k->min, k->max);
-		return NULL;
-	case CFG_DOUBLE:
-		if (parse_double(text, &d) < 0)
-			return g_strdup_printf("'%s' is not a number", text);
-		if (!in_range(k, d))
-			return g_strdup_printf("%s is out of range [%g, %g]", text, k->min, k->max);
-		return NULL;
-	case CFG_STRING:
-		if ((k->flags & CFG_NONEMPTY) && !*text)
-			return g_strdup("must not be empty");
-		return NULL;
-	case CFG_ENUM:
-		if (enum_index(k, text) < 0) {
-			char *all = g_strjoinv(", ", (char **)k->choices);
-			const char *near = closest(text, k->choices, g_strv_length((char **)k->choices));
-			char *why = g_strdup_printf("'%s' is not one of: %s%s%s%s", text, all,
-						    near ? " (did you mean " : "", near ? near : "", near ? "?)" : "");
-			g_free(all);
-			return why;
-		}
-		return NULL;
-	case CFG_BOOL:
-		if (strcmp(text, "true") && strcmp(text, "false"))
-			return g_strdup_printf("'%s' is not true or false", text);
-		return NULL;
-	case CFG_VEC3:
-		if (parse_vec3(text, v3) < 0)
-			return g_strdup_printf("'%s' is not a position x,y[,z]", text);
-		for (int j = 0; j < 3; j++)
-			if (!in_range(k, v3[j]))
-				return g_strdup_printf("component %g is out of range [%g, %g]", v3[j], k->min, k->max);
-		return NULL;
-	case CFG_VEC3_LIST:
-	case CFG_DOUBLE_LIST: {
-		int vec = k->type == CFG_VEC3_LIST;
-		if (parse_list(text, vec, &list, &n) < 0)
-			return g_strdup_printf(vec ? "'%s' is not a list of positions x,y[,z] separated by ';'"
-						   : "'%s' is not a list of numbers",
-					       text);
-		char *why = NULL;
-		for (size_t j = 0; j < n * (vec ? 3 : 1) && !why; j++)
-			if (!in_range(k, list[j]))
-				why = g_strdup_printf("value %g is out of range [%g, %g]", list[j], k->min, k->max);
-		g_free(list);
-		return why;
-	}
-	}
-	return g_strdup("unknown key type");
-}
-
-/* Store a valid value into its field (see cfg.h for the field types). */
-static void store_value(const cfg_key *k, char *field, const char *text)
-{
-	switch (k->type) {
-	case CFG_INT:
-		parse_int(text, (gint64 *)field);
-		break;
-	case CFG_DOUBLE:
-		parse_double(text, (double *)field);
-		break;
-	case CFG_BOOL:
-		*(gboolean *)field = strcmp(text, "true") == 0;
-		break;
-	case CFG_STRING:
-		g_free(*(char **)field);
-		*(char **)field = g_strdup(text);
-		break;
-	case CFG_ENUM:
-		*(int *)field = enum_index(k, text);
-		break;
-	case CFG_VEC3:
-		parse_vec3(text, (double *)field);
-		break;
-	case CFG_VEC3_LIST:
-	case CFG_DOUBLE_LIST:
-		g_critical("cfg: [%s] lists cannot be stored in a struct", k->name);
-		break;
-	}
-}
-
-/* --- table lookup ----------------------------------------------------------- */
-
-int64_t cfg_group_number(const char *group)
-{
-	const char *dot = strrchr(group, '.');
-	int64_t n = 0;
-	if (!dot || !dot[1] || strlen(dot + 1) > 9)
-		return -1;
-	for (const char *p = dot + 1; *p; p++) {
-		if (!g_ascii_isdigit(*p))
-			return -1;
-		n = n * 10 + (*p - '0');
-	}
-	return n;
-}
-
-/* A numbered group name "prefix.N" of spec g (any N, in range or not). */
-static int numbered_name(const cfg_group *g, const char *group)
-{
-	size_t len = strlen(g->name);
-	return strncmp(group, g->name, len) == 0 && group[len] == '.' && cfg_group_number(group) >= 0 &&
-	       !strchr(group + len + 1, '.');
-}
-
-static int in_numbers(const cfg_group *g, int64_t n)
-{
-	return g->count == 0 || (n >= g->first && n < (int64_t)g->first + g->count);
-}
-
-static const cfg_group *group_spec(const cfg_group *specs, const char *group)
-{
-	for (const cfg_group *g = specs; g->name; g++) {
-		if (!g->numbered && strcmp(group, g->name) == 0)
-			return g;
-		if (g->numbered && numbered_name(g, group) && in_numbers(g, cfg_group_number(group)))
-			return g;
-	}
-	return NULL;
-}
-
-static const cfg_key *key_spec(const cfg_group *g, const char *key)
-{
-	for (const cfg_key *k = g->keys; k->name; k++)
-		if (strcmp(k->name, key) == 0)
-			return k;
-	return NULL;
-}
-
-/* The key whose current or deprecated name is `key`. */
-static const cfg_key *key_spec_any(const cfg_group *g, const char *key)
-{
-	const cfg_key *k = key_spec(g, key);
-	for (const cfg_key *a = g->keys; !k && a->name; a++)
-		if (a->alias && strcmp(a->alias, key) == 0)
-			k = a;
-	return k;
-}
-
-/* The field of key k of group `group` (spec g, a store group) in target. */
-static char *field_of(const cfg_group *g, const cfg_key *k, const char *group, void *target)
-{
-	size_t idx = g->numbered ? (size_t)(cfg_group_number(group) - g->first) : 0;
-	return (char *)target + g->offset + idx * g->stride + k->offset;
-}
-
 /* --- loading ------------------------------------------------------------------ */
 
 /* The value text of `key` as written in the file: unescaped for strings,
@@ -436,7 +151,7 @@ static void unknown_group(cfg_file *f, const char *group)
 			}
 		}
 	}
-	const char *nn = closest(stem, (const char *const *)names->pdata, names->len);
+	const char *nn = cfg_closest(stem, (const char *const *)names->pdata, names->len);
 	for (const cfg_group *s = f->specs; nn && s->name; s++)
 		if (strcmp(s->name, nn) == 0)
 			near = s;
@@ -459,7 +174,7 @@ static void unknown_group(cfg_file *f, const char *group)
 
 static void validate_group(cfg_file *f, const char *group)
 {
-	const cfg_group *g = group_spec(f->specs, group);
+	const cfg_group *g = cfg_group_spec(f->specs, group);
 	if (!g) {
 		unknown_group(f, group);
 		return;
@@ -467,7 +182,7 @@ static void validate_group(cfg_file *f, const char *group)
 	GPtrArray *keys = g_hash_table_lookup(f->keys, group);
 	for (guint i = 0; keys && i < keys->len; i++) {
 		const char *key = keys->pdata[i];
-		const cfg_key *k = key_spec_any(g, key);
+		const cfg_key *k = cfg_key_spec_any(g, key);
 		if (!k) {
 			/* Suggest the current name, also for a misspelt deprecated one. */
 			GPtrArray *names = g_ptr_array_new();
@@ -476,9 +191,9 @@ static void validate_group(cfg_file *f, const char *group)
 				if (s->alias)
 					g_ptr_array_add(names, (gpointer)s->alias);
 			}
-			const char *near = closest(key, (const char *const *)names->pdata, names->len);
+			const char *near = cfg_closest(key, (const char *const *)names->pdata, names->len);
 			if (near)
-				near = key_spec_any(g, near)->name;
+				near = cfg_key_spec_any(g, near)->name;
 			error_at(f, lookup_line(f, group, key), group, key, "unknown key%s%s%s",
 				 near ? " (did you mean " : "", near ? near : "", near ? "?)" : "");
 			g_ptr_array_free(names, TRUE);
@@ -488,7 +203,7 @@ static void validate_group(cfg_file *f, const char *group)
 		char *why = NULL;
 		char *text = file_text(f, group, key, k->type, &why);
 		if (text)
-			why = check_value(k, text);
+			why = cfg_check_value(k, text);
 		if (why)
 			error_at(f, line, group, key, "%s", why);
 		g_free(why);
@@ -502,7 +217,7 @@ static void validate_group(cfg_file *f, const char *group)
 		int64_t n = cfg_group_number(group);
 		for (guint i = 0; i < f->groups->len && f->groups->pdata[i] != group; i++) {
 			const char *o = f->groups->pdata[i];
-			if (group_spec(f->specs, o) == g && cfg_group_number(o) == n) {
+			if (cfg_group_spec(f->specs, o) == g && cfg_group_number(o) == n) {
 				error_at(f, lookup_line(f, group, NULL), group, NULL,
 					 "same number as [%s] at line %d (leading zeros do not make a new number)", o,
 					 lookup_line(f, o, NULL));
@@ -534,7 +249,7 @@ static int scan(cfg_file *f, const char *text)
 			g_free(group);
 			group = g_strndup(l + 1, len - 2);
 			int prev = lookup_line(f, group, NULL);
-			const cfg_group *spec = group_spec(f->specs, group);
+			const cfg_group *spec = cfg_group_spec(f->specs, group);
 			if (prev && spec && !spec->unique)
 				continue; /* a second section of the group: its keys merge */
 			if (prev) {
@@ -565,8 +280,8 @@ static int scan(cfg_file *f, const char *text)
 			bad = 1;
 			continue;
 		}
-		const cfg_group *g = group_spec(f->specs, group);
-		const cfg_key *k = g ? key_spec_any(g, key) : NULL;
+		const cfg_group *g = cfg_group_spec(f->specs, group);
+		const cfg_key *k = g ? cfg_key_spec_any(g, key) : NULL;
 		const char *name = k ? k->name : key;
 		int prev = lookup_line(f, group, name);
 		if (prev) {
@@ -682,8 +397,8 @@ gboolean cfg_file_has(const cfg_file *f, const char *group, const char *key)
  * neither exists or the key is not in the table with type `t`. */
 static char *value_of(const cfg_file *f, const char *group, const char *key, cfg_type t, const cfg_key **spec)
 {
-	const cfg_group *g = group_spec(f->specs, group);
-	const cfg_key *k = g ? key_spec(g, key) : NULL;
+	const cfg_group *g = cfg_group_spec(f->specs, group);
+	const cfg_key *k = g ? cfg_key_spec(g, key) : NULL;
 	if (!k || k->type != t) {
 		g_critical("cfg: [%s] %s is not a table key of the requested type", group, key);
 		return NULL;
@@ -699,7 +414,7 @@ gint64 cfg_file_int(const cfg_file *f, const char *group, const char *key)
 	char *s = value_of(f, group, key, CFG_INT, &k);
 	gint64 v = 0;
 	if (s)
-		parse_int(s, &v);
+		cfg_parse_int(s, &v);
 	g_free(s);
 	return v;
 }
@@ -710,7 +425,7 @@ double cfg_file_double(const cfg_file *f, const char *group, const char *key)
 	char *s = value_of(f, group, key, CFG_DOUBLE, &k);
 	double v = 0;
 	if (s)
-		parse_double(s, &v);
+		cfg_parse_double(s, &v);
 	g_free(s);
 	return v;
 }
@@ -734,7 +449,7 @@ int cfg_file_enum(const cfg_file *f, const char *group, const char *key)
 {
 	const cfg_key *k;
 	char *s = value_of(f, group, key, CFG_ENUM, &k);
-	int v = s ? enum_index(k, g_strstrip(s)) : -1;
+	int v = s ? cfg_enum_index(k, g_strstrip(s)) : -1;
 	g_free(s);
 	return v < 0 ? 0 : v;
 }
@@ -744,7 +459,7 @@ void cfg_file_vec3(const cfg_file *f, const char *group, const char *key, double
 	const cfg_key *k;
 	char *s = value_of(f, group, key, CFG_VEC3, &k);
 	out[0] = out[1] = out[2] = 0;
-	if (s && parse_vec3(s, out) < 0)
+	if (s && cfg_parse_vec3(s, out) < 0)
 		out[0] = out[1] = out[2] = 0;
 	g_free(s);
 }
@@ -755,7 +470,7 @@ static double *get_list(const cfg_file *f, const char *group, const char *key, c
 	char *s = value_of(f, group, key, t, &k);
 	double *v = NULL;
 	*n = 0;
-	if (s && parse_list(s, t == CFG_VEC3_LIST, &v, n) < 0)
+	if (s && cfg_parse_list(s, t == CFG_VEC3_LIST, &v, n) < 0)
 		v = NULL;
 	g_free(s);
 	return v;
@@ -775,147 +490,15 @@ void cfg_file_store(const cfg_file *f, void *target)
 {
 	for (guint i = 0; i < f->groups->len; i++) {
 		const char *group = f->groups->pdata[i];
-		const cfg_group *g = group_spec(f->specs, group);
+		const cfg_group *g = cfg_group_spec(f->specs, group);
 		if (!g || !g->store)
 			continue;
 		for (const cfg_key *k = g->keys; k->name; k++) {
 			const char *w = written_name(f, group, k->name);
 			char *text = w ? file_text(f, group, w, k->type, NULL) : NULL;
 			if (text)
-				store_value(k, field_of(g, k, group, target), text);
+				cfg_store_value(k, cfg_field_of(g, k, group, target), text);
 			g_free(text);
 		}
 	}
-}
-
-/* --- struct tables ------------------------------------------------------------ */
-
-/* Set one field from text, or FALSE with *err "WHERE[group] key: why". */
-static gboolean set_one(const cfg_group *g, const cfg_key *k, const char *group, void *target, const char *text,
-			const char *where, GError **err)
-{
-	char *why = check_value(k, text);
-	if (why) {
-		g_set_error(err, CFG_ERROR, EINVAL, "%s[%s] %s: %s", where, group, k->name, why);
-		g_free(why);
-		return FALSE;
-	}
-	store_value(k, field_of(g, k, group, target), text);
-	return TRUE;
-}
-
-gboolean cfg_defaults(const cfg_group *groups, void *target, GError **err)
-{
-	for (const cfg_group *g = groups; g->name; g++) {
-		if (!g->store)
-			continue;
-		int n = g->numbered ? g->count : 1;
-		for (int j = 0; j < n; j++) {
-			char *group = g->numbered ? g_strdup_printf("%s.%d", g->name, g->first + j) : g_strdup(g->name);
-			gboolean ok = TRUE;
-			for (const cfg_key *k = g->keys; ok && k->name; k++)
-				if (k->def)
-					ok = set_one(g, k, group, target, k->def, "default ", err);
-			g_free(group);
-			if (!ok)
-				return FALSE;
-		}
-	}
-	return TRUE;
-}
-
-gboolean cfg_load(const char *path, gboolean missing_ok, const cfg_group *groups, void *target, GError **err)
-{
-	GError *e = NULL;
-	cfg_file *f = cfg_file_load(path, groups, &e);
-	if (!f) {
-		if (missing_ok && g_error_matches(e, CFG_ERROR, ENOENT)) {
-			g_error_free(e);
-			return TRUE;
-		}
-		g_propagate_error(err, e);
-		return FALSE;
-	}
-	cfg_file_store(f, target);
-	cfg_file_free(f);
-	return TRUE;
-}
-
-gboolean cfg_set(const cfg_group *groups, void *target, const char *group, const char *key, const char *text,
-		 const char *where, GError **err)
-{
-	const cfg_group *g = group_spec(groups, group);
-	const cfg_key *k = g && g->store ? key_spec_any(g, key) : NULL;
-	if (!k) {
-		g_set_error(err, CFG_ERROR, EINVAL, "%s[%s] %s: unknown %s", where, group, key, g ? "key" : "group");
-		return FALSE;
-	}
-	char *t = g_strstrip(g_strdup(text));
-	gboolean ok = set_one(g, k, group, target, t, where, err);
-	g_free(t);
-	return ok;
-}
-
-void cfg_clear(const cfg_group *groups, void *target)
-{
-	for (const cfg_group *g = groups; g->name; g++) {
-		if (!g->store)
-			continue;
-		int n = g->numbered ? g->count : 1;
-		for (int j = 0; j < n; j++)
-			for (const cfg_key *k = g->keys; k->name; k++)
-				if (k->type == CFG_STRING) {
-					char **field = (char **)((char *)target + g->offset + (size_t)j * g->stride + k->offset);
-					g_free(*field);
-					*field = NULL;
-				}
-	}
-}
-
-static const char *type_name(cfg_type t)
-{
-	switch (t) {
-	case CFG_INT: return "an integer";
-	case CFG_DOUBLE: return "a number";
-	case CFG_BOOL: return "true or false";
-	case CFG_STRING: return "a string";
-	case CFG_ENUM: return "one of";
-	case CFG_VEC3: return "x,y[,z]";
-	case CFG_VEC3_LIST: return "x,y[,z]; …";
-	case CFG_DOUBLE_LIST: return "numbers";
-	}
-	return "?";
-}
-
-static void describe_group(GString *s, const cfg_group *g, const char *group)
-{
-	g_string_append_printf(s, "%s[%s]\n", s->len ? "\n" : "", group);
-	for (const cfg_key *k = g->keys; k->name; k++) {
-		g_string_append_printf(s, "# %s (%s", k->help ? k->help : "", type_name(k->type));
-		if (k->type == CFG_ENUM) {
-			char *all = g_strjoinv(", ", (char **)k->choices);
-			g_string_append_printf(s, " %s", all);
-			g_free(all);
-		}
-		if ((k->type == CFG_INT || k->type == CFG_DOUBLE) && k->min <= k->max)
-			g_string_append_printf(s, ", %g..%g", k->min, k->max);
-		if (k->alias)
-			g_string_append_printf(s, "; formerly %s", k->alias);
-		g_string_append_printf(s, ")\n#%s = %s\n", k->name, k->def ? k->def : "");
-	}
-}
-
-char *cfg_describe(const cfg_group *groups)
-{
-	GString *s = g_string_new(NULL);
-	for (const cfg_group *g = groups; g->name; g++) {
-		if (!g->store)
-			continue;
-		for (int j = 0; j < (g->numbered ? g->count : 1); j++) {
-			char *group = g->numbered ? g_strdup_printf("%s.%d", g->name, g->first + j) : g_strdup(g->name);
-			describe_group(s, g, group);
-			g_free(group);
-		}
-	}
-	return g_string_free(s, FALSE);
 }

@@ -3,7 +3,10 @@
 
 #include <string.h>
 
-G_DEFINE_QUARK(chorus - dev - error - quark, dev_error)
+/* The quark's name is stringified as written: keep clang-format off it. */
+/* clang-format off */
+G_DEFINE_QUARK(chorus-dev-error-quark, dev_error)
+/* clang-format on */
 
 void dev_options_init(dev_options *o)
 {

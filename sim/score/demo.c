@@ -196,10 +196,10 @@ int main(int argc, char **argv)
 		for (size_t a = 0; a < G_N_ELEMENTS(app_names); a++)
 			app_cpu_s[a] = csim_cpu_seconds(d.sim, app_names[a]);
 
-		/* Score. */
+		/* Score, against the world of the scenario the launcher ran. */
 		GError *e2 = NULL;
-		sim_scenario *sc = sim_scenario_load(d.scenario, &e2);
-		sim_world *world = sc ? sim_world_new(sc, &e2) : NULL;
+		const sim_scenario *sc = d.sc;
+		sim_world *world = sim_world_new(sc, &e2);
 		if (!world) {
 			fprintf(stderr, "chorus-demo: %s\n", e2->message);
 			rc = 2;
@@ -273,7 +273,6 @@ int main(int argc, char **argv)
 			g_free(scsv);
 		}
 		sim_world_free(world);
-		sim_scenario_free(sc);
 		csim_truth_free(r.truth);
 		g_main_loop_unref(r.loop);
 	}

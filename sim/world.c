@@ -170,6 +170,21 @@ double sim_world_gain(const sim_world *w, int node, int mic, size_t source)
 	return p ? p->gain : NAN;
 }
 
+double sim_world_arrival_s(const sim_world *w, int node, int mic, size_t source, size_t k)
+{
+	const path *p = get_path(w, node, mic, source);
+	double t = sim_world_call_time_s(w, source, k);
+	return p ? t + p->delay_s : NAN;
+}
+
+gboolean sim_world_call_pos(const sim_world *w, size_t source, size_t k, double pos_m[3])
+{
+	if (source >= w->n_sources || k >= w->sources[source].n_calls)
+		return FALSE;
+	memcpy(pos_m, w->sources[source].cfg->pos_m, 3 * sizeof(double));
+	return TRUE;
+}
+
 size_t sim_world_n_calls(const sim_world *w, size_t source)
 {
 	return source < w->n_sources ? w->sources[source].n_calls : 0;

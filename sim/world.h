@@ -53,6 +53,17 @@ int sim_world_n_mics(const sim_world *w, int node);
  * node or mic does not exist. */
 double sim_world_delay_s(const sim_world *w, int node, int mic, size_t source);
 
+/* True time (s since epoch) at which the direct sound of call k of source i
+ * reaches mic m of node: the call's start plus the propagation delay along
+ * the direct path (for a moving source, from where it was when it emitted
+ * the call's start).  NAN for an unknown node, mic, source or call.  This is
+ * what scoring matches detections against. */
+double sim_world_arrival_s(const sim_world *w, int node, int mic, size_t source, size_t k);
+
+/* True position (m) of source i when it emitted the start of call k; FALSE
+ * (pos untouched) for an unknown source or call. */
+gboolean sim_world_call_pos(const sim_world *w, size_t source, size_t k, double pos_m[3]);
+
 /* Amplitude factor of source i at mic m (level and spreading loss). */
 double sim_world_gain(const sim_world *w, int node, int mic, size_t source);
 

@@ -6,10 +6,15 @@
 #include <sndfile.h>
 #include <string.h>
 
+#include "sim/acoustics.h"
+#include "sim/rng.h"
+
 static const char *const formats[] = {"S16_LE", "S32_LE", "FLOAT_LE", NULL};
 static const char *const latencies[] = {"exponential", "normal", "uniform", "constant", NULL};
 static const char *const waveforms[] = {"pulse_train", "chirp", "tone", "click", "file", NULL};
 static const char *const sweeps[] = {"linear", "exponential", NULL};
+static const char *const grounds[] = {"none", "hard", "grass", "snow", NULL};
+static const char *const backgrounds[] = {"none", "white", "pink", "wind", NULL};
 
 #define NUM(n, d, lo, hi) \
 	{ \
@@ -26,7 +31,15 @@ static const char *const sweeps[] = {"linear", "exponential", NULL};
 
 /* Keys renamed to carry their unit keep the old name as a deprecated alias. */
 static const cfg_key world_keys[] = {
-	{.name = "speed_of_sound_m_s", .type = CFG_DOUBLE, .def = "343", .min = 100, .max = 2000, .alias = "speed_of_sound"},
+	{.name = "speed_of_sound_m_s", .type = CFG_DOUBLE, .min = 100, .max = 2000, .alias = "speed_of_sound"},
+	NUM("temperature_c", "20", -60, 60),
+	NUM("humidity_pct", "50", 0, 100),
+	{.name = "air_absorption", .type = CFG_BOOL, .def = "true"},
+	{.name = "wind", .type = CFG_DOUBLE_LIST, .min = -1e3, .max = 1e3},
+	ENUM("ground", "none", grounds),
+	NUM("ground_reflection", "1", 0, 1),
+	ENUM("background", "none", backgrounds),
+	NUM("background_dbfs", "-60", -200, 0),
 	NUM("noise_dbfs", "-60", -200, 0),
 	INT("seed", "1", 0, 9007199254740992.0),
 	{.name = "duration_s", .type = CFG_DOUBLE, .def = "60", .min = 0.001, .max = 1e7, .alias = "duration"},
@@ -51,12 +64,15 @@ static const cfg_key node_keys[] = {
 	NUM("irq_latency_mean_us", "20", 0, 1e5),
 	NUM("irq_latency_sd_us", "5", 0, 1e5),
 	NUM("radio_jitter_ns", "1000", 0, 1e9),
+	NUM("survey_error_m", "0", 0, 100),
 	{NULL},
 };
 
 static const cfg_key source_keys[] = {
-	{.name = "position_m", .type = CFG_VEC3, .min = -1e6, .max = 1e6, .flags = CFG_REQUIRED, .alias = "position"},
+	{.name = "position_m", .type = CFG_VEC3, .min = -1e6, .max = 1e6, .alias = "position"},
+	{.name = "path", .type = CFG_STRING, .min = 1, .max = 0, .flags = CFG_NONEMPTY},
 	NUM("level_dbfs", "-20", -200, 60),
+	NUM("variation", "0", 0, 0.2),
 	{.name = "call_times_s", .type = CFG_DOUBLE_LIST, .min = 0, .max = 1e7, .alias = "call_times"},
 	{.name = "call_rate_hz", .type = CFG_DOUBLE, .min = 1e-6, .max = 1e4, .alias = "call_rate"},
 	{.name = "call_start_s", .type = CFG_DOUBLE, .def = "0", .min = 0, .max = 1e7, .alias = "call_start"},
@@ -75,11 +91,21 @@ static const cfg_key source_keys[] = {
 	NUM("click_width_us", "50", 1, 1e5),
 	{.name = "file", .type = CFG_STRING, .min = 1, .max = 0, .flags = CFG_NONEMPTY},
 	INT("file_channel", "0", 0, 1023),
+	NUM("file_start", "0", 0, 1e7),
+	NUM("file_length", "0", 0, 1e7),
+	{NULL},
+};
+
+static const cfg_key room_keys[] = {
+	{.name = "size", .type = CFG_VEC3, .min = 0.1, .max = 1e4, .flags = CFG_REQUIRED},
+	{.name = "absorption", .type = CFG_DOUBLE_LIST, .def = "0.2", .min = 0, .max = 1},
+	INT("max_order", "3", 0, 12),
 	{NULL},
 };
 
 const cfg_group sim_scenario_table[] = {
 	{.name = "world", .keys = world_keys, .unique = 1},
+	{.name = "room", .keys = room_keys, .unique = 1},
 	{.name = "node", .numbered = 1, .keys = node_keys, .unique = 1},
 	{.name = "source", .numbered = 1, .keys = source_keys, .unique = 1},
 	{NULL},
@@ -104,6 +130,9 @@ static const struct {
 	{"click_width_us", 1u << DSP_WAVE_CLICK},
 	{"file", 1u << DSP_WAVE_FILE},
 	{"file_channel", 1u << DSP_WAVE_FILE},
+	{"file_start", 1u << DSP_WAVE_FILE},
+	{"file_length", 1u << DSP_WAVE_FILE},
+	{"variation", ~(1u << DSP_WAVE_FILE)},
 };
 
 struct sim_scenario {
@@ -117,7 +146,39 @@ struct sim_scenario {
 static void load_world(cfg_file *ini, sim_world_cfg *w)
 {
 	const char *g = "world";
-	w->speed_of_sound_m_s = cfg_file_double(ini, g, "speed_of_sound_m_s");
+	w->temperature_c = cfg_file_double(ini, g, "temperature_c");
+	w->humidity_pct = cfg_file_double(ini, g, "humidity_pct");
+	w->speed_stated = cfg_file_has(ini, g, "speed_of_sound_m_s");
+	w->speed_of_sound_m_s = w->speed_stated ? cfg_file_double(ini, g, "speed_of_sound_m_s")
+						: sim_speed_of_sound_m_s(w->temperature_c);
+	w->air_absorption = cfg_file_bool(ini, g, "air_absorption");
+	if (cfg_file_has(ini, g, "wind")) {
+		size_t n = 0;
+		double *v = cfg_file_double_list(ini, g, "wind", &n);
+		if (n != 2 || !v || v[0] < 0)
+			cfg_file_fail(ini, g, "wind", "give SPEED_MPS, DIRECTION_DEG (speed >= 0; the direction the wind comes from, degrees clockwise from +y)");
+		else {
+			w->wind_speed_m_s = v[0];
+			w->wind_from_deg = v[1];
+			double a = v[1] * M_PI / 180.0; /* blows towards the opposite direction */
+			w->wind_m_s[0] = -v[0] * sin(a);
+			w->wind_m_s[1] = -v[0] * cos(a);
+			if (v[0] > 0.3 * w->speed_of_sound_m_s)
+				cfg_file_fail(ini, g, "wind", "%g m/s: the first-order moving-medium model needs a wind well below the speed of sound", v[0]);
+		}
+		g_free(v);
+	}
+	w->ground = (sim_ground)cfg_file_enum(ini, g, "ground");
+	w->ground_reflection = cfg_file_double(ini, g, "ground_reflection");
+	if (cfg_file_has(ini, g, "ground_reflection")) {
+		if (cfg_file_has(ini, g, "ground"))
+			cfg_file_fail(ini, g, "ground_reflection", "give either ground or ground_reflection, not both");
+		w->ground = SIM_GROUND_FIXED;
+	}
+	w->background = (sim_background_kind)cfg_file_enum(ini, g, "background");
+	w->background_dbfs = cfg_file_double(ini, g, "background_dbfs");
+	if (cfg_file_has(ini, g, "background_dbfs") && w->background == SIM_BG_NONE)
+		cfg_file_fail(ini, g, "background_dbfs", "set background = white | pink | wind as well");
 	w->noise_dbfs = cfg_file_double(ini, g, "noise_dbfs");
 	w->seed = (uint64_t)cfg_file_int(ini, g, "seed");
 	w->duration_s = cfg_file_double(ini, g, "duration_s");
@@ -129,6 +190,40 @@ static void load_world(cfg_file *ini, sim_world_cfg *w)
 	w->buffer_periods = (unsigned)cfg_file_int(ini, g, "buffer_periods");
 	w->format = (sim_format)cfg_file_enum(ini, g, "format");
 	w->xrun_every_s = cfg_file_double(ini, g, "xrun_every_s");
+}
+
+static void load_room(cfg_file *ini, sim_world_cfg *w)
+{
+	const char *g = "room";
+	if (cfg_file_line(ini, g, NULL) == 0)
+		return;
+	w->room = 1;
+	cfg_file_vec3(ini, g, "size", w->room_m);
+	size_t n = 0;
+	double *a = cfg_file_double_list(ini, g, "absorption", &n);
+	if (a && n == 1)
+		for (int i = 0; i < 6; i++)
+			w->room_absorption[i] = a[0];
+	else if (a && n == 6)
+		memcpy(w->room_absorption, a, sizeof w->room_absorption);
+	else
+		cfg_file_fail(ini, g, "absorption", "give one value for every wall or six (x0, xL, y0, yL, floor, ceiling)");
+	g_free(a);
+	w->room_max_order = (int)cfg_file_int(ini, g, "max_order");
+	if (w->ground != SIM_GROUND_NONE)
+		cfg_file_fail(ini, "world", cfg_file_has(ini, "world", "ground") ? "ground" : "ground_reflection",
+			      "a [room] has its own floor (absorption's fifth value); no ground with a room");
+}
+
+/* Everything in the room: a node or source outside it hears nothing sensible. */
+static void check_inside_room(cfg_file *ini, const sim_world_cfg *w, const char *g, const double *p, const char *what)
+{
+	for (int a = 0; w->room && a < 3; a++)
+		if (p[a] < 0 || p[a] > w->room_m[a]) {
+			cfg_file_fail(ini, g, NULL, "%s (%g, %g, %g) m is outside the [room] of size (%g, %g, %g) m", what, p[0],
+				      p[1], p[2], w->room_m[0], w->room_m[1], w->room_m[2]);
+			return;
+		}
 }
 
 static void load_node(cfg_file *ini, const char *g, sim_node_cfg *n)
@@ -154,6 +249,7 @@ static void load_node(cfg_file *ini, const char *g, sim_node_cfg *n)
 	n->latency_mean_ns = cfg_file_double(ini, g, "irq_latency_mean_us") * 1e3;
 	n->latency_sd_ns = cfg_file_double(ini, g, "irq_latency_sd_us") * 1e3;
 	n->radio_jitter_ns = cfg_file_double(ini, g, "radio_jitter_ns");
+	n->survey_error_m = cfg_file_double(ini, g, "survey_error_m");
 	if (n->latency == SIM_LAT_UNIFORM && n->latency_mean_ns < sqrt(3.0) * n->latency_sd_ns)
 		cfg_file_fail(ini, g, cfg_file_has(ini, g, "irq_latency_sd_us") ? "irq_latency_sd_us" : "irq_latency",
 			      "uniform latency needs mean >= sqrt(3) * sd (it spans mean ± sqrt(3) sd and cannot be negative)");
@@ -176,6 +272,10 @@ static void check_file(cfg_file *ini, const char *g, sim_source_cfg *s)
 	if (s->wave.file_channel >= info.channels)
 		cfg_file_fail(ini, g, "file_channel", "'%s' has %d channel(s); channels count from 0",
 			      s->wave.file, info.channels);
+	double len_s = info.samplerate > 0 ? (double)info.frames / info.samplerate : 0;
+	if (s->wave.file_start_s >= len_s)
+		cfg_file_fail(ini, g, "file_start", "%g s is past the end of '%s' (%.3f s long)", s->wave.file_start_s,
+			      s->wave.file, len_s);
 	sf_close(sf);
 }
 
@@ -185,8 +285,29 @@ static void load_source(sim_scenario *sc, cfg_file *ini, const char *g, const ch
 	const sim_world_cfg *w = &sc->world;
 	s->id = (int)cfg_group_number(g);
 	s->line = cfg_file_line(ini, g, NULL);
-	cfg_file_vec3(ini, g, "position_m", s->pos_m);
+	int has_pos = cfg_file_has(ini, g, "position_m"), has_path = cfg_file_has(ini, g, "path");
+	if (has_pos && has_path)
+		cfg_file_fail(ini, g, "path", "give either position_m (a source that stays) or path (one that moves), not both");
+	else if (!has_pos && !has_path)
+		cfg_file_fail(ini, g, NULL, "give position_m (x, y, z in m) or path (x,y,z @ t; ...)");
+	if (has_pos)
+		cfg_file_vec3(ini, g, "position_m", s->pos_m);
+	if (has_path) {
+		char *text = cfg_file_string(ini, g, "path"), why[160];
+		s->path = sim_path_parse(text, &s->n_path, why, sizeof why);
+		g_free(text);
+		if (!s->path)
+			cfg_file_fail(ini, g, "path", "%s", why);
+		else {
+			g_ptr_array_add(sc->strings, s->path);
+			memcpy(s->pos_m, s->path, sizeof s->pos_m);
+			for (size_t i = 0; i < s->n_path; i++)
+				check_inside_room(ini, w, g, &s->path[4 * i], "a waypoint");
+		}
+	}
+	check_inside_room(ini, w, g, s->pos_m, "the source");
 	s->level_dbfs = cfg_file_double(ini, g, "level_dbfs");
+	s->variation = cfg_file_double(ini, g, "variation");
 	int has_times = cfg_file_has(ini, g, "call_times_s"), has_rate = cfg_file_has(ini, g, "call_rate_hz");
 	if (has_times && has_rate)
 		cfg_file_fail(ini, g, "call_rate_hz", "give either call_times_s or call_rate_hz, not both");
@@ -223,6 +344,8 @@ static void load_source(sim_scenario *sc, cfg_file *ini, const char *g, const ch
 	p->taper_ms = cfg_file_double(ini, g, "taper_ms");
 	p->click_width_us = cfg_file_double(ini, g, "click_width_us");
 	p->file_channel = (int)cfg_file_int(ini, g, "file_channel");
+	p->file_start_s = cfg_file_double(ini, g, "file_start");
+	p->file_length_s = cfg_file_double(ini, g, "file_length");
 
 	double nyq = w->sample_rate_hz / 2.0;
 	const char *fkey = p->kind == DSP_WAVE_PULSE_TRAIN ? "carrier_hz" : p->kind == DSP_WAVE_TONE ? "freq_hz"
@@ -259,10 +382,15 @@ static sim_scenario *build(cfg_file *ini, const char *base_dir, GError **err)
 	sc->strings = g_ptr_array_new_with_free_func(g_free);
 
 	load_world(ini, &sc->world);
+	load_room(ini, &sc->world);
 	for (const char *const *g = cfg_file_groups(ini, "node"); *g; g++) {
 		sim_node_cfg n;
 		memset(&n, 0, sizeof n);
 		load_node(ini, *g, &n);
+		for (size_t m = 0; m < n.n_mics; m++) {
+			double at[3] = {n.pos_m[0] + n.mics_m[m][0], n.pos_m[1] + n.mics_m[m][1], n.pos_m[2] + n.mics_m[m][2]};
+			check_inside_room(ini, &sc->world, *g, at, "a microphone");
+		}
 		if (sim_scenario_find_node(sc, n.id))
 			cfg_file_fail(ini, *g, NULL, "node %d is already defined (leading zeros do not make a new number)", n.id);
 		g_array_append_val(sc->nodes, n);
@@ -306,6 +434,57 @@ sim_scenario *sim_scenario_load(const char *path, GError **err)
 	g_free(dir);
 	cfg_file_free(ini);
 	return sc;
+}
+
+double *sim_path_parse(const char *text, size_t *n, char *why, size_t why_len)
+{
+	gchar **pts = g_strsplit(text, ";", -1);
+	GArray *a = g_array_new(FALSE, FALSE, sizeof(double));
+	size_t k = 0;
+	gboolean ok = TRUE;
+	for (gchar **p = pts; ok && *p; p++) {
+		char *q = g_strstrip(*p);
+		if (!*q && !p[1] && k > 0)
+			break; /* a trailing ';' */
+		k++;
+		gchar **at = g_strsplit(q, "@", -1);
+		gchar **xyz = at[0] && at[1] && !at[2] ? g_strsplit(at[0], ",", -1) : NULL;
+		double v[4];
+		ok = xyz && g_strv_length(xyz) == 3;
+		for (int i = 0; ok && i < 4; i++) {
+			char *s = g_strstrip(i < 3 ? xyz[i] : at[1]), *end = NULL;
+			v[i] = g_ascii_strtod(s, &end);
+			ok = *s && !*end && isfinite(v[i]);
+		}
+		if (!ok)
+			g_snprintf(why, why_len, "waypoint %zu ('%s'): expected x,y,z @ t (m, s)", k, q);
+		else if (k > 1 && v[3] <= g_array_index(a, double, a->len - 1)) {
+			g_snprintf(why, why_len, "waypoint %zu: time %g s is not after the previous waypoint's %g s", k, v[3],
+				   g_array_index(a, double, a->len - 1));
+			ok = FALSE;
+		} else if (v[3] < 0) {
+			g_snprintf(why, why_len, "waypoint %zu: time %g s is before the world's start", k, v[3]);
+			ok = FALSE;
+		}
+		if (ok)
+			g_array_append_vals(a, v, 4);
+		g_strfreev(xyz);
+		g_strfreev(at);
+	}
+	g_strfreev(pts);
+	if (ok && a->len == 0) {
+		g_snprintf(why, why_len, "no waypoint");
+		ok = FALSE;
+	}
+	*n = a->len / 4;
+	return (double *)(void *)g_array_free(a, !ok);
+}
+
+void sim_node_told_position(const sim_scenario *sc, const sim_node_cfg *n, double out[3])
+{
+	for (int k = 0; k < 3; k++)
+		out[k] = n->pos_m[k] + n->survey_error_m * sim_rng_gauss(sc->world.seed, SIM_RNG_SURVEY, (uint64_t)n->id,
+									 (uint64_t)k, 0);
 }
 
 void sim_scenario_free(sim_scenario *sc)

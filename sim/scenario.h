@@ -29,8 +29,38 @@ typedef enum {
 	SIM_LAT_CONSTANT = 3,
 } sim_latency_dist;
 
+typedef enum {
+	SIM_GROUND_NONE = 0,  /* free field: no ground plane */
+	SIM_GROUND_HARD = 1,  /* rigid ground at z = 0: R = 1 */
+	SIM_GROUND_GRASS = 2, /* Delany-Bazley, sigma = SIM_SIGMA_GRASS */
+	SIM_GROUND_SNOW = 3,  /* Delany-Bazley, sigma = SIM_SIGMA_SNOW */
+	SIM_GROUND_FIXED = 4, /* ground_reflection = R: real, frequency-independent */
+} sim_ground;
+
+typedef enum {
+	SIM_BG_NONE = 0,
+	SIM_BG_WHITE = 1,
+	SIM_BG_PINK = 2,
+	SIM_BG_WIND = 3,
+} sim_background_kind;
+
 typedef struct {
-	double speed_of_sound_m_s; /* m/s */
+	double speed_of_sound_m_s; /* m/s: stated, or from temperature_c */
+	int speed_stated;          /* speed_of_sound_m_s was given (else from temperature) */
+	double temperature_c;      /* °C: air temperature */
+	double humidity_pct;       /* % relative humidity */
+	int air_absorption;        /* ISO 9613-1 absorption on every path */
+	double wind_speed_m_s;     /* m/s */
+	double wind_from_deg;      /* degrees clockwise from +y (north) the wind comes from */
+	double wind_m_s[3];        /* m/s: the wind's velocity vector (horizontal) */
+	sim_ground ground;
+	double ground_reflection; /* SIM_GROUND_FIXED: R (0..1) */
+	sim_background_kind background;
+	double background_dbfs;    /* RMS of the background, dB re full scale */
+	int room;                  /* a [room] group: shoebox enclosure */
+	double room_m[3];          /* m: room size; the room spans [0, size] on each axis */
+	double room_absorption[6]; /* energy absorption of walls x0, xL, y0, yL, z0 (floor), zL */
+	int room_max_order;        /* highest image order */
 	double noise_dbfs;         /* white Gaussian noise per mic, RMS, dB re full scale */
 	uint64_t seed;             /* keys every random quantity of the world */
 	double duration_s;         /* s: length of the run; Poisson calls fall in [0, duration) */
@@ -56,6 +86,7 @@ typedef struct {
 	double latency_mean_ns; /* ns */
 	double latency_sd_ns;   /* ns (normal, uniform) */
 	double radio_jitter_ns; /* ns: sd of the receive timestamp error */
+	double survey_error_m;  /* m: sd per axis of the position the apps are told */
 } sim_node_cfg;
 
 typedef struct {
@@ -68,6 +99,9 @@ typedef struct {
 	double call_rate_hz;             /* calls per s (Poisson), 0 with an explicit list */
 	double call_start_s, call_end_s; /* s: window of Poisson calls */
 	dsp_wave_params wave;            /* wave.file is absolute or relative to the cwd */
+	double variation;                /* relative sd of each call's drawn parameters (0..0.2) */
+	double *path;                    /* moving source: waypoints x, y, z (m), t (s) each; NULL: static */
+	size_t n_path;                   /* number of waypoints */
 } sim_source_cfg;
 
 typedef struct sim_scenario sim_scenario;
@@ -86,6 +120,16 @@ sim_scenario *sim_scenario_load_data(const char *name, const char *text, const c
 				     GError **err);
 
 void sim_scenario_free(sim_scenario *sc);
+
+/* Parse a path value "x,y,z @ t; x,y,z @ t; ..." (m, s; times strictly
+ * increasing) into 4 doubles per waypoint (g_free them).  NULL with a reason
+ * in why[why_len] (which waypoint and what is wrong). */
+double *sim_path_parse(const char *text, size_t *n, char *why, size_t why_len);
+
+/* The position the field team is told for node n (m): its true position
+ * plus a seeded Gaussian error of survey_error_m per axis (the same for
+ * every run with the same seed). */
+void sim_node_told_position(const sim_scenario *sc, const sim_node_cfg *n, double out[3]);
 
 /* The file name (for messages). */
 const char *sim_scenario_name(const sim_scenario *sc);

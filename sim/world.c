@@ -1,37 +1,54 @@
 /* world.c — the simulated world's truth functions (see world.h). */
 #include "sim/world.h"
 
+#include <complex.h>
 #include <errno.h>
 #include <math.h>
 #include <string.h>
 
+#include "sim/acoustics.h"
 #include "sim/rng.h"
 
+/* One propagation path from a source (or one of its images) to one mic:
+ * spreading amp = level / max(r, min_distance), delay, and the filter of
+ * everything frequency-dependent along it (reflections, air absorption). */
 typedef struct {
-	double delay_s; /* s: propagation delay */
-	double gain;    /* level (linear) / max(r, min_distance) */
+	double amp;     /* static sources: level / max(r, min_distance) */
+	double delay_s; /* static sources: s */
+	int n_taps;     /* 1 (a plain gain, taps[0]) or odd <= SIM_FIR_TAPS, centred */
+	double taps[SIM_FIR_TAPS];
 } path;
 
 typedef struct {
 	const sim_node_cfg *cfg;
-	path *paths; /* [mic * n_sources + source] */
+	size_t mic_base;         /* index of its first mic among all the world's mics */
+	path *paths;             /* static sources: [(mic * n_sources + source) * n_images + image] */
+	double *dmin_s, *dmax_s; /* [mic * n_sources + source]: delay range over the images */
 } node_state;
 
 typedef struct {
 	const sim_source_cfg *cfg;
-	dsp_wave *wave;
+	dsp_wave **waves; /* per call; every entry the same wave without variation */
+	int shared_wave;
 	double *calls_s; /* s since epoch, ascending */
+	double *len_s;   /* per call */
 	size_t n_calls;
-	double length_s;
+	double max_len_s;
+	double level;     /* linear peak amplitude at 1 m */
+	path *call_paths; /* moving: [(k * n_mics_all + mic) * n_images + image], amp and delay unused */
 } source_state;
 
 struct sim_world {
 	const sim_scenario *sc;
 	const sim_world_cfg *cfg;
-	size_t n_nodes, n_sources;
+	size_t n_nodes, n_sources, n_mics_all;
 	node_state *nodes;
 	source_state *sources;
 	double noise_rms; /* full scale */
+	double fs_hz;     /* the world's rate: FIR taps are 1/fs apart */
+	sim_image *images;
+	size_t n_images;
+	double span_s; /* half the longest filter, s */
 };
 
 static int cmp_double(const void *a, const void *b)
@@ -63,11 +80,250 @@ static void make_calls(const sim_world *w, source_state *s)
 	s->calls_s = (double *)(void *)g_array_free(a, FALSE);
 }
 
+/* Factor 1 + V g, g a standard normal keyed (seed, source, parameter, call),
+ * truncated to [1 - 3V, 1 + 3V]. */
+static double vary(const sim_world *w, const source_state *s, int param, size_t k)
+{
+	double g = sim_rng_gauss(w->cfg->seed, SIM_RNG_VARIATION, (uint64_t)s->cfg->id, (uint64_t)param, k);
+	return 1.0 + s->cfg->variation * fmax(-3.0, fmin(3.0, g));
+}
+
+/* The parameters of call k: the source's, each drawn afresh with relative
+ * sd `variation` (docs/scenario.md, "Call variation"). */
+static dsp_wave_params call_params(const sim_world *w, const source_state *s, size_t k)
+{
+	dsp_wave_params p = s->cfg->wave;
+	double top = 0.45 * w->fs_hz;
+	p.carrier_hz = fmin(top, p.carrier_hz * vary(w, s, 0, k));
+	p.freq_hz = fmin(top, p.freq_hz * vary(w, s, 0, k));
+	p.f0_hz = fmin(top, p.f0_hz * vary(w, s, 0, k));
+	p.f1_hz = fmin(top, p.f1_hz * vary(w, s, 5, k));
+	p.pulse_interval_ms *= vary(w, s, 1, k);
+	p.pulse_ms = fmin(p.pulse_ms * vary(w, s, 2, k), p.pulse_interval_ms);
+	p.pulses = (int)fmax(1.0, lround(p.pulses * vary(w, s, 3, k)));
+	p.length_ms *= vary(w, s, 4, k);
+	p.click_width_us *= vary(w, s, 4, k);
+	return p;
+}
+
+static gboolean make_waves(const sim_world *w, source_state *s, GError **err)
+{
+	s->waves = g_new0(dsp_wave *, s->n_calls ? s->n_calls : 1);
+	s->len_s = g_new0(double, s->n_calls ? s->n_calls : 1);
+	s->shared_wave = s->cfg->variation == 0 || s->cfg->wave.kind == DSP_WAVE_FILE;
+	for (size_t k = 0; k < (s->shared_wave ? 1 : s->n_calls); k++) {
+		dsp_wave_params p = s->shared_wave ? s->cfg->wave : call_params(w, s, k);
+		GError *e = NULL;
+		s->waves[k] = dsp_wave_new(&p, w->cfg->sample_rate_hz, &e);
+		if (!s->waves[k]) {
+			g_set_error(err, CFG_ERROR, EIO, "%s:%d: [source.%d] file: %s", sim_scenario_name(w->sc),
+				    s->cfg->line, s->cfg->id, e->message);
+			g_error_free(e);
+			return FALSE;
+		}
+	}
+	for (size_t k = 0; k < s->n_calls; k++) {
+		if (s->shared_wave)
+			s->waves[k] = s->waves[0];
+		s->len_s[k] = dsp_wave_length_s(s->waves[k]);
+		s->max_len_s = fmax(s->max_len_s, s->len_s[k]);
+	}
+	return TRUE;
+}
+
+/* Position of source s at emission time t_s (m): its place, or linear
+ * between the waypoints of its path (held before the first and after the
+ * last). */
+static void source_pos(const source_state *s, double t_s, double out[3])
+{
+	const sim_source_cfg *c = s->cfg;
+	if (!c->path) {
+		memcpy(out, c->pos_m, 3 * sizeof(double));
+		return;
+	}
+	const double *wp = c->path;
+	size_t n = c->n_path, i = 0;
+	if (n == 1 || t_s <= wp[3]) {
+		memcpy(out, wp, 3 * sizeof(double));
+		return;
+	}
+	if (t_s >= wp[4 * (n - 1) + 3]) {
+		memcpy(out, &wp[4 * (n - 1)], 3 * sizeof(double));
+		return;
+	}
+	while (i + 2 < n && wp[4 * (i + 1) + 3] <= t_s)
+		i++;
+	const double *a = &wp[4 * i], *b = &wp[4 * (i + 1)];
+	double f = (t_s - a[3]) / (b[3] - a[3]);
+	for (int k = 0; k < 3; k++)
+		out[k] = a[k] + f * (b[k] - a[k]);
+}
+
+/* What a path does to each frequency besides delay and spreading. */
+typedef struct {
+	const sim_world_cfg *cfg;
+	double r_m;       /* path length */
+	double cos_theta; /* ground image: incidence from the normal */
+	int ground_image; /* 1: reflected by the ground plane */
+	double beta;      /* room walls: product of pressure reflection factors */
+} path_spec;
+
+static double complex path_response(double f_hz, const void *data)
+{
+	const path_spec *p = data;
+	const sim_world_cfg *c = p->cfg;
+	double complex H = p->beta;
+	if (p->ground_image) {
+		switch (c->ground) {
+		case SIM_GROUND_HARD:
+			break;
+		case SIM_GROUND_FIXED:
+			H *= c->ground_reflection;
+			break;
+		case SIM_GROUND_GRASS:
+		case SIM_GROUND_SNOW:
+			H *= sim_reflection(sim_ground_impedance(f_hz, c->ground == SIM_GROUND_GRASS ? SIM_SIGMA_GRASS
+												     : SIM_SIGMA_SNOW),
+					    p->cos_theta);
+			break;
+		case SIM_GROUND_NONE:
+			break;
+		}
+	}
+	if (c->air_absorption)
+		H *= pow(10.0, -sim_air_absorption_db_m(f_hz, c->temperature_c, c->humidity_pct) * p->r_m / 20.0);
+	return H;
+}
+
+/* Mic position (m) of mic m of node n. */
+static void mic_pos(const sim_node_cfg *n, size_t m, double out[3])
+{
+	for (int k = 0; k < 3; k++)
+		out[k] = n->pos_m[k] + n->mics_m[m][k];
+}
+
+/* Straight path from point a to point b: length, and the travel time with
+ * the world's wind. */
+static double travel(const sim_world *w, const double a[3], const double b[3], double *r_out)
+{
+	double u[3], r = 0;
+	for (int k = 0; k < 3; k++) {
+		u[k] = b[k] - a[k];
+		r += u[k] * u[k];
+	}
+	r = sqrt(r);
+	for (int k = 0; r > 0 && k < 3; k++)
+		u[k] /= r;
+	if (r_out)
+		*r_out = r;
+	return sim_travel_time_s(r, u, w->cfg->speed_of_sound_m_s, w->cfg->wind_m_s);
+}
+
+/* Fill the filter of the path from source position src by image im to mic
+ * position at (the taps, and amp/delay for a source that stays). */
+static void design_path(const sim_world *w, const source_state *s, size_t im, const double src[3],
+			const double at[3], path *p)
+{
+	double img[3], r;
+	sim_image_position(&w->images[im], w->cfg->room_m, src, img);
+	p->delay_s = travel(w, img, at, &r);
+	p->amp = s->level / fmax(r, w->cfg->min_distance_m);
+	path_spec ps = {.cfg = w->cfg, .r_m = r, .beta = w->images[im].beta};
+	ps.ground_image = !w->cfg->room && w->images[im].p[2];
+	ps.cos_theta = r > 0 ? fabs(img[2] - at[2]) / r : 1.0;
+	double complex d0 = path_response(0.0, &ps);
+	double flat = 0;
+	for (int m = 1; m <= 64; m++)
+		flat = fmax(flat, cabs(path_response(m * w->fs_hz / 128, &ps) - d0));
+	if (flat <= 1e-4 * fmax(cabs(d0), 1e-300)) {
+		p->n_taps = 1;
+		p->taps[0] = creal(d0);
+		return;
+	}
+	/* The shortest filter that fits within 2 % from 500 Hz up (air
+	 * absorption: 31 taps; a porous ground near grazing: up to 127). */
+	for (p->n_taps = 31;; p->n_taps = 2 * p->n_taps + 1)
+		if (sim_fir_design(path_response, &ps, w->fs_hz, p->n_taps, 500.0, p->taps) <= 0.02 ||
+		    p->n_taps == SIM_FIR_TAPS)
+			break;
+}
+
+/* The images the world's boundaries make: the source alone (free field),
+ * it and its mirror in the ground z = 0, or the room's up to max_order. */
+static void make_images(sim_world *w)
+{
+	const sim_world_cfg *c = w->cfg;
+	if (c->room) {
+		w->n_images = sim_room_images(c->room_max_order, c->room_absorption, NULL, 0);
+		w->images = g_new0(sim_image, w->n_images);
+		sim_room_images(c->room_max_order, c->room_absorption, w->images, w->n_images);
+		return;
+	}
+	w->n_images = c->ground == SIM_GROUND_NONE ? 1 : 2;
+	w->images = g_new0(sim_image, w->n_images);
+	w->images[0].beta = 1.0;
+	if (w->n_images == 2) {
+		w->images[1].beta = 1.0;
+		w->images[1].p[2] = 1;
+		w->images[1].order = 1;
+		w->images[1].hits[4] = 1;
+	}
+}
+
+static void make_paths(sim_world *w)
+{
+	for (size_t i = 0; i < w->n_nodes; i++) {
+		node_state *n = &w->nodes[i];
+		size_t nm = n->cfg->n_mics, ns = w->n_sources;
+		n->paths = g_new0(path, nm * ns * w->n_images + 1);
+		n->dmin_s = g_new0(double, nm *ns + 1);
+		n->dmax_s = g_new0(double, nm *ns + 1);
+		for (size_t m = 0; m < nm; m++) {
+			double at[3];
+			mic_pos(n->cfg, m, at);
+			for (size_t j = 0; j < ns; j++) {
+				const source_state *s = &w->sources[j];
+				n->dmin_s[m * ns + j] = INFINITY;
+				n->dmax_s[m * ns + j] = -INFINITY;
+				for (size_t im = 0; im < w->n_images; im++) {
+					path *p = &n->paths[(m * ns + j) * w->n_images + im];
+					design_path(w, s, im, s->cfg->pos_m, at, p);
+					n->dmin_s[m * ns + j] = fmin(n->dmin_s[m * ns + j], p->delay_s);
+					n->dmax_s[m * ns + j] = fmax(n->dmax_s[m * ns + j], p->delay_s);
+				}
+			}
+		}
+	}
+	/* A moving source's filters are designed per call, where it was when
+	 * the call began. */
+	for (size_t j = 0; j < w->n_sources; j++) {
+		source_state *s = &w->sources[j];
+		if (!s->cfg->path)
+			continue;
+		s->call_paths = g_new0(path, s->n_calls * w->n_mics_all * w->n_images + 1);
+		for (size_t k = 0; k < s->n_calls; k++) {
+			double src[3];
+			source_pos(s, s->calls_s[k], src);
+			for (size_t i = 0; i < w->n_nodes; i++)
+				for (size_t m = 0; m < w->nodes[i].cfg->n_mics; m++) {
+					double at[3];
+					mic_pos(w->nodes[i].cfg, m, at);
+					size_t g = w->nodes[i].mic_base + m;
+					for (size_t im = 0; im < w->n_images; im++)
+						design_path(w, s, im, src, at,
+							    &s->call_paths[(k * w->n_mics_all + g) * w->n_images + im]);
+				}
+		}
+	}
+}
+
 sim_world *sim_world_new(const sim_scenario *sc, GError **err)
 {
 	sim_world *w = g_new0(sim_world, 1);
 	w->sc = sc;
 	w->cfg = sim_scenario_world(sc);
+	w->fs_hz = w->cfg->sample_rate_hz;
+	w->span_s = (SIM_FIR_TAPS / 2) / w->fs_hz;
 	w->n_nodes = sim_scenario_n_nodes(sc);
 	w->n_sources = sim_scenario_n_sources(sc);
 	w->noise_rms = pow(10.0, w->cfg->noise_dbfs / 20.0);
@@ -75,38 +331,21 @@ sim_world *sim_world_new(const sim_scenario *sc, GError **err)
 	for (size_t i = 0; i < w->n_sources; i++) {
 		source_state *s = &w->sources[i];
 		s->cfg = sim_scenario_source(sc, i);
-		GError *e = NULL;
-		s->wave = dsp_wave_new(&s->cfg->wave, w->cfg->sample_rate_hz, &e);
-		if (!s->wave) {
-			g_set_error(err, CFG_ERROR, EIO, "%s:%d: [source.%d] file: %s", sim_scenario_name(sc),
-				    s->cfg->line, s->cfg->id, e->message);
-			g_error_free(e);
+		s->level = pow(10.0, s->cfg->level_dbfs / 20.0);
+		make_calls(w, s);
+		if (!make_waves(w, s, err)) {
 			sim_world_free(w);
 			return NULL;
 		}
-		s->length_s = dsp_wave_length_s(s->wave);
-		make_calls(w, s);
 	}
 	w->nodes = g_new0(node_state, w->n_nodes);
 	for (size_t i = 0; i < w->n_nodes; i++) {
-		node_state *n = &w->nodes[i];
-		n->cfg = sim_scenario_node(sc, i);
-		n->paths = g_new0(path, n->cfg->n_mics * w->n_sources + 1);
-		for (size_t m = 0; m < n->cfg->n_mics; m++)
-			for (size_t j = 0; j < w->n_sources; j++) {
-				const double *sp = w->sources[j].cfg->pos_m;
-				double d2 = 0;
-				for (int k = 0; k < 3; k++) {
-					double dx = n->cfg->pos_m[k] + n->cfg->mics_m[m][k] - sp[k];
-					d2 += dx * dx;
-				}
-				double r = sqrt(d2);
-				path *p = &n->paths[m * w->n_sources + j];
-				p->delay_s = r / w->cfg->speed_of_sound_m_s;
-				p->gain = pow(10.0, w->sources[j].cfg->level_dbfs / 20.0) /
-					  fmax(r, w->cfg->min_distance_m);
-			}
+		w->nodes[i].cfg = sim_scenario_node(sc, i);
+		w->nodes[i].mic_base = w->n_mics_all;
+		w->n_mics_all += w->nodes[i].cfg->n_mics;
 	}
+	make_images(w);
+	make_paths(w);
 	return w;
 }
 
@@ -115,11 +354,20 @@ void sim_world_free(sim_world *w)
 	if (!w)
 		return;
 	for (size_t i = 0; w->sources && i < w->n_sources; i++) {
-		dsp_wave_free(w->sources[i].wave);
-		g_free(w->sources[i].calls_s);
+		source_state *s = &w->sources[i];
+		for (size_t k = 0; s->waves && k < (s->shared_wave ? 1 : s->n_calls); k++)
+			dsp_wave_free(s->waves[k]);
+		g_free(s->waves);
+		g_free(s->len_s);
+		g_free(s->calls_s);
+		g_free(s->call_paths);
 	}
-	for (size_t i = 0; w->nodes && i < w->n_nodes; i++)
+	for (size_t i = 0; w->nodes && i < w->n_nodes; i++) {
 		g_free(w->nodes[i].paths);
+		g_free(w->nodes[i].dmin_s);
+		g_free(w->nodes[i].dmax_s);
+	}
+	g_free(w->images);
 	g_free(w->sources);
 	g_free(w->nodes);
 	g_free(w);
@@ -150,12 +398,14 @@ int sim_world_n_mics(const sim_world *w, int node)
 	return n ? (int)n->cfg->n_mics : -ENOENT;
 }
 
+/* The direct path (image 0) of source i to mic m; for a moving source, from
+ * its first waypoint. */
 static const path *get_path(const sim_world *w, int node, int mic, size_t source)
 {
 	const node_state *n = find(w, node);
 	if (!n || mic < 0 || (size_t)mic >= n->cfg->n_mics || source >= w->n_sources)
 		return NULL;
-	return &n->paths[(size_t)mic * w->n_sources + source];
+	return &n->paths[((size_t)mic * w->n_sources + source) * w->n_images];
 }
 
 double sim_world_delay_s(const sim_world *w, int node, int mic, size_t source)
@@ -167,22 +417,51 @@ double sim_world_delay_s(const sim_world *w, int node, int mic, size_t source)
 double sim_world_gain(const sim_world *w, int node, int mic, size_t source)
 {
 	const path *p = get_path(w, node, mic, source);
-	return p ? p->gain : NAN;
+	return p ? p->amp : NAN;
 }
 
 double sim_world_arrival_s(const sim_world *w, int node, int mic, size_t source, size_t k)
 {
 	const path *p = get_path(w, node, mic, source);
 	double t = sim_world_call_time_s(w, source, k);
-	return p ? t + p->delay_s : NAN;
+	if (!p || !isfinite(t))
+		return NAN;
+	const source_state *s = &w->sources[source];
+	if (!s->cfg->path)
+		return t + p->delay_s;
+	double src[3], at[3];
+	source_pos(s, t, src);
+	mic_pos(find(w, node)->cfg, (size_t)mic, at);
+	return t + travel(w, src, at, NULL);
 }
 
 gboolean sim_world_call_pos(const sim_world *w, size_t source, size_t k, double pos_m[3])
 {
 	if (source >= w->n_sources || k >= w->sources[source].n_calls)
 		return FALSE;
-	memcpy(pos_m, w->sources[source].cfg->pos_m, 3 * sizeof(double));
+	source_pos(&w->sources[source], w->sources[source].calls_s[k], pos_m);
 	return TRUE;
+}
+
+size_t sim_world_n_images(const sim_world *w)
+{
+	return w->n_images;
+}
+
+double sim_world_path_delay_s(const sim_world *w, int node, int mic, size_t source, size_t image)
+{
+	const path *p = get_path(w, node, mic, source);
+	return p && image < w->n_images ? p[image].delay_s : NAN;
+}
+
+double complex sim_world_path_response(const sim_world *w, int node, int mic, size_t source, size_t image,
+				       double f_hz)
+{
+	const path *p = get_path(w, node, mic, source);
+	if (!p || image >= w->n_images)
+		return NAN;
+	p += image;
+	return p->amp * (p->n_taps == 1 ? p->taps[0] : sim_fir_response(p->taps, p->n_taps, w->fs_hz, f_hz));
 }
 
 size_t sim_world_n_calls(const sim_world *w, size_t source)
@@ -197,30 +476,108 @@ double sim_world_call_time_s(const sim_world *w, size_t source, size_t k)
 	return w->sources[source].calls_s[k];
 }
 
-/* Sum of the calls of source s sounding at emission time te. */
-static double source_at(const source_state *s, double te)
+double sim_world_call_length_s(const sim_world *w, size_t source, size_t k)
 {
-	/* Last call starting at or before te, then back while still sounding. */
-	size_t lo = 0, hi = s->n_calls;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (s->calls_s[mid] <= te)
-			lo = mid + 1;
+	if (source >= w->n_sources || k >= w->sources[source].n_calls)
+		return NAN;
+	return w->sources[source].len_s[k];
+}
+
+/* Calls of s that may sound at an emission time in [lo, hi]: indices
+ * [*ka, return). */
+static size_t calls_between(const source_state *s, double lo, double hi, size_t *ka)
+{
+	size_t a = 0, b = s->n_calls;
+	while (a < b) { /* first call starting after hi */
+		size_t mid = (a + b) / 2;
+		if (s->calls_s[mid] <= hi)
+			a = mid + 1;
 		else
-			hi = mid;
+			b = mid;
 	}
+	size_t k = a;
+	while (k > 0 && s->calls_s[k - 1] + s->max_len_s > lo)
+		k--;
+	*ka = k;
+	return a;
+}
+
+/* Call k of s heard through path filter p at emission time te. */
+static double through(const sim_world *w, const source_state *s, size_t k, double te, const path *p)
+{
+	double tau0 = te - s->calls_s[k];
+	if (p->n_taps == 1)
+		return p->taps[0] * dsp_wave_eval(s->waves[k], tau0);
+	const int c = p->n_taps / 2;
 	double v = 0;
-	for (size_t k = lo; k-- > 0 && te - s->calls_s[k] < s->length_s;)
-		v += dsp_wave_eval(s->wave, te - s->calls_s[k]);
+	for (int i = 0; i < p->n_taps; i++) {
+		double tau = tau0 - (i - c) / w->fs_hz;
+		if (tau >= 0 && tau < s->len_s[k])
+			v += p->taps[i] * dsp_wave_eval(s->waves[k], tau);
+	}
+	return v;
+}
+
+/* Emission time along image im of a moving source for sound reaching `at`
+ * at t (the retarded time: te + travel(pos(te)) = t, by fixed-point
+ * iteration, which contracts by the source's Mach number); *r the path
+ * length then. */
+static double emission_time(const sim_world *w, const source_state *s, size_t im, const double at[3], double t,
+			    double *r)
+{
+	double te = t, src[3], img[3];
+	for (int it = 0; it < 12; it++) {
+		source_pos(s, te, src);
+		sim_image_position(&w->images[im], w->cfg->room_m, src, img);
+		double nt = t - travel(w, img, at, r);
+		gboolean done = fabs(nt - te) < 1e-13;
+		te = nt;
+		if (done)
+			break;
+	}
+	return te;
+}
+
+static double static_source(const sim_world *w, const node_state *n, int mic, size_t j, double t_s)
+{
+	const source_state *s = &w->sources[j];
+	size_t q = (size_t)mic * w->n_sources + j, ka;
+	size_t kb = calls_between(s, t_s - n->dmax_s[q] - w->span_s, t_s - n->dmin_s[q] + w->span_s, &ka);
+	if (ka >= kb)
+		return 0;
+	double v = 0;
+	const path *p = &n->paths[q * w->n_images];
+	for (size_t im = 0; im < w->n_images; im++) {
+		double te = t_s - p[im].delay_s, acc = 0;
+		for (size_t k = ka; k < kb; k++)
+			acc += through(w, s, k, te, &p[im]);
+		v += p[im].amp * acc;
+	}
+	return v;
+}
+
+static double moving_source(const sim_world *w, const node_state *n, int mic, size_t j, double t_s)
+{
+	const source_state *s = &w->sources[j];
+	size_t g = n->mic_base + (size_t)mic;
+	double at[3], v = 0;
+	mic_pos(n->cfg, (size_t)mic, at);
+	for (size_t im = 0; im < w->n_images; im++) {
+		double r, te = emission_time(w, s, im, at, t_s, &r), acc = 0;
+		size_t ka, kb = calls_between(s, te - w->span_s, te + w->span_s, &ka);
+		for (size_t k = ka; k < kb; k++)
+			acc += through(w, s, k, te, &s->call_paths[(k * w->n_mics_all + g) * w->n_images + im]);
+		v += s->level / fmax(r, w->cfg->min_distance_m) * acc;
+	}
 	return v;
 }
 
 static double pressure(const sim_world *w, const node_state *n, int mic, double t_s)
 {
 	double v = 0;
-	const path *p = &n->paths[(size_t)mic * w->n_sources];
 	for (size_t j = 0; j < w->n_sources; j++)
-		v += p[j].gain * source_at(&w->sources[j], t_s - p[j].delay_s);
+		if (w->sources[j].n_calls)
+			v += w->sources[j].cfg->path ? moving_source(w, n, mic, j, t_s) : static_source(w, n, mic, j, t_s);
 	return v;
 }
 

@@ -12,10 +12,17 @@
  * A stream started at true time t_s begins at the first whole frame at or
  * after t_s, F0 = ceil(t_s R (1 + a 1e-6)), so its frame index f = F - F0
  * obeys f = (t - t(F0)) R (1 + a 1e-6).  Sample value of frame F at mic m:
- *     x = sum over sources and calls of g * s(t(F) - d - c) + n(seed, N, m, F)
- * with d = distance / speed of sound, g = level / max(distance, min_distance),
- * c the call time and n counter-based Gaussian noise: a pure function of
- * (scenario, N, m, F), so any frame range can be regenerated in any order.
+ *     x = sum over sources, paths p and calls k of
+ *           g_p * (h_p * s_k)(t(F) - d_p - c_k)  +  n(seed, N, m, F)
+ * with paths p the direct sound and its images (ground, room walls), d_p the
+ * path length over the speed of sound (plus the wind along it), g_p = level
+ * / max(length, min_distance), h_p a short FIR of the path's reflections and
+ * air absorption (sim/acoustics.h), s_k call k's waveform (its parameters
+ * drawn per call with variation), c_k its start, and n counter-based noise:
+ * a pure function of (scenario, N, m, F), so any frame range can be
+ * regenerated in any order.  A moving source's delay and spreading are
+ * solved at each sample from where it was when it emitted (Doppler follows);
+ * its filters are those of where it was when the call began.
  *
  * CPU clock of node N: sync_simclock_apply(node cpu params, true ns).
  * Interrupt latency of the period ending at frame F: a pure function of
@@ -64,8 +71,28 @@ double sim_world_arrival_s(const sim_world *w, int node, int mic, size_t source,
  * (pos untouched) for an unknown source or call. */
 gboolean sim_world_call_pos(const sim_world *w, size_t source, size_t k, double pos_m[3]);
 
-/* Amplitude factor of source i at mic m (level and spreading loss). */
+/* Amplitude factor of source i at mic m along the direct path (level and
+ * spreading loss; for a moving source, from its first waypoint). */
 double sim_world_gain(const sim_world *w, int node, int mic, size_t source);
+
+/* Number of propagation paths from each source to each mic: 1 in free
+ * field, 2 over a ground (direct, then the ground's image), the room's image
+ * sources up to max_order (direct first, then by order). */
+size_t sim_world_n_images(const sim_world *w);
+
+/* Delay (s) of path `image` from source i to mic m (for a moving source,
+ * from its first waypoint); NAN when any index is out of range. */
+double sim_world_path_delay_s(const sim_world *w, int node, int mic, size_t source, size_t image);
+
+/* Complex transfer function at f_hz of path `image` besides its delay:
+ * spreading, reflections and air absorption as the world applies them (its
+ * FIR's response).  NAN when any index is out of range. */
+double _Complex sim_world_path_response(const sim_world *w, int node, int mic, size_t source, size_t image,
+					double f_hz);
+
+/* Length (s) of call k of source i (calls differ with variation); NAN when
+ * out of range. */
+double sim_world_call_length_s(const sim_world *w, size_t source, size_t k);
 
 /* Calls of source i: count, and the start time of call k (s since epoch,
  * ascending). */

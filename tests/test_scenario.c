@@ -27,7 +27,8 @@ START_TEST(defaults_are_applied)
 						  NULL, &err);
 	ck_assert_msg(sc, "%s", err ? err->message : "");
 	const sim_world_cfg *w = sim_scenario_world(sc);
-	ck_assert_double_eq(w->speed_of_sound_m_s, 343);
+	/* From the default 20 °C: 331.3 sqrt(1 + 20 / 273.15). */
+	ck_assert_double_eq_tol(w->speed_of_sound_m_s, 343.2146, 1e-4);
 	ck_assert_double_eq(w->noise_dbfs, -60);
 	ck_assert_int_eq(w->seed, 1);
 	ck_assert_double_eq(w->duration_s, 60);

@@ -50,7 +50,7 @@ static double gaussian_peak(const double *x, int n, int *imax)
 }
 
 static const char *click_scenario =
-	"[world]\nnoise_dbfs = -200\nsample_rate_hz = 48000\n"
+	"[world]\nnoise_dbfs = -200\nsample_rate_hz = 48000\nspeed_of_sound_m_s = 343\nair_absorption = false\n"
 	"[node.4]\nposition_m = 0,0,0\nmics_m = 0,0,0; 0.5,0,0\naudio_skew_ppm = %g\n"
 	"[source.1]\nposition_m = 10,0,0\nwaveform = click\nclick_width_us = 100\n"
 	"level_dbfs = 0\ncall_times_s = 0.1\n";
@@ -282,7 +282,8 @@ START_TEST(file_source_is_interpolated)
 	sf_close(sf);
 	g_free(buf);
 
-	char *text = g_strdup_printf("[node.1]\nposition_m = 0,0\n[source.1]\nposition_m = 1,0\n"
+	char *text = g_strdup_printf("[world]\nspeed_of_sound_m_s = 343\nair_absorption = false\n"
+				     "[node.1]\nposition_m = 0,0\n[source.1]\nposition_m = 1,0\n"
 				     "waveform = file\nfile = tone.wav\nfile_channel = 1\ncall_times_s = 0\n");
 	fixture f = make(text);
 	double worst = 0;

@@ -89,7 +89,17 @@ dsp_wave *dsp_wave_new(const dsp_wave_params *p, double world_rate_hz, GError **
 		float *x = dsp_wave_read_file(p->file, p->file_channel, &n, &rate_hz, err);
 		if (!x)
 			return NULL;
-		w = dsp_wave_from_samples(x, n, rate_hz, world_rate_hz);
+		size_t i0 = (size_t)llround(fmax(p->file_start_s, 0) * rate_hz);
+		if (i0 >= n) {
+			g_set_error(err, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s: file_start %g s is past its end (%.3f s)",
+				    p->file, p->file_start_s, (double)n / rate_hz);
+			g_free(x);
+			return NULL;
+		}
+		size_t len = n - i0;
+		if (p->file_length_s > 0)
+			len = MIN(len, MAX((size_t)1, (size_t)llround(p->file_length_s * rate_hz)));
+		w = dsp_wave_from_samples(x + i0, len, rate_hz, world_rate_hz);
 		g_free(x);
 		return w;
 	}

@@ -40,6 +40,8 @@ typedef struct {
 	double click_width_us;    /* click: Gaussian sigma, µs; peak at 5 sigma */
 	const char *file;         /* file: path (absolute or relative to the cwd) */
 	int file_channel;         /* file: channel to use, from 0 */
+	double file_start_s;      /* file: start of the segment used, s into the file */
+	double file_length_s;     /* file: length of the segment, s (0: to the end) */
 } dsp_wave_params;
 
 typedef struct dsp_wave dsp_wave;
@@ -54,7 +56,8 @@ dsp_wave *dsp_wave_from_samples(const float *x, size_t n, double rate_hz, double
  * *err naming the file and why (wavefile.c). */
 float *dsp_wave_read_file(const char *path, int channel, size_t *n, double *rate_hz, GError **err);
 
-/* Build a waveform; a file source is read whole and, when its rate is above
+/* Build a waveform; a file source is read (the segment file_start_s,
+ * file_length_s of it; an error if the segment starts past the end) and, when its rate is above
  * `world_rate_hz`, low-passed to world_rate_hz/2 by the interpolator.  Returns the
  * waveform, or NULL with *err (the file and libsndfile's reason). */
 dsp_wave *dsp_wave_new(const dsp_wave_params *p, double world_rate_hz, GError **err);

@@ -31,8 +31,8 @@ struct sim_background {
 	uint64_t seed;
 	double rms; /* full scale */
 	/* pink */
-	int rows;        /* K */
-	double row_amp;  /* half-width of a row's uniform: rms * sqrt(3 / K) */
+	int rows;       /* K */
+	double row_amp; /* half-width of a row's uniform: rms * sqrt(3 / K) */
 	/* wind */
 	uint64_t layer_frames[SIM_BG_WIND_LAYERS]; /* knot spacing M_l */
 	double layer_weight[SIM_BG_WIND_LAYERS];   /* share of the carrier variance */

@@ -299,7 +299,8 @@ END_TEST
 static double b3(double s)
 {
 	s = fabs(s);
-	return s < 1 ? 2.0 / 3 - s * s + s * s * s / 2 : s < 2 ? pow(2 - s, 3) / 6 : 0;
+	return s < 1 ? 2.0 / 3 - s * s + s * s * s / 2 : s < 2 ? pow(2 - s, 3) / 6
+							       : 0;
 }
 
 /* Wind carrier's closed form: layer l is y_l[n] = sum_j v_j h(n - j M) with

@@ -1,7 +1,7 @@
 # sim: scenario parser, world model, the ALSA plugin (virtual microphone).
 # The call waveforms are apps/dsp's (wave.h), shared with detect's templates:
 # whatever links libsim.a links libdsp.a too.
-SIM_LIB_SRCS := sim/acoustics.c sim/rng.c sim/scenario.c sim/world.c sim/sidechan.c
+SIM_LIB_SRCS := sim/acoustics.c sim/background.c sim/rng.c sim/scenario.c sim/world.c sim/sidechan.c
 SIM_PKGS     := glib-2.0 sndfile fftw3f
 $(B)/libsim.a: $(patsubst %.c,$(B)/%.o,$(SIM_LIB_SRCS))
 
@@ -32,7 +32,8 @@ $(SIM_RADIO): $(B)/sim/radio/radio.o $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $
 all: $(SIM_PLUGIN) $(SIM_CONF) $(SIM_RADIO)
 
 SIM_TEST_LIBS = $(call pkglibs,check alsa $(SIM_PKGS) gsl) -lm -lpthread
-SIM_TESTS := $(B)/tests/test_scenario $(B)/tests/test_acoustics $(B)/tests/test_world $(B)/tests/test_propagation $(B)/tests/test_simpcm
+SIM_TESTS := $(B)/tests/test_scenario $(B)/tests/test_acoustics $(B)/tests/test_world $(B)/tests/test_propagation \
+	$(B)/tests/test_background $(B)/tests/test_simpcm
 TESTS += $(SIM_TESTS)
 $(B)/tests/test_scenario: $(B)/tests/test_scenario.o $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libsync.a
 	@mkdir -p $(dir $@)
@@ -44,6 +45,9 @@ $(B)/tests/test_propagation: $(B)/tests/test_propagation.o $(B)/libsim.a $(B)/li
 	@mkdir -p $(dir $@)
 	$(link) $(SIM_TEST_LIBS)
 $(B)/tests/test_world: $(B)/tests/test_world.o $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libsync.a
+	@mkdir -p $(dir $@)
+	$(link) $(SIM_TEST_LIBS)
+$(B)/tests/test_background: $(B)/tests/test_background.o $(B)/libsim.a
 	@mkdir -p $(dir $@)
 	$(link) $(SIM_TEST_LIBS)
 $(B)/tests/test_simpcm: $(B)/tests/test_simpcm.o $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libsync.a $(B)/libkpatch.a | $(SIM_PLUGIN) $(SIM_CONF)

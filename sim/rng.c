@@ -5,17 +5,14 @@
 
 static uint64_t mix(uint64_t z)
 {
-	/* SplitMix64 finaliser (Steele, Lea, Flood 2014). */
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
+	return sim_rng_mix(z);
 }
 
 uint64_t sim_rng_hash(uint64_t seed, uint64_t domain, uint64_t a, uint64_t b, uint64_t c)
 {
 	/* Chain: each word is added with the golden-ratio increment and mixed, so
 	 * keys differing in any word give independent outputs. */
-	const uint64_t g = 0x9e3779b97f4a7c15ull;
+	const uint64_t g = SIM_RNG_GOLDEN;
 	uint64_t h = mix(seed + g);
 	h = mix(h ^ (domain + 2 * g));
 	h = mix(h ^ (a + 3 * g));

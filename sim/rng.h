@@ -21,7 +21,22 @@ enum {
 	SIM_RNG_JITTER = 4,    /* free for the network simulation */
 	SIM_RNG_VARIATION = 5, /* a = source, b = which parameter, c = call index */
 	SIM_RNG_SURVEY = 6,    /* a = node, b = axis, c = 0 */
+	/* sim/background.c: a = node, b = kind << 32 | mic (mic 0xffffffff: the
+	 * node's gust envelope), c = frame, row or knot (background.c says). */
+	SIM_RNG_BACKGROUND = 16,
 };
+
+/* SplitMix64's finaliser, the mixer sim_rng_hash() chains: a bijection of
+ * 64-bit words.  mix(base + i * SIM_RNG_GOLDEN) over i is the SplitMix64
+ * sequence, for hot paths that key many values off one sim_rng_hash(). */
+#define SIM_RNG_GOLDEN 0x9e3779b97f4a7c15ull
+static inline uint64_t sim_rng_mix(uint64_t z)
+{
+	/* Steele, Lea, Flood 2014. */
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
 
 /* A 64-bit hash of the key; uniform over all 64-bit values. */
 uint64_t sim_rng_hash(uint64_t seed, uint64_t domain, uint64_t a, uint64_t b, uint64_t c);

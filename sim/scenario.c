@@ -175,7 +175,7 @@ static void load_world(cfg_file *ini, sim_world_cfg *w)
 			cfg_file_fail(ini, g, "ground_reflection", "give either ground or ground_reflection, not both");
 		w->ground = SIM_GROUND_FIXED;
 	}
-	w->background = (sim_background_kind)cfg_file_enum(ini, g, "background");
+	w->background = (sim_bg_kind)cfg_file_enum(ini, g, "background");
 	w->background_dbfs = cfg_file_double(ini, g, "background_dbfs");
 	if (cfg_file_has(ini, g, "background_dbfs") && w->background == SIM_BG_NONE)
 		cfg_file_fail(ini, g, "background_dbfs", "set background = white | pink | wind as well");

@@ -16,6 +16,7 @@
 
 #include "libsync/now.h"
 #include "libcfg/cfg.h"
+#include "sim/background.h"
 #include "sim/samplefmt.h"
 #include "apps/dsp/wave.h"
 
@@ -37,13 +38,6 @@ typedef enum {
 	SIM_GROUND_FIXED = 4, /* ground_reflection = R: real, frequency-independent */
 } sim_ground;
 
-typedef enum {
-	SIM_BG_NONE = 0,
-	SIM_BG_WHITE = 1,
-	SIM_BG_PINK = 2,
-	SIM_BG_WIND = 3,
-} sim_background_kind;
-
 typedef struct {
 	double speed_of_sound_m_s; /* m/s: stated, or from temperature_c */
 	int speed_stated;          /* speed_of_sound_m_s was given (else from temperature) */
@@ -55,7 +49,7 @@ typedef struct {
 	double wind_m_s[3];        /* m/s: the wind's velocity vector (horizontal) */
 	sim_ground ground;
 	double ground_reflection; /* SIM_GROUND_FIXED: R (0..1) */
-	sim_background_kind background;
+	sim_bg_kind background;   /* sim/background.h */
 	double background_dbfs;    /* RMS of the background, dB re full scale */
 	int room;                  /* a [room] group: shoebox enclosure */
 	double room_m[3];          /* m: room size; the room spans [0, size] on each axis */

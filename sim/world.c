@@ -45,6 +45,7 @@ struct sim_world {
 	node_state *nodes;
 	source_state *sources;
 	double noise_rms; /* full scale */
+	sim_background *bg; /* [world] background, or NULL */
 	double fs_hz;     /* the world's rate: FIR taps are 1/fs apart */
 	sim_image *images;
 	size_t n_images;
@@ -346,6 +347,15 @@ sim_world *sim_world_new(const sim_scenario *sc, GError **err)
 	}
 	make_images(w);
 	make_paths(w);
+	if (w->cfg->background != SIM_BG_NONE) {
+		const char *why = NULL;
+		w->bg = sim_background_new(w->cfg->background, w->cfg->background_dbfs, w->cfg->seed, w->fs_hz, &why);
+		if (!w->bg) {
+			g_set_error(err, CFG_ERROR, EINVAL, "%s: [world] background: %s", sim_scenario_name(sc), why);
+			sim_world_free(w);
+			return NULL;
+		}
+	}
 	return w;
 }
 
@@ -368,6 +378,7 @@ void sim_world_free(sim_world *w)
 		g_free(w->nodes[i].dmax_s);
 	}
 	g_free(w->images);
+	sim_background_free(w->bg);
 	g_free(w->sources);
 	g_free(w->nodes);
 	g_free(w);
@@ -608,7 +619,12 @@ double sim_world_sample(const sim_world *w, int node, int mic, double rate_hz, i
 	if (!n || mic < 0 || (size_t)mic >= n->cfg->n_mics)
 		return 0;
 	double t = (double)frame / rate_of(n, rate_hz);
-	return pressure(w, n, mic, t) + sim_world_noise(w, node, mic, frame);
+	double v = pressure(w, n, mic, t) + sim_world_noise(w, node, mic, frame);
+	/* The background is a sound field: keyed by the world-rate sample at
+	 * the frame's true time, whatever rate the card runs at. */
+	if (w->bg)
+		v += sim_background_sample(w->bg, node, mic, (int64_t)floor(t * w->fs_hz));
+	return v;
 }
 
 double sim_world_frame_time_s(const sim_world *w, int node, double rate_hz, int64_t frame)

@@ -201,7 +201,9 @@ static void accuracy(const char *scenario, const char *seconds, const char *outd
 		gchar **lines = g_strsplit(text, "\n", -1);
 		for (gchar **l = lines + 1; *l && **l && na < 1000; l++) {
 			gchar **f = g_strsplit(*l, ",", -1);
-			if (g_strv_length(f) >= 17 && atoi(f[7])) {
+			/* Errors of every "ok" result matched to a call (column 18),
+			 * not only of the located ones: those are cut at 1 m. */
+			if (g_strv_length(f) >= 19 && atoi(f[18])) {
 				double e = g_ascii_strtod(f[10], NULL);
 				all[na++] = e;
 				if (atoi(f[5]))

@@ -187,6 +187,7 @@ END_TEST
 START_TEST(result_json)
 {
 	collab_result r = {.reporter = 3, .seq = 9, .rc = 0, .n = 4, .nodes = {3, 1, 2, 4}, .latency_s = 0.75, .t_cpu_ns = INT64_MIN};
+	r.onset_cpu_ns = INT64_MIN;
 	r.tr.loc.status = DSP_LOC_OK;
 	r.tr.loc.dim = 2;
 	r.tr.loc.pos_m[0] = 1.5;
@@ -205,10 +206,16 @@ START_TEST(result_json)
 	ck_assert_double_eq_tol(collab_json_number(s->str, "ell95_major"), 0.02 * sqrt(gsl_cdf_chisq_Pinv(0.95, 2)), 1e-4);
 	ck_assert(strstr(s->str, "\"used\":[3,1,4]"));
 	ck_assert(strstr(s->str, "\"t_cpu_ns\":null"));
+	ck_assert(strstr(s->str, "\"onset_cpu_ns\":null"));
 	r.t_cpu_ns = 5000000000123LL;
+	r.onset_cpu_ns = 4999999990001LL;
+	r.tr.loc.cov[0][1] = r.tr.loc.cov[1][0] = 1.234567e-4;
 	g_string_truncate(s, 0);
 	collab_result_json(&r, s);
+	/* the covariance to 6 significant digits (a scorer inverts it) */
+	ck_assert_double_eq_tol(collab_json_number(s->str, "cov_xy"), 1.23457e-4, 1e-12);
 	ck_assert(strstr(s->str, "\"t_cpu_ns\":5000000000123"));
+	ck_assert(strstr(s->str, "\"onset_cpu_ns\":4999999990001"));
 	ck_assert(strstr(s->str, "\"status\":\"ok\""));
 	g_string_free(s, TRUE);
 }

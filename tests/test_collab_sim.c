@@ -1,8 +1,12 @@
-/* test_collab_sim.c — the whole pipeline on a short simulated field: four
+/* test_collab_sim.c — the whole pipeline on short simulated fields: six
  * virtual nodes (syncd, audiod on the simulated microphone, fft, detect,
- * collab) on sim/scenarios/square4.ini for about 25 s through chorus-demo,
- * scored against the world's truth: detections, calls located, errors and
- * their claimed uncertainty. */
+ * collab) through chorus-demo for about 25 s, scored against the world's
+ * truth (sim/score/report.h): detections and results matched one-to-one,
+ * calls located, errors, and whether the stated 95 % ellipses cover the
+ * truth.  chorus-demo tells collab nothing of the sources' height: the
+ * worlds (sim/scenarios/mast6.ini, overlap6.ini) have two nodes on masts, so
+ * the array is not flat and collab solves in 3-D by itself.  overlap6.ini
+ * makes calls of two sources overlap at every node. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,70 +21,173 @@
 
 static double after(const char *text, const char *key)
 {
-	const char *p = strstr(text, key);
+	const char *p = text ? strstr(text, key) : NULL;
 	return p ? g_ascii_strtod(p + strlen(key), NULL) : NAN;
 }
 
-START_TEST(four_nodes_locate_calls)
+/* P(X <= k) for X ~ Binomial(n, p). */
+static double binom_cdf(int k, int n, double p)
 {
-	const char *run = g_getenv("CHORUS_RUN");
-	char *out = g_build_filename(run ? run : g_get_tmp_dir(), "demo", NULL);
+	double s = 0;
+	for (int i = 0; i <= k && i <= n; i++)
+		s += exp(lgamma(n + 1.0) - lgamma(i + 1.0) - lgamma(n - i + 1.0) + i * log(p) + (n - i) * log1p(-p));
+	return s;
+}
+
+/* The fewest of n honest 95 % ellipses that must cover their truth: the
+ * largest k with P(X < k) <= 1e-3 for X ~ Binomial(n, 0.95), so an honest
+ * estimator falls below it at most once in a thousand runs (one-sided: too
+ * large an ellipse does not flatter).  n = 11 gives 7 (P(X <= 6) = 1.1e-4,
+ * P(X <= 7) = 1.6e-3). */
+static int coverage_floor(int n)
+{
+	int k = 0;
+	while (k < n && binom_cdf(k, n, 0.95) <= 1e-3)
+		k++;
+	return k;
+}
+
+/* Lines of a file that are not empty. */
+static int count_lines(const char *path)
+{
+	char *text = NULL;
+	int n = 0;
+	if (!g_file_get_contents(path, &text, NULL, NULL))
+		return -1;
+	for (char *p = text; *p; p++)
+		n += *p == '\n' && (p == text || p[-1] != '\n');
+	g_free(text);
+	return n;
+}
+
+typedef struct {
+	char *out, *sout;
+	int calls, matched, located, off, not_ok, missed, ok, in95, heard;
+	double med_m, worst_ok_m;
+} run;
+
+/* chorus-demo on a scenario for 25 s, and the per-call CSV tallied. */
+static void run_demo(const char *scenario, const char *name, run *r)
+{
+	memset(r, 0, sizeof *r);
+	const char *rd = g_getenv("CHORUS_RUN");
+	r->out = g_build_filename(rd ? rd : g_get_tmp_dir(), name, NULL);
 	char *prog = g_build_filename(CHORUS_BIN_DIR, "chorus-demo", NULL);
-	gchar *argv[] = {prog, "sim/scenarios/square4.ini", "--duration", "25", "--out", out, "--bin", CHORUS_BIN_DIR, "-q", NULL};
-	gchar *sout = NULL, *serr = NULL;
+	gchar *argv[] = {prog, (gchar *)scenario, "--duration", "25", "--out", r->out, "--bin", CHORUS_BIN_DIR, "-q", NULL};
+	gchar *serr = NULL;
 	gint status = 0;
 	GError *err = NULL;
-	ck_assert_msg(g_spawn_sync(NULL, argv, NULL, 0, NULL, NULL, &sout, &serr, &status, &err), "%s",
+	ck_assert_msg(g_spawn_sync(NULL, argv, NULL, 0, NULL, NULL, &r->sout, &serr, &status, &err), "%s",
 		      err ? err->message : "");
-	fprintf(stderr, "%s%s", sout, serr);
-	ck_assert_msg(g_spawn_check_wait_status(status, NULL), "chorus-demo failed (logs in %s/sim)", out);
-	/* detection recall "… = R" and false alarms "… = F per node-minute" */
-	double recall = after(sout, "arrivals = "), fa = after(strstr(sout, "false alarms"), "node-minutes = ");
-	ck_assert_msg(recall >= 0.9, "detection recall %.3f", recall);
-	ck_assert_msg(fa <= 1.0, "false alarms %.2f per node-minute", fa);
-	char *csv = g_build_filename(out, "calls.csv", NULL), *text = NULL;
+	fprintf(stderr, "%s%s", r->sout, serr);
+	ck_assert_msg(g_spawn_check_wait_status(status, NULL), "chorus-demo failed (logs in %s/sim)", r->out);
+	ck_assert_msg(strstr(r->sout, "source height not told to collab"), "chorus-demo told collab a source height");
+	char *csv = g_build_filename(r->out, "calls.csv", NULL), *text = NULL;
 	ck_assert(g_file_get_contents(csv, &text, NULL, NULL));
 	gchar **lines = g_strsplit(text, "\n", -1);
-	int calls = 0, located = 0, honest = 0;
+	ck_assert(strstr(lines[0], ",matched,ok,verdict,sd_x_m,sd_y_m,cov_xy_m2,mahal2,in_ell95,located_within_m"));
 	GArray *errs = g_array_new(FALSE, FALSE, sizeof(double));
+	r->worst_ok_m = 0;
 	for (gchar **l = lines + 1; *l && **l; l++) {
 		gchar **f = g_strsplit(*l, ",", -1);
-		ck_assert_uint_ge(g_strv_length(f), 17);
-		calls++;
-		if (atoi(f[7])) {
-			double e = g_ascii_strtod(f[10], NULL), sd = g_ascii_strtod(f[11], NULL);
-			located++;
+		ck_assert_uint_ge(g_strv_length(f), 26);
+		r->calls++;
+		int heard = atoi(f[6]), located = atoi(f[7]), matched = atoi(f[17]), ok = atoi(f[18]), in95 = atoi(f[24]);
+		double e = g_ascii_strtod(f[10], NULL), m2 = g_ascii_strtod(f[23], NULL), within = g_ascii_strtod(f[25], NULL);
+		/* one detection per node at most: 6 nodes */
+		ck_assert_int_le(heard, 6);
+		r->heard += heard;
+		r->matched += matched;
+		r->located += located;
+		/* the verdicts partition the calls, and agree with the numbers */
+		ck_assert(located == (matched && ok && e <= within));
+		r->off += matched && ok && !located;
+		r->not_ok += matched && !ok;
+		r->missed += !matched;
+		ck_assert_str_eq(f[19], !matched ? "missed" : !ok ? "not_ok"
+						      : located   ? "located"
+								  : "off");
+		if (ok) {
+			/* inside the 95 % ellipse: Mahalanobis^2 <= chi2_2(0.95) = -2 ln 0.05 */
+			ck_assert(in95 == (isfinite(m2) && m2 <= -2 * log(0.05)));
+			r->ok++;
+			r->in95 += in95;
 			g_array_append_val(errs, e);
-			/* an honest uncertainty: within 6 of its own standard errors, plus
-			 * 5 mm for what the model leaves out */
-			honest += e <= 6 * sd + 0.005;
+			r->worst_ok_m = fmax(r->worst_ok_m, e);
 		}
 		g_strfreev(f);
 	}
-	double *v = (double *)errs->data;
+	double *v = (double *)(void *)errs->data;
 	for (guint i = 1; i < errs->len; i++) /* insertion sort: a handful of values */
 		for (guint j = i; j > 0 && v[j - 1] > v[j]; j--) {
 			double t = v[j];
 			v[j] = v[j - 1];
 			v[j - 1] = t;
 		}
-	double med = errs->len ? v[errs->len / 2] : NAN, worst = errs->len ? v[errs->len - 1] : NAN;
-	fprintf(stderr, "collab sim: %d of %d calls located, median error %.4f m, worst %.4f m, %d honest\n", located,
-		calls, med, worst, honest);
-	/* square4.ini has 11 calls; those in the scoring window count */
-	ck_assert_int_ge(calls, 6);
-	ck_assert_int_ge(located, calls - 1);
-	ck_assert_double_le(med, 0.05);
-	ck_assert_double_le(worst, 0.2);
-	ck_assert_int_ge(honest, located - 1);
+	r->med_m = errs->len ? v[errs->len / 2] : NAN;
+	fprintf(stderr, "%s: %d calls: %d located, %d off, %d not ok, %d missed; %d ok, %d inside their 95 %% ellipse (floor %d); median error %.4f m, worst ok %.4f m\n",
+		name, r->calls, r->located, r->off, r->not_ok, r->missed, r->ok, r->in95, coverage_floor(r->ok), r->med_m,
+		r->worst_ok_m);
+	/* one-to-one: no more matched arrivals than detections, no more
+	 * matched calls than result lines */
+	char *dj = g_build_filename(r->out, "detections.jsonl", NULL), *rj = g_build_filename(r->out, "results.jsonl", NULL);
+	ck_assert_int_le(r->heard, count_lines(dj));
+	ck_assert_int_le(r->matched, count_lines(rj));
+	ck_assert_int_eq(r->heard, (int)after(r->sout, "detection recall      "));
+	g_free(dj);
+	g_free(rj);
 	g_array_free(errs, TRUE);
 	g_strfreev(lines);
 	g_free(text);
 	g_free(csv);
-	g_free(sout);
 	g_free(serr);
 	g_free(prog);
-	g_free(out);
+}
+
+static void run_free(run *r)
+{
+	g_free(r->out);
+	g_free(r->sout);
+}
+
+/* An honest result: every "ok" result within 1 m (its stated ellipses are
+ * millimetres: a metre off is thousands of standard errors), and coverage of
+ * the 95 % ellipses at the binomial floor of the number of ok results. */
+static void assert_honest(const run *r)
+{
+	ck_assert_int_eq(r->off, 0);
+	ck_assert_msg(r->in95 >= coverage_floor(r->ok), "%d of %d ok results inside their 95 %% ellipse, below the floor %d",
+		      r->in95, r->ok, coverage_floor(r->ok));
+}
+
+START_TEST(six_nodes_locate_calls)
+{
+	run r;
+	run_demo("sim/scenarios/mast6.ini", "mast6", &r);
+	double recall = after(r.sout, "arrivals = "), fa = after(strstr(r.sout, "false alarms"), "node-minutes = ");
+	ck_assert_msg(recall >= 0.9, "detection recall %.3f", recall);
+	ck_assert_msg(fa <= 1.0, "false alarms %.2f per node-minute", fa);
+	/* mast6.ini has 11 calls; those in the scoring window count */
+	ck_assert_int_ge(r.calls, 6);
+	ck_assert_int_ge(r.located, r.calls - 1);
+	ck_assert_double_le(r.med_m, 0.05);
+	assert_honest(&r);
+	run_free(&r);
+}
+END_TEST
+
+/* Calls of two sources overlapping at every node: the scorer may credit
+ * each detection and each result once only, and whatever collab reports as
+ * ok must still be honest. */
+START_TEST(overlapping_calls)
+{
+	run r;
+	run_demo("sim/scenarios/overlap6.ini", "overlap6", &r);
+	ck_assert_int_ge(r.calls, 6);
+	ck_assert_int_eq(r.located + r.off + r.not_ok + r.missed, r.calls);
+	ck_assert_int_ge(r.ok, 1);
+	assert_honest(&r);
+	run_free(&r);
 }
 END_TEST
 
@@ -89,7 +196,8 @@ int main(void)
 	Suite *s = suite_create("collab_sim");
 	TCase *tc = tcase_create("collab_sim");
 	tcase_set_timeout(tc, 150);
-	tcase_add_test(tc, four_nodes_locate_calls);
+	tcase_add_test(tc, six_nodes_locate_calls);
+	tcase_add_test(tc, overlapping_calls);
 	suite_add_tcase(s, tc);
 	SRunner *r = srunner_create(s);
 	srunner_set_fork_status(r, CK_NOFORK);

@@ -287,6 +287,12 @@ static gboolean on_poll(gpointer data)
 			j->res.seq = ++d->seq;
 			j->res.latency_s = NAN;
 			j->res.t_cpu_ns = INT64_MIN;
+			j->res.onset_cpu_ns = INT64_MIN;
+			for (guint k = 0; k < gr->dets->len; k++) {
+				const det_event *e = &g_array_index(gr->dets, det_event, k);
+				if (e->node == (uint32_t)d->cfg.node && isfinite(e->cpu_se_ns))
+					j->res.onset_cpu_ns = e->cpu_ns;
+			}
 			g_thread_pool_push(d->pool, j, NULL);
 		}
 	}

@@ -55,9 +55,9 @@ void collab_result_json(const collab_result *r, GString *o)
 		jnum(o, "x", L->pos_m[0], "%.4f");
 		jnum(o, "y", L->pos_m[1], "%.4f");
 		jnum(o, "z", L->pos_m[2], "%.4f");
-		jnum(o, "sd_x", sqrt(L->cov[0][0]), "%.4g");
-		jnum(o, "sd_y", sqrt(L->cov[1][1]), "%.4g");
-		jnum(o, "cov_xy", L->cov[0][1], "%.4g");
+		jnum(o, "sd_x", sqrt(L->cov[0][0]), "%.6g");
+		jnum(o, "sd_y", sqrt(L->cov[1][1]), "%.6g");
+		jnum(o, "cov_xy", L->cov[0][1], "%.6g");
 		double ma = NAN, mi = NAN, an = NAN;
 		if (dsp_loc_ellipse(L, 0.95, &ma, &mi, &an) == 0)
 			an *= 180 / M_PI;
@@ -96,6 +96,10 @@ void collab_result_json(const collab_result *r, GString *o)
 		g_string_append_printf(o, ",\"t_cpu_ns\":%" G_GINT64_FORMAT, r->t_cpu_ns);
 	else
 		g_string_append(o, ",\"t_cpu_ns\":null");
+	if (r->onset_cpu_ns != INT64_MIN)
+		g_string_append_printf(o, ",\"onset_cpu_ns\":%" G_GINT64_FORMAT, r->onset_cpu_ns);
+	else
+		g_string_append(o, ",\"onset_cpu_ns\":null");
 	g_string_append(o, "}");
 }
 

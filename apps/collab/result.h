@@ -9,8 +9,14 @@
  *   t_global_ns, t_se_ns (emission time), chi2, dof, p_value,
  *   nodes [ids heard], used [ids in the fit], rejected (id or -1),
  *   tdoa_us {id: arrival minus the reference's, µs}, ref,
- *   latency_s (publication minus the end of the call, global), and in
- *   simulation sim_s (emission time in world seconds).
+ *   latency_s (publication minus the end of the call, global),
+ *   t_cpu_ns (emission on the reporter's cpu clock, ns; null when the solve
+ *   failed or libsync refused the conversion), onset_cpu_ns (the reporter's
+ *   own detected onset on its cpu clock, ns; null when it has none: present
+ *   for failed solves too, so a scorer can tell which call failed).
+ * sd_x, sd_y and cov_xy carry 6 significant digits: the horizontal
+ * covariance [[sd_x^2, cov_xy], [cov_xy, sd_y^2]] stays positive definite
+ * for an elongated ellipse (a coverage check inverts it).
  */
 #ifndef CHORUS_COLLAB_RESULT_H
 #define CHORUS_COLLAB_RESULT_H
@@ -30,9 +36,10 @@ typedef struct {
 	tdoa_result tr;
 	int64_t t_global_ns; /* emission, global ns */
 	double t_se_ns;
-	double latency_s; /* NAN if unknown */
-	int64_t t_cpu_ns; /* emission in the reporter's cpu clock, ns; INT64_MIN if unknown */
-	char why[200];    /* fetch or solve failure */
+	double latency_s;     /* NAN if unknown */
+	int64_t t_cpu_ns;     /* emission in the reporter's cpu clock, ns; INT64_MIN if unknown */
+	int64_t onset_cpu_ns; /* the reporter's own detected onset, its cpu clock, ns; INT64_MIN if unknown */
+	char why[200];        /* fetch or solve failure */
 } collab_result;
 
 /* Append the JSON object of r (no newline) to out. */

@@ -1,6 +1,7 @@
 /* demo.c — chorus-demo: the main job end to end (`make demo`).
  *
- *   chorus-demo [SCENARIO] [--duration S] [--out DIR] [--rate HZ] ...
+ *   chorus-demo [SCENARIO] [--duration S] [--out DIR] [--rate HZ]
+ *               [--located-within M] [--source-plane Z] ...
  *
  * Starts the scenario's virtual nodes with chorus-sim's launcher library:
  * on each node syncd, audiod on the simulated microphone (one channel per
@@ -10,7 +11,13 @@
  * everything, and scores the run against the world's truth (report.h):
  * per call true position, estimate, error and uncertainty; detection recall
  * and false alarms; localization error median/p90; latency; chorus-sim's
- * sync error table.  Writes DIR/calls.csv, DIR/results.jsonl (every node's
+ * sync error table.  Detections and results are matched to the truth
+ * one-to-one, and a call counts as located only when its "ok" result lies
+ * within --located-within M (default 1 m) of it (report.h).  collab is
+ * told nothing of the world but what a field team would measure: the node
+ * positions (chorus-sim's nodes file) and the speed of sound.  The sources'
+ * height is not among them: --source-plane Z states one (collab's
+ * source_plane, source_z_m), as a user who knows it would.  Writes DIR/calls.csv, DIR/results.jsonl (every node's
  * results), DIR/detections.jsonl, DIR/sync.csv, DIR/map.png and the logs
  * under DIR/sim/.
  * Exit status: 0, 1 when --expect-* bounds are not met, 2 set-up failed.
@@ -30,6 +37,7 @@
 #include "apps/collab/result.h"
 #include "sim/launch/launch.h"
 #include "sim/launch/truth.h"
+#include "sim/score/print.h"
 #include "sim/score/report.h"
 #include "sim/world.h"
 
@@ -73,8 +81,8 @@ static gboolean on_signal(gpointer data)
 	return G_SOURCE_CONTINUE;
 }
 
-/* Concatenate files into one. */
-static void merge(char **files, int n, const char *out)
+/* Concatenate files into one.  Returns 0, or -EIO with the reason printed. */
+static int merge(char **files, int n, const char *out)
 {
 	GString *all = g_string_new(NULL);
 	for (int i = 0; i < n; i++) {
@@ -83,24 +91,33 @@ static void merge(char **files, int n, const char *out)
 			g_string_append(all, t);
 		g_free(t);
 	}
-	g_file_set_contents(out, all->str, (gssize)all->len, NULL);
+	GError *err = NULL;
+	int rc = 0;
+	if (!g_file_set_contents(out, all->str, (gssize)all->len, &err)) {
+		fprintf(stderr, "chorus-demo: %s\n", err->message);
+		g_error_free(err);
+		rc = -EIO;
+	}
 	g_string_free(all, TRUE);
+	return rc;
 }
 
 int main(int argc, char **argv)
 {
-	double duration_s = 60, expect_recall = -1, expect_median = -1, expect_p90 = -1, expect_fa = -1, expect_located = -1;
+	double duration_s = 60, located_within_m = 1.0, source_z_m = NAN, expect_recall = -1, expect_median = -1, expect_p90 = -1, expect_fa = -1, expect_located = -1;
 	char *out = NULL, *bin = NULL, *profile = NULL;
 	gint rate_hz = 16000;
-	gboolean source_plane = TRUE, quiet = FALSE;
+	gboolean quiet = FALSE;
 	GOptionEntry entries[] = {
 		{"duration", 'd', 0, G_OPTION_ARG_DOUBLE, &duration_s, "seconds of calls to run (default 60)", "S"},
 		{"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "output directory (default demo-out)", "DIR"},
 		{"bin", 0, 0, G_OPTION_ARG_FILENAME, &bin, "directory of the chorus programs (default build/bin)", "DIR"},
 		{"profile", 'p', 0, G_OPTION_ARG_FILENAME, &profile, "detector profile (default apps/profiles/frog.ini)", "FILE"},
 		{"rate", 0, 0, G_OPTION_ARG_INT, &rate_hz, "audio sample rate, Hz (default 16000)", "HZ"},
-		{"no-source-plane", 0, G_OPTION_FLAG_REVERSE, G_OPTION_ARG_NONE, &source_plane,
-		 "do not tell collab the sources are on the ground (z = 0)", NULL},
+		{"source-plane", 0, 0, G_OPTION_ARG_DOUBLE, &source_z_m,
+		 "tell collab the sources are at height Z (m; default: collab is told no height)", "Z"},
+		{"located-within", 0, 0, G_OPTION_ARG_DOUBLE, &located_within_m,
+		 "a call is located when its ok result is within M of the truth (m, default 1)", "M"},
 		{"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "print the summary only", NULL},
 		{"expect-recall", 0, 0, G_OPTION_ARG_DOUBLE, &expect_recall, "fail below this detection recall", "R"},
 		{"expect-located", 0, 0, G_OPTION_ARG_DOUBLE, &expect_located, "fail below this fraction of calls located", "R"},
@@ -117,6 +134,15 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	g_option_context_free(oc);
+	if (!(located_within_m > 0) || !isfinite(located_within_m)) {
+		fprintf(stderr, "chorus-demo: --located-within: expected a positive distance in m, got %g\n", located_within_m);
+		return 2;
+	}
+	gboolean source_plane = !isnan(source_z_m);
+	if (source_plane && !(fabs(source_z_m) <= 1e4)) {
+		fprintf(stderr, "chorus-demo: --source-plane: expected a height in -10000..10000 m, got %g\n", source_z_m);
+		return 2;
+	}
 	demo d = {0};
 	d.rate_hz = rate_hz;
 	d.scenario = g_canonicalize_filename(argc == 2 ? argv[1] : "sim/scenarios/default.ini", NULL);
@@ -142,13 +168,17 @@ int main(int argc, char **argv)
 	g_ascii_dtostr(c_txt, sizeof c_txt, sim_scenario_world(sc0)->speed_of_sound_m_s);
 	sim_scenario_free(sc0);
 	/* Ports of this run (several runs may share the host).  Node
-	 * positions: the nodes file chorus-sim writes (csim_nodes_path). */
+	 * positions: the nodes file chorus-sim writes (csim_nodes_path).  The
+	 * source height only when the user stated one. */
+	char z_txt[G_ASCII_DTOSTR_BUF_SIZE] = "0";
+	if (source_plane)
+		g_ascii_dtostr(z_txt, sizeof z_txt, source_z_m);
 	int base = 40000 + (int)(getpid() % 1000) * 20;
 	d.collab_conf = g_build_filename(d.simdir, "collab.conf", NULL);
 	char *cc = g_strdup_printf("# generated by chorus-demo\n[collab]\nnodes = %s/nodes.txt\nspeed_of_sound_m_s = %s\n"
 				   "share_address = 127.255.255.255\nshare_port = %d\n"
-				   "clip_port = %d\nsource_plane = %s\nsource_z_m = 0\nmap_every = 1000\n",
-				   d.simdir, c_txt, base, base + 1, source_plane ? "true" : "false");
+				   "clip_port = %d\nsource_plane = %s\nsource_z_m = %s\nmap_every = 1000\n",
+				   d.simdir, c_txt, base, base + 1, source_plane ? "true" : "false", z_txt);
 	if (!g_file_set_contents(d.collab_conf, cc, -1, &err)) {
 		fprintf(stderr, "chorus-demo: %s\n", err->message);
 		return 2;
@@ -214,16 +244,26 @@ int main(int argc, char **argv)
 			/* Calls start counting 3 s after the apps are up (the floor is
 			 * learned) and stop 1 s before the end (the last must reach
 			 * every node and be detected). */
-			demo_eval_params ep = {t_ready + 3.0, t_end - 1.0, 0.1, 0.1, csim_epoch_ns(d.sim)};
+			demo_eval_params ep;
+			demo_eval_params_default(&ep);
+			ep.t_lo_s = t_ready + 3.0;
+			ep.t_hi_s = t_end - 1.0;
+			ep.located_within_m = located_within_m;
+			ep.epoch_ns = csim_epoch_ns(d.sim);
 			demo_eval ev;
 			demo_evaluate(world, ids, (const char *const *)dets, (int)nn, (const char *const *)res, (int)nn, &ep, &ev);
 			char *csv = g_build_filename(d.out, "calls.csv", NULL), *rj = g_build_filename(d.out, "results.jsonl", NULL),
 			     *dj = g_build_filename(d.out, "detections.jsonl", NULL), *png = g_build_filename(d.out, "map.png", NULL),
 			     *scsv = g_build_filename(d.out, "sync.csv", NULL);
-			merge(res, (int)nn, rj);
-			merge(dets, (int)nn, dj);
-			demo_write_csv(&ev, csv);
-			printf("chorus demo: %s, %zu nodes, %.0f s, audio %d Hz\n\n", d.scenario, nn, duration_s, rate_hz);
+			if (merge(res, (int)nn, rj) < 0 || merge(dets, (int)nn, dj) < 0)
+				rc = 2;
+			int wr = demo_write_csv(&ev, csv);
+			if (wr < 0) {
+				fprintf(stderr, "chorus-demo: %s: %s\n", csv, g_strerror(-wr));
+				rc = 2;
+			}
+			printf("chorus demo: %s, %zu nodes, %.0f s, audio %d Hz, source height %s\n\n", d.scenario, nn, duration_s,
+			       rate_hz, source_plane ? z_txt : "not told to collab");
 			demo_print(&ev, !quiet, stdout);
 			/* CPU of the services, per node, as a share of one core (for
 			 * fft + detect this is the real-time factor at this rate). */
@@ -234,13 +274,14 @@ int main(int argc, char **argv)
 			csim_truth_report(r.truth, table, scsv);
 			printf("\nsync errors (chorus-sim truth)\n%s", table->str);
 			g_string_free(table, TRUE);
-			/* The map: collab's nodes file and, from the truth, the sources. */
+			/* The map: collab's nodes file and, from the truth, where
+			 * each scored call was. */
 			collab_nodes *cn = collab_nodes_load(csim_nodes_path(d.sim), NULL);
-			size_t ns = sim_scenario_n_sources(sc);
+			size_t ns = ev.calls->len;
 			double *truth = g_new(double, 2 * ns + 1);
 			for (size_t i = 0; i < ns; i++) {
-				truth[2 * i] = sim_scenario_source(sc, i)->pos_m[0];
-				truth[2 * i + 1] = sim_scenario_source(sc, i)->pos_m[1];
+				truth[2 * i] = g_array_index(ev.calls, demo_call, i).pos_m[0];
+				truth[2 * i + 1] = g_array_index(ev.calls, demo_call, i).pos_m[1];
 			}
 			char why[256];
 			if (cn && collab_map(rj, cn, truth, ns, png, "chorus demo: estimates (95% ellipses), nodes, true sources",
@@ -250,10 +291,7 @@ int main(int argc, char **argv)
 			collab_nodes_free(cn);
 			printf("\nwritten: %s %s %s %s %s (logs in %s)\n", csv, rj, dj, scsv, png, d.simdir);
 			double recall = ev.arrivals ? (double)ev.arrivals_detected / ev.arrivals : 0;
-			guint located = 0;
-			for (guint i = 0; i < ev.calls->len; i++)
-				located += g_array_index(ev.calls, demo_call, i).located;
-			double frac = ev.calls->len ? (double)located / ev.calls->len : 0;
+			double frac = ev.calls->len ? (double)ev.located / ev.calls->len : 0;
 			double fa = ev.node_minutes > 0 ? ev.false_alarms / ev.node_minutes : 0;
 			if ((expect_recall >= 0 && !(recall >= expect_recall)) ||
 			    (expect_located >= 0 && !(frac >= expect_located)) || (expect_fa >= 0 && !(fa <= expect_fa)) ||

@@ -1,7 +1,7 @@
 # sim/score: scoring a simulated run against the world's truth (report.c) and
 # chorus-demo (demo.c): chorus-sim's launcher + audiod, fft, detect, collab on
 # every node, scored afterwards.  Nothing here is linked by a service.
-$(B)/libscore.a: $(B)/sim/score/report.o
+$(B)/libscore.a: $(B)/sim/score/report.o $(B)/sim/score/match.o $(B)/sim/score/print.o
 PROGS += $(B)/bin/chorus-demo
 $(B)/bin/chorus-demo: $(B)/sim/score/demo.o $(B)/libscore.a $(B)/libcollab.a $(B)/libcsim.a $(B)/libsim.a $(B)/libcfg.a \
 		$(B)/libdev.a $(B)/libsync.a $(B)/libdsp.a

@@ -1,4 +1,4 @@
-/* report.c — scoring a simulated run against the truth (see report.h). */
+/* report.c — scoring a simulated run against the truth, one-to-one (see report.h). */
 #include "sim/score/report.h"
 
 #include <errno.h>
@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "apps/collab/result.h"
+#include "sim/score/match.h"
 
 static gchar **read_lines(const char *path)
 {
@@ -85,156 +86,286 @@ static int inside_hull(const sim_scenario *sc, const double *p)
 	return in;
 }
 
+void demo_eval_params_default(demo_eval_params *p)
+{
+	*p = (demo_eval_params){.t_lo_s = 0, .t_hi_s = INFINITY, .det_tol_s = 0.1, .loc_tol_s = 0.1, .located_within_m = 1.0};
+}
+
+double demo_mahal2(double dx, double dy, double sx, double sy, double cxy)
+{
+	double a = sx * sx, c = sy * sy, det = a * c - cxy * cxy;
+	if (!isfinite(dx) || !isfinite(dy) || !isfinite(det) || !(a > 0) || !(c > 0) || !(det > 0))
+		return NAN;
+	return (c * dx * dx - 2 * cxy * dx * dy + a * dy * dy) / det;
+}
+
+/* Every call of the run, scored or not: the matching sees them all. */
+typedef struct {
+	size_t src; /* source index (file order) */
+	size_t k;   /* call index */
+	double t_s; /* start, world s */
+	int scored; /* start in the window */
+	int row;    /* index in out->calls when scored, else -1 */
+} any_call;
+
+static GArray *all_calls(const sim_world *w, const demo_eval_params *p, demo_eval *out)
+{
+	const sim_scenario *sc = sim_world_scenario(w);
+	GArray *all = g_array_new(FALSE, FALSE, sizeof(any_call));
+	for (size_t i = 0; i < sim_scenario_n_sources(sc); i++) {
+		for (size_t k = 0; k < sim_world_n_calls(w, i); k++) {
+			any_call a = {i, k, sim_world_call_time_s(w, i, k), 0, -1};
+			a.scored = a.t_s >= p->t_lo_s && a.t_s <= p->t_hi_s;
+			if (a.scored) {
+				demo_call c = {.source = sim_scenario_source(sc, i)->id, .k = k, .t_s = a.t_s};
+				c.err_m = c.sd_m = c.sd_x_m = c.sd_y_m = c.cov_xy_m2 = c.mahal2 = c.ell95_m = c.dt_ms = c.latency_s = NAN;
+				c.est_m[0] = c.est_m[1] = c.est_m[2] = NAN;
+				if (!sim_world_call_pos(w, i, k, c.pos_m))
+					c.pos_m[0] = c.pos_m[1] = c.pos_m[2] = NAN;
+				c.inside = inside_hull(sc, c.pos_m);
+				g_strlcpy(c.status, "missed", sizeof c.status);
+				c.verdict = "missed";
+				a.row = (int)out->calls->len;
+				g_array_append_val(out->calls, c);
+			}
+			g_array_append_val(all, a);
+		}
+	}
+	return all;
+}
+
+/* One node's detections against every call's arrival at it. */
+static void score_node(const sim_world *w, int node, const char *det_file, const GArray *all, const demo_eval_params *p,
+		       demo_eval *out)
+{
+	gchar **lines = read_lines(det_file);
+	GArray *onsets = g_array_new(FALSE, FALSE, sizeof(double));
+	for (gchar **l = lines; *l; l++) {
+		if (!**l)
+			continue;
+		if (strstr(*l, "\"global_ns\":\"none\""))
+			out->det_no_global++;
+		/* An onset that never reached the cpu clock has no time. */
+		if (!isfinite(collab_json_number(*l, "cpu_se_ns"))) {
+			out->det_no_cpu++;
+			continue;
+		}
+		double s = world_s(w, node, collab_json_number(*l, "cpu_ns"), p->epoch_ns);
+		if (isfinite(s))
+			g_array_append_val(onsets, s);
+		else
+			out->det_no_cpu++;
+	}
+	g_strfreev(lines);
+	double *arr = g_new(double, all->len + 1);
+	for (guint j = 0; j < all->len; j++) {
+		const any_call *a = &g_array_index(all, any_call, j);
+		arr[j] = sim_world_arrival_s(w, node, 0, a->src, a->k);
+	}
+	int *d2a = g_new(int, onsets->len + 1), *a2d = g_new(int, all->len + 1);
+	score_match_times((const double *)(void *)onsets->data, onsets->len, arr, all->len, p->det_tol_s, d2a, a2d);
+	for (guint j = 0; j < all->len; j++) {
+		const any_call *a = &g_array_index(all, any_call, j);
+		if (!a->scored)
+			continue;
+		out->arrivals++;
+		if (a2d[j] >= 0) {
+			out->arrivals_detected++;
+			out->detections++;
+			g_array_index(out->calls, demo_call, a->row).heard++;
+		}
+	}
+	for (guint i = 0; i < onsets->len; i++) {
+		double s = g_array_index(onsets, double, i);
+		if (d2a[i] >= 0) {
+			if (!g_array_index(all, any_call, d2a[i]).scored && s >= p->t_lo_s && s <= p->t_hi_s)
+				out->det_exempt++;
+		} else if (s >= p->t_lo_s && s <= p->t_hi_s) {
+			out->false_alarms++;
+			out->detections++;
+		}
+	}
+	g_free(arr);
+	g_free(d2a);
+	g_free(a2d);
+	g_array_free(onsets, TRUE);
+}
+
+/* A result line, as far as scoring needs it. */
+typedef struct {
+	const char *line;
+	int reporter;   /* node id, or -1 */
+	double emit_s;  /* emission, world s; NAN if none */
+	double onset_s; /* reporter's own onset, world s; NAN if none */
+} res_line;
+
+static void status_of(const char *line, char *st, size_t len)
+{
+	const char *p = strstr(line, "\"status\":\"");
+	g_strlcpy(st, "unknown", len);
+	if (p) {
+		p += 10;
+		size_t n = strcspn(p, "\"");
+		g_strlcpy(st, p, MIN(n + 1, len));
+	}
+}
+
+/* Fill the call's row from its matched result. */
+static void take_result(demo_call *dc, const char *line, double emit_s, const demo_eval_params *p)
+{
+	dc->matched = 1;
+	status_of(line, dc->status, sizeof dc->status);
+	dc->ok = !strcmp(dc->status, "ok");
+	dc->est_m[0] = collab_json_number(line, "x");
+	dc->est_m[1] = collab_json_number(line, "y");
+	dc->est_m[2] = collab_json_number(line, "z");
+	dc->err_m = hypot(dc->est_m[0] - dc->pos_m[0], dc->est_m[1] - dc->pos_m[1]);
+	dc->sd_x_m = collab_json_number(line, "sd_x");
+	dc->sd_y_m = collab_json_number(line, "sd_y");
+	dc->cov_xy_m2 = collab_json_number(line, "cov_xy");
+	dc->sd_m = hypot(dc->sd_x_m, dc->sd_y_m);
+	dc->mahal2 = demo_mahal2(dc->est_m[0] - dc->pos_m[0], dc->est_m[1] - dc->pos_m[1], dc->sd_x_m, dc->sd_y_m,
+				 dc->cov_xy_m2);
+	/* chi2 with 2 degrees of freedom: P(X > q) = exp(-q / 2). */
+	dc->in_ell95 = isfinite(dc->mahal2) && dc->mahal2 <= -2 * log(0.05);
+	dc->ell95_m = collab_json_number(line, "ell95_major");
+	dc->dt_ms = (emit_s - dc->t_s) * 1e3;
+	dc->latency_s = collab_json_number(line, "latency_s");
+	const char *u = strstr(line, "\"used\":[");
+	dc->used = 0;
+	if (u && u[8] != ']') {
+		dc->used = 1;
+		for (u += 8; *u && *u != ']'; u++)
+			dc->used += *u == ',';
+	}
+	/* A result without a position (a failed solve) is never located. */
+	dc->located = dc->ok && dc->err_m <= p->located_within_m;
+	dc->verdict = !dc->ok ? "not_ok" : dc->located ? "located"
+						       : "off";
+}
+
+static void score_results(const sim_world *w, const char *const *files, int n_files, const GArray *all,
+			  const demo_eval_params *p, demo_eval *out)
+{
+	GPtrArray *texts = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
+	GArray *rl = g_array_new(FALSE, FALSE, sizeof(res_line));
+	for (int fi = 0; fi < n_files; fi++) {
+		gchar **lines = read_lines(files[fi]);
+		g_ptr_array_add(texts, lines);
+		for (gchar **l = lines; *l; l++) {
+			if (!**l)
+				continue;
+			out->results++;
+			double rep = collab_json_number(*l, "reporter");
+			res_line r = {*l, -1, NAN, NAN};
+			if (isfinite(rep) && rep >= 0 && rep <= G_MAXINT && sim_world_node(w, (int)rep)) {
+				r.reporter = (int)rep;
+				r.emit_s = world_s(w, r.reporter, collab_json_number(*l, "t_cpu_ns"), p->epoch_ns);
+				r.onset_s = world_s(w, r.reporter, collab_json_number(*l, "onset_cpu_ns"), p->epoch_ns);
+			}
+			gboolean solved = isfinite(collab_json_number(*l, "x"));
+			if (!solved)
+				out->results_failed++;
+			else if (!strstr(*l, "\"status\":\"ok\""))
+				out->results_not_ok++;
+			if (solved && !isfinite(collab_json_number(*l, "t_cpu_ns")))
+				out->emission_refused++;
+			/* The clip service's reasons for a refused conversion
+			 * (apps/collab/clip.c: "global to audioK: …", "audioK to global: …"). */
+			if (strstr(*l, "global to audio") || strstr(*l, " to global: "))
+				out->clip_refused++;
+			if (!isfinite(r.emit_s) && !isfinite(r.onset_s))
+				out->results_no_time++;
+			g_array_append_val(rl, r);
+		}
+	}
+	/* Candidates: emission against the call's start, else the reporter's
+	 * onset against the call's arrival at the reporter. */
+	GArray *cand = g_array_new(FALSE, FALSE, sizeof(score_cand));
+	for (guint i = 0; i < rl->len; i++) {
+		const res_line *r = &g_array_index(rl, res_line, i);
+		if (r->reporter < 0 || (!isfinite(r->emit_s) && !isfinite(r->onset_s)))
+			continue;
+		for (guint j = 0; j < all->len; j++) {
+			const any_call *a = &g_array_index(all, any_call, j);
+			double d = isfinite(r->emit_s) ? fabs(r->emit_s - a->t_s)
+						       : fabs(r->onset_s - sim_world_arrival_s(w, r->reporter, 0, a->src, a->k));
+			if (d <= p->loc_tol_s) {
+				score_cand c = {i, j, d};
+				g_array_append_val(cand, c);
+			}
+		}
+	}
+	int *r2c = g_new(int, rl->len + 1), *c2r = g_new(int, all->len + 1);
+	score_match_greedy((score_cand *)(void *)cand->data, cand->len, rl->len, all->len, r2c, c2r);
+	g_array_free(cand, TRUE);
+	GArray *errs = g_array_new(FALSE, FALSE, sizeof(double)), *errs_in = g_array_new(FALSE, FALSE, sizeof(double)),
+	       *lats = g_array_new(FALSE, FALSE, sizeof(double));
+	for (guint i = 0; i < rl->len; i++) {
+		const res_line *r = &g_array_index(rl, res_line, i);
+		if (r2c[i] < 0) {
+			double t = isfinite(r->emit_s) ? r->emit_s : r->onset_s;
+			/* Onsets come after the start by the propagation delay. */
+			double hi = p->t_hi_s + p->loc_tol_s + (isfinite(r->emit_s) ? 0 : 0.5);
+			if (t >= p->t_lo_s - p->loc_tol_s && t <= hi) {
+				out->results_unmatched++;
+				out->ok_unmatched += strstr(r->line, "\"status\":\"ok\"") != NULL;
+			}
+			continue;
+		}
+		const any_call *a = &g_array_index(all, any_call, r2c[i]);
+		if (!a->scored) {
+			out->results_exempt++;
+			continue;
+		}
+		demo_call *dc = &g_array_index(out->calls, demo_call, a->row);
+		take_result(dc, r->line, r->emit_s, p);
+		if (!dc->ok)
+			continue;
+		out->ok_scored++;
+		out->ok_in_ell95 += dc->in_ell95;
+		g_array_append_val(errs, dc->err_m);
+		if (dc->inside)
+			g_array_append_val(errs_in, dc->err_m);
+		if (isfinite(dc->latency_s))
+			g_array_append_val(lats, dc->latency_s);
+	}
+	out->n_err = errs->len;
+	out->n_err_in = errs_in->len;
+	out->err_median_m = quantile((double *)(void *)errs->data, errs->len, 0.5);
+	out->err_p90_m = quantile((double *)(void *)errs->data, errs->len, 0.9);
+	out->err_in_median_m = quantile((double *)(void *)errs_in->data, errs_in->len, 0.5);
+	out->err_in_p90_m = quantile((double *)(void *)errs_in->data, errs_in->len, 0.9);
+	out->lat_p50_s = quantile((double *)(void *)lats->data, lats->len, 0.5);
+	out->lat_p95_s = quantile((double *)(void *)lats->data, lats->len, 0.95);
+	g_array_free(errs, TRUE);
+	g_array_free(errs_in, TRUE);
+	g_array_free(lats, TRUE);
+	g_free(r2c);
+	g_free(c2r);
+	g_array_free(rl, TRUE);
+	g_ptr_array_free(texts, TRUE);
+}
+
 void demo_evaluate(const sim_world *w, const int *node_ids, const char *const *det_files, int n_nodes,
 		   const char *const *result_files, int n_results, const demo_eval_params *p, demo_eval *out)
 {
 	memset(out, 0, sizeof *out);
 	out->calls = g_array_new(FALSE, TRUE, sizeof(demo_call));
-	const sim_scenario *sc = sim_world_scenario(w);
-	for (size_t i = 0; i < sim_scenario_n_sources(sc); i++) {
-		const sim_source_cfg *s = sim_scenario_source(sc, i);
-		for (size_t k = 0; k < sim_world_n_calls(w, i); k++) {
-			double t = sim_world_call_time_s(w, i, k);
-			if (t < p->t_lo_s || t > p->t_hi_s)
-				continue;
-			demo_call c = {.source = s->id, .k = k, .t_s = t, .err_m = NAN, .sd_m = NAN, .ell95_m = NAN, .dt_ms = NAN, .latency_s = NAN};
-			memcpy(c.pos_m, s->pos_m, sizeof c.pos_m);
-			c.inside = inside_hull(sc, c.pos_m);
-			g_strlcpy(c.status, "missed", sizeof c.status);
-			g_array_append_val(out->calls, c);
-		}
-	}
-	/* Detections. */
+	out->located_within_m = p->located_within_m;
+	GArray *all = all_calls(w, p, out);
 	out->node_minutes = n_nodes * (p->t_hi_s - p->t_lo_s) / 60.0;
-	for (int ni = 0; ni < n_nodes; ni++) {
-		gchar **lines = read_lines(det_files[ni]);
-		GArray *onsets = g_array_new(FALSE, FALSE, sizeof(double));
-		for (gchar **l = lines; *l; l++) {
-			/* An onset that never reached the cpu clock has no time. */
-			double s = isfinite(collab_json_number(*l, "cpu_se_ns"))
-					   ? world_s(w, node_ids[ni], collab_json_number(*l, "cpu_ns"), p->epoch_ns)
-					   : NAN;
-			if (isfinite(s) && s >= p->t_lo_s && s <= p->t_hi_s + 0.5)
-				g_array_append_val(onsets, s);
-		}
-		g_strfreev(lines);
-		gboolean *used = g_new0(gboolean, onsets->len ? onsets->len : 1);
-		for (guint c = 0; c < out->calls->len; c++) {
-			demo_call *dc = &g_array_index(out->calls, demo_call, c);
-			size_t src = 0;
-			for (size_t i = 0; i < sim_scenario_n_sources(sc); i++)
-				if (sim_scenario_source(sc, i)->id == dc->source)
-					src = i;
-			double arr = dc->t_s + sim_world_delay_s(w, node_ids[ni], 0, src);
-			out->arrivals++;
-			int best = -1;
-			for (guint j = 0; j < onsets->len; j++) {
-				double d = fabs(g_array_index(onsets, double, j) - arr);
-				if (d <= p->det_tol_s && (best < 0 || d < fabs(g_array_index(onsets, double, best) - arr)))
-					best = (int)j;
-			}
-			if (best >= 0) {
-				out->arrivals_detected++;
-				dc->heard++;
-				used[best] = TRUE;
-			}
-		}
-		for (guint j = 0; j < onsets->len; j++) {
-			double s = g_array_index(onsets, double, j);
-			if (s > p->t_hi_s)
-				continue; /* the arrival of a call after the window */
-			out->detections++;
-			/* A detection matching no counted arrival is a false alarm
-			 * unless it is an arrival of a call just outside the window. */
-			if (!used[j]) {
-				gboolean edge = FALSE;
-				for (size_t i = 0; i < sim_scenario_n_sources(sc) && !edge; i++)
-					for (size_t k = 0; k < sim_world_n_calls(w, i) && !edge; k++) {
-						double arr = sim_world_call_time_s(w, i, k) + sim_world_delay_s(w, node_ids[ni], 0, i);
-						edge = fabs(arr - s) <= p->det_tol_s;
-					}
-				if (!edge)
-					out->false_alarms++;
-			}
-		}
-		g_free(used);
-		g_array_free(onsets, TRUE);
+	for (int ni = 0; ni < n_nodes; ni++)
+		score_node(w, node_ids[ni], det_files[ni], all, p, out);
+	score_results(w, result_files, n_results, all, p, out);
+	for (guint i = 0; i < out->calls->len; i++) {
+		const demo_call *c = &g_array_index(out->calls, demo_call, i);
+		out->located += c->located;
+		out->off += c->matched && c->ok && !c->located;
+		out->not_ok += c->matched && !c->ok;
+		out->missed += !c->matched;
 	}
-	/* Located calls. */
-	GArray *errs = g_array_new(FALSE, FALSE, sizeof(double)), *errs_in = g_array_new(FALSE, FALSE, sizeof(double)),
-	       *lats = g_array_new(FALSE, FALSE, sizeof(double));
-	for (int fi = 0; fi < n_results; fi++) {
-		gchar **lines = read_lines(result_files[fi]);
-		for (gchar **l = lines; *l; l++) {
-			if (!**l)
-				continue;
-			double rep = collab_json_number(*l, "reporter");
-			double s = isfinite(rep) ? world_s(w, (int)rep, collab_json_number(*l, "t_cpu_ns"), p->epoch_ns) : NAN;
-			double x = collab_json_number(*l, "x"),
-			       y = collab_json_number(*l, "y");
-			if (!isfinite(x)) {
-				out->results_failed++;
-				continue;
-			}
-			if (!(s >= p->t_lo_s - p->loc_tol_s && s <= p->t_hi_s + p->loc_tol_s))
-				continue;
-			out->results++;
-			int best = -1;
-			double bd = INFINITY;
-			for (guint c = 0; c < out->calls->len; c++) {
-				demo_call *dc = &g_array_index(out->calls, demo_call, c);
-				double d = hypot(dc->pos_m[0] - x, dc->pos_m[1] - y);
-				if (fabs(dc->t_s - s) <= p->loc_tol_s && !dc->located && d < bd) {
-					best = (int)c;
-					bd = d;
-				}
-			}
-			if (best < 0) {
-				out->results_false++;
-				continue;
-			}
-			demo_call *dc = &g_array_index(out->calls, demo_call, best);
-			dc->located = 1;
-			dc->est_m[0] = x;
-			dc->est_m[1] = y;
-			dc->est_m[2] = collab_json_number(*l, "z");
-			dc->err_m = bd;
-			dc->sd_m = hypot(collab_json_number(*l, "sd_x"), collab_json_number(*l, "sd_y"));
-			dc->ell95_m = collab_json_number(*l, "ell95_major");
-			dc->dt_ms = (s - dc->t_s) * 1e3;
-			dc->latency_s = collab_json_number(*l, "latency_s");
-			const char *u = strstr(*l, "\"used\":[");
-			dc->used = 0;
-			if (u && u[8] != ']') {
-				dc->used = 1;
-				for (u += 8; *u && *u != ']'; u++)
-					dc->used += *u == ',';
-			}
-			const char *st = strstr(*l, "\"status\":\"");
-			if (st) {
-				st += 10;
-				size_t n = strcspn(st, "\"");
-				g_strlcpy(dc->status, st, MIN(n + 1, sizeof dc->status));
-			}
-			g_array_append_val(errs, bd);
-			if (dc->inside)
-				g_array_append_val(errs_in, bd);
-			if (isfinite(dc->latency_s))
-				g_array_append_val(lats, dc->latency_s);
-		}
-		g_strfreev(lines);
-	}
-	out->n_err = errs->len;
-	out->n_err_in = errs_in->len;
-	out->err_median_m = quantile((double *)errs->data, errs->len, 0.5);
-	out->err_p90_m = quantile((double *)errs->data, errs->len, 0.9);
-	out->err_in_median_m = quantile((double *)errs_in->data, errs_in->len, 0.5);
-	out->err_in_p90_m = quantile((double *)errs_in->data, errs_in->len, 0.9);
-	out->lat_p50_s = quantile((double *)lats->data, lats->len, 0.5);
-	out->lat_p95_s = quantile((double *)lats->data, lats->len, 0.95);
-	g_array_free(errs, TRUE);
-	g_array_free(errs_in, TRUE);
-	g_array_free(lats, TRUE);
+	g_array_free(all, TRUE);
 }
 
 void demo_eval_clear(demo_eval *e)
@@ -242,50 +373,4 @@ void demo_eval_clear(demo_eval *e)
 	if (e->calls)
 		g_array_free(e->calls, TRUE);
 	e->calls = NULL;
-}
-
-void demo_print(const demo_eval *e, gboolean table, FILE *f)
-{
-	if (table)
-		fprintf(f, "%-6s %9s %17s %17s %9s %9s %9s %5s %-14s\n", "source", "time_s", "true (x, y) m", "estimate (x, y) m",
-			"error_m", "sd_m", "ell95_m", "used", "status");
-	guint located = 0;
-	for (guint i = 0; i < e->calls->len; i++) {
-		const demo_call *c = &g_array_index(e->calls, demo_call, i);
-		char tp[40], ep[40];
-		g_snprintf(tp, sizeof tp, "(%6.2f, %6.2f)", c->pos_m[0], c->pos_m[1]);
-		if (c->located)
-			g_snprintf(ep, sizeof ep, "(%6.2f, %6.2f)", c->est_m[0], c->est_m[1]);
-		else
-			g_snprintf(ep, sizeof ep, "-");
-		if (table)
-			fprintf(f, "%-6d %9.3f %17s %17s %9.4f %9.4f %9.4f %5d %-14s%s\n", c->source, c->t_s, tp, ep, c->err_m,
-				c->sd_m, c->ell95_m, c->used, c->status, c->inside ? "" : " (outside)");
-		located += c->located;
-	}
-	fprintf(f, "%ssummary\n", table ? "\n" : "");
-	fprintf(f, "  detection recall      %u / %u arrivals = %.3f\n", e->arrivals_detected, e->arrivals,
-		e->arrivals ? (double)e->arrivals_detected / e->arrivals : NAN);
-	fprintf(f, "  false alarms          %u in %.1f node-minutes = %.2f per node-minute\n", e->false_alarms,
-		e->node_minutes, e->node_minutes > 0 ? e->false_alarms / e->node_minutes : NAN);
-	fprintf(f, "  calls located         %u / %u = %.3f (%u unmatched results, %u failed solves)\n", located,
-		e->calls->len, e->calls->len ? (double)located / e->calls->len : NAN, e->results_false, e->results_failed);
-	fprintf(f, "  localization error    median %.4f m, p90 %.4f m (n=%u)\n", e->err_median_m, e->err_p90_m, e->n_err);
-	fprintf(f, "  inside the array      median %.4f m, p90 %.4f m (n=%u)\n", e->err_in_median_m, e->err_in_p90_m, e->n_err_in);
-	fprintf(f, "  latency end of call -> collab/events  p50 %.3f s, p95 %.3f s\n", e->lat_p50_s, e->lat_p95_s);
-}
-
-int demo_write_csv(const demo_eval *e, const char *path)
-{
-	FILE *f = fopen(path, "w");
-	if (!f)
-		return -errno;
-	fprintf(f, "source,call,time_s,true_x,true_y,inside,heard,located,est_x,est_y,error_m,sd_m,ell95_m,dt_ms,used,latency_s,status\n");
-	for (guint i = 0; i < e->calls->len; i++) {
-		const demo_call *c = &g_array_index(e->calls, demo_call, i);
-		fprintf(f, "%d,%zu,%.6f,%.3f,%.3f,%d,%d,%d,%.4f,%.4f,%.5f,%.5f,%.5f,%.4f,%d,%.3f,%s\n", c->source, c->k, c->t_s,
-			c->pos_m[0], c->pos_m[1], c->inside, c->heard, c->located, c->est_m[0], c->est_m[1], c->err_m, c->sd_m,
-			c->ell95_m, c->dt_ms, c->used, c->latency_s, c->status);
-	}
-	return fclose(f) == 0 ? 0 : -errno;
 }

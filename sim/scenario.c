@@ -487,6 +487,52 @@ void sim_node_told_position(const sim_scenario *sc, const sim_node_cfg *n, doubl
 									 (uint64_t)k, 0);
 }
 
+char *sim_scenario_effects(const sim_scenario *sc)
+{
+	const sim_world_cfg *w = &sc->world;
+	GString *s = g_string_new(NULL);
+	g_string_append_printf(s, "c = %.1f m/s %s", w->speed_of_sound_m_s,
+			       w->speed_stated ? "stated" : "from temperature");
+	if (w->air_absorption)
+		g_string_append_printf(s, ", air absorption (%.1f °C, %.0f %% RH)", w->temperature_c, w->humidity_pct);
+	if (w->room)
+		g_string_append_printf(s, ", room %g x %g x %g m (images to order %d)", w->room_m[0], w->room_m[1],
+				       w->room_m[2], w->room_max_order);
+	else if (w->ground == SIM_GROUND_FIXED)
+		g_string_append_printf(s, ", ground R = %g", w->ground_reflection);
+	else if (w->ground != SIM_GROUND_NONE)
+		g_string_append_printf(s, ", %s ground", grounds[w->ground]);
+	else
+		g_string_append(s, ", free field");
+	if (w->wind_speed_m_s > 0)
+		g_string_append_printf(s, ", wind %.1f m/s from %.0f°", w->wind_speed_m_s, w->wind_from_deg);
+	if (w->background != SIM_BG_NONE)
+		g_string_append_printf(s, ", %s background %.0f dBFS", backgrounds[w->background], w->background_dbfs);
+	guint varied = 0, moving = 0, files = 0;
+	for (guint i = 0; i < sc->sources->len; i++) {
+		const sim_source_cfg *c = &g_array_index(sc->sources, sim_source_cfg, i);
+		varied += c->variation > 0;
+		moving += c->path != NULL;
+		files += c->wave.kind == DSP_WAVE_FILE;
+	}
+	if (varied)
+		g_string_append_printf(s, ", call variation on %u of %u sources", varied, sc->sources->len);
+	else if (files < sc->sources->len)
+		g_string_append(s, ", exact synthetic calls");
+	if (files)
+		g_string_append_printf(s, ", %u recorded source(s)", files);
+	if (moving)
+		g_string_append_printf(s, ", %u moving source(s)", moving);
+	double survey = 0;
+	for (guint i = 0; i < sc->nodes->len; i++)
+		survey = fmax(survey, g_array_index(sc->nodes, sim_node_cfg, i).survey_error_m);
+	if (survey > 0)
+		g_string_append_printf(s, ", survey error up to %.2f m per axis", survey);
+	else
+		g_string_append(s, ", exact positions");
+	return g_string_free(s, FALSE);
+}
+
 void sim_scenario_free(sim_scenario *sc)
 {
 	if (!sc)

@@ -48,8 +48,8 @@ typedef struct {
 	double wind_from_deg;      /* degrees clockwise from +y (north) the wind comes from */
 	double wind_m_s[3];        /* m/s: the wind's velocity vector (horizontal) */
 	sim_ground ground;
-	double ground_reflection; /* SIM_GROUND_FIXED: R (0..1) */
-	sim_bg_kind background;   /* sim/background.h */
+	double ground_reflection;  /* SIM_GROUND_FIXED: R (0..1) */
+	sim_bg_kind background;    /* sim/background.h */
 	double background_dbfs;    /* RMS of the background, dB re full scale */
 	int room;                  /* a [room] group: shoebox enclosure */
 	double room_m[3];          /* m: room size; the room spans [0, size] on each axis */
@@ -119,6 +119,13 @@ void sim_scenario_free(sim_scenario *sc);
  * increasing) into 4 doubles per waypoint (g_free them).  NULL with a reason
  * in why[why_len] (which waypoint and what is wrong). */
 double *sim_path_parse(const char *text, size_t *n, char *why, size_t why_len);
+
+/* One line naming the effects the world has (a newly allocated string):
+ * "air absorption (20.0 °C, 50 % RH), c = 343.2 m/s from temperature, ground
+ * grass, wind 5.0 m/s from 270°, background wind -30 dBFS, call variation
+ * on 2 of 3 sources, 1 moving source, survey error up to 0.10 m, ..." or
+ * "free field, exact calls, exact positions" for today's idealised world. */
+char *sim_scenario_effects(const sim_scenario *sc);
 
 /* The position the field team is told for node n (m): its true position
  * plus a seeded Gaussian error of survey_error_m per axis (the same for

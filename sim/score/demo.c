@@ -262,8 +262,10 @@ int main(int argc, char **argv)
 				fprintf(stderr, "chorus-demo: %s: %s\n", csv, g_strerror(-wr));
 				rc = 2;
 			}
-			printf("chorus demo: %s, %zu nodes, %.0f s, audio %d Hz, source height %s\n\n", d.scenario, nn, duration_s,
-			       rate_hz, source_plane ? z_txt : "not told to collab");
+			char *fx = sim_scenario_effects(d.sc);
+			printf("chorus demo: %s, %zu nodes, %.0f s, audio %d Hz, source height %s\nworld: %s\n\n", d.scenario, nn,
+			       duration_s, rate_hz, source_plane ? z_txt : "not told to collab", fx);
+			g_free(fx);
 			demo_print(&ev, !quiet, stdout);
 			/* CPU of the services, per node, as a share of one core (for
 			 * fft + detect this is the real-time factor at this rate). */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "apps/dsp/gccphat.h"
+#include "apps/dsp/wave.h"
 
 void tdoa_params_default(tdoa_params *p)
 {
@@ -18,6 +19,26 @@ void tdoa_params_default(tdoa_params *p)
 	p->c_m_s = 343;
 	p->source_z_m = NAN;
 	p->alpha = 1e-3;
+}
+
+/* Clip J on the reference's sample period: y[k] = x_J at J's own time
+ * k / rr (band-limited interpolation at J's effective rate rj), so that
+ * both clips sample global time at the same rate and GCC-PHAT measures a
+ * pure delay, wherever in the clip its weight lies.  (Before, the two
+ * rates' difference was corrected at the reference clip's energy
+ * centroid, which is not where PHAT's whitened correlation measures:
+ * a bias of up to 60 ms x the skew difference, microseconds.)  A new
+ * array of *n_out samples (g_free it). */
+static float *on_ref_rate(const float *x, size_t n, double rj, double rr, size_t *n_out)
+{
+	dsp_wave *w = dsp_wave_from_samples(x, n, rj, rj);
+	size_t m = (size_t)floor((double)n * rr / rj);
+	float *y = g_new(float, m ? m : 1);
+	for (size_t k = 0; k < m; k++)
+		y[k] = (float)dsp_wave_eval(w, (double)k / rr);
+	dsp_wave_free(w);
+	*n_out = m;
+	return y;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -89,15 +110,6 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 	}
 	/* Where the call sits in each clip, samples from x[0]. */
 	double pos_r = ((double)(R->onset_ns - R->t0_ns) - R->t0_frac_ns) * rate_hz * 1e-9;
-	/* Energy centroid of the reference clip, samples: where GCC-PHAT's
-	 * delay is effectively measured. */
-	double ex = 0, e = 0;
-	for (size_t i = 0; i < R->n; i++) {
-		double v = (double)R->x[i] * R->x[i];
-		ex += v * (double)i;
-		e += v;
-	}
-	double ic = e > 0 ? ex / e : R->n / 2.0;
 	double var_d[TDOA_MAX];
 	int nv = 0;
 	for (int j = 0; j < n; j++) {
@@ -110,17 +122,21 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 		double pred = pos_j - pos_r;
 		double se = sqrt(J->onset_se_ns * J->onset_se_ns + R->onset_se_ns * R->onset_se_ns) * rate_hz * 1e-9;
 		double half = 4 * se + p->min_window;
+		double rj = J->rate_eff_hz > 0 ? J->rate_eff_hz : J->rate_hz, rr = R->rate_eff_hz > 0 ? R->rate_eff_hz : rate_hz;
+		size_t nj = J->n;
+		float *xj = rj != rr ? on_ref_rate(J->x, J->n, rj, rr, &nj) : NULL;
 		dsp_gcc_result gr;
-		if (dsp_gcc_delay_window(g, R->x, R->n, J->x, J->n, (int)floor(pred - half), (int)ceil(pred + half), &gr,
-					 &why) < 0)
+		int grc = dsp_gcc_delay_window(g, R->x, R->n, xj ? xj : J->x, nj, (int)floor(pred - half),
+					       (int)ceil(pred + half), &gr, &why);
+		g_free(xj);
+		if (grc < 0)
 			continue;
 		out->ok[j] = 1;
 		out->delay_se[j] = gr.se;
 		out->coherence[j] = gr.peak;
-		/* a_j = (T_j - T_r) + d_j / R_j + i_c (1/R_j - 1/R_r), seconds. */
-		double rj = J->rate_eff_hz > 0 ? J->rate_eff_hz : J->rate_hz, rr = R->rate_eff_hz > 0 ? R->rate_eff_hz : rate_hz;
-		out->a_s[j] = ((double)(J->t0_ns - R->t0_ns) + (J->t0_frac_ns - R->t0_frac_ns)) * 1e-9 + gr.delay / rj +
-			      ic * (1 / rj - 1 / rr);
+		/* a_j = (T_j - T_r) + d_j / R_r, seconds: both clips on the
+		 * reference's global-time sample period. */
+		out->a_s[j] = ((double)(J->t0_ns - R->t0_ns) + (J->t0_frac_ns - R->t0_frac_ns)) * 1e-9 + gr.delay / rr;
 		var_d[nv++] = gr.se * gr.se;
 	}
 	dsp_gcc_free(g);

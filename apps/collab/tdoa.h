@@ -12,10 +12,15 @@
  * cycle slips).  Arrival times relative to the reference's arrival:
  *     a_r = 0,   a_j = (T_j - T_r) + d_j / R.
  * Sound cards run at R_j = R (1 + skew_j): with the clips' rates in global
- * time, a sample i of clip j is at T_j + i / R_j, so the delay measured
- * around the call's energy centroid i_c of the reference clip gives
- *     a_j = (T_j - T_r) + d_j / R_j + i_c (1 / R_j - 1 / R_r)
- * (the last term is up to 40 ppm x 0.15 s = 6 us: centimetres).
+ * time, a sample i of clip j is at T_j + i / R_j.  Clip j is first put on
+ * the reference's sample period (band-limited interpolation at T_j + k /
+ * R_r, apps/dsp/wave.h), so both sample global time alike and GCC-PHAT
+ * measures a pure delay d_j in reference samples:
+ *     a_j = (T_j - T_r) + d_j / R_r.
+ * (Correcting the rate difference afterwards at one point of the clip was
+ * biased by the skew difference times the distance from that point to
+ * wherever PHAT's whitened correlation puts its weight: up to 100 ppm x
+ * 0.3 s = 30 us.)
  * Errors: var(d_j) from GCC-PHAT is the sum of two arrivals' noise, so each
  * arrival gets sigma_i^2 = its share of it (the reference: half the median
  * var(d)), plus each clip's clock conversion variance.

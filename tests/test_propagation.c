@@ -16,27 +16,16 @@
 #include "sim/acoustics.h"
 #include "sim/scenario.h"
 #include "sim/world.h"
-
-typedef struct {
-	sim_scenario *sc;
-	sim_world *w;
-} fixture;
+#include "tests/world_fixture.h"
 
 static fixture make(const char *text)
 {
-	fixture f;
-	GError *err = NULL;
-	f.sc = sim_scenario_load_data("prop-test.ini", text, g_getenv("CHORUS_RUN"), &err);
-	ck_assert_msg(f.sc, "scenario: %s", err ? err->message : "?");
-	f.w = sim_world_new(f.sc, &err);
-	ck_assert_msg(f.w, "world: %s", err ? err->message : "?");
-	return f;
+	return fixture_make("prop-test.ini", text);
 }
 
 static void drop(fixture f)
 {
-	sim_world_free(f.w);
-	sim_scenario_free(f.sc);
+	fixture_drop(f);
 }
 
 static char *load_error(const char *text)

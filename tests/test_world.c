@@ -13,27 +13,16 @@
 #include "sim/scenario.h"
 #include "apps/dsp/wave.h"
 #include "sim/world.h"
-
-typedef struct {
-	sim_scenario *sc;
-	sim_world *w;
-} fixture;
+#include "tests/world_fixture.h"
 
 static fixture make(const char *text)
 {
-	fixture f;
-	GError *err = NULL;
-	f.sc = sim_scenario_load_data("world-test.ini", text, g_getenv("CHORUS_RUN"), &err);
-	ck_assert_msg(f.sc, "scenario: %s", err ? err->message : "?");
-	f.w = sim_world_new(f.sc, &err);
-	ck_assert_msg(f.w, "world: %s", err ? err->message : "?");
-	return f;
+	return fixture_make("world-test.ini", text);
 }
 
 static void drop(fixture f)
 {
-	sim_world_free(f.w);
-	sim_scenario_free(f.sc);
+	fixture_drop(f);
 }
 
 /* Peak position of a sampled Gaussian, in frames: the log of a Gaussian is a

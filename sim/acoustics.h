@@ -72,10 +72,10 @@ double complex sim_fir_response(const double *h, int n_taps, double fs_hz, doubl
  * it took |n_a - p_a| reflections on the wall at 0 and |n_a| on the wall at
  * L_a. */
 typedef struct {
-	int n[3], p[3];  /* lattice index and parity per axis */
-	int order;       /* total number of reflections */
-	double beta;     /* product of the walls' pressure reflection factors */
-	int hits[6];     /* reflections on walls x0, xL, y0, yL, z0, zL */
+	int n[3], p[3]; /* lattice index and parity per axis */
+	int order;      /* total number of reflections */
+	double beta;    /* product of the walls' pressure reflection factors */
+	int hits[6];    /* reflections on walls x0, xL, y0, yL, z0, zL */
 } sim_image;
 
 /* Mirror source position src (m) by image im in a room of size L (m). */

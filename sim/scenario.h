@@ -48,8 +48,8 @@ typedef struct {
 	double wind_from_deg;      /* degrees clockwise from +y (north) the wind comes from */
 	double wind_m_s[3];        /* m/s: the wind's velocity vector (horizontal) */
 	sim_ground ground;
-	double ground_reflection; /* SIM_GROUND_FIXED: R (0..1) */
-	sim_bg_kind background;   /* sim/background.h */
+	double ground_reflection;  /* SIM_GROUND_FIXED: R (0..1) */
+	sim_bg_kind background;    /* sim/background.h */
 	double background_dbfs;    /* RMS of the background, dB re full scale */
 	int room;                  /* a [room] group: shoebox enclosure */
 	double room_m[3];          /* m: room size; the room spans [0, size] on each axis */

@@ -44,9 +44,9 @@ struct sim_world {
 	size_t n_nodes, n_sources, n_mics_all;
 	node_state *nodes;
 	source_state *sources;
-	double noise_rms; /* full scale */
+	double noise_rms;   /* full scale */
 	sim_background *bg; /* [world] background, or NULL */
-	double fs_hz;     /* the world's rate: FIR taps are 1/fs apart */
+	double fs_hz;       /* the world's rate: FIR taps are 1/fs apart */
 	sim_image *images;
 	size_t n_images;
 	double span_s; /* half the longest filter, s */

@@ -9,9 +9,11 @@
  * false alarms.  Columns:
  *   calls      scored calls (every call in the denominator)
  *   located    calls whose "ok" result is within 1 m of the truth
- *   med/p90    horizontal error of the ok results (m, linear-interpolated
- *              quantiles as report.c), for calls inside the nodes' convex
- *              hull ("in") and outside it ("out")
+ *   med/p90    horizontal error of every result with a position, whatever
+ *              its status (m, linear-interpolated quantiles as report.c),
+ *              for calls inside the nodes' convex hull ("in") and outside
+ *              it ("out"); the same over "ok" results only in the CSV
+ *   ok         results with status "ok"
  *   ell95      fraction of ok results whose truth lies inside their own
  *              95 % ellipse (Mahalanobis; aim 0.90-0.98)
  *   ok>1m      ok results farther than 1 m from their call (aim 0)
@@ -65,8 +67,10 @@ typedef struct {
 	int ok; /* the run produced its output */
 	char why[200];
 	unsigned calls, located, ok_n, in_ell, off, ok_unmatched;
-	double med_in, p90_in, med_out, p90_out;
+	double med_in, p90_in, med_out, p90_out; /* every result with a position, any status */
 	unsigned n_in, n_out;
+	double ok_med_in, ok_p90_in, ok_med_out, ok_p90_out; /* ok results only */
+	unsigned ok_n_in, ok_n_out;
 	double recall, fa_nm, cpu, wall_s;
 	unsigned xruns;
 } row;
@@ -185,46 +189,53 @@ static int read_run(row *r, const char *dir)
 	}
 	gchar **lines = g_strsplit(c, "\n", -1);
 	gchar **head = g_strsplit(lines[0], ",", -1);
-	int ci = -1, cl = -1, cok = -1, cerr = -1, cell = -1;
+	int ci = -1, cl = -1, cok = -1, cerr = -1, cell = -1, cest = -1;
 	for (int k = 0; head[k]; k++) {
 		ci = strcmp(head[k], "inside") == 0 ? k : ci;
 		cl = strcmp(head[k], "located") == 0 ? k : cl;
 		cok = strcmp(head[k], "ok") == 0 ? k : cok;
 		cerr = strcmp(head[k], "error_m") == 0 ? k : cerr;
 		cell = strcmp(head[k], "in_ell95") == 0 ? k : cell;
+		cest = strcmp(head[k], "est_x") == 0 ? k : cest;
 	}
 	int ncol = (int)g_strv_length(head);
 	g_strfreev(head);
-	if (ci < 0 || cl < 0 || cok < 0 || cerr < 0 || cell < 0) {
+	if (ci < 0 || cl < 0 || cok < 0 || cerr < 0 || cell < 0 || cest < 0) {
 		snprintf(r->why, sizeof r->why, "%s lacks a column this bench reads", csv);
 		g_strfreev(lines);
 		goto out;
 	}
-	GArray *ein = g_array_new(FALSE, FALSE, sizeof(double)), *eout = g_array_new(FALSE, FALSE, sizeof(double));
+	GArray *e[4]; /* any status inside, outside; ok inside, outside */
+	for (int k = 0; k < 4; k++)
+		e[k] = g_array_new(FALSE, FALSE, sizeof(double));
 	for (int i = 1; lines[i]; i++) {
 		gchar **f = g_strsplit(lines[i], ",", -1);
 		if ((int)g_strv_length(f) >= ncol) {
 			r->calls++;
 			r->located += atoi(f[cl]) != 0;
+			double err = g_ascii_strtod(f[cerr], NULL);
+			int in = atoi(f[ci]) != 0;
+			if (isfinite(g_ascii_strtod(f[cest], NULL)) && isfinite(err))
+				g_array_append_val(e[in ? 0 : 1], err);
 			if (atoi(f[cok])) {
-				double e = g_ascii_strtod(f[cerr], NULL);
 				r->ok_n++;
 				r->in_ell += atoi(f[cell]) != 0;
-				r->off += !(e <= 1.0);
-				g_array_append_val(atoi(f[ci]) ? ein : eout, e);
+				r->off += !(err <= 1.0);
+				g_array_append_val(e[in ? 2 : 3], err);
 			}
 		}
 		g_strfreev(f);
 	}
 	g_strfreev(lines);
-	r->n_in = ein->len;
-	r->n_out = eout->len;
-	r->med_in = quantile((double *)(void *)ein->data, ein->len, 0.5);
-	r->p90_in = quantile((double *)(void *)ein->data, ein->len, 0.9);
-	r->med_out = quantile((double *)(void *)eout->data, eout->len, 0.5);
-	r->p90_out = quantile((double *)(void *)eout->data, eout->len, 0.9);
-	g_array_free(ein, TRUE);
-	g_array_free(eout, TRUE);
+	double *q[8] = {&r->med_in, &r->p90_in, &r->med_out, &r->p90_out,
+			&r->ok_med_in, &r->ok_p90_in, &r->ok_med_out, &r->ok_p90_out};
+	unsigned *nq[4] = {&r->n_in, &r->n_out, &r->ok_n_in, &r->ok_n_out};
+	for (int k = 0; k < 4; k++) {
+		*nq[k] = e[k]->len;
+		*q[2 * k] = quantile((double *)(void *)e[k]->data, e[k]->len, 0.5);
+		*q[2 * k + 1] = quantile((double *)(void *)e[k]->data, e[k]->len, 0.9);
+		g_array_free(e[k], TRUE);
+	}
 	/* The summary's recall and false alarms (print.c's wording). */
 	const char *rl = strstr(t, "detection recall");
 	r->recall = rl ? after(rl, "arrivals =") : NAN;
@@ -349,7 +360,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench/field: FIELD_DURATION_S: expected at least 10 s, got '%s'\n", dur);
 		return 1;
 	}
-	gchar **names = argc > 1 ? g_strdupv(argv + 1) : env && *env ? g_strsplit_set(env, " ,", -1) : g_strdupv((gchar **)all_rows);
+	gchar **names = argc > 1 ? g_strdupv(argv + 1) : env && *env ? g_strsplit_set(env, " ,", -1)
+								     : g_strdupv((gchar **)all_rows);
 	GArray *rows = g_array_new(FALSE, TRUE, sizeof(row));
 	for (int i = 0; names[i]; i++) {
 		if (!*names[i])
@@ -365,17 +377,17 @@ int main(int argc, char **argv)
 		run_row(&g_array_index(rows, row, i), duration_s);
 
 	GString *csv = g_string_new("scenario,calls,located,median_in_m,p90_in_m,n_in,median_out_m,p90_out_m,n_out,"
-				    "ok_in_ell95,ok_n,ok_over_1m,ok_unmatched,recall,false_alarms_per_node_min,cpu_core_s_per_s,"
+				    "ok_median_in_m,ok_p90_in_m,ok_n_in,ok_median_out_m,ok_p90_out_m,ok_n_out,ok_in_ell95,ok_n,ok_over_1m,ok_unmatched,recall,false_alarms_per_node_min,cpu_core_s_per_s,"
 				    "xruns,wall_s,note\n");
-	printf("\n%-12s %5s %9s %8s %8s %8s %8s %6s %6s %7s %6s %6s %6s\n", "scenario", "calls", "located", "med_in",
-	       "p90_in", "med_out", "p90_out", "ell95", "ok>1m", "recall", "fa/nm", "cpu", "xruns");
+	printf("\n%-12s %5s %9s %8s %8s %8s %8s %4s %6s %6s %7s %6s %6s %6s\n", "scenario", "calls", "located", "med_in",
+	       "p90_in", "med_out", "p90_out", "ok", "ell95", "ok>1m", "recall", "fa/nm", "cpu", "xruns");
 	int failed = 0;
 	for (guint i = 0; i < rows->len; i++) {
 		const row *r = &g_array_index(rows, row, i);
 		if (!r->ok) {
 			failed++;
 			printf("%-12s  not run: %s\n", r->name, r->why);
-			g_string_append_printf(csv, "%s,,,,,,,,,,,,,,,,,,%s\n", r->name, r->why);
+			g_string_append_printf(csv, "%s,,,,,,,,,,,,,,,,,,,,,,,,%s\n", r->name, r->why);
 			continue;
 		}
 		char loc[24], a[5][16], ell[16];
@@ -385,15 +397,18 @@ int main(int argc, char **argv)
 		fmt(a[2], 16, r->med_out, "%.3f");
 		fmt(a[3], 16, r->p90_out, "%.3f");
 		fmt(ell, 16, r->ok_n ? (double)r->in_ell / r->ok_n : NAN, "%.2f");
-		printf("%-12s %5u %9s %8s %8s %8s %8s %6s %6u %7.3f %6.2f %6.2f %6u\n", r->name, r->calls, loc, a[0], a[1],
-		       a[2], a[3], ell, r->off, r->recall, r->fa_nm, r->cpu, r->xruns);
-		g_string_append_printf(csv, "%s,%u,%u,%.4f,%.4f,%u,%.4f,%.4f,%u,%.4f,%u,%u,%u,%.4f,%.3f,%.3f,%u,%.1f,\n",
+		printf("%-12s %5u %9s %8s %8s %8s %8s %4u %6s %6u %7.3f %6.2f %6.2f %6u\n", r->name, r->calls, loc, a[0], a[1],
+		       a[2], a[3], r->ok_n, ell, r->off, r->recall, r->fa_nm, r->cpu, r->xruns);
+		g_string_append_printf(csv, "%s,%u,%u,%.4f,%.4f,%u,%.4f,%.4f,%u,%.4f,%.4f,%u,%.4f,%.4f,%u,%.4f,%u,%u,%u,%.4f,%.3f,"
+					    "%.3f,%u,%.1f,\n",
 				       r->name, r->calls, r->located, r->med_in, r->p90_in, r->n_in, r->med_out, r->p90_out,
-				       r->n_out, r->ok_n ? (double)r->in_ell / r->ok_n : NAN, r->ok_n, r->off,
+				       r->n_out, r->ok_med_in, r->ok_p90_in, r->ok_n_in, r->ok_med_out, r->ok_p90_out,
+				       r->ok_n_out, r->ok_n ? (double)r->in_ell / r->ok_n : NAN, r->ok_n, r->off,
 				       r->ok_unmatched, r->recall, r->fa_nm, r->cpu, r->xruns, r->wall_s);
 	}
-	printf("(errors in m over ok results, inside / outside the nodes' hull; ell95: ok results inside their own 95 %% "
-	       "ellipse;\n cpu: core-seconds per simulated second of chorus-demo and all it ran, the world's simulation "
+	printf("(med/p90: horizontal error in m of every result with a position, whatever its status, inside / outside "
+	       "the nodes' hull\n (ok results only: field.csv); ok: results with status ok; ell95: ok results inside their "
+	       "own 95 %% ellipse;\n cpu: core-seconds per simulated second of chorus-demo and all it ran, the world's simulation "
 	       "included;\n xruns: audiod overruns on all nodes. Run directories: %s/bench/field-runs/ROW)\n",
 	       FIELD_BUILD_DIR);
 	const char *bo = getenv("CHORUS_BENCH_OUT");

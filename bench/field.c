@@ -345,7 +345,9 @@ out:
 
 static void fmt(char *b, size_t n, double v, const char *f)
 {
-	if (isfinite(v))
+	if (isfinite(v) && fabs(v) >= 1e4)
+		snprintf(b, n, "%.1e", v); /* a wild solve must not widen the table */
+	else if (isfinite(v))
 		snprintf(b, n, f, v);
 	else
 		snprintf(b, n, "-");

@@ -215,6 +215,26 @@ START_TEST(nodes_file)
 	ck_assert_double_eq_tol(collab_nodes_find(n, 2)->pos_m[0], 29.9, 1e-9); /* 30 + mic offset -0.1 */
 	ck_assert(collab_nodes_find(n, 2)->address == NULL);
 	collab_nodes_free(n);
+	/* ... at the told position: with a survey error, not the true one */
+	sc = sim_scenario_load_data("survey", "[node.1]\nposition_m = 1, 2, 3\nmics_m = 0.1,0,0\nsurvey_error_m = 0.5\n"
+					      "[node.2]\nposition_m = 5, 0, 0\n",
+				    NULL, &err);
+	ck_assert_msg(sc, "%s", err ? err->message : "");
+	text = csim_nodes_text(sc);
+	g_file_set_contents(path, text, -1, NULL);
+	g_free(text);
+	n = collab_nodes_load(path, &err);
+	unlink(path);
+	ck_assert_msg(n, "%s", err ? err->message : "");
+	double told[3];
+	sim_node_told_position(sc, sim_scenario_find_node(sc, 1), told);
+	ck_assert_double_eq_tol(collab_nodes_find(n, 1)->pos_m[0], told[0] + 0.1, 1e-9);
+	ck_assert_double_eq_tol(collab_nodes_find(n, 1)->pos_m[1], told[1], 1e-9);
+	ck_assert_double_eq_tol(collab_nodes_find(n, 1)->pos_m[2], told[2], 1e-9);
+	ck_assert(fabs(told[0] - 1) + fabs(told[1] - 2) + fabs(told[2] - 3) > 1e-3);
+	ck_assert_double_eq_tol(collab_nodes_find(n, 2)->pos_m[0], 5, 1e-12);
+	collab_nodes_free(n);
+	sim_scenario_free(sc);
 }
 END_TEST
 

@@ -35,7 +35,10 @@ typedef struct {
 	char *nodes; /* nodes file (required) */
 	char *share_address;
 	gint64 share_port, clip_port;
-	double speed_of_sound_m_s; /* m/s */
+	double speed_of_sound_m_s;    /* m/s, as measured; 0: from temperature_c */
+	double speed_of_sound_sd_m_s; /* m/s: its uncertainty when stated */
+	double temperature_c, temperature_sd_c; /* °C: the air's, as measured, and its uncertainty */
+	double position_sd_m;                   /* m: survey s.d. of the node positions per axis */
 	double margin_ms, hold_s;
 	gint64 min_nodes;
 	double pre_ms, max_clip_ms, gcc_beta, min_window, alpha;
@@ -56,7 +59,11 @@ static const cfg_key keys[] = {
 	K("share_address", CFG_STRING, "127.255.255.255", 1, 0, share_address, "UDP destination of shared detections (broadcast)"),
 	K("share_port", CFG_INT, "7400", 1, 65535, share_port, "UDP port of shared detections"),
 	K("clip_port", CFG_INT, "7401", 1, 65535, clip_port, "TCP port of the clip service (+ node id for nodes without address)"),
-	R("speed_of_sound_m_s", "speed_of_sound", CFG_DOUBLE, "343", 100, 2000, speed_of_sound_m_s, "m/s, as measured or computed from the air temperature"),
+	R("speed_of_sound_m_s", "speed_of_sound", CFG_DOUBLE, "0", 0, 2000, speed_of_sound_m_s, "m/s as measured (overrides temperature_c); 0: from temperature_c"),
+	K("speed_of_sound_sd_m_s", CFG_DOUBLE, "1", 0, 100, speed_of_sound_sd_m_s, "uncertainty of a stated speed_of_sound_m_s, m/s"),
+	K("temperature_c", CFG_DOUBLE, "20", -60, 60, temperature_c, "air temperature as measured, °C: c = 331.3 sqrt(1 + T/273.15) m/s"),
+	K("temperature_sd_c", CFG_DOUBLE, "2", 0, 50, temperature_sd_c, "its uncertainty, °C (0.6 m/s per °C)"),
+	K("position_sd_m", CFG_DOUBLE, "0", 0, 100, position_sd_m, "survey s.d. of the node positions per axis, m (GPS: metres; tape: centimetres)"),
 	K("margin_ms", CFG_DOUBLE, "30", 0, 10000, margin_ms, "grouping window beyond the acoustic aperture, ms"),
 	R("hold_s", "hold", CFG_DOUBLE, "0.7", 0.05, 60, hold_s, "seconds a group waits for detections from other nodes"),
 	K("min_nodes", CFG_INT, "4", 3, 64, min_nodes, "fewest nodes to locate (4 in 2-D: 3 leave two solutions)"),
@@ -81,7 +88,7 @@ static const cfg_group table[] = {
 typedef struct {
 	collab_cfg cfg;
 	collab_nodes *nodes;
-	double c_m_s;
+	double c_m_s, c_sd_m_s; /* speed of sound and its uncertainty, m/s */
 	sync_client *clocks;
 	dev_packet_sub *local;
 	dev_packet *events;
@@ -187,6 +194,8 @@ static void work(gpointer data, gpointer user)
 	p.beta = d->cfg.gcc_beta;
 	p.min_window = d->cfg.min_window;
 	p.c_m_s = d->c_m_s;
+	p.c_sd_m_s = d->c_sd_m_s;
+	p.pos_sd_m = d->cfg.position_sd_m;
 	p.alpha = d->cfg.alpha;
 	p.source_z_m = d->cfg.source_plane ? d->cfg.source_z_m : NAN;
 	if (n < d->cfg.min_nodes) {
@@ -383,7 +392,16 @@ int main(int argc, char **argv)
 	if (!collab_nodes_find(d.nodes, (uint32_t)d.cfg.node))
 		g_warning("node %" G_GINT64_FORMAT " is not in the node table: its own detections cannot be located",
 			  d.cfg.node);
-	d.c_m_s = d.cfg.speed_of_sound_m_s;
+	/* The speed of sound as the field team knows it: measured, or from
+	 * the air temperature they measured; each with its uncertainty. */
+	if (d.cfg.speed_of_sound_m_s > 0) {
+		d.c_m_s = d.cfg.speed_of_sound_m_s;
+		d.c_sd_m_s = d.cfg.speed_of_sound_sd_m_s;
+	} else {
+		double T = d.cfg.temperature_c;
+		d.c_m_s = 331.3 * sqrt(1.0 + T / 273.15);
+		d.c_sd_m_s = d.cfg.temperature_sd_c * 331.3 / (2 * 273.15 * sqrt(1.0 + T / 273.15));
+	}
 	if (*d.cfg.jsonl) {
 		d.jsonl_path = g_strdup(d.cfg.jsonl);
 	} else if (g_getenv("STATE_DIRECTORY") && *g_getenv("STATE_DIRECTORY")) {

@@ -17,6 +17,8 @@ void tdoa_params_default(tdoa_params *p)
 	p->beta = 1;
 	p->min_window = 3;
 	p->c_m_s = 343;
+	p->c_sd_m_s = 0;
+	p->pos_sd_m = 0;
 	p->source_z_m = NAN;
 	p->alpha = 1e-3;
 }
@@ -79,6 +81,27 @@ static int solve(const tdoa_input *in, const tdoa_result *r, const tdoa_params *
 		loc->pos_m[2] = p->source_z_m;
 	}
 	return rc;
+}
+
+/* The covariance's rank-one term of the speed of sound's uncertainty:
+ * solve again at c + c_sd; the shift of (x, y, [z,] t0) is dp/dc c_sd. */
+static void add_speed_uncertainty(const tdoa_input *in, tdoa_result *out, const tdoa_params *p, int *idx, int m)
+{
+	if (!(p->c_sd_m_s > 0) || out->loc.status != DSP_LOC_OK)
+		return;
+	tdoa_params q = *p;
+	q.c_m_s = p->c_m_s + p->c_sd_m_s;
+	dsp_loc_result alt;
+	if (solve(in, out, &q, idx, m, &alt) < 0 || alt.status != DSP_LOC_OK || alt.rejected != out->loc.rejected)
+		return;
+	int d = out->loc.dim;
+	double dp[4];
+	for (int k = 0; k < d; k++)
+		dp[k] = alt.pos_m[k] - out->loc.pos_m[k];
+	dp[d] = alt.t0_s - out->loc.t0_s;
+	for (int a = 0; a <= d; a++)
+		for (int b = 0; b <= d; b++)
+			out->loc.cov[a][b] += dp[a] * dp[b];
 }
 
 int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *out)
@@ -153,7 +176,8 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 		if (!out->ok[j])
 			continue;
 		double v = j == r ? var_ref : fmax(out->delay_se[j] * out->delay_se[j] - var_ref, out->delay_se[j] * out->delay_se[j] / 2);
-		double s2 = v / (rate_hz * rate_hz) + in[j].t0_se_ns * in[j].t0_se_ns * 1e-18;
+		double s2 = v / (rate_hz * rate_hz) + in[j].t0_se_ns * in[j].t0_se_ns * 1e-18 +
+			    (p->pos_sd_m / p->c_m_s) * (p->pos_sd_m / p->c_m_s);
 		/* A floor of 0.01 sample: interpolation and model error never vanish. */
 		double fl = 0.01 / rate_hz;
 		out->sigma_s[j] = sqrt(s2 + fl * fl);
@@ -170,5 +194,6 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 	}
 	if (out->loc.rejected >= 0)
 		out->rejected_node = (int)in[idx[out->loc.rejected]].node;
+	add_speed_uncertainty(in, out, p, idx, m);
 	return 0;
 }

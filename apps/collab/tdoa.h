@@ -24,6 +24,12 @@
  * Errors: var(d_j) from GCC-PHAT is the sum of two arrivals' noise, so each
  * arrival gets sigma_i^2 = its share of it (the reference: half the median
  * var(d)), plus each clip's clock conversion variance.
+ * A microphone surveyed to pos_sd_m per axis is off along the line of sight
+ * by as much, independently per node: each arrival's variance gains
+ * (pos_sd_m / c)^2 (which the chi-square test then also allows).  The
+ * speed of sound's uncertainty c_sd_m_s moves every range together: its
+ * effect on the answer, dp/dc c_sd (by a second solve at c + c_sd), is
+ * added to the covariance as a rank-one term.
  * Then dsp_locate (closed form + LM, chi-square, one rejection).  With a
  * known source height (`source_z_m` finite) the 2-D solve is corrected for the
  * height difference to each microphone, iterating on the estimate.
@@ -58,6 +64,8 @@ typedef struct {
 	double beta;             /* PHAT exponent */
 	double min_window;       /* samples added to the lag window half-width */
 	double c_m_s;            /* speed of sound, m/s */
+	double c_sd_m_s;         /* its standard uncertainty, m/s (0: exact) */
+	double pos_sd_m;         /* survey s.d. of every microphone position per axis, m (0: exact) */
 	double source_z_m;       /* known source height, m; NAN = unknown */
 	double alpha;            /* chi-square level */
 } tdoa_params;

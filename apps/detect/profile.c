@@ -63,6 +63,8 @@ static const cfg_key template_keys[] = {
 	T("click_width_us", CFG_DOUBLE, "100", 1, 1e6, click_width_us, "click: Gaussian sigma, us"),
 	T("file", CFG_STRING, "", 1, 0, file, "file: sound file (relative to the profile)"),
 	T("file_channel", CFG_INT, "0", 0, 255, file_channel, "file: channel, from 0"),
+	T("file_start", CFG_DOUBLE, "0", 0, 1e6, file_start_s, "file: start of the segment used, s into the file"),
+	T("file_length", CFG_DOUBLE, "0", 0, 1e6, file_length_s, "file: length of the segment, s (0: to the end)"),
 	T("max_ms", CFG_DOUBLE, "0", 0, 1e5, max_ms, "use at most this much of the call, ms; 0 = all"),
 	{NULL},
 };
@@ -176,6 +178,8 @@ float *det_profile_render(const det_profile *p, int i, double rate_hz, size_t *n
 		file = g_path_is_absolute(t->file) ? g_strdup(t->file) : g_build_filename(p->dir, t->file, NULL);
 		w.file = file;
 		w.file_channel = (int)t->file_channel;
+		w.file_start_s = t->file_start_s;
+		w.file_length_s = t->file_length_s;
 	}
 	dsp_wave *sw = dsp_wave_new(&w, rate_hz, err);
 	g_free(file);

@@ -39,7 +39,9 @@ typedef struct {
 	double length_ms, taper_ms, freq_hz, click_width_us;
 	char *file; /* relative to the profile's directory */
 	gint64 file_channel;
-	double max_ms; /* use at most this much of the call, ms (0 = all) */
+	double file_start_s;  /* file: start of the segment used, s into the file */
+	double file_length_s; /* file: length of the segment, s (0: to the end) */
+	double max_ms;        /* use at most this much of the call, ms (0 = all) */
 } det_template_cfg;
 
 typedef struct {

@@ -75,7 +75,10 @@ const char *csim_run_dir(const csim *s);
 int csim_port(const csim *s);
 int64_t csim_epoch_ns(const csim *s);
 
-/* The text of the nodes file for the scenario's nodes (g_free it). */
+/* The text of the nodes file for the scenario's nodes: "ID X Y Z" (m) of
+ * each node's first microphone at the node's told position
+ * (sim_node_told_position: the true one plus survey_error_m), never the
+ * true one when a survey error is set.  Pure; g_free it. */
 char *csim_nodes_text(const sim_scenario *sc);
 
 /* The nodes file written for collab (OUT/nodes.txt). */

@@ -15,7 +15,11 @@
  * one-to-one, and a call counts as located only when its "ok" result lies
  * within --located-within M (default 1 m) of it (report.h).  collab is
  * told nothing of the world but what a field team would measure: the node
- * positions (chorus-sim's nodes file) and the speed of sound.  The sources'
+ * positions as surveyed (chorus-sim's nodes file: survey_error_m included),
+ * and of the air only what the user states: --temperature T[,SD] (°C, as
+ * a thermometer read it) or --speed-of-sound C[,SD]; without either,
+ * collab's defaults (20 ± 2 °C), whatever the world's temperature_c or
+ * speed_of_sound_m_s.  --position-sd M states the survey's accuracy.  The sources'
  * height is not among them: --source-plane Z states one (collab's
  * source_plane, source_z_m), as a user who knows it would.  Writes DIR/calls.csv, DIR/results.jsonl (every node's
  * results), DIR/detections.jsonl, DIR/sync.csv, DIR/map.png and the logs
@@ -102,10 +106,33 @@ static int merge(char **files, int n, const char *out)
 	return rc;
 }
 
+/* "V" or "V,SD" into "KEY = V\n[SD_KEY = SD\n]" of the collab config;
+ * FALSE when malformed or out of [lo, hi]. */
+static gboolean air_key(GString *out, const char *text, const char *key, const char *sd_key, double lo, double hi)
+{
+	gchar **v = g_strsplit(text, ",", 3);
+	guint n = g_strv_length(v);
+	double x[2] = {0, 0};
+	gboolean ok = n == 1 || n == 2;
+	for (guint i = 0; ok && i < n; i++) {
+		char *end = NULL;
+		x[i] = g_ascii_strtod(g_strstrip(v[i]), &end);
+		ok = end != v[i] && !*end && isfinite(x[i]);
+	}
+	g_strfreev(v);
+	if (!ok || x[0] < lo || x[0] > hi || x[1] < 0)
+		return FALSE;
+	g_string_append_printf(out, "%s = %.17g\n", key, x[0]);
+	if (n == 2)
+		g_string_append_printf(out, "%s = %.17g\n", sd_key, x[1]);
+	return TRUE;
+}
+
 int main(int argc, char **argv)
 {
 	double duration_s = 60, located_within_m = 1.0, source_z_m = NAN, expect_recall = -1, expect_median = -1, expect_p90 = -1, expect_fa = -1, expect_located = -1;
-	char *out = NULL, *bin = NULL, *profile = NULL;
+	char *out = NULL, *bin = NULL, *profile = NULL, *temperature = NULL, *speed = NULL;
+	double position_sd_m = 0;
 	gint rate_hz = 16000;
 	gboolean quiet = FALSE;
 	GOptionEntry entries[] = {
@@ -116,6 +143,12 @@ int main(int argc, char **argv)
 		{"rate", 0, 0, G_OPTION_ARG_INT, &rate_hz, "audio sample rate, Hz (default 16000)", "HZ"},
 		{"source-plane", 0, 0, G_OPTION_ARG_DOUBLE, &source_z_m,
 		 "tell collab the sources are at height Z (m; default: collab is told no height)", "Z"},
+		{"temperature", 0, 0, G_OPTION_ARG_STRING, &temperature,
+		 "tell collab the air temperature and its uncertainty (°C; default: collab's 20,2)", "T[,SD]"},
+		{"speed-of-sound", 0, 0, G_OPTION_ARG_STRING, &speed,
+		 "tell collab the speed of sound and its uncertainty (m/s; default: from the temperature)", "C[,SD]"},
+		{"position-sd", 0, 0, G_OPTION_ARG_DOUBLE, &position_sd_m,
+		 "tell collab the node positions are surveyed to M per axis (m, default 0)", "M"},
 		{"located-within", 0, 0, G_OPTION_ARG_DOUBLE, &located_within_m,
 		 "a call is located when its ok result is within M of the truth (m, default 1)", "M"},
 		{"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "print the summary only", NULL},
@@ -157,16 +190,21 @@ int main(int argc, char **argv)
 	g_free(rm);
 	g_mkdir_with_parents(d.simdir, 0755);
 
-	/* The speed of sound the field team would configure: the scenario's
-	 * (exact in this world). */
-	sim_scenario *sc0 = sim_scenario_load(d.scenario, &err);
-	if (!sc0) {
-		fprintf(stderr, "chorus-demo: %s\n", err->message);
+	/* What the field team states about the air (never the world's). */
+	GString *air = g_string_new(NULL);
+	const char *air_err = NULL;
+	if (temperature && !air_key(air, temperature, "temperature_c", "temperature_sd_c", -60, 60))
+		air_err = "--temperature: expected T or T,SD in °C (T in -60..60, SD >= 0)";
+	if (speed && !air_key(air, speed, "speed_of_sound_m_s", "speed_of_sound_sd_m_s", 100, 2000))
+		air_err = "--speed-of-sound: expected C or C,SD in m/s (C in 100..2000, SD >= 0)";
+	if (!(position_sd_m >= 0 && position_sd_m <= 100))
+		air_err = "--position-sd: expected 0..100 m";
+	if (air_err) {
+		fprintf(stderr, "chorus-demo: %s\n", air_err);
 		return 2;
 	}
-	char c_txt[G_ASCII_DTOSTR_BUF_SIZE];
-	g_ascii_dtostr(c_txt, sizeof c_txt, sim_scenario_world(sc0)->speed_of_sound_m_s);
-	sim_scenario_free(sc0);
+	g_string_append_printf(air, "position_sd_m = %g\n", position_sd_m);
+	char *c_txt = g_string_free(air, FALSE);
 	/* Ports of this run (several runs may share the host).  Node
 	 * positions: the nodes file chorus-sim writes (csim_nodes_path).  The
 	 * source height only when the user stated one. */
@@ -175,7 +213,7 @@ int main(int argc, char **argv)
 		g_ascii_dtostr(z_txt, sizeof z_txt, source_z_m);
 	int base = 40000 + (int)(getpid() % 1000) * 20;
 	d.collab_conf = g_build_filename(d.simdir, "collab.conf", NULL);
-	char *cc = g_strdup_printf("# generated by chorus-demo\n[collab]\nnodes = %s/nodes.txt\nspeed_of_sound_m_s = %s\n"
+	char *cc = g_strdup_printf("# generated by chorus-demo\n[collab]\nnodes = %s/nodes.txt\n%s"
 				   "share_address = 127.255.255.255\nshare_port = %d\n"
 				   "clip_port = %d\nsource_plane = %s\nsource_z_m = %s\nmap_every = 1000\n",
 				   d.simdir, c_txt, base, base + 1, source_plane ? "true" : "false", z_txt);
@@ -184,6 +222,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	g_free(cc);
+	g_free(c_txt);
 
 	/* The apps on every node, after syncd and audiod (%n: the node). */
 	char *qp = g_shell_quote(d.profile), *qc = g_shell_quote(d.collab_conf);
@@ -263,8 +302,13 @@ int main(int argc, char **argv)
 				rc = 2;
 			}
 			char *fx = sim_scenario_effects(d.sc);
-			printf("chorus demo: %s, %zu nodes, %.0f s, audio %d Hz, source height %s\nworld: %s\n\n", d.scenario, nn,
-			       duration_s, rate_hz, source_plane ? z_txt : "not told to collab", fx);
+			char told[96];
+			g_snprintf(told, sizeof told, "%s%s%s%s", speed ? "c = " : temperature ? "T = " : "collab's default 20,2 °C",
+				   speed ? speed : temperature ? temperature : "", speed ? " m/s" : temperature ? " °C" : "",
+				   position_sd_m > 0 ? ", positions ± surveyed" : "");
+			printf("chorus demo: %s, %zu nodes, %.0f s, audio %d Hz, source height %s, air told to collab: %s\n"
+			       "world: %s\n\n",
+			       d.scenario, nn, duration_s, rate_hz, source_plane ? z_txt : "not told to collab", told, fx);
 			g_free(fx);
 			demo_print(&ev, !quiet, stdout);
 			/* CPU of the services, per node, as a share of one core (for

@@ -18,3 +18,13 @@ demo:
 	@$(MAKE) --no-print-directory -j2 $(PROGS) $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf \
 		$(B)/sim/libchorus_sim_radio.so
 	$(B)/bin/chorus-demo $(DEMO_SCENARIO) --duration $(DEMO_SECONDS) --out demo-out --bin $(B)/bin
+
+# bench/field: chorus-demo over the scenarios of sim/scenarios/field/, one
+# table (issue 11; docs/localization.md "Field benchmark").  FIELD_ROWS="exact
+# variation" runs a subset; each row is about 70 s of wall time.
+BENCHES += $(B)/bench/field
+$(B)/bench/field.o: CFLAGS += -DFIELD_SRC_DIR='"$(abspath .)"' -DFIELD_BUILD_DIR='"$(abspath $(B))"'
+$(B)/bench/field: $(B)/bench/field.o | $(B)/bin/chorus-demo $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf \
+		$(B)/sim/libchorus_sim_radio.so
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,glib-2.0) -lm

@@ -1,0 +1,447 @@
+/* bench/field.c — the field benchmark (issue 11): chorus-demo over the
+ * scenarios of sim/scenarios/field/, one row each, in one table.
+ *
+ * Each row runs the real services (syncd, audiod on the simulated
+ * microphones, fft, detect, collab on every node) through chorus-demo for
+ * FIELD_DURATION_S (default 60) simulated seconds at 16 kHz and reads back
+ * what chorus-demo scored (sim/score/report.h, one-to-one against the
+ * truth): DIR/calls.csv per call, and its summary for detection recall and
+ * false alarms.  Columns:
+ *   calls      scored calls (every call in the denominator)
+ *   located    calls whose "ok" result is within 1 m of the truth
+ *   med/p90    horizontal error of every result with a position, whatever
+ *              its status (m, linear-interpolated quantiles as report.c),
+ *              for calls inside the nodes' convex hull ("in") and outside
+ *              it ("out"); the same over "ok" results only in the CSV
+ *   ok         results with status "ok"
+ *   ell95      fraction of ok results whose truth lies inside their own
+ *              95 % ellipse (Mahalanobis; aim 0.90-0.98)
+ *   ok>1m      ok results farther than 1 m from their call (aim 0)
+ *   recall     detections matched to true arrivals / arrivals
+ *   fa/nm      false alarms per node-minute
+ *   cpu        user + sys CPU of chorus-demo and everything it ran (the
+ *              services, and the world simulated inside each audiod by the
+ *              ALSA plugin), core-seconds per simulated second, from
+ *              getrusage(RUSAGE_CHILDREN) around the run
+ *   xruns      audiod overruns logged on all nodes: non-zero means the
+ *              machine could not simulate that world in real time, and the
+ *              row measures lost audio too
+ * Rows: arguments, else FIELD_ROWS ("exact variation"), else all.  A row
+ * whose scenario has a file source under build/calls (recorded calls) gets
+ * tools/fetch-calls.sh run first and copies of its scenario and profile with
+ * the absolute path of the fetched files.  The run directories stay under
+ * build/bench/field-runs/ROW (demo.txt, calls.csv, the logs in sim/).
+ * Writes build/bench/field.csv (and CHORUS_BENCH_OUT/field.csv when set).
+ * Exit status 1 when a row could not be set up or produced no calls.csv;
+ * the numbers themselves never fail it: this benchmark measures.
+ */
+#include <errno.h>
+#include <glib.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef FIELD_SRC_DIR
+#define FIELD_SRC_DIR "."
+#endif
+#ifndef FIELD_BUILD_DIR
+#define FIELD_BUILD_DIR "build"
+#endif
+
+static const char *const all_rows[] = {"exact", "variation", "recorded", "grass", "room", "wind",
+				       "survey", "temperature", "overlap", "moving", NULL};
+
+/* The profile of a row: the default (frog) unless named here. */
+static const char *row_profile(const char *row)
+{
+	return strcmp(row, "recorded") == 0 ? "apps/profiles/duck.ini" : NULL;
+}
+
+/* What the field team of a row states besides the defaults (collab's 20 ±
+ * 2 °C air): the survey row's team knows its survey is good to 10 cm. */
+static const char *row_told(const char *row)
+{
+	return strcmp(row, "survey") == 0 ? "0.1" : NULL;
+}
+
+typedef struct {
+	char name[32];
+	int ok; /* the run produced its output */
+	char why[200];
+	unsigned calls, located, ok_n, in_ell, off, ok_unmatched;
+	double med_in, p90_in, med_out, p90_out; /* every result with a position, any status */
+	unsigned n_in, n_out;
+	double ok_med_in, ok_p90_in, ok_med_out, ok_p90_out; /* ok results only */
+	unsigned ok_n_in, ok_n_out;
+	double recall, fa_nm, cpu, wall_s;
+	unsigned xruns;
+} row;
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* As report.c: quantile q of v[n] (sorted in place), linear interpolation. */
+static double quantile(double *v, guint n, double q)
+{
+	if (!n)
+		return NAN;
+	qsort(v, n, sizeof *v, cmp_double);
+	double h = q * (n - 1);
+	guint i = (guint)floor(h);
+	return i + 1 < n ? v[i] + (h - i) * (v[i + 1] - v[i]) : v[n - 1];
+}
+
+/* Run argv with stdout and stderr to files; returns its exit status (or
+ * -1 when it could not run, 128+signal when killed). */
+static int run(char **argv, const char *out, const char *err)
+{
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (!freopen(out, "w", stdout) || !freopen(err, "w", stderr))
+			_exit(127);
+		execv(argv[0], argv);
+		fprintf(stderr, "bench/field: %s: %s\n", argv[0], g_strerror(errno));
+		_exit(127);
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Run tools/fetch-calls.sh once; the cache directory, or NULL. */
+static const char *calls_dir(char *why, size_t len)
+{
+	static char *dir;
+	static int tried;
+	if (tried)
+		return dir;
+	tried = 1;
+	char *d = g_build_filename(FIELD_BUILD_DIR, "calls", NULL);
+	char *cmd = g_strdup_printf("sh '%s/tools/fetch-calls.sh' '%s' >/dev/null", FIELD_SRC_DIR, d);
+	if (system(cmd) == 0)
+		dir = d;
+	else {
+		snprintf(why, len, "tools/fetch-calls.sh failed (see its message above)");
+		g_free(d);
+	}
+	g_free(cmd);
+	return dir;
+}
+
+/* Copy src to dst with every "file = .../build/calls/NAME" made absolute
+ * (the fetched file).  0, or -1 with why. */
+static int localise(const char *src, const char *dst, const char *calls, char *why, size_t len)
+{
+	char *text = NULL;
+	if (!g_file_get_contents(src, &text, NULL, NULL)) {
+		snprintf(why, len, "cannot read %s", src);
+		return -1;
+	}
+	gchar **lines = g_strsplit(text, "\n", -1);
+	GString *o = g_string_new(NULL);
+	for (int i = 0; lines[i]; i++) {
+		const char *l = lines[i], *b = strstr(l, "build/calls/");
+		if (g_str_has_prefix(l, "file") && b)
+			g_string_append_printf(o, "file = %s/%s", calls, b + strlen("build/calls/"));
+		else
+			g_string_append(o, l);
+		if (lines[i + 1])
+			g_string_append_c(o, '\n');
+	}
+	int rc = g_file_set_contents(dst, o->str, -1, NULL) ? 0 : -1;
+	if (rc)
+		snprintf(why, len, "cannot write %s", dst);
+	g_string_free(o, TRUE);
+	g_strfreev(lines);
+	g_free(text);
+	return rc;
+}
+
+/* The number after `key` in text, or NAN. */
+static double after(const char *text, const char *key)
+{
+	const char *p = strstr(text, key);
+	return p ? g_ascii_strtod(p + strlen(key), NULL) : NAN;
+}
+
+/* Score a finished run from DIR/calls.csv and DIR/demo.txt. */
+static int read_run(row *r, const char *dir)
+{
+	char *csv = g_build_filename(dir, "calls.csv", NULL), *txt = g_build_filename(dir, "demo.txt", NULL);
+	char *c = NULL, *t = NULL;
+	int rc = -1;
+	if (!g_file_get_contents(csv, &c, NULL, NULL) || !g_file_get_contents(txt, &t, NULL, NULL)) {
+		snprintf(r->why, sizeof r->why, "no %s", c ? txt : csv);
+		goto out;
+	}
+	gchar **lines = g_strsplit(c, "\n", -1);
+	gchar **head = g_strsplit(lines[0], ",", -1);
+	int ci = -1, cl = -1, cok = -1, cerr = -1, cell = -1, cest = -1;
+	for (int k = 0; head[k]; k++) {
+		ci = strcmp(head[k], "inside") == 0 ? k : ci;
+		cl = strcmp(head[k], "located") == 0 ? k : cl;
+		cok = strcmp(head[k], "ok") == 0 ? k : cok;
+		cerr = strcmp(head[k], "error_m") == 0 ? k : cerr;
+		cell = strcmp(head[k], "in_ell95") == 0 ? k : cell;
+		cest = strcmp(head[k], "est_x") == 0 ? k : cest;
+	}
+	int ncol = (int)g_strv_length(head);
+	g_strfreev(head);
+	if (ci < 0 || cl < 0 || cok < 0 || cerr < 0 || cell < 0 || cest < 0) {
+		snprintf(r->why, sizeof r->why, "%s lacks a column this bench reads", csv);
+		g_strfreev(lines);
+		goto out;
+	}
+	GArray *e[4]; /* any status inside, outside; ok inside, outside */
+	for (int k = 0; k < 4; k++)
+		e[k] = g_array_new(FALSE, FALSE, sizeof(double));
+	for (int i = 1; lines[i]; i++) {
+		gchar **f = g_strsplit(lines[i], ",", -1);
+		if ((int)g_strv_length(f) >= ncol) {
+			r->calls++;
+			r->located += atoi(f[cl]) != 0;
+			double err = g_ascii_strtod(f[cerr], NULL);
+			int in = atoi(f[ci]) != 0;
+			if (isfinite(g_ascii_strtod(f[cest], NULL)) && isfinite(err))
+				g_array_append_val(e[in ? 0 : 1], err);
+			if (atoi(f[cok])) {
+				r->ok_n++;
+				r->in_ell += atoi(f[cell]) != 0;
+				r->off += !(err <= 1.0);
+				g_array_append_val(e[in ? 2 : 3], err);
+			}
+		}
+		g_strfreev(f);
+	}
+	g_strfreev(lines);
+	double *q[8] = {&r->med_in, &r->p90_in, &r->med_out, &r->p90_out,
+			&r->ok_med_in, &r->ok_p90_in, &r->ok_med_out, &r->ok_p90_out};
+	unsigned *nq[4] = {&r->n_in, &r->n_out, &r->ok_n_in, &r->ok_n_out};
+	for (int k = 0; k < 4; k++) {
+		*nq[k] = e[k]->len;
+		*q[2 * k] = quantile((double *)(void *)e[k]->data, e[k]->len, 0.5);
+		*q[2 * k + 1] = quantile((double *)(void *)e[k]->data, e[k]->len, 0.9);
+		g_array_free(e[k], TRUE);
+	}
+	/* The summary's recall and false alarms (print.c's wording). */
+	const char *rl = strstr(t, "detection recall");
+	r->recall = rl ? after(rl, "arrivals =") : NAN;
+	const char *fl = strstr(t, "false alarms ");
+	r->fa_nm = fl ? after(fl, "node-minutes =") : NAN;
+	const char *ol = strstr(t, "ok results ");
+	r->ok_unmatched = ol ? (unsigned)after(ol, "(+") : 0;
+	rc = 0;
+out:
+	g_free(csv);
+	g_free(txt);
+	g_free(c);
+	g_free(t);
+	return rc;
+}
+
+/* audiod overruns logged by every node of the run. */
+static unsigned count_xruns(const char *dir)
+{
+	char *sim = g_build_filename(dir, "sim", NULL);
+	GDir *d = g_dir_open(sim, 0, NULL);
+	unsigned n = 0;
+	for (const char *e; d && (e = g_dir_read_name(d));) {
+		if (!g_str_has_suffix(e, "-audiod.log"))
+			continue;
+		char *p = g_build_filename(sim, e, NULL), *t = NULL;
+		if (g_file_get_contents(p, &t, NULL, NULL))
+			for (const char *s = t; (s = strstr(s, "overrun")); s++)
+				n++;
+		g_free(t);
+		g_free(p);
+	}
+	if (d)
+		g_dir_close(d);
+	g_free(sim);
+	return n;
+}
+
+static void run_row(row *r, double duration_s)
+{
+	char *dir = g_build_filename(FIELD_BUILD_DIR, "bench", "field-runs", r->name, NULL);
+	char *scen = g_strdup_printf("%s/sim/scenarios/field/%s.ini", FIELD_SRC_DIR, r->name);
+	char *prof = row_profile(r->name) ? g_build_filename(FIELD_SRC_DIR, row_profile(r->name), NULL) : NULL;
+	char *text = NULL;
+	g_mkdir_with_parents(dir, 0755);
+	if (!g_file_get_contents(scen, &text, NULL, NULL)) {
+		snprintf(r->why, sizeof r->why, "no scenario %s", scen);
+		goto out;
+	}
+	if (strstr(text, "build/calls/")) {
+		const char *calls = calls_dir(r->why, sizeof r->why);
+		char *s2 = g_build_filename(dir, "scenario.ini", NULL), *p2 = g_build_filename(dir, "profile.ini", NULL);
+		int bad = !calls || localise(scen, s2, calls, r->why, sizeof r->why) < 0 ||
+			  (prof && localise(prof, p2, calls, r->why, sizeof r->why) < 0);
+		g_free(scen);
+		scen = s2;
+		if (prof) {
+			g_free(prof);
+			prof = p2;
+		} else {
+			g_free(p2);
+		}
+		if (bad)
+			goto out;
+	}
+	char dur[G_ASCII_DTOSTR_BUF_SIZE];
+	g_ascii_dtostr(dur, sizeof dur, duration_s);
+	char *demo = g_build_filename(FIELD_BUILD_DIR, "bin", "chorus-demo", NULL);
+	char *bin = g_build_filename(FIELD_BUILD_DIR, "bin", NULL);
+	char *argv[16] = {demo, scen, "--duration", dur, "--out", dir, "--bin", bin, "--rate", "16000", "--quiet"};
+	int n = 11;
+	if (prof) {
+		argv[n++] = "--profile";
+		argv[n++] = prof;
+	}
+	if (row_told(r->name)) {
+		argv[n++] = "--position-sd";
+		argv[n++] = (char *)row_told(r->name);
+	}
+	argv[n] = NULL;
+	char *out = g_build_filename(dir, "demo.txt", NULL), *err = g_build_filename(dir, "demo.err", NULL);
+	/* A stale calls.csv must not pass for this run's. */
+	char *csv = g_build_filename(dir, "calls.csv", NULL);
+	unlink(csv);
+	g_free(csv);
+	printf("  running %-12s (%s s) ...\n", r->name, dur);
+	struct rusage r0, r1;
+	getrusage(RUSAGE_CHILDREN, &r0);
+	double t0 = now_s();
+	int st = run(argv, out, err);
+	r->wall_s = now_s() - t0;
+	getrusage(RUSAGE_CHILDREN, &r1);
+	double cpu = (r1.ru_utime.tv_sec - r0.ru_utime.tv_sec) + (r1.ru_utime.tv_usec - r0.ru_utime.tv_usec) * 1e-6 +
+		     (r1.ru_stime.tv_sec - r0.ru_stime.tv_sec) + (r1.ru_stime.tv_usec - r0.ru_stime.tv_usec) * 1e-6;
+	r->cpu = cpu / duration_s;
+	r->xruns = count_xruns(dir);
+	if (st == 2 || st < 0 || st >= 127)
+		snprintf(r->why, sizeof r->why, "chorus-demo exit %d (see %s)", st, err);
+	else if (read_run(r, dir) == 0)
+		r->ok = 1;
+	g_free(demo);
+	g_free(bin);
+	g_free(out);
+	g_free(err);
+out:
+	g_free(text);
+	g_free(dir);
+	g_free(scen);
+	g_free(prof);
+}
+
+static void fmt(char *b, size_t n, double v, const char *f)
+{
+	if (isfinite(v) && fabs(v) >= 1e4)
+		snprintf(b, n, "%.1e", v); /* a wild solve must not widen the table */
+	else if (isfinite(v))
+		snprintf(b, n, f, v);
+	else
+		snprintf(b, n, "-");
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	const char *env = getenv("FIELD_ROWS"), *dur = getenv("FIELD_DURATION_S");
+	double duration_s = dur && *dur ? g_ascii_strtod(dur, NULL) : 60;
+	if (!(duration_s >= 10)) {
+		fprintf(stderr, "bench/field: FIELD_DURATION_S: expected at least 10 s, got '%s'\n", dur);
+		return 1;
+	}
+	gchar **names = argc > 1 ? g_strdupv(argv + 1) : env && *env ? g_strsplit_set(env, " ,", -1)
+								     : g_strdupv((gchar **)all_rows);
+	GArray *rows = g_array_new(FALSE, TRUE, sizeof(row));
+	for (int i = 0; names[i]; i++) {
+		if (!*names[i])
+			continue;
+		row r = {0};
+		g_strlcpy(r.name, names[i], sizeof r.name);
+		g_array_append_val(rows, r);
+	}
+	g_strfreev(names);
+	printf("field benchmark: chorus-demo, %.0f s per row, audio 16 kHz, one-to-one scoring, located = ok within 1 m\n",
+	       duration_s);
+	for (guint i = 0; i < rows->len; i++)
+		run_row(&g_array_index(rows, row, i), duration_s);
+
+	GString *csv = g_string_new("scenario,calls,located,median_in_m,p90_in_m,n_in,median_out_m,p90_out_m,n_out,"
+				    "ok_median_in_m,ok_p90_in_m,ok_n_in,ok_median_out_m,ok_p90_out_m,ok_n_out,ok_in_ell95,ok_n,ok_over_1m,ok_unmatched,recall,false_alarms_per_node_min,cpu_core_s_per_s,"
+				    "xruns,wall_s,note\n");
+	printf("\n%-12s %5s %9s %8s %8s %8s %8s %4s %6s %6s %7s %6s %6s %6s\n", "scenario", "calls", "located", "med_in",
+	       "p90_in", "med_out", "p90_out", "ok", "ell95", "ok>1m", "recall", "fa/nm", "cpu", "xruns");
+	int failed = 0;
+	for (guint i = 0; i < rows->len; i++) {
+		const row *r = &g_array_index(rows, row, i);
+		if (!r->ok) {
+			failed++;
+			printf("%-12s  not run: %s\n", r->name, r->why);
+			g_string_append_printf(csv, "%s,,,,,,,,,,,,,,,,,,,,,,,,%s\n", r->name, r->why);
+			continue;
+		}
+		char loc[24], a[5][16], ell[16];
+		snprintf(loc, sizeof loc, "%u/%u", r->located, r->calls);
+		fmt(a[0], 16, r->med_in, "%.3f");
+		fmt(a[1], 16, r->p90_in, "%.3f");
+		fmt(a[2], 16, r->med_out, "%.3f");
+		fmt(a[3], 16, r->p90_out, "%.3f");
+		fmt(ell, 16, r->ok_n ? (double)r->in_ell / r->ok_n : NAN, "%.2f");
+		printf("%-12s %5u %9s %8s %8s %8s %8s %4u %6s %6u %7.3f %6.2f %6.2f %6u\n", r->name, r->calls, loc, a[0], a[1],
+		       a[2], a[3], r->ok_n, ell, r->off, r->recall, r->fa_nm, r->cpu, r->xruns);
+		g_string_append_printf(csv, "%s,%u,%u,%.4f,%.4f,%u,%.4f,%.4f,%u,%.4f,%.4f,%u,%.4f,%.4f,%u,%.4f,%u,%u,%u,%.4f,%.3f,"
+					    "%.3f,%u,%.1f,\n",
+				       r->name, r->calls, r->located, r->med_in, r->p90_in, r->n_in, r->med_out, r->p90_out,
+				       r->n_out, r->ok_med_in, r->ok_p90_in, r->ok_n_in, r->ok_med_out, r->ok_p90_out,
+				       r->ok_n_out, r->ok_n ? (double)r->in_ell / r->ok_n : NAN, r->ok_n, r->off,
+				       r->ok_unmatched, r->recall, r->fa_nm, r->cpu, r->xruns, r->wall_s);
+	}
+	printf("(med/p90: horizontal error in m of every result with a position, whatever its status, inside / outside "
+	       "the nodes' hull\n (ok results only: field.csv); ok: results with status ok; ell95: ok results inside their "
+	       "own 95 %% ellipse;\n cpu: core-seconds per simulated second of chorus-demo and all it ran, the world's simulation "
+	       "included;\n xruns: audiod overruns on all nodes. Run directories: %s/bench/field-runs/ROW)\n",
+	       FIELD_BUILD_DIR);
+	const char *bo = getenv("CHORUS_BENCH_OUT");
+	char *paths[2] = {g_build_filename(FIELD_BUILD_DIR, "bench", "field.csv", NULL),
+			  bo && *bo ? g_build_filename(bo, "field.csv", NULL) : NULL};
+	for (int k = 0; k < 2 && paths[k]; k++) {
+		char *d = g_path_get_dirname(paths[k]);
+		g_mkdir_with_parents(d, 0755);
+		g_free(d);
+		if (g_file_set_contents(paths[k], csv->str, -1, NULL))
+			printf("CSV: %s\n", paths[k]);
+		else {
+			fprintf(stderr, "bench/field: cannot write %s\n", paths[k]);
+			failed++;
+		}
+		g_free(paths[k]);
+	}
+	g_string_free(csv, TRUE);
+	g_array_free(rows, TRUE);
+	if (failed)
+		printf("bench/field: %d row(s) not run or written\n", failed);
+	return failed ? 1 : 0;
+}

@@ -35,8 +35,8 @@ typedef struct {
 	char *nodes; /* nodes file (required) */
 	char *share_address;
 	gint64 share_port, clip_port;
-	double speed_of_sound_m_s;    /* m/s, as measured; 0: from temperature_c */
-	double speed_of_sound_sd_m_s; /* m/s: its uncertainty when stated */
+	double speed_of_sound_m_s;              /* m/s, as measured; 0: from temperature_c */
+	double speed_of_sound_sd_m_s;           /* m/s: its uncertainty when stated */
 	double temperature_c, temperature_sd_c; /* °C: the air's, as measured, and its uncertainty */
 	double position_sd_m;                   /* m: survey s.d. of the node positions per axis */
 	double margin_ms, hold_s;

@@ -58,6 +58,7 @@ static int solve(const tdoa_input *in, const tdoa_result *r, const tdoa_params *
 	dsp_loc_params lp;
 	dsp_loc_params_default(&lp);
 	lp.c_m_s = p->c_m_s;
+	lp.c_sd_m_s = p->c_sd_m_s;
 	lp.alpha = p->alpha;
 	lp.dim = isfinite(p->source_z_m) ? 2 : 0;
 	double corr[TDOA_MAX] = {0};
@@ -81,27 +82,6 @@ static int solve(const tdoa_input *in, const tdoa_result *r, const tdoa_params *
 		loc->pos_m[2] = p->source_z_m;
 	}
 	return rc;
-}
-
-/* The covariance's rank-one term of the speed of sound's uncertainty:
- * solve again at c + c_sd; the shift of (x, y, [z,] t0) is dp/dc c_sd. */
-static void add_speed_uncertainty(const tdoa_input *in, tdoa_result *out, const tdoa_params *p, int *idx, int m)
-{
-	if (!(p->c_sd_m_s > 0) || out->loc.status != DSP_LOC_OK)
-		return;
-	tdoa_params q = *p;
-	q.c_m_s = p->c_m_s + p->c_sd_m_s;
-	dsp_loc_result alt;
-	if (solve(in, out, &q, idx, m, &alt) < 0 || alt.status != DSP_LOC_OK || alt.rejected != out->loc.rejected)
-		return;
-	int d = out->loc.dim;
-	double dp[4];
-	for (int k = 0; k < d; k++)
-		dp[k] = alt.pos_m[k] - out->loc.pos_m[k];
-	dp[d] = alt.t0_s - out->loc.t0_s;
-	for (int a = 0; a <= d; a++)
-		for (int b = 0; b <= d; b++)
-			out->loc.cov[a][b] += dp[a] * dp[b];
 }
 
 int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *out)
@@ -194,6 +174,5 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 	}
 	if (out->loc.rejected >= 0)
 		out->rejected_node = (int)in[idx[out->loc.rejected]].node;
-	add_speed_uncertainty(in, out, p, idx, m);
 	return 0;
 }

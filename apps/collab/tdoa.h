@@ -27,9 +27,8 @@
  * A microphone surveyed to pos_sd_m per axis is off along the line of sight
  * by as much, independently per node: each arrival's variance gains
  * (pos_sd_m / c)^2 (which the chi-square test then also allows).  The
- * speed of sound's uncertainty c_sd_m_s moves every range together: its
- * effect on the answer, dp/dc c_sd (by a second solve at c + c_sd), is
- * added to the covariance as a rank-one term.
+ * speed of sound's uncertainty c_sd_m_s moves every range together: the
+ * solve takes c as a further unknown with that prior (apps/dsp/locate.h).
  * Then dsp_locate (closed form + LM, chi-square, one rejection).  With a
  * known source height (`source_z_m` finite) the 2-D solve is corrected for the
  * height difference to each microphone, iterating on the estimate.

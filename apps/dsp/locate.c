@@ -25,19 +25,26 @@ typedef struct {
 	double ct_m[DSP_LOC_MAX];     /* c (t_i - t_ref), m */
 	double cs_m[DSP_LOC_MAX];     /* c sigma_i, m */
 	double aperture;              /* largest mic distance from the centroid, m (>= 1) */
+	double s_sd;                  /* relative s.d. of the speed of sound; 0: c exact, no scale unknown */
 } fitdata;
+
+/* Unknowns: p (dim), tau, and with s_sd > 0 the speed's scale s = c / c0. */
+static int n_par(const fitdata *d)
+{
+	return d->dim + 1 + (d->s_sd > 0);
+}
 
 typedef struct {
 	int ok;      /* LM converged */
-	double x[4]; /* p (dim), tau */
+	double x[5]; /* p (dim), tau[, s] */
 	double chi2;
-	double cov[4][4]; /* of x, m^2 */
+	double cov[5][5]; /* of x, m^2 (s: dimensionless) */
 	double cond;
 } fit;
 
 void dsp_loc_params_default(dsp_loc_params *p)
 {
-	*p = (dsp_loc_params){.dim = 0, .c_m_s = 343.0, .alpha = 1e-3, .reject = 1};
+	*p = (dsp_loc_params){.dim = 0, .c_m_s = 343.0, .c_sd_m_s = 0, .alpha = 1e-3, .reject = 1};
 }
 
 static double range(const fitdata *d, const double *x, int i)
@@ -48,29 +55,39 @@ static double range(const fitdata *d, const double *x, int i)
 	return sqrt(s);
 }
 
+/* Residuals (tau + |p - m_i| - s ct_i) / cs_i, and with an uncertain speed
+ * the prior's (s - 1) / s_sd. */
 static int f_cb(const gsl_vector *xv, void *vd, gsl_vector *f)
 {
 	const fitdata *d = vd;
-	double x[4];
-	for (int j = 0; j <= d->dim; j++)
+	double x[5];
+	for (int j = 0; j < n_par(d); j++)
 		x[j] = gsl_vector_get(xv, j);
+	double sc = d->s_sd > 0 ? x[d->dim + 1] : 1.0;
 	for (int i = 0; i < d->m; i++)
-		gsl_vector_set(f, i, (x[d->dim] + range(d, x, i) - d->ct_m[i]) / d->cs_m[i]);
+		gsl_vector_set(f, i, (x[d->dim] + range(d, x, i) - sc * d->ct_m[i]) / d->cs_m[i]);
+	if (d->s_sd > 0)
+		gsl_vector_set(f, d->m, (sc - 1.0) / d->s_sd);
 	return GSL_SUCCESS;
 }
 
 static int df_cb(const gsl_vector *xv, void *vd, gsl_matrix *J)
 {
 	const fitdata *d = vd;
-	double x[4];
-	for (int j = 0; j <= d->dim; j++)
+	double x[5];
+	for (int j = 0; j < n_par(d); j++)
 		x[j] = gsl_vector_get(xv, j);
+	gsl_matrix_set_zero(J);
 	for (int i = 0; i < d->m; i++) {
 		double r = range(d, x, i);
 		for (int j = 0; j < d->dim; j++)
 			gsl_matrix_set(J, i, j, r > 0 ? (x[j] - d->mic_m[i][j]) / (r * d->cs_m[i]) : 0);
 		gsl_matrix_set(J, i, d->dim, 1.0 / d->cs_m[i]);
+		if (d->s_sd > 0)
+			gsl_matrix_set(J, i, d->dim + 1, -d->ct_m[i] / d->cs_m[i]);
 	}
+	if (d->s_sd > 0)
+		gsl_matrix_set(J, d->m, d->dim + 1, 1.0 / d->s_sd);
 	return GSL_SUCCESS;
 }
 
@@ -114,14 +131,16 @@ static int closed_form(const fitdata *d, double *x)
 /* LM from the start x0 (tau re-derived from the ranges). */
 static void lm(fitdata *d, const double *x0, fit *out)
 {
-	int p = d->dim + 1;
+	int p = n_par(d), nres = d->m + (d->s_sd > 0);
 	gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
 	fp.trs = gsl_multifit_nlinear_trs_lm;
-	gsl_multifit_nlinear_workspace *w = gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &fp, d->m, p);
-	gsl_multifit_nlinear_fdf fdf = {.f = f_cb, .df = df_cb, .fvv = NULL, .n = d->m, .p = p, .params = d};
+	gsl_multifit_nlinear_workspace *w = gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &fp, nres, p);
+	gsl_multifit_nlinear_fdf fdf = {.f = f_cb, .df = df_cb, .fvv = NULL, .n = nres, .p = p, .params = d};
 	gsl_vector *x = gsl_vector_alloc(p);
-	double xs[4] = {0};
-	memcpy(xs, x0, sizeof xs);
+	double xs[5] = {0};
+	memcpy(xs, x0, 4 * sizeof xs[0]);
+	if (d->s_sd > 0)
+		xs[d->dim + 1] = 1.0;
 	/* tau from the start position: the mean of ct_i - r_i */
 	double tau = 0;
 	for (int i = 0; i < d->m; i++)
@@ -138,7 +157,7 @@ static void lm(fitdata *d, const double *x0, fit *out)
 		gsl_matrix *J = gsl_multifit_nlinear_jac(w);
 		double chi2;
 		gsl_blas_ddot(f, f, &chi2);
-		gsl_matrix *cov = gsl_matrix_alloc(p, p), *U = gsl_matrix_alloc(d->m, p), *V = gsl_matrix_alloc(p, p);
+		gsl_matrix *cov = gsl_matrix_alloc(p, p), *U = gsl_matrix_alloc(nres, p), *V = gsl_matrix_alloc(p, p);
 		gsl_vector *s = gsl_vector_alloc(p), *work = gsl_vector_alloc(p);
 		gsl_multifit_nlinear_covar(J, 0.0, cov);
 		gsl_matrix_memcpy(U, J);
@@ -170,7 +189,7 @@ static double pval(double chi2, int dof)
 /* Best fit of one subset: closed form, then multi-start if needed. */
 static void solve(fitdata *d, double alpha, fit *best)
 {
-	double x0[4] = {0};
+	double x0[5] = {0};
 	best->ok = 0;
 	best->chi2 = INFINITY;
 	int dof = d->m - d->dim - 1;
@@ -234,10 +253,11 @@ int dsp_loc_rank(const dsp_arrival *a, int n)
 }
 
 /* Fill d from the arrivals in idx (skip = index to leave out, or -1). */
-static void load(fitdata *d, const dsp_arrival *a, int n, int skip, int dim, double c,
+static void load(fitdata *d, const dsp_arrival *a, int n, int skip, int dim, double c, double c_sd,
 		 double *cen, double t_ref)
 {
 	d->m = 0;
+	d->s_sd = c_sd > 0 ? c_sd / c : 0;
 	d->dim = dim;
 	d->aperture = 1.0;
 	for (int i = 0; i < n; i++) {
@@ -317,7 +337,7 @@ int dsp_locate(const dsp_arrival *a, int n, const dsp_loc_params *p, dsp_loc_res
 	}
 	fitdata d;
 	fit best;
-	load(&d, a, n, -1, dim, p->c_m_s, cen, t_ref);
+	load(&d, a, n, -1, dim, p->c_m_s, p->c_sd_m_s, cen, t_ref);
 	solve(&d, p->alpha, &best);
 	int dof = n - dim - 1, used = n;
 	if (best.ok && pval(best.chi2, dof) < p->alpha && p->reject && n >= dim + 3) {
@@ -334,7 +354,7 @@ int dsp_locate(const dsp_arrival *a, int n, const dsp_loc_params *p, dsp_loc_res
 					rest[m++] = flat[i];
 			if (dsp_loc_rank(rest, m) < dim)
 				continue;
-			load(&d, a, n, j, dim, p->c_m_s, cen, t_ref);
+			load(&d, a, n, j, dim, p->c_m_s, p->c_sd_m_s, cen, t_ref);
 			solve(&d, p->alpha, &sub);
 			double pv = sub.ok ? pval(sub.chi2, dof - 1) : -1;
 			if (pv > bp) {
@@ -362,11 +382,28 @@ int dsp_locate(const dsp_arrival *a, int n, const dsp_loc_params *p, dsp_loc_res
 	out->cond = best.cond;
 	for (int j = 0; j < 3; j++)
 		out->pos_m[j] = j < dim ? best.x[j] + cen[j] : 0;
-	out->t0_s = t_ref + best.x[dim] / p->c_m_s;
-	/* (p, tau) -> (p, t0): t0 = tau / c */
+	/* (p, tau[, s]) -> (p, t0): t0 = t_ref + tau / (s c0), to first order
+	 * (gradient g of t0 over the unknowns). */
+	int np = dim + 1 + (p->c_sd_m_s > 0);
+	double sc = p->c_sd_m_s > 0 ? best.x[dim + 1] : 1.0, g[5] = {0};
+	out->c_m_s = sc * p->c_m_s;
+	out->t0_s = t_ref + best.x[dim] / out->c_m_s;
+	g[dim] = 1.0 / out->c_m_s;
+	if (np > dim + 1)
+		g[dim + 1] = -best.x[dim] / (sc * out->c_m_s);
 	for (int j = 0; j <= dim; j++)
-		for (int k = 0; k <= dim; k++)
-			out->cov[j][k] = best.cov[j][k] / ((j == dim ? p->c_m_s : 1) * (k == dim ? p->c_m_s : 1));
+		for (int k = 0; k <= dim; k++) {
+			double v = 0;
+			if (j < dim && k < dim)
+				v = best.cov[j][k];
+			else
+				for (int a2 = 0; a2 < np; a2++)
+					for (int b2 = 0; b2 < np; b2++) {
+						double wa = j < dim ? (a2 == j) : g[a2], wb = k < dim ? (b2 == k) : g[b2];
+						v += wa * wb * best.cov[a2][b2];
+					}
+			out->cov[j][k] = v;
+		}
 	if (!(best.cond <= COND_MAX)) {
 		out->status = DSP_LOC_ILL_CONDITIONED;
 		out->why = "locate: the geometry barely constrains the source (Jacobian condition > 1e8)";

@@ -9,6 +9,12 @@
  * the closed form is unavailable or the fit is poor, LM is restarted from a
  * ring of points around and beyond the array and the best chi-square wins.
  *
+ * An uncertain speed of sound (c_sd_m_s > 0) makes c = s c0 a further
+ * unknown with the prior residual (s - 1) / (c_sd / c0): the answer's
+ * covariance then carries the speed's uncertainty (as far as the arrivals
+ * do not pin it), and the chi-square (same dof: one more residual, one more
+ * unknown) includes how far the fit had to move c.
+ *
  * Covariance: (J^T J)^-1 of the whitened Jacobian at the solution, NOT
  * rescaled by chi2/dof — the sigmas are known, so the spread of the
  * residuals is a test of the model (chi2, p_value), not an input to the
@@ -48,11 +54,13 @@ typedef enum {
 } dsp_loc_status;
 
 typedef struct {
-	int dim;      /* 2, 3, or 0: 3 if >= 5 arrivals from a thick array (out-of-plane
+	int dim;         /* 2, 3, or 0: 3 if >= 5 arrivals from a thick array (out-of-plane
 	                * singular value >= 0.1 x the largest), else 2 */
-	double c_m_s; /* speed of sound, m/s */
-	double alpha; /* level of the chi-square consistency test (e.g. 1e-3) */
-	int reject;   /* nonzero: may reject one inconsistent arrival */
+	double c_m_s;    /* speed of sound, m/s */
+	double c_sd_m_s; /* its standard uncertainty, m/s; 0: exact.  Else c is an
+	                  * unknown with this Gaussian prior (see the model) */
+	double alpha;    /* level of the chi-square consistency test (e.g. 1e-3) */
+	int reject;      /* nonzero: may reject one inconsistent arrival */
 } dsp_loc_params;
 
 typedef struct {
@@ -60,6 +68,7 @@ typedef struct {
 	int dim;          /* dimension solved in */
 	double pos_m[3];  /* source position, m (z = 0 in 2-D) */
 	double t0_s;      /* emission time, s, same reference as the arrivals */
+	double c_m_s;     /* speed of sound of the solution, m/s (c_m_s of the params when exact) */
 	double cov[4][4]; /* covariance of (x, y, [z,] t0): m^2, m s, s^2; +inf when degenerate */
 	double chi2;      /* sum of squared whitened residuals */
 	int dof;          /* n_used - dim - 1 */

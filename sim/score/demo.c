@@ -303,8 +303,12 @@ int main(int argc, char **argv)
 			}
 			char *fx = sim_scenario_effects(d.sc);
 			char told[96];
-			g_snprintf(told, sizeof told, "%s%s%s%s", speed ? "c = " : temperature ? "T = " : "collab's default 20,2 °C",
-				   speed ? speed : temperature ? temperature : "", speed ? " m/s" : temperature ? " °C" : "",
+			g_snprintf(told, sizeof told, "%s%s%s%s", speed ? "c = " : temperature ? "T = "
+											       : "collab's default 20,2 °C",
+				   speed ? speed : temperature ? temperature
+							       : "",
+				   speed ? " m/s" : temperature ? " °C"
+								: "",
 				   position_sd_m > 0 ? ", positions ± surveyed" : "");
 			printf("chorus demo: %s, %zu nodes, %.0f s, audio %d Hz, source height %s, air told to collab: %s\n"
 			       "world: %s\n\n",

@@ -242,6 +242,39 @@ START_TEST(file_segment_is_played)
 	ck_assert_msg(worst < 1e-3, "worst %g", worst); /* the interpolator's ripple, as for whole files */
 	ck_assert_double_eq(sim_world_pressure(f.w, 1, 0, 0.6), 0);
 	drop(f);
+	/* The same tone as FLAC (lossless: the same samples) and Ogg/Vorbis
+	 * (lossy: its length, and the tone within the codec's error). */
+	static const struct {
+		const char *name;
+		int format;
+		double tol;
+	} codecs[] = {{"tone.flac", SF_FORMAT_FLAC | SF_FORMAT_PCM_24, 1e-3},
+		      {"tone.ogg", SF_FORMAT_OGG | SF_FORMAT_VORBIS, 0.05}};
+	for (size_t c = 0; c < G_N_ELEMENTS(codecs); c++) {
+		char *cp = g_build_filename(run ? run : g_get_tmp_dir(), codecs[c].name, NULL);
+		SF_INFO ci = {.samplerate = 48000, .channels = 1, .format = codecs[c].format};
+		SNDFILE *cf = sf_open(cp, SFM_WRITE, &ci);
+		ck_assert_msg(cf, "%s: %s", codecs[c].name, sf_strerror(NULL));
+		float *y = g_new(float, n);
+		for (int i = 0; i < n; i++)
+			y[i] = (float)(0.5 * sin(2 * M_PI * 700 * i / 48000.0));
+		ck_assert_int_eq(sf_writef_float(cf, y, n), n);
+		ck_assert_int_eq(sf_close(cf), 0);
+		g_free(y);
+		char *text = g_strdup_printf("[world]\nspeed_of_sound_m_s = 343\nair_absorption = false\n"
+					     "[node.1]\nposition_m = 0,0\n[source.1]\nposition_m = 1,0\nlevel_dbfs = 0\n"
+					     "waveform = file\nfile = %s\ncall_times_s = 0\n",
+					     codecs[c].name);
+		fixture fc = make(text);
+		ck_assert_double_eq_tol(sim_world_call_length_s(fc.w, 0, 0), 1.0, 1e-9);
+		double w2 = 0;
+		for (double t = 0.1; t < 0.9; t += 0.000731)
+			w2 = fmax(w2, fabs(sim_world_pressure(fc.w, 1, 0, t + 1 / 343.0) - 0.5 * sin(2 * M_PI * 700 * t)));
+		ck_assert_msg(w2 < codecs[c].tol, "%s: worst %g", codecs[c].name, w2);
+		drop(fc);
+		g_free(text);
+		g_free(cp);
+	}
 	char *e = load_error("[node.1]\nposition_m = 0,0\n[source.1]\nposition_m = 1,0\nwaveform = file\n"
 			     "file = /nonexistent/x.wav\ncall_times_s = 0\n");
 	ck_assert_ptr_nonnull(strstr(e, "[source.1] file: cannot open"));

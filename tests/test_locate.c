@@ -208,16 +208,60 @@ START_TEST(degenerate_geometry)
 	p.dim = 3;
 	ck_assert_int_eq(dsp_locate(a, 6, &p, &r), -EDOM);
 	ck_assert_int_eq(r.status, DSP_LOC_DEGENERATE);
-	/* auto dimension picks 2-D for it, and 3-D for a non-coplanar array */
+	/* Auto dimension: for the flat array 2-D first; with the source 1 m
+	 * below the microphones' plane (1 us arrivals) that fails the test, and
+	 * the folded 3-D solve in the array's frame finds it, its z reported
+	 * below the plane (the mirror image above shares x and y). */
 	p.dim = 0;
 	ck_assert_int_eq(dsp_locate(a, 6, &p, &r), 0);
-	ck_assert_int_eq(r.dim, 2);
+	ck_assert_int_eq(r.status, DSP_LOC_OK);
+	ck_assert_int_eq(r.dim, 3);
+	ck_assert_msg(fabs(r.pos_m[0] - 10) < 1e-4 && fabs(r.pos_m[1] - 7) < 1e-4 && fabs(r.pos_m[2]) < 1e-2,
+		      "folded: (%g, %g, %g)", r.pos_m[0], r.pos_m[1], r.pos_m[2]);
 	ck_assert_int_eq(dsp_loc_rank(a, 6), 2);
+	/* a source in the plane: 2-D passes and stays the answer */
+	double inplane[3] = {10, 7, 1};
+	arrivals(NULL, (const double(*)[3])flat, 6, inplane, 3, 0, 1e-6, a);
+	ck_assert_int_eq(dsp_locate(a, 6, &p, &r), 0);
+	ck_assert_int_eq(r.status, DSP_LOC_OK);
+	ck_assert_int_eq(r.dim, 2);
 	double s3[3] = {12, 14, 2};
 	arrivals(NULL, MICS3, 6, s3, 3, 0, 1e-6, a);
 	ck_assert_int_eq(dsp_locate(a, 6, &p, &r), 0);
 	ck_assert_int_eq(r.dim, 3);
 	ck_assert(fabs(r.pos_m[2] - 2) < 1e-6);
+}
+END_TEST
+
+/* A flat array (six microphones at z = 1 m) and sources on the ground 1 m
+ * below, 1 us arrivals, the dimension chosen automatically: the 2-D solve
+ * fails its test and the folded 3-D one answers; its x, y ellipses cover
+ * like any other (same tolerance as coverage()). */
+START_TEST(coverage_flat_array_folded)
+{
+	static const double flat[6][3] = {{0, 0, 1}, {30, 0, 1}, {30, 30, 1}, {0, 30, 1}, {15, 5, 1}, {15, 25, 1}};
+	dsp_loc_params p;
+	dsp_loc_params_default(&p);
+	p.reject = 0;
+	gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
+	int inside = 0, folded = 0;
+	double q95 = gsl_cdf_chisq_Pinv(0.95, 2);
+	for (int seed = 1; seed <= SEEDS; seed++) {
+		gsl_rng_set(g, (unsigned long)seed + 1000);
+		double src[3] = {3 + 24 * gsl_rng_uniform(g), 3 + 24 * gsl_rng_uniform(g), 0};
+		dsp_arrival a[6];
+		arrivals(g, flat, 6, src, 3, 10 * gsl_rng_uniform(g), 1e-6, a);
+		dsp_loc_result r;
+		ck_assert_int_eq(dsp_locate(a, 6, &p, &r), 0);
+		folded += r.dim == 3 && r.status == DSP_LOC_OK;
+		inside += r.status == DSP_LOC_OK && maha2(&r, src, 2) <= q95;
+	}
+	double fin = (double)inside / SEEDS;
+	fprintf(stderr, "locate flat array, sources 1 m below: %d of %d folded 3-D, inside 95%% ellipse %.3f\n", folded,
+		SEEDS, fin);
+	ck_assert_int_ge(folded, SEEDS * 99 / 100);
+	ck_assert_msg(fabs(fin - 0.95) <= tol(0.95, SEEDS), "coverage %g", fin);
+	gsl_rng_free(g);
 }
 END_TEST
 
@@ -284,6 +328,7 @@ int main(void)
 	tcase_add_test(tc, coverage_2d_inside);
 	tcase_add_test(tc, coverage_2d_outside);
 	tcase_add_test(tc, coverage_3d);
+	tcase_add_test(tc, coverage_flat_array_folded);
 	tcase_add_test(tc, outlier_rejected);
 	tcase_add_test(tc, outlier_with_four_is_flagged);
 	tcase_add_test(tc, degenerate_geometry);

@@ -216,8 +216,10 @@ static void solve(fitdata *d, double alpha, fit *best)
 	}
 }
 
-/* Singular values of the centred positions, largest first (sv[3]). */
-static void spread(const dsp_arrival *a, int n, double *sv)
+/* Singular values of the centred positions, largest first (sv[3]), and
+ * (dirs non-NULL) the principal directions as rows dirs[k] (dirs[2]: the
+ * normal of the best-fitting plane) and the centroid cen. */
+static void frame(const dsp_arrival *a, int n, double *sv, double dirs[3][3], double cen[3])
 {
 	sv[0] = sv[1] = sv[2] = 0;
 	if (n < 2)
@@ -233,12 +235,22 @@ static void spread(const dsp_arrival *a, int n, double *sv)
 		for (int j = 0; j < 3; j++)
 			gsl_matrix_set(A, i, j, a[i].pos_m[j] - c[j]);
 	gsl_linalg_SV_decomp(A, V, s, w);
-	for (int j = 0; j < 3; j++)
+	for (int j = 0; j < 3; j++) {
 		sv[j] = gsl_vector_get(s, j);
+		for (int k = 0; dirs && k < 3; k++)
+			dirs[j][k] = gsl_matrix_get(V, k, j);
+		if (cen)
+			cen[j] = c[j];
+	}
 	gsl_matrix_free(A);
 	gsl_matrix_free(V);
 	gsl_vector_free(s);
 	gsl_vector_free(w);
+}
+
+static void spread(const dsp_arrival *a, int n, double *sv)
+{
+	frame(a, n, sv, NULL, NULL);
 }
 
 int dsp_loc_rank(const dsp_arrival *a, int n)
@@ -281,6 +293,130 @@ static void set_inf(dsp_loc_result *r)
 	for (int j = 0; j < 4; j++)
 		for (int k = 0; k < 4; k++)
 			r->cov[j][k] = INFINITY;
+}
+
+/* Fill out from the fit of (p, tau[, s]) in a frame centred on cen with
+ * axes dirs (rows; NULL: the world's axes): position, emission time, the
+ * fitted speed, the covariance of (p, t0) in world axes, chi-square and
+ * status. */
+static void finish(dsp_loc_result *out, const fit *best, int dim, const double cen[3], const double dirs[3][3],
+		   double t_ref, int dof, const dsp_loc_params *p)
+{
+	out->dim = dim;
+	out->dof = dof;
+	out->chi2 = best->chi2;
+	out->p_value = pval(best->chi2, dof);
+	out->cond = best->cond;
+	/* (p, tau[, s]) -> (p, t0): t0 = t_ref + tau / (s c0), to first order
+	 * (gradient g of t0 over the unknowns). */
+	int np = dim + 1 + (p->c_sd_m_s > 0);
+	double sc = p->c_sd_m_s > 0 ? best->x[dim + 1] : 1.0, g[5] = {0}, local[4][4];
+	out->c_m_s = sc * p->c_m_s;
+	out->t0_s = t_ref + best->x[dim] / out->c_m_s;
+	g[dim] = 1.0 / out->c_m_s;
+	if (np > dim + 1)
+		g[dim + 1] = -best->x[dim] / (sc * out->c_m_s);
+	for (int j = 0; j <= dim; j++)
+		for (int k = 0; k <= dim; k++) {
+			double v = 0;
+			if (j < dim && k < dim)
+				v = best->cov[j][k];
+			else
+				for (int a2 = 0; a2 < np; a2++)
+					for (int b2 = 0; b2 < np; b2++) {
+						double wa = j < dim ? (a2 == j) : g[a2], wb = k < dim ? (b2 == k) : g[b2];
+						v += wa * wb * best->cov[a2][b2];
+					}
+			local[j][k] = v;
+		}
+	/* Back to world axes: p = cen + D^T x (D the rows dirs), so the
+	 * position block turns by D^T and its cross terms with t0 by D^T. */
+	double D[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+	if (dirs)
+		memcpy(D, dirs, sizeof D);
+	for (int j = 0; j < 3; j++) {
+		if (dirs) {
+			out->pos_m[j] = cen[j];
+			for (int k = 0; k < dim; k++)
+				out->pos_m[j] += D[k][j] * best->x[k];
+		} else {
+			out->pos_m[j] = j < dim ? best->x[j] + cen[j] : 0;
+		}
+	}
+	for (int j = 0; j <= dim; j++)
+		for (int k = 0; k <= dim; k++) {
+			double v = 0;
+			for (int a2 = 0; a2 <= dim; a2++)
+				for (int b2 = 0; b2 <= dim; b2++) {
+					double wa = j == dim ? (a2 == dim) : a2 == dim ? 0
+										       : D[a2][j];
+					double wb = k == dim ? (b2 == dim) : b2 == dim ? 0
+										       : D[b2][k];
+					v += wa * wb * local[a2][b2];
+				}
+			out->cov[j][k] = v;
+		}
+	if (!(best->cond <= COND_MAX)) {
+		out->status = DSP_LOC_ILL_CONDITIONED;
+		out->why = "locate: the geometry barely constrains the source (Jacobian condition > 1e8)";
+	} else if (out->p_value < p->alpha) {
+		out->status = DSP_LOC_INCONSISTENT;
+		out->why = "locate: arrivals inconsistent with one source (chi-square test fails)";
+	} else {
+		out->status = DSP_LOC_OK;
+		out->why = NULL;
+	}
+}
+
+/* A flat array cannot tell a source above its plane from the mirror image
+ * below, but it does see how far off the plane the source is: the ranges
+ * bend with the height h as sqrt(d^2 + h^2).  3-D solve in the array's own
+ * frame (the plane's axes and its normal), the height folded to one side.
+ * Used only where the mirror images share their horizontal position to a
+ * tenth of its standard error (a near-horizontal array), since which image
+ * is true the arrivals cannot say; the one below the plane is reported (the
+ * z of a folded answer is ambiguous, x and y are not).  No rejection here.
+ * Returns 0 and *out when the folded solve passes the test, else -1. */
+static int folded(const dsp_arrival *a, int n, const dsp_loc_params *p, double t_ref, dsp_loc_result *out)
+{
+	double sv[3], D[3][3], cen[3];
+	frame(a, n, sv, D, cen);
+	dsp_arrival rot[DSP_LOC_MAX];
+	for (int i = 0; i < n; i++) {
+		rot[i] = a[i];
+		for (int k = 0; k < 3; k++) {
+			rot[i].pos_m[k] = 0;
+			for (int j = 0; j < 3; j++)
+				rot[i].pos_m[k] += D[k][j] * (a[i].pos_m[j] - cen[j]);
+		}
+	}
+	double zero[3] = {0, 0, 0};
+	fitdata d;
+	fit best;
+	load(&d, rot, n, -1, 3, p->c_m_s, p->c_sd_m_s, zero, t_ref);
+	solve(&d, p->alpha, &best);
+	if (!best.ok)
+		return -1;
+	/* Fold to the image below the plane (the normal's world z < 0 side). */
+	double side = D[2][2] > 0 ? -1.0 : 1.0;
+	if (best.x[2] * side < 0) {
+		best.x[2] = -best.x[2];
+		for (int k = 0; k < 5; k++) {
+			best.cov[2][k] = -best.cov[2][k];
+			best.cov[k][2] = -best.cov[k][2];
+		}
+	}
+	memset(out, 0, sizeof *out);
+	out->rejected = -1;
+	out->n_used = n;
+	finish(out, &best, 3, cen, (const double(*)[3])D, t_ref, n - 4, p);
+	/* The mirror image's horizontal offset: 2 h times the normal's
+	 * horizontal part. */
+	double off = 2 * fabs(best.x[2]) * hypot(D[2][0], D[2][1]);
+	double sdxy = sqrt(out->cov[0][0] + out->cov[1][1]);
+	if (out->status != DSP_LOC_OK || !(off <= 0.1 * sdxy))
+		return -1;
+	return 0;
 }
 
 int dsp_locate(const dsp_arrival *a, int n, const dsp_loc_params *p, dsp_loc_result *out)
@@ -377,41 +513,14 @@ int dsp_locate(const dsp_arrival *a, int n, const dsp_loc_params *p, dsp_loc_res
 		out->why = "locate: Levenberg-Marquardt did not converge from any start";
 		return 0;
 	}
-	out->chi2 = best.chi2;
-	out->p_value = pval(best.chi2, dof);
-	out->cond = best.cond;
-	for (int j = 0; j < 3; j++)
-		out->pos_m[j] = j < dim ? best.x[j] + cen[j] : 0;
-	/* (p, tau[, s]) -> (p, t0): t0 = t_ref + tau / (s c0), to first order
-	 * (gradient g of t0 over the unknowns). */
-	int np = dim + 1 + (p->c_sd_m_s > 0);
-	double sc = p->c_sd_m_s > 0 ? best.x[dim + 1] : 1.0, g[5] = {0};
-	out->c_m_s = sc * p->c_m_s;
-	out->t0_s = t_ref + best.x[dim] / out->c_m_s;
-	g[dim] = 1.0 / out->c_m_s;
-	if (np > dim + 1)
-		g[dim + 1] = -best.x[dim] / (sc * out->c_m_s);
-	for (int j = 0; j <= dim; j++)
-		for (int k = 0; k <= dim; k++) {
-			double v = 0;
-			if (j < dim && k < dim)
-				v = best.cov[j][k];
-			else
-				for (int a2 = 0; a2 < np; a2++)
-					for (int b2 = 0; b2 < np; b2++) {
-						double wa = j < dim ? (a2 == j) : g[a2], wb = k < dim ? (b2 == k) : g[b2];
-						v += wa * wb * best.cov[a2][b2];
-					}
-			out->cov[j][k] = v;
-		}
-	if (!(best.cond <= COND_MAX)) {
-		out->status = DSP_LOC_ILL_CONDITIONED;
-		out->why = "locate: the geometry barely constrains the source (Jacobian condition > 1e8)";
-	} else if (out->p_value < p->alpha) {
-		out->status = DSP_LOC_INCONSISTENT;
-		out->why = "locate: arrivals inconsistent with one source (chi-square test fails)";
-	} else {
-		out->status = DSP_LOC_OK;
+	finish(out, &best, dim, cen, NULL, t_ref, dof, p);
+	/* A thin array (every microphone near one plane) is solved in 2-D,
+	 * which ignores how far the source is off that plane; when that fails
+	 * the test, the folded 3-D solve may explain the arrivals. */
+	if (p->dim == 0 && dim == 2 && n >= 5 && out->status == DSP_LOC_INCONSISTENT) {
+		dsp_loc_result f3;
+		if (folded(a, n, p, t_ref, &f3) == 0)
+			*out = f3;
 	}
 	return 0;
 }

@@ -29,6 +29,14 @@
  * covariance set to +inf.  A whitened Jacobian with condition number above
  * 1e8 -> DSP_LOC_ILL_CONDITIONED (answer and its huge covariance kept).
  * In 2-D the microphones' z is ignored (source assumed near their plane).
+ * With the dimension automatic, a thin array (2-D) whose solve fails the
+ * test at N >= 5 is solved again in 3-D in the array's own frame (its
+ * plane's axes and normal), the height off the plane folded to one side:
+ * the ranges bend with that height, so a source below the microphones is
+ * found without being told its height.  The mirror image above the plane
+ * fits as well; the folded answer is used only when the two share x and y
+ * to a tenth of their standard error (a near-horizontal array), and the
+ * one below the plane is reported (its z is ambiguous, x and y are not).
  *
  * Times are doubles in seconds: pass them relative to a nearby reference
  * (e.g. the first arrival), never as seconds since the epoch.  Pure: no I/O.

@@ -37,6 +37,8 @@
  */
 #include <errno.h>
 #include <glib.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,21 +91,14 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* As report.c: quantile q of v[n] (sorted in place), linear interpolation. */
+/* Quantile q of v[n] (sorted in place), linear interpolation between order
+ * statistics (GSL's definition); NAN if empty. */
 static double quantile(double *v, guint n, double q)
 {
 	if (!n)
 		return NAN;
-	qsort(v, n, sizeof *v, cmp_double);
-	double h = q * (n - 1);
-	guint i = (guint)floor(h);
-	return i + 1 < n ? v[i] + (h - i) * (v[i + 1] - v[i]) : v[n - 1];
+	gsl_sort(v, 1, n);
+	return gsl_stats_quantile_from_sorted_data(v, 1, n, q);
 }
 
 /* Run argv with stdout and stderr to files; returns its exit status (or

@@ -27,4 +27,4 @@ $(B)/bench/field.o: CFLAGS += -DFIELD_SRC_DIR='"$(abspath .)"' -DFIELD_BUILD_DIR
 $(B)/bench/field: $(B)/bench/field.o | $(B)/bin/chorus-demo $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf \
 		$(B)/sim/libchorus_sim_radio.so
 	@mkdir -p $(dir $@)
-	$(link) $(call pkglibs,glib-2.0) -lm
+	$(link) $(call pkglibs,glib-2.0 gsl) -lm

@@ -2,6 +2,8 @@
 #include "sim/score/report.h"
 
 #include <errno.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,21 +30,14 @@ static double world_s(const sim_world *w, int node, double cpu_ns, int64_t epoch
 	return t == INT64_MIN ? NAN : (double)(t - epoch_ns) * 1e-9;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* Quantile q of v[n] (sorted in place), linear interpolation; NAN if empty. */
+/* Quantile q of v[n] (sorted in place), linear interpolation between order
+ * statistics (GSL's definition); NAN if empty. */
 static double quantile(double *v, guint n, double q)
 {
 	if (!n)
 		return NAN;
-	qsort(v, n, sizeof *v, cmp_double);
-	double h = q * (n - 1);
-	guint i = (guint)floor(h);
-	return i + 1 < n ? v[i] + (h - i) * (v[i + 1] - v[i]) : v[n - 1];
+	gsl_sort(v, 1, n);
+	return gsl_stats_quantile_from_sorted_data(v, 1, n, q);
 }
 
 static double cross(const double *o, const double *a, const double *b)

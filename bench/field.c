@@ -65,10 +65,19 @@ static const char *row_profile(const char *row)
 }
 
 /* What the field team of a row states besides the defaults (collab's 20 ±
- * 2 °C air): the survey row's team knows its survey is good to 10 cm. */
-static const char *row_told(const char *row)
+ * 2 °C still air): the survey row's team knows its survey is good to 10 cm;
+ * the wind row's read 5 m/s from the west off an anemometer. */
+static const char *row_told(const char *row, const char **option)
 {
-	return strcmp(row, "survey") == 0 ? "0.1" : NULL;
+	if (strcmp(row, "survey") == 0) {
+		*option = "--position-sd";
+		return "0.1";
+	}
+	if (strcmp(row, "wind") == 0) {
+		*option = "--wind";
+		return "5,270";
+	}
+	return NULL;
 }
 
 typedef struct {
@@ -313,9 +322,10 @@ static void run_row(row *r, double duration_s)
 		argv[n++] = "--profile";
 		argv[n++] = prof;
 	}
-	if (row_told(r->name)) {
-		argv[n++] = "--position-sd";
-		argv[n++] = (char *)row_told(r->name);
+	const char *told_opt = NULL, *told = row_told(r->name, &told_opt);
+	if (told) {
+		argv[n++] = (char *)told_opt;
+		argv[n++] = (char *)told;
 	}
 	argv[n] = NULL;
 	char *out = g_build_filename(dir, "demo.txt", NULL), *err = g_build_filename(dir, "demo.err", NULL);

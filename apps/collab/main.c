@@ -39,6 +39,7 @@ typedef struct {
 	double speed_of_sound_sd_m_s;           /* m/s: its uncertainty when stated */
 	double temperature_c, temperature_sd_c; /* °C: the air's, as measured, and its uncertainty */
 	double position_sd_m;                   /* m: survey s.d. of the node positions per axis */
+	double wind_speed_m_s, wind_from_deg;   /* the wind as measured: m/s, and where from (° clockwise from +y) */
 	double margin_ms, hold_s;
 	gint64 min_nodes;
 	double pre_ms, max_clip_ms, gcc_beta, min_window, alpha;
@@ -63,6 +64,8 @@ static const cfg_key keys[] = {
 	K("speed_of_sound_sd_m_s", CFG_DOUBLE, "1", 0, 100, speed_of_sound_sd_m_s, "uncertainty of a stated speed_of_sound_m_s, m/s"),
 	K("temperature_c", CFG_DOUBLE, "20", -60, 60, temperature_c, "air temperature as measured, °C: c = 331.3 sqrt(1 + T/273.15) m/s"),
 	K("temperature_sd_c", CFG_DOUBLE, "2", 0, 50, temperature_sd_c, "its uncertainty, °C (0.6 m/s per °C)"),
+	K("wind_speed_m_s", CFG_DOUBLE, "0", 0, 100, wind_speed_m_s, "wind speed as measured, m/s (in the TDOA model)"),
+	K("wind_from_deg", CFG_DOUBLE, "0", -360, 360, wind_from_deg, "direction the wind comes from, degrees clockwise from +y"),
 	K("position_sd_m", CFG_DOUBLE, "0", 0, 100, position_sd_m, "survey s.d. of the node positions per axis, m (GPS: metres; tape: centimetres)"),
 	K("margin_ms", CFG_DOUBLE, "30", 0, 10000, margin_ms, "grouping window beyond the acoustic aperture, ms"),
 	R("hold_s", "hold", CFG_DOUBLE, "0.7", 0.05, 60, hold_s, "seconds a group waits for detections from other nodes"),
@@ -196,6 +199,11 @@ static void work(gpointer data, gpointer user)
 	p.c_m_s = d->c_m_s;
 	p.c_sd_m_s = d->c_sd_m_s;
 	p.pos_sd_m = d->cfg.position_sd_m;
+	/* It comes from wind_from_deg, so it blows the other way. */
+	double wa = d->cfg.wind_from_deg * M_PI / 180.0;
+	p.wind_m_s[0] = -d->cfg.wind_speed_m_s * sin(wa);
+	p.wind_m_s[1] = -d->cfg.wind_speed_m_s * cos(wa);
+	p.wind_m_s[2] = 0;
 	p.alpha = d->cfg.alpha;
 	p.source_z_m = d->cfg.source_plane ? d->cfg.source_z_m : NAN;
 	if (n < d->cfg.min_nodes) {

@@ -19,6 +19,7 @@ void tdoa_params_default(tdoa_params *p)
 	p->c_m_s = 343;
 	p->c_sd_m_s = 0;
 	p->pos_sd_m = 0;
+	memset(p->wind_m_s, 0, sizeof p->wind_m_s);
 	p->source_z_m = NAN;
 	p->alpha = 1e-3;
 }
@@ -59,6 +60,7 @@ static int solve(const tdoa_input *in, const tdoa_result *r, const tdoa_params *
 	dsp_loc_params_default(&lp);
 	lp.c_m_s = p->c_m_s;
 	lp.c_sd_m_s = p->c_sd_m_s;
+	memcpy(lp.wind_m_s, p->wind_m_s, sizeof lp.wind_m_s);
 	lp.alpha = p->alpha;
 	lp.dim = isfinite(p->source_z_m) ? 2 : 0;
 	double corr[TDOA_MAX] = {0};

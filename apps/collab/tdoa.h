@@ -65,6 +65,7 @@ typedef struct {
 	double c_m_s;            /* speed of sound, m/s */
 	double c_sd_m_s;         /* its standard uncertainty, m/s (0: exact) */
 	double pos_sd_m;         /* survey s.d. of every microphone position per axis, m (0: exact) */
+	double wind_m_s[3];      /* the wind's velocity, m/s (0: still air; apps/dsp/locate.h) */
 	double source_z_m;       /* known source height, m; NAN = unknown */
 	double alpha;            /* chi-square level */
 } tdoa_params;

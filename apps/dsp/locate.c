@@ -26,6 +26,7 @@ typedef struct {
 	double cs_m[DSP_LOC_MAX];     /* c sigma_i, m */
 	double aperture;              /* largest mic distance from the centroid, m (>= 1) */
 	double s_sd;                  /* relative s.d. of the speed of sound; 0: c exact, no scale unknown */
+	double wind_c[3];             /* the wind over c0, in the fit's frame (dimensionless) */
 } fitdata;
 
 /* Unknowns: p (dim), tau, and with s_sd > 0 the speed's scale s = c / c0. */
@@ -44,7 +45,7 @@ typedef struct {
 
 void dsp_loc_params_default(dsp_loc_params *p)
 {
-	*p = (dsp_loc_params){.dim = 0, .c_m_s = 343.0, .c_sd_m_s = 0, .alpha = 1e-3, .reject = 1};
+	*p = (dsp_loc_params){.dim = 0, .c_m_s = 343.0, .c_sd_m_s = 0, .wind_m_s = {0, 0, 0}, .alpha = 1e-3, .reject = 1};
 }
 
 static double range(const fitdata *d, const double *x, int i)
@@ -57,6 +58,18 @@ static double range(const fitdata *d, const double *x, int i)
 
 /* Residuals (tau + |p - m_i| - s ct_i) / cs_i, and with an uncertain speed
  * the prior's (s - 1) / s_sd. */
+/* The range the sound's travel time stands for: r / (1 + w.u / c0), u the
+ * unit vector from the source to the microphone (sound runs faster with the
+ * wind, first order in its Mach number). */
+static double eff_range(const fitdata *d, const double *x, int i, double *factor)
+{
+	double r = range(d, x, i), along = 0;
+	for (int j = 0; r > 0 && j < d->dim; j++)
+		along += d->wind_c[j] * (d->mic_m[i][j] - x[j]) / r;
+	*factor = 1.0 / (1.0 + along);
+	return r * *factor;
+}
+
 static int f_cb(const gsl_vector *xv, void *vd, gsl_vector *f)
 {
 	const fitdata *d = vd;
@@ -64,8 +77,10 @@ static int f_cb(const gsl_vector *xv, void *vd, gsl_vector *f)
 	for (int j = 0; j < n_par(d); j++)
 		x[j] = gsl_vector_get(xv, j);
 	double sc = d->s_sd > 0 ? x[d->dim + 1] : 1.0;
-	for (int i = 0; i < d->m; i++)
-		gsl_vector_set(f, i, (x[d->dim] + range(d, x, i) - sc * d->ct_m[i]) / d->cs_m[i]);
+	for (int i = 0; i < d->m; i++) {
+		double k;
+		gsl_vector_set(f, i, (x[d->dim] + eff_range(d, x, i, &k) - sc * d->ct_m[i]) / d->cs_m[i]);
+	}
 	if (d->s_sd > 0)
 		gsl_vector_set(f, d->m, (sc - 1.0) / d->s_sd);
 	return GSL_SUCCESS;
@@ -78,10 +93,13 @@ static int df_cb(const gsl_vector *xv, void *vd, gsl_matrix *J)
 	for (int j = 0; j < n_par(d); j++)
 		x[j] = gsl_vector_get(xv, j);
 	gsl_matrix_set_zero(J);
+	/* The wind's factor k is held constant in the position derivatives
+	 * (its own derivative is second order in the Mach number). */
 	for (int i = 0; i < d->m; i++) {
-		double r = range(d, x, i);
+		double k, r = range(d, x, i);
+		eff_range(d, x, i, &k);
 		for (int j = 0; j < d->dim; j++)
-			gsl_matrix_set(J, i, j, r > 0 ? (x[j] - d->mic_m[i][j]) / (r * d->cs_m[i]) : 0);
+			gsl_matrix_set(J, i, j, r > 0 ? k * (x[j] - d->mic_m[i][j]) / (r * d->cs_m[i]) : 0);
 		gsl_matrix_set(J, i, d->dim, 1.0 / d->cs_m[i]);
 		if (d->s_sd > 0)
 			gsl_matrix_set(J, i, d->dim + 1, -d->ct_m[i] / d->cs_m[i]);
@@ -270,6 +288,7 @@ static void load(fitdata *d, const dsp_arrival *a, int n, int skip, int dim, dou
 {
 	d->m = 0;
 	d->s_sd = c_sd > 0 ? c_sd / c : 0;
+	memset(d->wind_c, 0, sizeof d->wind_c);
 	d->dim = dim;
 	d->aperture = 1.0;
 	for (int i = 0; i < n; i++) {
@@ -394,6 +413,9 @@ static int folded(const dsp_arrival *a, int n, const dsp_loc_params *p, double t
 	fitdata d;
 	fit best;
 	load(&d, rot, n, -1, 3, p->c_m_s, p->c_sd_m_s, zero, t_ref);
+	for (int k = 0; k < 3; k++)
+		for (int j = 0; j < 3; j++)
+			d.wind_c[k] += D[k][j] * p->wind_m_s[j] / p->c_m_s;
 	solve(&d, p->alpha, &best);
 	if (!best.ok)
 		return -1;
@@ -474,6 +496,8 @@ int dsp_locate(const dsp_arrival *a, int n, const dsp_loc_params *p, dsp_loc_res
 	fitdata d;
 	fit best;
 	load(&d, a, n, -1, dim, p->c_m_s, p->c_sd_m_s, cen, t_ref);
+	for (int j = 0; j < 3; j++)
+		d.wind_c[j] = p->wind_m_s[j] / p->c_m_s;
 	solve(&d, p->alpha, &best);
 	int dof = n - dim - 1, used = n;
 	if (best.ok && pval(best.chi2, dof) < p->alpha && p->reject && n >= dim + 3) {
@@ -491,6 +515,8 @@ int dsp_locate(const dsp_arrival *a, int n, const dsp_loc_params *p, dsp_loc_res
 			if (dsp_loc_rank(rest, m) < dim)
 				continue;
 			load(&d, a, n, j, dim, p->c_m_s, p->c_sd_m_s, cen, t_ref);
+			for (int k = 0; k < 3; k++)
+				d.wind_c[k] = p->wind_m_s[k] / p->c_m_s;
 			solve(&d, p->alpha, &sub);
 			double pv = sub.ok ? pval(sub.chi2, dof - 1) : -1;
 			if (pv > bp) {

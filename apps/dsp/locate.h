@@ -62,13 +62,16 @@ typedef enum {
 } dsp_loc_status;
 
 typedef struct {
-	int dim;         /* 2, 3, or 0: 3 if >= 5 arrivals from a thick array (out-of-plane
+	int dim;            /* 2, 3, or 0: 3 if >= 5 arrivals from a thick array (out-of-plane
 	                * singular value >= 0.1 x the largest), else 2 */
-	double c_m_s;    /* speed of sound, m/s */
-	double c_sd_m_s; /* its standard uncertainty, m/s; 0: exact.  Else c is an
+	double c_m_s;       /* speed of sound, m/s */
+	double c_sd_m_s;    /* its standard uncertainty, m/s; 0: exact.  Else c is an
 	                  * unknown with this Gaussian prior (see the model) */
-	double alpha;    /* level of the chi-square consistency test (e.g. 1e-3) */
-	int reject;      /* nonzero: may reject one inconsistent arrival */
+	double wind_m_s[3]; /* the wind's velocity, m/s (0: still air): sound from the
+	                     * source to mic i takes r_i / (c + w.u_i), u_i the unit
+	                     * vector towards the mic (first order in the Mach number) */
+	double alpha;       /* level of the chi-square consistency test (e.g. 1e-3) */
+	int reject;         /* nonzero: may reject one inconsistent arrival */
 } dsp_loc_params;
 
 typedef struct {

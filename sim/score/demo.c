@@ -19,7 +19,8 @@
  * and of the air only what the user states: --temperature T[,SD] (°C, as
  * a thermometer read it) or --speed-of-sound C[,SD]; without either,
  * collab's defaults (20 ± 2 °C), whatever the world's temperature_c or
- * speed_of_sound_m_s.  --position-sd M states the survey's accuracy.  The sources'
+ * speed_of_sound_m_s.  --wind SPEED,DIR and --position-sd M state the
+ * anemometer's reading and the survey's accuracy.  The sources'
  * height is not among them: --source-plane Z states one (collab's
  * source_plane, source_z_m), as a user who knows it would.  Writes DIR/calls.csv, DIR/results.jsonl (every node's
  * results), DIR/detections.jsonl, DIR/sync.csv, DIR/map.png and the logs
@@ -131,7 +132,7 @@ static gboolean air_key(GString *out, const char *text, const char *key, const c
 int main(int argc, char **argv)
 {
 	double duration_s = 60, located_within_m = 1.0, source_z_m = NAN, expect_recall = -1, expect_median = -1, expect_p90 = -1, expect_fa = -1, expect_located = -1;
-	char *out = NULL, *bin = NULL, *profile = NULL, *temperature = NULL, *speed = NULL;
+	char *out = NULL, *bin = NULL, *profile = NULL, *temperature = NULL, *speed = NULL, *wind = NULL;
 	double position_sd_m = 0;
 	gint rate_hz = 16000;
 	gboolean quiet = FALSE;
@@ -147,6 +148,9 @@ int main(int argc, char **argv)
 		 "tell collab the air temperature and its uncertainty (°C; default: collab's 20,2)", "T[,SD]"},
 		{"speed-of-sound", 0, 0, G_OPTION_ARG_STRING, &speed,
 		 "tell collab the speed of sound and its uncertainty (m/s; default: from the temperature)", "C[,SD]"},
+		{"wind", 0, 0, G_OPTION_ARG_STRING, &wind,
+		 "tell collab the wind as measured: speed (m/s) and the direction it comes from (degrees clockwise from +y)",
+		 "SPEED,DIR"},
 		{"position-sd", 0, 0, G_OPTION_ARG_DOUBLE, &position_sd_m,
 		 "tell collab the node positions are surveyed to M per axis (m, default 0)", "M"},
 		{"located-within", 0, 0, G_OPTION_ARG_DOUBLE, &located_within_m,
@@ -197,6 +201,8 @@ int main(int argc, char **argv)
 		air_err = "--temperature: expected T or T,SD in °C (T in -60..60, SD >= 0)";
 	if (speed && !air_key(air, speed, "speed_of_sound_m_s", "speed_of_sound_sd_m_s", 100, 2000))
 		air_err = "--speed-of-sound: expected C or C,SD in m/s (C in 100..2000, SD >= 0)";
+	if (wind && !air_key(air, wind, "wind_speed_m_s", "wind_from_deg", 0, 100))
+		air_err = "--wind: expected SPEED,DIR (m/s in 0..100, degrees)";
 	if (!(position_sd_m >= 0 && position_sd_m <= 100))
 		air_err = "--position-sd: expected 0..100 m";
 	if (air_err) {
@@ -309,7 +315,8 @@ int main(int argc, char **argv)
 							       : "",
 				   speed ? " m/s" : temperature ? " °C"
 								: "",
-				   position_sd_m > 0 ? ", positions ± surveyed" : "");
+				   position_sd_m > 0 ? ", positions ± surveyed" : wind ? ", wind"
+										       : "");
 			printf("chorus demo: %s, %zu nodes, %.0f s, audio %d Hz, source height %s, air told to collab: %s\n"
 			       "world: %s\n\n",
 			       d.scenario, nn, duration_s, rate_hz, source_plane ? z_txt : "not told to collab", told, fx);

@@ -103,6 +103,7 @@ typedef struct {
 	GMainContext *ctx;
 	FILE *jsonl;
 	char *jsonl_path;
+	guint64 jsonl_failed; /* results the JSON-lines file could not take */
 	guint64 local_dets, groups, small_groups, not_mine, located, failed, seq;
 	double last_latency_s;
 	char last_error[256];
@@ -257,9 +258,12 @@ static gboolean publish_idle(gpointer data)
 	GString *s = g_string_new(NULL);
 	collab_result_json(r, s);
 	dev_packet_send(d->events, s->str, s->len);
-	if (d->jsonl) {
-		fprintf(d->jsonl, "%s\n", s->str);
-		fflush(d->jsonl);
+	if (d->jsonl && (fprintf(d->jsonl, "%s\n", s->str) < 0 || fflush(d->jsonl) != 0)) {
+		/* A result the file lost: said on collab/status and by the exit status. */
+		d->jsonl_failed++;
+		g_snprintf(d->last_error, sizeof d->last_error, "%s: %s (%" G_GUINT64_FORMAT " results not written)",
+			   d->jsonl_path, g_strerror(errno), d->jsonl_failed);
+		g_warning("%s", d->last_error);
 	}
 	if (r->rc == 0) {
 		d->located++;
@@ -480,8 +484,14 @@ int main(int argc, char **argv)
 	collab_grouper_free(d.grouper);
 	collab_nodes_free(d.nodes);
 	cfg_clear(table, &d.cfg);
-	if (d.jsonl)
-		fclose(d.jsonl);
+	if (d.jsonl && fclose(d.jsonl) != 0) {
+		fprintf(stderr, "collab: %s: %s\n", d.jsonl_path, g_strerror(errno));
+		rc = 1;
+	}
+	if (d.jsonl_failed) {
+		fprintf(stderr, "collab: %" G_GUINT64_FORMAT " results were not written to %s\n", d.jsonl_failed, d.jsonl_path);
+		rc = 1;
+	}
 	g_free(d.jsonl_path);
 	g_free(conf);
 	g_free(nodes);

@@ -145,7 +145,7 @@ int main(int argc, char **argv)
 		{"source-plane", 0, 0, G_OPTION_ARG_DOUBLE, &source_z_m,
 		 "tell collab the sources are at height Z (m; default: collab is told no height)", "Z"},
 		{"temperature", 0, 0, G_OPTION_ARG_STRING, &temperature,
-		 "tell collab the air temperature and its uncertainty (°C; default: collab's 20,2)", "T[,SD]"},
+		 "tell collab the air temperature and its uncertainty (degrees Celsius; default: collab's 20,2)", "T[,SD]"},
 		{"speed-of-sound", 0, 0, G_OPTION_ARG_STRING, &speed,
 		 "tell collab the speed of sound and its uncertainty (m/s; default: from the temperature)", "C[,SD]"},
 		{"wind", 0, 0, G_OPTION_ARG_STRING, &wind,

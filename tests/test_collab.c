@@ -67,14 +67,27 @@ START_TEST(grouping_and_reporter)
 }
 END_TEST
 
-/* Five microphones over 30 m, a chirp at a known point; each clip starts at
- * its own global time T_j (not aligned) `pre_s` before the call reaches it
- * and lasts clip_s, its sound card runs R (1 + skew_scale * skew_j), white
- * noise at `snr_db` in the band.  Returns the solve. */
-static int synth_solve_c(gsl_rng *g, const double src[3], double snr_db, double pre_s, double clip_s,
-			 double skew_scale, double c, double c_sd, double *err_m, double *m2, tdoa_result *tr)
+/* One synthetic world for the TDOA solve: five microphones over 30 m, a
+ * chirp at a known point; each clip starts at its own global time T_j (not
+ * aligned) pre_s before the call reaches it and lasts clip_s, its sound card
+ * runs R (1 + skew_scale * skew_j); the air's speed is drawn from N(343,
+ * c_draw_sd^2) per call and collab is told 343 +- c_sd_m_s; the microphones
+ * are where they are, collab is told them off by N(0, survey_sd_m^2) per
+ * axis and that the survey is good to pos_sd_m. */
+typedef struct {
+	double pre_s, clip_s, skew_scale;
+	double c_draw_sd, c_sd_m_s;
+	double survey_sd_m, pos_sd_m;
+} synth_case;
+
+static const synth_case plain = {.pre_s = 0.02, .clip_s = 0.3, .skew_scale = 1.0};
+
+/* Solve one call of the case at src (white noise at snr_db in the band):
+ * the horizontal error, its Mahalanobis^2 under the stated covariance. */
+static int synth_solve_case(gsl_rng *g, const double src[3], double snr_db, const synth_case *sc, double *err_m,
+			    double *m2, tdoa_result *tr)
 {
-	const double R = 16000;
+	const double R = 16000, c = 343 + (sc->c_draw_sd > 0 ? gsl_ran_gaussian(g, sc->c_draw_sd) : 0);
 	const double mics[5][3] = {{0, 0, 1}, {30, 0, 1}, {30, 30, 1}, {0, 30, 1}, {15, 5, 1}};
 	const double skew_ppm[5] = {-31, 18.5, 39, -12, 4.5};
 	dsp_wave_params wp = {.kind = DSP_WAVE_CHIRP, .f0_hz = 1200, .f1_hz = 2400, .sweep = DSP_SWEEP_EXPONENTIAL, .length_ms = 250, .taper_ms = 10};
@@ -86,10 +99,10 @@ static int synth_solve_c(gsl_rng *g, const double src[3], double snr_db, double 
 	for (int j = 0; j < 5; j++) {
 		double d = sqrt(pow(src[0] - mics[j][0], 2) + pow(src[1] - mics[j][1], 2) + pow(src[2] - mics[j][2], 2));
 		double arrive = d / c; /* s after E */
-		double rj = R * (1 + skew_scale * skew_ppm[j] * 1e-6);
+		double rj = R * (1 + sc->skew_scale * skew_ppm[j] * 1e-6);
 		/* the clip starts pre_s (+ a random fraction of a sample) before the arrival */
-		double start = arrive - pre_s - gsl_rng_uniform(g) / R;
-		size_t n = (size_t)(clip_s * R);
+		double start = arrive - sc->pre_s - gsl_rng_uniform(g) / R;
+		size_t n = (size_t)(sc->clip_s * R);
 		x[j] = g_new(float, n);
 		for (size_t i = 0; i < n; i++) {
 			double t = start + i / rj - arrive; /* s since the call reached mic j */
@@ -97,12 +110,14 @@ static int synth_solve_c(gsl_rng *g, const double src[3], double snr_db, double 
 		}
 		double st = start * 1e9;
 		in[j] = (tdoa_input){.node = (uint32_t)(j + 1), .x = x[j], .n = n, .rate_hz = R, .rate_eff_hz = rj, .t0_ns = E + (int64_t)floor(st), .t0_frac_ns = st - floor(st), .t0_se_ns = 200, .onset_ns = E + (int64_t)llround(arrive * 1e9 + gsl_ran_gaussian(g, 3000)), .onset_se_ns = 3000, .snr_db = 20 - j};
-		memcpy(in[j].mic_m, mics[j], sizeof in[j].mic_m);
+		for (int k = 0; k < 3; k++)
+			in[j].mic_m[k] = mics[j][k] + (sc->survey_sd_m > 0 ? gsl_ran_gaussian(g, sc->survey_sd_m) : 0);
 	}
 	tdoa_params p;
 	tdoa_params_default(&p);
 	p.source_z_m = src[2];
-	p.c_sd_m_s = c_sd; /* told 343 m/s, the default */
+	p.c_sd_m_s = sc->c_sd_m_s; /* told 343 m/s, the default */
+	p.pos_sd_m = sc->pos_sd_m;
 	int rc = tdoa_locate(in, 5, &p, tr);
 	for (int j = 0; j < 5; j++)
 		g_free(x[j]);
@@ -116,15 +131,28 @@ static int synth_solve_c(gsl_rng *g, const double src[3], double snr_db, double 
 	return rc;
 }
 
-static int synth_solve_at(gsl_rng *g, const double src[3], double snr_db, double pre_s, double clip_s,
-			  double skew_scale, double *err_m, double *m2, tdoa_result *tr)
-{
-	return synth_solve_c(g, src, snr_db, pre_s, clip_s, skew_scale, 343, 0, err_m, m2, tr);
-}
-
 static int synth_solve(gsl_rng *g, const double src[3], double snr_db, double *err_m, double *m2, tdoa_result *tr)
 {
-	return synth_solve_at(g, src, snr_db, 0.02, 0.3, 1.0, err_m, m2, tr);
+	return synth_solve_case(g, src, snr_db, &plain, err_m, m2, tr);
+}
+
+/* Of 30 calls of the case at src (20 dB, seed), how many solve ok with the
+ * truth inside their own 95 % ellipse; each solve must use all 5 clips.
+ * An honest estimator has >= 24 with p > 0.99 (binomial(30, 0.95)). */
+static int inside95_of_30(unsigned long seed, const double src[3], const synth_case *sc)
+{
+	gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng_set(g, seed);
+	int inside = 0;
+	for (int k = 0; k < 30; k++) {
+		double e, m2;
+		tdoa_result tr;
+		ck_assert_int_eq(synth_solve_case(g, src, 20, sc, &e, &m2, &tr), 0);
+		ck_assert_int_eq(tr.n_ok, 5);
+		inside += tr.loc.status == DSP_LOC_OK && m2 <= gsl_cdf_chisq_Pinv(0.95, 2);
+	}
+	gsl_rng_free(g);
+	return inside;
 }
 
 START_TEST(tdoa_from_clips)
@@ -164,21 +192,11 @@ END_TEST
  * floor as above. */
 START_TEST(tdoa_skewed_cards_late_call)
 {
-	gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
-	gsl_rng_set(g, 78);
 	const double src[3] = {12, 9, 0};
-	int n = 0, inside95 = 0;
-	for (int k = 0; k < 30; k++) {
-		double e, m2;
-		tdoa_result tr;
-		ck_assert_int_eq(synth_solve_at(g, src, 20, 0.4, 0.7, 2.5, &e, &m2, &tr), 0);
-		ck_assert_int_eq(tr.n_ok, 5);
-		n++;
-		inside95 += m2 <= gsl_cdf_chisq_Pinv(0.95, 2);
-	}
-	fprintf(stderr, "tdoa, skewed cards, late call: %d of %d inside their 95%% ellipse\n", inside95, n);
+	const synth_case late = {.pre_s = 0.4, .clip_s = 0.7, .skew_scale = 2.5};
+	int inside95 = inside95_of_30(78, src, &late);
+	fprintf(stderr, "tdoa, skewed cards, late call: %d of 30 inside their 95%% ellipse\n", inside95);
 	ck_assert_int_ge(inside95, 24);
-	gsl_rng_free(g);
 }
 END_TEST
 
@@ -190,23 +208,35 @@ END_TEST
  * Told ± 0, most would not. */
 START_TEST(tdoa_speed_of_sound_uncertainty)
 {
-	gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
-	gsl_rng_set(g, 79);
 	const double src[3] = {22, 18, 0};
-	int inside95 = 0, inside95_exact = 0;
-	for (int k = 0; k < 30; k++) {
-		double e, m2;
-		tdoa_result tr;
-		double c = 343 + gsl_ran_gaussian(g, 3.0);
-		ck_assert_int_eq(synth_solve_c(g, src, 20, 0.02, 0.3, 1.0, c, 3.0, &e, &m2, &tr), 0);
-		inside95 += tr.loc.status == DSP_LOC_OK && m2 <= gsl_cdf_chisq_Pinv(0.95, 2);
-		ck_assert_int_eq(synth_solve_c(g, src, 20, 0.02, 0.3, 1.0, c, 0.0, &e, &m2, &tr), 0);
-		inside95_exact += tr.loc.status == DSP_LOC_OK && m2 <= gsl_cdf_chisq_Pinv(0.95, 2);
-	}
-	fprintf(stderr, "tdoa, c ~ N(343, 3^2) told 343 +- 3: %d of 30 inside their 95%% ellipse (told +- 0: %d)\n", inside95,
-		inside95_exact);
+	synth_case air = plain;
+	air.c_draw_sd = 3.0;
+	air.c_sd_m_s = 3.0;
+	int inside95 = inside95_of_30(79, src, &air);
+	air.c_sd_m_s = 0;
+	int exact = inside95_of_30(79, src, &air);
+	fprintf(stderr, "tdoa, c ~ N(343, 3^2) told 343 +- 3: %d of 30 inside their 95%% ellipse (told +- 0: %d)\n",
+		inside95, exact);
 	ck_assert_int_ge(inside95, 24);
-	gsl_rng_free(g);
+}
+END_TEST
+
+/* The microphones are told 5 cm off per axis (a tape-and-compass survey)
+ * and collab is told the survey is good to 5 cm: each arrival carries the
+ * survey error along its line of sight, so the ellipses cover (same
+ * floor); told 0, they would not. */
+START_TEST(tdoa_survey_error)
+{
+	const double src[3] = {12, 9, 0};
+	synth_case survey = plain;
+	survey.survey_sd_m = 0.05;
+	survey.pos_sd_m = 0.05;
+	int inside95 = inside95_of_30(80, src, &survey);
+	survey.pos_sd_m = 0;
+	int exact = inside95_of_30(80, src, &survey);
+	fprintf(stderr, "tdoa, survey 5 cm told 5 cm: %d of 30 inside their 95%% ellipse (told 0: %d)\n", inside95,
+		exact);
+	ck_assert_int_ge(inside95, 24);
 }
 END_TEST
 
@@ -319,6 +349,7 @@ int main(void)
 	tcase_add_test(tc, tdoa_from_clips);
 	tcase_add_test(tc, tdoa_skewed_cards_late_call);
 	tcase_add_test(tc, tdoa_speed_of_sound_uncertainty);
+	tcase_add_test(tc, tdoa_survey_error);
 	tcase_add_test(tc, nodes_file);
 	tcase_add_test(tc, result_json);
 	suite_add_tcase(s, tc);

@@ -1,12 +1,14 @@
 /* acoustics.c — closed forms of outdoor and room acoustics (see acoustics.h). */
 #include "sim/acoustics.h"
 
+#include "apps/dsp/air.h"
+
 #include <math.h>
 #include <stdlib.h>
 
 double sim_speed_of_sound_m_s(double temp_c)
 {
-	return 331.3 * sqrt(1.0 + temp_c / 273.15);
+	return dsp_speed_of_sound_m_s(temp_c, NULL);
 }
 
 double sim_air_absorption_db_m(double f_hz, double temp_c, double humidity_pct)

@@ -13,7 +13,8 @@
 #include <stddef.h>
 
 /* Speed of sound in dry air at temperature temp_c: 331.3 sqrt(1 + T/273.15)
- * m/s (the first-order ideal-gas law used in field acoustics). */
+ * m/s (the first-order ideal-gas law used in field acoustics; the same
+ * formula collab uses, apps/dsp/air.h). */
 double sim_speed_of_sound_m_s(double temp_c);
 
 /* Atmospheric absorption coefficient of pure tone f_hz, dB per metre, by

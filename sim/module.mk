@@ -38,7 +38,7 @@ TESTS += $(SIM_TESTS)
 $(B)/tests/test_scenario: $(B)/tests/test_scenario.o $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libsync.a
 	@mkdir -p $(dir $@)
 	$(link) $(SIM_TEST_LIBS)
-$(B)/tests/test_acoustics: $(B)/tests/test_acoustics.o $(B)/libsim.a
+$(B)/tests/test_acoustics: $(B)/tests/test_acoustics.o $(B)/libsim.a $(B)/libdsp.a
 	@mkdir -p $(dir $@)
 	$(link) $(SIM_TEST_LIBS)
 $(B)/tests/test_propagation: $(B)/tests/test_propagation.o $(B)/tests/world_fixture.o $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libsync.a

@@ -25,6 +25,7 @@
 #include "apps/collab/result.h"
 #include "apps/collab/share.h"
 #include "apps/collab/tdoa.h"
+#include "apps/dsp/air.h"
 #include "libcfg/cfg.h"
 #include "libdev/dev.h"
 #include "libsync/client.h"
@@ -410,9 +411,9 @@ int main(int argc, char **argv)
 		d.c_m_s = d.cfg.speed_of_sound_m_s;
 		d.c_sd_m_s = d.cfg.speed_of_sound_sd_m_s;
 	} else {
-		double T = d.cfg.temperature_c;
-		d.c_m_s = 331.3 * sqrt(1.0 + T / 273.15);
-		d.c_sd_m_s = d.cfg.temperature_sd_c * 331.3 / (2 * 273.15 * sqrt(1.0 + T / 273.15));
+		double dc_dt;
+		d.c_m_s = dsp_speed_of_sound_m_s(d.cfg.temperature_c, &dc_dt);
+		d.c_sd_m_s = d.cfg.temperature_sd_c * dc_dt;
 	}
 	if (*d.cfg.jsonl) {
 		d.jsonl_path = g_strdup(d.cfg.jsonl);

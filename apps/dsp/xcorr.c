@@ -131,7 +131,12 @@ const fftwf_complex *dsp_xcorr_spec_b(const dsp_xcorr *x)
 
 void dsp_xcorr_eval(const dsp_xcorr *x, double tau, int k_lo, int k_hi, double *r, double *d1, double *d2)
 {
-	int n = (int)x->nfft, last = n / 2;
+	dsp_spec_eval((const fftwf_complex *)x->R, x->nfft, tau, k_lo, k_hi, r, d1, d2);
+}
+
+void dsp_spec_eval(const fftwf_complex *R, size_t nfft, double tau, int k_lo, int k_hi, double *r, double *d1, double *d2)
+{
+	int n = (int)nfft, last = n / 2;
 	if (k_lo < 0)
 		k_lo = 0;
 	if (k_hi > last)
@@ -148,8 +153,8 @@ void dsp_xcorr_eval(const dsp_xcorr *x, double tau, int k_lo, int k_hi, double *
 		}
 		double c = (k == 0 || (k == last && n % 2 == 0)) ? 1.0 : 2.0;
 		double w = dw * k;
-		double zr = x->R[k][0] * cr - x->R[k][1] * ci; /* Re(R e^{i w tau}) */
-		double zi = x->R[k][0] * ci + x->R[k][1] * cr; /* Im(R e^{i w tau}) */
+		double zr = R[k][0] * cr - R[k][1] * ci; /* Re(R e^{i w tau}) */
+		double zi = R[k][0] * ci + R[k][1] * cr; /* Im(R e^{i w tau}) */
 		s0 += c * zr;
 		s1 -= c * w * zi;
 		s2 -= c * w * w * zr;

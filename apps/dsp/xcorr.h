@@ -62,6 +62,11 @@ const fftwf_complex *dsp_xcorr_spec_b(const dsp_xcorr *x);
 void dsp_xcorr_eval(const dsp_xcorr *x, double tau, int k_lo, int k_hi,
 		    double *r, double *d1, double *d2);
 
+/* The same for any (weighted) cross spectrum R of nfft/2 + 1 bins, e.g. one
+ * kept after the correlator moved on to another pair. */
+void dsp_spec_eval(const fftwf_complex *R, size_t nfft, double tau, int k_lo, int k_hi, double *r, double *d1,
+		   double *d2);
+
 /* Find the largest r at integer lags in [lag_lo, lag_hi] (clamped to the
  * linear range), then refine it on bins [k_lo, k_hi].  Returns 0, or -EDOM
  * (empty lag range, or no maximum: r'' >= 0 everywhere near the peak). */

@@ -1,0 +1,494 @@
+/* srp.c — pairwise correlations and steered response power (see srp.h). */
+#include "apps/dsp/srp.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apps/dsp/xcorr.h"
+
+#define OS 4 /* oversampling of the stored correlations */
+
+typedef struct {
+	int i, j, ok;
+	fftwf_complex *psi; /* weighted cross spectrum, nfft/2 + 1 bins */
+	size_t nfft, L;
+	int k_lo, k_hi;
+	double off;         /* (t0_j - t0_i) R: correlation lag = arrival difference x R - off */
+	double lo;          /* correlation lag of stored point 0, samples */
+	int m;              /* stored points, 1/OS sample apart */
+	float *re, *env;    /* normalised correlation and envelope */
+	float *pool;        /* bounds of the levels but the last, (LEVELS - 1) x m */
+} pair;
+
+struct dsp_srp {
+	dsp_srp_params p;
+	int n, np;
+	dsp_srp_clip c[DSP_SRP_MAX];
+	pair pr[DSP_SRP_MAX * (DSP_SRP_MAX - 1) / 2];
+	double box[4]; /* x0, x1, y0, y1 of the searched area, m */
+	double c_min;  /* slowest speed of sound the prior allows, m/s */
+};
+
+void dsp_srp_params_default(dsp_srp_params *p)
+{
+	memset(p, 0, sizeof *p);
+	dsp_gcc_params_default(&p->gcc);
+	p->c_m_s = 343;
+	p->margin_m = 10;
+}
+
+void dsp_srp_free(dsp_srp *s)
+{
+	if (!s)
+		return;
+	for (int k = 0; k < s->np; k++) {
+		fftwf_free(s->pr[k].psi);
+		free(s->pr[k].re);
+		free(s->pr[k].env);
+		free(s->pr[k].pool);
+	}
+	free(s);
+}
+
+static double dist(const double *a, const double *b)
+{
+	return sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));
+}
+
+/* Travel time from p to microphone k, s (first order in the Mach number). */
+static double travel(const dsp_srp *s, const double *p, int k)
+{
+	const double *m = s->c[k].pos_m;
+	double r = dist(p, m);
+	if (!(r > 0))
+		return 0;
+	double wu = 0;
+	for (int a = 0; a < 3; a++)
+		wu += s->p.wind_m_s[a] * (m[a] - p[a]) / r;
+	return r / (s->p.c_m_s + wu);
+}
+
+double dsp_srp_predict(const dsp_srp *s, int i, int j, const double p[3])
+{
+	double q[3] = {p[0], p[1], s->p.z_m};
+	return (travel(s, q, j) - travel(s, q, i)) * s->p.gcc.rate_hz;
+}
+
+/* The analytic correlation of pair k, oversampled, into re/env over its lag
+ * range.  z: scratch of N = OS nfft complex values, plan its backward c2c. */
+static int store(pair *q, fftwf_complex *z, fftwf_plan plan, size_t N, double wsum, int lag_lo, int lag_hi)
+{
+	memset(z, 0, N * sizeof *z);
+	for (int k = q->k_lo; k <= q->k_hi; k++) {
+		z[k][0] = 2 * q->psi[k][0];
+		z[k][1] = 2 * q->psi[k][1];
+	}
+	fftwf_execute(plan);
+	q->lo = lag_lo;
+	q->m = (lag_hi - lag_lo) * OS + 1;
+	q->re = malloc((size_t)q->m * sizeof *q->re);
+	q->env = malloc((size_t)q->m * sizeof *q->env);
+	if (!q->re || !q->env)
+		return -ENOMEM;
+	for (int u = 0; u < q->m; u++) {
+		long t = (long)lag_lo * OS + u;
+		size_t idx = (size_t)(t >= 0 ? t : t + (long)N);
+		q->re[u] = (float)(z[idx][0] / wsum);
+		q->env[u] = (float)(hypot(z[idx][0], z[idx][1]) / wsum);
+	}
+	return 0;
+}
+
+static int pool_levels(dsp_srp *s);
+
+static dsp_srp *fail(dsp_srp *s, const char **why, const char *msg)
+{
+	*why = msg;
+	dsp_srp_free(s);
+	return NULL;
+}
+
+dsp_srp *dsp_srp_new(const dsp_srp_clip *c, int n, const dsp_srp_params *p, const char **why)
+{
+	static const char *dummy;
+	if (!why)
+		why = &dummy;
+	if (n < 2 || n > DSP_SRP_MAX)
+		return fail(NULL, why, "srp: 2 to 16 clips");
+	double wind = sqrt(p->wind_m_s[0] * p->wind_m_s[0] + p->wind_m_s[1] * p->wind_m_s[1] + p->wind_m_s[2] * p->wind_m_s[2]);
+	double c_min = p->c_m_s - 4 * p->c_sd_m_s - wind;
+	if (!(p->gcc.rate_hz > 0) || !(c_min > 0) || !(p->pos_sd_m >= 0) || !(p->margin_m >= 0))
+		return fail(NULL, why, "srp: rate and speed of sound (less 4 s.d. and the wind) must be > 0");
+	if (p->use_prior && (p->prior_ref < 0 || p->prior_ref >= n || !(p->prior_k > 0)))
+		return fail(NULL, why, "srp: the onsets' gate needs a reference clip and prior_k > 0");
+	dsp_srp *s = calloc(1, sizeof *s);
+	if (!s)
+		return fail(NULL, why, "srp: out of memory");
+	s->p = *p;
+	s->n = n;
+	s->c_min = c_min;
+	memcpy(s->c, c, (size_t)n * sizeof *c);
+	s->box[0] = s->box[2] = INFINITY;
+	s->box[1] = s->box[3] = -INFINITY;
+	for (int i = 0; i < n; i++) {
+		if (!c[i].x || c[i].n == 0)
+			return fail(s, why, "srp: an empty clip");
+		s->box[0] = fmin(s->box[0], c[i].pos_m[0] - p->margin_m);
+		s->box[1] = fmax(s->box[1], c[i].pos_m[0] + p->margin_m);
+		s->box[2] = fmin(s->box[2], c[i].pos_m[1] - p->margin_m);
+		s->box[3] = fmax(s->box[3], c[i].pos_m[1] + p->margin_m);
+	}
+	dsp_xcorr *xc = dsp_xcorr_new();
+	fftwf_complex *z = NULL;
+	fftwf_plan plan = NULL;
+	size_t zN = 0;
+	const char *err = NULL;
+	double R = p->gcc.rate_hz;
+	for (int i = 0; i < n && !err; i++)
+		for (int j = i + 1; j < n && !err; j++) {
+			pair *q = &s->pr[s->np++];
+			q->i = i;
+			q->j = j;
+			q->off = (c[j].t0_s - c[i].t0_s) * R;
+			double b = dist(c[i].pos_m, c[j].pos_m) / c_min + 4 * M_SQRT2 * p->pos_sd_m / c_min +
+				   4 * sqrt(c[i].t0_sd_s * c[i].t0_sd_s + c[j].t0_sd_s * c[j].t0_sd_s);
+			int lag_lo = (int)floor(-b * R - q->off) - 2, lag_hi = (int)ceil(b * R - q->off) + 2;
+			if (lag_lo < -(int)c[i].n + 1)
+				lag_lo = -(int)c[i].n + 1;
+			if (lag_hi > (int)c[j].n - 1)
+				lag_hi = (int)c[j].n - 1;
+			if (!xc || dsp_xcorr_cross(xc, c[i].x, c[i].n, c[j].x, c[j].n, 0) < 0) {
+				err = "srp: out of memory";
+				break;
+			}
+			q->nfft = dsp_xcorr_nfft(xc);
+			q->L = c[i].n > c[j].n ? c[i].n : c[j].n;
+			if (dsp_gcc_band(&p->gcc, q->nfft, &q->k_lo, &q->k_hi) < 0) {
+				err = "srp: the band holds no frequency bin at this clip length";
+				break;
+			}
+			fftwf_complex *Rk = dsp_xcorr_spec(xc);
+			double wsum;
+			int rc = dsp_gcc_weigh(&p->gcc, Rk, dsp_xcorr_spec_a(xc), dsp_xcorr_spec_b(xc), q->nfft, q->k_lo,
+					       q->k_hi, &wsum);
+			if (rc == -ENOMEM) {
+				err = "srp: out of memory";
+				break;
+			}
+			if (rc < 0 || lag_lo > lag_hi)
+				continue; /* no common signal: the pair scores 0 */
+			size_t nb = q->nfft / 2 + 1;
+			q->psi = fftwf_alloc_complex(nb);
+			if (!q->psi) {
+				err = "srp: out of memory";
+				break;
+			}
+			memcpy(q->psi, Rk, nb * sizeof *Rk);
+			size_t N = OS * q->nfft;
+			if (N != zN) {
+				if (plan)
+					fftwf_destroy_plan(plan);
+				fftwf_free(z);
+				z = fftwf_alloc_complex(N);
+				plan = z ? fftwf_plan_dft_1d((int)N, z, z, FFTW_BACKWARD, FFTW_ESTIMATE) : NULL;
+				zN = plan ? N : 0;
+				if (!plan) {
+					err = "srp: out of memory";
+					break;
+				}
+			}
+			if (store(q, z, plan, N, wsum, lag_lo, lag_hi) < 0) {
+				err = "srp: out of memory";
+				break;
+			}
+			q->ok = 1;
+		}
+	if (plan)
+		fftwf_destroy_plan(plan);
+	fftwf_free(z);
+	dsp_xcorr_free(xc);
+	if (!err && pool_levels(s) < 0)
+		err = "srp: out of memory";
+	if (err)
+		return fail(s, why, err);
+	return s;
+}
+
+/* Index (fractional, in stored points) of correlation lag g of pair q. */
+static double index_of(const pair *q, double g)
+{
+	return (g - q->lo) * OS;
+}
+
+static double interp(const float *v, int m, double u)
+{
+	if (u <= 0)
+		return v[0];
+	if (u >= m - 1)
+		return v[m - 1];
+	int a = (int)u;
+	double f = u - a;
+	return v[a] + f * (v[a + 1] - v[a]);
+}
+
+double dsp_srp_power(const dsp_srp *s, const double p[3])
+{
+	double q3[3] = {p[0], p[1], s->p.z_m}, t[DSP_SRP_MAX], sum = 0;
+	for (int k = 0; k < s->n; k++)
+		t[k] = travel(s, q3, k) * s->p.gcc.rate_hz;
+	for (int k = 0; k < s->np; k++) {
+		const pair *q = &s->pr[k];
+		if (q->ok)
+			sum += interp(q->re, q->m, index_of(q, t[q->j] - t[q->i] - q->off));
+	}
+	return s->np ? sum / s->np : 0;
+}
+
+/* out[u] = max of v over [u - w, u + w] (a monotone deque: O(m)). */
+static void slide_max(const float *v, int m, int w, float *out, int *dq)
+{
+	int head = 0, tail = 0, next = 0;
+	for (int u = 0; u < m; u++) {
+		int hi = u + w < m - 1 ? u + w : m - 1;
+		for (; next <= hi; next++) {
+			while (tail > head && v[dq[tail - 1]] <= v[next])
+				tail--;
+			dq[tail++] = next;
+		}
+		while (dq[head] < u - w)
+			head++;
+		out[u] = v[dq[head]];
+	}
+}
+
+typedef struct {
+	double x, y, v; /* centre, bound (or, at the finest level, the power) */
+	int level;
+} cell;
+
+#define LEVELS 4      /* squares of 50, 12.5, 3.1 cm; points 8 mm apart */
+#define MAX_POPS 20000 /* squares split at most per search */
+
+static double side(int level)
+{
+	return 0.5 / pow(4, level);
+}
+
+/* Bound of a square of `level` centred at (x, y): the pooled values of
+ * that level at the centre's lags; at the last level the power itself. */
+static double bound(const dsp_srp *s, double x, double y, int level)
+{
+	double p[3] = {x, y, s->p.z_m}, t[DSP_SRP_MAX], sum = 0;
+	if (level == LEVELS - 1)
+		return dsp_srp_power(s, p);
+	for (int k = 0; k < s->n; k++)
+		t[k] = travel(s, p, k) * s->p.gcc.rate_hz;
+	for (int k = 0; k < s->np; k++) {
+		const pair *q = &s->pr[k];
+		if (!q->ok)
+			continue;
+		long u = lround(index_of(q, t[q->j] - t[q->i] - q->off));
+		const float *pool = q->pool + (size_t)level * (size_t)q->m;
+		sum += pool[u < 0 ? 0 : u >= q->m ? q->m - 1 : u];
+	}
+	return s->np ? sum / s->np : 0;
+}
+
+/* Each pair's bound arrays, one per level but the last: the largest |z|
+ * (squares over 10 cm) or Re z within the lags a square's points reach (a
+ * point is at most side / sqrt(2) from the centre; a range difference
+ * changes by at most twice the distance moved). */
+static int pool_levels(dsp_srp *s)
+{
+	int maxm = 0;
+	for (int k = 0; k < s->np; k++)
+		if (s->pr[k].m > maxm)
+			maxm = s->pr[k].m;
+	int *dq = malloc(((size_t)maxm + 1) * sizeof *dq);
+	if (!dq)
+		return -ENOMEM;
+	double R = s->p.gcc.rate_hz;
+	for (int k = 0; k < s->np; k++) {
+		pair *q = &s->pr[k];
+		if (!q->ok)
+			continue;
+		q->pool = malloc((size_t)(LEVELS - 1) * (size_t)q->m * sizeof *q->pool);
+		if (!q->pool) {
+			free(dq);
+			return -ENOMEM;
+		}
+		for (int l = 0; l < LEVELS - 1; l++) {
+			double h = side(l);
+			int w = (int)ceil(M_SQRT2 * h * R / s->c_min * OS) + 1;
+			slide_max(h > 0.1 ? q->env : q->re, q->m, w, q->pool + (size_t)l * (size_t)q->m, dq);
+		}
+	}
+	free(dq);
+	return 0;
+}
+
+/* Outside the onsets' gate, for a square reaching `reach` m from (x, y). */
+static int gated(const dsp_srp *s, double x, double y, double reach)
+{
+	const dsp_srp_params *p = &s->p;
+	if (!p->use_prior)
+		return 0;
+	double q[3] = {x, y, p->z_m}, tr = travel(s, q, p->prior_ref), slack = 2 * reach / s->c_min;
+	int bad = 0;
+	for (int k = 0; k < s->n; k++) {
+		if (k == p->prior_ref)
+			continue;
+		double d = travel(s, q, k) - tr - (p->prior_s[k] - p->prior_s[p->prior_ref]);
+		double sd = sqrt(p->prior_sd_s[k] * p->prior_sd_s[k] + p->prior_sd_s[p->prior_ref] * p->prior_sd_s[p->prior_ref]);
+		bad += fabs(d) > p->prior_k * sd + slack;
+	}
+	return bad > p->prior_outliers;
+}
+
+/* A max-heap of squares by bound. */
+typedef struct {
+	cell *a;
+	size_t n, cap;
+} heap;
+
+static int heap_push(heap *h, cell c)
+{
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? 2 * h->cap : 1024;
+		cell *a = realloc(h->a, cap * sizeof *a);
+		if (!a)
+			return -ENOMEM;
+		h->a = a;
+		h->cap = cap;
+	}
+	size_t i = h->n++;
+	while (i > 0 && h->a[(i - 1) / 2].v < c.v) {
+		h->a[i] = h->a[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h->a[i] = c;
+	return 0;
+}
+
+static cell heap_pop(heap *h)
+{
+	cell top = h->a[0], last = h->a[--h->n];
+	size_t i = 0;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && h->a[c + 1].v > h->a[c].v)
+			c++;
+		if (h->a[c].v <= last.v)
+			break;
+		h->a[i] = h->a[c];
+		i = c;
+	}
+	if (h->n)
+		h->a[i] = last;
+	return top;
+}
+
+/* Best-first branch and bound: the first point
+ * of the finest level taken off the heap beats every bound left.  After
+ * MAX_POPS splits the best point seen is the answer. */
+int dsp_srp_search(dsp_srp *s, dsp_srp_source *best)
+{
+	heap h = {0};
+	double h0 = side(0);
+	int nx = (int)ceil((s->box[1] - s->box[0]) / h0), ny = (int)ceil((s->box[3] - s->box[2]) / h0);
+	int rc = 0;
+	for (int a = 0; a < nx && !rc; a++)
+		for (int b = 0; b < ny && !rc; b++) {
+			double x = s->box[0] + (a + 0.5) * h0, y = s->box[2] + (b + 0.5) * h0;
+			if (!gated(s, x, y, h0 / M_SQRT2))
+				rc = heap_push(&h, (cell){x, y, bound(s, x, y, 0), 0});
+		}
+	cell top = {0, 0, -INFINITY, -1};
+	for (int pops = 0; !rc && h.n > 0; pops++) {
+		cell c = heap_pop(&h);
+		if (c.level == LEVELS - 1) {
+			if (c.v > top.v)
+				top = c;
+			break;
+		}
+		if (pops >= MAX_POPS)
+			continue; /* drain the heap for the best point already evaluated */
+		double q = side(c.level) / 4;
+		for (int a = 0; a < 4 && !rc; a++)
+			for (int b = 0; b < 4 && !rc; b++) {
+				double x = c.x + (a - 1.5) * q, y = c.y + (b - 1.5) * q;
+				if (gated(s, x, y, q / M_SQRT2))
+					continue;
+				cell k = {x, y, bound(s, x, y, c.level + 1), c.level + 1};
+				if (k.level == LEVELS - 1 && k.v > top.v)
+					top = k;
+				rc = heap_push(&h, k);
+			}
+	}
+	free(h.a);
+	if (rc)
+		return rc;
+	if (top.level < 0)
+		return -EDOM;
+	*best = (dsp_srp_source){.pos_m = {top.x, top.y, s->p.z_m}, .power = top.v};
+	return 0;
+}
+
+int dsp_srp_delay_at(const dsp_srp *s, int i, int j, const double p[3], double half, dsp_srp_delay *out)
+{
+	if (i == j || i < 0 || j < 0 || i >= s->n || j >= s->n)
+		return -EINVAL;
+	int sign = 1;
+	if (i > j) {
+		int t = i;
+		i = j;
+		j = t;
+		sign = -1;
+	}
+	const pair *q = NULL;
+	for (int k = 0; k < s->np; k++)
+		if (s->pr[k].i == i && s->pr[k].j == j)
+			q = &s->pr[k];
+	if (!q || !q->ok)
+		return -EDOM;
+	double g = dsp_srp_predict(s, i, j, p) - q->off;
+	int u0 = (int)floor(index_of(q, g - half)), u1 = (int)ceil(index_of(q, g + half));
+	if (u0 < 1)
+		u0 = 1;
+	if (u1 > q->m - 2)
+		u1 = q->m - 2;
+	int best = -1;
+	for (int u = u0; u <= u1; u++)
+		if (q->re[u] >= q->re[u - 1] && q->re[u] >= q->re[u + 1] && (best < 0 || q->re[u] > q->re[best]))
+			best = u;
+	if (best < 0)
+		return -EDOM;
+	double second = 0;
+	for (int u = u0; u <= u1; u++)
+		if (abs(u - best) > OS && q->re[u] >= q->re[u - 1] && q->re[u] >= q->re[u + 1] && q->re[u] > second)
+			second = q->re[u];
+	/* Newton on the exact band-limited correlation, within +-0.75 sample. */
+	double t0 = q->lo + (double)best / OS, tau = t0, r = 0, d1 = 0, d2 = 0;
+	for (int it = 0; it < 30; it++) {
+		dsp_spec_eval(q->psi, q->nfft, tau, q->k_lo, q->k_hi, &r, &d1, &d2);
+		if (!(d2 < 0))
+			break;
+		double nt = fmin(fmax(tau - d1 / d2, t0 - 0.75), t0 + 0.75), step = nt - tau;
+		tau = nt;
+		if (fabs(step) < 1e-10)
+			break;
+	}
+	dsp_spec_eval(q->psi, q->nfft, tau, q->k_lo, q->k_hi, &r, &d1, &d2);
+	if (!(d2 < 0))
+		return -EDOM;
+	double delay = tau + q->off;
+	out->delay = sign * delay;
+	out->se = dsp_gcc_se(q->psi, q->nfft, q->k_lo, q->k_hi, tau, q->L);
+	out->peak = q->re[best];
+	out->second = q->re[best] > 0 && second > 0 ? second / q->re[best] : 0;
+	return 0;
+}

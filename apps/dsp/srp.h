@@ -1,0 +1,127 @@
+/* srp.h — where a sound came from, by the steered response power of every
+ * pair's generalized cross-correlation (SRP-PHAT, DiBiase 2001), and each
+ * pair's delay at the lag a position predicts.
+ *
+ * Clips i = 0..n-1 sample one time base at one rate R (the caller puts them
+ * on one sample period, apps/dsp/wave.h); x_i[0] is at t0_i seconds of a
+ * common reference.  For each pair i < j the weighted correlation
+ * (gccphat.h: PHAT, SCOT, Roth or CC, in the call's band) is formed once
+ * over every physically possible lag: an arrival difference a_j - a_i can
+ * be no larger than the microphones' distance over the slowest speed of
+ * sound the prior allows (c - 4 c_sd - |wind|), plus 4 s.d. of the two
+ * clips' time and of the two positions' survey error.  The correlation is
+ * kept 4x oversampled as its analytic signal z(tau): Re z is the
+ * correlation, |z| its envelope; both normalised so that a pair whose every
+ * bin agrees scores 1 (the PHAT coherence).
+ *
+ * Steered response power of a position p (on the plane z = z_m):
+ *     S(p) = mean over pairs of Re z_ij(d_ij(p)),
+ *     d_ij(p) = (r_j / (c + w.u_j) - r_i / (c + w.u_i) - (t0_j - t0_i)) R,
+ * r the ranges, u the unit vectors from p to the microphones.  No pair's
+ * best peak is trusted on its own: a narrow-band call correlates at every
+ * carrier cycle and a reflection adds a peak, but only the true position
+ * puts every pair on its true peak at once.
+ *
+ * Search: best-first branch and bound over squares of the area (the
+ * microphones' bounding box plus margin_m), from 50 cm squares down to
+ * points 8 mm apart, 4 x 4 children per square.  A square's bound is the
+ * mean over pairs of the largest |z| (squares over 10 cm) or Re z within
+ * the lags its points can produce (a range difference changes by at most
+ * twice the distance moved), so the first finest-level point taken off the
+ * heap beats every square left: the global maximum, not a local one (after
+ * 20000 splits, the best point seen).
+ *
+ * Overlapping callers: two animals calling at once put both sources and
+ * their ghosts (one's arrival at a node with the other's at another) in
+ * every pair.  With the gate of use_prior (the onsets of one group of
+ * detections), the search keeps to the positions those onsets allow, so
+ * each group finds its own caller.
+ *
+ * Pure: no I/O.  FFTW plans are made per FFT size with FFTW_ESTIMATE (not
+ * thread safe: one thread per process plans, as everywhere in apps/dsp).
+ */
+#ifndef CHORUS_DSP_SRP_H
+#define CHORUS_DSP_SRP_H
+
+#include <stddef.h>
+
+#include "apps/dsp/gccphat.h"
+
+#define DSP_SRP_MAX 16 /* most clips */
+
+typedef struct {
+	const float *x;   /* samples at rate R (not copied: valid until dsp_srp_free) */
+	size_t n;
+	double t0_s;      /* time of x[0] relative to a common reference, s */
+	double t0_sd_s;   /* its standard uncertainty, s */
+	double pos_m[3];  /* microphone, m */
+} dsp_srp_clip;
+
+typedef struct {
+	dsp_gcc_params gcc; /* rate, band, weighting of the correlations */
+	double c_m_s;       /* speed of sound, m/s */
+	double c_sd_m_s;    /* its uncertainty, m/s (widens the lag ranges) */
+	double pos_sd_m;    /* survey s.d. of the microphones per axis, m */
+	double wind_m_s[3]; /* wind velocity, m/s */
+	double z_m;         /* height of the searched plane, m */
+	double margin_m;    /* searched area beyond the microphones' bounding box, m */
+	/* A gate from coarse arrival times (detections' onsets), optional: a
+	 * position is searched only where its predicted arrival differences to
+	 * clip prior_ref match the onsets' within prior_k s.d. (plus the
+	 * square's own reach) at all but prior_outliers clips. */
+	int use_prior;
+	double prior_s[DSP_SRP_MAX];    /* arrival at clip i, s (the clips' reference) */
+	double prior_sd_s[DSP_SRP_MAX]; /* its s.d., s (with the template's misfit) */
+	int prior_ref;
+	double prior_k;
+	int prior_outliers;
+} dsp_srp_params;
+
+typedef struct {
+	double pos_m[3]; /* the position (z = z_m) */
+	double power;    /* S there, -1..1 */
+} dsp_srp_source;
+
+typedef struct {
+	double delay;  /* arrival at j minus arrival at i, samples of R, as the pair
+	                * correlation's peak nearest the prediction says */
+	double se;     /* its sandwich standard error, samples (gccphat.h) */
+	double peak;   /* the correlation there, -1..1 */
+	double second; /* the best other local maximum more than a sample away in
+	                * the window, over this one (0..1): near 1, a neighbouring
+	                * carrier cycle nearly ties */
+} dsp_srp_delay;
+
+typedef struct dsp_srp dsp_srp;
+
+/* Defaults: gcc defaults (PHAT), c 343, exact; plane z 0, margin 10 m,
+ * no onsets' gate. */
+void dsp_srp_params_default(dsp_srp_params *p);
+
+/* Correlate every pair of the n clips (2..DSP_SRP_MAX).  Returns the bank,
+ * or NULL with the reason in *why (bad parameters, an empty clip, a band
+ * without bins, out of memory).  A pair with no common signal in the band
+ * is kept with zero correlation. */
+dsp_srp *dsp_srp_new(const dsp_srp_clip *c, int n, const dsp_srp_params *p, const char **why);
+
+/* Free s (NULL is fine). */
+void dsp_srp_free(dsp_srp *s);
+
+/* S(p) (with p[2] ignored: the plane's height is used). */
+double dsp_srp_power(const dsp_srp *s, const double p[3]);
+
+/* The position of largest power (inside the gate, if any).  Returns 0, or
+ * -EDOM (the gate leaves no position), -ENOMEM. */
+int dsp_srp_search(dsp_srp *s, dsp_srp_source *out);
+
+/* Delay of the pair (i, j) (any order) at the correlation peak nearest the
+ * lag position p predicts (within +-half_samples of it), refined on the
+ * exact band-limited correlation.  Returns 0, or -EDOM (no maximum there),
+ * -EINVAL (i == j or out of range). */
+int dsp_srp_delay_at(const dsp_srp *s, int i, int j, const double p[3], double half_samples, dsp_srp_delay *out);
+
+/* The lag position p predicts for pair (i, j): arrival at j minus at i,
+ * samples (without the clips' time offsets). */
+double dsp_srp_predict(const dsp_srp *s, int i, int j, const double p[3]);
+
+#endif

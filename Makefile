@@ -25,7 +25,7 @@ comma   := ,
 SAN     := $(if $(SANITIZE),-fsanitize=address$(comma)undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
 # Every dependency comes through pkg-config; `=` keeps the shell calls lazy so
 # `make deps` works before the packages exist.
-PKGS     = glib-2.0 gsl fftw3f alsa sndfile check libsystemd
+PKGS     = glib-2.0 gsl fftw3f alsa sndfile check libsystemd json-glib-1.0
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 pkglibs  = $(shell pkg-config --libs $(1))
 CFLAGS  += $(CSTD) $(WARN) $(OPT) $(SAN) -fPIC -MMD -MP -I. $(PKG_CFLAGS)
@@ -80,7 +80,8 @@ $(B)/%.a:
 # Debian package names; `make deps` installs the missing ones when root.
 DEB_PKGS := build-essential pkg-config libglib2.0-dev libgsl-dev libfftw3-dev \
             libasound2-dev libsndfile1-dev check libsystemd-dev alsa-utils \
-            gnuplot-nox iproute2 clang libclang-rt-14-dev clang-format locales-all
+            gnuplot-nox iproute2 clang libclang-rt-14-dev clang-format locales-all \
+            libjson-glib-dev
 deps:
 	@sh tools/deps.sh $(DEB_PKGS)
 

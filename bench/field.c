@@ -91,6 +91,9 @@ typedef struct {
 	unsigned ok_n_in, ok_n_out;
 	double recall, fa_nm, cpu, wall_s;
 	unsigned xruns;
+	/* the survey row's self-survey (collab-survey over its results) */
+	int surveyed, survey_calls;
+	double survey_told_m, survey_refined_m; /* RMS horizontal node position error, m */
 } row;
 
 static double now_s(void)
@@ -285,6 +288,85 @@ static unsigned count_xruns(const char *dir)
 	return n;
 }
 
+/* Horizontal positions by node id from a nodes file (ID X Y Z per line,
+ * '#' comments) into pos[id] for ids below 64; returns how many. */
+static int read_nodes(const char *path, double pos[64][2], int have[64])
+{
+	gchar *text;
+	if (!g_file_get_contents(path, &text, NULL, NULL))
+		return 0;
+	gchar **lines = g_strsplit(text, "\n", -1);
+	int n = 0;
+	for (int i = 0; lines[i]; i++) {
+		unsigned id;
+		double x, y;
+		if (lines[i][0] != '#' && sscanf(lines[i], "%u %lf %lf", &id, &x, &y) == 3 && id < 64) {
+			pos[id][0] = x;
+			pos[id][1] = y;
+			have[id] = 1;
+			n++;
+		}
+	}
+	g_strfreev(lines);
+	g_free(text);
+	return n;
+}
+
+/* The survey row's self-survey: collab-survey over every node's results
+ * (told the row's 10 cm survey), and the RMS horizontal error of the node
+ * positions before and after, against the scenario's true positions. */
+static void self_survey(row *r, const char *dir, const char *scen)
+{
+	char *tool = g_build_filename(FIELD_BUILD_DIR, "bin", "collab-survey", NULL);
+	char *nodes = g_build_filename(dir, "sim", "nodes.txt", NULL), *res = g_build_filename(dir, "results.jsonl", NULL);
+	char *refined = g_build_filename(dir, "survey-nodes.txt", NULL), *log = g_build_filename(dir, "survey.err", NULL);
+	char *argv[] = {tool, "--nodes", nodes, "--position-sd", "0.1", "--out", refined, res, NULL};
+	GKeyFile *kf = g_key_file_new();
+	double told[64][2], adj[64][2];
+	int ht[64] = {0}, ha[64] = {0};
+	if (run(argv, "/dev/null", log) == 0 && g_key_file_load_from_file(kf, scen, G_KEY_FILE_NONE, NULL) &&
+	    read_nodes(nodes, told, ht) > 0 && read_nodes(refined, adj, ha) > 0) {
+		double e2t = 0, e2a = 0;
+		int n = 0;
+		for (unsigned id = 0; id < 64; id++) {
+			char grp[32];
+			snprintf(grp, sizeof grp, "node.%u", id);
+			char *ps = g_key_file_get_string(kf, grp, "position_m", NULL);
+			double t[3];
+			int len = ps ? sscanf(ps, "%lf , %lf , %lf", &t[0], &t[1], &t[2]) : 0;
+			g_free(ps);
+			/* collab's position of a node is its channel 0 microphone's */
+			char *mics = g_key_file_get_string(kf, grp, "mics_m", NULL);
+			double o[3] = {0, 0, 0};
+			if (mics)
+				sscanf(mics, "%lf , %lf , %lf", &o[0], &o[1], &o[2]);
+			g_free(mics);
+			if (len >= 2 && ht[id] && ha[id]) {
+				t[0] += o[0];
+				t[1] += o[1];
+				e2t += pow(told[id][0] - t[0], 2) + pow(told[id][1] - t[1], 2);
+				e2a += pow(adj[id][0] - t[0], 2) + pow(adj[id][1] - t[1], 2);
+				n++;
+			}
+		}
+		gchar *head = NULL;
+		g_file_get_contents(refined, &head, NULL, NULL);
+		if (n > 0 && head) {
+			r->surveyed = 1;
+			r->survey_told_m = sqrt(e2t / n);
+			r->survey_refined_m = sqrt(e2a / n);
+			sscanf(head, "# collab-survey: %d calls", &r->survey_calls);
+		}
+		g_free(head);
+	}
+	g_key_file_free(kf);
+	g_free(tool);
+	g_free(nodes);
+	g_free(res);
+	g_free(refined);
+	g_free(log);
+}
+
 static void run_row(row *r, double duration_s)
 {
 	char *dir = g_build_filename(FIELD_BUILD_DIR, "bench", "field-runs", r->name, NULL);
@@ -348,6 +430,8 @@ static void run_row(row *r, double duration_s)
 		snprintf(r->why, sizeof r->why, "chorus-demo exit %d (see %s)", st, err);
 	else if (read_run(r, dir) == 0)
 		r->ok = 1;
+	if (r->ok && strcmp(r->name, "survey") == 0)
+		self_survey(r, dir, scen);
 	g_free(demo);
 	g_free(bin);
 	g_free(out);
@@ -429,6 +513,16 @@ int main(int argc, char **argv)
 	       "own 95 %% ellipse;\n cpu: core-seconds per simulated second of chorus-demo and all it ran, the world's simulation "
 	       "included;\n xruns: audiod overruns on all nodes. Run directories: %s/bench/field-runs/ROW)\n",
 	       FIELD_BUILD_DIR);
+	for (guint i = 0; i < rows->len; i++) {
+		const row *r = &g_array_index(rows, row, i);
+		if (r->surveyed)
+			printf("self-survey of the %s row (collab-survey over its %d ok results, told 10 cm): node position RMS "
+			       "error %.3f m as surveyed, %.3f m refined\n",
+			       r->name, r->survey_calls, r->survey_told_m, r->survey_refined_m);
+		else if (r->ok && strcmp(r->name, "survey") == 0)
+			printf("self-survey of the survey row: collab-survey did not run (see %s/bench/field-runs/survey/survey.err)\n",
+			       FIELD_BUILD_DIR);
+	}
 	const char *bo = getenv("CHORUS_BENCH_OUT");
 	char *paths[2] = {g_build_filename(FIELD_BUILD_DIR, "bench", "field.csv", NULL),
 			  bo && *bo ? g_build_filename(bo, "field.csv", NULL) : NULL};

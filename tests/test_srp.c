@@ -124,7 +124,7 @@ static void check_one(dsp_srp *s, const double *truth, tally *t)
 	t->max_pos_err = fmax(t->max_pos_err, e);
 	for (int j = 1; j < NM; j++) {
 		dsp_srp_delay d;
-		ck_assert_int_eq(dsp_srp_delay_at(s, 0, j, src_found[0].pos_m, 2, &d), 0);
+		ck_assert_int_eq(dsp_srp_delay_at(s, 0, j, src_found[0].pos_m, 0, 2, &d), 0);
 		double want = (range(truth, MIC[j]) - range(truth, MIC[0])) / C * RATE;
 		double z = (d.delay - want) / d.se;
 		t->max_z = fmax(t->max_z, fabs(z));
@@ -286,8 +286,8 @@ START_TEST(bad_input)
 	ck_assert_ptr_nonnull(s);
 	double q[3] = {0, 0, 0};
 	dsp_srp_delay d;
-	ck_assert_int_eq(dsp_srp_delay_at(s, 0, 1, q, 2, &d), -EDOM);
-	ck_assert_int_eq(dsp_srp_delay_at(s, 0, 0, q, 2, &d), -EINVAL);
+	ck_assert_int_eq(dsp_srp_delay_at(s, 0, 1, q, 0, 2, &d), -EDOM);
+	ck_assert_int_eq(dsp_srp_delay_at(s, 0, 0, q, 0, 2, &d), -EINVAL);
 	dsp_srp_free(s);
 }
 END_TEST

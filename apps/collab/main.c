@@ -43,7 +43,8 @@ typedef struct {
 	double wind_speed_m_s, wind_from_deg;   /* the wind as measured: m/s, and where from (° clockwise from +y) */
 	double margin_ms, hold_s;
 	gint64 min_nodes;
-	double pre_ms, max_clip_ms, gcc_beta, min_window, alpha;
+	double pre_ms, max_clip_ms, gcc_beta, onset_floor_ms, search_margin_m, ambiguity_ratio, alpha;
+	char *gcc_weighting;
 	gboolean source_plane;
 	double source_z_m;
 	char *jsonl, *map;
@@ -74,7 +75,10 @@ static const cfg_key keys[] = {
 	K("pre_ms", CFG_DOUBLE, "20", 1, 1000, pre_ms, "clip before each node's onset, ms"),
 	K("max_clip_ms", CFG_DOUBLE, "400", 10, 2000, max_clip_ms, "longest clip, ms"),
 	K("gcc_beta", CFG_DOUBLE, "1", 0, 1, gcc_beta, "PHAT exponent (1 pure PHAT)"),
-	K("min_window", CFG_DOUBLE, "3", 1, 10000, min_window, "GCC-PHAT lag window beyond 4 onset standard errors, samples"),
+	K("gcc_weighting", CFG_STRING, "phat", 1, 0, gcc_weighting, "weighting of the pairs' correlations: phat, scot, roth or cc"),
+	K("onset_floor_ms", CFG_DOUBLE, "2", 0, 1000, onset_floor_ms, "how far a detection's onset may be off beyond its stated error, ms (gates the search)"),
+	K("ambiguity_ratio", CFG_DOUBLE, "0.9", 0, 1, ambiguity_ratio, "a position 1 m or more away scoring this fraction of the best's steered power makes a result ambiguous (0: no check)"),
+	K("search_margin_m", CFG_DOUBLE, "30", 0, 10000, search_margin_m, "searched area beyond the nodes' bounding box, m"),
 	K("alpha", CFG_DOUBLE, "0.001", 1e-9, 0.5, alpha, "level of the solver's chi-square test"),
 	K("source_plane", CFG_BOOL, "false", 1, 0, source_plane, "sources are at height source_z_m (corrects the 2-D solve)"),
 	R("source_z_m", "source_z", CFG_DOUBLE, "0", -1e4, 1e4, source_z_m, "source height when source_plane, m"),
@@ -159,6 +163,16 @@ static void work(gpointer data, gpointer user)
 	for (guint i = 0; i < dets->len; i++)
 		dur = fmax(dur, g_array_index(dets, det_event, i).duration_s);
 	double len_ms = fmin(dur * 1e3 + 10, d->cfg.max_clip_ms);
+	/* The reference (strongest detection) is cut to its call; every other
+	 * clip also holds every lag physically possible against it (the two
+	 * microphones' distance at the slowest speed of sound the prior
+	 * allows), however far its own onset is off. */
+	const det_event *ref = &g_array_index(dets, det_event, 0);
+	for (guint i = 1; i < dets->len; i++)
+		if (g_array_index(dets, det_event, i).snr_db > ref->snr_db)
+			ref = &g_array_index(dets, det_event, i);
+	const collab_node *rn = collab_nodes_find(d->nodes, ref->node);
+	double c_slow = d->c_m_s - 4 * d->c_sd_m_s - d->cfg.wind_speed_m_s;
 	for (guint i = 0; i < dets->len && n < TDOA_MAX; i++) {
 		const det_event *e = &g_array_index(dets, det_event, i);
 		const collab_node *nd = collab_nodes_find(d->nodes, e->node);
@@ -166,6 +180,14 @@ static void work(gpointer data, gpointer user)
 			continue;
 		int64_t pre = (int64_t)(d->cfg.pre_ms * 1e6 + 4 * e->global_se_ns);
 		int64_t t0 = e->global_ns - pre, t1 = e->global_ns + (int64_t)(len_ms * 1e6);
+		if (rn && e != ref && c_slow > 0) {
+			double dx = nd->pos_m[0] - rn->pos_m[0], dy = nd->pos_m[1] - rn->pos_m[1], dz = nd->pos_m[2] - rn->pos_m[2];
+			int64_t reach = (int64_t)((sqrt(dx * dx + dy * dy + dz * dz) + 8 * d->cfg.position_sd_m) / c_slow * 1e9) +
+					5000000;
+			int64_t rpre = (int64_t)(d->cfg.pre_ms * 1e6 + 4 * ref->global_se_ns);
+			t0 = MIN(t0, ref->global_ns - rpre - reach);
+			t1 = MAX(t1, ref->global_ns + (int64_t)(len_ms * 1e6) + reach);
+		}
 		char why[256];
 		const char *host = nd->address ? nd->address : "127.0.0.1";
 		int port = (int)(nd->address ? d->cfg.clip_port : d->cfg.clip_port + nd->id);
@@ -197,7 +219,10 @@ static void work(gpointer data, gpointer user)
 	p.f_lo_hz = e0->f_lo_hz;
 	p.f_hi_hz = e0->f_hi_hz;
 	p.beta = d->cfg.gcc_beta;
-	p.min_window = d->cfg.min_window;
+	dsp_gcc_weighting_parse(d->cfg.gcc_weighting, &p.weighting); /* checked at start-up */
+	p.onset_floor_s = d->cfg.onset_floor_ms * 1e-3;
+	p.margin_m = d->cfg.search_margin_m;
+	p.ambiguity_ratio = d->cfg.ambiguity_ratio;
 	p.c_m_s = d->c_m_s;
 	p.c_sd_m_s = d->c_sd_m_s;
 	p.pos_sd_m = d->cfg.position_sd_m;
@@ -405,6 +430,11 @@ int main(int argc, char **argv)
 	if (!collab_nodes_find(d.nodes, (uint32_t)d.cfg.node))
 		g_warning("node %" G_GINT64_FORMAT " is not in the node table: its own detections cannot be located",
 			  d.cfg.node);
+	dsp_gcc_weighting wt;
+	if (dsp_gcc_weighting_parse(d.cfg.gcc_weighting, &wt) < 0) {
+		fprintf(stderr, "collab: [collab] gcc_weighting = %s: not one of phat, scot, roth, cc\n", d.cfg.gcc_weighting);
+		return 2;
+	}
 	/* The speed of sound as the field team knows it: measured, or from
 	 * the air temperature they measured; each with its uncertainty. */
 	if (d.cfg.speed_of_sound_m_s > 0) {

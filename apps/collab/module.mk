@@ -30,3 +30,9 @@ $(B)/bench/apps: $(B)/bench/apps.o $(B)/libdetect.a $(B)/libfftmsg.a $(B)/libdsp
 		| $(B)/bin/chorus-demo
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,glib-2.0 gsl fftw3f sndfile) -lm
+
+# collab-survey: the nodes' positions refined from located calls (survey.h).
+PROGS += $(B)/bin/collab-survey
+$(B)/bin/collab-survey: $(B)/apps/tools/collab-survey.o $(B)/libcollab.a $(B)/libdsp.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,json-glib-1.0 glib-2.0 gsl fftw3f sndfile) -lm

@@ -13,7 +13,7 @@ const char *collab_result_status(const collab_result *r)
 		return "failed";
 	switch (r->tr.loc.status) {
 	case DSP_LOC_OK:
-		return "ok";
+		return r->tr.ambiguous ? "ambiguous" : "ok";
 	case DSP_LOC_TOO_FEW:
 		return "too_few";
 	case DSP_LOC_DEGENERATE:
@@ -69,6 +69,13 @@ void collab_result_json(const collab_result *r, GString *o)
 		jnum(o, "chi2", L->chi2, "%.4g");
 		g_string_append_printf(o, ",\"dof\":%d", L->dof);
 		jnum(o, "p_value", L->p_value, "%.4g");
+		jnum(o, "srp_power", r->tr.srp_power, "%.4g");
+		g_string_append_printf(o, ",\"gated\":%s", r->tr.gated ? "true" : "false");
+		if (isfinite(r->tr.alt_power)) {
+			jnum(o, "alt_x", r->tr.alt_pos_m[0], "%.4f");
+			jnum(o, "alt_y", r->tr.alt_pos_m[1], "%.4f");
+			jnum(o, "alt_power", r->tr.alt_power, "%.4g");
+		}
 	}
 	g_string_append(o, ",\"nodes\":[");
 	for (int i = 0; i < r->n; i++)
@@ -88,6 +95,15 @@ void collab_result_json(const collab_result *r, GString *o)
 			char b[G_ASCII_DTOSTR_BUF_SIZE];
 			g_string_append_printf(o, "%s\"%u\":%s", first ? "" : ",", r->nodes[i],
 					       g_ascii_formatd(b, sizeof b, "%.3f", r->tr.a_s[i] * 1e6));
+			first = 0;
+		}
+	g_string_append(o, "},\"sigma_us\":{");
+	first = 1;
+	for (int i = 0; i < r->n; i++)
+		if (r->tr.ok[i]) {
+			char b[G_ASCII_DTOSTR_BUF_SIZE];
+			g_string_append_printf(o, "%s\"%u\":%s", first ? "" : ",", r->nodes[i],
+					       g_ascii_formatd(b, sizeof b, "%.4g", r->tr.meas_sigma_s[i] * 1e6));
 			first = 0;
 		}
 	g_string_append(o, "}");

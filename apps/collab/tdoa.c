@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "apps/dsp/gccphat.h"
+#include "apps/dsp/srp.h"
 #include "apps/dsp/wave.h"
 
 void tdoa_params_default(tdoa_params *p)
@@ -15,7 +15,12 @@ void tdoa_params_default(tdoa_params *p)
 	p->f_lo_hz = 1000;
 	p->f_hi_hz = 3200;
 	p->beta = 1;
-	p->min_window = 3;
+	p->weighting = DSP_GCC_PHAT;
+	p->onset_floor_s = 0.002;
+	p->margin_m = 30;
+	p->ambiguity_ratio = 0.9;
+	p->ambiguity_radius_m = 1;
+	p->depth_m = 3;
 	p->c_m_s = 343;
 	p->c_sd_m_s = 0;
 	p->pos_sd_m = 0;
@@ -86,6 +91,56 @@ static int solve(const tdoa_input *in, const tdoa_result *r, const tdoa_params *
 	return rc;
 }
 
+/* Every pair (r, j)'s delay at the largest peak within 1.5 samples (plus
+ * three s.d. of the two microphones' survey error) of what a source at `at`
+ * and speed c predict; each arrival's standard error.
+ * Fills out->ok, a_s, sigma_s, delay_se, coherence; the used inputs'
+ * indices go to idx.  Returns how many (the reference included), 0 when no
+ * pair has a delay. */
+static int pick(const dsp_srp *bank, const tdoa_input *in, int n, int r, double rr, const double at[3], double c,
+		const tdoa_params *p, tdoa_result *out, int *idx)
+{
+	double var_d[TDOA_MAX];
+	int nv = 0;
+	for (int j = 0; j < n; j++) {
+		out->ok[j] = j == r;
+		out->a_s[j] = 0;
+		if (j == r)
+			continue;
+		dsp_srp_delay d;
+		double half = 1.5 + 3 * M_SQRT2 * p->pos_sd_m / c * rr;
+		if (dsp_srp_delay_at(bank, r, j, at, c, half, &d) < 0 || !isfinite(d.se))
+			continue;
+		out->ok[j] = 1;
+		out->delay_se[j] = d.se;
+		out->coherence[j] = d.peak;
+		/* a_j = (T_j - T_r) + d_j / R_r: d.delay already holds the clips'
+		 * offset, in reference samples. */
+		out->a_s[j] = d.delay / rr;
+		var_d[nv++] = d.se * d.se;
+	}
+	if (nv == 0)
+		return 0;
+	/* var(d_j) is the sum of two arrivals' noise: the reference gets half
+	 * the median, each other arrival the rest of its own. */
+	double sorted[TDOA_MAX];
+	memcpy(sorted, var_d, (size_t)nv * sizeof(double));
+	qsort(sorted, (size_t)nv, sizeof(double), cmp_double);
+	double var_ref = sorted[nv / 2] / 2; /* samples^2 */
+	int m = 0;
+	for (int j = 0; j < n; j++) {
+		if (!out->ok[j])
+			continue;
+		double v = j == r ? var_ref : fmax(out->delay_se[j] * out->delay_se[j] - var_ref, out->delay_se[j] * out->delay_se[j] / 2);
+		/* A floor of 0.01 sample: interpolation and model error never vanish. */
+		double fl = 0.01 / rr, s2 = v / (rr * rr) + in[j].t0_se_ns * in[j].t0_se_ns * 1e-18 + fl * fl;
+		out->meas_sigma_s[j] = sqrt(s2);
+		out->sigma_s[j] = sqrt(s2 + (p->pos_sd_m / p->c_m_s) * (p->pos_sd_m / p->c_m_s));
+		idx[m++] = j;
+	}
+	return m;
+}
+
 int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *out)
 {
 	memset(out, 0, sizeof *out);
@@ -100,78 +155,157 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 			r = i;
 	out->ref = r;
 	const tdoa_input *R = &in[r];
-	double rate_hz = R->rate_hz;
-	dsp_gcc_params gp;
-	dsp_gcc_params_default(&gp);
-	gp.rate_hz = rate_hz;
-	gp.f_lo_hz = p->f_lo_hz;
-	gp.f_hi_hz = p->f_hi_hz;
-	gp.beta = p->beta;
-	const char *why;
-	dsp_gcc *g = dsp_gcc_new(&gp, &why);
-	if (!g) {
-		snprintf(out->why, sizeof out->why, "GCC-PHAT: %s", why);
-		return -EINVAL;
-	}
-	/* Where the call sits in each clip, samples from x[0]. */
-	double pos_r = ((double)(R->onset_ns - R->t0_ns) - R->t0_frac_ns) * rate_hz * 1e-9;
-	double var_d[TDOA_MAX];
-	int nv = 0;
+	double rate_hz = R->rate_hz, rr = R->rate_eff_hz > 0 ? R->rate_eff_hz : rate_hz;
+	dsp_srp_params sp;
+	dsp_srp_params_default(&sp);
+	sp.gcc.rate_hz = rr;
+	sp.gcc.f_lo_hz = p->f_lo_hz;
+	sp.gcc.f_hi_hz = p->f_hi_hz;
+	sp.gcc.beta = p->beta;
+	sp.gcc.weighting = p->weighting;
+	sp.c_m_s = p->c_m_s;
+	sp.c_sd_m_s = p->c_sd_m_s;
+	sp.pos_sd_m = p->pos_sd_m;
+	memcpy(sp.wind_m_s, p->wind_m_s, sizeof sp.wind_m_s);
+	sp.margin_m = p->margin_m;
+	double zsum = 0;
+	for (int j = 0; j < n; j++)
+		zsum += in[j].mic_m[2];
+	sp.z_m = isfinite(p->source_z_m) ? p->source_z_m : zsum / n;
+	/* Microphones at different heights: the height is searched as well,
+	 * from depth_m below the lowest to the highest. */
+	double zlo = INFINITY, zhi = -INFINITY;
 	for (int j = 0; j < n; j++) {
-		if (j == r) {
-			out->ok[j] = 1;
-			continue;
-		}
+		zlo = fmin(zlo, in[j].mic_m[2]);
+		zhi = fmax(zhi, in[j].mic_m[2]);
+	}
+	int thick = !isfinite(p->source_z_m) && zhi - zlo > 0.25;
+	if (thick) {
+		sp.z_lo_m = zlo - p->depth_m;
+		sp.z_hi_m = zhi;
+	}
+	/* Every clip on the reference's sample period; times relative to the
+	 * reference clip's start. */
+	dsp_srp_clip sc[TDOA_MAX];
+	float *own[TDOA_MAX] = {0};
+	for (int j = 0; j < n; j++) {
 		const tdoa_input *J = &in[j];
-		double pos_j = ((double)(J->onset_ns - J->t0_ns) - J->t0_frac_ns) * rate_hz * 1e-9;
-		double pred = pos_j - pos_r;
-		double se = sqrt(J->onset_se_ns * J->onset_se_ns + R->onset_se_ns * R->onset_se_ns) * rate_hz * 1e-9;
-		double half = 4 * se + p->min_window;
-		double rj = J->rate_eff_hz > 0 ? J->rate_eff_hz : J->rate_hz, rr = R->rate_eff_hz > 0 ? R->rate_eff_hz : rate_hz;
+		double rj = J->rate_eff_hz > 0 ? J->rate_eff_hz : J->rate_hz;
 		size_t nj = J->n;
-		float *xj = rj != rr ? on_ref_rate(J->x, J->n, rj, rr, &nj) : NULL;
-		dsp_gcc_result gr;
-		int grc = dsp_gcc_delay_window(g, R->x, R->n, xj ? xj : J->x, nj, (int)floor(pred - half),
-					       (int)ceil(pred + half), &gr, &why);
-		g_free(xj);
-		if (grc < 0)
-			continue;
-		out->ok[j] = 1;
-		out->delay_se[j] = gr.se;
-		out->coherence[j] = gr.peak;
-		/* a_j = (T_j - T_r) + d_j / R_r, seconds: both clips on the
-		 * reference's global-time sample period. */
-		out->a_s[j] = ((double)(J->t0_ns - R->t0_ns) + (J->t0_frac_ns - R->t0_frac_ns)) * 1e-9 + gr.delay / rr;
-		var_d[nv++] = gr.se * gr.se;
+		own[j] = rj != rr ? on_ref_rate(J->x, J->n, rj, rr, &nj) : NULL;
+		sc[j] = (dsp_srp_clip){.x = own[j] ? own[j] : J->x,
+				       .n = nj,
+				       .t0_s = ((double)(J->t0_ns - R->t0_ns) + (J->t0_frac_ns - R->t0_frac_ns)) * 1e-9,
+				       .t0_sd_s = J->t0_se_ns * 1e-9};
+		memcpy(sc[j].pos_m, J->mic_m, sizeof sc[j].pos_m);
+		sp.prior_s[j] = ((double)(J->onset_ns - R->t0_ns) - R->t0_frac_ns) * 1e-9;
+		sp.prior_sd_s[j] = sqrt(J->onset_se_ns * J->onset_se_ns * 1e-18 + p->onset_floor_s * p->onset_floor_s);
 	}
-	dsp_gcc_free(g);
-	if (nv == 0) {
-		snprintf(out->why, sizeof out->why, "no GCC-PHAT delay could be measured");
-		return -EDOM;
+	sp.prior_ref = r;
+	sp.prior_k = 4;
+	sp.prior_outliers = n >= 5 ? 1 : 0;
+	sp.use_prior = 1;
+	const char *why = NULL;
+	int rc = 0;
+	dsp_srp_source src = {0};
+	dsp_srp *bank = NULL;
+	if (n < 2) {
+		snprintf(out->why, sizeof out->why, "one clip: no pair");
+		rc = -EDOM;
+	} else if (!(bank = dsp_srp_new(sc, n, &sp, &why))) {
+		snprintf(out->why, sizeof out->why, "%s", why);
+		rc = -EINVAL;
+	} else {
+		/* Gated by the group's onsets.  A gate no position passes means
+		 * the detections are not of one call from one place (a call
+		 * mistimed at two nodes, or two callers mixed): no answer, rather
+		 * than the loudest thing in the clips. */
+		out->gated = 1;
+		if (dsp_srp_search(bank, &src) < 0) {
+			snprintf(out->why, sizeof out->why, "the detections' onsets fit no position (two of them off)");
+			rc = -EDOM;
+		}
 	}
-	double sorted[TDOA_MAX];
-	memcpy(sorted, var_d, (size_t)nv * sizeof(double));
-	qsort(sorted, (size_t)nv, sizeof(double), cmp_double);
-	double var_ref = sorted[nv / 2] / 2; /* samples^2 */
-	int idx[TDOA_MAX], m = 0;
-	for (int j = 0; j < n; j++) {
-		if (!out->ok[j])
-			continue;
-		double v = j == r ? var_ref : fmax(out->delay_se[j] * out->delay_se[j] - var_ref, out->delay_se[j] * out->delay_se[j] / 2);
-		double s2 = v / (rate_hz * rate_hz) + in[j].t0_se_ns * in[j].t0_se_ns * 1e-18 +
-			    (p->pos_sd_m / p->c_m_s) * (p->pos_sd_m / p->c_m_s);
-		/* A floor of 0.01 sample: interpolation and model error never vanish. */
-		double fl = 0.01 / rate_hz;
-		out->sigma_s[j] = sqrt(s2 + fl * fl);
-		idx[m++] = j;
+	/* Without a known source height, the height too (below the array's
+	 * plane, to depth_m): the plane's ranges to a near microphone are a
+	 * carrier cycle off for a source a metre below it. */
+	if (!rc && !isfinite(p->source_z_m) && !thick && p->depth_m > 0) {
+		dsp_srp_source plane = src;
+		dsp_srp_refine_height(bank, &plane, p->depth_m, &src);
 	}
-	out->n_ok = m;
-	/* a = 0 is the reference's arrival: its detected (refined) onset. */
-	out->ref_t_ns = R->onset_ns;
+	memcpy(out->srp_pos_m, src.pos_m, sizeof out->srp_pos_m);
+	out->srp_power = src.power;
+	/* The best other explanation, away from this one: nearly as good,
+	 * and the answer is ambiguous, whatever its chi-square says. */
+	dsp_srp_source alt;
+	out->alt_power = NAN;
+	if (!rc && p->ambiguity_ratio > 0 && dsp_srp_search_avoiding(bank, src.pos_m, p->ambiguity_radius_m, &alt) == 0) {
+		memcpy(out->alt_pos_m, alt.pos_m, sizeof out->alt_pos_m);
+		out->alt_power = alt.power;
+		out->ambiguous = src.power > 0 && alt.power >= p->ambiguity_ratio * src.power;
+	}
+	/* Pick at the SRP position (searched at the stated speed of sound),
+	 * solve with the speed free under its prior, pick again where the solve
+	 * put the source at the speed it found, until the picks stand still:
+	 * a speed off by its prior's 0.35 % moves the peaks of a 40 m baseline
+	 * by 7 samples, more than a carrier cycle. */
+	out->ref_t_ns = R->onset_ns; /* a = 0 is the reference's arrival: its detected onset */
 	out->ref_t_frac_ns = 0;
-	int rc = solve(in, out, p, idx, m, &out->loc);
+	double at[3], c_at = src.c_m_s > 0 ? src.c_m_s : p->c_m_s, prev[TDOA_MAX];
+	memcpy(at, src.pos_m, sizeof at);
+	int idx[TDOA_MAX], m = 0, have = 0;
+	tdoa_result best; /* the round that used most arrivals, then fitted best */
+	int best_idx[TDOA_MAX];
+	for (int round = 0; round < 4 && !rc; round++) {
+		memcpy(prev, out->a_s, sizeof prev);
+		m = pick(bank, in, n, r, rr, at, c_at, p, out, idx);
+		if (m == 0) {
+			if (!have) {
+				snprintf(out->why, sizeof out->why, "no pair's delay could be measured");
+				rc = -EDOM;
+			}
+			break;
+		}
+		dsp_loc_result loc;
+		int src_rc = solve(in, out, p, idx, m, &loc);
+		if (src_rc < 0) {
+			if (!have) {
+				out->loc = loc;
+				rc = src_rc;
+			}
+			break;
+		}
+		out->loc = loc;
+		out->n_ok = m;
+		if (!have || m > best.n_ok || (m == best.n_ok && loc.p_value > best.loc.p_value)) {
+			best = *out;
+			memcpy(best_idx, idx, sizeof idx);
+			have = 1;
+		}
+		int same = round > 0;
+		for (int k = 0; k < m && same; k++)
+			same = fabs(out->a_s[idx[k]] - prev[idx[k]]) < 0.5 / rr;
+		if (same)
+			break;
+		/* A 2-D solve without a known height says nothing of z: predict
+		 * at the height the steered response found (the plane's ranges
+		 * to a near microphone would be a carrier cycle off). */
+		memcpy(at, loc.pos_m, sizeof at);
+		if (loc.dim == 2 && !isfinite(p->source_z_m))
+			at[2] = src.pos_m[2];
+		c_at = loc.c_m_s;
+	}
+	if (have) {
+		*out = best;
+		memcpy(idx, best_idx, sizeof idx);
+		rc = 0;
+	}
+	dsp_srp_free(bank);
+	for (int j = 0; j < n; j++)
+		g_free(own[j]);
 	if (rc < 0) {
-		snprintf(out->why, sizeof out->why, "%s", out->loc.why ? out->loc.why : "solver refused");
+		if (!*out->why)
+			snprintf(out->why, sizeof out->why, "%s", out->loc.why ? out->loc.why : "solver refused");
 		return rc;
 	}
 	if (out->loc.rejected >= 0)

@@ -2,21 +2,31 @@
  * numbers out; the clips are already fetched).
  *
  * Each clip j starts at global time T_j (int ns + fraction) and holds the
- * call near index (g_j - T_j) R, g_j the node's detected onset.  The
- * reference r is the clip with the strongest detection.  For every other j,
- * GCC-PHAT (apps/dsp/gccphat.h, band of the detection) measures the delay
- * d_j of clip j against clip r, searched in a window around the delay the
- * onsets predict, (g_j - T_j) R - (g_r - T_r) R, of half-width
- * 4 sqrt(se_j^2 + se_r^2) R + min_window samples (the onsets are already
- * sub-sample when a template matched; a wide window would invite carrier
- * cycle slips).  Arrival times relative to the reference's arrival:
- *     a_r = 0,   a_j = (T_j - T_r) + d_j / R.
- * Sound cards run at R_j = R (1 + skew_j): with the clips' rates in global
- * time, a sample i of clip j is at T_j + i / R_j.  Clip j is first put on
- * the reference's sample period (band-limited interpolation at T_j + k /
- * R_r, apps/dsp/wave.h), so both sample global time alike and GCC-PHAT
- * measures a pure delay d_j in reference samples:
- *     a_j = (T_j - T_r) + d_j / R_r.
+ * call near index (g_j - T_j) R, g_j the node's detected onset.
+ * The reference r is the clip with the strongest detection.  Every clip is
+ * first put on the reference's sample period (band-limited interpolation
+ * at T_j + k / R_r, apps/dsp/wave.h; sound cards run at R_j = R (1 +
+ * skew_j), and the clips' rates in global time say so), so all sample
+ * global time alike.  Then no template decides a delay: SRP-PHAT
+ * (apps/dsp/srp.h) correlates every pair of clips over every physically
+ * possible lag and finds the position whose predicted lags put every pair
+ * on a correlation peak at once.  The search is gated by the group's
+ * onsets: the arrival differences it may consider match the detections'
+ * within 4 s.d. of sqrt(se^2 + onset_floor^2) each, one node excepted (a
+ * template's onset may be off by its misfit; a second caller's detection
+ * may have joined the group).  A gate that leaves no position is a
+ * failure (-EDOM): the detections are not of one call from one place.
+ * Without a known source height, the position is then refined in 3-D
+ * (heights down to depth_m below the nodes' plane; srp.h).
+ * A second search leaves out ambiguity_radius_m around the best: when
+ * the best other position scores ambiguity_ratio of its power or more, the
+ * answer is `ambiguous` (a pulse train's pairs correlate every pulse
+ * interval, and positions shifting every pair by whole intervals can fit
+ * almost as well; the chi-square of the wrong one may pass).
+ * At the position found, each pair (r, j)'s correlation peak nearest its
+ * predicted lag (within 1.5 samples) is refined on the exact correlation:
+ *     a_r = 0,   a_j = (T_j - T_r) + d_j / R_r
+ * with d_j the delay of clip j against the reference in reference samples.
  * (Correcting the rate difference afterwards at one point of the clip was
  * biased by the skew difference times the distance from that point to
  * wherever PHAT's whitened correlation puts its weight: up to 100 ppm x
@@ -39,6 +49,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "apps/dsp/gccphat.h"
 #include "apps/dsp/locate.h"
 
 #define TDOA_MAX DSP_LOC_MAX
@@ -59,24 +70,37 @@ typedef struct {
 } tdoa_input;
 
 typedef struct {
-	double f_lo_hz, f_hi_hz; /* GCC-PHAT band, Hz */
-	double beta;             /* PHAT exponent */
-	double min_window;       /* samples added to the lag window half-width */
-	double c_m_s;            /* speed of sound, m/s */
-	double c_sd_m_s;         /* its standard uncertainty, m/s (0: exact) */
-	double pos_sd_m;         /* survey s.d. of every microphone position per axis, m (0: exact) */
-	double wind_m_s[3];      /* the wind's velocity, m/s (0: still air; apps/dsp/locate.h) */
-	double source_z_m;       /* known source height, m; NAN = unknown */
-	double alpha;            /* chi-square level */
+	double f_lo_hz, f_hi_hz;     /* GCC-PHAT band, Hz */
+	double beta;                 /* PHAT exponent */
+	dsp_gcc_weighting weighting; /* PHAT, SCOT, Roth, CC */
+	double onset_floor_s;        /* onsets' misfit s.d. beyond their stated se, s (the search's gate) */
+	double margin_m;             /* searched area beyond the nodes' bounding box, m */
+	double ambiguity_ratio;      /* a position ambiguity_radius_m or more away scoring this fraction
+	                          * of the best's power makes the answer ambiguous (0: no check) */
+	double ambiguity_radius_m;
+	double depth_m;     /* without a known source height: heights searched below the nodes' plane, m */
+	double c_m_s;       /* speed of sound, m/s */
+	double c_sd_m_s;    /* its standard uncertainty, m/s (0: exact) */
+	double pos_sd_m;    /* survey s.d. of every microphone position per axis, m (0: exact) */
+	double wind_m_s[3]; /* the wind's velocity, m/s (0: still air; apps/dsp/locate.h) */
+	double source_z_m;  /* known source height, m; NAN = unknown */
+	double alpha;       /* chi-square level */
 } tdoa_params;
 
 typedef struct {
-	int ref;                    /* index of the reference input */
-	double a_s[TDOA_MAX];       /* arrival relative to the reference's, s */
-	double sigma_s[TDOA_MAX];   /* s */
-	double delay_se[TDOA_MAX];  /* GCC-PHAT standard error, samples (0 for ref) */
-	double coherence[TDOA_MAX]; /* GCC-PHAT peak coherence */
-	int ok[TDOA_MAX];           /* arrival used (GCC-PHAT succeeded) */
+	int ref;                       /* index of the reference input */
+	double a_s[TDOA_MAX];          /* arrival relative to the reference's, s */
+	double sigma_s[TDOA_MAX];      /* s */
+	double meas_sigma_s[TDOA_MAX]; /* the same without the survey term (the measurement's own), s */
+	double delay_se[TDOA_MAX];     /* GCC-PHAT standard error, samples (0 for ref) */
+	double coherence[TDOA_MAX];    /* the pair's correlation at its peak (PHAT coherence) */
+	double srp_pos_m[3];           /* where SRP put the source (the solve's start) */
+	double srp_power;              /* its steered response power */
+	int gated;                     /* 1: the onsets' gate held; 0: dropped */
+	double alt_pos_m[3];           /* the best position ambiguity_radius_m or more from srp_pos_m */
+	double alt_power;              /* its power (NAN: none searched) */
+	int ambiguous;                 /* alt_power >= ambiguity_ratio x srp_power */
+	int ok[TDOA_MAX];              /* arrival used (GCC-PHAT succeeded) */
 	int n_ok;
 	dsp_loc_result loc;   /* position; loc.t0_s relative to the reference arrival */
 	int64_t ref_t_ns;     /* global time of the reference arrival, ns (a = 0) */
@@ -85,7 +109,8 @@ typedef struct {
 	char why[160];        /* what failed, if anything */
 } tdoa_result;
 
-/* Fill defaults: band 1-3.2 kHz, beta 1, min_window 3, c 343, z unknown, alpha 1e-3. */
+/* Fill defaults: band 1-3.2 kHz, PHAT with beta 1, onset floor 2 ms,
+ * margin 30 m, ambiguity 0.9 beyond 1 m, depth 3 m, c 343, z unknown, alpha 1e-3. */
 void tdoa_params_default(tdoa_params *p);
 
 /* Locate from n clips.  Returns 0 (read out->loc.status), -EDOM (too few

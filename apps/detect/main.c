@@ -20,6 +20,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "apps/detect/event.h"
+#include "apps/dsp/band.h"
 #include "apps/detect/profile.h"
 #include "apps/detect/refine.h"
 #include "apps/dsp/detector.h"
@@ -80,6 +81,8 @@ struct detectd {
 	sync_client *clocks;
 	dsp_detector *det;
 	det_refiner *ref;
+	double tmpl_lo_hz[DET_MAX_TEMPLATES], tmpl_hi_hz[DET_MAX_TEMPLATES]; /* each template's band (95 % of its energy) */
+	double tmpl_s[DET_MAX_TEMPLATES];                                    /* and its length, s */
 	uint32_t size, hop;
 	double rate_hz;
 	float P[MAX_BINS];
@@ -108,6 +111,14 @@ static void publish(detectd *d, pending *p, const det_refine_result *rr, gboolea
 		e.onset_se = rr->r.se;
 		e.enr_db = rr->r.enr_db;
 		e.template_id = rr->template_id;
+		/* The matched call's own band and length (its template's): an
+		 * overlapping call of another kind fills the rest of the energy
+		 * event and of the profile's band. */
+		if (rr->template_id >= 1 && rr->template_id <= DET_MAX_TEMPLATES) {
+			e.f_lo_hz = d->tmpl_lo_hz[rr->template_id - 1];
+			e.f_hi_hz = d->tmpl_hi_hz[rr->template_id - 1];
+			e.duration_s = d->tmpl_s[rr->template_id - 1];
+		}
 		d->refined++;
 	} else {
 		/* The coarse onset: the window centre of the first frame above
@@ -324,6 +335,13 @@ static int setup(detectd *d, const fft_frame_msg *m)
 	for (int i = 0; i < nt && !rc; i++) {
 		GError *err = NULL;
 		h[i] = det_profile_render(&d->prof, i, m->rate_hz, &len[i], &err);
+		d->tmpl_lo_hz[i] = d->prof.f_lo_hz;
+		d->tmpl_hi_hz[i] = d->prof.f_hi_hz;
+		if (h[i]) {
+			d->tmpl_s[i] = (double)len[i] / m->rate_hz;
+			dsp_band_of(h[i], len[i], m->rate_hz, 0.95, d->prof.f_lo_hz, d->prof.f_hi_hz, &d->tmpl_lo_hz[i],
+				    &d->tmpl_hi_hz[i]);
+		}
 		if (!h[i]) {
 			g_snprintf(d->last_error, sizeof d->last_error, "profile template: %s", err->message);
 			g_warning("%s", d->last_error);

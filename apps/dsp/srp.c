@@ -15,11 +15,11 @@ typedef struct {
 	fftwf_complex *psi; /* weighted cross spectrum, nfft/2 + 1 bins */
 	size_t nfft, L;
 	int k_lo, k_hi;
-	double off;         /* (t0_j - t0_i) R: correlation lag = arrival difference x R - off */
-	double lo;          /* correlation lag of stored point 0, samples */
-	int m;              /* stored points, 1/OS sample apart */
-	float *re, *env;    /* normalised correlation and envelope */
-	float *pool;        /* bounds of the levels but the last, (LEVELS - 1) x m */
+	double off;      /* (t0_j - t0_i) R: correlation lag = arrival difference x R - off */
+	double lo;       /* correlation lag of stored point 0, samples */
+	int m;           /* stored points, 1/OS sample apart */
+	float *re, *env; /* normalised correlation and envelope */
+	float *pool;     /* bounds of the levels but the last, (LEVELS - 1) x m */
 } pair;
 
 struct dsp_srp {
@@ -27,8 +27,12 @@ struct dsp_srp {
 	int n, np;
 	dsp_srp_clip c[DSP_SRP_MAX];
 	pair pr[DSP_SRP_MAX * (DSP_SRP_MAX - 1) / 2];
-	double box[4]; /* x0, x1, y0, y1 of the searched area, m */
-	double c_min;  /* slowest speed of sound the prior allows, m/s */
+	double box[4];     /* x0, x1, y0, y1 of the searched area, m */
+	double c_min;      /* slowest speed of sound the prior allows, m/s */
+	double cw0;        /* width of the coarsest speed cells, m/s (0: the speed is exact) */
+	int nc0;           /* how many of them cover c +- 4 s.d. */
+	double aperture_m; /* largest distance between two microphones, m */
+	int zsearch;       /* the heights are searched too (cubes), from z_lo_m to z_hi_m */
 };
 
 void dsp_srp_params_default(dsp_srp_params *p)
@@ -58,7 +62,7 @@ static double dist(const double *a, const double *b)
 }
 
 /* Travel time from p to microphone k, s (first order in the Mach number). */
-static double travel(const dsp_srp *s, const double *p, int k)
+static double travel_c(const dsp_srp *s, const double *p, int k, double c)
 {
 	const double *m = s->c[k].pos_m;
 	double r = dist(p, m);
@@ -67,13 +71,18 @@ static double travel(const dsp_srp *s, const double *p, int k)
 	double wu = 0;
 	for (int a = 0; a < 3; a++)
 		wu += s->p.wind_m_s[a] * (m[a] - p[a]) / r;
-	return r / (s->p.c_m_s + wu);
+	return r / (c + wu);
 }
 
-double dsp_srp_predict(const dsp_srp *s, int i, int j, const double p[3])
+static double travel(const dsp_srp *s, const double *p, int k)
 {
-	double q[3] = {p[0], p[1], s->p.z_m};
-	return (travel(s, q, j) - travel(s, q, i)) * s->p.gcc.rate_hz;
+	return travel_c(s, p, k, s->p.c_m_s);
+}
+
+double dsp_srp_predict(const dsp_srp *s, int i, int j, const double p[3], double c_m_s)
+{
+	double c = c_m_s > 0 ? c_m_s : s->p.c_m_s;
+	return (travel_c(s, p, j, c) - travel_c(s, p, i, c)) * s->p.gcc.rate_hz;
 }
 
 /* The analytic correlation of pair k, oversampled, into re/env over its lag
@@ -130,6 +139,19 @@ dsp_srp *dsp_srp_new(const dsp_srp_clip *c, int n, const dsp_srp_params *p, cons
 	s->n = n;
 	s->c_min = c_min;
 	memcpy(s->c, c, (size_t)n * sizeof *c);
+	/* The speed as a third dimension when uncertain: its finest cells
+	 * (three splits by 4) move the aperture's travel time by 0.25 sample. */
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++)
+			s->aperture_m = fmax(s->aperture_m, dist(c[i].pos_m, c[j].pos_m));
+	if (p->c_sd_m_s > 0 && s->aperture_m > 0) {
+		double fine = 0.25 * p->c_m_s * p->c_m_s / (s->aperture_m * p->gcc.rate_hz);
+		s->nc0 = (int)ceil(8 * p->c_sd_m_s / (fine * 64));
+		s->cw0 = 8 * p->c_sd_m_s / s->nc0;
+	} else {
+		s->nc0 = 1;
+	}
+	s->zsearch = p->z_hi_m > p->z_lo_m;
 	s->box[0] = s->box[2] = INFINITY;
 	s->box[1] = s->box[3] = -INFINITY;
 	for (int i = 0; i < n; i++) {
@@ -233,17 +255,29 @@ static double interp(const float *v, int m, double u)
 	return v[a] + f * (v[a + 1] - v[a]);
 }
 
-double dsp_srp_power(const dsp_srp *s, const double p[3])
+/* S at the 3-D point p and speed c. */
+static double power3(const dsp_srp *s, const double p[3], double c)
 {
-	double q3[3] = {p[0], p[1], s->p.z_m}, t[DSP_SRP_MAX], sum = 0;
+	double t[DSP_SRP_MAX], sum = 0;
 	for (int k = 0; k < s->n; k++)
-		t[k] = travel(s, q3, k) * s->p.gcc.rate_hz;
+		t[k] = travel_c(s, p, k, c) * s->p.gcc.rate_hz;
 	for (int k = 0; k < s->np; k++) {
 		const pair *q = &s->pr[k];
 		if (q->ok)
 			sum += interp(q->re, q->m, index_of(q, t[q->j] - t[q->i] - q->off));
 	}
 	return s->np ? sum / s->np : 0;
+}
+
+static double power_c(const dsp_srp *s, const double p[3], double c)
+{
+	double q3[3] = {p[0], p[1], s->p.z_m};
+	return power3(s, q3, c);
+}
+
+double dsp_srp_power(const dsp_srp *s, const double p[3])
+{
+	return power_c(s, p, s->p.c_m_s);
 }
 
 /* out[u] = max of v over [u - w, u + w] (a monotone deque: O(m)). */
@@ -264,11 +298,11 @@ static void slide_max(const float *v, int m, int w, float *out, int *dq)
 }
 
 typedef struct {
-	double x, y, v; /* centre, bound (or, at the finest level, the power) */
+	double x, y, z, c, v; /* centre (m, m, m, m/s), bound (or, at the finest level, the power) */
 	int level;
 } cell;
 
-#define LEVELS 4      /* squares of 50, 12.5, 3.1 cm; points 8 mm apart */
+#define LEVELS 4       /* squares of 50, 12.5, 3.1 cm; points 8 mm apart */
 #define MAX_POPS 20000 /* squares split at most per search */
 
 static double side(int level)
@@ -278,20 +312,38 @@ static double side(int level)
 
 /* Bound of a square of `level` centred at (x, y): the pooled values of
  * that level at the centre's lags; at the last level the power itself. */
-static double bound(const dsp_srp *s, double x, double y, int level)
+/* Ranges r[k] from (x, y, z_m) to every microphone and the wind along
+ * them, wu[k]: the part of the travel times that does not depend on c. */
+static void ranges(const dsp_srp *s, double x, double y, double z, double *r, double *wu)
 {
-	double p[3] = {x, y, s->p.z_m}, t[DSP_SRP_MAX], sum = 0;
-	if (level == LEVELS - 1)
-		return dsp_srp_power(s, p);
+	double p[3] = {x, y, z};
+	for (int k = 0; k < s->n; k++) {
+		const double *m = s->c[k].pos_m;
+		r[k] = dist(p, m);
+		wu[k] = 0;
+		for (int a = 0; a < 3 && r[k] > 0; a++)
+			wu[k] += s->p.wind_m_s[a] * (m[a] - p[a]) / r[k];
+	}
+}
+
+static double bound(const dsp_srp *s, const double *r, const double *wu, double c, int level)
+{
+	double t[DSP_SRP_MAX], sum = 0, R = s->p.gcc.rate_hz;
 	for (int k = 0; k < s->n; k++)
-		t[k] = travel(s, p, k) * s->p.gcc.rate_hz;
+		t[k] = r[k] / (c + wu[k]) * R;
 	for (int k = 0; k < s->np; k++) {
 		const pair *q = &s->pr[k];
 		if (!q->ok)
 			continue;
-		long u = lround(index_of(q, t[q->j] - t[q->i] - q->off));
+		double g = index_of(q, t[q->j] - t[q->i] - q->off);
+		if (level == LEVELS - 1) {
+			sum += interp(q->re, q->m, g);
+			continue;
+		}
+		long u = (long)floor(g + 0.5);
 		const float *pool = q->pool + (size_t)level * (size_t)q->m;
-		sum += pool[u < 0 ? 0 : u >= q->m ? q->m - 1 : u];
+		sum += pool[u < 0 ? 0 : u >= q->m ? q->m - 1
+						  : u];
 	}
 	return s->np ? sum / s->np : 0;
 }
@@ -320,8 +372,10 @@ static int pool_levels(dsp_srp *s)
 			return -ENOMEM;
 		}
 		for (int l = 0; l < LEVELS - 1; l++) {
-			double h = side(l);
-			int w = (int)ceil(M_SQRT2 * h * R / s->c_min * OS) + 1;
+			/* plus the speed's half-width: a travel difference of at most
+			 * the aperture / c changes by that times dc / c */
+			double h = side(l), dc = s->cw0 / pow(4, l) / 2, diag = s->zsearch ? sqrt(3.0) : M_SQRT2;
+			int w = (int)ceil((diag * h + s->aperture_m * dc / s->c_min) * R / s->c_min * OS) + 1;
 			slide_max(h > 0.1 ? q->env : q->re, q->m, w, q->pool + (size_t)l * (size_t)q->m, dq);
 		}
 	}
@@ -329,21 +383,31 @@ static int pool_levels(dsp_srp *s)
 	return 0;
 }
 
-/* Outside the onsets' gate, for a square reaching `reach` m from (x, y). */
-static int gated(const dsp_srp *s, double x, double y, double reach)
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Outside the onsets' gate, for a cell reaching `reach` m from (x, y, z):
+ * each onset minus the travel time from there is an estimate of the
+ * emission; more than prior_outliers of them farther from their median
+ * than prior_k s.d. (plus what the cell's reach can change) is out.  The
+ * median, not the reference's onset: the reference's own onset may be the
+ * one that is off. */
+static int gated(const dsp_srp *s, double x, double y, double z, double reach)
 {
 	const dsp_srp_params *p = &s->p;
 	if (!p->use_prior)
 		return 0;
-	double q[3] = {x, y, p->z_m}, tr = travel(s, q, p->prior_ref), slack = 2 * reach / s->c_min;
+	double q[3] = {x, y, z}, e[DSP_SRP_MAX], sorted[DSP_SRP_MAX], slack = 2 * reach / s->c_min;
+	for (int k = 0; k < s->n; k++)
+		sorted[k] = e[k] = p->prior_s[k] - travel(s, q, k);
+	qsort(sorted, (size_t)s->n, sizeof *sorted, cmp_dbl);
+	double med = s->n % 2 ? sorted[s->n / 2] : 0.5 * (sorted[s->n / 2 - 1] + sorted[s->n / 2]);
 	int bad = 0;
-	for (int k = 0; k < s->n; k++) {
-		if (k == p->prior_ref)
-			continue;
-		double d = travel(s, q, k) - tr - (p->prior_s[k] - p->prior_s[p->prior_ref]);
-		double sd = sqrt(p->prior_sd_s[k] * p->prior_sd_s[k] + p->prior_sd_s[p->prior_ref] * p->prior_sd_s[p->prior_ref]);
-		bad += fabs(d) > p->prior_k * sd + slack;
-	}
+	for (int k = 0; k < s->n; k++)
+		bad += fabs(e[k] - med) > p->prior_k * p->prior_sd_s[k] + slack;
 	return bad > p->prior_outliers;
 }
 
@@ -395,19 +459,67 @@ static cell heap_pop(heap *h)
 /* Best-first branch and bound: the first point
  * of the finest level taken off the heap beats every bound left.  After
  * MAX_POPS splits the best point seen is the answer. */
+/* Within radius of avoid (x, y): left out of the search. */
+static int avoided(double x, double y, const double *avoid, double radius)
+{
+	return avoid && hypot(x - avoid[0], y - avoid[1]) < radius;
+}
+
+/* The child of square c with the largest bound (c itself, marked
+ * -INFINITY at the finest level, when every child is gated or avoided). */
+static cell best_child(const dsp_srp *s, const cell *c, const double *avoid, double radius)
+{
+	double q = side(c->level) / 4, qc = s->cw0 / pow(4, c->level) / 4;
+	double reach = q * (s->zsearch ? sqrt(3.0) : M_SQRT2) / 2;
+	int csplit = s->cw0 > 0 ? 4 : 1, zsplit = s->zsearch ? 4 : 1;
+	cell best = {c->x, c->y, c->z, c->c, -INFINITY, LEVELS - 1};
+	for (int a = 0; a < 4; a++)
+		for (int b = 0; b < 4; b++)
+			for (int f = 0; f < zsplit; f++) {
+				double x = c->x + (a - 1.5) * q, y = c->y + (b - 1.5) * q;
+				double z = zsplit > 1 ? c->z + (f - 1.5) * q : c->z;
+				if (gated(s, x, y, z, reach) || avoided(x, y, avoid, radius))
+					continue;
+				double r[DSP_SRP_MAX], wu[DSP_SRP_MAX];
+				ranges(s, x, y, z, r, wu);
+				for (int e = 0; e < csplit; e++) {
+					double cc = csplit > 1 ? c->c + (e - 1.5) * qc : c->c;
+					double v = bound(s, r, wu, cc, c->level + 1);
+					if (v > best.v)
+						best = (cell){x, y, z, cc, v, c->level + 1};
+				}
+			}
+	return best;
+}
+
 int dsp_srp_search(dsp_srp *s, dsp_srp_source *best)
 {
+	return dsp_srp_search_avoiding(s, NULL, 0, best);
+}
+
+int dsp_srp_search_avoiding(dsp_srp *s, const double avoid[2], double radius, dsp_srp_source *best)
+{
 	heap h = {0};
-	double h0 = side(0);
+	double h0 = side(0), cfirst = s->p.c_m_s - 4 * s->p.c_sd_m_s;
 	int nx = (int)ceil((s->box[1] - s->box[0]) / h0), ny = (int)ceil((s->box[3] - s->box[2]) / h0);
-	int rc = 0;
+	int rc = 0, csplit = s->cw0 > 0 ? 4 : 1, zsplit = s->zsearch ? 4 : 1;
+	int nz = s->zsearch ? (int)ceil((s->p.z_hi_m - s->p.z_lo_m) / h0) : 1;
+	double reach0 = h0 * (s->zsearch ? sqrt(3.0) : M_SQRT2) / 2;
 	for (int a = 0; a < nx && !rc; a++)
-		for (int b = 0; b < ny && !rc; b++) {
-			double x = s->box[0] + (a + 0.5) * h0, y = s->box[2] + (b + 0.5) * h0;
-			if (!gated(s, x, y, h0 / M_SQRT2))
-				rc = heap_push(&h, (cell){x, y, bound(s, x, y, 0), 0});
-		}
-	cell top = {0, 0, -INFINITY, -1};
+		for (int b = 0; b < ny && !rc; b++)
+			for (int iz = 0; iz < nz && !rc; iz++) {
+				double x = s->box[0] + (a + 0.5) * h0, y = s->box[2] + (b + 0.5) * h0;
+				double z = s->zsearch ? s->p.z_lo_m + (iz + 0.5) * h0 : s->p.z_m;
+				if (gated(s, x, y, z, reach0) || avoided(x, y, avoid, radius))
+					continue;
+				double r[DSP_SRP_MAX], wu[DSP_SRP_MAX];
+				ranges(s, x, y, z, r, wu);
+				for (int k = 0; k < s->nc0 && !rc; k++) {
+					double c = s->cw0 > 0 ? cfirst + (k + 0.5) * s->cw0 : s->p.c_m_s;
+					rc = heap_push(&h, (cell){x, y, z, c, bound(s, r, wu, c, 0), 0});
+				}
+			}
+	cell top = {0, 0, 0, 0, -INFINITY, -1};
 	for (int pops = 0; !rc && h.n > 0; pops++) {
 		cell c = heap_pop(&h);
 		if (c.level == LEVELS - 1) {
@@ -415,30 +527,46 @@ int dsp_srp_search(dsp_srp *s, dsp_srp_source *best)
 				top = c;
 			break;
 		}
-		if (pops >= MAX_POPS)
-			continue; /* drain the heap for the best point already evaluated */
-		double q = side(c.level) / 4;
+		if (pops >= MAX_POPS) {
+			/* Out of splits: descend greedily from the best square left
+			 * (its best child each time) to a point, and stop there. */
+			while (c.level < LEVELS - 1)
+				c = best_child(s, &c, avoid, radius);
+			if (c.v > top.v)
+				top = c;
+			break;
+		}
+		double q = side(c.level) / 4, qc = s->cw0 / pow(4, c.level) / 4;
+		double reach = q * (s->zsearch ? sqrt(3.0) : M_SQRT2) / 2;
 		for (int a = 0; a < 4 && !rc; a++)
-			for (int b = 0; b < 4 && !rc; b++) {
-				double x = c.x + (a - 1.5) * q, y = c.y + (b - 1.5) * q;
-				if (gated(s, x, y, q / M_SQRT2))
-					continue;
-				cell k = {x, y, bound(s, x, y, c.level + 1), c.level + 1};
-				if (k.level == LEVELS - 1 && k.v > top.v)
-					top = k;
-				rc = heap_push(&h, k);
-			}
+			for (int b = 0; b < 4 && !rc; b++)
+				for (int f = 0; f < zsplit && !rc; f++) {
+					double x = c.x + (a - 1.5) * q, y = c.y + (b - 1.5) * q;
+					double z = zsplit > 1 ? c.z + (f - 1.5) * q : c.z;
+					if (gated(s, x, y, z, reach) || avoided(x, y, avoid, radius))
+						continue;
+					double r[DSP_SRP_MAX], wu[DSP_SRP_MAX];
+					ranges(s, x, y, z, r, wu);
+					for (int e = 0; e < csplit && !rc; e++) {
+						double cc = csplit > 1 ? c.c + (e - 1.5) * qc : c.c;
+						cell k = {x, y, z, cc, bound(s, r, wu, cc, c.level + 1), c.level + 1};
+						if (k.level == LEVELS - 1 && k.v > top.v)
+							top = k;
+						rc = heap_push(&h, k);
+					}
+				}
 	}
 	free(h.a);
 	if (rc)
 		return rc;
 	if (top.level < 0)
 		return -EDOM;
-	*best = (dsp_srp_source){.pos_m = {top.x, top.y, s->p.z_m}, .power = top.v};
+	*best = (dsp_srp_source){.pos_m = {top.x, top.y, top.z}, .c_m_s = top.c, .power = top.v};
 	return 0;
 }
 
-int dsp_srp_delay_at(const dsp_srp *s, int i, int j, const double p[3], double half, dsp_srp_delay *out)
+int dsp_srp_delay_at(const dsp_srp *s, int i, int j, const double p[3], double c_m_s, double half,
+		     dsp_srp_delay *out)
 {
 	if (i == j || i < 0 || j < 0 || i >= s->n || j >= s->n)
 		return -EINVAL;
@@ -455,7 +583,7 @@ int dsp_srp_delay_at(const dsp_srp *s, int i, int j, const double p[3], double h
 			q = &s->pr[k];
 	if (!q || !q->ok)
 		return -EDOM;
-	double g = dsp_srp_predict(s, i, j, p) - q->off;
+	double g = dsp_srp_predict(s, i, j, p, c_m_s) - q->off;
 	int u0 = (int)floor(index_of(q, g - half)), u1 = (int)ceil(index_of(q, g + half));
 	if (u0 < 1)
 		u0 = 1;
@@ -490,5 +618,37 @@ int dsp_srp_delay_at(const dsp_srp *s, int i, int j, const double p[3], double h
 	out->se = dsp_gcc_se(q->psi, q->nfft, q->k_lo, q->k_hi, tau, q->L);
 	out->peak = q->re[best];
 	out->second = q->re[best] > 0 && second > 0 ? second / q->re[best] : 0;
+	return 0;
+}
+
+/* The best point of a grid around (x0, y0) over the heights [z_lo, z_hi]
+ * at speed c: x and y within +-half_m in steps of dxy, z in steps of dz. */
+static void grid3(const dsp_srp *s, double x0, double y0, double half_m, double dxy, double z_lo, double z_hi, double dz,
+		  double c, dsp_srp_source *best)
+{
+	int nxy = (int)lround(half_m / dxy), nz = (int)lround((z_hi - z_lo) / dz);
+	for (int iz = 0; iz <= nz; iz++)
+		for (int ix = -nxy; ix <= nxy; ix++)
+			for (int iy = -nxy; iy <= nxy; iy++) {
+				double p[3] = {x0 + ix * dxy, y0 + iy * dxy, z_lo + iz * dz};
+				double v = power3(s, p, c);
+				if (v > best->power)
+					*best = (dsp_srp_source){.pos_m = {p[0], p[1], p[2]}, .c_m_s = c, .power = v};
+			}
+}
+
+int dsp_srp_refine_height(const dsp_srp *s, const dsp_srp_source *in, double depth_m, dsp_srp_source *out)
+{
+	if (!(depth_m >= 0))
+		return -EINVAL;
+	*out = *in;
+	out->power = power3(s, in->pos_m, in->c_m_s);
+	double z_lo = s->p.z_m - depth_m, z_hi = s->p.z_m;
+	/* Coarse: +-40 cm in 4 cm steps, heights 10 cm apart; then +-4 cm in
+	 * 5 mm steps, heights +-10 cm in 1 cm steps. */
+	grid3(s, in->pos_m[0], in->pos_m[1], 0.4, 0.04, z_lo, z_hi, 0.1, in->c_m_s, out);
+	dsp_srp_source mid = *out;
+	grid3(s, mid.pos_m[0], mid.pos_m[1], 0.04, 0.005, fmax(z_lo, mid.pos_m[2] - 0.1), fmin(z_hi, mid.pos_m[2] + 0.1),
+	      0.01, mid.c_m_s, out);
 	return 0;
 }

@@ -29,7 +29,14 @@
  * the lags its points can produce (a range difference changes by at most
  * twice the distance moved), so the first finest-level point taken off the
  * heap beats every square left: the global maximum, not a local one (after
- * 20000 splits, the best point seen).
+ * 20000 splits, the best point seen).  An uncertain speed of sound
+ * (c_sd_m_s > 0) is a third dimension of the search over c +- 4 s.d.,
+ * split with the squares into cells fine enough that the largest travel
+ * difference moves by a quarter sample: a speed off by its prior's 0.35 %
+ * moves the peaks of a 40 m baseline by 7 samples, more than a carrier
+ * cycle, so no position alone fits every pair.  An array not in one
+ * plane (microphones on masts) sees the height: z_lo_m < z_hi_m makes the
+ * squares cubes and the search 3-D.
  *
  * Overlapping callers: two animals calling at once put both sources and
  * their ghosts (one's arrival at a node with the other's at another) in
@@ -50,25 +57,28 @@
 #define DSP_SRP_MAX 16 /* most clips */
 
 typedef struct {
-	const float *x;   /* samples at rate R (not copied: valid until dsp_srp_free) */
+	const float *x; /* samples at rate R (not copied: valid until dsp_srp_free) */
 	size_t n;
-	double t0_s;      /* time of x[0] relative to a common reference, s */
-	double t0_sd_s;   /* its standard uncertainty, s */
-	double pos_m[3];  /* microphone, m */
+	double t0_s;     /* time of x[0] relative to a common reference, s */
+	double t0_sd_s;  /* its standard uncertainty, s */
+	double pos_m[3]; /* microphone, m */
 } dsp_srp_clip;
 
 typedef struct {
-	dsp_gcc_params gcc; /* rate, band, weighting of the correlations */
-	double c_m_s;       /* speed of sound, m/s */
-	double c_sd_m_s;    /* its uncertainty, m/s (widens the lag ranges) */
-	double pos_sd_m;    /* survey s.d. of the microphones per axis, m */
-	double wind_m_s[3]; /* wind velocity, m/s */
-	double z_m;         /* height of the searched plane, m */
-	double margin_m;    /* searched area beyond the microphones' bounding box, m */
+	dsp_gcc_params gcc;    /* rate, band, weighting of the correlations */
+	double c_m_s;          /* speed of sound, m/s */
+	double c_sd_m_s;       /* its uncertainty, m/s (widens the lag ranges) */
+	double pos_sd_m;       /* survey s.d. of the microphones per axis, m */
+	double wind_m_s[3];    /* wind velocity, m/s */
+	double z_m;            /* height of the searched plane, m */
+	double z_lo_m, z_hi_m; /* z_hi_m > z_lo_m: heights searched too, in cubes (an array
+	                        * not in one plane: its plane's ranges are metres off) */
+	double margin_m;       /* searched area beyond the microphones' bounding box, m */
 	/* A gate from coarse arrival times (detections' onsets), optional: a
-	 * position is searched only where its predicted arrival differences to
-	 * clip prior_ref match the onsets' within prior_k s.d. (plus the
-	 * square's own reach) at all but prior_outliers clips. */
+	 * position is searched only where the onsets minus its travel times
+	 * (each an estimate of the emission) agree with their median within
+	 * prior_k s.d. (plus the cell's own reach) at all but prior_outliers
+	 * clips.  prior_ref is kept for the callers' bookkeeping. */
 	int use_prior;
 	double prior_s[DSP_SRP_MAX];    /* arrival at clip i, s (the clips' reference) */
 	double prior_sd_s[DSP_SRP_MAX]; /* its s.d., s (with the template's misfit) */
@@ -79,6 +89,7 @@ typedef struct {
 
 typedef struct {
 	double pos_m[3]; /* the position (z = z_m) */
+	double c_m_s;    /* the speed of sound that fits it best (c_m_s when exact) */
 	double power;    /* S there, -1..1 */
 } dsp_srp_source;
 
@@ -114,14 +125,32 @@ double dsp_srp_power(const dsp_srp *s, const double p[3]);
  * -EDOM (the gate leaves no position), -ENOMEM. */
 int dsp_srp_search(dsp_srp *s, dsp_srp_source *out);
 
-/* Delay of the pair (i, j) (any order) at the correlation peak nearest the
- * lag position p predicts (within +-half_samples of it), refined on the
- * exact band-limited correlation.  Returns 0, or -EDOM (no maximum there),
- * -EINVAL (i == j or out of range). */
-int dsp_srp_delay_at(const dsp_srp *s, int i, int j, const double p[3], double half_samples, dsp_srp_delay *out);
+/* The same, leaving out every point within radius_m of avoid (x, y): the
+ * best other explanation of the clips (a pulse train's correlations repeat
+ * every pulse interval, and positions that shift every pair by whole
+ * intervals can score nearly as well as the source).  Same returns. */
+int dsp_srp_search_avoiding(dsp_srp *s, const double avoid[2], double radius_m, dsp_srp_source *out);
 
-/* The lag position p predicts for pair (i, j): arrival at j minus at i,
- * samples (without the clips' time offsets). */
-double dsp_srp_predict(const dsp_srp *s, int i, int j, const double p[3]);
+/* A source found on the plane, refined in 3-D: heights from the plane
+ * z_m down to depth_m below it (an array in one plane hears a source above
+ * it as its mirror image below: x and y are the same), x and y within 40
+ * cm, at the source's speed.  Near a microphone the plane's ranges are
+ * decimetres off for a source a metre below it (sqrt(h^2 + dz^2) - h): a
+ * carrier cycle or more, which the pairs' peaks would be picked at.
+ * Returns 0 with *out (the plane's point itself when nothing beats it),
+ * -EINVAL (depth < 0). */
+int dsp_srp_refine_height(const dsp_srp *s, const dsp_srp_source *in, double depth_m, dsp_srp_source *out);
+
+/* Delay of the pair (i, j) (any order) at the largest correlation peak
+ * within +-half_samples of the lag that position p (3-D: the solver's
+ * answer may leave the plane) and speed of sound c_m_s (<= 0: the bank's)
+ * predict, refined on the exact band-limited correlation.  Returns 0, or
+ * -EDOM (no maximum there), -EINVAL (i == j or out of range). */
+int dsp_srp_delay_at(const dsp_srp *s, int i, int j, const double p[3], double c_m_s, double half_samples,
+		     dsp_srp_delay *out);
+
+/* The arrival difference, at j minus at i, that a source at p (3-D) predicts
+ * at speed c_m_s (<= 0: the bank's), samples. */
+double dsp_srp_predict(const dsp_srp *s, int i, int j, const double p[3], double c_m_s);
 
 #endif

@@ -25,6 +25,6 @@ demo:
 BENCHES += $(B)/bench/field
 $(B)/bench/field.o: CFLAGS += -DFIELD_SRC_DIR='"$(abspath .)"' -DFIELD_BUILD_DIR='"$(abspath $(B))"'
 $(B)/bench/field: $(B)/bench/field.o | $(B)/bin/chorus-demo $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf \
-		$(B)/sim/libchorus_sim_radio.so
+		$(B)/sim/libchorus_sim_radio.so $(B)/bin/collab-survey
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,glib-2.0 gsl) -lm

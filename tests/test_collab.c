@@ -305,6 +305,32 @@ START_TEST(self_survey)
 }
 END_TEST
 
+/* One sound located by two groups is one answer (collab marks the later
+ * one "duplicate"); the same frog calling again, or a frog a metre away,
+ * is not the same sound. */
+START_TEST(same_sound)
+{
+	collab_result a = {0}, b;
+	a.tr.loc.status = DSP_LOC_OK;
+	a.tr.loc.pos_m[0] = 14;
+	a.tr.loc.pos_m[1] = 13;
+	a.tr.loc.cov[0][0] = a.tr.loc.cov[1][1] = 1e-6; /* 1 mm */
+	a.t_global_ns = 1000000000000;
+	a.t_se_ns = 10000;
+	a.dur_s = 0.25;
+	b = a;
+	b.tr.loc.pos_m[0] += 0.003;
+	b.t_global_ns -= 172000000;                     /* a template matched inside the call: its onset 172 ms early */
+	b.tr.loc.cov[0][0] = b.tr.loc.cov[1][1] = 6e-5; /* 8 mm */
+	ck_assert(collab_result_same_sound(&a, &b));
+	b.t_global_ns = a.t_global_ns + 3000000000LL; /* the next call, 3 s later */
+	ck_assert(!collab_result_same_sound(&a, &b));
+	b.t_global_ns = a.t_global_ns;
+	b.tr.loc.pos_m[0] = 15; /* a metre away, millimetre ellipses */
+	ck_assert(!collab_result_same_sound(&a, &b));
+}
+END_TEST
+
 START_TEST(nodes_file)
 {
 	char path[] = "/tmp/chorus-nodes-XXXXXX";
@@ -416,6 +442,7 @@ int main(void)
 	tcase_add_test(tc, tdoa_speed_of_sound_uncertainty);
 	tcase_add_test(tc, tdoa_survey_error);
 	tcase_add_test(tc, self_survey);
+	tcase_add_test(tc, same_sound);
 	tcase_add_test(tc, nodes_file);
 	tcase_add_test(tc, result_json);
 	suite_add_tcase(s, tc);

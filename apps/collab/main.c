@@ -76,7 +76,7 @@ static const cfg_key keys[] = {
 	K("max_clip_ms", CFG_DOUBLE, "400", 10, 2000, max_clip_ms, "longest clip, ms"),
 	K("gcc_beta", CFG_DOUBLE, "1", 0, 1, gcc_beta, "PHAT exponent (1 pure PHAT)"),
 	K("gcc_weighting", CFG_STRING, "phat", 1, 0, gcc_weighting, "weighting of the pairs' correlations: phat, scot, roth or cc"),
-	K("onset_floor_ms", CFG_DOUBLE, "2", 0, 1000, onset_floor_ms, "how far a detection's onset may be off beyond its stated error, ms (gates the search)"),
+	K("onset_floor_ms", CFG_DOUBLE, "5", 0, 1000, onset_floor_ms, "how far a detection's onset may be off beyond its stated error, ms (gates the search)"),
 	K("ambiguity_ratio", CFG_DOUBLE, "0.9", 0, 1, ambiguity_ratio, "a position 1 m or more away scoring this fraction of the best's steered power makes a result ambiguous (0: no check)"),
 	K("search_margin_m", CFG_DOUBLE, "30", 0, 10000, search_margin_m, "searched area beyond the nodes' bounding box, m"),
 	K("alpha", CFG_DOUBLE, "0.001", 1e-9, 0.5, alpha, "level of the solver's chi-square test"),
@@ -111,6 +111,9 @@ typedef struct {
 	guint64 jsonl_failed; /* results the JSON-lines file could not take */
 	guint64 local_dets, groups, small_groups, not_mine, located, failed, seq;
 	double last_latency_s;
+	collab_result recent[16]; /* the last ok results, for duplicates */
+	guint n_recent;
+	guint64 duplicates;
 	char last_error[256];
 	char why[160]; /* the last malformed event's reason */
 } collabd;
@@ -163,6 +166,7 @@ static void work(gpointer data, gpointer user)
 	for (guint i = 0; i < dets->len; i++)
 		dur = fmax(dur, g_array_index(dets, det_event, i).duration_s);
 	double len_ms = fmin(dur * 1e3 + 10, d->cfg.max_clip_ms);
+	r->dur_s = dur;
 	/* The reference (strongest detection) is cut to its call; every other
 	 * clip also holds every lag physically possible against it (the two
 	 * microphones' distance at the slowest speed of sound the prior
@@ -281,6 +285,17 @@ static gboolean publish_idle(gpointer data)
 	if (sync_client_convert(d->clocks, sync_clock_cpu((uint32_t)d->cfg.node), sync_clock_global(),
 				sync_tval_of(sync_now(SYNC_KIND_CPU)), &nr, why, sizeof why) == 0)
 		r->latency_s = (double)(nr.value.i - end) * 1e-9;
+	/* One sound, one answer: a result locating what an earlier one of
+	 * this node located is a duplicate. */
+	if (r->rc == 0 && r->tr.loc.status == DSP_LOC_OK && !r->tr.ambiguous) {
+		for (guint i = 0; i < MIN(d->n_recent, G_N_ELEMENTS(d->recent)) && !r->duplicate_of; i++)
+			if (collab_result_same_sound(&d->recent[i], r))
+				r->duplicate_of = d->recent[i].seq;
+		if (!r->duplicate_of)
+			d->recent[d->n_recent++ % G_N_ELEMENTS(d->recent)] = *r;
+		else
+			d->duplicates++;
+	}
 	GString *s = g_string_new(NULL);
 	collab_result_json(r, s);
 	dev_packet_send(d->events, s->str, s->len);
@@ -358,6 +373,7 @@ static int status_text(void *user, GString *out)
 	g_string_append_printf(out, "detections local=%" G_GUINT64_FORMAT " shared=%" G_GUINT64_FORMAT " received=%" G_GUINT64_FORMAT " rejected=%" G_GUINT64_FORMAT "\n", d->local_dets, sent, acc, rej);
 	g_string_append_printf(out, "groups closed=%" G_GUINT64_FORMAT " open=%u reported_elsewhere=%" G_GUINT64_FORMAT " too_small=%" G_GUINT64_FORMAT " located=%" G_GUINT64_FORMAT " failed=%" G_GUINT64_FORMAT "\n",
 			       d->groups, collab_grouper_open(d->grouper), d->not_mine, d->small_groups, d->located, d->failed);
+	g_string_append_printf(out, "duplicates=%" G_GUINT64_FORMAT "\n", d->duplicates);
 	g_string_append_printf(out, "clips served=%" G_GUINT64_FORMAT " refused=%" G_GUINT64_FORMAT "\n", served, refused);
 	g_string_append_printf(out, "latency_s last=%.3f\nresults %s\n", d->last_latency_s, d->jsonl_path);
 	if (*d->last_error)

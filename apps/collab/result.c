@@ -13,7 +13,8 @@ const char *collab_result_status(const collab_result *r)
 		return "failed";
 	switch (r->tr.loc.status) {
 	case DSP_LOC_OK:
-		return r->tr.ambiguous ? "ambiguous" : "ok";
+		return r->duplicate_of ? "duplicate" : r->tr.ambiguous ? "ambiguous"
+								       : "ok";
 	case DSP_LOC_TOO_FEW:
 		return "too_few";
 	case DSP_LOC_DEGENERATE:
@@ -26,6 +27,36 @@ const char *collab_result_status(const collab_result *r)
 		return "no_convergence";
 	}
 	return "failed";
+}
+
+gboolean collab_result_same_sound(const collab_result *a, const collab_result *b)
+{
+	double dt = fabs((double)(a->t_global_ns - b->t_global_ns));
+	if (!(dt <= 3 * hypot(a->t_se_ns, b->t_se_ns) + 1e9 * fmax(a->dur_s, b->dur_s) + 1e6))
+		return FALSE;
+	const dsp_loc_result *A = &a->tr.loc, *B = &b->tr.loc;
+	double ex = A->pos_m[0] - B->pos_m[0], ey = A->pos_m[1] - B->pos_m[1];
+	double sxx = A->cov[0][0] + B->cov[0][0], syy = A->cov[1][1] + B->cov[1][1], sxy = A->cov[0][1] + B->cov[0][1];
+	double det = sxx * syy - sxy * sxy;
+	if (!(det > 0))
+		return FALSE;
+	double m2 = (syy * ex * ex - 2 * sxy * ex * ey + sxx * ey * ey) / det;
+	return m2 <= -2 * log(0.01); /* chi2_2 at 0.99 */
+}
+
+/* ,"key":{"NODE":v,...} over the arrivals used, v in microseconds. */
+static void per_node_us(GString *o, const collab_result *r, const char *key, const double *v_s, const char *fmt)
+{
+	g_string_append_printf(o, ",\"%s\":{", key);
+	int first = 1;
+	for (int i = 0; i < r->n; i++)
+		if (r->tr.ok[i]) {
+			char b[G_ASCII_DTOSTR_BUF_SIZE];
+			g_string_append_printf(o, "%s\"%u\":%s", first ? "" : ",", r->nodes[i],
+					       g_ascii_formatd(b, sizeof b, fmt, v_s[i] * 1e6));
+			first = 0;
+		}
+	g_string_append(o, "}");
 }
 
 /* A finite number, or null (JSON has no inf/nan). */
@@ -87,26 +118,11 @@ void collab_result_json(const collab_result *r, GString *o)
 			g_string_append_printf(o, "%s%u", first ? "" : ",", r->nodes[i]);
 			first = 0;
 		}
-	g_string_append_printf(o, "],\"rejected\":%d,\"ref\":%u,\"tdoa_us\":{", r->tr.rejected_node,
-			       r->n ? r->nodes[r->tr.ref] : 0);
-	first = 1;
-	for (int i = 0; i < r->n; i++)
-		if (r->tr.ok[i]) {
-			char b[G_ASCII_DTOSTR_BUF_SIZE];
-			g_string_append_printf(o, "%s\"%u\":%s", first ? "" : ",", r->nodes[i],
-					       g_ascii_formatd(b, sizeof b, "%.3f", r->tr.a_s[i] * 1e6));
-			first = 0;
-		}
-	g_string_append(o, "},\"sigma_us\":{");
-	first = 1;
-	for (int i = 0; i < r->n; i++)
-		if (r->tr.ok[i]) {
-			char b[G_ASCII_DTOSTR_BUF_SIZE];
-			g_string_append_printf(o, "%s\"%u\":%s", first ? "" : ",", r->nodes[i],
-					       g_ascii_formatd(b, sizeof b, "%.4g", r->tr.meas_sigma_s[i] * 1e6));
-			first = 0;
-		}
-	g_string_append(o, "}");
+	g_string_append_printf(o, "],\"rejected\":%d,\"ref\":%u", r->tr.rejected_node, r->n ? r->nodes[r->tr.ref] : 0);
+	if (r->duplicate_of)
+		g_string_append_printf(o, ",\"duplicate_of\":%" G_GUINT64_FORMAT, r->duplicate_of);
+	per_node_us(o, r, "tdoa_us", r->tr.a_s, "%.3f");
+	per_node_us(o, r, "sigma_us", r->tr.meas_sigma_s, "%.4g");
 	jnum(o, "latency_s", r->latency_s, "%.3f");
 	if (r->t_cpu_ns != INT64_MIN)
 		g_string_append_printf(o, ",\"t_cpu_ns\":%" G_GINT64_FORMAT, r->t_cpu_ns);

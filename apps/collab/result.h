@@ -2,8 +2,9 @@
  * file) and the PNG map (gnuplot).
  *
  * JSON keys (one object per line):
- *   v, reporter, seq, status ("ok", "ill_conditioned", "inconsistent",
- *   "no_convergence", "too_few", "degenerate", "failed"), why,
+ *   v, reporter, seq, status ("ok", "ambiguous", "duplicate", "ill_conditioned",
+ *   "inconsistent", "no_convergence", "too_few", "degenerate", "failed"), why,
+ *   duplicate_of (seq of the earlier result it repeats),
  *   x, y, z (m), sd_x, sd_y (m), cov_xy (m^2), ell95_major, ell95_minor (m,
  *   semi-axes of the 95 % ellipse), ell95_angle_deg, dim,
  *   t_global_ns, t_se_ns (emission time), chi2, dof, p_value,
@@ -36,10 +37,12 @@ typedef struct {
 	tdoa_result tr;
 	int64_t t_global_ns; /* emission, global ns */
 	double t_se_ns;
-	double latency_s;     /* NAN if unknown */
-	int64_t t_cpu_ns;     /* emission in the reporter's cpu clock, ns; INT64_MIN if unknown */
-	int64_t onset_cpu_ns; /* the reporter's own detected onset, its cpu clock, ns; INT64_MIN if unknown */
-	char why[200];        /* fetch or solve failure */
+	double latency_s;      /* NAN if unknown */
+	int64_t t_cpu_ns;      /* emission in the reporter's cpu clock, ns; INT64_MIN if unknown */
+	int64_t onset_cpu_ns;  /* the reporter's own detected onset, its cpu clock, ns; INT64_MIN if unknown */
+	char why[200];         /* fetch or solve failure */
+	uint64_t duplicate_of; /* an earlier ok result of this reporter locating the same sound, or 0 */
+	double dur_s;          /* the group's longest detected call, s */
 } collab_result;
 
 /* Append the JSON object of r (no newline) to out. */
@@ -47,6 +50,15 @@ void collab_result_json(const collab_result *r, GString *out);
 
 /* "ok", "inconsistent", … for r. */
 const char *collab_result_status(const collab_result *r);
+
+/* Whether ok results a and b locate the same sound: emission times within
+ * 3 s.d. of their difference plus the longer call (an emission time rests
+ * on the reference's template onset, which a template matched inside
+ * another kind's call puts anywhere in it) and positions within the 99 %
+ * region of the sum of their covariances.  Two groups of one sound (a
+ * detector that labelled part of one call as another kind) must not make
+ * two answers. */
+gboolean collab_result_same_sound(const collab_result *a, const collab_result *b);
 
 /* The number after "key": in a JSON line, or NAN. */
 double collab_json_number(const char *line, const char *key);

@@ -17,8 +17,8 @@ typedef struct {
 
 struct survey {
 	survey_params p;
-	GArray *obs;    /* obs */
-	GArray *start;  /* double x, y per call */
+	GArray *obs;   /* obs */
+	GArray *start; /* double x, y per call */
 	int n_calls;
 };
 

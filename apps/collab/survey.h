@@ -40,12 +40,12 @@ typedef struct {
 typedef struct survey survey;
 
 typedef struct {
-	int n_calls, n_obs;        /* calls and arrivals used */
+	int n_calls, n_obs; /* calls and arrivals used */
 	double pos_m[SURVEY_MAX_NODES][3];
 	double sd_m[SURVEY_MAX_NODES][2]; /* s.d. of x and y, m */
-	double c_m_s, c_sd_m_s;    /* the session's speed of sound */
-	double chi2;               /* at the answer (arrivals and priors) */
-	int dof;                   /* residuals minus unknowns */
+	double c_m_s, c_sd_m_s;           /* the session's speed of sound */
+	double chi2;                      /* at the answer (arrivals and priors) */
+	int dof;                          /* residuals minus unknowns */
 } survey_result;
 
 /* A new adjustment.  Returns it, or NULL with the reason in *why (no nodes,

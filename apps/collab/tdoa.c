@@ -16,7 +16,7 @@ void tdoa_params_default(tdoa_params *p)
 	p->f_hi_hz = 3200;
 	p->beta = 1;
 	p->weighting = DSP_GCC_PHAT;
-	p->onset_floor_s = 0.002;
+	p->onset_floor_s = 0.005;
 	p->margin_m = 30;
 	p->ambiguity_ratio = 0.9;
 	p->ambiguity_radius_m = 1;

@@ -109,7 +109,7 @@ typedef struct {
 	char why[160];        /* what failed, if anything */
 } tdoa_result;
 
-/* Fill defaults: band 1-3.2 kHz, PHAT with beta 1, onset floor 2 ms,
+/* Fill defaults: band 1-3.2 kHz, PHAT with beta 1, onset floor 5 ms,
  * margin 30 m, ambiguity 0.9 beyond 1 m, depth 3 m, c 343, z unknown, alpha 1e-3. */
 void tdoa_params_default(tdoa_params *p);
 

@@ -81,7 +81,7 @@ struct detectd {
 	sync_client *clocks;
 	dsp_detector *det;
 	det_refiner *ref;
-	double tmpl_lo_hz[DET_MAX_TEMPLATES], tmpl_hi_hz[DET_MAX_TEMPLATES]; /* each template's band (95 % of its energy) */
+	double tmpl_lo_hz[DET_MAX_TEMPLATES], tmpl_hi_hz[DET_MAX_TEMPLATES]; /* each template's band (95 % of its energy, +-10 %) */
 	double tmpl_s[DET_MAX_TEMPLATES];                                    /* and its length, s */
 	uint32_t size, hop;
 	double rate_hz;
@@ -339,8 +339,13 @@ static int setup(detectd *d, const fft_frame_msg *m)
 		d->tmpl_hi_hz[i] = d->prof.f_hi_hz;
 		if (h[i]) {
 			d->tmpl_s[i] = (double)len[i] / m->rate_hz;
-			dsp_band_of(h[i], len[i], m->rate_hz, 0.95, d->prof.f_lo_hz, d->prof.f_hi_hz, &d->tmpl_lo_hz[i],
-				    &d->tmpl_hi_hz[i]);
+			/* Calls vary by per cents from the template: its band is
+			 * widened by 10 % each side, within the profile's. */
+			double lo, hi;
+			if (dsp_band_of(h[i], len[i], m->rate_hz, 0.95, d->prof.f_lo_hz, d->prof.f_hi_hz, &lo, &hi) == 0) {
+				d->tmpl_lo_hz[i] = fmax(d->prof.f_lo_hz, lo * 0.9);
+				d->tmpl_hi_hz[i] = fmin(d->prof.f_hi_hz, hi * 1.1);
+			}
 		}
 		if (!h[i]) {
 			g_snprintf(d->last_error, sizeof d->last_error, "profile template: %s", err->message);

@@ -267,7 +267,9 @@ static gboolean publish_idle(gpointer data)
 		/* Emission time: the reference arrival plus the solver's t0. */
 		double t = (double)r->tr.ref_t_frac_ns + r->tr.loc.t0_s * 1e9;
 		r->t_global_ns = r->tr.ref_t_ns + (int64_t)floor(t + 0.5);
-		r->t_se_ns = sqrt(r->tr.loc.cov[r->tr.loc.dim][r->tr.loc.dim]) * 1e9;
+		/* The emission rests on the reference's detected onset: its
+		 * error (with the misfit floor) adds to the solve's. */
+		r->t_se_ns = hypot(sqrt(r->tr.loc.cov[r->tr.loc.dim][r->tr.loc.dim]) * 1e9, r->tr.ref_t_se_ns);
 		sync_graph_result cr;
 		char why[256];
 		if (sync_client_convert(d->clocks, sync_clock_global(), sync_clock_cpu((uint32_t)d->cfg.node),

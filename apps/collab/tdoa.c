@@ -251,6 +251,7 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 	 * by 7 samples, more than a carrier cycle. */
 	out->ref_t_ns = R->onset_ns; /* a = 0 is the reference's arrival: its detected onset */
 	out->ref_t_frac_ns = 0;
+	out->ref_t_se_ns = hypot(R->onset_se_ns, p->onset_floor_s * 1e9);
 	double at[3], c_at = src.c_m_s > 0 ? src.c_m_s : p->c_m_s, prev[TDOA_MAX];
 	memcpy(at, src.pos_m, sizeof at);
 	int idx[TDOA_MAX], m = 0, have = 0;

@@ -16,6 +16,8 @@
  *  - one audiod serves two devices, each exact, each on the ticker.
  */
 #include <check.h>
+#include <glib/gstdio.h>
+#include <sys/wait.h>
 #include <errno.h>
 #include <math.h>
 #include <sndfile.h>
@@ -513,6 +515,36 @@ static void check_file(const ah_node *h, const char *path, int64_t first, int64_
 	g_free(x);
 }
 
+/* Issue 13: `--tstamp kpatch` on a PCM the module cannot stamp (here ALSA's
+ * null PCM, which names no card) fails at start-up with the reason, instead
+ * of capturing with ALSA timestamps nobody asked for. */
+START_TEST(kpatch_wanted_absent)
+{
+	char *dir = g_dir_make_tmp("chorus-kpatch-XXXXXX", NULL);
+	ck_assert(dir);
+	char *conf = g_build_filename(dir, "audiod.conf", NULL);
+	ck_assert(g_file_set_contents(conf, "[device.0]\nperiods = 4\n", -1, NULL));
+	char **env = g_environ_setenv(g_get_environ(), "CHORUS_RUN", dir, TRUE);
+	env = g_environ_setenv(env, "CHORUS_NODE", "1", TRUE);
+	env = g_environ_unsetenv(env, "CHORUS_SIM_CLOCK");
+	char *argv[] = {AH_BIN_DIR "/audiod", "--pcm", "null", "--tstamp", "kpatch", "-c", conf, NULL};
+	char *err_text = NULL;
+	int status;
+	GError *e = NULL;
+	ck_assert_msg(g_spawn_sync(NULL, argv, env, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err_text, &status, &e),
+		      "audiod: %s", e ? e->message : "");
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 1, "audiod --tstamp kpatch on null: status 0x%x: %s",
+		      status, err_text);
+	ck_assert_msg(strstr(err_text, "kpatch timestamps wanted but the PCM is not a hw: PCM"), "%s", err_text);
+	g_free(err_text);
+	g_strfreev(env);
+	g_remove(conf);
+	g_rmdir(dir);
+	g_free(conf);
+	g_free(dir);
+}
+END_TEST
+
 START_TEST(audioget_files)
 {
 	ah_node h;
@@ -625,6 +657,7 @@ int main(void)
 	tcase_add_test(tc, bad_requests);
 	tcase_add_test(tc, bulk_reader);
 	tcase_add_test(tc, audioget_files);
+	tcase_add_test(tc, kpatch_wanted_absent);
 	tcase_add_test(tc, two_devices);
 	tcase_add_test(tc, restart_numbers_on);
 	suite_add_tcase(s, tc);

@@ -138,7 +138,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "chorus-sim: no conversion could be measured (logs in %s)\n", out);
 		rc = 1;
 	} else if (bad) {
-		fprintf(stderr, "chorus-sim: %u of %u conversions lie beyond 5 of their standard errors\n", bad, n);
+		fprintf(stderr, "chorus-sim: %u of %u conversions lie beyond 5 of their standard errors (t-quantile rule for young fits)\n", bad, n);
 		rc = 1;
 	} else {
 		printf("all %u conversions within 5 standard errors; CSV: %s\n", n, csv_path);

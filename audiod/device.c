@@ -32,6 +32,8 @@ struct audio_dev {
 	uint32_t rate_hz, channels, sample_bytes, frame_bytes;
 	snd_pcm_format_t format;
 	timehist *th;
+	int64_t floor_ns;   /* calibrated latency floor subtracted from every timestamp */
+	double floor_sd_ns; /* its standard error: the pair's systematic term in syncd */
 	sync_client *clocks;
 	dev_sensor *data;
 	dev_status *status;
@@ -261,8 +263,9 @@ static void on_sync_state(void *user, gboolean connected, int err)
 	sync_clock_format(d->cpu_clock, c, sizeof c);
 	g_snprintf(cmd, sizeof cmd, "register %s audiod", a);
 	send_sync(d, cmd);
-	/* x = frame, y = cpu time: interrupt latency only makes y late. */
-	g_snprintf(cmd, sizeof cmd, "pair %s %s lower %.17g", a, c, 1e9 / d->rate_hz);
+	/* x = frame, y = cpu time: interrupt latency only makes y late; the
+	 * calibrated floor's uncertainty is the pair's systematic term. */
+	g_snprintf(cmd, sizeof cmd, "pair %s %s lower %.17g %.17g", a, c, 1e9 / d->rate_hz, d->floor_sd_ns);
 	send_sync(d, cmd);
 	if (d->fresh_numbering) {
 		/* This run numbers frames afresh: whatever syncd still holds
@@ -362,14 +365,16 @@ static void on_stream(void *user, const stream_event *ev)
 			  ev->gap_from, ev->gap_to);
 	}
 	for (uint32_t i = 0; i < ev->nobs; i++) {
-		int rc = timehist_add(d->th, ev->obs[i].frame, ev->obs[i].cpu_ns, why, sizeof why);
+		/* The calibrated floor: the part of the delay no envelope sees. */
+		int64_t cpu = ev->obs[i].cpu_ns - d->floor_ns;
+		int rc = timehist_add(d->th, ev->obs[i].frame, cpu, why, sizeof why);
 		if (rc < 0) {
 			g_debug("audio/%d: observation refused: %s", d->k, why);
 			continue;
 		}
 		if (rc == 1)
 			g_message("audio/%d: timestamps jumped: new timehist segment", d->k);
-		forward_obs(d, ev->obs[i].frame, ev->obs[i].cpu_ns);
+		forward_obs(d, ev->obs[i].frame, cpu);
 	}
 	if (d->data)
 		dev_sensor_advance(d->data, ev->next);
@@ -395,8 +400,9 @@ static int status_text(void *user, GString *out)
 			       st.frames_lost);
 	g_string_append_printf(out, "clients streams=%u bulk=%" G_GUINT64_FORMAT " requests=%" G_GUINT64_FORMAT " refused=%" G_GUINT64_FORMAT "\n", d->data ? dev_sensor_readers(d->data) : 0,
 			       ringserver_served(d->rs), d->opens, d->refused);
-	g_string_append_printf(out, "tstamp source=%s%s%s records=%" G_GUINT64_FORMAT " lost=%" G_GUINT64_FORMAT " malformed=%" G_GUINT64_FORMAT "\n", tsrc_name(st.source), *st.source_path ? " path=" : "",
-			       st.source_path, st.records, st.records_lost, st.malformed);
+	g_string_append_printf(out, "tstamp source=%s%s%s records=%" G_GUINT64_FORMAT " lost=%" G_GUINT64_FORMAT " malformed=%" G_GUINT64_FORMAT " floor_us=%.3f floor_sd_us=%.3f\n", tsrc_name(st.source), *st.source_path ? " path=" : "",
+			       st.source_path, st.records, st.records_lost, st.malformed, (double)d->floor_ns * 1e-3,
+			       d->floor_sd_ns * 1e-3);
 	if (timehist_current(d->th, &c) == 0)
 		g_string_append_printf(out, "fit ns_per_frame=%.9f rate=%.6f rate_se_ppm=%.4f residual_ns=%.1f n=%u segment=%u\n",
 				       c.slope, 1e9 / c.slope, sqrt(c.var_s) / c.slope * 1e6, c.rms, c.n,
@@ -462,6 +468,8 @@ audio_dev *audio_dev_new(int k, const stream_cfg *cfg, uint32_t node, GMainConte
 	const char *why = NULL;
 	d->k = k;
 	d->node = node;
+	d->floor_ns = (int64_t)llround(cfg->floor_ns);
+	d->floor_sd_ns = cfg->floor_sd_ns;
 	d->clocks = clocks;
 	d->audio_clock = sync_clock_audio(node, (uint16_t)k);
 	d->cpu_clock = sync_clock_cpu(node);

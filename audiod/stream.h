@@ -30,6 +30,8 @@ typedef struct {
 	tsrc_kind tstamp;        /* wanted source (TSRC_AUTO: best available) */
 	const char *sidechannel; /* simulator side channel path; NULL = default for the PCM */
 	int rt_priority;         /* SCHED_FIFO priority of the capture thread; 0 = normal */
+	double floor_ns;         /* calibrated latency floor, ns: the device subtracts it from every timestamp */
+	double floor_sd_ns;      /* its standard error, ns: stated to syncd as the pair's systematic term */
 } stream_cfg;
 
 #define STREAM_EVENT_OBS 64

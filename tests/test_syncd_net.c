@@ -375,6 +375,42 @@ START_TEST(test_malformed_packets)
 }
 END_TEST
 
+/* Issue 13: a line of nodes whose interrupt latencies have five shapes
+ * (sim/scenarios/shapes.ini: exponential, normal, uniform and constant with
+ * calibrated floors, a busy mixture): every cpu, global and audio0
+ * conversion over 1-4 radio hops within 5 s.e. by the t-quantile rule. */
+static const char SHAPES[] =
+	"[world]\nseed = 3\nradio_range_m = 12\n"
+	"[node.1]\nposition_m = 0,0,0\ncpu_skew_ppm = 20\naudio_skew_ppm = -10\nirq_latency_mean_us = 20\n"
+	"[node.2]\nposition_m = 10,0,0\ncpu_skew_ppm = -15\naudio_skew_ppm = 25\nirq_latency = normal\n"
+	"irq_latency_mean_us = 12\nirq_latency_sd_us = 4\n"
+	"[node.3]\nposition_m = 20,0,0\ncpu_skew_ppm = 5\naudio_skew_ppm = 12\nirq_latency = uniform\n"
+	"irq_latency_mean_us = 30\nirq_latency_sd_us = 10\ncalibrated_floor_us = 12, 2\n"
+	"[node.4]\nposition_m = 30,0,0\ncpu_skew_ppm = -30\naudio_skew_ppm = 3\nirq_latency = mixture\n"
+	"irq_latency_mean_us = 10\n"
+	"[node.5]\nposition_m = 40,0,0\ncpu_skew_ppm = 8\naudio_skew_ppm = -7\nirq_latency = constant\n"
+	"irq_latency_mean_us = 15\ncalibrated_floor_us = 14, 2\n";
+
+START_TEST(test_mixed_latency_line)
+{
+	csim *s = start("shapes", SHAPES, NULL, TRUE);
+	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s));
+	const char *why = NULL;
+	ck_assert_msg(csim_truth_set_audio(t, csim_epoch_ns(s), 16000, CSIM_BIN_DIR, &why) == 0, "%s", why);
+	double err, sd;
+	unsigned hops;
+	ck_assert_int_eq(wait_convert(t, 1, 1, 5, 30, &err, &sd, &hops), 0);
+	ck_assert_int_eq(wait_convert(t, 5, 5, 1, 30, &err, &sd, &hops), 0);
+	g_usleep(4000000);
+	settle_and_check(t, 8, 20000);
+	size_t na;
+	csim_truth_rms(t, CSIM_AUDIO, 0, &na);
+	ck_assert_uint_gt(na, 100);
+	csim_truth_free(t);
+	csim_stop(s);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("syncd_net");
@@ -385,6 +421,7 @@ int main(void)
 	tcase_add_test(tc, test_kill_and_restart);
 	tcase_add_test(tc, test_forged_key);
 	tcase_add_test(tc, test_malformed_packets);
+	tcase_add_test(tc, test_mixed_latency_line);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

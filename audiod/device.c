@@ -34,6 +34,7 @@ struct audio_dev {
 	timehist *th;
 	int64_t floor_ns;   /* calibrated latency floor subtracted from every timestamp */
 	double floor_sd_ns; /* its standard error: the pair's systematic term in syncd */
+	double sent_sys_ns; /* systematic term last sent to syncd (send_pair) */
 	sync_client *clocks;
 	dev_sensor *data;
 	dev_status *status;
@@ -52,6 +53,31 @@ struct audio_dev {
 	GMainContext *ctx;        /* where the devices live */
 	gboolean changed;
 };
+
+/* The error of this card's timestamps no observation reveals, ns: the
+ * calibrated floor's standard error, and with ALSA timestamps the fit's
+ * residual RMS as well (they come late by a wakeup or position-read delay
+ * whose least value the envelope cannot see; interrupt records have no
+ * such floor beyond the calibrated one).  syncd states it on every
+ * conversion of the pair (send_pair); time requests add it too. */
+static double systematic_ns(audio_dev *d)
+{
+	double v = d->floor_sd_ns * d->floor_sd_ns;
+	stream_stats st;
+	sync_conv c;
+	stream_get_stats(d->st, &st);
+	if (st.source == TSRC_ALSA && timehist_current(d->th, &c) == 0)
+		v += c.rms * c.rms;
+	return sqrt(v);
+}
+
+/* The audio timestamp a driver offers (capture_audio_tstamp), by name. */
+static const char *audio_tstamp_name(int type)
+{
+	static const char *const names[] = {"compat", "default", "link", "link_absolute", "link_estimated",
+					    "link_synchronized"};
+	return type >= 0 && type < (int)G_N_ELEMENTS(names) ? names[type] : "none";
+}
 
 /* ---- sensor device ------------------------------------------------------ */
 
@@ -121,15 +147,8 @@ static int time_to_frame(audio_dev *d, sync_clock_id clock, int64_t t, sync_tval
 		return rc;
 	}
 	double fpn = d->rate_hz * 1e-9; /* frames per ns */
-	*var = var_f + var_cpu * fpn * fpn;
-	/* ALSA's hw_ptr timestamps come late by a wakeup latency whose least
-	 * value the envelope cannot see: count the fit's residual as a
-	 * systematic error too (interrupt records have no such floor). */
-	stream_stats st;
-	sync_conv c;
-	stream_get_stats(d->st, &st);
-	if (st.source == TSRC_ALSA && timehist_current(d->th, &c) == 0)
-		*var += (c.rms * fpn) * (c.rms * fpn);
+	double sys = systematic_ns(d);
+	*var = var_f + var_cpu * fpn * fpn + sys * sys * fpn * fpn;
 	return 0;
 }
 
@@ -252,6 +271,18 @@ static void send_sync(audio_dev *d, const char *cmd)
 		d->forward_failed++;
 }
 
+/* How syncd fits the pair: x = frame, y = cpu time (interrupt latency
+ * only makes y late), with the systematic term it states on every
+ * conversion. */
+static void send_pair(audio_dev *d)
+{
+	char a[SYNC_CLOCK_NAME_MAX], c[SYNC_CLOCK_NAME_MAX], cmd[200];
+	d->sent_sys_ns = systematic_ns(d);
+	g_snprintf(cmd, sizeof cmd, "pair %s %s lower %.17g %.6g", sync_clock_format(d->audio_clock, a, sizeof a),
+		   sync_clock_format(d->cpu_clock, c, sizeof c), 1e9 / d->rate_hz, d->sent_sys_ns);
+	send_sync(d, cmd);
+}
+
 /* syncd (re)appeared: tell it about our clock and how to fit it. */
 static void on_sync_state(void *user, gboolean connected, int err)
 {
@@ -263,10 +294,7 @@ static void on_sync_state(void *user, gboolean connected, int err)
 	sync_clock_format(d->cpu_clock, c, sizeof c);
 	g_snprintf(cmd, sizeof cmd, "register %s audiod", a);
 	send_sync(d, cmd);
-	/* x = frame, y = cpu time: interrupt latency only makes y late; the
-	 * calibrated floor's uncertainty is the pair's systematic term. */
-	g_snprintf(cmd, sizeof cmd, "pair %s %s lower %.17g %.17g", a, c, 1e9 / d->rate_hz, d->floor_sd_ns);
-	send_sync(d, cmd);
+	send_pair(d);
 	if (d->fresh_numbering) {
 		/* This run numbers frames afresh: whatever syncd still holds
 		 * for the pair belongs to another numbering. */
@@ -280,6 +308,11 @@ static void forward_flush(audio_dev *d)
 {
 	if (!d->npending)
 		return;
+	/* The systematic term follows the fit (ALSA: its residual): restate
+	 * it when it moved by a tenth. */
+	double sys = systematic_ns(d);
+	if (dev_caller_connected(d->sync) && fabs(sys - d->sent_sys_ns) > 0.1 * d->sent_sys_ns + 1.0)
+		send_pair(d);
 	if (dev_caller_connected(d->sync))
 		send_sync(d, d->pending->str);
 	d->forwarded += d->npending;
@@ -400,17 +433,17 @@ static int status_text(void *user, GString *out)
 			       st.frames_lost);
 	g_string_append_printf(out, "clients streams=%u bulk=%" G_GUINT64_FORMAT " requests=%" G_GUINT64_FORMAT " refused=%" G_GUINT64_FORMAT "\n", d->data ? dev_sensor_readers(d->data) : 0,
 			       ringserver_served(d->rs), d->opens, d->refused);
-	g_string_append_printf(out, "tstamp source=%s%s%s records=%" G_GUINT64_FORMAT " lost=%" G_GUINT64_FORMAT " malformed=%" G_GUINT64_FORMAT " floor_us=%.3f floor_sd_us=%.3f\n", tsrc_name(st.source), *st.source_path ? " path=" : "",
+	g_string_append_printf(out, "tstamp source=%s%s%s records=%" G_GUINT64_FORMAT " lost=%" G_GUINT64_FORMAT " malformed=%" G_GUINT64_FORMAT " floor_us=%.3f floor_sd_us=%.3f systematic_us=%.3f audio_tstamp=%s\n", tsrc_name(st.source), *st.source_path ? " path=" : "",
 			       st.source_path, st.records, st.records_lost, st.malformed, (double)d->floor_ns * 1e-3,
-			       d->floor_sd_ns * 1e-3);
+			       d->floor_sd_ns * 1e-3, systematic_ns(d) * 1e-3, audio_tstamp_name(st.audio_type));
 	if (timehist_current(d->th, &c) == 0)
 		g_string_append_printf(out, "fit ns_per_frame=%.9f rate=%.6f rate_se_ppm=%.4f residual_ns=%.1f n=%u segment=%u\n",
 				       c.slope, 1e9 / c.slope, sqrt(c.var_s) / c.slope * 1e6, c.rms, c.n,
 				       timehist_segment(d->th));
 	else
 		g_string_append_printf(out, "fit none yet segment=%u\n", timehist_segment(d->th));
-	g_string_append_printf(out, "latency_us p50=%.1f p99=%.1f max=%.1f wakeups=%" G_GUINT64_FORMAT " rt=%s\n",
-			       st.lat_p50_ns * 1e-3, st.lat_p99_ns * 1e-3, st.lat_max_ns * 1e-3, st.wakeups,
+	g_string_append_printf(out, "latency_us p50=%.1f p99=%.1f max=%.1f n=%" G_GUINT64_FORMAT " wakeups=%" G_GUINT64_FORMAT " rt=%s\n",
+			       st.lat_p50_ns * 1e-3, st.lat_p99_ns * 1e-3, st.lat_max_ns * 1e-3, st.lat_n, st.wakeups,
 			       st.rt ? "SCHED_FIFO" : "no");
 	g_string_append_printf(out, "syncd %s forwarded=%" G_GUINT64_FORMAT " failed=%" G_GUINT64_FORMAT "\n",
 			       dev_caller_connected(d->sync) ? "connected" : "away", d->forwarded, d->forward_failed);

@@ -61,6 +61,9 @@ typedef struct {
 	uint64_t malformed;                         /* malformed records rejected */
 	uint64_t wakeups;                           /* wakeups with data */
 	int64_t lat_p50_ns, lat_p99_ns, lat_max_ns; /* interrupt -> wakeup latency */
+	uint64_t lat_n;                             /* its samples (0 with ALSA timestamps: no interrupt time) */
+	int audio_type;                             /* ALSA audio timestamp the driver offers (-1: none) */
+	int64_t audio_accuracy_ns;                  /* its reported accuracy (-1: not reported) */
 	int rt;                                     /* 1 when the thread runs SCHED_FIFO */
 } stream_stats;
 

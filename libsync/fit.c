@@ -324,10 +324,12 @@ static int envelope_fit(sync_fit *f, size_t n, double sign, double *c0, double *
 	}
 	/* Remembered over about a window: each new observation moves the
 	 * running mean by 1/window, and the larger of it and now is stated. */
-	double w = fmin(1.0, (double)(f->added - f->added_at) / (double)f->p.window);
-	f->added_at = f->added;
-	f->scale2 = f->scale2 > 0.0 ? f->scale2 + w * (theta_v * theta_v - f->scale2) : theta_v * theta_v;
-	theta_v = fmax(theta_v, sqrt(f->scale2));
+	if (2 * m >= f->p.window) { /* a young window's scale is not remembered */
+		double w = fmin(1.0, (double)(f->added - f->added_at) / (double)f->p.window);
+		f->added_at = f->added;
+		f->scale2 = f->scale2 > 0.0 ? f->scale2 + w * (theta_v * theta_v - f->scale2) : theta_v * theta_v;
+		theta_v = fmax(theta_v, sqrt(f->scale2));
+	}
 	double xbar, sxx;
 	centre(f, n, &xbar, &sxx);
 	*c0 -= ENV_BIAS * theta / mm;

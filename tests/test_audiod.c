@@ -225,7 +225,11 @@ START_TEST(time_to_frame)
 	/* Within 5 of the fit's own standard errors (plus 0.01 ppm for the
 	 * printed digits). */
 	double se_ppm = g_ascii_strtod(strstr(fr, "rate_se_ppm=") + 12, NULL);
-	ck_assert_msg(se_ppm > 0 && se_ppm < 1, "rate se %.4f ppm", se_ppm);
+	/* Converged: a second of 100 interrupts of 20 us latency pins the rate
+	 * to about a ppm (the envelope's stated scale is the larger of the
+	 * exponential model's and the local density's at the floor, ~1.3x the
+	 * former for exponential delays: docs/clocks.md section 4). */
+	ck_assert_msg(se_ppm > 0 && se_ppm < 2, "rate se %.4f ppm", se_ppm);
 	ck_assert_msg(fabs(rate_hz / truth - 1) * 1e6 < 5 * se_ppm + 0.01, "fitted rate %.6f, true %.6f (%.3f ppm, se %.4f)",
 		      rate_hz, truth, (rate_hz / truth - 1) * 1e6, se_ppm);
 	ck_assert_msg(strstr(st, "syncd connected"), "%s", st);

@@ -22,3 +22,4 @@ $(B)/bench/rbs.o: CFLAGS += -DCSIM_BIN_DIR='"$(abspath $(B)/bin)"'
 $(B)/bench/rbs: $(B)/bench/rbs.o $(B)/libcsim.a $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libdev.a $(B)/libsync.a | $(B)/bin/syncd $(B)/sim/libchorus_sim_radio.so
 	@mkdir -p $(dir $@)
 	$(link) $(CSIM_LIBS)
+

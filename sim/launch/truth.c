@@ -471,12 +471,12 @@ double csim_truth_sd_rms(const csim_truth *t, csim_kind kind, unsigned hops)
 
 int csim_truth_write_samples(const csim_truth *t, const char *path)
 {
-	GString *o = g_string_new("t_s,kind,from,to,hops,err_ns,sd_ns,bound_ns\n");
+	GString *o = g_string_new("t_s,kind,from,to,hops,err_ns,sd_ns,bound_ns,dof\n");
 	for (guint i = 0; i < t->all->len; i++) {
 		const csim_meas *m = &g_array_index(t->all, csim_meas, i);
-		g_string_append_printf(o, "%.3f,%s,%d,%d,%u,%.1f,%.1f,%.1f\n", m->t_s, m->kind == CSIM_CPU ? "cpu" : m->kind == CSIM_GLOBAL ? "global"
-																	    : "audio0",
-				       m->from, m->to, m->hops, m->err_ns, m->sd_ns, m->bound_ns);
+		g_string_append_printf(o, "%.3f,%s,%d,%d,%u,%.1f,%.1f,%.1f,%.1f\n", m->t_s, m->kind == CSIM_CPU ? "cpu" : m->kind == CSIM_GLOBAL ? "global"
+																		 : "audio0",
+				       m->from, m->to, m->hops, m->err_ns, m->sd_ns, m->bound_ns, m->dof);
 	}
 	gboolean ok = g_file_set_contents(path, o->str, (gssize)o->len, NULL);
 	g_string_free(o, TRUE);

@@ -167,6 +167,41 @@ static int64_t ceil_frame(sync_tval f)
 	return f.f > 0 ? f.i + 1 : f.i;
 }
 
+/* The reply states its own time (issue 13): the time on `clock` (the
+ * request's, else global) of frame `first`, t0= (integer part) and its
+ * standard error t0_se=, and the frame period there over the next second,
+ * period= with period_se= (the audio fit's slope; the rest of the path adds
+ * ppm-level slope errors it does not count), all in the clock's units (ns).
+ * When the clock cannot be reached yet the reason is given as t0=none. */
+static void append_first_time(audio_dev *d, sync_clock_id clock, int64_t first, GString *out)
+{
+	sync_graph_result a, b;
+	char why[160], cn[SYNC_CLOCK_NAME_MAX];
+	sync_conv c;
+	sync_clock_format(clock, cn, sizeof cn);
+	if (sync_client_convert(d->clocks, d->audio_clock, clock, sync_tval_of(first), &a, why, sizeof why) < 0 ||
+	    sync_client_convert(d->clocks, d->audio_clock, clock, sync_tval_of(first + d->rate_hz), &b, why,
+				sizeof why) < 0 ||
+	    timehist_current(d->th, &c) < 0) {
+		g_string_append_printf(out, " t0_clock=%s t0=none", cn);
+		return;
+	}
+	double period = ((double)(b.value.i - a.value.i) + b.value.f - a.value.f) / d->rate_hz;
+	/* i + f as a decimal with three places (|f| <= 0.5, so borrow). */
+	int64_t ti = a.value.i;
+	long milli = lround(a.value.f * 1000.0);
+	if (milli < 0) {
+		ti--;
+		milli += 1000;
+	}
+	if (milli >= 1000) {
+		ti++;
+		milli -= 1000;
+	}
+	g_string_append_printf(out, " t0_clock=%s t0=%" G_GINT64_FORMAT ".%03ld t0_se=%.4g period=%.6f period_se=%.3g", cn,
+			       ti, milli, sqrt(a.var), period, sqrt(c.var_s));
+}
+
 static int op_open(void *user, const dev_creds *who, dev_sensor_request *req, void **client, GByteArray *reply,
 		   char *why, size_t wlen)
 {
@@ -221,6 +256,7 @@ static int op_open(void *user, const dev_creds *who, dev_sensor_request *req, vo
 		rc = -EINVAL;
 		goto refuse;
 	}
+	append_first_time(d, r.by_time ? r.clock : sync_clock_global(), req->first, out);
 	client_ctx *c = g_new0(client_ctx, 1);
 	c->nchan = r.nchan;
 	memcpy(c->chan, r.chan, sizeof c->chan);

@@ -93,6 +93,27 @@ static void check_time_request(const ah_node *h, const char *clock, int64_t t, i
 	ck_assert_msg(fabs(err) <= 5 * se + 1, "%s: first=%lld, truth %.3f (error %.3f frames, se %.4g)", params,
 		      (long long)r->first, truth, err, se);
 	ck_assert_msg(se < 0.5, "%s: se %.4g frames", params, se);
+	/* The reply states its own time: frame `first` on the request's clock
+	 * (cpu here), within 5 of its stated s.e. (plus 1 ns for the digits) of
+	 * the world's truth, and the frame period within 5 s.e. of the true. */
+	if (!strcmp(clock, "cpu")) {
+		const char *t0 = strstr(r->reply, " t0=");
+		ck_assert_msg(t0 && strstr(r->reply, "t0_clock=node") && strstr(r->reply, " t0_se=") &&
+				      strstr(r->reply, " period_se="),
+			      "reply \"%s\"", r->reply);
+		double t0v = g_ascii_strtod(t0 + 4, NULL), t0se = g_ascii_strtod(strstr(r->reply, " t0_se=") + 7, NULL);
+		double per = g_ascii_strtod(strstr(r->reply, " period=") + 8, NULL);
+		double perse = g_ascii_strtod(strstr(r->reply, " period_se=") + 11, NULL);
+		int64_t ft = sim_world_node_cpu_at(h->w, h->node,
+						   h->epoch_ns + sim_world_frame_time_ns(h->w, h->node, h->rate_hz, h->f0 + r->first));
+		const sim_node_cfg *nc = sim_scenario_find_node(h->sc, h->node);
+		double per_true = 1e9 / h->rate_hz / (1 + nc->audio_skew_ppm * 1e-6) * (1 + nc->cpu.skew_ppm * 1e-6);
+		/* t0 is a double of ~1e13 ns: 2 ns of its digits are not there */
+		ck_assert_msg(fabs(t0v - (double)ft) <= 5 * t0se + 2, "t0 %.3f, truth %lld, se %.3g", t0v, (long long)ft,
+			      t0se);
+		ck_assert_msg(fabs(per - per_true) <= 5 * perse + 1e-6, "period %.6f, truth %.6f, se %.3g", per, per_true,
+			      perse);
+	}
 	/* 10 ms of data, and it is what the world had at those frames. */
 	int64_t n = r->last - r->first;
 	ck_assert_int_ge(n, 479);

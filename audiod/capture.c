@@ -14,6 +14,8 @@ struct capture {
 	snd_pcm_uframes_t boundary;
 	struct pollfd pfd[8];
 	int npfd;
+	int audio_type;            /* the driver's audio timestamp type at the last status, -1: none */
+	int64_t audio_accuracy_ns; /* its reported accuracy, -1: not reported */
 };
 
 #define CHECK(call, what) \
@@ -34,6 +36,8 @@ int capture_open(const capture_cfg *cfg, capture **out, GError **err)
 	snd_pcm_sw_params_t *sw;
 	int dir = 0;
 	c->name = g_strdup(cfg->pcm);
+	c->audio_type = -1;
+	c->audio_accuracy_ns = -1;
 	c->actual = *cfg;
 	c->actual.pcm = c->name;
 	CHECK(snd_pcm_open(&c->pcm, cfg->pcm, SND_PCM_STREAM_CAPTURE, SND_PCM_NONBLOCK), "cannot open PCM");
@@ -136,14 +140,36 @@ long capture_read(capture *c, void *buf, snd_pcm_uframes_t max)
 
 int capture_htimestamp(capture *c, int64_t *tstamp_ns, snd_pcm_uframes_t *avail)
 {
-	snd_htimestamp_t ts;
-	int rc = snd_pcm_htimestamp(c->pcm, avail, &ts);
+	snd_pcm_status_t *st;
+	snd_pcm_status_alloca(&st);
+	/* Ask for the link (sample counter or wallclock) time the driver can
+	 * take together with the system time, A/D delay included. */
+	snd_pcm_audio_tstamp_config_t cfg = {.type_requested = SND_PCM_AUDIO_TSTAMP_TYPE_LINK, .report_delay = 1};
+	snd_pcm_status_set_audio_htstamp_config(st, &cfg);
+	int rc = snd_pcm_status(c->pcm, st);
 	if (rc < 0)
 		return rc;
+	if (snd_pcm_status_get_state(st) == SND_PCM_STATE_XRUN)
+		return -EPIPE;
+	snd_htimestamp_t ts;
+	snd_pcm_status_get_htstamp(st, &ts);
 	if (ts.tv_sec == 0 && ts.tv_nsec == 0)
 		return -ENODATA;
 	*tstamp_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	*avail = snd_pcm_status_get_avail(st);
+	snd_pcm_audio_tstamp_report_t rep;
+	snd_pcm_status_get_audio_htstamp_report(st, &rep);
+	snd_htimestamp_t ats;
+	snd_pcm_status_get_audio_htstamp(st, &ats);
+	c->audio_type = rep.valid && (ats.tv_sec || ats.tv_nsec) ? (int)rep.actual_type : -1;
+	c->audio_accuracy_ns = rep.valid && rep.accuracy_report ? (int64_t)rep.accuracy : -1;
 	return 0;
+}
+
+void capture_audio_tstamp(const capture *c, int *type, int64_t *accuracy_ns)
+{
+	*type = c->audio_type;
+	*accuracy_ns = c->audio_accuracy_ns;
 }
 
 int capture_recover(capture *c, int err)

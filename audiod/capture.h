@@ -55,10 +55,21 @@ int capture_wait(capture *c, int timeout_ms);
  * another -errno. */
 long capture_read(capture *c, void *buf, snd_pcm_uframes_t max);
 
-/* ALSA's timestamp of the last hw_ptr update and the frames available then:
- * *tstamp_ns on host CLOCK_MONOTONIC_RAW, *avail frames.  Returns 0, or
- * -ENODATA when the device gives no timestamp (all zero), or -errno. */
+/* ALSA's timestamp of the last hw_ptr update and the frames available then,
+ * from one snd_pcm_status (the kernel updates hw_ptr and stamps it in the
+ * same call for drivers that report the DMA position): *tstamp_ns on host
+ * CLOCK_MONOTONIC_RAW, *avail frames.  The status also asks for the
+ * driver's link audio timestamp (snd_pcm_status_set_audio_htstamp_config,
+ * LINK with the A/D delay): what the driver offered is kept for
+ * capture_audio_tstamp.  Returns 0, -EPIPE in XRUN, -ENODATA when the
+ * device gives no timestamp (all zero), or -errno. */
 int capture_htimestamp(capture *c, int64_t *tstamp_ns, snd_pcm_uframes_t *avail);
+
+/* The audio timestamp the driver offered at the last capture_htimestamp:
+ * *type a snd_pcm_audio_tstamp_type_t (-1: none offered; ioplug plugins
+ * and drivers without get_time_info offer none) and *accuracy_ns as the
+ * driver reports it (-1: not reported).  Pure. */
+void capture_audio_tstamp(const capture *c, int *type, int64_t *accuracy_ns);
 
 /* After an overrun: prepare the stream again (it must then be started).
  * Returns 0 or -errno. */

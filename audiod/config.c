@@ -40,6 +40,8 @@ static const cfg_key audiod_keys[] = {
 			DR("ring_s", "ring_seconds", CFG_DOUBLE, "60", 1, 86400, ring_s, "seconds of audio kept for clients"), \
 			E(audiod_device_config, "tstamp", "auto", tstamps, tstamp, "timestamp source (auto: kpatch, else the simulator's side channel, else ALSA)"), \
 			D("sidechannel", CFG_STRING, "", 1, 0, sidechannel, "simulator side channel path; empty = the default for the PCM"), \
+			D("latency_floor_us", CFG_DOUBLE, "0", 0, 1e5, latency_floor_us, "calibrated least delay from the period's end to its timestamp, us (subtracted from every timestamp)"), \
+			D("latency_floor_sd_us", CFG_DOUBLE, "0", 0, 1e5, latency_floor_sd_us, "standard error of latency_floor_us, us: every conversion of this card's clock carries it"), \
 			{NULL}, \
 	}
 static const cfg_key device0_keys[] = DEVICE_KEYS("default");

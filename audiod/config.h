@@ -18,12 +18,14 @@ typedef struct {
 	char *pcm;      /* ALSA PCM name; NULL/"" = device not used */
 	gint64 rate_hz; /* frames per second */
 	gint64 channels;
-	int format;        /* audiod_format */
-	gint64 period;     /* frames per period */
-	gint64 periods;    /* periods in the ALSA buffer */
-	double ring_s;     /* history kept, s */
-	int tstamp;        /* index of auto, kpatch, alsa, sim: tsrc_kind's order */
-	char *sidechannel; /* simulator side channel path; "" = default */
+	int format;                 /* audiod_format */
+	gint64 period;              /* frames per period */
+	gint64 periods;             /* periods in the ALSA buffer */
+	double ring_s;              /* history kept, s */
+	int tstamp;                 /* index of auto, kpatch, alsa, sim: tsrc_kind's order */
+	char *sidechannel;          /* simulator side channel path; "" = default */
+	double latency_floor_us;    /* calibrated least interrupt-to-timestamp delay, µs (subtracted) */
+	double latency_floor_sd_us; /* its standard error, µs (stated on every conversion) */
 } audiod_device_config;
 
 typedef struct {

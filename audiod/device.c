@@ -32,6 +32,9 @@ struct audio_dev {
 	uint32_t rate_hz, channels, sample_bytes, frame_bytes;
 	snd_pcm_format_t format;
 	timehist *th;
+	int64_t floor_ns;   /* calibrated latency floor subtracted from every timestamp */
+	double floor_sd_ns; /* its standard error: the pair's systematic term in syncd */
+	double sent_sys_ns; /* systematic term last sent to syncd (send_pair) */
 	sync_client *clocks;
 	dev_sensor *data;
 	dev_status *status;
@@ -50,6 +53,31 @@ struct audio_dev {
 	GMainContext *ctx;        /* where the devices live */
 	gboolean changed;
 };
+
+/* The error of this card's timestamps no observation reveals, ns: the
+ * calibrated floor's standard error, and with ALSA timestamps the fit's
+ * residual RMS as well (they come late by a wakeup or position-read delay
+ * whose least value the envelope cannot see; interrupt records have no
+ * such floor beyond the calibrated one).  syncd states it on every
+ * conversion of the pair (send_pair); time requests add it too. */
+static double systematic_ns(audio_dev *d)
+{
+	double v = d->floor_sd_ns * d->floor_sd_ns;
+	stream_stats st;
+	sync_conv c;
+	stream_get_stats(d->st, &st);
+	if (st.source == TSRC_ALSA && timehist_current(d->th, &c) == 0)
+		v += c.rms * c.rms;
+	return sqrt(v);
+}
+
+/* The audio timestamp a driver offers (capture_audio_tstamp), by name. */
+static const char *audio_tstamp_name(int type)
+{
+	static const char *const names[] = {"compat", "default", "link", "link_absolute", "link_estimated",
+					    "link_synchronized"};
+	return type >= 0 && type < (int)G_N_ELEMENTS(names) ? names[type] : "none";
+}
 
 /* ---- sensor device ------------------------------------------------------ */
 
@@ -119,15 +147,8 @@ static int time_to_frame(audio_dev *d, sync_clock_id clock, int64_t t, sync_tval
 		return rc;
 	}
 	double fpn = d->rate_hz * 1e-9; /* frames per ns */
-	*var = var_f + var_cpu * fpn * fpn;
-	/* ALSA's hw_ptr timestamps come late by a wakeup latency whose least
-	 * value the envelope cannot see: count the fit's residual as a
-	 * systematic error too (interrupt records have no such floor). */
-	stream_stats st;
-	sync_conv c;
-	stream_get_stats(d->st, &st);
-	if (st.source == TSRC_ALSA && timehist_current(d->th, &c) == 0)
-		*var += (c.rms * fpn) * (c.rms * fpn);
+	double sys = systematic_ns(d);
+	*var = var_f + var_cpu * fpn * fpn + sys * sys * fpn * fpn;
 	return 0;
 }
 
@@ -144,6 +165,41 @@ static const char *fmt_end(char *buf, size_t len, int64_t v, int64_t open)
 static int64_t ceil_frame(sync_tval f)
 {
 	return f.f > 0 ? f.i + 1 : f.i;
+}
+
+/* The reply states its own time (issue 13): the time on `clock` (the
+ * request's, else global) of frame `first`, t0= (integer part) and its
+ * standard error t0_se=, and the frame period there over the next second,
+ * period= with period_se= (the audio fit's slope; the rest of the path adds
+ * ppm-level slope errors it does not count), all in the clock's units (ns).
+ * When the clock cannot be reached yet the reason is given as t0=none. */
+static void append_first_time(audio_dev *d, sync_clock_id clock, int64_t first, GString *out)
+{
+	sync_graph_result a, b;
+	char why[160], cn[SYNC_CLOCK_NAME_MAX];
+	sync_conv c;
+	sync_clock_format(clock, cn, sizeof cn);
+	if (sync_client_convert(d->clocks, d->audio_clock, clock, sync_tval_of(first), &a, why, sizeof why) < 0 ||
+	    sync_client_convert(d->clocks, d->audio_clock, clock, sync_tval_of(first + d->rate_hz), &b, why,
+				sizeof why) < 0 ||
+	    timehist_current(d->th, &c) < 0) {
+		g_string_append_printf(out, " t0_clock=%s t0=none", cn);
+		return;
+	}
+	double period = ((double)(b.value.i - a.value.i) + b.value.f - a.value.f) / d->rate_hz;
+	/* i + f as a decimal with three places (|f| <= 0.5, so borrow). */
+	int64_t ti = a.value.i;
+	long milli = lround(a.value.f * 1000.0);
+	if (milli < 0) {
+		ti--;
+		milli += 1000;
+	}
+	if (milli >= 1000) {
+		ti++;
+		milli -= 1000;
+	}
+	g_string_append_printf(out, " t0_clock=%s t0=%" G_GINT64_FORMAT ".%03ld t0_se=%.4g period=%.6f period_se=%.3g", cn,
+			       ti, milli, sqrt(a.var), period, sqrt(c.var_s));
 }
 
 static int op_open(void *user, const dev_creds *who, dev_sensor_request *req, void **client, GByteArray *reply,
@@ -200,6 +256,7 @@ static int op_open(void *user, const dev_creds *who, dev_sensor_request *req, vo
 		rc = -EINVAL;
 		goto refuse;
 	}
+	append_first_time(d, r.by_time ? r.clock : sync_clock_global(), req->first, out);
 	client_ctx *c = g_new0(client_ctx, 1);
 	c->nchan = r.nchan;
 	memcpy(c->chan, r.chan, sizeof c->chan);
@@ -250,6 +307,18 @@ static void send_sync(audio_dev *d, const char *cmd)
 		d->forward_failed++;
 }
 
+/* How syncd fits the pair: x = frame, y = cpu time (interrupt latency
+ * only makes y late), with the systematic term it states on every
+ * conversion. */
+static void send_pair(audio_dev *d)
+{
+	char a[SYNC_CLOCK_NAME_MAX], c[SYNC_CLOCK_NAME_MAX], cmd[200];
+	d->sent_sys_ns = systematic_ns(d);
+	g_snprintf(cmd, sizeof cmd, "pair %s %s lower %.17g %.6g", sync_clock_format(d->audio_clock, a, sizeof a),
+		   sync_clock_format(d->cpu_clock, c, sizeof c), 1e9 / d->rate_hz, d->sent_sys_ns);
+	send_sync(d, cmd);
+}
+
 /* syncd (re)appeared: tell it about our clock and how to fit it. */
 static void on_sync_state(void *user, gboolean connected, int err)
 {
@@ -261,9 +330,7 @@ static void on_sync_state(void *user, gboolean connected, int err)
 	sync_clock_format(d->cpu_clock, c, sizeof c);
 	g_snprintf(cmd, sizeof cmd, "register %s audiod", a);
 	send_sync(d, cmd);
-	/* x = frame, y = cpu time: interrupt latency only makes y late. */
-	g_snprintf(cmd, sizeof cmd, "pair %s %s lower %.17g", a, c, 1e9 / d->rate_hz);
-	send_sync(d, cmd);
+	send_pair(d);
 	if (d->fresh_numbering) {
 		/* This run numbers frames afresh: whatever syncd still holds
 		 * for the pair belongs to another numbering. */
@@ -277,6 +344,11 @@ static void forward_flush(audio_dev *d)
 {
 	if (!d->npending)
 		return;
+	/* The systematic term follows the fit (ALSA: its residual): restate
+	 * it when it moved by a tenth. */
+	double sys = systematic_ns(d);
+	if (dev_caller_connected(d->sync) && fabs(sys - d->sent_sys_ns) > 0.1 * d->sent_sys_ns + 1.0)
+		send_pair(d);
 	if (dev_caller_connected(d->sync))
 		send_sync(d, d->pending->str);
 	d->forwarded += d->npending;
@@ -362,14 +434,16 @@ static void on_stream(void *user, const stream_event *ev)
 			  ev->gap_from, ev->gap_to);
 	}
 	for (uint32_t i = 0; i < ev->nobs; i++) {
-		int rc = timehist_add(d->th, ev->obs[i].frame, ev->obs[i].cpu_ns, why, sizeof why);
+		/* The calibrated floor: the part of the delay no envelope sees. */
+		int64_t cpu = ev->obs[i].cpu_ns - d->floor_ns;
+		int rc = timehist_add(d->th, ev->obs[i].frame, cpu, why, sizeof why);
 		if (rc < 0) {
 			g_debug("audio/%d: observation refused: %s", d->k, why);
 			continue;
 		}
 		if (rc == 1)
 			g_message("audio/%d: timestamps jumped: new timehist segment", d->k);
-		forward_obs(d, ev->obs[i].frame, ev->obs[i].cpu_ns);
+		forward_obs(d, ev->obs[i].frame, cpu);
 	}
 	if (d->data)
 		dev_sensor_advance(d->data, ev->next);
@@ -395,16 +469,17 @@ static int status_text(void *user, GString *out)
 			       st.frames_lost);
 	g_string_append_printf(out, "clients streams=%u bulk=%" G_GUINT64_FORMAT " requests=%" G_GUINT64_FORMAT " refused=%" G_GUINT64_FORMAT "\n", d->data ? dev_sensor_readers(d->data) : 0,
 			       ringserver_served(d->rs), d->opens, d->refused);
-	g_string_append_printf(out, "tstamp source=%s%s%s records=%" G_GUINT64_FORMAT " lost=%" G_GUINT64_FORMAT " malformed=%" G_GUINT64_FORMAT "\n", tsrc_name(st.source), *st.source_path ? " path=" : "",
-			       st.source_path, st.records, st.records_lost, st.malformed);
+	g_string_append_printf(out, "tstamp source=%s%s%s records=%" G_GUINT64_FORMAT " lost=%" G_GUINT64_FORMAT " malformed=%" G_GUINT64_FORMAT " floor_us=%.3f floor_sd_us=%.3f systematic_us=%.3f audio_tstamp=%s\n", tsrc_name(st.source), *st.source_path ? " path=" : "",
+			       st.source_path, st.records, st.records_lost, st.malformed, (double)d->floor_ns * 1e-3,
+			       d->floor_sd_ns * 1e-3, systematic_ns(d) * 1e-3, audio_tstamp_name(st.audio_type));
 	if (timehist_current(d->th, &c) == 0)
 		g_string_append_printf(out, "fit ns_per_frame=%.9f rate=%.6f rate_se_ppm=%.4f residual_ns=%.1f n=%u segment=%u\n",
 				       c.slope, 1e9 / c.slope, sqrt(c.var_s) / c.slope * 1e6, c.rms, c.n,
 				       timehist_segment(d->th));
 	else
 		g_string_append_printf(out, "fit none yet segment=%u\n", timehist_segment(d->th));
-	g_string_append_printf(out, "latency_us p50=%.1f p99=%.1f max=%.1f wakeups=%" G_GUINT64_FORMAT " rt=%s\n",
-			       st.lat_p50_ns * 1e-3, st.lat_p99_ns * 1e-3, st.lat_max_ns * 1e-3, st.wakeups,
+	g_string_append_printf(out, "latency_us p50=%.1f p99=%.1f max=%.1f n=%" G_GUINT64_FORMAT " wakeups=%" G_GUINT64_FORMAT " rt=%s\n",
+			       st.lat_p50_ns * 1e-3, st.lat_p99_ns * 1e-3, st.lat_max_ns * 1e-3, st.lat_n, st.wakeups,
 			       st.rt ? "SCHED_FIFO" : "no");
 	g_string_append_printf(out, "syncd %s forwarded=%" G_GUINT64_FORMAT " failed=%" G_GUINT64_FORMAT "\n",
 			       dev_caller_connected(d->sync) ? "connected" : "away", d->forwarded, d->forward_failed);
@@ -462,6 +537,8 @@ audio_dev *audio_dev_new(int k, const stream_cfg *cfg, uint32_t node, GMainConte
 	const char *why = NULL;
 	d->k = k;
 	d->node = node;
+	d->floor_ns = (int64_t)llround(cfg->floor_ns);
+	d->floor_sd_ns = cfg->floor_sd_ns;
 	d->clocks = clocks;
 	d->audio_clock = sync_clock_audio(node, (uint16_t)k);
 	d->cpu_clock = sync_clock_cpu(node);

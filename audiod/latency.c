@@ -24,9 +24,12 @@ int64_t latency_quantile(const latency_hist *h, double q)
 	uint64_t want = (uint64_t)(q * (double)h->count + 0.5), seen = 0;
 	if (want < 1)
 		want = 1;
+	/* The upper edge of the bucket, but never above the largest sample
+	 * (a quantile cannot exceed the max: samples of 0 ns gave p50 1 us,
+	 * max 0 us). */
 	for (int i = 0; i < LATENCY_FINE; i++)
 		if ((seen += h->fine[i]) >= want)
-			return (int64_t)(i + 1) * 1000;
+			return (int64_t)(i + 1) * 1000 < h->max_ns ? (int64_t)(i + 1) * 1000 : h->max_ns;
 	for (int i = 0; i < LATENCY_COARSE; i++)
 		if ((seen += h->coarse[i]) >= want) {
 			int64_t edge = ((int64_t)LATENCY_FINE + (int64_t)(i + 1) * 100) * 1000;

@@ -21,7 +21,8 @@ typedef struct {
 /* Add one latency (ns; negative counts as 0). */
 void latency_add(latency_hist *h, int64_t ns);
 
-/* The q-quantile (0..1) in ns: the upper edge of its bucket; 0 when empty. */
+/* The q-quantile (0..1) in ns: the upper edge of its bucket, at most the
+ * largest sample; 0 when empty. */
 int64_t latency_quantile(const latency_hist *h, double q);
 
 #endif

@@ -125,6 +125,8 @@ int main(int argc, char **argv)
 		sc.ring_s = dc->ring_s;
 		sc.sidechannel = dc->sidechannel && *dc->sidechannel ? dc->sidechannel : NULL;
 		sc.rt_priority = (int)a.cfg.rt_priority;
+		sc.floor_ns = dc->latency_floor_us * 1e3;
+		sc.floor_sd_ns = dc->latency_floor_sd_us * 1e3;
 		/* Both are engine enums (audiod/config.c): the file's value was
 		 * one of the choices. */
 		static const snd_pcm_format_t formats[] = {

@@ -30,6 +30,8 @@ typedef struct {
 	tsrc_kind tstamp;        /* wanted source (TSRC_AUTO: best available) */
 	const char *sidechannel; /* simulator side channel path; NULL = default for the PCM */
 	int rt_priority;         /* SCHED_FIFO priority of the capture thread; 0 = normal */
+	double floor_ns;         /* calibrated latency floor, ns: the device subtracts it from every timestamp */
+	double floor_sd_ns;      /* its standard error, ns: stated to syncd as the pair's systematic term */
 } stream_cfg;
 
 #define STREAM_EVENT_OBS 64
@@ -59,6 +61,9 @@ typedef struct {
 	uint64_t malformed;                         /* malformed records rejected */
 	uint64_t wakeups;                           /* wakeups with data */
 	int64_t lat_p50_ns, lat_p99_ns, lat_max_ns; /* interrupt -> wakeup latency */
+	uint64_t lat_n;                             /* its samples (0 with ALSA timestamps: no interrupt time) */
+	int audio_type;                             /* ALSA audio timestamp the driver offers (-1: none) */
+	int64_t audio_accuracy_ns;                  /* its reported accuracy (-1: not reported) */
 	int rt;                                     /* 1 when the thread runs SCHED_FIFO */
 } stream_stats;
 

@@ -38,6 +38,17 @@ int tsrc_open(tsrc_kind want, capture *cap, const char *pcm_name, const char *si
 	char path[256];
 	*reader = NULL;
 	capture_hw_ids(cap, &card, &dev, &sub);
+	if (want == TSRC_KPATCH && card < 0) {
+		/* The module stamps a hw substream's interrupts; a plugin PCM
+		 * (plughw:, dsnoop, the simulator) names no card to ask it for,
+		 * so the timestamps asked for cannot be had: say so rather than
+		 * falling back to ALSA's. */
+		g_set_error(err, AUDIOD_ERROR, ENODEV,
+			    "%s: kpatch timestamps wanted but the PCM is not a hw: PCM (no card to ask "
+			    "the module for; use hw:CARD,DEV, or tstamp = auto/alsa)",
+			    pcm_name);
+		return -ENODEV;
+	}
 	if ((want == TSRC_AUTO || want == TSRC_KPATCH) && card >= 0) {
 		int rc = kpatch_reader_open_for_pcm(card, dev, sub, CHORUS_KPATCH_STREAM_CAPTURE, reader);
 		if (rc == 0) {

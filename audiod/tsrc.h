@@ -38,7 +38,8 @@ int tsrc_parse(const char *s, tsrc_kind *out);
  * source in *kind (TSRC_KPATCH, TSRC_SIM or TSRC_ALSA) and its reader in
  * *reader (NULL for alsa; the caller frees it), or -errno with err set
  * (AUDIOD_ERROR): kpatch wanted but its device unavailable (the reader's
- * error), sim wanted but no FIFO at the path (-ENOENT).  Opens files; never
+ * error, or -ENODEV when the PCM is not a hw PCM so the module cannot be
+ * asked), sim wanted but no FIFO at the path (-ENOENT).  Opens files; never
  * blocks. */
 int tsrc_open(tsrc_kind want, capture *cap, const char *pcm_name, const char *sidechannel, tsrc_kind *kind,
 	      struct kpatch_reader **reader, GError **err);

@@ -4,6 +4,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <math.h>
+#include <gsl/gsl_cdf.h>
 #include <string.h>
 
 /* a - b as a double without signed overflow (far-apart values only arise
@@ -110,6 +111,23 @@ double sync_conv_var(const sync_conv *c, sync_tval x)
 	double u = diff_i64(x.i, c->x0) + x.f - c->xbar;
 	double w = c->wander * fabs(c->slope) * sync_conv_outside(c, x);
 	return c->var_c + c->var_s * u * u + w * w;
+}
+
+double sync_conv_dof(const sync_conv *c)
+{
+	if (c->flags & SYNC_CONV_FIXED)
+		return INFINITY;
+	return c->n > 3 ? (double)c->n - 2.0 : 1.0;
+}
+
+double sync_tail_k(double dof, double k)
+{
+	if (!(dof < 1e7))
+		return k;
+	if (dof < 1.0)
+		dof = 1.0;
+	double scale = dof > 2.0 ? sqrt(dof / (dof - 2.0)) : 2.0;
+	return gsl_cdf_tdist_Qinv(gsl_cdf_ugaussian_Q(k), dof) / scale;
 }
 
 double sync_conv_var_inv(const sync_conv *c, sync_tval y)

@@ -75,6 +75,20 @@ sync_tval sync_conv_invert(const sync_conv *c, sync_tval y);
  * outside [xmin, xmax].  Returns it (>= 0). */
 double sync_conv_var(const sync_conv *c, sync_tval x);
 
+/* Degrees of freedom of c's stated variance: n - 2 observations' worth
+ * (at least 1); INFINITY for a FIXED conversion.  Returns it. */
+double sync_conv_dof(const sync_conv *c);
+
+/* The t-quantile rule for stated standard errors (docs/clocks.md §3): a
+ * variance estimated with `dof` degrees of freedom and scaled by
+ * dof / (dof - 2) (4 when dof <= 2), as libsync's fits state it, leaves an
+ * error / s.e. that follows Student's t of `dof` scaled to unit variance.
+ * Returns how many stated s.e. have the two-sided tail probability of `k`
+ * Gaussian standard errors (k itself for dof = INFINITY; more for fewer
+ * dof, for k = 5: 18.0 at 6 dof, 10.0 at 10, 6.8 at 20, 5.5 at 60).  Pure
+ * (GSL's t quantile). */
+double sync_tail_k(double dof, double k);
+
 /* Variance (x units^2) of the inverse x(y) for an exact y.  Returns it. */
 double sync_conv_var_inv(const sync_conv *c, sync_tval y);
 

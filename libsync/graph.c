@@ -288,7 +288,7 @@ static int refuses(const sync_graph *g, const dedge *d, sync_tval x, int64_t now
 static int eval_path(const sync_graph *g, const uint32_t *e, uint32_t n, sync_tval x, int64_t now_ns,
 		     sync_graph_result *out, char *why, size_t len)
 {
-	double var = 0.0;
+	double var = 0.0, q = 0.0; /* q: sum of (contribution^2 / dof) for Welch-Satterthwaite */
 	uint32_t flags = 0;
 	for (uint32_t k = 0; k < n; k++) {
 		const dedge *d = &g->e[e[k]];
@@ -298,11 +298,14 @@ static int eval_path(const sync_graph *g, const uint32_t *e, uint32_t n, sync_tv
 		if (x.i < d->c.xmin || x.i > d->c.xmax)
 			flags |= SYNC_GRAPH_EXTRAPOLATED;
 		/* Earlier errors are carried on by this edge's slope. */
-		var = var * d->c.slope * d->c.slope + sync_conv_var(&d->c, x);
+		double s2 = d->c.slope * d->c.slope, v = sync_conv_var(&d->c, x);
+		var = var * s2 + v;
+		q = q * s2 * s2 + (v > 0.0 && !(d->c.flags & SYNC_CONV_FIXED) ? v * v / sync_conv_dof(&d->c) : 0.0);
 		x = sync_conv_apply(&d->c, x);
 	}
 	out->value = x;
 	out->var = var;
+	out->dof = q > 0.0 ? var * var / q : INFINITY;
 	out->hops = n;
 	out->flags = flags;
 	return 0;
@@ -426,6 +429,7 @@ int sync_graph_convert(sync_graph *g, sync_clock_id from, sync_clock_id to, sync
 		out->var = 0.0;
 		out->hops = 0;
 		out->flags = 0;
+		out->dof = INFINITY;
 		return 0;
 	}
 	const uint32_t *path;

@@ -45,6 +45,9 @@ typedef struct {
 	double var;      /* its variance, destination units^2 (the exact input has none) */
 	uint32_t hops;   /* edges followed (0 when from == to) */
 	uint32_t flags;  /* SYNC_GRAPH_* */
+	double dof;      /* degrees of freedom of var (Welch-Satterthwaite over the edges, each
+			  * n - 2; INFINITY when every edge is exact): an error over sqrt(var)
+			  * is Student's t of dof scaled to unit variance (sync_tail_k) */
 } sync_graph_result;
 
 typedef struct sync_graph sync_graph;

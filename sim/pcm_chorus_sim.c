@@ -24,6 +24,21 @@
  *                   (else $CHORUS_SIM_EPOCH_NS, else the first start)
  *   xrun_every S    inject an xrun every S s of running (else [world] xrun_every)
  *   rate HZ         accept only this rate (else 8000..192000)
+ *   tstamp pessimistic|driver (else $CHORUS_SIM_TSTAMP, else pessimistic):
+ *                   what ALSA's own timestamps (snd_pcm_status,
+ *                   snd_pcm_htimestamp) pair with.  An ioplug's timestamp
+ *                   is always the time of the call, so the mode decides the
+ *                   position reported then:
+ *       pessimistic hw_ptr moves only at the modelled interrupts, in whole
+ *                   periods: the timestamp is the reader's wakeup, late by
+ *                   the interrupt latency plus the scheduling delay (a
+ *                   period-granular driver read late; USB audio's URB
+ *                   completions are like it, 1 ms coarse);
+ *       driver      hw_ptr is the DMA position at the call: the frames whose
+ *                   end lies at least irq_latency_floor_us before it, whole
+ *                   frames (HDA's position buffer read at the status call;
+ *                   the floor plays its FIFO and link delay).  Wakeups still
+ *                   come at the interrupts.
  */
 #include <alsa/asoundlib.h>
 #include <alsa/pcm_external.h>
@@ -58,6 +73,8 @@ typedef struct {
 	int epoch_set;
 	int64_t epoch_ns;    /* host raw ns of world time 0 */
 	double xrun_every_s; /* s, 0 = never */
+	int driver_tstamp;   /* tstamp driver: hw_ptr is the DMA position at the call */
+	int64_t dma_lag_ns;  /* tstamp driver: the position lags the frames by the latency floor */
 	snd_pcm_uframes_t stop_threshold, avail_min, boundary;
 	/* stream state */
 	int running;
@@ -148,13 +165,28 @@ static void advance(chorus_sim *s, int64_t now_ns)
 	}
 }
 
+/* tstamp driver: stream frames whose end lies at or before host raw ns
+ * `now_ns` minus the node's latency floor (the DMA position register), at
+ * least the periods interrupted so far (an interrupt reports its period
+ * done) and never past the next period's end. */
+static uint64_t dma_position(const chorus_sim *s, int64_t now_ns)
+{
+	int64_t t = now_ns - s->epoch_ns - s->dma_lag_ns;
+	int64_t f = sim_world_first_frame_at(s->world, s->node, s->io.rate, t + 1) - 1 - s->f0;
+	uint64_t lo = s->periods * s->io.period_size, hi = lo + s->io.period_size;
+	if (f < (int64_t)lo)
+		return lo;
+	return (uint64_t)f < hi ? (uint64_t)f : hi;
+}
+
 static snd_pcm_sframes_t cb_pointer(snd_pcm_ioplug_t *io)
 {
 	chorus_sim *s = io->private_data;
 	pthread_mutex_lock(&s->lock);
-	advance(s, true_now());
-	snd_pcm_sframes_t r = s->xrun ? -EPIPE
-				      : (snd_pcm_sframes_t)((s->periods * io->period_size) % s->boundary);
+	int64_t now_ns = true_now();
+	advance(s, now_ns);
+	uint64_t pos = s->driver_tstamp && s->running ? dma_position(s, now_ns) : s->periods * io->period_size;
+	snd_pcm_sframes_t r = s->xrun ? -EPIPE : (snd_pcm_sframes_t)(pos % s->boundary);
 	pthread_mutex_unlock(&s->lock);
 	return r;
 }
@@ -318,7 +350,7 @@ static const snd_pcm_ioplug_callback_t callbacks = {
 
 /* Options from the ALSA configuration, strings owned by the caller. */
 typedef struct {
-	char *scenario, *node, *sidechannel, *epoch_ns, *xrun_every, *rate;
+	char *scenario, *node, *sidechannel, *epoch_ns, *xrun_every, *rate, *tstamp;
 } options;
 
 static void options_free(options *o)
@@ -329,6 +361,7 @@ static void options_free(options *o)
 	free(o->epoch_ns);
 	free(o->xrun_every);
 	free(o->rate);
+	free(o->tstamp);
 }
 
 static int parse_options(snd_config_t *conf, options *o)
@@ -355,8 +388,11 @@ static int parse_options(snd_config_t *conf, options *o)
 			slot = &o->xrun_every;
 		else if (!strcmp(id, "rate"))
 			slot = &o->rate;
+		else if (!strcmp(id, "tstamp"))
+			slot = &o->tstamp;
 		if (!slot) {
-			SNDERR("chorus_sim: unknown field '%s' (known: scenario node sidechannel epoch_ns xrun_every rate)", id);
+			SNDERR("chorus_sim: unknown field '%s' (known: scenario node sidechannel epoch_ns xrun_every rate tstamp)",
+			       id);
 			return -EINVAL;
 		}
 		free(*slot);
@@ -448,6 +484,13 @@ static int setup(chorus_sim *s, const char *name, const options *o, unsigned *ra
 			return -EINVAL;
 		*rate_pin = (unsigned)v;
 	}
+	const char *ts = pick(o->tstamp, "CHORUS_SIM_TSTAMP");
+	if (ts && strcmp(ts, "pessimistic") && strcmp(ts, "driver")) {
+		SNDERR("chorus_sim: tstamp '%s' is not pessimistic or driver", ts);
+		return -EINVAL;
+	}
+	s->driver_tstamp = ts && !strcmp(ts, "driver");
+	s->dma_lag_ns = (int64_t)llround(sim_scenario_find_node(s->sc, s->node)->latency_floor_ns);
 	if (o->sidechannel && !strcmp(o->sidechannel, "none"))
 		return 0;
 	int rc = o->sidechannel ? (int)g_strlcpy(s->side_path, o->sidechannel, sizeof s->side_path)

@@ -16,7 +16,7 @@
 /* Domains keep independent quantities from sharing keys. */
 enum {
 	SIM_RNG_NOISE = 1,     /* a = node, b = mic, c = frame */
-	SIM_RNG_LATENCY = 2,   /* a = node, b = 0, c = frame at the period's end */
+	SIM_RNG_LATENCY = 2,   /* a = node, b = 0 (delay) or 1 (mixture component), c = frame at the period's end */
 	SIM_RNG_CALLS = 3,     /* a = source, b = 0, c = call index */
 	SIM_RNG_JITTER = 4,    /* free for the network simulation */
 	SIM_RNG_VARIATION = 5, /* a = source, b = which parameter, c = call index */

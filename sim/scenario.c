@@ -10,7 +10,7 @@
 #include "sim/rng.h"
 
 static const char *const formats[] = {"S16_LE", "S32_LE", "FLOAT_LE", NULL};
-static const char *const latencies[] = {"exponential", "normal", "uniform", "constant", NULL};
+static const char *const latencies[] = {"exponential", "normal", "uniform", "constant", "mixture", NULL};
 static const char *const waveforms[] = {"pulse_train", "chirp", "tone", "click", "file", NULL};
 static const char *const sweeps[] = {"linear", "exponential", NULL};
 static const char *const grounds[] = {"none", "hard", "grass", "snow", NULL};
@@ -63,6 +63,10 @@ static const cfg_key node_keys[] = {
 	ENUM("irq_latency", "exponential", latencies),
 	NUM("irq_latency_mean_us", "20", 0, 1e5),
 	NUM("irq_latency_sd_us", "5", 0, 1e5),
+	NUM("irq_latency_mix_fraction", "0.1", 0, 1),
+	NUM("irq_latency_mix_mean_us", "200", 0, 1e5),
+	NUM("irq_latency_floor_us", "0", 0, 1e5),
+	{.name = "calibrated_floor_us", .type = CFG_DOUBLE_LIST, .def = "0, 0", .min = 0, .max = 1e5},
 	NUM("radio_jitter_ns", "1000", 0, 1e9),
 	NUM("survey_error_m", "0", 0, 100),
 	{NULL},
@@ -248,6 +252,21 @@ static void load_node(cfg_file *ini, const char *g, sim_node_cfg *n)
 	n->latency = (sim_latency_dist)cfg_file_enum(ini, g, "irq_latency");
 	n->latency_mean_ns = cfg_file_double(ini, g, "irq_latency_mean_us") * 1e3;
 	n->latency_sd_ns = cfg_file_double(ini, g, "irq_latency_sd_us") * 1e3;
+	n->latency_mix_fraction = cfg_file_double(ini, g, "irq_latency_mix_fraction");
+	n->latency_mix_mean_ns = cfg_file_double(ini, g, "irq_latency_mix_mean_us") * 1e3;
+	n->latency_floor_ns = cfg_file_double(ini, g, "irq_latency_floor_us") * 1e3;
+	size_t ncal;
+	double *cal = cfg_file_double_list(ini, g, "calibrated_floor_us", &ncal);
+	if (ncal != 2)
+		cfg_file_fail(ini, g, "calibrated_floor_us",
+			      "%zu value(s); give FLOOR, SD in us (the floor the node's operator calibrated, told "
+			      "to audiod as latency_floor_us and latency_floor_sd_us)",
+			      ncal);
+	else {
+		n->calibrated_floor_ns = cal[0] * 1e3;
+		n->calibrated_floor_sd_ns = cal[1] * 1e3;
+	}
+	g_free(cal);
 	n->radio_jitter_ns = cfg_file_double(ini, g, "radio_jitter_ns");
 	n->survey_error_m = cfg_file_double(ini, g, "survey_error_m");
 	if (n->latency == SIM_LAT_UNIFORM && n->latency_mean_ns < sqrt(3.0) * n->latency_sd_ns)
@@ -257,6 +276,15 @@ static void load_node(cfg_file *ini, const char *g, sim_node_cfg *n)
 	    (n->latency == SIM_LAT_EXPONENTIAL || n->latency == SIM_LAT_CONSTANT))
 		cfg_file_fail(ini, g, "irq_latency_sd_us", "not used by irq_latency = %s",
 			      latencies[n->latency]);
+	if (cfg_file_has(ini, g, "irq_latency_sd_us") && n->latency == SIM_LAT_MIXTURE)
+		cfg_file_fail(ini, g, "irq_latency_sd_us",
+			      "not used by irq_latency = mixture (two exponentials: irq_latency_mean_us and "
+			      "irq_latency_mix_mean_us, the second with probability irq_latency_mix_fraction)");
+	static const char *const mix_keys[] = {"irq_latency_mix_fraction", "irq_latency_mix_mean_us"};
+	for (int i = 0; i < 2; i++)
+		if (cfg_file_has(ini, g, mix_keys[i]) && n->latency != SIM_LAT_MIXTURE)
+			cfg_file_fail(ini, g, mix_keys[i], "only used by irq_latency = mixture (not %s)",
+				      latencies[n->latency]);
 }
 
 /* Check a file source's file now, so its error carries the key's line. */

@@ -28,6 +28,7 @@ typedef enum {
 	SIM_LAT_NORMAL = 1,  /* truncated at 0 */
 	SIM_LAT_UNIFORM = 2, /* mean ± sqrt(3) sd */
 	SIM_LAT_CONSTANT = 3,
+	SIM_LAT_MIXTURE = 4, /* exponential of mean, else (mix_fraction) exponential of mix_mean */
 } sim_latency_dist;
 
 typedef enum {
@@ -77,10 +78,15 @@ typedef struct {
 	sync_simclock cpu;              /* cpu clock: skew ppm and offset ns vs true time */
 	double audio_skew_ppm;          /* sound card clock rate error vs true time, ppm */
 	sim_latency_dist latency;
-	double latency_mean_ns; /* ns */
-	double latency_sd_ns;   /* ns (normal, uniform) */
-	double radio_jitter_ns; /* ns: sd of the receive timestamp error */
-	double survey_error_m;  /* m: sd per axis of the position the apps are told */
+	double latency_mean_ns;        /* ns */
+	double latency_sd_ns;          /* ns (normal, uniform) */
+	double latency_mix_fraction;   /* mixture: probability of the second (busy) component */
+	double latency_mix_mean_ns;    /* mixture: mean of the second exponential component, ns */
+	double latency_floor_ns;       /* ns added to every latency (the part no envelope can see) */
+	double calibrated_floor_ns;    /* the floor the operator states to audiod (latency_floor_us), ns */
+	double calibrated_floor_sd_ns; /* and its standard error (latency_floor_sd_us), ns */
+	double radio_jitter_ns;        /* ns: sd of the receive timestamp error */
+	double survey_error_m;         /* m: sd per axis of the position the apps are told */
 } sim_node_cfg;
 
 typedef struct {

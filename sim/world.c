@@ -698,7 +698,14 @@ int64_t sim_world_irq_latency_ns(const sim_world *w, int node, int64_t frame_end
 	}
 	case SIM_LAT_CONSTANT:
 		break;
+	case SIM_LAT_MIXTURE: {
+		/* One draw picks the component, an independent one its delay. */
+		double u = sim_rng_unit(sim_rng_hash(seed, SIM_RNG_LATENCY, a, 1, k));
+		double mean = u < c->latency_mix_fraction ? c->latency_mix_mean_ns : c->latency_mean_ns;
+		lat = mean * sim_rng_exp(seed, SIM_RNG_LATENCY, a, 0, k);
+		break;
 	}
-	int64_t ns = (int64_t)llround(fmax(lat, 0));
+	}
+	int64_t ns = (int64_t)llround(c->latency_floor_ns + fmax(lat, 0));
 	return cap_ns >= 0 && ns > cap_ns ? cap_ns : ns;
 }

@@ -1,6 +1,7 @@
 /* commands.c — the text command language of sync/command (see commands.h
  * and syncd_usage). */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +15,7 @@ void syncd_usage(GString *out)
 			"Clocks: node<N>:cpu, node<N>:realtime, node<N>:audio<K>, global; a bare kind\n"
 			"(cpu, audio0) means this node.\n"
 			"  register CLOCK [FEEDER]        announce a clock you will feed\n"
-			"  pair A B mean|lower|upper [NOMINAL]\n"
+			"  pair A B mean|lower|upper [NOMINAL [SYSTEMATIC]]\n"
 			"                                 how to fit A->B: least squares, lower or upper\n"
 			"                                 envelope (one-sided delays), nominal dB/dA (0 = data)\n"
 			"  obs A B X Y [X Y ...]          observations: X on A is the same instant as Y on B\n"
@@ -80,8 +81,9 @@ static int cmd_pair(syncd *s, gchar **argv, int argc, GString *reply)
 	sync_fit_mode mode;
 	double nominal = 0;
 	const char *why = NULL;
-	if (argc < 4 || argc > 5) {
-		g_string_append(reply, "usage: pair A B mean|lower|upper [NOMINAL]");
+	double systematic = 0;
+	if (argc < 4 || argc > 6) {
+		g_string_append(reply, "usage: pair A B mean|lower|upper [NOMINAL [SYSTEMATIC]]");
 		return -EINVAL;
 	}
 	if (parse_clock(s, argv[1], &a, reply) < 0 || parse_clock(s, argv[2], &b, reply) < 0)
@@ -96,7 +98,7 @@ static int cmd_pair(syncd *s, gchar **argv, int argc, GString *reply)
 		g_string_append_printf(reply, "bad fit mode \"%s\" (mean, lower or upper)", argv[3]);
 		return -EINVAL;
 	}
-	if (argc == 5) {
+	if (argc >= 5) {
 		char *end;
 		nominal = strtod(argv[4], &end);
 		if (end == argv[4] || *end) {
@@ -104,12 +106,25 @@ static int cmd_pair(syncd *s, gchar **argv, int argc, GString *reply)
 			return -EINVAL;
 		}
 	}
+	if (argc == 6) {
+		char *end;
+		systematic = strtod(argv[5], &end);
+		if (end == argv[5] || *end || !(systematic >= 0) || !isfinite(systematic)) {
+			g_string_append_printf(reply, "bad systematic standard deviation \"%s\" (a number >= 0 in B's units)",
+					       argv[5]);
+			return -EINVAL;
+		}
+	}
 	int rc = syncd_pairs_configure(s->pairs, a, b, mode, nominal, &why);
+	if (rc == 0)
+		rc = syncd_pairs_set_systematic(s->pairs, a, b, systematic, &why);
 	if (rc < 0) {
 		g_string_append(reply, why);
 		return rc;
 	}
 	g_string_append_printf(reply, "pair %s %s fitted by %s", argv[1], argv[2], argv[3]);
+	if (systematic > 0)
+		g_string_append_printf(reply, ", systematic s.d. %.6g", systematic);
 	return 0;
 }
 

@@ -18,6 +18,7 @@ typedef struct {
 	sync_fit *fit;
 	sync_fit_mode mode;
 	double nominal;      /* dy/dx, 0 = from the data */
+	double systematic;   /* s.d. every conversion carries beyond the fit's own, y units */
 	int64_t last_obs_ns; /* node cpu ns of the last observation */
 	gboolean dirty;      /* observations since the last solve */
 	gboolean have_conv;
@@ -197,6 +198,30 @@ int syncd_pairs_configure(syncd_pairs *p, sync_clock_id a, sync_clock_id b, sync
 	return 0;
 }
 
+int syncd_pairs_set_systematic(syncd_pairs *p, sync_clock_id a, sync_clock_id b, double sd, const char **why)
+{
+	gboolean sw;
+	if (!(sd >= 0) || !isfinite(sd)) {
+		*why = "systematic standard deviation must be a finite number >= 0";
+		return -EINVAL;
+	}
+	pair_rec *r = find_pair(p, a, b, &sw, NULL);
+	if (!r) {
+		*why = "no such pair";
+		return -ENOENT;
+	}
+	if (sw) {
+		*why = "the pair is fitted the other way round: state the systematic term in its y clock's units";
+		return -EINVAL;
+	}
+	if (r->systematic != sd) {
+		r->systematic = sd;
+		r->dirty = TRUE;
+		p->gen++;
+	}
+	return 0;
+}
+
 int syncd_pairs_observe(syncd_pairs *p, sync_clock_id a, sync_clock_id b, int64_t x, int64_t y,
 			int64_t now_ns, const char **why)
 {
@@ -279,6 +304,9 @@ static void solve(pair_rec *r)
 		return;
 	}
 	c.updated_ns = r->last_obs_ns;
+	/* A constant error of y no observation reveals (e.g. an interrupt
+	 * latency floor): the line's offset is uncertain by it everywhere. */
+	c.var_c += r->systematic * r->systematic;
 	r->conv = c;
 	r->have_conv = TRUE;
 	r->last_err = NULL;

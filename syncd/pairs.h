@@ -44,6 +44,16 @@ int syncd_pairs_register(syncd_pairs *p, sync_clock_id id, const char *feeder, p
 int syncd_pairs_configure(syncd_pairs *p, sync_clock_id a, sync_clock_id b, sync_fit_mode mode,
 			  double nominal, const char **why);
 
+/* State a systematic error of pair (a, b), fitted a -> b (syncd_pairs_configure):
+ * a standard deviation `sd` in b's units that no observation reveals (an
+ * interrupt latency floor known only from calibration, the residual delay
+ * of ALSA timestamps).  It is added to the variance of the line's offset
+ * (var_c) of every conversion published, so it reaches every conversion
+ * through the pair.  Keeps the observations.  Returns 0, -ENOENT (no such
+ * pair) or -EINVAL with a reason (sd negative or not finite, the pair is
+ * fitted b -> a). */
+int syncd_pairs_set_systematic(syncd_pairs *p, sync_clock_id a, sync_clock_id b, double sd, const char **why);
+
 /* Add observation: x on clock a corresponds to y on clock b.  Creates the
  * pair (MEAN mode) and registers unknown clocks as fed by "?".  Observations
  * on (b, a) go to the same pair with x and y swapped.  Returns 0, or -EINVAL

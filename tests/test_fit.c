@@ -225,11 +225,62 @@ START_TEST(lower_envelope_unbiased)
 	/* The least-squares line sits at the mean delay, 20 us late: that is why
 	 * the envelope exists. */
 	ck_assert_msg(fabs(ls_bias - 20000.0) < 6 * 20000.0 / sqrt((double)n * seeds), "LS bias %.0f", ls_bias);
-	/* The envelope's predicted s.e. matches its empirical error: the RMS of
-	 * z over 300 seeds lies in the chi-square interval (with the z's heavier
-	 * than Gaussian tail allowed by a 20 % bound, five times the 4 % s.d. of
-	 * the RMS of 300 Gaussian draws). */
-	ck_assert_msg(fabs(rms_z - 1) < 0.2, "envelope RMS z %.3f", rms_z);
+	/* The envelope's predicted s.e. covers its empirical error without
+	 * hiding it: for exponential delays the stated scale is the larger of
+	 * the exponential model's and the local density's at the floor (which
+	 * also serves light-tailed delays), so RMS z is 0.72 rather than 1
+	 * (measured); the bounds allow the 20 % (five times the 4 % s.d. of
+	 * the RMS of 300 draws) either side of [0.72, 1]. */
+	ck_assert_msg(rms_z > 0.6 && rms_z < 1.2, "envelope RMS z %.3f", rms_z);
+}
+END_TEST
+
+/* RMS of error / stated s.e. at the newest point of a 64-point lower
+ * envelope whose delays are each the least of 10 draws (audiod forwards the
+ * least-latency interrupt of every 10) of `shape`: 0 normal 12 +- 4 us
+ * truncated at 0, 1 uniform on [0, 34.6] us. */
+static double light_tail_rms_z(int shape, int seeds)
+{
+	sync_fit_params p;
+	sync_fit_params_default(&p);
+	p.mode = SYNC_FIT_LOWER;
+	p.reject_k = 0;
+	sync_fit *f = sync_fit_new(&p, NULL);
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	double sz2 = 0;
+	for (int k = 0; k < seeds; k++) {
+		gsl_rng_set(r, 9000 + k);
+		sync_fit_reset(f);
+		truth t = {(int64_t)(gsl_rng_uniform(r) * 1e12), (gsl_rng_uniform(r) * 2 - 1) * 100e-6};
+		int64_t x = X0;
+		for (int i = 0; i < 64; i++) {
+			x = X0 + (int64_t)i * 100000000;
+			double e = 1e18;
+			for (int b = 0; b < 10; b++)
+				e = fmin(e, shape == 0 ? fmax(0, 12000 + 4000 * gsl_ran_gaussian(r, 1)) : 34641 * gsl_rng_uniform(r));
+			sync_fit_add(f, x, x + t.off_ns + (int64_t)llround(t.skew * (double)(x - X0) + e), NULL);
+		}
+		sync_conv c;
+		ck_assert_int_eq(sync_fit_solve(f, &c, NULL), 0);
+		double e = err_at(t, sync_conv_apply(&c, sync_tval_of(x)), x);
+		sz2 += e * e / sync_conv_var(&c, sync_tval_of(x));
+	}
+	gsl_rng_free(r);
+	sync_fit_free(f);
+	return sqrt(sz2 / seeds);
+}
+
+START_TEST(lower_envelope_light_tails)
+{
+	/* Issue 13: the exponential model's variance (1.85 (theta/m)^2) claimed
+	 * 6.1x too little for normal delays (RMS z 6.09) and 1.3x for uniform;
+	 * the local density at the floor now widens it (measured 1.47 and 0.87
+	 * over 300 seeds).  Bounds: the measured values with the 20 % allowance
+	 * of the exponential case above (the z of these shapes are heavier
+	 * tailed still). */
+	double zn = light_tail_rms_z(0, 300), zu = light_tail_rms_z(1, 300);
+	ck_assert_msg(zn < 1.8, "normal delays: RMS z %.3f", zn);
+	ck_assert_msg(zu > 0.6 && zu < 1.2, "uniform delays: RMS z %.3f", zu);
 }
 END_TEST
 
@@ -239,7 +290,7 @@ START_TEST(upper_envelope_mirror)
 	run_envelope(SYNC_FIT_UPPER, 100, 200, &bias, &rms_z, &ls_bias);
 	/* 100 points: error s.d. ~1.4 * 200 ns; mean of 200 seeds, 6 s.e. */
 	ck_assert_msg(fabs(bias) < 6 * 1.4 * 20000.0 / 100 / sqrt(200), "upper envelope bias %.1f ns", bias);
-	ck_assert_msg(fabs(rms_z - 1) < 0.2, "envelope RMS z %.3f", rms_z);
+	ck_assert_msg(rms_z > 0.6 && rms_z < 1.2, "envelope RMS z %.3f", rms_z);
 	ck_assert_msg(ls_bias < -15000.0, "LS should be 20 us early, is %.0f", ls_bias);
 }
 END_TEST
@@ -446,6 +497,7 @@ int main(void)
 	tcase_add_test(tc, gaussian_sliding_window256);
 	tcase_add_test(tc, outliers_10pct);
 	tcase_add_test(tc, lower_envelope_unbiased);
+	tcase_add_test(tc, lower_envelope_light_tails);
 	tcase_add_test(tc, upper_envelope_mirror);
 	tcase_add_test(tc, envelope_rejects_early_outlier);
 	tcase_add_test(tc, exact_near_2_62);

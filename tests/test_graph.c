@@ -336,6 +336,57 @@ START_TEST(global_and_errors)
 }
 END_TEST
 
+/* Issue 13 item 4: the degrees of freedom of a composed variance
+ * (Welch-Satterthwaite over the edges, n - 2 each; exact edges add none) and
+ * the t-quantile rule that young fits' errors are judged by. */
+START_TEST(dof_and_tail_rule)
+{
+	sync_graph *g = mk();
+	sync_clock_id a = sync_clock_cpu(1), b = sync_clock_cpu(2), c = sync_clock_cpu(3), gl = sync_clock_global();
+	sync_conv young = conv(T0, T0, 1.0, 100.0, 0, 10000000000LL);
+	young.n = 8;
+	set(g, a, b, young);
+	set(g, b, c, conv(T0, T0, 1.0, 100.0, 0, 10000000000LL)); /* n = 64 */
+	set(g, a, gl, sync_conv_fixed(T0, 1700000000000000000LL, 1.0));
+	sync_graph_result r;
+	char why[200];
+	ck_assert_int_eq(sync_graph_convert(g, a, b, sync_tval_of(T0), NOW, &r, why, sizeof why), 0);
+	ck_assert_double_eq_tol(r.dof, 6.0, 1e-9);
+	ck_assert_int_eq(sync_graph_convert(g, a, c, sync_tval_of(T0), NOW, &r, why, sizeof why), 0);
+	/* (100 + 100)^2 / (100^2 / 6 + 100^2 / 62) */
+	ck_assert_double_eq_tol(r.dof, 40000.0 / (1e4 / 6 + 1e4 / 62), 1e-6);
+	ck_assert_int_eq(sync_graph_convert(g, a, gl, sync_tval_of(T0), NOW, &r, why, sizeof why), 0);
+	ck_assert(isinf(r.dof));
+	sync_graph_free(g);
+
+	/* sync_tail_k: the same two-sided tail probability as k Gaussian s.e. */
+	ck_assert_double_eq(sync_tail_k(INFINITY, 5.0), 5.0);
+	for (int i = 0; i < 4; i++) {
+		double dof = (double[]){3, 6, 20, 200}[i], k = sync_tail_k(dof, 5.0);
+		double p = gsl_cdf_tdist_Q(k * sqrt(dof / (dof - 2)), dof);
+		ck_assert_msg(fabs(p / gsl_cdf_ugaussian_Q(5.0) - 1) < 1e-6, "dof %g: k %g, tail %g", dof, k, p);
+		ck_assert(k > 5.0);
+	}
+	/* Drawn: t with 6 dof scaled to unit variance (the error of an 8-point
+	 * fit over its stated s.e.) passes 3 s.e. by the rule as often as a
+	 * Gaussian passes 3: within 5 binomial s.d. of N * 2Q(3). */
+	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng_set(rng, 13);
+	const int N = 200000;
+	double k3 = sync_tail_k(6, 3.0), p3 = 2 * gsl_cdf_ugaussian_Q(3.0);
+	int beyond = 0, beyond_plain = 0;
+	for (int i = 0; i < N; i++) {
+		double z = gsl_ran_tdist(rng, 6) / sqrt(1.5);
+		beyond += fabs(z) > k3;
+		beyond_plain += fabs(z) > 3.0;
+	}
+	gsl_rng_free(rng);
+	double want = N * p3, sd = sqrt(N * p3 * (1 - p3));
+	ck_assert_msg(fabs(beyond - want) < 5 * sd, "%d beyond %.2f s.e., expected %.0f +- %.0f", beyond, k3, want, sd);
+	ck_assert_msg(beyond_plain > want + 5 * sd, "plain 3 s.e.: %d (t tails should show)", beyond_plain);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("graph");
@@ -346,6 +397,7 @@ int main(void)
 	tcase_add_test(tc, cheaper_path_chosen);
 	tcase_add_test(tc, aging_and_validity);
 	tcase_add_test(tc, global_and_errors);
+	tcase_add_test(tc, dof_and_tail_rule);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -117,6 +117,13 @@ START_TEST(shipped_scenarios_load)
 	sim_scenario_free(sc);
 	sc = sim_scenario_load(SIM_SRC_DIR "/scenarios/test.ini", &err);
 	ck_assert_msg(sc, "%s", err ? err->message : "");
+	ck_assert_double_eq(sim_scenario_node(sc, 1)->calibrated_floor_ns, 12500);
+	ck_assert_double_eq(sim_scenario_node(sc, 1)->calibrated_floor_sd_ns, 1000);
+	sim_scenario_free(sc);
+	sc = sim_scenario_load(SIM_SRC_DIR "/scenarios/shapes.ini", &err);
+	ck_assert_msg(sc, "%s", err ? err->message : "");
+	ck_assert_int_eq(sim_scenario_node(sc, 3)->latency, SIM_LAT_MIXTURE);
+	ck_assert_double_eq(sim_scenario_node(sc, 3)->latency_mix_mean_ns, 200000);
 	sim_scenario_free(sc);
 }
 END_TEST
@@ -141,7 +148,15 @@ static const struct {
 	{"[world.2]\n[node.1]\nposition_m=0,0\n", "bad.ini:1: [world.2] ", "[world] takes no number"},
 	{"[node.1]\nmics_m = 0,0\n", "bad.ini:1: [node.1] position_m: ", "required key is missing"},
 	{"[node.1]\nposition_m = 0,0\nirq_latency = gaussian\n", "bad.ini:3: [node.1] irq_latency: ",
-	 "'gaussian' is not one of: exponential, normal, uniform, constant"},
+	 "'gaussian' is not one of: exponential, normal, uniform, constant, mixture"},
+	{"[node.1]\nposition_m = 0,0\nirq_latency_mix_fraction = 0.2\n", "bad.ini:3: [node.1] irq_latency_mix_fraction: ",
+	 "only used by irq_latency = mixture (not exponential)"},
+	{"[node.1]\nposition_m = 0,0\nirq_latency = mixture\nirq_latency_sd_us = 3\n",
+	 "bad.ini:4: [node.1] irq_latency_sd_us: ", "not used by irq_latency = mixture"},
+	{"[node.1]\nposition_m = 0,0\nirq_latency = mixture\nirq_latency_mix_fraction = 1.5\n",
+	 "bad.ini:4: [node.1] irq_latency_mix_fraction: ", "out of range [0, 1]"},
+	{"[node.1]\nposition_m = 0,0\ncalibrated_floor_us = 12\n", "bad.ini:3: [node.1] calibrated_floor_us: ",
+	 "1 value(s); give FLOOR, SD in us"},
 	{"[node.1]\nposition_m = 1,2,3,4\n", "bad.ini:2: [node.1] position_m: ", "is not a position x,y[,z]"},
 	{"[node.1]\nposition_m = 0,0\nmics_m = 0,0,0; 1,x\n", "bad.ini:3: [node.1] mics_m: ", "not a list of positions"},
 	{"[node.1]\nposition_m = 0,0\nposition_m = 1,1\n", "bad.ini:3: [node.1] position_m: ", "key given twice (first at line 2)"},

@@ -174,9 +174,24 @@ START_TEST(test_pair_and_reset)
 	ck_assert_int_eq(run("pair cpu cpu mean", 0), -EINVAL);
 	REPLY_IS("a pair needs two different clocks");
 	ck_assert_int_eq(run("pair cpu audio0", 0), -EINVAL);
-	REPLY_IS("usage: pair A B mean|lower|upper [NOMINAL]");
-	ck_assert_int_eq(run("pair cpu audio0 mean 1 2", 0), -EINVAL);
-	REPLY_IS("usage: pair A B mean|lower|upper [NOMINAL]");
+	REPLY_IS("usage: pair A B mean|lower|upper [NOMINAL [SYSTEMATIC]]");
+	ck_assert_int_eq(run("pair cpu audio0 mean 1 2 3", 0), -EINVAL);
+	REPLY_IS("usage: pair A B mean|lower|upper [NOMINAL [SYSTEMATIC]]");
+	ck_assert_int_eq(run("pair cpu audio0 mean 1 -2", 0), -EINVAL);
+	REPLY_IS("bad systematic standard deviation \"-2\" (a number >= 0 in B's units)");
+	/* A systematic term (a calibrated latency floor's s.e.) is in the
+	 * offset variance of every conversion published, not in the fit. */
+	ck_assert_int_eq(run("pair audio1 cpu lower 20833.333333333332 1500", 0), 0);
+	REPLY_IS("pair audio1 cpu fitted by lower, systematic s.d. 1500");
+	for (int i = 0; i < 8; i++) {
+		char line[96];
+		g_snprintf(line, sizeof line, "obs audio1 cpu %d %lld", i * 4800, i * S_NS / 10 + (i % 3) * 1000);
+		ck_assert_int_eq(run(line, i), 0);
+	}
+	sync_conv sc;
+	ck_assert_int_eq(syncd_pairs_conv(fx->s.pairs, sync_clock_audio(1, 1), sync_clock_cpu(1), &sc), 0);
+	/* the fit's own part stays below the 2 us spread of the points */
+	ck_assert_msg(sc.var_c >= 1500.0 * 1500.0 && sc.var_c < 1500.0 * 1500.0 + 2000.0 * 2000.0, "var_c %g", sc.var_c);
 
 	for (int i = 0; i < 3; i++) {
 		char line[96];

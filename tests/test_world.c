@@ -199,7 +199,9 @@ START_TEST(interrupt_latency_distributions)
 	fixture f = make("[node.1]\nposition_m = 0,0\nirq_latency = exponential\nirq_latency_mean_us = 20\n"
 			 "[node.2]\nposition_m = 0,0\nirq_latency = uniform\nirq_latency_mean_us = 30\nirq_latency_sd_us = 10\n"
 			 "[node.3]\nposition_m = 0,0\nirq_latency = constant\nirq_latency_mean_us = 7\n"
-			 "[node.4]\nposition_m = 0,0\nirq_latency = normal\nirq_latency_mean_us = 50\nirq_latency_sd_us = 5\n");
+			 "[node.4]\nposition_m = 0,0\nirq_latency = normal\nirq_latency_mean_us = 50\nirq_latency_sd_us = 5\n"
+			 "[node.5]\nposition_m = 0,0\nirq_latency = mixture\nirq_latency_mean_us = 10\n"
+			 "irq_latency_mix_fraction = 0.1\nirq_latency_mix_mean_us = 200\nirq_latency_floor_us = 3\n");
 	const int n = 50000;
 	double max;
 	/* exponential: sd = mean, 5-sigma bound on the sample mean */
@@ -209,6 +211,15 @@ START_TEST(interrupt_latency_distributions)
 	ck_assert_double_le(max, 30000 + sqrt(3) * 10000 + 1);
 	ck_assert_double_eq(mean_latency(f.w, 3, 100, &max, -1), 7000);
 	ck_assert_double_le(fabs(mean_latency(f.w, 4, n, &max, -1) - 50000), 5 * 5000 / sqrt(n));
+	/* mixture 0.9 exp(10 us) + 0.1 exp(200 us) on a 3 us floor: mean 3 + 9 + 20 us,
+	 * variance of the mixture 0.9 * 2 * 10^2 + 0.1 * 2 * 200^2 - 29^2 us^2 */
+	double mix_sd = sqrt(0.9 * 2 * 100 + 0.1 * 2 * 40000 - 29.0 * 29.0) * 1e3;
+	ck_assert_double_le(fabs(mean_latency(f.w, 5, n, &max, -1) - 32000), 5 * mix_sd / sqrt(n));
+	double lo = 1e18;
+	for (int i = 0; i < n; i++)
+		lo = fmin(lo, (double)sim_world_irq_latency_ns(f.w, 5, 480 * (int64_t)(i + 1), -1));
+	ck_assert_double_ge(lo, 3000);
+	ck_assert_double_le(lo, 3000 + 10000 * 20.0 / n); /* the floor is reached: min of 45000 exp(10 us) */
 	/* the cap holds */
 	mean_latency(f.w, 1, n, &max, 30000);
 	ck_assert_double_eq(max, 30000);

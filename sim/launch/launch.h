@@ -29,21 +29,23 @@
 #include "sim/scenario.h"
 
 typedef struct {
-	const char *scenario;    /* scenario file */
-	const char *out_dir;     /* logs and generated configs (created) */
-	const char *run_dir;     /* CHORUS_RUN for every node (NULL: OUT/run) */
-	const char *bin_dir;     /* where syncd and audiod are (NULL: build/bin) */
-	const char *syncd_extra; /* INI text appended to every node's syncd.conf (NULL: none) */
-	int port;                /* UDP port (0: derived from our pid) */
-	gboolean audio;          /* start audiod on the simulated PCM */
-	const char *const *apps; /* more programs per node, each a command line
+	const char *scenario;     /* scenario file */
+	const char *out_dir;      /* logs and generated configs (created) */
+	const char *run_dir;      /* CHORUS_RUN for every node (NULL: OUT/run) */
+	const char *bin_dir;      /* where syncd and audiod are (NULL: build/bin) */
+	const char *syncd_extra;  /* INI text appended to every node's syncd.conf (NULL: none) */
+	int port;                 /* UDP port (0: derived from our pid) */
+	gboolean audio;           /* start audiod on the simulated PCM */
+	const char *const *apps;  /* more programs per node, each a command line
 				   * ("detect -p frog.ini --jsonl out/n%n.jsonl":
 				   * %n = node number, %c = its microphones, %N = the
 				   * nodes file csim writes for collab), started
 				   * after syncd and audiod, NULL-terminated; NULL: none */
-	unsigned audio_rate_hz;  /* Hz (0: the scenario's) */
-	gboolean netns;          /* one network namespace per node */
-	int ready_timeout_ms;    /* per process (0: 20000) */
+	unsigned audio_rate_hz;   /* Hz (0: the scenario's) */
+	const char *audio_tstamp; /* audiod's tstamp source: "sim" (NULL) or "alsa" (the plugin's mode
+				   * then comes from $CHORUS_SIM_TSTAMP, inherited) */
+	gboolean netns;           /* one network namespace per node */
+	int ready_timeout_ms;     /* per process (0: 20000) */
 } csim_opts;
 
 /* Most processes per node (syncd, audiod and apps). */

@@ -51,7 +51,7 @@ static gboolean on_signal(gpointer data)
 int main(int argc, char **argv)
 {
 	double duration_s = 0, warmup_s = -1, interval_s = 1.0;
-	char *out = NULL, *bin = NULL, *extra_file = NULL, *csv = NULL;
+	char *out = NULL, *bin = NULL, *extra_file = NULL, *csv = NULL, *tstamp = NULL;
 	char **apps = NULL;
 	gboolean netns = FALSE, no_audio = FALSE;
 	gint port = 0, rate_hz = 16000;
@@ -67,6 +67,7 @@ int main(int argc, char **argv)
 		{"syncd-conf", 0, 0, G_OPTION_ARG_FILENAME, &extra_file, "INI text appended to every node's syncd.conf", "FILE"},
 		{"csv", 0, 0, G_OPTION_ARG_FILENAME, &csv, "CSV of the error table (default DIR/truth.csv)", "FILE"},
 		{"bin", 0, 0, G_OPTION_ARG_FILENAME, &bin, "directory of syncd and audiod (default build/bin)", "DIR"},
+		{"tstamp", 0, 0, G_OPTION_ARG_STRING, &tstamp, "audiod's timestamp source: sim (default) or alsa (the plugin's mode from CHORUS_SIM_TSTAMP)", "SRC"},
 		{"app", 'a', 0, G_OPTION_ARG_STRING_ARRAY, &apps, "also run this command line on every node (repeatable; %n = node, %c = mics)", "CMD"},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
@@ -78,6 +79,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	g_option_context_free(oc);
+	if (tstamp && strcmp(tstamp, "sim") && strcmp(tstamp, "alsa")) {
+		fprintf(stderr, "chorus-sim: --tstamp %s: not sim or alsa\n", tstamp);
+		return 2;
+	}
 	if (!out)
 		out = g_strdup("chorus-sim-out");
 	if (!bin)
@@ -96,6 +101,7 @@ int main(int argc, char **argv)
 		.port = port,
 		.audio = !no_audio && access(audiod, X_OK) == 0,
 		.audio_rate_hz = (unsigned)rate_hz,
+		.audio_tstamp = tstamp,
 		.netns = netns,
 		.apps = (const char *const *)apps,
 	};
@@ -138,7 +144,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "chorus-sim: no conversion could be measured (logs in %s)\n", out);
 		rc = 1;
 	} else if (bad) {
-		fprintf(stderr, "chorus-sim: %u of %u conversions lie beyond 5 of their standard errors\n", bad, n);
+		fprintf(stderr, "chorus-sim: %u of %u conversions lie beyond 5 of their standard errors (t-quantile rule for young fits)\n", bad, n);
 		rc = 1;
 	} else {
 		printf("all %u conversions within 5 standard errors; CSV: %s\n", n, csv_path);
@@ -149,6 +155,7 @@ int main(int argc, char **argv)
 	g_main_loop_unref(r.loop);
 	g_free(out);
 	g_free(bin);
+	g_free(tstamp);
 	g_free(extra);
 	g_free(extra_file);
 	g_free(csv);

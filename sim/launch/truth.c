@@ -301,6 +301,7 @@ static int measure(tnode *v, tnode *a, tnode *b, tnode *root, int64_t h, csim_me
 		}
 	}
 	m->sd_ns = sqrt(r.var);
+	m->dof = r.dof;
 	m->from = a->id;
 	m->to = b ? b->id : root->id;
 	m->kind = b ? CSIM_CPU : CSIM_GLOBAL;
@@ -344,7 +345,7 @@ static int audio_sample(csim_truth *t, int64_t h, gboolean keep)
 				continue;
 			sync_tval truth = audio_at(t, b, h);
 			double frames = (double)(r.value.i - truth.i) + r.value.f - truth.f;
-			csim_meas m = {.t_s = (double)(h - t->t0_ns) * 1e-9, .from = v->id, .to = b->id, .kind = CSIM_AUDIO, .hops = r.hops, .err_ns = frames * 1e9 / t->rate_hz, .sd_ns = sqrt(r.var) * 1e9 / t->rate_hz, .bound_ns = NAN};
+			csim_meas m = {.t_s = (double)(h - t->t0_ns) * 1e-9, .from = v->id, .to = b->id, .kind = CSIM_AUDIO, .hops = r.hops, .err_ns = frames * 1e9 / t->rate_hz, .sd_ns = sqrt(r.var) * 1e9 / t->rate_hz, .bound_ns = NAN, .dof = r.dof};
 			g_array_append_val(t->last, m);
 			if (keep)
 				g_array_append_val(t->all, m);
@@ -400,19 +401,20 @@ const GArray *csim_truth_all(const csim_truth *t)
 	return t->all;
 }
 
+gboolean csim_meas_beyond(const csim_meas *m, double k)
+{
+	return fabs(m->err_ns) > sync_tail_k(m->dof, k) * m->sd_ns;
+}
+
 guint csim_truth_outliers(const csim_truth *t, double k)
 {
 	guint n = 0;
-	for (guint i = 0; i < t->all->len; i++) {
-		const csim_meas *m = &g_array_index(t->all, csim_meas, i);
-		if (fabs(m->err_ns) > k * m->sd_ns)
-			n++;
-	}
+	for (guint i = 0; i < t->all->len; i++)
+		n += csim_meas_beyond(&g_array_index(t->all, csim_meas, i), k);
 	return n;
 }
 
-int csim_truth_convert(csim_truth *t, int via, int a, int b, double *err_ns, double *sd_ns, unsigned *hops,
-		       char *why, size_t len)
+int csim_truth_convert(csim_truth *t, int via, int a, int b, csim_meas *out, char *why, size_t len)
 {
 	tnode *v = find(t, via), *na = find(t, a), *nb = b >= 0 ? find(t, b) : NULL;
 	if (!v || !na || (b >= 0 && !nb)) {
@@ -424,13 +426,10 @@ int csim_truth_convert(csim_truth *t, int via, int a, int b, double *err_ns, dou
 		snprintf(why, len, "node%d's ticker could not be read", via);
 		return -EAGAIN;
 	}
-	csim_meas m;
+	csim_meas m = {.t_s = (double)(host_raw() - t->t0_ns) * 1e-9};
 	int rc = measure(v, na, nb, nb ? NULL : find(t, (int)v->root), host_raw(), &m, why, len);
-	if (rc == 0) {
-		*err_ns = m.err_ns;
-		*sd_ns = m.sd_ns;
-		*hops = m.hops;
-	}
+	if (rc == 0)
+		*out = m;
 	return rc;
 }
 
@@ -472,12 +471,12 @@ double csim_truth_sd_rms(const csim_truth *t, csim_kind kind, unsigned hops)
 
 int csim_truth_write_samples(const csim_truth *t, const char *path)
 {
-	GString *o = g_string_new("t_s,kind,from,to,hops,err_ns,sd_ns,bound_ns\n");
+	GString *o = g_string_new("t_s,kind,from,to,hops,err_ns,sd_ns,bound_ns,dof\n");
 	for (guint i = 0; i < t->all->len; i++) {
 		const csim_meas *m = &g_array_index(t->all, csim_meas, i);
-		g_string_append_printf(o, "%.3f,%s,%d,%d,%u,%.1f,%.1f,%.1f\n", m->t_s, m->kind == CSIM_CPU ? "cpu" : m->kind == CSIM_GLOBAL ? "global"
-																	    : "audio0",
-				       m->from, m->to, m->hops, m->err_ns, m->sd_ns, m->bound_ns);
+		g_string_append_printf(o, "%.3f,%s,%d,%d,%u,%.1f,%.1f,%.1f,%.1f\n", m->t_s, m->kind == CSIM_CPU ? "cpu" : m->kind == CSIM_GLOBAL ? "global"
+																		 : "audio0",
+				       m->from, m->to, m->hops, m->err_ns, m->sd_ns, m->bound_ns, m->dof);
 	}
 	gboolean ok = g_file_set_contents(path, o->str, (gssize)o->len, NULL);
 	g_string_free(o, TRUE);
@@ -517,7 +516,7 @@ int csim_truth_report(const csim_truth *t, GString *out, const char *csv_path)
 				g_array_append_val(e, a);
 				s2 += a * a;
 				sd2 += m->sd_ns * m->sd_ns;
-				out5 += a > 5 * m->sd_ns;
+				out5 += csim_meas_beyond(m, 5.0);
 			}
 			if (e->len) {
 				g_array_sort(e, (GCompareFunc)cmp_d);

@@ -41,7 +41,14 @@ typedef struct {
 	double sd_ns;    /* libsync's standard error, ns */
 	double bound_ns; /* one-hop cpu: the least-squares bound for that fit (scenario
 			    * receive jitter of both nodes, the fit's n and spread); else NAN */
+	double dof;      /* degrees of freedom of sd_ns (libsync's graph result) */
 } csim_meas;
+
+/* Whether m lies beyond k of its standard errors by the t-quantile rule
+ * (libsync/conv.h sync_tail_k): |err| > sync_tail_k(dof, k) * sd, the
+ * error a fit of dof degrees of freedom makes as rarely as a Gaussian one
+ * beyond k s.e.  Pure. */
+gboolean csim_meas_beyond(const csim_meas *m, double k);
 
 typedef struct csim_truth csim_truth;
 
@@ -69,14 +76,15 @@ const GArray *csim_truth_last(const csim_truth *t);
 /* All kept measurements (GArray of csim_meas). */
 const GArray *csim_truth_all(const csim_truth *t);
 
-/* Kept measurements farther than k standard errors from the truth. */
+/* Kept measurements farther than k standard errors from the truth
+ * (csim_meas_beyond: the t-quantile rule for young fits). */
 guint csim_truth_outliers(const csim_truth *t, double k);
 
 /* One conversion now with node `via`'s ticker, from node a's cpu to node b's
- * cpu (b < 0: global).  Returns 0 with error, standard error and hops, or a
- * negative errno with the reason in why. */
-int csim_truth_convert(csim_truth *t, int via, int a, int b, double *err_ns, double *sd_ns, unsigned *hops,
-		       char *why, size_t len);
+ * cpu (b < 0: global).  Returns 0 with the measurement in *m (error,
+ * standard error, its degrees of freedom, hops), or a negative errno with
+ * the reason in why. */
+int csim_truth_convert(csim_truth *t, int via, int a, int b, csim_meas *m, char *why, size_t len);
 
 /* Per (kind, hops): n, RMS, p95, max |error| and mean claimed sd, in µs, as
  * a table appended to out; also written as CSV to csv_path (NULL: none).

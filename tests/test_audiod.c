@@ -596,6 +596,21 @@ START_TEST(audioget_files)
 	ck_assert_int_le(last - first, RATE / 5 + 1);
 	static const uint16_t one[] = {1};
 	check_file(&h, out, first, last - first, 1, one);
+	/* The file states its own time: the comment holds the reply's time of
+	 * the first frame on the requested clock (issue 13). */
+	const char *rt = strstr(msg, " t0=");
+	ck_assert_msg(rt && strstr(msg, "t0_clock=node2:cpu"), "no time in the reply: %s", msg);
+	char want[64];
+	g_strlcpy(want, rt + 1, sizeof want);
+	*strchrnul(want, ' ') = 0;
+	SF_INFO info = {0};
+	SNDFILE *sf = sf_open(out, SFM_READ, &info);
+	ck_assert_ptr_nonnull(sf);
+	const char *cm = sf_get_string(sf, SF_STR_COMMENT);
+	ck_assert_msg(cm && strstr(cm, "t0_clock=node2:cpu") && strstr(cm, want) && strstr(cm, "period="), "comment: %s (want %s)",
+		      cm ? cm : "(none)", want);
+	sf_close(sf);
+	ck_assert_ptr_nonnull(strstr(msg, "audioget: first frame at node2:cpu "));
 	g_free(msg);
 	/* By frames, both channels, FLAC (16-bit: lossless). */
 	g_snprintf(out, sizeof out, "%s/x.flac", h.run);

@@ -101,6 +101,33 @@ static void write_stream_wav_header(getter *g)
 		g->rc = 1;
 }
 
+/* The file states its own time (audiod's reply: the first frame's time on
+ * the requested clock, else global, the frame period there, both with
+ * their standard errors, in the clock's units): in the WAV's LIST/INFO
+ * comment or the FLAC's Vorbis comment, and on standard error, so an event
+ * inside the file can be timed without audiod's numbering. */
+static void stamp_time(getter *g, const void *reply, size_t len)
+{
+	char *r = g_strndup(reply, len), c[64], t0[64], se[64], per[64], pse[64];
+	if (audio_reply_field(r, "t0_clock", c, sizeof c) && audio_reply_field(r, "t0", t0, sizeof t0) &&
+	    strcmp(t0, "none") && audio_reply_field(r, "t0_se", se, sizeof se) &&
+	    audio_reply_field(r, "period", per, sizeof per) && audio_reply_field(r, "period_se", pse, sizeof pse)) {
+		char *text = g_strdup_printf("chorus t0_clock=%s t0=%s t0_se=%s period=%s period_se=%s "
+					     "(first frame's time and the frame period on that clock, with their standard errors)",
+					     c, t0, se, per, pse);
+		if (sf_set_string(g->sf, SF_STR_COMMENT, text) != 0) {
+			fprintf(stderr, "audioget: %s: cannot store the time in the file: %s\n", g->out, sf_strerror(g->sf));
+			g->rc = 1;
+		}
+		fprintf(stderr, "audioget: first frame at %s %s (s.e. %s), frame period %s (s.e. %s)\n", c, t0, se, per, pse);
+		g_free(text);
+	} else {
+		fprintf(stderr, "audioget: audiod stated no time for the first frame (%s); the file carries none\n",
+			audio_reply_field(r, "t0", t0, sizeof t0) ? t0 : "no t0");
+	}
+	g_free(r);
+}
+
 static void on_opened(void *user, int64_t first, int64_t last, uint32_t item_size, const void *reply, size_t len)
 {
 	getter *g = user;
@@ -129,7 +156,9 @@ static void on_opened(void *user, int64_t first, int64_t last, uint32_t item_siz
 		fprintf(stderr, "audioget: %s: %s\n", g->out, sf_strerror(NULL));
 		g->rc = 1;
 		g_main_loop_quit(g->loop);
+		return;
 	}
+	stamp_time(g, reply, len);
 }
 
 static void write_items(getter *g, const void *items, size_t n)
@@ -143,12 +172,18 @@ static void write_items(getter *g, const void *items, size_t n)
 	}
 	if (!g->sf)
 		return;
+	sf_count_t w;
 	if (!strcmp(g->format, "FLOAT_LE"))
-		sf_writef_float(g->sf, items, (sf_count_t)n);
+		w = sf_writef_float(g->sf, items, (sf_count_t)n);
 	else if (g->sample_bytes == 4)
-		sf_writef_int(g->sf, items, (sf_count_t)n);
+		w = sf_writef_int(g->sf, items, (sf_count_t)n);
 	else
-		sf_writef_short(g->sf, items, (sf_count_t)n);
+		w = sf_writef_short(g->sf, items, (sf_count_t)n);
+	if (w != (sf_count_t)n) {
+		fprintf(stderr, "audioget: %s: %s\n", g->out, sf_strerror(g->sf));
+		g->rc = 1;
+		g_main_loop_quit(g->loop);
+	}
 }
 
 static void on_data(void *user, int64_t first, const void *items, size_t n)
@@ -289,8 +324,10 @@ int main(int argc, char **argv)
 	g_unix_signal_add(SIGTERM, on_signal, g.loop);
 	g_main_loop_run(g.loop);
 	dev_sensor_reader_free(r);
-	if (g.sf)
-		sf_close(g.sf);
+	if (g.sf && sf_close(g.sf) != 0) {
+		fprintf(stderr, "audioget: %s: closing failed\n", out);
+		g.rc = 1;
+	}
 	if (!g.rc && !g.follow && !g.ended) {
 		/* Interrupted: the file holds less than the range asked for. */
 		fprintf(stderr, "audioget: interrupted after %" G_GINT64_FORMAT " frames; %s is incomplete\n", g.frames,

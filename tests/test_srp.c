@@ -97,7 +97,6 @@ static dsp_srp *bank(float x[NM][CLIP], double f_lo, double f_hi, const dsp_srp_
 		p.use_prior = 1;
 		memcpy(p.prior_s, gate->prior_s, sizeof p.prior_s);
 		memcpy(p.prior_sd_s, gate->prior_sd_s, sizeof p.prior_sd_s);
-		p.prior_ref = gate->prior_ref;
 		p.prior_k = gate->prior_k;
 		p.prior_outliers = gate->prior_outliers;
 	}
@@ -244,7 +243,7 @@ START_TEST(two_sources)
 		first += dsp_srp_search(b, &f) == 0 && hypot(f.pos_m[0] - s[0].pos[0], f.pos_m[1] - s[0].pos[1]) < 0.05;
 		dsp_srp_free(b);
 		for (int q = 0; q < 2; q++) {
-			dsp_srp_params gate = {.use_prior = 1, .prior_ref = q ? 3 : 0, .prior_k = 4};
+			dsp_srp_params gate = {.use_prior = 1, .prior_k = 4};
 			for (int m = 0; m < NM; m++) {
 				gate.prior_s[m] = T_CALL + s[q].t_s + range(s[q].pos, MIC[m]) / C + gsl_ran_gaussian(r, 0.001);
 				gate.prior_sd_s[m] = 0.002;

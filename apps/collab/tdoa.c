@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "apps/dsp/srp.h"
+
+_Static_assert(TDOA_MAX <= DSP_SRP_MAX, "every clip collab solves with fits the SRP bank");
 #include "apps/dsp/wave.h"
 
 void tdoa_params_default(tdoa_params *p)
@@ -201,7 +203,6 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 		sp.prior_s[j] = ((double)(J->onset_ns - R->t0_ns) - R->t0_frac_ns) * 1e-9;
 		sp.prior_sd_s[j] = sqrt(J->onset_se_ns * J->onset_se_ns * 1e-18 + p->onset_floor_s * p->onset_floor_s);
 	}
-	sp.prior_ref = r;
 	sp.prior_k = 4;
 	sp.prior_outliers = n >= 5 ? 1 : 0;
 	sp.use_prior = 1;

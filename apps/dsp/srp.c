@@ -125,13 +125,13 @@ dsp_srp *dsp_srp_new(const dsp_srp_clip *c, int n, const dsp_srp_params *p, cons
 	if (!why)
 		why = &dummy;
 	if (n < 2 || n > DSP_SRP_MAX)
-		return fail(NULL, why, "srp: 2 to 16 clips");
+		return fail(NULL, why, "srp: 2 to DSP_SRP_MAX (64) clips");
 	double wind = sqrt(p->wind_m_s[0] * p->wind_m_s[0] + p->wind_m_s[1] * p->wind_m_s[1] + p->wind_m_s[2] * p->wind_m_s[2]);
 	double c_min = p->c_m_s - 4 * p->c_sd_m_s - wind;
 	if (!(p->gcc.rate_hz > 0) || !(c_min > 0) || !(p->pos_sd_m >= 0) || !(p->margin_m >= 0))
 		return fail(NULL, why, "srp: rate and speed of sound (less 4 s.d. and the wind) must be > 0");
-	if (p->use_prior && (p->prior_ref < 0 || p->prior_ref >= n || !(p->prior_k > 0)))
-		return fail(NULL, why, "srp: the onsets' gate needs a reference clip and prior_k > 0");
+	if (p->use_prior && !(p->prior_k > 0))
+		return fail(NULL, why, "srp: the onsets' gate needs prior_k > 0");
 	dsp_srp *s = calloc(1, sizeof *s);
 	if (!s)
 		return fail(NULL, why, "srp: out of memory");

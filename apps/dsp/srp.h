@@ -54,7 +54,7 @@
 
 #include "apps/dsp/gccphat.h"
 
-#define DSP_SRP_MAX 16 /* most clips */
+#define DSP_SRP_MAX 64 /* most clips (as many as the solver takes, DSP_LOC_MAX) */
 
 typedef struct {
 	const float *x; /* samples at rate R (not copied: valid until dsp_srp_free) */
@@ -78,11 +78,10 @@ typedef struct {
 	 * position is searched only where the onsets minus its travel times
 	 * (each an estimate of the emission) agree with their median within
 	 * prior_k s.d. (plus the cell's own reach) at all but prior_outliers
-	 * clips.  prior_ref is kept for the callers' bookkeeping. */
+	 * clips. */
 	int use_prior;
 	double prior_s[DSP_SRP_MAX];    /* arrival at clip i, s (the clips' reference) */
 	double prior_sd_s[DSP_SRP_MAX]; /* its s.d., s (with the template's misfit) */
-	int prior_ref;
 	double prior_k;
 	int prior_outliers;
 } dsp_srp_params;

@@ -80,7 +80,7 @@ static void single_hop(void)
 	g_string_free(sc, TRUE);
 	if (!s)
 		return;
-	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s));
+	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s), csim_epoch_ns(s));
 	const char *why = NULL;
 	if (csim_truth_set_audio(t, csim_epoch_ns(s), 16000, CSIM_BIN_DIR, &why) < 0)
 		fprintf(stderr, "bench/rbs: audio not measured: %s\n", why);
@@ -114,7 +114,7 @@ static void hops(void)
 	g_string_free(sc, TRUE);
 	if (!s)
 		return;
-	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s));
+	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s), csim_epoch_ns(s));
 	run(t, g_quick ? 10 : 25, g_quick ? 20 : 55);
 	csim_stop(s);
 	size_t n1;
@@ -211,7 +211,7 @@ static void scale(void)
 			g_string_append_printf(g_csv, "scale,%d,,,,,,,start_failed\n", n);
 			break;
 		}
-		csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s));
+		csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s), csim_epoch_ns(s));
 		cpu_busy();
 		run(t, secs / 2, secs);
 		double busy = cpu_busy();

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <glib.h>
 #include <gsl/gsl_fit.h>
 #include <gsl/gsl_sort_double.h>
 #include <gsl/gsl_statistics_double.h>
@@ -31,6 +32,30 @@
 #define ENV_VAR_C 1.85
 #define ENV_VAR_S 4.2
 
+/* Wander (docs/clocks.md §5).  The frequency's wander is measured Allan
+ * style: the slopes s1, s2 fitted to the two halves of the window (spans
+ * tau) differ by more than their variances V = var_s1 + var_s2 explain, and
+ * for a random walk of frequency with diffusion q^2 (y^2 / x^3)
+ * E[(s2 - s1)^2] = V + 2 q^2 tau / 3, so q^2 = 1.5 ((s2 - s1)^2 - V) / tau
+ * (unbiased; a ramp's gives 0.75 ydot^2 T).  A straight line fitted over T
+ * to such a clock errs at its newest point by a variance WANDER_K_END
+ * q^2 T^3 and in frequency there by WANDER_K_FREQ q^2 T (Monte Carlo over
+ * 3000 walks of 64 points: 0.0095 and 0.377, the latter doubled for its
+ * correlation with the former, which the additive form of conv.h cannot
+ * carry; a ramp gives 0.0069 and 0.25 for the same q^2).  The estimate is a
+ * running inverse-variance weighted mean over about WANDER_MEMORY windows
+ * (an estimate's variance is 2 (1.5 V / tau)^2), believed when it exceeds
+ * WANDER_SIGNIF of its standard errors (for one window's estimate, whose
+ * error is chi^2_1 - 1 distributed, white noise passes that 1 time in 100;
+ * the mean of several windows less often). */
+#define WANDER_K_END 0.0095
+#define WANDER_K_FREQ 0.754
+#define WANDER_MEMORY 4.0
+#define WANDER_SIGNIF 3.0
+/* Each half fit keeps at least this many points, the adapted window at
+ * least this many and a quarter of the window. */
+#define WANDER_MIN_POINTS 12
+
 struct sync_fit {
 	sync_fit_params p;
 	int64_t *x, *y;     /* ring of observations, capacity p.window */
@@ -46,6 +71,10 @@ struct sync_fit {
 	double scale2;     /* running mean of the squared scale, y units^2 (0: none yet) */
 	uint64_t added;    /* observations ever added (since the last reset) */
 	uint64_t added_at; /* `added` at the last envelope solve */
+	/* Wander (docs/clocks.md §5): the random walk's q^2 measured so far. */
+	double ws_w, ws_q; /* decayed sums of the estimates' weights u and of u q^2 */
+	uint64_t wq_at;    /* `added` at the last update */
+	size_t first;      /* oldest observation the last solve used (window adaptation) */
 };
 
 void sync_fit_params_default(sync_fit_params *p)
@@ -126,6 +155,9 @@ void sync_fit_reset(sync_fit *f)
 	f->rejected = 0;
 	f->scale2 = 0.0;
 	f->added = f->added_at = 0;
+	f->ws_w = f->ws_q = 0.0;
+	f->wq_at = 0;
+	f->first = 0;
 }
 
 size_t sync_fit_count(const sync_fit *f)
@@ -344,30 +376,30 @@ static int envelope_fit(sync_fit *f, size_t n, double sign, double *c0, double *
 	return 0;
 }
 
-int sync_fit_solve(sync_fit *f, sync_conv *out, const char **why)
+/* The fit of observations first..last-1 (oldest first) into *out, without
+ * wander; *noise_end gets the stated variance at x[last - 1].  Sets
+ * f->rejected.  0 or as sync_fit_solve. */
+static int solve_range(sync_fit *f, size_t first, size_t last, sync_conv *out, double *noise_end, const char **why)
 {
-	const char *dummy;
-	if (!why)
-		why = &dummy;
-	size_t n = f->count;
+	size_t n = last - first;
 	if (n < 3) {
 		*why = "fewer than 3 observations";
 		return -EAGAIN;
 	}
-	int64_t xa = f->x[slot(f, 0)], xb = f->x[slot(f, n - 1)];
+	int64_t xa = f->x[slot(f, first)], xb = f->x[slot(f, last - 1)];
 	if (xa == xb) {
 		*why = "all observations have the same x";
 		return -EDOM;
 	}
 	/* Reference point: the middle observation, so |x - x0| is at most half
 	 * the window and the doubles below hold small numbers exactly. */
-	size_t mid = n / 2;
+	size_t mid = first + n / 2;
 	int64_t x0 = f->x[slot(f, mid)], y0 = f->y[slot(f, mid)];
 	double nominal = f->p.nominal_slope;
 	if (nominal == 0.0)
-		nominal = (double)(f->y[slot(f, n - 1)] - f->y[slot(f, 0)]) / (double)(xb - xa);
+		nominal = (double)(f->y[slot(f, last - 1)] - f->y[slot(f, first)]) / (double)(xb - xa);
 	for (size_t i = 0; i < n; i++) {
-		size_t s = slot(f, i);
+		size_t s = slot(f, first + i);
 		f->dx[i] = (double)(f->x[s] - x0);
 		f->d[i] = (double)(f->y[s] - y0) - nominal * f->dx[i];
 	}
@@ -409,6 +441,8 @@ int sync_fit_solve(sync_fit *f, sync_conv *out, const char **why)
 		}
 		centre(f, n, &xbar, &sxx);
 	}
+	double dend = f->dx[n - 1] - xbar;
+	*noise_end = var_c + var_s * dend * dend;
 	sync_conv c;
 	memset(&c, 0, sizeof c);
 	double k = nearbyint(c0); /* move the integer part of the line's offset into y0 */
@@ -429,6 +463,109 @@ int sync_fit_solve(sync_fit *f, sync_conv *out, const char **why)
 		  : f->p.mode == SYNC_FIT_UPPER ? SYNC_CONV_UPPER
 						: 0;
 	f->rejected = (uint32_t)(n - m);
+	*out = c;
+	return 0;
+}
+
+/* Measure the wander on the whole window (its two halves' slopes) once the
+ * window is at least half full and has news; update the running sums. */
+static void measure_wander(sync_fit *f)
+{
+	size_t n = f->count;
+	if (n < 2 * WANDER_MIN_POINTS || 2 * n < f->p.window || f->added <= f->wq_at)
+		return;
+	uint32_t rejected = f->rejected;
+	sync_conv a, b;
+	double na, nb;
+	const char *why;
+	size_t h = n / 2;
+	int ok = solve_range(f, 0, h, &a, &na, &why) == 0 && solve_range(f, h, n, &b, &nb, &why) == 0;
+	f->rejected = rejected;
+	if (!ok)
+		return;
+	double tau = 0.5 * ((double)(a.xmax - a.xmin) + (double)(b.xmax - b.xmin));
+	if (!(tau > 0))
+		return;
+	double ds = b.slope - a.slope, v = a.var_s + b.var_s;
+	double q2 = 1.5 * (ds * ds - v) / tau, q2var = 2.0 * (1.5 * v / tau) * (1.5 * v / tau);
+	double w = fmin(1.0, (double)(f->added - f->wq_at) / (double)f->p.window);
+	double lam = exp(-w / WANDER_MEMORY);
+	/* Inverse-variance weights, scaled by the share of a window that is
+	 * new (estimates of overlapping windows are not independent): a
+	 * young fit's noisy estimate weighs little. */
+	double u = w / q2var;
+	if (f->added == f->count) {
+		/* Nothing has left the window yet: it holds every observation,
+		 * and its estimate supersedes those of its younger self. */
+		f->ws_w = 1.0 / q2var;
+		f->ws_q = q2 / q2var;
+	} else {
+		f->ws_w = lam * f->ws_w + u;
+		f->ws_q = lam * f->ws_q + u * q2;
+	}
+	f->wq_at = f->added;
+}
+
+double sync_fit_wander(const sync_fit *f)
+{
+	if (!(f->ws_w > 0))
+		return 0.0;
+	/* The weighted mean's variance is 1 / (sum of weights). */
+	double mean = f->ws_q / f->ws_w, se = 1.0 / sqrt(f->ws_w);
+	return mean > WANDER_SIGNIF * se ? mean : 0.0;
+}
+
+size_t sync_fit_used_from(const sync_fit *f)
+{
+	return f->first;
+}
+
+int sync_fit_solve(sync_fit *f, sync_conv *out, const char **why)
+{
+	const char *dummy;
+	if (!why)
+		why = &dummy;
+	sync_conv c;
+	double noise;
+	int rc = solve_range(f, 0, f->count, &c, &noise, why);
+	if (rc < 0)
+		return rc;
+	measure_wander(f);
+	double q2 = sync_fit_wander(f), span = (double)(c.xmax - c.xmin);
+	f->first = 0;
+	if (q2 > 0 && noise > 0) {
+		/* Shorten the window where the wander costs more than the noise
+		 * it averages: the noise's variance at the newest point falls as
+		 * T^-a (a = 1 for least squares, 2 for an envelope, whose error
+		 * goes as 1/m), the wander's grows as T^3; their sum is least at
+		 * T* = T (3 W / (a N))^(-1 / (a + 3)). */
+		double a = f->p.mode == SYNC_FIT_MEAN ? 1.0 : 2.0;
+		double wv = WANDER_K_END * q2 * span * span * span;
+		double t_opt = span * pow(3.0 * wv / (a * noise), -1.0 / (a + 3.0));
+		if (t_opt < 0.8 * span) {
+			int64_t from = f->x[slot(f, f->count - 1)] - (int64_t)llround(t_opt);
+			size_t first = 0;
+			size_t keep = MAX(WANDER_MIN_POINTS, f->p.window / 4);
+			while (first + keep < f->count && f->x[slot(f, first)] < from)
+				first++;
+			sync_conv c2;
+			double noise2;
+			uint32_t rejected = f->rejected;
+			if (first > 0 && solve_range(f, first, f->count, &c2, &noise2, why) == 0) {
+				c = c2;
+				span = (double)(c.xmax - c.xmin);
+				f->first = first;
+			} else
+				f->rejected = rejected;
+		}
+	}
+	/* State it: the line's error at the newest point into the offset's
+	 * variance, the frequency's error into the wander term (conv.h). */
+	if (q2 > 0) {
+		c.var_c += WANDER_K_END * q2 * span * span * span;
+		if (c.slope != 0)
+			c.wander = hypot(c.wander, sqrt(WANDER_K_FREQ * q2 * span) / fabs(c.slope));
+	}
 	*out = c;
 	return 0;
 }

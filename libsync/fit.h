@@ -16,6 +16,10 @@
  *                   exponential delays), bias-corrected;
  *   SYNC_FIT_UPPER  the mirror image: errors only make y early.
  *
+ * Every mode measures how far the clocks' frequency wanders (the lack of
+ * fit of a straight line, sync_fit_wander()), shortens the window to the
+ * span where wander and noise cost the same, and states what is left.
+ *
  * Pure: no I/O, no clocks; allocation only in sync_fit_new().  Not thread
  * safe (one fit per pair, owned by one thread).  Errors: negative errno with
  * a static reason.
@@ -76,6 +80,19 @@ int64_t sync_fit_last_x(const sync_fit *f);
  * stamps it).  Returns 0; -EAGAIN with fewer than 3 usable observations;
  * -EDOM when all x are equal.  *why gets the reason. */
 int sync_fit_solve(sync_fit *f, sync_conv *out, const char **why);
+
+/* The wander the fit has measured (docs/clocks.md §5): the diffusion q^2
+ * of a random walk of the slope, (y units / x unit)^2 per x unit, from the
+ * window's two halves' slopes (Allan style), a running mean over a few
+ * windows; 0 while it is not significant.  The solve states what it costs
+ * (in var_c at the newest point and in the wander term beyond it) and
+ * shortens the window where the wander costs more than the noise it
+ * averages. */
+double sync_fit_wander(const sync_fit *f);
+
+/* How many of the oldest observations the last solve left out because the
+ * wander made them more harm than help (0: it used the whole window). */
+size_t sync_fit_used_from(const sync_fit *f);
 
 /* Observations rejected as outliers by the last successful solve. */
 uint32_t sync_fit_rejected(const sync_fit *f);

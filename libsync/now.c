@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <inttypes.h>
+
+#include <glib.h>
 
 static int g_state; /* 0 = not read, 1 = real, 2 = simulated */
 static sync_simclock g_sim;
@@ -21,38 +24,100 @@ static int64_t host_read(clockid_t id)
 
 int sync_simclock_parse(const char *text, sync_simclock *out, const char **why)
 {
-	char *end;
 	const char *dummy;
 	if (!why)
 		why = &dummy;
+	gchar **f = g_strsplit(text, ",", -1);
+	guint n = g_strv_length(f);
+	int rc = -EINVAL;
+	sync_simclock c = {0};
+	char *end;
+	if (n != 2 && n != 8) {
+		*why = "CHORUS_SIM_CLOCK must be SKEW_PPM,OFFSET_NS or SKEW_PPM,OFFSET_NS,RW_PPB,TEMP_AMP_C,"
+		       "TEMP_PERIOD_S,TEMPCO_PPM_PER_C,SEED,EPOCH_NS";
+		goto out;
+	}
 	errno = 0;
-	double skew = strtod(text, &end);
-	if (end == text || *end != ',' || errno || !isfinite(skew) || fabs(skew) > 1e5) {
+	c.skew_ppm = strtod(f[0], &end);
+	if (end == f[0] || *end || errno || !isfinite(c.skew_ppm) || fabs(c.skew_ppm) > 1e5) {
 		*why = "CHORUS_SIM_CLOCK must be SKEW_PPM,OFFSET_NS with |skew| <= 1e5 ppm";
-		return -EINVAL;
+		goto out;
 	}
-	const char *o = end + 1;
 	errno = 0;
-	long long off = strtoll(o, &end, 10);
-	if (end == o || *end || errno) {
+	c.offset_ns = strtoll(f[1], &end, 10);
+	if (end == f[1] || *end || errno) {
 		*why = "CHORUS_SIM_CLOCK offset must be an integer number of ns";
-		return -EINVAL;
+		goto out;
 	}
-	out->skew_ppm = skew;
-	out->offset_ns = off;
-	return 0;
+	if (n == 8) {
+		double v[4];
+		for (int i = 0; i < 4; i++) {
+			errno = 0;
+			v[i] = strtod(f[2 + i], &end);
+			if (end == f[2 + i] || *end || errno || !isfinite(v[i]) || fabs(v[i]) > 1e9) {
+				*why = "CHORUS_SIM_CLOCK wander fields (RW_PPB,TEMP_AMP_C,TEMP_PERIOD_S,TEMPCO_PPM_PER_C) "
+				       "must be finite numbers";
+				goto out;
+			}
+		}
+		if (v[0] < 0 || (v[1] != 0 && !(v[2] > 0))) {
+			*why = "CHORUS_SIM_CLOCK: RW_PPB must be >= 0 and TEMP_PERIOD_S > 0 with a temperature cycle";
+			goto out;
+		}
+		c.wander = (sync_wander){.rw_ppb = v[0], .temp_amp_c = v[1], .temp_period_s = v[2], .tempco_ppm_per_c = v[3]};
+		errno = 0;
+		c.wander.seed = strtoull(f[6], &end, 10);
+		if (end == f[6] || *end || errno) {
+			*why = "CHORUS_SIM_CLOCK seed must be an unsigned integer";
+			goto out;
+		}
+		errno = 0;
+		c.epoch_ns = strtoll(f[7], &end, 10);
+		if (end == f[7] || *end || errno) {
+			*why = "CHORUS_SIM_CLOCK epoch must be an integer number of ns";
+			goto out;
+		}
+	}
+	*out = c;
+	rc = 0;
+out:
+	g_strfreev(f);
+	return rc;
+}
+
+char *sync_simclock_format(const sync_simclock *c, char *buf, unsigned len)
+{
+	if (!sync_wander_active(&c->wander))
+		snprintf(buf, len, "%.17g,%" PRId64, c->skew_ppm, c->offset_ns);
+	else
+		snprintf(buf, len, "%.17g,%" PRId64 ",%.17g,%.17g,%.17g,%.17g,%" PRIu64 ",%" PRId64, c->skew_ppm,
+			 c->offset_ns, c->wander.rw_ppb, c->wander.temp_amp_c, c->wander.temp_period_s,
+			 c->wander.tempco_ppm_per_c, c->wander.seed, c->epoch_ns);
+	return buf;
+}
+
+/* The wander's phase at host raw time h, ns. */
+static double wander_ns(const sync_simclock *c, int64_t h)
+{
+	return sync_wander_active(&c->wander) ? sync_wander_phase_ns(&c->wander, (double)(h - c->epoch_ns) * 1e-9) : 0;
 }
 
 int64_t sync_simclock_apply(const sync_simclock *c, int64_t h)
 {
-	return h + c->offset_ns + (int64_t)llround((double)h * c->skew_ppm * 1e-6);
+	return h + c->offset_ns + (int64_t)llround((double)h * c->skew_ppm * 1e-6 + wander_ns(c, h));
 }
 
 int64_t sync_simclock_invert(const sync_simclock *c, int64_t node_ns)
 {
-	/* h = (node - off) / (1 + s); then one Newton-like correction step. */
+	/* h = (node - off) / (1 + s); then correction steps (the wander's rate
+	 * is far below 1, so each gains several digits). */
 	int64_t h = (int64_t)llround((double)(node_ns - c->offset_ns) / (1.0 + c->skew_ppm * 1e-6));
-	h += node_ns - sync_simclock_apply(c, h);
+	for (int i = 0; i < 3; i++) {
+		int64_t d = node_ns - sync_simclock_apply(c, h);
+		if (!d)
+			break;
+		h += d;
+	}
 	return h;
 }
 
@@ -105,7 +170,8 @@ int64_t sync_host_to_node(sync_kind kind, int64_t host_ns)
 	if (kind == SYNC_KIND_CPU)
 		return sync_simclock_apply(&g_sim, host_ns);
 	if (kind == SYNC_KIND_REALTIME)
-		return host_ns + (int64_t)llround((double)(host_ns - g_rt_minus_raw) * g_sim.skew_ppm * 1e-6);
+		return host_ns + (int64_t)llround((double)(host_ns - g_rt_minus_raw) * g_sim.skew_ppm * 1e-6 +
+						  wander_ns(&g_sim, host_ns - g_rt_minus_raw));
 	return host_ns;
 }
 

@@ -199,6 +199,7 @@ static int cb_start(snd_pcm_ioplug_t *io)
 	if (!s->epoch_set) {
 		s->epoch_ns = now_ns;
 		s->epoch_set = 1;
+		sim_world_set_epoch(s->world, s->epoch_ns);
 	}
 	s->f0 = sim_world_first_frame_at(s->world, s->node, io->rate, now_ns - s->epoch_ns);
 	s->periods = 0;
@@ -475,6 +476,7 @@ static int setup(chorus_sim *s, const char *name, const options *o, unsigned *ra
 		}
 		s->epoch_ns = e;
 		s->epoch_set = 1;
+		sim_world_set_epoch(s->world, s->epoch_ns);
 	}
 	s->xrun_every_s = sim_scenario_world(s->sc)->xrun_every_s;
 	if (o->xrun_every && parse_number("xrun_every", o->xrun_every, 0, 1e7, &s->xrun_every_s) < 0)

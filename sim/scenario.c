@@ -60,6 +60,11 @@ static const cfg_key node_keys[] = {
 	NUM("cpu_skew_ppm", "0", -1e4, 1e4),
 	INT("cpu_offset_ns", "0", -4e18, 4e18),
 	NUM("audio_skew_ppm", "0", -1e4, 1e4),
+	NUM("cpu_wander_ppb_per_s", "0", 0, 1e6),
+	NUM("audio_wander_ppb_per_s", "0", 0, 1e6),
+	{.name = "temperature_cycle", .type = CFG_DOUBLE_LIST, .def = "0, 86400", .min = 0, .max = 1e7},
+	NUM("tempco_ppm_per_c", "0", -100, 100),
+	NUM("audio_tempco_ppm_per_c", "0", -100, 100),
 	ENUM("irq_latency", "exponential", latencies),
 	NUM("irq_latency_mean_us", "20", 0, 1e5),
 	NUM("irq_latency_sd_us", "5", 0, 1e5),
@@ -230,6 +235,31 @@ static void check_inside_room(cfg_file *ini, const sim_world_cfg *w, const char 
 		}
 }
 
+/* The clocks' wander: random walks and a temperature cycle (seeds are set
+ * by build(), which knows the world's seed). */
+static void load_wander(cfg_file *ini, const char *g, sim_node_cfg *n)
+{
+	size_t nt;
+	double *tc = cfg_file_double_list(ini, g, "temperature_cycle", &nt);
+	double amp = 0, period = 86400;
+	if (nt != 2)
+		cfg_file_fail(ini, g, "temperature_cycle", "%zu value(s); give AMPLITUDE_C, PERIOD_S", nt);
+	else if (tc[0] > 0 && !(tc[1] > 0))
+		cfg_file_fail(ini, g, "temperature_cycle", "the period must be > 0 s");
+	else {
+		amp = tc[0];
+		period = tc[1] > 0 ? tc[1] : 86400;
+	}
+	g_free(tc);
+	double cpu_tc = cfg_file_double(ini, g, "tempco_ppm_per_c"), audio_tc = cfg_file_double(ini, g, "audio_tempco_ppm_per_c");
+	if (amp > 0 && cpu_tc == 0 && audio_tc == 0)
+		cfg_file_fail(ini, g, "temperature_cycle",
+			      "no clock follows it: give tempco_ppm_per_c (the cpu crystal, ~0.1-1) and/or "
+			      "audio_tempco_ppm_per_c (the sound card's, often more)");
+	n->cpu.wander = (sync_wander){.rw_ppb = cfg_file_double(ini, g, "cpu_wander_ppb_per_s"), .temp_amp_c = amp, .temp_period_s = period, .tempco_ppm_per_c = cpu_tc};
+	n->audio_wander = (sync_wander){.rw_ppb = cfg_file_double(ini, g, "audio_wander_ppb_per_s"), .temp_amp_c = amp, .temp_period_s = period, .tempco_ppm_per_c = audio_tc};
+}
+
 static void load_node(cfg_file *ini, const char *g, sim_node_cfg *n)
 {
 	size_t nm;
@@ -249,6 +279,7 @@ static void load_node(cfg_file *ini, const char *g, sim_node_cfg *n)
 	n->cpu.skew_ppm = cfg_file_double(ini, g, "cpu_skew_ppm");
 	n->cpu.offset_ns = cfg_file_int(ini, g, "cpu_offset_ns");
 	n->audio_skew_ppm = cfg_file_double(ini, g, "audio_skew_ppm");
+	load_wander(ini, g, n);
 	n->latency = (sim_latency_dist)cfg_file_enum(ini, g, "irq_latency");
 	n->latency_mean_ns = cfg_file_double(ini, g, "irq_latency_mean_us") * 1e3;
 	n->latency_sd_ns = cfg_file_double(ini, g, "irq_latency_sd_us") * 1e3;
@@ -415,6 +446,8 @@ static sim_scenario *build(cfg_file *ini, const char *base_dir, GError **err)
 		sim_node_cfg n;
 		memset(&n, 0, sizeof n);
 		load_node(ini, *g, &n);
+		n.cpu.wander.seed = sim_rng_hash(sc->world.seed, SIM_RNG_WANDER, (uint64_t)n.id, 0, 0);
+		n.audio_wander.seed = sim_rng_hash(sc->world.seed, SIM_RNG_WANDER, (uint64_t)n.id, 1, 0);
 		for (size_t m = 0; m < n.n_mics; m++) {
 			double at[3] = {n.pos_m[0] + n.mics_m[m][0], n.pos_m[1] + n.mics_m[m][1], n.pos_m[2] + n.mics_m[m][2]};
 			check_inside_room(ini, &sc->world, *g, at, "a microphone");

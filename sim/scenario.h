@@ -75,8 +75,9 @@ typedef struct {
 	double pos_m[3]; /* m */
 	size_t n_mics;
 	double mics_m[SIM_MAX_MICS][3]; /* m, relative to pos */
-	sync_simclock cpu;              /* cpu clock: skew ppm and offset ns vs true time */
+	sync_simclock cpu;              /* cpu clock: skew ppm, offset ns, wander vs true time (epoch 0) */
 	double audio_skew_ppm;          /* sound card clock rate error vs true time, ppm */
+	sync_wander audio_wander;       /* the card's rate wander (cpu.wander is the cpu's) */
 	sim_latency_dist latency;
 	double latency_mean_ns;        /* ns */
 	double latency_sd_ns;          /* ns (normal, uniform) */

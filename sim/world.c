@@ -21,6 +21,7 @@ typedef struct {
 
 typedef struct {
 	const sim_node_cfg *cfg;
+	sync_simclock cpu;       /* cfg->cpu with the epoch of sim_world_set_epoch() */
 	size_t mic_base;         /* index of its first mic among all the world's mics */
 	path *paths;             /* static sources: [(mic * n_sources + source) * n_images + image] */
 	double *dmin_s, *dmax_s; /* [mic * n_sources + source]: delay range over the images */
@@ -342,6 +343,7 @@ sim_world *sim_world_new(const sim_scenario *sc, GError **err)
 	w->nodes = g_new0(node_state, w->n_nodes);
 	for (size_t i = 0; i < w->n_nodes; i++) {
 		w->nodes[i].cfg = sim_scenario_node(sc, i);
+		w->nodes[i].cpu = w->nodes[i].cfg->cpu;
 		w->nodes[i].mic_base = w->n_mics_all;
 		w->n_mics_all += w->nodes[i].cfg->n_mics;
 	}
@@ -608,9 +610,24 @@ double sim_world_noise(const sim_world *w, int node, int mic, int64_t frame)
 					    (uint64_t)frame);
 }
 
-static double rate_of(const node_state *n, double rate)
+/* The card's phase in nominal seconds at true time t (s since the epoch). */
+static double card_phase_s(const node_state *n, double t_s)
 {
-	return rate * (1.0 + n->cfg->audio_skew_ppm * 1e-6);
+	return t_s * (1.0 + n->cfg->audio_skew_ppm * 1e-6) + sync_wander_phase_ns(&n->cfg->audio_wander, t_s) * 1e-9;
+}
+
+/* True time (ns since the epoch) of the card's phase `nominal_ns` (the
+ * frame number times the nominal period): exact for a constant rate, then
+ * corrected for the wander (its rate is far below 1: each step gains digits). */
+static long double card_time_ns(const node_state *n, long double nominal_ns)
+{
+	long double r = 1.0L + (long double)n->cfg->audio_skew_ppm * 1e-6L;
+	long double t = nominal_ns / r;
+	if (!sync_wander_active(&n->cfg->audio_wander))
+		return t;
+	for (int i = 0; i < 4; i++)
+		t = (nominal_ns - (long double)sync_wander_phase_ns(&n->cfg->audio_wander, (double)(t * 1e-9L))) / r;
+	return t;
 }
 
 double sim_world_sample(const sim_world *w, int node, int mic, double rate_hz, int64_t frame)
@@ -618,7 +635,7 @@ double sim_world_sample(const sim_world *w, int node, int mic, double rate_hz, i
 	const node_state *n = find(w, node);
 	if (!n || mic < 0 || (size_t)mic >= n->cfg->n_mics)
 		return 0;
-	double t = (double)frame / rate_of(n, rate_hz);
+	double t = (double)(card_time_ns(n, (long double)frame * 1e9L / rate_hz) * 1e-9L);
 	double v = pressure(w, n, mic, t) + sim_world_noise(w, node, mic, frame);
 	/* The background is a sound field: keyed by the world-rate sample at
 	 * the frame's true time, whatever rate the card runs at. */
@@ -630,7 +647,7 @@ double sim_world_sample(const sim_world *w, int node, int mic, double rate_hz, i
 double sim_world_frame_time_s(const sim_world *w, int node, double rate_hz, int64_t frame)
 {
 	const node_state *n = find(w, node);
-	return n ? (double)frame / rate_of(n, rate_hz) : NAN;
+	return n ? (double)(card_time_ns(n, (long double)frame * 1e9L / rate_hz) * 1e-9L) : NAN;
 }
 
 int64_t sim_world_frame_time_ns(const sim_world *w, int node, double rate_hz, int64_t frame)
@@ -639,14 +656,13 @@ int64_t sim_world_frame_time_ns(const sim_world *w, int node, double rate_hz, in
 	if (!n)
 		return INT64_MIN;
 	/* long double: 64-bit mantissa keeps the ns exact for years of frames. */
-	long double r = (long double)rate_hz * (1.0L + (long double)n->cfg->audio_skew_ppm * 1e-6L);
-	return (int64_t)llroundl((long double)frame * 1e9L / r);
+	return (int64_t)llroundl(card_time_ns(n, (long double)frame * 1e9L / (long double)rate_hz));
 }
 
 double sim_world_frame_at(const sim_world *w, int node, double rate_hz, double t_s)
 {
 	const node_state *n = find(w, node);
-	return n ? t_s * rate_of(n, rate_hz) : NAN;
+	return n ? card_phase_s(n, t_s) * rate_hz : NAN;
 }
 
 int64_t sim_world_first_frame_at(const sim_world *w, int node, double rate_hz, int64_t ns)
@@ -655,7 +671,8 @@ int64_t sim_world_first_frame_at(const sim_world *w, int node, double rate_hz, i
 	if (!n)
 		return INT64_MIN;
 	long double r = (long double)rate_hz * (1.0L + (long double)n->cfg->audio_skew_ppm * 1e-6L);
-	int64_t f = (int64_t)ceill((long double)ns * r / 1e9L);
+	long double wander = (long double)sync_wander_phase_ns(&n->cfg->audio_wander, (double)ns * 1e-9) * rate_hz / 1e9L;
+	int64_t f = (int64_t)ceill((long double)ns * r / 1e9L + wander);
 	/* Make it exact against the rounded frame times used everywhere else. */
 	while (sim_world_frame_time_ns(w, node, rate_hz, f) < ns)
 		f++;
@@ -664,16 +681,22 @@ int64_t sim_world_first_frame_at(const sim_world *w, int node, double rate_hz, i
 	return f;
 }
 
+void sim_world_set_epoch(sim_world *w, int64_t epoch_ns)
+{
+	for (size_t i = 0; i < w->n_nodes; i++)
+		w->nodes[i].cpu.epoch_ns = epoch_ns;
+}
+
 int64_t sim_world_node_cpu_at(const sim_world *w, int node, int64_t true_ns)
 {
 	const node_state *n = find(w, node);
-	return n ? sync_simclock_apply(&n->cfg->cpu, true_ns) : INT64_MIN;
+	return n ? sync_simclock_apply(&n->cpu, true_ns) : INT64_MIN;
 }
 
 int64_t sim_world_true_at_node_cpu(const sim_world *w, int node, int64_t cpu_ns)
 {
 	const node_state *n = find(w, node);
-	return n ? sync_simclock_invert(&n->cfg->cpu, cpu_ns) : INT64_MIN;
+	return n ? sync_simclock_invert(&n->cpu, cpu_ns) : INT64_MIN;
 }
 
 int64_t sim_world_irq_latency_ns(const sim_world *w, int node, int64_t frame_end, int64_t cap_ns)

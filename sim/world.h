@@ -123,6 +123,12 @@ double sim_world_frame_at(const sim_world *w, int node, double rate_hz, double t
  * begins (F0 above). */
 int64_t sim_world_first_frame_at(const sim_world *w, int node, double rate_hz, int64_t ns_since_epoch);
 
+/* Anchor the cpu clocks' wander (libsync/simwander.h) at host raw time
+ * epoch_ns, the world's time 0, as chorus-sim tells its processes in
+ * CHORUS_SIM_CLOCK; until it is called the cpu wander starts at host raw 0.
+ * (The cards' wander is in world time and needs no anchor.) */
+void sim_world_set_epoch(sim_world *w, int64_t epoch_ns);
+
 /* The node's cpu clock reading at host true time (CLOCK_MONOTONIC_RAW ns). */
 int64_t sim_world_node_cpu_at(const sim_world *w, int node, int64_t true_ns);
 

@@ -146,7 +146,7 @@ static void settle_and_check(csim_truth *t, double secs, double max_sd_ns)
 START_TEST(test_three_nodes_converge)
 {
 	csim *s = start("three", NODES3, NULL, TRUE);
-	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s));
+	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s), csim_epoch_ns(s));
 	const char *why = NULL;
 	ck_assert_msg(csim_truth_set_audio(t, csim_epoch_ns(s), 16000, CSIM_BIN_DIR, &why) == 0, "%s", why);
 	double err, sd;
@@ -194,7 +194,7 @@ START_TEST(test_line_of_five)
 				       i + 1, 10 * i, skew[i], 7 * (i + 1));
 	csim *s = start("line", sc->str, NULL, FALSE);
 	g_string_free(sc, TRUE);
-	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s));
+	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s), csim_epoch_ns(s));
 	double err[6], sd[6];
 	unsigned hops[6];
 	for (int b = 2; b <= 5; b++)
@@ -227,7 +227,7 @@ END_TEST
 START_TEST(test_kill_and_restart)
 {
 	csim *s = start("restart", NODES3, NULL, FALSE);
-	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s));
+	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s), csim_epoch_ns(s));
 	double err, sd;
 	unsigned hops;
 	char why[200];
@@ -279,7 +279,7 @@ START_TEST(test_forged_key)
 	ck_assert(g_file_set_contents(key, "the-field-network-key-2026", -1, NULL));
 	char *extra = g_strdup_printf("[rbs]\nkey_file = %s\n", key);
 	csim *s = start("forged", NODES3, extra, FALSE);
-	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s));
+	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s), csim_epoch_ns(s));
 	double err0, sd0, err, sd;
 	unsigned hops;
 	ck_assert_int_eq(wait_convert(t, 1, 1, 2, 20, &err0, &sd0, &hops), 0);
@@ -322,7 +322,7 @@ END_TEST
 START_TEST(test_malformed_packets)
 {
 	csim *s = start("malformed", NODES3, NULL, FALSE);
-	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s));
+	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s), csim_epoch_ns(s));
 	double err, sd;
 	unsigned hops;
 	ck_assert_int_eq(wait_convert(t, 1, 1, 2, 20, &err, &sd, &hops), 0);
@@ -398,7 +398,7 @@ static const char SHAPES[] =
 START_TEST(test_mixed_latency_line)
 {
 	csim *s = start("shapes", SHAPES, NULL, TRUE);
-	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s));
+	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s), csim_epoch_ns(s));
 	const char *why = NULL;
 	ck_assert_msg(csim_truth_set_audio(t, csim_epoch_ns(s), 16000, CSIM_BIN_DIR, &why) == 0, "%s", why);
 	double err, sd;

@@ -2,6 +2,7 @@
  * skewed audio clocks, noise and latency statistics, call processes, file
  * sources by band-limited interpolation. */
 #include <check.h>
+#include <errno.h>
 #include <glib.h>
 #include <math.h>
 #include <sndfile.h>
@@ -112,10 +113,92 @@ START_TEST(frame_times_and_stream_start)
 }
 END_TEST
 
+/* Wandering clocks (issue 13 item 3): the walk has the stated diffusion,
+ * the temperature cycle its closed form, and the world's frame times, the
+ * cpu clock through CHORUS_SIM_CLOCK's text and their inverses agree. */
+START_TEST(wandering_clocks)
+{
+	/* Frequency changes over 1 s and over 64 s: variance q^2 dt (chi^2
+	 * with N dof: relative sd sqrt(2/N); 5 of those allowed). */
+	sync_wander w = {.rw_ppb = 10, .seed = 12345};
+	const int n1 = 20000, n64 = 300;
+	double s1 = 0, s64 = 0;
+	for (int k = 0; k < n1; k++) {
+		double d = (sync_wander_freq(&w, k + 2.0) - sync_wander_freq(&w, k + 1.0)) * 1e9;
+		s1 += d * d;
+	}
+	for (int k = 0; k < n64; k++) {
+		double d = (sync_wander_freq(&w, 64.0 * (k + 2)) - sync_wander_freq(&w, 64.0 * (k + 1))) * 1e9;
+		s64 += d * d;
+	}
+	ck_assert_double_le(fabs(s1 / n1 / 100.0 - 1), 5 * sqrt(2.0 / n1));
+	ck_assert_double_le(fabs(s64 / n64 / (64 * 100.0) - 1), 5 * sqrt(2.0 / n64));
+	/* The phase is the integral of the frequency (midpoint rule, 1 ms). */
+	for (double t0 = 3.2; t0 < 4000; t0 *= 3) {
+		double integ = 0;
+		for (int i = 0; i < 2000; i++)
+			integ += sync_wander_freq(&w, t0 + (i + 0.5) * 1e-3) * 1e-3 * 1e9;
+		double dw = sync_wander_phase_ns(&w, t0 + 2.0) - sync_wander_phase_ns(&w, t0);
+		ck_assert_double_le(fabs(dw - integ), 1e-6 * fabs(integ) + 1e-9);
+	}
+	ck_assert_double_eq(sync_wander_phase_ns(&w, -5), 0);
+	/* The temperature cycle: half a period gains tempco A P / pi. */
+	sync_wander tc = {.temp_amp_c = 5, .temp_period_s = 600, .tempco_ppm_per_c = 0.5};
+	ck_assert_double_le(fabs(sync_wander_phase_ns(&tc, 300) - 0.5e3 * 5 * 600 / G_PI), 1e-3);
+	ck_assert_double_le(fabs(sync_wander_freq(&tc, 150) - 2.5e-6), 1e-15);
+
+	/* CHORUS_SIM_CLOCK's long form round-trips; apply and invert agree. */
+	sync_simclock c = {.skew_ppm = 12.5, .offset_ns = -77, .wander = {.rw_ppb = 10, .temp_amp_c = 5, .temp_period_s = 600, .tempco_ppm_per_c = 0.1, .seed = 99}, .epoch_ns = 1000000000000LL};
+	char text[256];
+	sync_simclock back;
+	const char *why = NULL;
+	ck_assert_int_eq(sync_simclock_parse(sync_simclock_format(&c, text, sizeof text), &back, &why), 0);
+	ck_assert_int_eq(back.wander.seed, 99);
+	ck_assert_int_eq(back.epoch_ns, c.epoch_ns);
+	for (int64_t h = c.epoch_ns - 5000000000LL; h < c.epoch_ns + 3600000000000LL; h += 77777777777LL) {
+		int64_t x = sync_simclock_apply(&back, h);
+		ck_assert_int_eq(x, sync_simclock_apply(&c, h));
+		ck_assert_int_le(llabs(sync_simclock_invert(&c, x) - h), 1);
+	}
+	ck_assert_int_eq(sync_simclock_parse("1,2,3", &back, &why), -EINVAL);
+	ck_assert_int_eq(sync_simclock_parse("1,2,-3,0,600,0,1,0", &back, &why), -EINVAL);
+
+	/* The world: the card's frame times invert, the cpu clock wanders from
+	 * the epoch as the text the processes get says. */
+	fixture f = make("[node.2]\nposition_m = 0,0\naudio_skew_ppm = 30\naudio_wander_ppb_per_s = 10\n"
+			 "cpu_skew_ppm = -20\ncpu_wander_ppb_per_s = 10\ntemperature_cycle = 5, 600\n"
+			 "tempco_ppm_per_c = 0.1\naudio_tempco_ppm_per_c = 0.5\n");
+	const double rate = 48000;
+	for (int64_t fr = 1000; fr < 48000LL * 3600; fr = fr * 3 + 17) {
+		double t = sim_world_frame_time_s(f.w, 2, rate, fr);
+		ck_assert_double_le(fabs(sim_world_frame_at(f.w, 2, rate, t) - (double)fr), 1e-4);
+		int64_t ns = sim_world_frame_time_ns(f.w, 2, rate, fr);
+		ck_assert_int_eq(sim_world_first_frame_at(f.w, 2, rate, ns), fr);
+	}
+	/* 5 °C x 0.5 ppm/°C: over half a cycle the card gains ~2.4 ms (less
+	 * or more by its walk, a few us). */
+	double gain = sim_world_frame_at(f.w, 2, rate, 300) / rate - 300 * (1 + 30e-6);
+	ck_assert_double_le(fabs(gain - 0.5e-6 * 5 * 600 / G_PI), 1e-4);
+	const sim_node_cfg *nc = sim_scenario_find_node(f.sc, 2);
+	int64_t epoch = 5000000000000LL;
+	sim_world_set_epoch(f.w, epoch);
+	sync_simclock told = nc->cpu;
+	told.epoch_ns = epoch;
+	ck_assert_int_eq(sync_simclock_parse(sync_simclock_format(&told, text, sizeof text), &back, &why), 0);
+	for (int64_t h = epoch; h < epoch + 1800000000000LL; h += 99999999999LL) {
+		ck_assert_int_eq(sim_world_node_cpu_at(f.w, 2, h), sync_simclock_apply(&back, h));
+		ck_assert_int_le(llabs(sim_world_true_at_node_cpu(f.w, 2, sync_simclock_apply(&back, h)) - h), 1);
+	}
+	/* Each clock has its own walk. */
+	ck_assert_uint_ne(nc->cpu.wander.seed, nc->audio_wander.seed);
+	drop(f);
+}
+END_TEST
+
 START_TEST(cpu_clock_truth)
 {
 	fixture f = make("[node.3]\nposition_m = 0,0\ncpu_skew_ppm = -41.5\ncpu_offset_ns = 27182818284\n");
-	sync_simclock c = {-41.5, 27182818284LL};
+	sync_simclock c = {.skew_ppm = -41.5, .offset_ns = 27182818284LL};
 	for (int64_t h = 0; h < 4000000000000LL; h += 77777777777LL) {
 		int64_t cpu = sim_world_node_cpu_at(f.w, 3, h);
 		ck_assert_int_eq(cpu, sync_simclock_apply(&c, h));
@@ -331,6 +414,7 @@ int main(void)
 	tcase_add_test(tc, click_on_a_skewed_audio_clock);
 	tcase_add_test(tc, frame_times_and_stream_start);
 	tcase_add_test(tc, cpu_clock_truth);
+	tcase_add_test(tc, wandering_clocks);
 	tcase_add_test(tc, noise_is_white_gaussian_at_the_level_and_reproducible);
 	tcase_add_test(tc, poisson_calls_have_the_rate);
 	tcase_add_test(tc, interrupt_latency_distributions);

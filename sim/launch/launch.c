@@ -131,7 +131,10 @@ static gboolean spawn(csim *s, node_rec *n, int which, GError **err)
 	chmod(sock, 0666);
 	char *log = g_strdup_printf("%s/node%d-%s.log", s->out_dir, n->id, ps->name);
 	char *prog = g_build_filename(s->bin_dir, ps->name, NULL);
-	char *clk = g_strdup_printf("%.17g,%" G_GINT64_FORMAT, n->cfg->cpu.skew_ppm, n->cfg->cpu.offset_ns);
+	sync_simclock cpu = n->cfg->cpu;
+	cpu.epoch_ns = s->epoch_ns;
+	char clkbuf[256];
+	char *clk = g_strdup(sync_simclock_format(&cpu, clkbuf, sizeof clkbuf));
 	GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
 	if (*n->netns) {
 		g_ptr_array_add(argv, g_strdup("ip"));

@@ -118,7 +118,7 @@ int main(int argc, char **argv)
 	fprintf(stderr, "chorus-sim: %zu nodes up (%s, port %d%s); running %.0f s, measuring after %.0f s\n",
 		sim_scenario_n_nodes(csim_scenario(s)), o.audio ? "syncd + audiod" : "syncd only", csim_port(s),
 		netns ? ", netns" : "", duration_s, warmup_s);
-	run_state r = {g_main_loop_new(NULL, FALSE), csim_truth_new(csim_scenario(s), csim_run_dir(s)), warmup_s, duration_s,
+	run_state r = {g_main_loop_new(NULL, FALSE), csim_truth_new(csim_scenario(s), csim_run_dir(s), csim_epoch_ns(s)), warmup_s, duration_s,
 		       0, interval_s, 0};
 	const char *why = NULL;
 	if (o.audio && csim_truth_set_audio(r.truth, csim_epoch_ns(s), (unsigned)rate_hz, bin, &why) < 0)

@@ -50,7 +50,7 @@ static int64_t host_raw(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-csim_truth *csim_truth_new(const sim_scenario *sc, const char *run_dir)
+csim_truth *csim_truth_new(const sim_scenario *sc, const char *run_dir, int64_t epoch_ns)
 {
 	csim_truth *t = g_new0(csim_truth, 1);
 	t->run_dir = g_strdup(run_dir);
@@ -63,8 +63,10 @@ csim_truth *csim_truth_new(const sim_scenario *sc, const char *run_dir)
 	for (size_t i = 0; i < sim_scenario_n_nodes(sc); i++) {
 		const sim_node_cfg *c = sim_scenario_node(sc, i);
 		tnode n = {.id = c->id, .cpu = c->cpu, .jitter_ns = c->radio_jitter_ns, .g = sync_graph_new(&gp), .ent = g_array_new(FALSE, FALSE, sizeof(sync_ticker_entry))};
+		n.cpu.epoch_ns = epoch_ns;
 		g_array_append_val(t->nodes, n);
 	}
+	t->epoch_ns = epoch_ns;
 	t->t0_ns = host_raw();
 	return t;
 }
@@ -103,6 +105,7 @@ int csim_truth_set_audio(csim_truth *t, int64_t epoch_ns, unsigned rate_hz, cons
 		g_clear_error(&err);
 		return -ENOMEM;
 	}
+	sim_world_set_epoch(t->world, epoch_ns);
 	t->epoch_ns = epoch_ns;
 	t->rate_hz = rate_hz;
 	t->bin_dir = g_strdup(bin_dir);

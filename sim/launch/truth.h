@@ -52,8 +52,9 @@ gboolean csim_meas_beyond(const csim_meas *m, double k);
 
 typedef struct csim_truth csim_truth;
 
-/* A measurer for the nodes of sc whose devices are under run_dir. */
-csim_truth *csim_truth_new(const sim_scenario *sc, const char *run_dir);
+/* A measurer for the nodes of sc whose devices are under run_dir; epoch_ns
+ * is the world epoch (host raw ns) the cpu clocks' wander starts at. */
+csim_truth *csim_truth_new(const sim_scenario *sc, const char *run_dir, int64_t epoch_ns);
 
 void csim_truth_free(csim_truth *t);
 

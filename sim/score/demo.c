@@ -253,7 +253,7 @@ int main(int argc, char **argv)
 	if (!rc) {
 		fprintf(stderr, "chorus-demo: %zu nodes up in %.1f s (syncd, audiod at %d Hz, fft, detect, collab); running %.0f s\n",
 			nn, (host_raw() - t_start) * 1e-9, rate_hz, duration_s);
-		run_state r = {g_main_loop_new(NULL, FALSE), csim_truth_new(d.sc, csim_run_dir(d.sim)), MIN(10.0, duration_s / 3),
+		run_state r = {g_main_loop_new(NULL, FALSE), csim_truth_new(d.sc, csim_run_dir(d.sim), csim_epoch_ns(d.sim)), MIN(10.0, duration_s / 3),
 			       duration_s, 0};
 		g_timeout_add(1000, on_tick, &r);
 		guint s1 = g_unix_signal_add(SIGINT, on_signal, r.loop), s2 = g_unix_signal_add(SIGTERM, on_signal, r.loop);
@@ -275,6 +275,8 @@ int main(int argc, char **argv)
 		GError *e2 = NULL;
 		const sim_scenario *sc = d.sc;
 		sim_world *world = sim_world_new(sc, &e2);
+		if (world)
+			sim_world_set_epoch(world, csim_epoch_ns(d.sim));
 		if (!world) {
 			fprintf(stderr, "chorus-demo: %s\n", e2->message);
 			rc = 2;

@@ -17,14 +17,19 @@
  * their operators would (sim/scenarios/shapes.ini).  Sources: the simulator's
  * side channel (kpatch format), ALSA with the plugin's "driver" mode (DMA
  * position at the status call, like HDA) and its "pessimistic" mode (hw_ptr
- * per interrupt, stamped at the wakeup).  Jitter: 0.3, 1, 5 us.  The
- * wandering clocks of the issue's matrix are not modelled yet (the
- * simulator's skews are constant): no such rows.
+ * per interrupt, stamped at the wakeup).  Jitter: 0.3, 1, 5 us.  Wander
+ * (libsync/simwander.h): none; a random walk of 10 ppb per sqrt(s) on every
+ * clock (each its own); a 5 °C temperature cycle of period 600 s (a fast
+ * one: sun and cloud on an enclosure; a daily cycle's ramps are 144 times
+ * gentler) that the nodes' crystals follow with different coefficients
+ * (cpu 0.3, -0.2, 0.1, -0.3 ppm/°C, sound cards 1, -0.5, 0.8, -1) — the same
+ * coefficient everywhere would cancel in every conversion.  Wander rows run
+ * at least 90 s, so fits slide past a full window.
  *
- * HONESTY_ROWS=quick (default: 9 rows, ~6 min) or full (45 rows, ~30 min);
+ * HONESTY_ROWS=quick (default: 12 rows, ~10 min) or full (135 rows, ~2 h);
  * HONESTY_DURATION_S (default 30) per row.  Writes
- * $CHORUS_BENCH_OUT/honesty.csv (row,shape,tstamp,jitter_us,kind,n,rms_us,
- * rms_z,beyond_5se,verdict).
+ * $CHORUS_BENCH_OUT/honesty.csv (row,shape,tstamp,jitter_us,wander,kind,n,
+ * rms_us,rms_z,beyond_5se,verdict).
  */
 #include <errno.h>
 #include <math.h>
@@ -46,11 +51,25 @@ static const char *const shapes[] = {"exponential", "normal", "uniform", "consta
 static const char *const tstamps[] = {"sidechannel", "alsa-driver", "alsa-pessimistic"};
 static const double jitters_us[] = {0.3, 1, 5};
 static const char *const kinds[] = {"cpu", "global", "audio0"};
+static const char *const wanders[] = {"none", "walk", "temp"};
 
 typedef struct {
 	int shape, tstamp;
 	double jitter_us;
+	int wander;
 } row;
+
+/* The [node.N] wander keys of row r for the i-th node of the line. */
+static void wander_keys(GString *s, const row *r, int i)
+{
+	static const double cpu_tc[] = {0.3, -0.2, 0.1, -0.3}, audio_tc[] = {1, -0.5, 0.8, -1};
+	if (r->wander == 1)
+		g_string_append(s, "cpu_wander_ppb_per_s = 10\naudio_wander_ppb_per_s = 10\n");
+	else if (r->wander == 2)
+		g_string_append_printf(s,
+				       "temperature_cycle = 5, 600\ntempco_ppm_per_c = %g\naudio_tempco_ppm_per_c = %g\n",
+				       cpu_tc[i], audio_tc[i]);
+}
 
 /* The [node.N] latency keys of a shape. */
 static const char *shape_keys(int shape)
@@ -76,12 +95,14 @@ static char *scenario_text(const row *r, double duration_s)
 	static const double cpu_skew[] = {20, -15, 5, -30}, audio_skew[] = {-10, 25, 12, 3};
 	GString *s = g_string_new(NULL);
 	g_string_append_printf(s, "[world]\nseed = %d\nduration_s = %g\nradio_range_m = 12\n",
-			       100 + r->shape * 10 + r->tstamp, duration_s);
-	for (int i = 0; i < 4; i++)
+			       100 + r->shape * 10 + r->tstamp + 1000 * r->wander, duration_s);
+	for (int i = 0; i < 4; i++) {
 		g_string_append_printf(s,
 				       "[node.%d]\nposition_m = %d, 0, 0\ncpu_skew_ppm = %g\naudio_skew_ppm = %g\n"
 				       "radio_jitter_ns = %g\n%s",
 				       i + 1, 10 * i, cpu_skew[i], audio_skew[i], r->jitter_us * 1e3, shape_keys(r->shape));
+		wander_keys(s, r, i);
+	}
 	return g_string_free(s, FALSE);
 }
 
@@ -189,16 +210,20 @@ int main(void)
 		return 2;
 	}
 	GArray *rows = g_array_new(FALSE, FALSE, sizeof(row));
-	for (int s = 0; s < 5; s++)
-		for (int t = 0; t < 3; t++)
-			for (int j = 0; j < 3; j++) {
-				row r = {s, t, jitters_us[j]};
-				/* quick: every shape with the side channel at 1 us, the
-				 * ALSA modes and the other jitters with exponential delays */
-				gboolean quick = (t == 0 && j == 1) || (s == 0 && (j == 1 || t == 0));
-				if (full || quick)
-					g_array_append_val(rows, r);
-			}
+	for (int wd = 0; wd < 3; wd++)
+		for (int s = 0; s < 5; s++)
+			for (int t = 0; t < 3; t++)
+				for (int j = 0; j < 3; j++) {
+					row r = {s, t, jitters_us[j], wd};
+					/* quick: every shape with the side channel at 1 us, the
+					 * ALSA modes and the other jitters with exponential
+					 * delays; each wander with exponential delays at 1 us,
+					 * the temperature cycle also through real-driver ALSA */
+					gboolean quick = wd == 0 ? (t == 0 && j == 1) || (s == 0 && (j == 1 || t == 0))
+								 : s == 0 && j == 1 && (t == 0 || (wd == 2 && t == 1));
+					if (full || quick)
+						g_array_append_val(rows, r);
+				}
 	const char *bo = getenv("CHORUS_BENCH_OUT");
 	char *csv_path = g_build_filename(bo && *bo ? bo : ".", "honesty.csv", NULL);
 	FILE *csv = fopen(csv_path, "w");
@@ -206,12 +231,12 @@ int main(void)
 		fprintf(stderr, "bench/honesty: %s: %s\n", csv_path, g_strerror(errno));
 		return 1;
 	}
-	fprintf(csv, "row,shape,tstamp,jitter_us,kind,hops,n,rms_us,rms_z,beyond_5se,verdict\n");
+	fprintf(csv, "row,shape,tstamp,jitter_us,wander,kind,hops,n,rms_us,rms_z,beyond_5se,verdict\n");
 	char *tmp = g_dir_make_tmp("chorus-honesty-XXXXXX", NULL);
 	printf("bench/honesty: %u rows (%s), %g s each, 4 nodes on a line; runs under %s\n", rows->len,
 	       full ? "full" : "quick", duration_s, tmp);
-	printf("%3s %-11s %-16s %6s  %-6s %5s %6s %9s %7s %6s  %s\n", "row", "shape", "tstamp", "jit_us", "kind", "hops",
-	       "n", "rms_us", "rms_z", ">5se", "verdict");
+	printf("%3s %-11s %-16s %6s %-6s %-6s %5s %6s %9s %7s %6s  %s\n", "row", "shape", "tstamp", "jit_us", "wander",
+	       "kind", "hops", "n", "rms_us", "rms_z", ">5se", "verdict");
 	int failed = 0;
 	for (guint i = 0; i < rows->len; i++) {
 		const row *r = &g_array_index(rows, row, i);
@@ -219,20 +244,21 @@ int main(void)
 		g_snprintf(name, sizeof name, "row%u", i);
 		char *dir = g_build_filename(tmp, name, NULL);
 		stats st[3];
-		int rc = run_row(r, dir, duration_s, st);
+		int rc = run_row(r, dir, r->wander ? MAX(duration_s, 90) : duration_s, st);
 		g_free(dir);
 		if (rc < 0) {
-			printf("%3u %-11s %-16s %6.1f  chorus-sim failed (%s)\n", i, shapes[r->shape], tstamps[r->tstamp],
-			       r->jitter_us, g_strerror(-rc));
-			fprintf(csv, "%u,%s,%s,%g,,,,,,,error\n", i, shapes[r->shape], tstamps[r->tstamp], r->jitter_us);
+			printf("%3u %-11s %-16s %6.1f %-6s chorus-sim failed (%s)\n", i, shapes[r->shape], tstamps[r->tstamp],
+			       r->jitter_us, wanders[r->wander], g_strerror(-rc));
+			fprintf(csv, "%u,%s,%s,%g,%s,,,,,,,error\n", i, shapes[r->shape], tstamps[r->tstamp], r->jitter_us,
+				wanders[r->wander]);
 			failed++;
 			continue;
 		}
 		gboolean row_bad = FALSE;
 		for (int k = 0; k < 3; k++) {
 			if (!st[k].n) {
-				printf("%3u %-11s %-16s %6.1f  %-6s none measured\n", i, shapes[r->shape], tstamps[r->tstamp],
-				       r->jitter_us, kinds[k]);
+				printf("%3u %-11s %-16s %6.1f %-6s %-6s none measured\n", i, shapes[r->shape],
+				       tstamps[r->tstamp], r->jitter_us, wanders[r->wander], kinds[k]);
 				row_bad = TRUE;
 				continue;
 			}
@@ -243,10 +269,11 @@ int main(void)
 			row_bad |= bad;
 			char hops[16];
 			g_snprintf(hops, sizeof hops, "%u-%u", st[k].hmin, st[k].hmax);
-			printf("%3u %-11s %-16s %6.1f  %-6s %5s %6u %9.3f %7.2f %6u  %s\n", i, shapes[r->shape],
-			       tstamps[r->tstamp], r->jitter_us, kinds[k], hops, st[k].n, rms, z, st[k].beyond, verdict);
-			fprintf(csv, "%u,%s,%s,%g,%s,%s,%u,%.4f,%.3f,%u,%s\n", i, shapes[r->shape], tstamps[r->tstamp],
-				r->jitter_us, kinds[k], hops, st[k].n, rms, z, st[k].beyond, verdict);
+			printf("%3u %-11s %-16s %6.1f %-6s %-6s %5s %6u %9.3f %7.2f %6u  %s\n", i, shapes[r->shape],
+			       tstamps[r->tstamp], r->jitter_us, wanders[r->wander], kinds[k], hops, st[k].n, rms, z,
+			       st[k].beyond, verdict);
+			fprintf(csv, "%u,%s,%s,%g,%s,%s,%s,%u,%.4f,%.3f,%u,%s\n", i, shapes[r->shape], tstamps[r->tstamp],
+				r->jitter_us, wanders[r->wander], kinds[k], hops, st[k].n, rms, z, st[k].beyond, verdict);
 		}
 		failed += row_bad;
 		fflush(stdout);

@@ -160,6 +160,7 @@ START_TEST(test_conversion_calibrated)
 	 * point, 2 s beyond it (wander adds to the variance there), its slope
 	 * and its inverse are compared with the truth. */
 	double z_end = 0, z_out = 0, z_slope = 0, z_inv = 0, s2 = 0;
+	int shortened = 0;
 	for (int s = 0; s < SEEDS; s++) {
 		GRand *g = g_rand_new_with_seed((guint32)(500 + s));
 		line l = {g_rand_double_range(g, -1e-4, 1e-4), g_rand_int_range(g, 0, 1000000) * 1000LL};
@@ -173,7 +174,10 @@ START_TEST(test_conversion_calibrated)
 		g_free(e);
 		sync_conv c, r;
 		ck_assert_int_eq(syncd_pairs_conv(p, sync_clock_cpu(3), sync_clock_realtime(3), &c), 0);
-		ck_assert_uint_ge(c.n, 58); /* a few good points may lie beyond 3.5 robust sigmas */
+		/* A few good points may lie beyond 3.5 robust sigmas; a steady
+		 * clock's fit believes in a wander and shortens its window now
+		 * and then (libsync/fit.c). */
+		shortened += c.n < 58;
 		double err = sync_tval_diff(sync_conv_apply(&c, sync_tval_of(xe)), truth(&l, xe));
 		double sd = sqrt(sync_conv_var(&c, sync_tval_of(xe)));
 		ck_assert_msg(fabs(err) < 7 * sd, "seed %d: error %.0f ns, stated sd %.0f ns", s, err, sd);
@@ -196,6 +200,8 @@ START_TEST(test_conversion_calibrated)
 		syncd_pairs_free(p);
 		g_rand_free(g);
 	}
+	/* As in test_rbs_core: at most 4 % of steady fits believe a wander. */
+	ck_assert_msg(shortened <= 20, "%d of %d steady fits shortened their window", shortened, SEEDS);
 	double lo, hi;
 	unit_rms_bounds(&lo, &hi);
 	double zr[4] = {sqrt(z_end / SEEDS), sqrt(z_out / SEEDS), sqrt(z_slope / SEEDS), sqrt(z_inv / SEEDS)};

@@ -87,12 +87,14 @@ START_TEST(test_rbs_fit_calibrated)
 	 * standard error, must have RMS ~ 1 (chi-square: 200 draws give RMS within
 	 * ±0.15 at >4 sigma), and the residual RMS must be sigma*sqrt(2). */
 	double z2 = 0, rms = 0;
-	int seeds = 200;
+	int seeds = 200, shortened = 0;
 	for (int s = 0; s < seeds; s++) {
 		sync_conv c;
 		int64_t tx, ty;
 		run_pair((guint32)(1000 + s), 80, TRUE, FALSE, &c, &tx, &ty);
-		ck_assert_uint_ge(c.n, 55); /* window 64, few rejected */
+		/* Window 64, few rejected; a steady clock's fit believes in a
+		 * wander and shortens its window now and then (libsync/fit.c). */
+		shortened += c.n < 55;
 		sync_tval y = sync_conv_apply(&c, sync_tval_of(tx));
 		double err = sync_tval_diff(y, ty);
 		double sd = sqrt(sync_conv_var(&c, sync_tval_of(tx)));
@@ -101,6 +103,10 @@ START_TEST(test_rbs_fit_calibrated)
 		rms += c.rms * c.rms;
 	}
 	double zr = sqrt(z2 / seeds), rr = sqrt(rms / seeds);
+	/* fit.c believes one window's chance wander 1 time in 50 (chi^2_1 >
+	 * 5.24) at each solve of a growing window: bound it at 4 % (8 of 200
+	 * expected; P(X > 20) < 1e-4). */
+	ck_assert_msg(shortened <= 20, "%d of %d steady fits shortened their window", shortened, seeds);
 	ck_assert_msg(zr > 0.8 && zr < 1.2, "normalized error RMS %.3f", zr);
 	ck_assert_msg(fabs(rr / (SIGMA * M_SQRT2) - 1.0) < 0.1, "residual RMS %.0f ns", rr);
 }

@@ -55,20 +55,21 @@ struct audio_dev {
 };
 
 /* The error of this card's timestamps no observation reveals, ns: the
- * calibrated floor's standard error, and with ALSA timestamps the fit's
- * residual RMS as well (they come late by a wakeup or position-read delay
- * whose least value the envelope cannot see; interrupt records have no
- * such floor beyond the calibrated one).  syncd states it on every
- * conversion of the pair (send_pair); time requests add it too. */
+ * calibrated floor's standard error.  Uncalibrated ALSA timestamps
+ * (latency_floor_sd_us 0) state the fit's residual RMS instead: they come
+ * late by a wakeup or position-read delay whose least value the envelope
+ * cannot see, and without a calibration nothing bounds it more tightly
+ * (interrupt records have no such floor beyond the calibrated one).  syncd
+ * states it on every conversion of the pair (send_pair); time requests add
+ * it too. */
 static double systematic_ns(audio_dev *d)
 {
-	double v = d->floor_sd_ns * d->floor_sd_ns;
 	stream_stats st;
 	sync_conv c;
 	stream_get_stats(d->st, &st);
-	if (st.source == TSRC_ALSA && timehist_current(d->th, &c) == 0)
-		v += c.rms * c.rms;
-	return sqrt(v);
+	if (st.source == TSRC_ALSA && d->floor_sd_ns <= 0 && timehist_current(d->th, &c) == 0)
+		return c.rms;
+	return d->floor_sd_ns;
 }
 
 /* The audio timestamp a driver offers (capture_audio_tstamp), by name. */

@@ -12,9 +12,11 @@
  * below 0.7 is marked "wide" (over-cautious, not failed).
  *
  * Shapes: exponential 20 us, normal 12 +- 4 us, uniform 30 +- 10 us (floor
- * 12.7 us), constant 15 us, mixture 90 % 10 us + 10 % 200 us; the uniform
- * and constant nodes state a calibrated floor (12 +- 2 us, 14 +- 2 us) as
- * their operators would (sim/scenarios/shapes.ini).  Sources: the simulator's
+ * 12.7 us), constant 15 us, mixture 90 % 10 us + 10 % 200 us; with the side
+ * channel the uniform and constant nodes state a calibrated floor (12 +- 2
+ * us, 14 +- 2 us) as their operators would (sim/scenarios/shapes.ini), with
+ * driver-like ALSA timestamps every node states 0 +- 1 us, with pessimistic
+ * ones none (floor_keys()).  Sources: the simulator's
  * side channel (kpatch format), ALSA with the plugin's "driver" mode (DMA
  * position at the status call, like HDA) and its "pessimistic" mode (hw_ptr
  * per interrupt, stamped at the wakeup).  Jitter: 0.3, 1, 5 us.  Wander
@@ -80,14 +82,31 @@ static const char *shape_keys(int shape)
 	case 1:
 		return "irq_latency = normal\nirq_latency_mean_us = 12\nirq_latency_sd_us = 4\n";
 	case 2:
-		return "irq_latency = uniform\nirq_latency_mean_us = 30\nirq_latency_sd_us = 10\n"
-		       "calibrated_floor_us = 12, 2\n";
+		return "irq_latency = uniform\nirq_latency_mean_us = 30\nirq_latency_sd_us = 10\n";
 	case 3:
-		return "irq_latency = constant\nirq_latency_mean_us = 15\ncalibrated_floor_us = 14, 2\n";
+		return "irq_latency = constant\nirq_latency_mean_us = 15\n";
 	default:
 		return "irq_latency = mixture\nirq_latency_mean_us = 10\nirq_latency_mix_fraction = 0.1\n"
 		       "irq_latency_mix_mean_us = 200\n";
 	}
+}
+
+/* The floor the node's operator calibrated, as audiod is told it.  With
+ * interrupt records (the side channel) the uniform and constant latencies'
+ * floors, as a calibration would find them; a driver-like ALSA card's
+ * timestamps have no floor in the plugin (the DMA position at the call:
+ * 0 +- 1 us, what a self-test against the interrupts would give); the
+ * pessimistic mode's floor is the host's wakeup latency, not calibrated
+ * (audiod then states the fit's residual RMS). */
+static const char *floor_keys(const row *r)
+{
+	if (r->tstamp == 1)
+		return "calibrated_floor_us = 0, 1\n";
+	if (r->tstamp == 0 && r->shape == 2)
+		return "calibrated_floor_us = 12, 2\n";
+	if (r->tstamp == 0 && r->shape == 3)
+		return "calibrated_floor_us = 14, 2\n";
+	return "";
 }
 
 static char *scenario_text(const row *r, double duration_s)
@@ -99,8 +118,9 @@ static char *scenario_text(const row *r, double duration_s)
 	for (int i = 0; i < 4; i++) {
 		g_string_append_printf(s,
 				       "[node.%d]\nposition_m = %d, 0, 0\ncpu_skew_ppm = %g\naudio_skew_ppm = %g\n"
-				       "radio_jitter_ns = %g\n%s",
-				       i + 1, 10 * i, cpu_skew[i], audio_skew[i], r->jitter_us * 1e3, shape_keys(r->shape));
+				       "radio_jitter_ns = %g\n%s%s",
+				       i + 1, 10 * i, cpu_skew[i], audio_skew[i], r->jitter_us * 1e3, shape_keys(r->shape),
+				       floor_keys(r));
 		wander_keys(s, r, i);
 	}
 	return g_string_free(s, FALSE);

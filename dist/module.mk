@@ -4,10 +4,10 @@
 # --print-config: every key commented with its default) and the docs; and
 # the Debian packages (`make deb`, `make check-deb`; debian/, tests/check-deb.sh).
 
-# The paths the units name are recorded in $(B)/dist/paths, rewritten only
+# The paths the units (and chorus-sim's fallbacks, sim/launch/module.mk) name are recorded in $(B)/dist/paths, rewritten only
 # when they change, so `make install PREFIX=/usr` after a plain `make`
 # remakes the units rather than installing ones that say /usr/local.
-DIST_PATHS = BINDIR=$(BINDIR) SYSCONFDIR=$(SYSCONFDIR) DOCDIR=$(DOCDIR)
+DIST_PATHS = PREFIX=$(PREFIX) LIBDIR=$(LIBDIR) BINDIR=$(BINDIR) SYSCONFDIR=$(SYSCONFDIR) DOCDIR=$(DOCDIR)
 .PHONY: dist-paths-check
 $(B)/dist/paths: dist-paths-check
 	@mkdir -p $(dir $@)
@@ -43,3 +43,17 @@ install-dist: $(DIST_UNITS) $(DIST_CONFS)
 	    if [ -e $$t ]; then echo "install-dist: $$t exists, kept"; else install -m 644 $$f $$t; fi; done
 	install -m 644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
 	install -m 644 kpatch/README.md $(DESTDIR)$(DOCDIR)/kpatch.md
+
+# --- Debian packages --------------------------------------------------------
+# `make deb`: the packages of debian/ into $(B)/deb (dist/deb.sh), lintian
+# clean; `make check-deb`: install them into a fresh Debian 12 root, run the
+# programs from there, remove and purge (tests/check-deb.sh; 77 = could not run).
+DEB_TOOL_PKGS := debhelper dh-dkms dpkg-dev fakeroot lintian debootstrap
+DEB_OUT := $(B)/deb
+.PHONY: deb deb-deps check-deb
+deb-deps:
+	@sh tools/deps.sh $(DEB_PKGS) $(DEB_TOOL_PKGS)
+deb: deb-deps
+	@sh dist/deb.sh $(DEB_OUT)
+check-deb: deb
+	@nice -n 19 sh tests/check-deb.sh $(DEB_OUT)

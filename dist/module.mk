@@ -50,10 +50,15 @@ install-dist: $(DIST_UNITS) $(DIST_CONFS)
 # programs from there, remove and purge (tests/check-deb.sh; 77 = could not run).
 DEB_TOOL_PKGS := debhelper dh-dkms dpkg-dev fakeroot lintian debootstrap
 DEB_OUT := $(B)/deb
-.PHONY: deb deb-deps check-deb
+.PHONY: deb deb-deps check-deb check-install
 deb-deps:
 	@sh tools/deps.sh $(DEB_PKGS) $(DEB_TOOL_PKGS)
 deb: deb-deps
 	@sh dist/deb.sh $(DEB_OUT)
 check-deb: deb
 	@nice -n 19 sh tests/check-deb.sh $(DEB_OUT)
+
+# `make check-install`: `make install PREFIX=/usr` into a temporary DESTDIR
+# and what it must have put there (tests/check-install.sh).
+check-install:
+	@sh tests/check-install.sh "$(MAKE)"

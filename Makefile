@@ -12,7 +12,8 @@
 # Objects come from one pattern rule: foo/bar.c -> $(B)/foo/bar.o.
 #
 # Targets: all check bench deps install clean (demo arrives with the apps);
-# deb check-deb (Debian packages, dist/module.mk).
+# deb check-deb check-install (Debian packages and `make install`,
+# dist/module.mk); arm64 check-arm64 (cross build, qemu-user; cross/module.mk).
 # `make check SANITIZE=1` builds in build-san/ with ASan + UBSan.
 
 # Installation directories (`make install PREFIX=/usr DESTDIR=stage`).  The
@@ -90,7 +91,7 @@ $(B)/%.o: %.c
 
 $(B)/%.a:
 	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 # --- dependencies -------------------------------------------------------------
 # Debian package names; `make deps` installs the missing ones when root.

@@ -7,14 +7,29 @@
 #   TESTS      Check test programs run by `make check`    ($(B)/tests/NAME)
 #   BENCHES    benchmark programs run by `make bench`     ($(B)/bench/NAME)
 #   INSTALL_HOOKS  extra phony targets run by `make install`
+#   INSTALL_FILES  built files those hooks install (`make programs` builds
+#              them with PROGS and nothing else: what a package build needs)
 # Objects come from one pattern rule: foo/bar.c -> $(B)/foo/bar.o.
 #
-# Targets: all check bench deps install clean (demo arrives with the apps).
+# Targets: all check bench deps install clean (demo arrives with the apps);
+# deb check-deb check-install (Debian packages and `make install`,
+# dist/module.mk); arm64 check-arm64 (cross build, qemu-user; cross/module.mk).
 # `make check SANITIZE=1` builds in build-san/ with ASan + UBSan.
 
+# Installation directories (`make install PREFIX=/usr DESTDIR=stage`).  The
+# programs read /etc/chorus whatever PREFIX is, so SYSCONFDIR stays /etc.  The
+# ALSA plugin goes to alsa-lib's multiarch plugin directory under PREFIX
+# (/usr/lib/x86_64-linux-gnu/alsa-lib for PREFIX=/usr).
 PREFIX  ?= /usr/local
 DESTDIR ?=
+BINDIR  ?= $(PREFIX)/bin
 LIBDIR  ?= $(PREFIX)/lib
+SYSCONFDIR ?= /etc
+MANDIR  ?= $(PREFIX)/share/man
+DOCDIR  ?= $(PREFIX)/share/doc/chorus
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+ALSA_PLUGIN_DIR ?= $(patsubst /usr/%,$(PREFIX)/%,$(shell pkg-config --variable=libdir alsa 2>/dev/null || echo /usr/lib))/alsa-lib
 B       := build$(if $(SANITIZE),-san)
 
 CC      ?= cc
@@ -36,8 +51,9 @@ PROGS   :=
 TESTS   :=
 BENCHES :=
 INSTALL_HOOKS :=
+INSTALL_FILES :=
 
-.PHONY: all check test bench deps install clean format format-check
+.PHONY: all programs check test bench deps install clean format format-check
 # Keep intermediate objects (test and bench objects are made by chained rules).
 .SECONDARY:
 all:
@@ -45,6 +61,7 @@ all:
 include $(sort $(wildcard */module.mk) $(wildcard */*/module.mk))
 
 all: $(PROGS) $(TESTS) $(BENCHES)
+programs: $(PROGS) $(INSTALL_FILES)
 
 # G_LOG_DOMAIN: one per program (its messages read "syncd-WARNING **: ..."),
 # one per library for what the library logs itself (docs/STYLE.md).  A tool
@@ -70,11 +87,11 @@ log_domain = $(if $(filter apps/tools/%,$(1)),$(basename $(notdir $(1))),$(or $(
 
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -DG_LOG_DOMAIN='"$(call log_domain,$<)"' -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(CFLAGS) -DG_LOG_DOMAIN='"$(call log_domain,$<)"' -c -o $@ $<
 
 $(B)/%.a:
 	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 # --- dependencies -------------------------------------------------------------
 # Debian package names; `make deps` installs the missing ones when root.
@@ -115,11 +132,11 @@ bench:
 	@$(MAKE) --no-print-directory kpatch-vmtest
 
 install: $(PROGS) $(INSTALL_HOOKS)
-	install -d $(DESTDIR)$(PREFIX)/bin
-	$(if $(PROGS),install -m 755 $(PROGS) $(DESTDIR)$(PREFIX)/bin/)
-	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man8
-	install -m 644 $(wildcard docs/man/*.1) $(DESTDIR)$(PREFIX)/share/man/man1/
-	install -m 644 $(wildcard docs/man/*.8) $(DESTDIR)$(PREFIX)/share/man/man8/
+	install -d $(DESTDIR)$(BINDIR)
+	$(if $(PROGS),install -m 755 $(PROGS) $(DESTDIR)$(BINDIR)/)
+	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8
+	install -m 644 $(wildcard docs/man/*.1) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(wildcard docs/man/*.8) $(DESTDIR)$(MANDIR)/man8/
 
 clean:
 	rm -rf build build-san

@@ -63,11 +63,11 @@ $(B)/tests/test_scenario.o: CFLAGS += -DSIM_SRC_DIR='"$(abspath sim)"'
 INSTALL_HOOKS += sim-install
 .PHONY: sim-install
 sim-install: $(SIM_PLUGIN) $(SIM_RADIO)
-	install -d $(DESTDIR)$(LIBDIR)/alsa-lib $(DESTDIR)$(PREFIX)/share/chorus/alsa \
+	install -d $(DESTDIR)$(ALSA_PLUGIN_DIR) $(DESTDIR)$(PREFIX)/share/chorus/alsa \
 		$(DESTDIR)$(PREFIX)/share/chorus/scenarios
-	install -m 755 $(SIM_PLUGIN) $(DESTDIR)$(LIBDIR)/alsa-lib/
+	install -m 755 $(SIM_PLUGIN) $(DESTDIR)$(ALSA_PLUGIN_DIR)/
 	install -d $(DESTDIR)$(LIBDIR)/chorus
 	install -m 755 $(SIM_RADIO) $(DESTDIR)$(LIBDIR)/chorus/
-	$(call sim_conf_lib,$(LIBDIR)/alsa-lib/libasound_module_pcm_chorus_sim.so,$(PREFIX)/share/chorus/alsa/chorus_sim.conf) \
+	$(call sim_conf_lib,$(ALSA_PLUGIN_DIR)/libasound_module_pcm_chorus_sim.so,$(PREFIX)/share/chorus/alsa/chorus_sim.conf) \
 		sim/alsa/chorus_sim.conf > $(DESTDIR)$(PREFIX)/share/chorus/alsa/chorus_sim.conf
 	install -m 644 sim/scenarios/*.ini $(DESTDIR)$(PREFIX)/share/chorus/scenarios/

@@ -14,12 +14,9 @@ $(B)/tests/test_detect: $(B)/tests/test_detect.o $(B)/libdetect.a $(B)/libfftmsg
 	$(link) $(call pkglibs,check glib-2.0 gsl fftw3f sndfile) -lm
 
 # `make install` also installs the shipped profiles where detect looks by
-# default (/etc/chorus/profiles/frog.ini) and the systemd units of the apps.
-SYSCONFDIR ?= /etc
+# default (/etc/chorus/profiles/frog.ini); the units are dist/module.mk's.
 .PHONY: install-apps
 INSTALL_HOOKS += install-apps
 install-apps:
-	install -d $(DESTDIR)$(SYSCONFDIR)/chorus/profiles $(DESTDIR)$(PREFIX)/lib/systemd/system
+	install -d $(DESTDIR)$(SYSCONFDIR)/chorus/profiles
 	install -m 644 apps/profiles/*.ini $(DESTDIR)$(SYSCONFDIR)/chorus/profiles/
-	install -m 644 dist/chorus-fft.service dist/chorus-detect.service dist/chorus-collab.service \
-		$(DESTDIR)$(PREFIX)/lib/systemd/system/

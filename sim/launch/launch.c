@@ -314,8 +314,13 @@ static gboolean write_configs(csim *s, GError **err)
 	}
 	s->audiod_conf_path = g_build_filename(s->out_dir, "audiod-%n.conf", NULL);
 	/* The shipped ALSA config with the plugin in the build tree, after
-	 * ALSA's own top-level config. */
+	 * ALSA's own top-level config; the installed one (`make install`, the
+	 * chorus-sim package) when bin is not a build tree's. */
 	char *simconf = g_build_filename(s->bin_dir, "..", "sim", "chorus_sim.conf", NULL);
+	if (!g_file_test(simconf, G_FILE_TEST_EXISTS) && g_file_test(CSIM_INSTALLED_SIM_CONF, G_FILE_TEST_EXISTS)) {
+		g_free(simconf);
+		simconf = g_strdup(CSIM_INSTALLED_SIM_CONF);
+	}
 	char *abs = g_canonicalize_filename(simconf, NULL);
 	s->alsa_path = g_strdup_printf("/usr/share/alsa/alsa.conf:%s", abs);
 	g_free(simconf);
@@ -332,6 +337,11 @@ static gboolean write_configs(csim *s, GError **err)
 	const char *radio = g_getenv("CHORUS_SIM_RADIO");
 	char *so = radio && *radio ? g_strdup(radio)
 				   : g_build_filename(s->bin_dir, "..", "sim", "libchorus_sim_radio.so", NULL);
+	if (!(radio && *radio) && !g_file_test(so, G_FILE_TEST_EXISTS) &&
+	    g_file_test(CSIM_INSTALLED_RADIO, G_FILE_TEST_EXISTS)) {
+		g_free(so);
+		so = g_strdup(CSIM_INSTALLED_RADIO);
+	}
 	s->radio_so = g_canonicalize_filename(so, NULL);
 	g_free(so);
 	if (ok && !g_file_test(s->radio_so, G_FILE_TEST_EXISTS)) {

@@ -3,6 +3,11 @@ CSIM_OBJS := $(B)/sim/launch/launch.o $(B)/sim/launch/truth.o
 $(B)/libcsim.a: $(CSIM_OBJS)
 CSIM_LIBS = $(call pkglibs,glib-2.0 gsl sndfile fftw3f) -lm
 PROGS += $(B)/bin/chorus-sim
+# Where `make install` puts the plugin's config and the radio: the launcher's
+# fallback when its --bin is not a build tree's (remade when they change).
+$(B)/sim/launch/launch.o: CFLAGS += -DCSIM_INSTALLED_SIM_CONF='"$(PREFIX)/share/chorus/alsa/chorus_sim.conf"' \
+	-DCSIM_INSTALLED_RADIO='"$(LIBDIR)/chorus/libchorus_sim_radio.so"'
+$(B)/sim/launch/launch.o: $(B)/dist/paths
 $(B)/bin/chorus-sim: $(B)/sim/launch/main.o $(B)/libcsim.a $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libdev.a $(B)/libsync.a | $(B)/sim/libchorus_sim_radio.so
 	@mkdir -p $(dir $@)
 	$(link) $(CSIM_LIBS)

@@ -1,0 +1,45 @@
+#!/bin/sh
+# tests/check-install.sh MAKE — `make check-install`: `make install
+# PREFIX=/usr DESTDIR=<temp>` (issue 20 item 3), then check the staged tree:
+# a unit for each of the five services whose ExecStart is the staged
+# program under PREFIX, a man page for every program installed, the ALSA
+# plugin in alsa-lib's multiarch directory (pkg-config alsa's libdir) and the
+# installed plugin configuration naming it, the default configuration files,
+# the sysusers.d file and libsync.pc.  Exit 0 pass, 1 fail.
+set -u
+make=${1:-make}
+stage=$(mktemp -d /tmp/chorus-stage.XXXXXX)
+trap 'rm -rf "$stage"' EXIT INT TERM
+nfail=0
+bad() { echo "check-install: FAIL: $*"; nfail=$((nfail + 1)); }
+
+$make --no-print-directory install PREFIX=/usr DESTDIR="$stage" >"$stage.log" 2>&1 ||
+    { tail -20 "$stage.log"; rm -f "$stage.log"; echo "check-install: FAIL: make install"; exit 1; }
+rm -f "$stage.log"
+
+for u in syncd audiod fft detect collab; do
+    f=$stage/usr/lib/systemd/system/chorus-$u.service
+    exe=$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$f" 2>/dev/null)
+    [ "$exe" = /usr/bin/$u ] && [ -x "$stage$exe" ] || bad "chorus-$u.service: ExecStart='$exe', want /usr/bin/$u"
+    grep -q /usr/local "$f" 2>/dev/null && bad "chorus-$u.service names /usr/local"
+done
+n=0
+for p in "$stage"/usr/bin/*; do
+    p=$(basename "$p"); n=$((n + 1))
+    ls "$stage"/usr/share/man/man[18]/"$p".[18] >/dev/null 2>&1 || bad "no man page for $p"
+done
+[ "$n" -ge 13 ] || bad "only $n programs in /usr/bin"
+alsa=$(pkg-config --variable=libdir alsa)/alsa-lib
+so=$alsa/libasound_module_pcm_chorus_sim.so
+[ -x "$stage$so" ] || bad "the ALSA plugin is not in $alsa"
+grep -q "lib \"$so\"" "$stage/usr/share/chorus/alsa/chorus_sim.conf" 2>/dev/null ||
+    bad "chorus_sim.conf does not name $so"
+for c in syncd audiod fft detect collab; do
+    [ -s "$stage/etc/chorus/$c.conf" ] || bad "no /etc/chorus/$c.conf"
+done
+[ -s "$stage/usr/lib/sysusers.d/chorus.conf" ] || bad "no sysusers.d/chorus.conf"
+[ -s "$stage/usr/lib/pkgconfig/libsync.pc" ] || bad "no libsync.pc"
+
+[ "$nfail" -eq 0 ] || { echo "check-install: $nfail check(s) failed"; exit 1; }
+echo "check-install: make install PREFIX=/usr: 5 units with /usr/bin paths, man pages for $n programs," \
+    "the ALSA plugin in $alsa, default configs, sysusers.d, libsync.pc"

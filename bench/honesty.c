@@ -29,6 +29,7 @@
  * at least 90 s, so fits slide past a full window.
  *
  * HONESTY_ROWS=quick (default: 12 rows, ~10 min) or full (135 rows, ~2 h);
+ * HONESTY_PICK=3,10 runs only those rows of the set;
  * HONESTY_DURATION_S (default 30) per row.  Writes
  * $CHORUS_BENCH_OUT/honesty.csv (row,shape,tstamp,jitter_us,wander,kind,n,
  * rms_us,rms_z,beyond_5se,verdict).
@@ -244,6 +245,24 @@ int main(void)
 					if (full || quick)
 						g_array_append_val(rows, r);
 				}
+	const char *pick = getenv("HONESTY_PICK");
+	if (pick && *pick) {
+		GArray *kept = g_array_new(FALSE, FALSE, sizeof(row));
+		gchar **ids = g_strsplit(pick, ",", -1);
+		for (gchar **id = ids; *id; id++) {
+			char *end;
+			unsigned long k = strtoul(*id, &end, 10);
+			if (end == *id || *end || k >= rows->len) {
+				fprintf(stderr, "bench/honesty: HONESTY_PICK=%s: '%s' is not a row of the %u\n", pick, *id,
+					rows->len);
+				return 2;
+			}
+			g_array_append_val(kept, g_array_index(rows, row, k));
+		}
+		g_strfreev(ids);
+		g_array_free(rows, TRUE);
+		rows = kept;
+	}
 	const char *bo = getenv("CHORUS_BENCH_OUT");
 	char *csv_path = g_build_filename(bo && *bo ? bo : ".", "honesty.csv", NULL);
 	FILE *csv = fopen(csv_path, "w");

@@ -44,18 +44,15 @@
  * correlation with the former, which the additive form of conv.h cannot
  * carry; a ramp gives 0.0069 and 0.25 for the same q^2).  The estimate is a
  * running inverse-variance weighted mean over about WANDER_MEMORY windows
- * (an estimate's variance is 2 (1.5 V / tau)^2).  It is stated when it
- * exceeds WANDER_SIGNIF_STATE of its standard errors and shortens the
- * window beyond WANDER_SIGNIF_CUT (for one window's estimate, whose error
- * is chi^2_1 - 1 distributed, white noise passes these 1 time in 20 and
- * 1 time in 45; the mean of several windows less often): stating a chance
- * wander costs a little caution, missing a real one its honesty, and
- * cutting the window on chance costs precision. */
+ * (an estimate's variance is 2 (1.5 V / tau)^2), believed when it exceeds
+ * WANDER_SIGNIF of its standard errors (for one window's estimate, whose
+ * error is chi^2_1 - 1 distributed, white noise passes that 1 time in 45;
+ * the mean of several windows less often): a believed chance wander costs
+ * a little caution and precision, a missed real one honesty. */
 #define WANDER_K_END 0.0095
 #define WANDER_K_FREQ 0.754
 #define WANDER_MEMORY 4.0
-#define WANDER_SIGNIF_STATE 2.0
-#define WANDER_SIGNIF_CUT 3.0
+#define WANDER_SIGNIF 3.0
 /* Each half fit keeps at least this many points, the adapted window at
  * least this many and a quarter of the window. */
 #define WANDER_MIN_POINTS 12
@@ -511,19 +508,13 @@ static void measure_wander(sync_fit *f)
 	f->wq_at = f->added;
 }
 
-/* The measured q^2 if it exceeds k of its standard errors, else 0. */
-static double wander_beyond(const sync_fit *f, double k)
+double sync_fit_wander(const sync_fit *f)
 {
 	if (!(f->ws_w > 0))
 		return 0.0;
 	/* The weighted mean's variance is 1 / (sum of weights). */
 	double mean = f->ws_q / f->ws_w, se = 1.0 / sqrt(f->ws_w);
-	return mean > k * se ? mean : 0.0;
-}
-
-double sync_fit_wander(const sync_fit *f)
-{
-	return wander_beyond(f, WANDER_SIGNIF_STATE);
+	return mean > WANDER_SIGNIF * se ? mean : 0.0;
 }
 
 size_t sync_fit_used_from(const sync_fit *f)
@@ -544,7 +535,7 @@ int sync_fit_solve(sync_fit *f, sync_conv *out, const char **why)
 	measure_wander(f);
 	double q2 = sync_fit_wander(f), span = (double)(c.xmax - c.xmin);
 	f->first = 0;
-	if (wander_beyond(f, WANDER_SIGNIF_CUT) > 0 && noise > 0) {
+	if (q2 > 0 && noise > 0) {
 		/* Shorten the window where the wander costs more than the noise
 		 * it averages: the noise's variance at the newest point falls as
 		 * T^-a (a = 1 for least squares, 2 for an envelope, whose error

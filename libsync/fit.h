@@ -84,8 +84,7 @@ int sync_fit_solve(sync_fit *f, sync_conv *out, const char **why);
 /* The wander the fit has measured (docs/clocks.md §5): the diffusion q^2
  * of a random walk of the slope, (y units / x unit)^2 per x unit, from the
  * window's two halves' slopes (Allan style), a running mean over a few
- * windows; 0 while it is below 2 of its standard errors (shortening
- * the window needs 3).  The solve states what it costs
+ * windows; 0 while it is below 3 of its standard errors.  The solve states what it costs
  * (in var_c at the newest point and in the wander term beyond it) and
  * shortens the window where the wander costs more than the noise it
  * averages. */

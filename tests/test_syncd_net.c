@@ -163,13 +163,20 @@ START_TEST(test_three_nodes_converge)
 	g_usleep(4000000);
 	settle_and_check(t, 4, 1400);
 	/* All in range: every cpu conversion is now one direct RBS fit, and
-	 * every audio0 -> audio0 one goes audio -> cpu -> cpu -> audio. */
+	 * every audio0 -> audio0 one goes audio -> cpu -> cpu -> audio — but
+	 * for a fit that believed a chance wander (~2 % of fits, libsync/fit.c)
+	 * and stated enough that a two-hop path beat it: at most one pair (both
+	 * its directions, and the audio conversions through it) may go round. */
 	const GArray *last = csim_truth_last(t);
 	ck_assert_uint_eq(last->len, 6 + 2 + 6);
+	unsigned round = 0;
 	for (guint i = 0; i < last->len; i++) {
 		const csim_meas *m = &g_array_index(last, csim_meas, i);
-		ck_assert_uint_eq(m->hops, m->kind == CSIM_AUDIO ? 3 : 1);
+		unsigned direct = m->kind == CSIM_AUDIO ? 3 : 1;
+		ck_assert_uint_le(m->hops, direct + 1);
+		round += m->kind == CSIM_CPU && m->hops != direct;
 	}
+	ck_assert_msg(round <= 2, "%u cpu conversions avoid their direct fit", round);
 	size_t na;
 	csim_truth_rms(t, CSIM_AUDIO, 3, &na);
 	ck_assert_uint_gt(na, 0);

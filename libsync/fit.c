@@ -469,12 +469,15 @@ static int solve_range(sync_fit *f, size_t first, size_t last, sync_conv *out, d
 }
 
 /* Measure the wander on the whole window (its two halves' slopes) once
- * each half has WANDER_MIN_POINTS and there is news; update the running
- * sums. */
+ * each half has WANDER_MIN_POINTS and a sixteenth of a window is new;
+ * update the running sums. */
 static void measure_wander(sync_fit *f)
 {
 	size_t n = f->count;
-	if (n < 2 * WANDER_MIN_POINTS || f->added <= f->wq_at)
+	/* Every window/16 new observations: the estimate moves little with
+	 * one, and the two half fits cost twice the solve. */
+	uint64_t every = f->p.window / 16 ? f->p.window / 16 : 1;
+	if (n < 2 * WANDER_MIN_POINTS || f->added < f->wq_at + every)
 		return;
 	uint32_t rejected = f->rejected;
 	sync_conv a, b;

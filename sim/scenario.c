@@ -591,6 +591,13 @@ char *sim_scenario_effects(const sim_scenario *sc)
 		g_string_append_printf(s, ", survey error up to %.2f m per axis", survey);
 	else
 		g_string_append(s, ", exact positions");
+	guint wandering = 0;
+	for (guint i = 0; i < sc->nodes->len; i++) {
+		const sim_node_cfg *n = &g_array_index(sc->nodes, sim_node_cfg, i);
+		wandering += sync_wander_active(&n->cpu.wander) || sync_wander_active(&n->audio_wander);
+	}
+	if (wandering)
+		g_string_append_printf(s, ", wandering clocks on %u node(s)", wandering);
 	return g_string_free(s, FALSE);
 }
 

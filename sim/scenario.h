@@ -130,7 +130,8 @@ double *sim_path_parse(const char *text, size_t *n, char *why, size_t why_len);
 /* One line naming the effects the world has (a newly allocated string):
  * "air absorption (20.0 °C, 50 % RH), c = 343.2 m/s from temperature, ground
  * grass, wind 5.0 m/s from 270°, background wind -30 dBFS, call variation
- * on 2 of 3 sources, 1 moving source, survey error up to 0.10 m, ..." or
+ * on 2 of 3 sources, 1 moving source, survey error up to 0.10 m, wandering
+ * clocks on 4 node(s), ..." or
  * "free field, exact calls, exact positions" for today's idealised world. */
 char *sim_scenario_effects(const sim_scenario *sc);
 

@@ -2,6 +2,7 @@
 #include "syncd/rbs_core.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 
 typedef struct {
@@ -324,10 +325,15 @@ void rbs_core_describe(rbs_core *c, int64_t now_ns, GString *out)
 				       "  node%u heard=%.3fs ago reports=%" G_GUINT64_FORMAT " rbs_obs=%" G_GUINT64_FORMAT
 				       " sr_obs=%" G_GUINT64_FORMAT,
 				       p->node, (double)(now_ns - p->last_heard_ns) * 1e-9, p->reports, p->rbs.n_obs, p->sr.n_obs);
+		/* The measured wander as a random walk's diffusion (x in ns,
+		 * slope ~1): ppb per sqrt(s). */
 		if (f)
-			g_string_append_printf(out, " fit=%s n=%u rms=%.1fns slope-1=%.3fppm rejected=%u\n",
+			g_string_append_printf(out,
+					       " fit=%s n=%u rms=%.1fns slope-1=%.3fppm rejected=%u wander=%.3gppb/sqrt(s) "
+					       "window_from=%zu\n",
 					       f == &p->rbs ? "rbs" : "sender-receiver", f->conv.n, f->conv.rms,
-					       (f->conv.slope - 1.0) * 1e6, sync_fit_rejected(f->fit));
+					       (f->conv.slope - 1.0) * 1e6, sync_fit_rejected(f->fit),
+					       sqrt(sync_fit_wander(f->fit) * 1e9) * 1e9, sync_fit_used_from(f->fit));
 		else
 			g_string_append(out, " no fit yet\n");
 	}

@@ -189,6 +189,14 @@ static const struct {
 	 "bad.ini:6: [source.1] pulse_ms: ", "longer than pulse_interval_ms"},
 	{"[node.1]\nposition_m = 0,0\n[sauce.1]\nposition_m = 1,1\n", "bad.ini:3: [sauce.1] ",
 	 "unknown group (did you mean [source.1]?)"},
+	{"[node.1]\nposition_m = 0,0\ntemperature_cycle = 5, 600\n", "bad.ini:3: [node.1] temperature_cycle: ",
+	 "no clock follows it: give tempco_ppm_per_c"},
+	{"[node.1]\nposition_m = 0,0\ntemperature_cycle = 5\ntempco_ppm_per_c = 0.3\n",
+	 "bad.ini:3: [node.1] temperature_cycle: ", "1 value(s); give AMPLITUDE_C, PERIOD_S"},
+	{"[node.1]\nposition_m = 0,0\ntemperature_cycle = 5, 0\ntempco_ppm_per_c = 0.3\n",
+	 "bad.ini:3: [node.1] temperature_cycle: ", "the period must be > 0 s"},
+	{"[node.1]\nposition_m = 0,0\ncpu_wander_ppb_per_s = -1\n", "bad.ini:3: [node.1] cpu_wander_ppb_per_s: ",
+	 "out of range"},
 };
 
 START_TEST(broken_files_are_reported_precisely)

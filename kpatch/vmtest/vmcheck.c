@@ -9,7 +9,7 @@
  *   equal to the producer's `dropped` count and the module's own counter.
  * Phase 3, playback: the playback substream is timestamped too, flagged as
  *   playback.
- * Prints "KPATCH-VMTEST: PASS" or "KPATCH-VMTEST: FAIL <reasons>".
+ * Prints "vmcheck: PASS" or "vmcheck: FAIL <reasons>" and exits 0 or 1.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -321,8 +321,8 @@ int main(void)
 	phase_overflow();
 	phase_playback();
 	if (failures)
-		printf("KPATCH-VMTEST: FAIL (%d checks failed)\n", failures);
+		printf("vmcheck: FAIL (%d checks failed)\n", failures);
 	else
-		printf("KPATCH-VMTEST: PASS\n");
+		printf("vmcheck: PASS\n");
 	return failures ? 1 : 0;
 }

@@ -14,6 +14,8 @@ struct numbering {
 	sync_fit *fit;          /* recent (cpu, frame) upper envelope, for overrun accounting */
 	int64_t abs_next;       /* absolute index of the next frame written */
 	int have_hw_base;       /* hw_base valid for the current run */
+	int hw0_known;          /* every run starts at hw_ptr hw0 (numbering_set_hw_start) */
+	uint64_t hw0;           /* ... that hw_ptr */
 	int64_t hw_base;        /* unwrapped hw_ptr of the run's first frame */
 	int64_t abs_base;       /* absolute index of the run's first frame */
 	uint64_t last_hw;       /* last raw hw_ptr */
@@ -97,6 +99,12 @@ static void restart(numbering *n, int64_t now_ns)
 	n->restart_need = need < 1 ? 1 : need > NUMBERING_RESTART_RECORDS ? NUMBERING_RESTART_RECORDS
 									  : (int)need;
 	n->have_hw_base = 0;
+}
+
+void numbering_set_hw_start(numbering *n, uint64_t hw0)
+{
+	n->hw0_known = 1;
+	n->hw0 = hw0 % n->p.boundary;
 }
 
 void numbering_start(numbering *n, int64_t now_ns)
@@ -205,10 +213,23 @@ void numbering_record(numbering *n, uint64_t hw_ptr, int64_t cpu_ns, numbering_o
 {
 	*out = (numbering_out){0};
 	if (!n->have_hw_base) {
-		/* First interrupt of a run: one period after its start. */
+		/* First interrupt of a run.  When the run's starting hw_ptr is
+		 * known (ALSA resets it to 0 at prepare), the record's hw_ptr
+		 * counts the frames since the start: not always one period
+		 * (snd-dummy's timer runs late and its hw_ptr says by how much,
+		 * snd-aloop moves in jiffies, a DMA position is past the
+		 * boundary; taking it as one period put every observation
+		 * hw_ptr - period frames off the ring's data: 282 frames,
+		 * 5.9 ms, on snd-aloop in the VM, issue 14).  Otherwise it is
+		 * taken to be one period after the start. */
 		n->last_hw = hw_ptr;
-		n->hw_unwrapped = (int64_t)hw_ptr;
-		n->hw_base = n->hw_unwrapped - (int64_t)n->p.period;
+		if (n->hw0_known) {
+			n->hw_base = (int64_t)n->hw0;
+			n->hw_unwrapped = n->hw_base + (int64_t)((hw_ptr + n->p.boundary - n->hw0) % n->p.boundary);
+		} else {
+			n->hw_unwrapped = (int64_t)hw_ptr;
+			n->hw_base = n->hw_unwrapped - (int64_t)n->p.period;
+		}
 		n->have_hw_base = 1;
 	} else {
 		n->hw_unwrapped += (int64_t)((hw_ptr + n->p.boundary - n->last_hw) % n->p.boundary);

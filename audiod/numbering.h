@@ -72,6 +72,14 @@ numbering *numbering_new(const numbering_params *p, const char **why);
 /* Free n (NULL is fine). */
 void numbering_free(numbering *n);
 
+/* Every run (the first and each restart) starts with the records' hw_ptr
+ * at hw0: ALSA resets hw_ptr to 0 at prepare, so audiod passes 0.  The
+ * first record of a run then counts its frames from hw0, however late it
+ * came.  Without this call the first record is taken to be one period
+ * after the start (exact only for a card whose interrupt comes with
+ * hw_ptr on the period boundary). */
+void numbering_set_hw_start(numbering *n, uint64_t hw0);
+
 /* Continue an earlier run's numbering (before numbering_start): n_pts >= 2
  * points (cpu ns, frame) on the line that held then, cpu not decreasing.
  * The first run then starts at the frame that line predicts for its first

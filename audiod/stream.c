@@ -77,6 +77,9 @@ int stream_open(const stream_cfg *cfg, GMainContext *main_ctx, stream_event_fn f
 		rc = -EINVAL;
 		goto fail;
 	}
+	/* snd_pcm_prepare (at open and after every overrun) resets hw_ptr to
+	 * 0, and the kpatch and simulator records count from there. */
+	numbering_set_hw_start(s->num, 0);
 	s->events = g_async_queue_new_full(g_free);
 	s->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (s->efd < 0) {

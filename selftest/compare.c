@@ -76,8 +76,18 @@ void cmp_run(const sig_params *sig, int64_t played, const cmp_capture *cap, int6
 	for (int g = 0; g < cap->ngaps; g++)
 		if (cap->gaps[2 * g + 1] > last_gap_end)
 			last_gap_end = cap->gaps[2 * g + 1];
+	if (last_gap_end >= 0) {
+		int64_t o;
+		r->shift_found = search(sig, played, cap, last_gap_end + 16, r->offset, window, &o);
+		if (r->shift_found)
+			r->shift = o - r->offset;
+	}
 	for (int64_t n = p0; n < played; n++) {
-		int64_t a = n + r->offset, i = a - cap->first;
+		int64_t a = n + r->offset;
+		int after = last_gap_end >= 0 && a >= last_gap_end;
+		if (after)
+			a += r->shift;
+		int64_t i = a - cap->first;
 		if (cmp_in_gap(cap, a)) {
 			r->in_gaps++;
 			continue;
@@ -91,14 +101,8 @@ void cmp_run(const sig_params *sig, int64_t played, const cmp_capture *cap, int6
 			r->mismatched++;
 			if (r->first_bad < 0)
 				r->first_bad = a;
-		} else if (last_gap_end >= 0 && a >= last_gap_end) {
+		} else if (after) {
 			r->after_gap_ok++;
 		}
-	}
-	if (last_gap_end >= 0) {
-		int64_t o;
-		r->shift_found = search(sig, played, cap, last_gap_end + 16, r->offset, window, &o);
-		if (r->shift_found)
-			r->shift = o - r->offset;
 	}
 }

@@ -25,19 +25,19 @@ typedef struct {
 	int found;            /* the signal's start was found in the capture */
 	int64_t offset;       /* audiod frame = played frame + offset */
 	int64_t compared;     /* frames compared (outside gaps, inside the capture) */
-	int64_t mismatched;   /* of them, frames that differ in any channel */
+	int64_t mismatched;   /* of them, frames that differ in any channel (after the last gap: at offset + shift) */
 	int64_t in_gaps;      /* played frames that fell into a reported gap */
 	int64_t missing;      /* played frames beyond the end of the capture */
 	int64_t first_bad;    /* audiod index of the first mismatch, -1 if none */
-	int64_t after_gap_ok; /* frames after the last gap that match at offset */
+	int64_t after_gap_ok; /* frames after the last gap that match at offset + shift */
 	int64_t shift;        /* after the last gap: offset that matches there, minus offset (0: on real time) */
 	int shift_found;      /* shift was searched and found */
 } cmp_result;
 
 /* Align the capture with the signal (its first non-zero frame) and compare
- * every played frame bit for bit; after a gap, search within +-window
- * frames for where the signal continues if it does not at the offset
- * (pure). */
+ * every played frame bit for bit; after the last gap, first search within
+ * +-window frames for where the signal continues (the shift: 0 when the
+ * index stayed on real time) and compare those frames there (pure). */
 void cmp_run(const sig_params *sig, int64_t played, const cmp_capture *cap, int64_t window, cmp_result *r);
 
 /* 1 when audiod frame f lies in one of the capture's gaps (pure). */

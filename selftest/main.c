@@ -78,9 +78,7 @@ int main(int argc, char **argv)
 	report_rowf("device", REPORT_INFO, "%s|%u Hz, %u ch, %s, period %u, buffer %u", s0.pcm, s0.rate, s0.channels,
 		    s0.format, s0.period, s0.buffer);
 	if (o_play) {
-		loopback_cfg lc = {.device = o_device, .play = o_play, .seconds = o_seconds, .seed = o_seed, .rt = o_rt,
-				   .xrun_pid = o_xrun_pid, .stop_ms = o_stop_ms, .save = o_save, .compare = o_compare,
-				   .label = o_label};
+		loopback_cfg lc = {.device = o_device, .play = o_play, .seconds = o_seconds, .seed = o_seed, .rt = o_rt, .xrun_pid = o_xrun_pid, .stop_ms = o_stop_ms, .save = o_save, .compare = o_compare, .label = o_label};
 		loopback_run(&lc, &s0);
 	} else {
 		g_usleep((gulong)o_seconds * 1000000);

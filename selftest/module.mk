@@ -6,3 +6,11 @@ PROGS += $(B)/bin/chorus-selftest
 $(B)/bin/chorus-selftest: $(SELFTEST_OBJS) $(B)/libtimehist.a $(B)/libsync.a $(B)/libkpatch.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,glib-2.0 gio-2.0 gsl alsa sndfile) -lm -lpthread
+
+# make check's short form of the VM test (tests/test_vmtest.sh): skipped
+# (exit 77, with the reason) where qemu or Debian's kernel is missing.
+TESTS += $(B)/tests/test_vmtest
+$(B)/tests/test_vmtest: tests/test_vmtest.sh
+	@mkdir -p $(dir $@)
+	$(if $(SANITIZE),printf '#!/bin/sh\nVMTEST_SANITIZE=1 exec sh $(abspath tests/test_vmtest.sh)\n' > $@,cp $< $@)
+	chmod 755 $@

@@ -70,10 +70,18 @@ static gpointer play_thread(gpointer data)
 		struct sched_param sp = {.sched_priority = c->rt_priority};
 		p->st.rt = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0;
 	}
-	int64_t n = 0;
-	while (n < c->frames) {
-		snd_pcm_uframes_t want = (snd_pcm_uframes_t)MIN((int64_t)p->period, c->frames - n);
-		sig_fill(&c->sig, n, want, buf);
+	/* After the signal, a fifth of a second of silence: a loopback moves
+	 * data in its own steps (snd-aloop: jiffies), and the last frames
+	 * played before a drain may never reach the capture side. */
+	int64_t n = 0, total = c->frames + c->rate_hz / 5;
+	while (n < total) {
+		snd_pcm_uframes_t want = (snd_pcm_uframes_t)MIN((int64_t)p->period, total - n);
+		if (n >= c->frames)
+			memset(buf, 0, want * fb);
+		else
+			want = (snd_pcm_uframes_t)MIN((int64_t)want, c->frames - n);
+		if (n < c->frames)
+			sig_fill(&c->sig, n, want, buf);
 		snd_pcm_sframes_t w = snd_pcm_writei(p->pcm, buf, want);
 		if (w == -EPIPE) {
 			p->st.underruns++;
@@ -97,7 +105,7 @@ static gpointer play_thread(gpointer data)
 		g_snprintf(p->st.error, sizeof p->st.error, "%s: drain: %s", c->pcm, snd_strerror(rc));
 	if (p->kp)
 		take_records(p);
-	p->st.played = n;
+	p->st.played = MIN(n, c->frames);
 	g_free(buf);
 	return NULL;
 }

@@ -18,23 +18,23 @@
 #include "selftest/signal.h"
 
 typedef struct {
-	const char *pcm;   /* playback PCM name */
-	unsigned rate_hz;  /* frames/s (the capture side's) */
-	unsigned period;   /* frames per period */
-	unsigned periods;  /* periods in the buffer */
-	int64_t frames;    /* frames to play */
-	int rt_priority;   /* SCHED_FIFO priority of the thread (0: normal) */
-	sig_params sig;    /* what to play */
+	const char *pcm;  /* playback PCM name */
+	unsigned rate_hz; /* frames/s (the capture side's) */
+	unsigned period;  /* frames per period */
+	unsigned periods; /* periods in the buffer */
+	int64_t frames;   /* frames to play */
+	int rt_priority;  /* SCHED_FIFO priority of the thread (0: normal) */
+	sig_params sig;   /* what to play */
 } player_cfg;
 
 typedef struct {
-	int64_t played;       /* frames written and drained */
-	uint64_t underruns;   /* playback underruns (the capture then is not the signal) */
-	uint64_t records;     /* timestamps fed to the fit */
+	int64_t played;        /* signal frames written and drained (a fifth of a second of silence follows them) */
+	uint64_t underruns;    /* playback underruns (the capture then is not the signal) */
+	uint64_t records;      /* timestamps fed to the fit */
 	uint64_t records_lost; /* kpatch records lost (seq gaps, overflow) */
-	const char *source;   /* "kpatch" or "alsa" */
-	int rt;               /* the thread ran SCHED_FIFO */
-	char error[256];      /* why the player stopped early; "" when it did not */
+	const char *source;    /* "kpatch" or "alsa" */
+	int rt;                /* the thread ran SCHED_FIFO */
+	char error[256];       /* why the player stopped early; "" when it did not */
 } player_stats;
 
 typedef struct player player;

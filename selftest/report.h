@@ -9,7 +9,9 @@
 
 #include "selftest/tools.h"
 
-typedef enum { REPORT_INFO, REPORT_PASS, REPORT_FAIL } report_verdict;
+typedef enum { REPORT_INFO,
+	       REPORT_PASS,
+	       REPORT_FAIL } report_verdict;
 
 /* Start the table for the run called label. */
 void report_begin(const char *label);

@@ -15,7 +15,8 @@ static uint64_t mix(uint64_t x)
 
 unsigned sig_sample_bytes(const sig_params *p)
 {
-	return p->fmt == SND_PCM_FORMAT_S16_LE ? 2 : p->fmt == SND_PCM_FORMAT_S32_LE ? 4 : 0;
+	return p->fmt == SND_PCM_FORMAT_S16_LE ? 2 : p->fmt == SND_PCM_FORMAT_S32_LE ? 4
+										     : 0;
 }
 
 int sig_is_click(const sig_params *p, int64_t n)

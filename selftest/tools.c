@@ -204,8 +204,7 @@ static void parse_report(const char *text, tools_reply *r)
 	/* "audioget: first frame at CLOCK T0 (s.e. SE), frame period P (s.e. PSE)" */
 	p = line_of(text, "audioget: first frame at ");
 	char t0[64];
-	if (p && sscanf(p, "audioget: first frame at %31s %63s (s.e. %lf), frame period %lf (s.e. %lf)", r->t0_clock, t0,
-			&r->t0_se, &r->period, &r->period_se) == 5 &&
+	if (p && sscanf(p, "audioget: first frame at %31s %63s (s.e. %lf), frame period %lf (s.e. %lf)", r->t0_clock, t0, &r->t0_se, &r->period, &r->period_se) == 5 &&
 	    tools_parse_tval(t0, &r->t0) == 0)
 		r->have_t0 = 1;
 }
@@ -396,5 +395,6 @@ int tools_follow_stop(tools_follow *f, uint8_t **data, size_t *bytes, int64_t *f
 	*gaps = (int64_t *)(void *)g_array_free(f->gaps, FALSE);
 	g_mutex_clear(&f->lock);
 	g_free(f);
-	return status < 0 ? -1 : WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	return status < 0 ? -1 : WIFEXITED(status) ? WEXITSTATUS(status)
+						   : -1;
 }

@@ -26,9 +26,9 @@ typedef struct {
 	char pcm[128];
 	unsigned rate, channels, period, buffer;
 	char format[16];
-	uint64_t captured;       /* frames captured */
+	uint64_t captured; /* frames captured */
 	uint64_t xruns, frames_lost;
-	char source[16];         /* tstamp source= */
+	char source[16]; /* tstamp source= */
 	uint64_t records, lost, malformed;
 	double systematic_us;
 	int have_fit;
@@ -36,7 +36,7 @@ typedef struct {
 	unsigned fit_n, segment;
 	double lat_p50_us, lat_p99_us, lat_max_us;
 	int rt;
-	char text[2048];         /* the whole status text */
+	char text[2048]; /* the whole status text */
 } tools_status;
 
 /* Read and parse audio/K/status through chorus-cat.  Returns 0, or -1 with

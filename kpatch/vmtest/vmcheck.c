@@ -59,7 +59,9 @@ static snd_pcm_t *open_pcm(snd_pcm_stream_t dir, snd_pcm_uframes_t *period)
 {
 	snd_pcm_t *pcm;
 	snd_pcm_hw_params_t *hw;
-	snd_pcm_uframes_t buffer = 4 * PERIOD;
+	/* 16 periods (160 ms): a loaded host (qemu under TCG, shared cores)
+	 * must not overrun the capture, whose hw_ptr would then restart. */
+	snd_pcm_uframes_t buffer = 16 * PERIOD;
 	unsigned int rate = RATE;
 	int err;
 

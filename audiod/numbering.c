@@ -223,13 +223,18 @@ static void settle_from_records(numbering *n, numbering_out *out)
 		 * eight records rarely show their spread in their MAD. */
 		double lo = med - fmax(fmax(3.5 * 1.4826 * mad, 4 * c.rms), 1.0);
 		double best = INFINITY;
+		int ibest = 0;
 		for (int i = 0; i < n->npend; i++) {
 			if (n->npend >= 3 && x[i] < lo) {
 				out->rejected++;
 				continue;
 			}
-			best = x[i] < best ? x[i] : best;
+			if (x[i] < best) {
+				best = x[i];
+				ibest = i;
+			}
 		}
+		out->start_se = sqrt(sync_conv_var(&c, sync_tval_of(n->pend[ibest].cpu_ns)));
 		/* The run starts on a whole frame, and the least prediction is
 		 * late by the least latency (>= 0): floor, with 0.1 frame of slack
 		 * for the envelope's own error. */

@@ -66,6 +66,8 @@ typedef struct {
 	uint32_t npred;    /* records the restart's first frame was predicted from (0: none, the restart time's) */
 	double pred_med;   /* their median prediction, frames after `start` */
 	double pred_max;   /* their largest, frames after `start` */
+	double start_se;   /* standard error of `start` (frames): the pre-overrun fit's, extrapolated to the
+			    * chosen record (the index's continuity across the overrun is only this good) */
 	uint32_t nobs;     /* observations that follow, after the flush */
 	numbering_obs obs[NUMBERING_RESTART_RECORDS];
 } numbering_out;

@@ -138,9 +138,14 @@ static void apply(stream *s, const numbering_out *out)
 		} else if (out->npred) {
 			/* How far the other records' predictions lie above the
 			 * least: the spread of the restart's own estimate. */
-			g_message("%s: restart at frame %" G_GINT64_FORMAT " from %u records: median +%.1f, max +%.1f frames%s",
-				  s->pcm_name, out->start, out->npred, out->pred_med, out->pred_max,
+			g_message("%s: restart at frame %" G_GINT64_FORMAT " (s.e. %.2f) from %u records: median +%.1f, max +%.1f frames%s",
+				  s->pcm_name, out->start, out->start_se, out->npred, out->pred_med, out->pred_max,
 				  out->rejected ? " (early records left out)" : "");
+		}
+		if (!out->continued) {
+			g_mutex_lock(&s->lock);
+			s->st.restart_se_frames = out->start_se;
+			g_mutex_unlock(&s->lock);
 		}
 		if (!out->continued && out->gap_to > out->gap_from) {
 			uint64_t lost = (uint64_t)(out->gap_to - out->gap_from);

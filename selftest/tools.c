@@ -166,6 +166,7 @@ int tools_status_read(int k, tools_status *st, char *why, size_t len)
 	st->captured = (uint64_t)num(out, "frames ", "captured", 0);
 	st->xruns = (uint64_t)num(out, "xruns ", "count", 0);
 	st->frames_lost = (uint64_t)num(out, "xruns ", "frames_lost", 0);
+	st->restart_se_frames = num(out, "xruns ", "restart_se_frames", 0);
 	word(out, "tstamp ", "source", st->source, sizeof st->source);
 	st->records = (uint64_t)num(out, "tstamp ", "records", 0);
 	st->lost = (uint64_t)num(out, "tstamp ", "lost", 0);

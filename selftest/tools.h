@@ -28,7 +28,8 @@ typedef struct {
 	char format[16];
 	uint64_t captured; /* frames captured */
 	uint64_t xruns, frames_lost;
-	char source[16]; /* tstamp source= */
+	double restart_se_frames; /* the last restart's first frame: its stated s.e. */
+	char source[16];          /* tstamp source= */
 	uint64_t records, lost, malformed;
 	double systematic_us;
 	int have_fit;

@@ -58,9 +58,12 @@ double xrun_provoke(int k, int pid, int stop_ms, const tools_status *s0)
 	 * if the restarted run's index were off by d frames, b's time would
 	 * be d periods off the line. */
 	double dt = sync_tval_diff(b.t0, a.t0.i) - a.t0.f - (double)(b.first - a.first) * a.period;
+	/* The conversions' errors, and the restart's own (audiod states the
+	 * s.e. of the restarted run's first frame on its status). */
 	double se = sqrt(a.t0_se * a.t0_se + b.t0_se * b.t0_se + pow((double)(b.first - a.first) * a.period_se, 2));
-	report_rowf("xrun: index on real time", fabs(dt) <= 3 * se ? REPORT_PASS : REPORT_FAIL,
-		    "%+.3f frames (%+.2f us)|stated s.e. %.3f frames; within 3 s.e.", dt / a.period, dt / 1e3,
-		    se / a.period);
-	return se / a.period;
+	double se_f = hypot(se / a.period, s2.restart_se_frames);
+	report_rowf("xrun: index on real time", fabs(dt / a.period) <= 3 * se_f ? REPORT_PASS : REPORT_FAIL,
+		    "%+.3f frames (%+.2f us)|s.e. %.3f fr (restart %.3f); within 3 s.e.", dt / a.period, dt / 1e3, se_f,
+		    s2.restart_se_frames);
+	return se_f;
 }

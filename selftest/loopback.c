@@ -17,8 +17,7 @@ static int make_sig(const loopback_cfg *cfg, const tools_status *s0, sig_params 
 {
 	sig->seed = (uint64_t)cfg->seed;
 	sig->channels = s0->channels;
-	sig->fmt = !strcmp(s0->format, "S16_LE") ? SND_PCM_FORMAT_S16_LE : !strcmp(s0->format, "S32_LE") ? SND_PCM_FORMAT_S32_LE
-													 : SND_PCM_FORMAT_UNKNOWN;
+	sig->fmt = snd_pcm_format_value(s0->format);
 	sig->click_every = s0->rate / 2;
 	sig->click_at = s0->rate / 4 + 7;
 	return sig_sample_bytes(sig) ? 0 : -1;
@@ -28,7 +27,8 @@ static int make_sig(const loopback_cfg *cfg, const tools_status *s0, sig_params 
 static int is_click(const sig_params *sig, const tools_reply *r, int64_t i)
 {
 	int32_t v = r->samples[i * r->channels];
-	return (sig->fmt == SND_PCM_FORMAT_S32_LE ? v >> 16 : v) == 29491;
+	return (sig->fmt == SND_PCM_FORMAT_S32_LE ? v >> 16 : sig->fmt == SND_PCM_FORMAT_S24_3LE ? v >> 8
+												 : v) == 29491;
 }
 
 /* Ask for each click by global time, predicted from the player's clock,
@@ -166,7 +166,7 @@ void loopback_run(const loopback_cfg *cfg, const tools_status *s0)
 	double xrun_se = -1;
 	sig_params sig;
 	if (make_sig(cfg, s0, &sig) < 0) {
-		report_rowf("known signal", REPORT_FAIL, "not played|format %s: the signal is made in S16_LE or S32_LE", s0->format);
+		report_rowf("known signal", REPORT_FAIL, "not played|format %s: the signal is made in S16_LE, S24_3LE or S32_LE", s0->format);
 		return;
 	}
 	tools_follow *fol = tools_follow_start(cfg->device, why, sizeof why);

@@ -247,10 +247,12 @@ int tools_get(int k, const char *clock, int64_t a, int64_t b, tools_reply *r, ch
 		rc = -1;
 		goto out;
 	}
-	/* libsndfile scales 16-bit samples into the top of an int. */
-	if ((info.format & SF_FORMAT_SUBMASK) == SF_FORMAT_PCM_16)
-		for (sf_count_t i = 0; i < info.frames * info.channels; i++)
-			r->samples[i] >>= 16;
+	/* libsndfile scales 16- and 24-bit samples into the top of an int. */
+	int sub = info.format & SF_FORMAT_SUBMASK;
+	int shift = sub == SF_FORMAT_PCM_16 ? 16 : sub == SF_FORMAT_PCM_24 ? 8
+									   : 0;
+	for (sf_count_t i = 0; shift && i < info.frames * info.channels; i++)
+		r->samples[i] >>= shift;
 	if (r->first < 0) {
 		g_snprintf(why, len, "audioget reported no frame range: %s", err);
 		rc = -1;

@@ -54,7 +54,7 @@ typedef struct {
 	sync_tval t0; /* time of frame `first` on t0_clock (integer + fraction: global ns need 64 bits) */
 	double t0_se, period, period_se;
 	int have_t0;
-	int32_t *samples; /* interleaved, native ints (S16 widened) */
+	int32_t *samples; /* interleaved, native ints (S16 and S24 sign-extended) */
 	int64_t nframes;
 	unsigned channels;
 } tools_reply;

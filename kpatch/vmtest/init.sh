@@ -11,6 +11,7 @@
 #      b. audiod forced to ALSA timestamps (--tstamp alsa), module loaded
 #         (the player still times itself with kpatch): the two sources'
 #         offsets are compared;
+#      (and the same in S24_3LE, 6 s, no overrun)
 #      c. the module unloaded: audiod must fall back to ALSA by itself.
 # 3. the same capture checks on snd-dummy at 16 and 48 kHz, two periods each.
 # With chorus_vmtest=short on the kernel command line (make check's short
@@ -110,6 +111,16 @@ if [ $short = 0 ] && start_audiod --tstamp alsa; then
     selftest "loopback 48k S32 alsa (module loaded)" --play hw:Loopback,0,0 --rt 60 \
         --expect-source alsa --nominal --compare /tmp/offset.kpatch
     stop_audiod
+fi
+# Packed 24-bit, as many USB cards capture.
+if [ $short = 0 ]; then
+    audiod_conf hw:Loopback,1,0 48000 2 S24_3LE 480
+    if start_audiod; then
+        selftest "loopback 48k S24_3LE kpatch" --play hw:Loopback,0,0 --rt 60 --seconds 6 \
+            --expect-source kpatch --nominal
+        stop_audiod
+    fi
+    audiod_conf hw:Loopback,1,0 48000 2 S32_LE 480
 fi
 rmmod chorus_kpatch || bad "rmmod chorus_kpatch"
 if [ $short = 0 ] && start_audiod; then

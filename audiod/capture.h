@@ -18,7 +18,7 @@ typedef struct {
 	const char *pcm;          /* ALSA PCM name */
 	unsigned rate_hz;         /* frames per second wanted */
 	unsigned channels;        /* channels wanted */
-	snd_pcm_format_t format;  /* S16_LE, S32_LE or FLOAT_LE */
+	snd_pcm_format_t format;  /* S16_LE, S32_LE, FLOAT_LE or S24_3LE (3 bytes a sample) */
 	snd_pcm_uframes_t period; /* frames per period wanted */
 	snd_pcm_uframes_t buffer; /* frames of ALSA buffer wanted (>= 2 periods) */
 } capture_cfg;

@@ -13,8 +13,8 @@
 #define R CFG_KEY_RENAMED
 #define E CFG_KEY_ENUM
 
-static const char *const formats[] = {"S16_LE", "S32_LE", "FLOAT_LE", NULL};  /* audiod_format */
-static const char *const tstamps[] = {"auto", "kpatch", "alsa", "sim", NULL}; /* tsrc_kind */
+static const char *const formats[] = {"S16_LE", "S32_LE", "FLOAT_LE", "S24_3LE", NULL}; /* audiod_format */
+static const char *const tstamps[] = {"auto", "kpatch", "alsa", "sim", NULL};           /* tsrc_kind */
 
 static const cfg_key audiod_keys[] = {
 	K(audiod_config, "node", CFG_INT, "0", 0, 4294967294.0, node, "this node's number (CHORUS_NODE sets the default)"),

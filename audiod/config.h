@@ -12,7 +12,8 @@
 /* [device.K] format, in the order of its choices. */
 typedef enum { AUDIOD_FMT_S16_LE = 0,
 	       AUDIOD_FMT_S32_LE,
-	       AUDIOD_FMT_FLOAT_LE } audiod_format;
+	       AUDIOD_FMT_FLOAT_LE,
+	       AUDIOD_FMT_S24_3LE } audiod_format;
 
 typedef struct {
 	char *pcm;      /* ALSA PCM name; NULL/"" = device not used */

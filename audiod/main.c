@@ -47,7 +47,7 @@ int main(int argc, char **argv)
 		{"pcm", 'D', 0, G_OPTION_ARG_STRING, &pcm, "ALSA PCM of device 0", "NAME"},
 		{"rate", 'r', 0, G_OPTION_ARG_INT64, &rate_hz, "sample rate of device 0", "HZ"},
 		{"channels", 'C', 0, G_OPTION_ARG_INT64, &channels, "channels of device 0", "N"},
-		{"format", 'f', 0, G_OPTION_ARG_STRING, &format, "sample format of device 0 (S16_LE, S32_LE, FLOAT_LE)", "FMT"},
+		{"format", 'f', 0, G_OPTION_ARG_STRING, &format, "sample format of device 0 (S16_LE, S32_LE, FLOAT_LE, S24_3LE)", "FMT"},
 		{"period", 'p', 0, G_OPTION_ARG_INT64, &period, "period of device 0, frames", "FRAMES"},
 		{"tstamp", 't', 0, G_OPTION_ARG_STRING, &tstamp, "timestamp source of device 0 (auto, kpatch, alsa, sim)", "SRC"},
 		{"verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "log debug messages", NULL},
@@ -133,6 +133,8 @@ int main(int argc, char **argv)
 			[AUDIOD_FMT_S16_LE] = SND_PCM_FORMAT_S16_LE,
 			[AUDIOD_FMT_S32_LE] = SND_PCM_FORMAT_S32_LE,
 			[AUDIOD_FMT_FLOAT_LE] = SND_PCM_FORMAT_FLOAT_LE,
+			/* Packed 24-bit, what many USB cards offer natively. */
+			[AUDIOD_FMT_S24_3LE] = SND_PCM_FORMAT_S24_3LE,
 		};
 		sc.cap.format = formats[dc->format];
 		sc.tstamp = (tsrc_kind)dc->tstamp;

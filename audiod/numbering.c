@@ -14,6 +14,8 @@ struct numbering {
 	sync_fit *fit;          /* recent (cpu, frame) upper envelope, for overrun accounting */
 	int64_t abs_next;       /* absolute index of the next frame written */
 	int have_hw_base;       /* hw_base valid for the current run */
+	int hw0_known;          /* every run starts at hw_ptr hw0 (numbering_set_hw_start) */
+	uint64_t hw0;           /* ... that hw_ptr */
 	int64_t hw_base;        /* unwrapped hw_ptr of the run's first frame */
 	int64_t abs_base;       /* absolute index of the run's first frame */
 	uint64_t last_hw;       /* last raw hw_ptr */
@@ -99,6 +101,12 @@ static void restart(numbering *n, int64_t now_ns)
 	n->have_hw_base = 0;
 }
 
+void numbering_set_hw_start(numbering *n, uint64_t hw0)
+{
+	n->hw0_known = 1;
+	n->hw0 = hw0 % n->p.boundary;
+}
+
 void numbering_start(numbering *n, int64_t now_ns)
 {
 	if (n->continuing)
@@ -171,29 +179,69 @@ static int predict_frame(numbering *n, int64_t cpu, int64_t *frame)
 	return 0;
 }
 
+/* qsort order of doubles. */
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
 /* Settle a restart from the held records of the new run: its first frame is
  * the least start they predict (the record with the least latency), then
- * their observations are taken. */
+ * their observations are taken.  A prediction far below the others (beyond
+ * 3.5 robust sigmas of theirs, 4 residual RMS of the fit and a frame under
+ * their median) is not a
+ * low latency but a record whose time came early for its hw_ptr: on
+ * drivers that read the position when ALSA asks (snd-dummy's hrtimer, a
+ * DMA position register) hw_ptr is taken after the module's timestamp, and
+ * a delay in between makes the record look early.  One such record among
+ * eight put the restarted run 34 frames (0.7 ms) before real time on
+ * snd-dummy under qemu (issue 14); those are left out of the least. */
 static void settle_from_records(numbering *n, numbering_out *out)
 {
 	sync_conv c;
 	const char *why;
 	int64_t start = n->abs_next;
-	if (sync_fit_solve(n->fit, &c, &why) == 0) {
-		double best = INFINITY;
+	if (sync_fit_solve(n->fit, &c, &why) == 0 && n->npend > 0) {
+		double x[NUMBERING_RESTART_RECORDS], sorted[NUMBERING_RESTART_RECORDS], dev[NUMBERING_RESTART_RECORDS];
 		int64_t base = INT64_MIN;
 		for (int i = 0; i < n->npend; i++) {
 			sync_tval f = sync_conv_apply(&c, sync_tval_of(n->pend[i].cpu_ns));
 			if (base == INT64_MIN)
 				base = f.i - n->pend[i].rel;
-			double x = (double)(f.i - n->pend[i].rel - base) + f.f;
-			best = x < best ? x : best;
+			x[i] = (double)(f.i - n->pend[i].rel - base) + f.f;
+			sorted[i] = x[i];
 		}
+		qsort(sorted, (size_t)n->npend, sizeof sorted[0], cmp_double);
+		double med = n->npend % 2 ? sorted[n->npend / 2] : (sorted[n->npend / 2 - 1] + sorted[n->npend / 2]) / 2;
+		for (int i = 0; i < n->npend; i++)
+			dev[i] = fabs(x[i] - med);
+		qsort(dev, (size_t)n->npend, sizeof dev[0], cmp_double);
+		double mad = n->npend % 2 ? dev[n->npend / 2] : (dev[n->npend / 2 - 1] + dev[n->npend / 2]) / 2;
+		/* The latency spread the pre-overrun fit saw (its residual RMS)
+		 * bounds how far below the median a true least latency can be:
+		 * eight records rarely show their spread in their MAD. */
+		double lo = med - fmax(fmax(3.5 * 1.4826 * mad, 4 * c.rms), 1.0);
+		double best = INFINITY;
+		int ibest = 0;
+		for (int i = 0; i < n->npend; i++) {
+			if (n->npend >= 3 && x[i] < lo) {
+				out->rejected++;
+				continue;
+			}
+			if (x[i] < best) {
+				best = x[i];
+				ibest = i;
+			}
+		}
+		out->start_se = sqrt(sync_conv_var(&c, sync_tval_of(n->pend[ibest].cpu_ns)));
 		/* The run starts on a whole frame, and the least prediction is
 		 * late by the least latency (>= 0): floor, with 0.1 frame of slack
 		 * for the envelope's own error. */
-		if (base != INT64_MIN)
-			start = base + (int64_t)floor(best + 0.1);
+		start = base + (int64_t)floor(best + 0.1);
+		out->npred = (uint32_t)n->npend;
+		out->pred_med = med - (double)(start - base);
+		out->pred_max = sorted[n->npend - 1] - (double)(start - base);
 	}
 	settle(n, start, out);
 	for (int i = 0; i < n->npend; i++)
@@ -205,10 +253,23 @@ void numbering_record(numbering *n, uint64_t hw_ptr, int64_t cpu_ns, numbering_o
 {
 	*out = (numbering_out){0};
 	if (!n->have_hw_base) {
-		/* First interrupt of a run: one period after its start. */
+		/* First interrupt of a run.  When the run's starting hw_ptr is
+		 * known (ALSA resets it to 0 at prepare), the record's hw_ptr
+		 * counts the frames since the start: not always one period
+		 * (snd-dummy's timer runs late and its hw_ptr says by how much,
+		 * snd-aloop moves in jiffies, a DMA position is past the
+		 * boundary; taking it as one period put every observation
+		 * hw_ptr - period frames off the ring's data: 282 frames,
+		 * 5.9 ms, on snd-aloop in the VM, issue 14).  Otherwise it is
+		 * taken to be one period after the start. */
 		n->last_hw = hw_ptr;
-		n->hw_unwrapped = (int64_t)hw_ptr;
-		n->hw_base = n->hw_unwrapped - (int64_t)n->p.period;
+		if (n->hw0_known) {
+			n->hw_base = (int64_t)n->hw0;
+			n->hw_unwrapped = n->hw_base + (int64_t)((hw_ptr + n->p.boundary - n->hw0) % n->p.boundary);
+		} else {
+			n->hw_unwrapped = (int64_t)hw_ptr;
+			n->hw_base = n->hw_unwrapped - (int64_t)n->p.period;
+		}
 		n->have_hw_base = 1;
 	} else {
 		n->hw_unwrapped += (int64_t)((hw_ptr + n->p.boundary - n->last_hw) % n->p.boundary);

@@ -10,7 +10,10 @@
  * latency only makes cpu late, so frames look early) predicts the index of
  * each interrupt record of the restarted run; every record's latency makes
  * its prediction late, so the run's first frame is the least of them
- * (records are held back until min(8, max(1, buffer/period)) are in),
+ * (records are held back until min(8, max(1, buffer/period)) are in;
+ * a prediction more than 3.5 robust sigmas, 4 residual RMS of the fit and
+ * a frame below their median is an early record, not a small latency, and
+ * is left out),
  * floored with 0.1 frame of slack for the envelope's own error.  With no record at all
  * the run began when it was started (the restart time's prediction).
  *
@@ -52,14 +55,20 @@ typedef struct {
 /* What one call produced, to be applied in this order.  Zero (settled == 0,
  * nobs == 0) when nothing happened. */
 typedef struct {
-	int settled;      /* a restart settled: the fields up to `flush` apply */
-	int continued;    /* ... the first run continues an earlier numbering:
+	int settled;       /* a restart settled: the fields up to `flush` apply */
+	int continued;     /* ... the first run continues an earlier numbering:
 			     * the ring starts at `start` (nothing lost) */
-	int64_t start;    /* absolute index of the restarted run's first frame */
-	int64_t gap_from; /* frames lost [gap_from, gap_to) before the run; */
-	int64_t gap_to;   /* equal when none */
-	uint64_t flush;   /* frames held since the restart, to write to the ring now */
-	uint32_t nobs;    /* observations that follow, after the flush */
+	int64_t start;     /* absolute index of the restarted run's first frame */
+	int64_t gap_from;  /* frames lost [gap_from, gap_to) before the run; */
+	int64_t gap_to;    /* equal when none */
+	uint64_t flush;    /* frames held since the restart, to write to the ring now */
+	uint32_t rejected; /* records of the restart whose prediction was far below the others' (early), left out */
+	uint32_t npred;    /* records the restart's first frame was predicted from (0: none, the restart time's) */
+	double pred_med;   /* their median prediction, frames after `start` */
+	double pred_max;   /* their largest, frames after `start` */
+	double start_se;   /* standard error of `start` (frames): the pre-overrun fit's, extrapolated to the
+			    * chosen record (the index's continuity across the overrun is only this good) */
+	uint32_t nobs;     /* observations that follow, after the flush */
 	numbering_obs obs[NUMBERING_RESTART_RECORDS];
 } numbering_out;
 
@@ -71,6 +80,14 @@ numbering *numbering_new(const numbering_params *p, const char **why);
 
 /* Free n (NULL is fine). */
 void numbering_free(numbering *n);
+
+/* Every run (the first and each restart) starts with the records' hw_ptr
+ * at hw0: ALSA resets hw_ptr to 0 at prepare, so audiod passes 0.  The
+ * first record of a run then counts its frames from hw0, however late it
+ * came.  Without this call the first record is taken to be one period
+ * after the start (exact only for a card whose interrupt comes with
+ * hw_ptr on the period boundary). */
+void numbering_set_hw_start(numbering *n, uint64_t hw0);
 
 /* Continue an earlier run's numbering (before numbering_start): n_pts >= 2
  * points (cpu ns, frame) on the line that held then, cpu not decreasing.

@@ -77,6 +77,9 @@ int stream_open(const stream_cfg *cfg, GMainContext *main_ctx, stream_event_fn f
 		rc = -EINVAL;
 		goto fail;
 	}
+	/* snd_pcm_prepare (at open and after every overrun) resets hw_ptr to
+	 * 0, and the kpatch and simulator records count from there. */
+	numbering_set_hw_start(s->num, 0);
 	s->events = g_async_queue_new_full(g_free);
 	s->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (s->efd < 0) {
@@ -132,7 +135,19 @@ static void apply(stream *s, const numbering_out *out)
 					  out->start);
 			g_message("%s: frame numbering continues from the previous run at %" G_GINT64_FORMAT,
 				  s->pcm_name, out->start);
-		} else if (out->gap_to > out->gap_from) {
+		} else if (out->npred) {
+			/* How far the other records' predictions lie above the
+			 * least: the spread of the restart's own estimate. */
+			g_message("%s: restart at frame %" G_GINT64_FORMAT " (s.e. %.2f) from %u records: median +%.1f, max +%.1f frames%s",
+				  s->pcm_name, out->start, out->start_se, out->npred, out->pred_med, out->pred_max,
+				  out->rejected ? " (early records left out)" : "");
+		}
+		if (!out->continued) {
+			g_mutex_lock(&s->lock);
+			s->st.restart_se_frames = out->start_se;
+			g_mutex_unlock(&s->lock);
+		}
+		if (!out->continued && out->gap_to > out->gap_from) {
 			uint64_t lost = (uint64_t)(out->gap_to - out->gap_from);
 			s->ev.gap_from = out->gap_from;
 			s->ev.gap_to = out->gap_to;

@@ -23,7 +23,7 @@ KDIR ?= /lib/modules/$(shell uname -r)/build
 KPATCH_KO_DIR := $(B)/kpatch/ko
 KPATCH_KO_SRCS := kpatch/Kbuild kpatch/chorus_kpatch.c kpatch/chorus_kpatch.h
 
-.PHONY: kpatch kpatch-check kpatch-vmtest
+.PHONY: kpatch kpatch-check kpatch-vmtest vmtest
 kpatch:
 	@test -d "$(KDIR)" || { echo "kpatch: no kernel build tree at KDIR=$(KDIR);" \
 	  "install the headers of that kernel or run 'make kpatch-check'" >&2; exit 1; }
@@ -36,6 +36,7 @@ kpatch:
 kpatch-check:
 	@sh kpatch/check.sh "$(MAKE)" "$(B)"
 
-# Boots Debian's kernel under qemu with snd-dummy and the module; a few minutes.
-kpatch-vmtest:
+# Boots Debian's kernel under qemu with snd-dummy, snd-aloop, the module and
+# chorus's daemons and tools (kpatch/vmtest/init.sh); a few minutes.
+kpatch-vmtest vmtest:
 	@sh kpatch/vmtest/run.sh "$(MAKE)" "$(B)"

@@ -146,8 +146,10 @@ static void on_opened(void *user, int64_t first, int64_t last, uint32_t item_siz
 	}
 	SF_INFO info = {.samplerate = g->rate_hz, .channels = g->channels};
 	int major = g_str_has_suffix(g->out, ".flac") ? SF_FORMAT_FLAC : SF_FORMAT_WAV;
-	int sub = !strcmp(g->format, "FLOAT_LE") ? SF_FORMAT_FLOAT : g->sample_bytes == 4 ? SF_FORMAT_PCM_32
-											  : SF_FORMAT_PCM_16;
+	int sub = !strcmp(g->format, "FLOAT_LE") ? SF_FORMAT_FLOAT
+		  : g->sample_bytes == 4         ? SF_FORMAT_PCM_32
+		  : g->sample_bytes == 3         ? SF_FORMAT_PCM_24
+						 : SF_FORMAT_PCM_16;
 	if (major == SF_FORMAT_FLAC && sub != SF_FORMAT_PCM_16)
 		sub = SF_FORMAT_PCM_24; /* FLAC has no float or 32-bit samples */
 	info.format = major | sub;
@@ -159,6 +161,26 @@ static void on_opened(void *user, int64_t first, int64_t last, uint32_t item_siz
 		return;
 	}
 	stamp_time(g, reply, len);
+}
+
+/* S24_3LE frames to the file: libsndfile takes 24-bit samples as ints in
+ * the top 24 bits, so each packed little-endian sample is widened, in
+ * chunks.  Returns the frames written (n on success). */
+static sf_count_t write_s24_3le(SNDFILE *sf, const void *items, size_t n, int channels)
+{
+	const uint8_t *p = items;
+	int32_t buf[4096];
+	size_t per = sizeof buf / sizeof buf[0] / (size_t)channels, done = 0;
+	while (done < n) {
+		size_t k = MIN(per, n - done);
+		for (size_t i = 0; i < k * (size_t)channels; i++, p += 3)
+			buf[i] = (int32_t)((uint32_t)p[0] << 8 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 24);
+		sf_count_t w = sf_writef_int(sf, buf, (sf_count_t)k);
+		if (w != (sf_count_t)k)
+			return (sf_count_t)done + (w > 0 ? w : 0);
+		done += k;
+	}
+	return (sf_count_t)n;
 }
 
 static void write_items(getter *g, const void *items, size_t n)
@@ -177,6 +199,8 @@ static void write_items(getter *g, const void *items, size_t n)
 		w = sf_writef_float(g->sf, items, (sf_count_t)n);
 	else if (g->sample_bytes == 4)
 		w = sf_writef_int(g->sf, items, (sf_count_t)n);
+	else if (g->sample_bytes == 3)
+		w = write_s24_3le(g->sf, items, n, g->channels);
 	else
 		w = sf_writef_short(g->sf, items, (sf_count_t)n);
 	if (w != (sf_count_t)n) {

@@ -1,15 +1,22 @@
 #!/bin/sh
-# make kpatch-vmtest: the module against a real kernel.
+# make vmtest (= make kpatch-vmtest): the module and chorus on a real kernel.
 #
 # Boots Debian's own kernel (linux-image-amd64) under qemu-system-x86_64
 # (software emulation; no KVM needed) with an initramfs holding busybox,
-# the ALSA core modules, snd-dummy (its timer calls snd_pcm_period_elapsed()
-# exactly as a card's DMA interrupt would), chorus_kpatch.ko built against
-# that kernel's headers, and vmcheck (vmcheck.c: captures/plays through
-# alsa-lib and checks the records).  Passes when the VM prints
-# "KPATCH-VMTEST: PASS".  Takes one to a few minutes.
+# the ALSA core modules, snd-dummy (its hrtimer calls
+# snd_pcm_period_elapsed() exactly as a card's DMA interrupt would),
+# snd-aloop (the loopback card: what is played into hw:Loopback,0,0 is
+# captured from hw:Loopback,1,0), chorus_kpatch.ko built against that
+# kernel's headers, vmcheck (vmcheck.c: the module's own checks), and
+# chorus's syncd, audiod, audioget, synctool, chorus-cat and
+# chorus-selftest with their shared libraries.  The VM runs init.sh (see
+# there for the steps).  Passes when the VM prints "KPATCH-VMTEST: PASS".
+# Takes a few minutes.
 #
 # Usage: sh kpatch/vmtest/run.sh MAKE BUILD_DIR   (from the top of the tree)
+# VMTEST_SHORT=1 runs the short form make check uses (tests/test_vmtest.sh):
+# vmcheck and one loopback run with kpatch and an overrun.  VMTEST_DUMMY=1
+# runs vmcheck and snd-dummy only (init.sh says which).
 set -eu
 MAKE=${1:-make}
 B=${2:-build}
@@ -38,6 +45,10 @@ echo "kpatch-vmtest: kernel $kver"
 $MAKE --no-print-directory kpatch KDIR=/usr/src/linux-headers-$kver \
     KPATCH_KFLAGS="W=1 CHORUS_KPATCH_WERROR=1"
 
+# chorus's programs, from this build.
+PROGS="syncd audiod audioget synctool chorus-cat chorus-selftest"
+$MAKE --no-print-directory $(for p in $PROGS; do printf '%s ' "$B/bin/$p"; done)
+
 # vmcheck: dynamically linked; its libraries are copied in below.
 rm -rf "$W"
 mkdir -p "$W"
@@ -52,14 +63,18 @@ cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I. \
 mkdir -p "$R/bin" "$R/dev" "$R/proc" "$R/sys" "$R/tmp" "$R/lib/modules" "$R/usr/share"
 cp /bin/busybox "$R/bin/busybox"
 cp "$W/vmcheck" "$R/bin/vmcheck"
+for p in $PROGS; do cp "$B/bin/$p" "$R/bin/$p"; done
 # Copy each shared library at the path the loader expects.
-for lib in $(ldd "$W/vmcheck" | awk '/=>/ { print $3 } /^\t\// { print $1 }'); do
-    mkdir -p "$R$(dirname "$lib")"
-    cp -L "$lib" "$R$lib"
+for exe in "$W/vmcheck" $(for p in $PROGS; do printf '%s ' "$B/bin/$p"; done); do
+    for lib in $(ldd "$exe" | awk '/=>/ { print $3 } /^\t\// { print $1 }'); do
+        [ -e "$R$lib" ] && continue
+        mkdir -p "$R$(dirname "$lib")"
+        cp -L "$lib" "$R$lib"
+    done
 done
 # alsa-lib reads its configuration to resolve "hw:0,0".
 cp -r /usr/share/alsa "$R/usr/share/alsa"
-for m in soundcore snd snd-timer snd-pcm snd-dummy; do
+for m in soundcore snd snd-timer snd-pcm snd-dummy snd-aloop; do
     f=$(find "$kmods/sound" -name "$m.ko*" | head -n 1)
     [ -n "$f" ] || { echo "kpatch-vmtest: module $m not in $kmods" >&2; exit 1; }
     case $f in
@@ -71,40 +86,20 @@ for m in soundcore snd snd-timer snd-pcm snd-dummy; do
 done
 cp "$B/kpatch/ko/chorus_kpatch.ko" "$R/lib/modules/"
 
-cat > "$R/init" <<'EOF'
-#!/bin/busybox sh
-/bin/busybox --install -s /bin
-mount -t proc proc /proc
-mount -t sysfs sys /sys
-mount -t devtmpfs dev /dev
-for m in soundcore snd snd-timer snd-pcm snd-dummy; do
-    insmod /lib/modules/$m.ko || echo "KPATCH-VMTEST: FAIL insmod $m"
-done
-# A small FIFO so that the overflow phase overflows it quickly.
-if insmod /lib/modules/chorus_kpatch.ko fifo_depth=64; then
-    ls -l /dev/chorus_kpatch
-    /bin/vmcheck
-    echo "vmcheck exit status $?"
-    rmmod chorus_kpatch && echo "vmcheck: rmmod ok"
-else
-    echo "KPATCH-VMTEST: FAIL insmod chorus_kpatch"
-fi
-dmesg | grep -iE 'chorus|kprobe|BUG|WARNING' | sed 's/^/dmesg: /'
-poweroff -f
-EOF
+cp kpatch/vmtest/init.sh "$R/init"
 chmod 755 "$R/init"
 (cd "$R" && find . | cpio -o -H newc --quiet | gzip -1) > "$W/initramfs.gz"
 
 log=$W/console.log
 echo "kpatch-vmtest: booting (software emulation; console log: $log)"
 set +e
-timeout 900 qemu-system-x86_64 -nographic -no-reboot -m 512 -smp 1 \
+timeout 600 nice -n 19 qemu-system-x86_64 -nographic -no-reboot -m 1024 -smp 1 \
     -kernel "$kimg" -initrd "$W/initramfs.gz" \
-    -append "console=ttyS0 rdinit=/init panic=-1 loglevel=4 tsc=reliable" \
+    -append "console=ttyS0 rdinit=/init panic=-1 loglevel=4 tsc=reliable${VMTEST_SHORT:+ chorus_vmtest=short}${VMTEST_DUMMY:+ chorus_vmtest=dummy}" \
     > "$log" 2>&1 </dev/null
 qrc=$?
 set -e
-grep -E '^(vmcheck|dmesg|KPATCH-VMTEST)' "$log" | tr -d '\r'
+tr -d '\r' < "$log" | grep -E '^(vmcheck|vmtest|selftest|CHORUS-SELFTEST|dmesg|KPATCH-VMTEST)'
 dur=$(( $(date +%s) - start ))
 if grep -q '^KPATCH-VMTEST: PASS' "$log"; then
     echo "kpatch-vmtest: PASS in ${dur}s"

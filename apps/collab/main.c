@@ -251,6 +251,14 @@ static void work(gpointer data, gpointer user)
 
 static gboolean publish_idle(gpointer data);
 
+/* A job the pool never started (collab stopping): its group and itself. */
+static void job_drop(gpointer data)
+{
+	job *j = data;
+	collab_group_free(j->gr);
+	g_free(j);
+}
+
 static void work_and_return(gpointer data, gpointer user)
 {
 	work(data, user);
@@ -488,7 +496,7 @@ int main(int argc, char **argv)
 	d.grouper = collab_grouper_new(ap, (int64_t)(d.cfg.margin_ms * 1e6), (int64_t)(d.cfg.hold_s * 1e9));
 	d.ctx = g_main_context_default();
 	GMainLoop *loop = g_main_loop_new(NULL, FALSE);
-	d.pool = g_thread_pool_new(work_and_return, NULL, 1, FALSE, NULL);
+	d.pool = g_thread_pool_new_full(work_and_return, NULL, job_drop, 1, FALSE, NULL);
 	dev_packet_ops pops = {0};
 	int port = (int)(collab_nodes_find(d.nodes, (uint32_t)d.cfg.node) &&
 					 collab_nodes_find(d.nodes, (uint32_t)d.cfg.node)->address

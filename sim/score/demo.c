@@ -129,6 +129,48 @@ static gboolean air_key(GString *out, const char *text, const char *key, const c
 	return TRUE;
 }
 
+/* Collab's results so far over every node's jsonl: the count of lines and
+ * the largest latency_s (detection to result) among them. */
+static void collab_progress(const char *simdir, size_t nn, const sim_scenario *sc, guint *lines, double *max_latency)
+{
+	*lines = 0;
+	*max_latency = 0;
+	for (size_t i = 0; i < nn; i++) {
+		char *path = g_strdup_printf("%s/node%d-collab.jsonl", simdir, sim_scenario_node(sc, i)->id);
+		char *text = NULL;
+		if (g_file_get_contents(path, &text, NULL, NULL)) {
+			for (char *l = text; l && *l;) {
+				char *nl = strchr(l, '\n');
+				const char *lat = strstr(l, "\"latency_s\":");
+				if (lat && (!nl || lat < nl))
+					*max_latency = fmax(*max_latency, g_ascii_strtod(lat + 12, NULL));
+				(*lines)++;
+				l = nl ? nl + 1 : NULL;
+			}
+		}
+		g_free(text);
+		g_free(path);
+	}
+}
+
+/* Wait until collab has had time to finish the last calls: no new result
+ * for 1.5 times the slowest result's latency so far (at least 2.5 s; a
+ * sanitizer build takes ~10 s a call where the plain one takes ~1), at
+ * most 40 s. */
+static void drain_collab(const char *simdir, size_t nn, const sim_scenario *sc)
+{
+	guint lines = 0, seen = 0;
+	double lat = 0, quiet = 0;
+	for (double waited = 0; waited < 40.0; waited += 0.5) {
+		g_usleep(500000);
+		collab_progress(simdir, nn, sc, &lines, &lat);
+		quiet = lines == seen ? quiet + 0.5 : 0;
+		seen = lines;
+		if (quiet >= fmax(2.5, 1.5 * lat))
+			return;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	double duration_s = 60, located_within_m = 1.0, source_z_m = NAN, expect_recall = -1, expect_median = -1, expect_p90 = -1, expect_fa = -1, expect_located = -1;
@@ -262,7 +304,7 @@ int main(int argc, char **argv)
 		g_source_remove(s2);
 		double t_end = (host_raw() - csim_epoch_ns(d.sim)) * 1e-9;
 		/* Let the last calls finish their trip through collab. */
-		g_usleep(2500000);
+		drain_collab(d.simdir, nn, d.sc);
 		double ran_s = (host_raw() - csim_epoch_ns(d.sim)) * 1e-9 - t_ready;
 		/* Stop every node (the launcher counts each program's CPU). */
 		double app_cpu_s[G_N_ELEMENTS(app_names)];

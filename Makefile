@@ -99,7 +99,10 @@ $(B)/%.a:
 DEB_PKGS := build-essential pkg-config libglib2.0-dev libgsl-dev libfftw3-dev \
             libasound2-dev libsndfile1-dev check libsystemd-dev alsa-utils \
             gnuplot-nox iproute2 clang libclang-rt-14-dev clang-format locales-all \
-            libjson-glib-dev
+            libjson-glib-dev \
+            qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-static cpio
+# (the last line: make check's short VM test, tests/test_vmtest.sh, which
+# skips without them)
 deps:
 	@sh tools/deps.sh $(DEB_PKGS)
 

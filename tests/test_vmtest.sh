@@ -2,9 +2,10 @@
 # test_vmtest — make check's short form of `make vmtest` (kpatch/vmtest/run.sh
 # with VMTEST_SHORT=1: vmcheck and one loopback run of chorus-selftest with
 # kpatch and an overrun; about a minute under qemu).
-# It never installs anything: without root, qemu-system-x86_64, Debian's
-# kernel image or its headers it says which and exits 77 (skipped, never a
-# pass); `make vmtest` installs them and runs the whole test.
+# It never installs anything itself (`make deps`, which make check runs
+# first, installs qemu-system-x86, the kernel, its headers and busybox):
+# without root or one of them it says which and exits 77 (skipped, never a
+# pass); `make vmtest` runs the whole test.
 # Installed as build/tests/test_vmtest by selftest/module.mk; run from the
 # top of the tree (tests/run does).
 skip() { echo "test_vmtest: skipped: $*"; exit 77; }

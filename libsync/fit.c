@@ -494,6 +494,8 @@ static void measure_wander(sync_fit *f)
 	double ds = b.slope - a.slope, v = a.var_s + b.var_s;
 	double q2 = 1.5 * (ds * ds - v) / tau, q2var = 2.0 * (1.5 * v / tau) * (1.5 * v / tau);
 	double w = fmin(1.0, (double)(f->added - f->wq_at) / (double)f->p.window);
+	if (!(q2var > 0) || !isfinite(q2var))
+		return; /* exact halves (no noise, no floor): no variance to weigh by */
 	double lam = exp(-w / WANDER_MEMORY);
 	/* Inverse-variance weights, scaled by the share of a window that is
 	 * new (estimates of overlapping windows are not independent): a

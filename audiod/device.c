@@ -418,7 +418,9 @@ static void on_stream(void *user, const stream_event *ev)
 			open_data(d);
 	}
 	if (ev->brk) {
-		timehist_break(d->th);
+		/* The frames from the run's first on convert with its fit,
+		 * also those before its first period interrupt. */
+		timehist_break_at(d->th, ev->brk_from);
 		forward_flush(d);
 		d->batch = 0;
 		if (dev_caller_connected(d->sync)) {

@@ -157,6 +157,7 @@ static void apply(stream *s, const numbering_out *out)
 			g_mutex_unlock(&s->lock);
 		}
 		s->ev.brk = 1;
+		s->ev.brk_from = out->start;
 		if (out->flush)
 			audio_ring_write(s->ring, s->buf, out->flush);
 	}

@@ -40,6 +40,7 @@ typedef struct {
 	int64_t next;             /* ring's next frame after this wakeup */
 	int64_t gap_from, gap_to; /* frames lost [from, to) before `next`, or equal when none */
 	int brk;                  /* a discontinuity precedes these observations */
+	int64_t brk_from;         /* with brk: the first frame of the run that follows it */
 	uint32_t nobs;            /* observations that follow */
 	struct {
 		int64_t frame;  /* absolute frame index at the interrupt */

@@ -152,6 +152,37 @@ START_TEST(declared_break)
 }
 END_TEST
 
+/* timehist_break_at(): a restarted run's data begin a period before its
+ * first interrupt's observation; those frames convert with the new
+ * segment's fit (within its stated s.e.), the frames before them do not. */
+START_TEST(break_at_starts_the_segment_early)
+{
+	timehist *h = mk(32, 256);
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng_set(r, 16);
+	clk a = {1000000, -20e-6, 0}, b = {6000000, -20e-6, 0};
+	int64_t a_end = segment(h, r, a, X0, 100);
+	int64_t b_from = a_end + 2 * PERIOD, b_first = b_from + PERIOD;
+	timehist_break_at(h, b_from);
+	segment(h, r, b, b_first, 100);
+	sync_tval y;
+	double var;
+	char why[200];
+	int64_t x = b_from + PERIOD / 3;
+	ck_assert_msg(timehist_convert(h, sync_tval_of(x), &y, &var, why, sizeof why) == 0, "%s", why);
+	ck_assert_msg(fabs(err(b, y, x)) < 5 * sqrt(var), "error %.0f ns, s.e. %.0f", err(b, y, x), sqrt(var));
+	ck_assert_int_eq(timehist_convert(h, sync_tval_of(b_from - 1), &y, &var, why, sizeof why), -ERANGE);
+	ck_assert_msg(strstr(why, "falls in the break") != NULL, "%s", why);
+	/* A start before the newest observation is ignored. */
+	timehist_break_at(h, b_first);
+	int64_t c_first = b_first + 200 * PERIOD;
+	segment(h, r, b, c_first, 100);
+	ck_assert_int_eq(timehist_convert(h, sync_tval_of(c_first - 1), &y, &var, why, sizeof why), -ERANGE);
+	gsl_rng_free(r);
+	timehist_free(h);
+}
+END_TEST
+
 START_TEST(detected_step_and_outliers)
 {
 	timehist *h = mk(64, 256);
@@ -248,6 +279,67 @@ START_TEST(bounds_and_errors)
 }
 END_TEST
 
+/* A clock whose frequency random-walks fast enough that the fit shortens its
+ * window (libsync/fit.h): every observed x of a segment, from its first
+ * observation on, still converts — the piece or live fit answers for all the
+ * data fed since the piece before, not only for what its shortened window
+ * kept — and at the observations the errors stay within their stated s.e.
+ * (|z| < 5, p ~ 6e-7 each for Gaussian errors). */
+START_TEST(shortened_windows_leave_no_holes)
+{
+	timehist *h = mk(256, 256);
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng_set(r, 15);
+	enum { N = 2000 };
+	static int64_t xs[N];
+	static double tf[N];
+	const double q = 2e-6; /* frequency random walk, 1/sqrt(s): 2 ppm/sqrt(s) */
+	double freq = 10e-6, ph = 0;
+	/* Segment 0: 3 s of the same clock, then a declared break (an xrun). */
+	for (int i = 0; i < 300; i++) {
+		char why[200];
+		int64_t x = X0 - (int64_t)(400 - i) * PERIOD;
+		ck_assert_int_ge(timehist_add(h, x, x + (int64_t)llround(gsl_ran_gaussian(r, JITTER)), why, sizeof why), 0);
+	}
+	timehist_break(h);
+	for (int i = 0; i < N; i++) {
+		xs[i] = X0 + (int64_t)i * PERIOD;
+		if (i) {
+			ph += freq * PERIOD;
+			freq += q * sqrt(PERIOD * 1e-9) * gsl_ran_gaussian(r, 1.0);
+		}
+		tf[i] = ph;
+		char why[200];
+		int64_t y = xs[i] + (int64_t)llround(ph + gsl_ran_gaussian(r, JITTER));
+		ck_assert_int_ge(timehist_add(h, xs[i], y, why, sizeof why), 0);
+	}
+	ck_assert_uint_ge(timehist_npieces(h), 2);
+	/* The case: segment 1's first piece was fitted on a shortened window. */
+	sync_conv pc;
+	uint32_t seg = 0;
+	size_t k = 0;
+	while (timehist_piece(h, k, &pc, &seg) == 0 && seg == 0)
+		k++;
+	ck_assert_uint_eq(seg, 1);
+	ck_assert_msg(pc.xmin > xs[0], "segment 1's first piece starts at its first observation: not exercised");
+	int beyond = 0;
+	double zz = 0;
+	for (int i = 0; i < N; i++) {
+		sync_tval y;
+		double var;
+		char why[200];
+		ck_assert_msg(timehist_convert(h, sync_tval_of(xs[i]), &y, &var, why, sizeof why) == 0,
+			      "observation %d (x=%lld) does not convert: %s", i, (long long)xs[i], why);
+		double e = (double)(y.i - xs[i]) + y.f - tf[i], z = e / sqrt(var);
+		zz += z * z;
+		beyond += fabs(z) >= 5;
+	}
+	ck_assert_msg(beyond == 0, "%d of %d conversions beyond 5 s.e. (RMS z %.2f)", beyond, N, sqrt(zz / N));
+	gsl_rng_free(r);
+	timehist_free(h);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("timehist");
@@ -255,8 +347,10 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, old_times_use_old_fits);
 	tcase_add_test(tc, declared_break);
+	tcase_add_test(tc, break_at_starts_the_segment_early);
 	tcase_add_test(tc, detected_step_and_outliers);
 	tcase_add_test(tc, bounds_and_errors);
+	tcase_add_test(tc, shortened_windows_leave_no_holes);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -9,7 +9,11 @@
 #include <string.h>
 
 typedef struct {
-	sync_conv c;  /* the fit, valid over [c.xmin, c.xmax] */
+	sync_conv c;  /* the fit; its data [c.xmin, c.xmax] */
+	int64_t from; /* the first observation fed since the piece before (it
+		       * increases from piece to piece): the piece answers for
+		       * [from, c.xmax] even where its fit's window was shortened
+		       * (libsync/fit.h) and starts after from */
 	uint32_t seg; /* segment number */
 } piece;
 
@@ -18,9 +22,11 @@ struct timehist {
 	sync_fit *fit;  /* the current segment's window */
 	sync_conv live; /* its latest fit, when live_ok */
 	int live_ok;
-	uint32_t seg;         /* current segment number */
-	size_t seg_count;     /* observations fed to the current segment */
-	int64_t seg_start;    /* first x of the current segment, x units */
+	uint32_t seg;      /* current segment number */
+	size_t seg_count;  /* observations fed to the current segment */
+	int64_t seg_start; /* first x of the current segment, x units */
+	int64_t next_from; /* timehist_break_at(): where the next segment's data begin */
+	int have_next_from;
 	uint32_t since_piece; /* observations since the last piece was kept */
 	int64_t piece_start;  /* x of the first of them, x units */
 	int64_t last_x;       /* newest observation, x units (INT64_MIN: none) */
@@ -107,6 +113,7 @@ static void keep_piece(timehist *h)
 	}
 	piece *pc = piece_at(h, h->pcount++);
 	pc->c = h->live;
+	pc->from = h->piece_start;
 	pc->seg = h->seg;
 }
 
@@ -126,10 +133,14 @@ static void forget_old(timehist *h)
 /* Feed one observation to the current segment's fit and refit. */
 static void feed(timehist *h, int64_t x, int64_t y)
 {
-	if (h->seg_count++ == 0)
-		h->seg_start = x;
+	if (h->seg_count++ == 0) {
+		/* Data the caller said begin before the first observation (a
+		 * restarted run's first frame) belong to the segment. */
+		h->seg_start = h->have_next_from && h->next_from < x ? h->next_from : x;
+		h->have_next_from = 0;
+	}
 	if (h->since_piece++ == 0)
-		h->piece_start = x;
+		h->piece_start = h->seg_count == 1 ? h->seg_start : x;
 	sync_fit_add(h->fit, x, y, NULL); /* order was checked by the caller */
 	h->live_ok = sync_fit_solve(h->fit, &h->live, NULL) == 0;
 	/* The window has turned over (by count, or by span when the fit has a
@@ -164,6 +175,17 @@ int timehist_break(timehist *h)
 	flush_pending(h);
 	if (h->seg_count > 0)
 		close_segment(h);
+	h->have_next_from = 0;
+	return 0;
+}
+
+int timehist_break_at(timehist *h, int64_t x_from)
+{
+	timehist_break(h);
+	if (x_from >= h->last_x || h->last_x == INT64_MIN) {
+		h->next_from = x_from;
+		h->have_next_from = 1;
+	}
 	return 0;
 }
 
@@ -220,13 +242,27 @@ static int gt(sync_tval x, int64_t b)
 	return x.i > b || (x.i == b && x.f > 0);
 }
 
-/* Index of the last piece with xmin <= x, or -1. */
+/* Where the live fit starts to answer: its data, or the first observation
+ * since the last piece kept (or since the segment began, when it has no
+ * piece yet), whichever is earlier: every observed x of the segment has a
+ * fit, even where a shortened window no longer holds it. */
+static int64_t live_from(const timehist *h)
+{
+	int64_t lo = h->live.xmin;
+	if (h->since_piece > 0 && h->piece_start < lo)
+		lo = h->piece_start;
+	if ((h->pcount == 0 || piece_at(h, h->pcount - 1)->seg != h->seg) && h->seg_start < lo)
+		lo = h->seg_start;
+	return lo;
+}
+
+/* Index of the last piece with from <= x, or -1 (from increases). */
 static long last_piece_before(const timehist *h, sync_tval x)
 {
 	long lo = 0, hi = (long)h->pcount - 1, best = -1;
 	while (lo <= hi) {
 		long mid = (lo + hi) / 2;
-		if (!lt(x, piece_at(h, (size_t)mid)->c.xmin)) {
+		if (!lt(x, piece_at(h, (size_t)mid)->from)) {
 			best = mid;
 			lo = mid + 1;
 		} else {
@@ -273,7 +309,7 @@ static int find(const timehist *h, sync_tval x, const sync_conv **out, char *why
 				 h->seg_start, h->seg_count);
 			return -EAGAIN;
 		}
-		if (!lt(x, h->live.xmin)) {
+		if (!lt(x, live_from(h))) {
 			*out = &h->live;
 			return 0;
 		}
@@ -281,8 +317,8 @@ static int find(const timehist *h, sync_tval x, const sync_conv **out, char *why
 	long k = last_piece_before(h, x);
 	if (k < 0) {
 		/* Older than every fit kept (pieces are forgotten oldest first). */
-		int64_t oldest = h->pcount ? piece_at(h, 0)->c.xmin : h->live_ok ? h->live.xmin
-										 : h->seg_start;
+		int64_t oldest = h->pcount ? piece_at(h, 0)->from : h->live_ok ? live_from(h)
+									       : h->seg_start;
 		snprintf(why, len, "x=%" PRId64 " is before the history kept (oldest x=%" PRId64 ")", x.i,
 			 oldest);
 		return -ERANGE;
@@ -295,12 +331,15 @@ static int find(const timehist *h, sync_tval x, const sync_conv **out, char *why
 	/* Between p and whatever follows it. */
 	const sync_conv *next;
 	uint32_t nseg;
+	int64_t nstart;
 	if ((size_t)k + 1 < h->pcount) {
 		next = &piece_at(h, (size_t)k + 1)->c;
 		nseg = piece_at(h, (size_t)k + 1)->seg;
+		nstart = piece_at(h, (size_t)k + 1)->from;
 	} else if (h->seg_count > 0) {
 		next = h->live_ok ? &h->live : NULL;
 		nseg = h->seg;
+		nstart = h->live_ok ? live_from(h) : h->seg_start;
 	} else {
 		snprintf(why, len,
 			 "x=%" PRId64 " is after segment %u ended (x=%" PRId64 ") at a break, with no data since",
@@ -308,7 +347,6 @@ static int find(const timehist *h, sync_tval x, const sync_conv **out, char *why
 		return -ERANGE;
 	}
 	if (nseg != p->seg || !next) {
-		int64_t nstart = (size_t)k + 1 < h->pcount ? next->xmin : h->seg_start;
 		snprintf(why, len,
 			 "x=%" PRId64 " falls in the break between segment %u (ends x=%" PRId64
 			 ") and segment %u (starts x=%" PRId64 ")",
@@ -316,7 +354,7 @@ static int find(const timehist *h, sync_tval x, const sync_conv **out, char *why
 		return -ERANGE;
 	}
 	/* Same segment, between two pieces: the nearer fit. */
-	double before = sync_tval_diff(x, p->c.xmax), after = -sync_tval_diff(x, next->xmin);
+	double before = sync_tval_diff(x, p->c.xmax), after = -sync_tval_diff(x, nstart);
 	*out = before <= after ? &p->c : next;
 	return 0;
 }
@@ -333,10 +371,10 @@ int timehist_convert(const timehist *h, sync_tval x, sync_tval *y, double *var, 
 	return 0;
 }
 
-/* y at the start of a fit's data. */
-static sync_tval y_start(const sync_conv *c)
+/* y where a fit starts to answer (x = from). */
+static sync_tval y_start(const sync_conv *c, int64_t from)
 {
-	return sync_conv_apply(c, sync_tval_of(c->xmin));
+	return sync_conv_apply(c, sync_tval_of(from));
 }
 
 static int ge_tval(sync_tval a, sync_tval b)
@@ -349,13 +387,14 @@ int timehist_invert(const timehist *h, sync_tval y, sync_tval *x, double *var, c
 	/* Slopes of clock pairs are positive, so y orders the fits as x does:
 	 * guess the fit from y, then let find() judge the x it gives. */
 	const sync_conv *guess = NULL;
-	if (h->live_ok && ge_tval(y, y_start(&h->live))) {
+	if (h->live_ok && ge_tval(y, y_start(&h->live, live_from(h)))) {
 		guess = &h->live;
 	} else {
 		long lo = 0, hi = (long)h->pcount - 1, best = -1;
 		while (lo <= hi) {
 			long mid = (lo + hi) / 2;
-			if (ge_tval(y, y_start(&piece_at(h, (size_t)mid)->c))) {
+			const piece *pm = piece_at(h, (size_t)mid);
+			if (ge_tval(y, y_start(&pm->c, pm->from))) {
 				best = mid;
 				lo = mid + 1;
 			} else {

@@ -56,6 +56,14 @@ int timehist_add(timehist *h, int64_t x, int64_t y, char *why, size_t len);
  * current segment.  Returns 0. */
 int timehist_break(timehist *h);
 
+/* As timehist_break(), and the next segment's data begin at x_from, before
+ * its first observation (a restarted capture's first frame, whose period
+ * interrupt comes a period later): x in [x_from, first observation)
+ * converts with the new segment's fit.  An x_from before the newest
+ * observation is ignored (the segment then begins at its first
+ * observation).  Returns 0. */
+int timehist_break_at(timehist *h, int64_t x_from);
+
 /* Convert x to y with the fit that held at x; *var gets the variance of y
  * (y units^2).  Returns 0, or -ERANGE (before the history kept, in the break
  * between two segments, beyond the tolerance past the newest observation),

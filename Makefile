@@ -13,7 +13,8 @@
 #
 # Targets: all check bench deps install clean (demo arrives with the apps);
 # deb check-deb check-install (Debian packages and `make install`,
-# dist/module.mk); arm64 check-arm64 (cross build, qemu-user; cross/module.mk).
+# dist/module.mk); arm64 check-arm64 (cross build, qemu-user; cross/module.mk);
+# fuzz (every libFuzzer target for FUZZ_LONG_SECONDS; tests/fuzz/module.mk).
 # `make check SANITIZE=1` builds in build-san/ with ASan + UBSan.
 
 # Installation directories (`make install PREFIX=/usr DESTDIR=stage`).  The

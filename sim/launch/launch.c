@@ -550,3 +550,61 @@ double csim_cpu_seconds(const csim *s, const char *name)
 			return s->procs[w].cpu_s;
 	return 0;
 }
+
+/* The process slot of program `name` on node N, or -1. */
+static int slot_of(csim *s, node_rec *n, const char *name)
+{
+	for (int w = 0; n && w < s->nprocs; w++)
+		if (!strcmp(s->procs[w].name, name))
+			return w;
+	return -1;
+}
+
+int csim_proc_signal(csim *s, int node, const char *name, int sig)
+{
+	node_rec *n = find(s, node);
+	int w = slot_of(s, n, name);
+	if (w < 0 || n->pid[w] <= 0)
+		return -ENOENT;
+	if (kill(n->pid[w], sig) < 0)
+		return -errno;
+	if (sig == SIGKILL) {
+		struct rusage ru;
+		if (wait4(n->pid[w], NULL, 0, &ru) == n->pid[w])
+			s->procs[w].cpu_s += (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
+					     (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+		n->pid[w] = 0;
+	}
+	return 0;
+}
+
+gboolean csim_proc_restart(csim *s, int node, const char *name, GError **err)
+{
+	node_rec *n = find(s, node);
+	int w = slot_of(s, n, name);
+	if (w < 0) {
+		g_set_error(err, CSIM_ERROR, ENOENT, "no %s on node%d", name, node);
+		return FALSE;
+	}
+	if (n->pid[w] > 0 && waitpid(n->pid[w], NULL, WNOHANG) == n->pid[w])
+		n->pid[w] = 0;
+	return n->pid[w] > 0 || spawn(s, n, w, err);
+}
+
+int csim_procs(const csim *s, const char **names, int max)
+{
+	int k = 0;
+	for (int w = 0; w < s->nprocs && k < max; w++)
+		names[k++] = s->procs[w].name;
+	return k;
+}
+
+gboolean csim_proc_exited(csim *s, int node, const char *name, int *status)
+{
+	node_rec *n = find(s, node);
+	int w = slot_of(s, n, name);
+	if (w < 0 || n->pid[w] <= 0 || waitpid(n->pid[w], status, WNOHANG) != n->pid[w])
+		return FALSE;
+	n->pid[w] = 0;
+	return TRUE;
+}

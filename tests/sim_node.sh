@@ -11,7 +11,6 @@ sim_node_start() {
     _b=$1; _src=$2
     export CHORUS_NODE=2 CHORUS_SCENARIO="$_src/tests/data/audiod.ini" \
         CHORUS_SIM_CLOCK="-41.0,27182818284" \
-        CHORUS_SIM_EPOCH_NS="$(awk '{printf "%d", $1 * 1e9}' /proc/uptime)" \
         ALSA_CONFIG_PATH="/usr/share/alsa/alsa.conf:$_b/sim/chorus_sim.conf"
     printf '[device.0]\npcm = chorus_sim\nchannels = 2\nperiods = 64\n' > "$CHORUS_RUN/audiod.conf"
     "$_b/bin/syncd" > "$CHORUS_RUN/syncd.log" 2>&1 & SIM_SYNCD=$!

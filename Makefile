@@ -100,10 +100,11 @@ $(B)/%.a:
 DEB_PKGS := build-essential pkg-config libglib2.0-dev libgsl-dev libfftw3-dev \
             libasound2-dev libsndfile1-dev check libsystemd-dev alsa-utils \
             gnuplot-nox iproute2 clang libclang-rt-14-dev clang-format locales-all \
-            libjson-glib-dev libmosquitto-dev mosquitto python3-numpy \
+            libjson-glib-dev libmosquitto-dev mosquitto openssl python3-numpy \
             qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-static cpio
-# (the last line: make check's short VM test, tests/test_vmtest.sh, which
-# skips without them)
+# (libmosquitto-dev … python3-numpy: chorus-mqtt, and make check's broker and
+# Python tests, tests/test_mqtt.sh and tests/test_python.sh; the last line:
+# make check's short VM test, tests/test_vmtest.sh, which skips without them)
 deps:
 	@sh tools/deps.sh $(DEB_PKGS)
 

@@ -33,3 +33,10 @@ sim_node_stop() {
     wait ${SIM_AUDIOD:-} ${SIM_SYNCD:-} 2>/dev/null
     SIM_AUDIOD=; SIM_SYNCD=
 }
+
+# same_arch FILE: true when the ELF FILE is for this machine (its e_machine
+# equals /bin/sh's): a library built by `make arm64` cannot be loaded by
+# this machine's python or linked by its cc.
+same_arch() {
+    [ "$(od -An -tx2 -j18 -N2 "$1")" = "$(od -An -tx2 -j18 -N2 /bin/sh)" ]
+}

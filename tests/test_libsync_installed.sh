@@ -12,6 +12,8 @@ b=$1; src=$2; make=${3:-make}
 command -v cc >/dev/null && command -v pkg-config >/dev/null ||
     { echo "test_libsync_installed: SKIP: needs cc and pkg-config (make deps)" >&2; exit 77; }
 . "$src/tests/sim_node.sh"
+same_arch "$b/lib/libchorus-sync.so.1" ||
+    { echo "test_libsync_installed: SKIP: $b/lib/libchorus-sync.so.1 is not for this machine (a cross build)" >&2; exit 77; }
 stage=$CHORUS_RUN/stage
 trap 'sim_node_stop; rm -rf "$stage"' EXIT INT TERM
 fail() { echo "test_libsync_installed: FAIL: $*"; exit 1; }

@@ -10,6 +10,8 @@ py=/usr/bin/python3
 [ -x $py ] && $py -c 'import numpy' 2>/dev/null ||
     { echo "test_python: SKIP: needs /usr/bin/python3 with numpy (python3-numpy, make deps)" >&2; exit 77; }
 . "$src/tests/sim_node.sh"
+same_arch "$b/lib/libchorus-sync.so.1" ||
+    { echo "test_python: SKIP: $b/lib/libchorus-sync.so.1 is not for this machine (a cross build)" >&2; exit 77; }
 trap 'sim_node_stop' EXIT INT TERM
 sim_node_start "$b" "$src" || { echo "test_python: FAIL: simulated node did not start"; exit 1; }
 sleep 1   # the audio test fetches 0.7 s back

@@ -82,6 +82,9 @@ user $(id -un)
 persistence true
 persistence_location $w/db/
 log_dest stdout
+# the broker's window towards the subscriber, as chorus-mqtt's (inflight 16):
+# the analysis below bounds QoS 1's repeats by the two windows
+max_inflight_messages 16
 listener $port 127.0.0.1
 allow_anonymous false
 password_file $w/passwd
@@ -199,24 +202,25 @@ for line in open(out):
 n2 = [m for m in msgs if m["node"] == 2]
 seq = [m["mseq"] for m in n2]
 assert left == 0, "%d messages still on disk" % left
-# QoS 1 is at-least-once (docs/mqtt.md "Delivery"): a message the broker took
-# whose acknowledgement was lost when it went down is sent again after the
-# reconnection, and a subscriber drops the repeat by its mseq.  What must
-# hold: the first arrivals are exactly 1..N in order (nothing lost, nothing
-# reordered), and a repeat is only ever of one of the `inflight` messages
-# sent just before a loss: it comes back within the window of the newest
-# message seen, never as an old one.
+# QoS 1 is at-least-once on each hop (docs/mqtt.md "Delivery"): a message
+# whose acknowledgement was lost when the broker went down is sent again
+# after the reconnection — by chorus-mqtt to the broker, and by the broker
+# (from its persistence) to the subscriber — and a subscriber drops the
+# repeat by its mseq.  What must hold: the first arrivals are exactly 1..N in
+# order (nothing lost, nothing reordered), and a repeat is only ever of a
+# message in flight on one of the two hops at a loss (each window 16): it
+# comes back within 2 x 16 of the newest message seen, never an old one.
 first_seen, repeats = [], []
 for k in seq:
     if first_seen and k <= first_seen[-1]:
         repeats.append(k)
-        assert first_seen[-1] - k < 16, "mseq %d repeated long after it arrived (newest %d)" % (k, first_seen[-1])
+        assert first_seen[-1] - k < 2 * 16, "mseq %d repeated long after it arrived (newest %d)" % (k, first_seen[-1])
     else:
         first_seen.append(k)
 assert first_seen == list(range(1, nxt)), "node 2's mseq not 1..%d in order: %d first arrivals, gaps %s" % (
     nxt - 1, len(first_seen), [(a, b) for a, b in zip(first_seen, first_seen[1:]) if b != a + 1][:5])
-# three connections were lost (two broker stops, one chorus-mqtt restart while down)
-assert len(repeats) <= 3 * 16, "%d repeats" % len(repeats)
+# two broker stops (chorus-mqtt's restart happens while the broker is down)
+assert len(repeats) <= 2 * 2 * 16, "%d repeats" % len(repeats)
 n2 = [m for i, m in enumerate(n2) if i == 0 or m["mseq"] > max(x["mseq"] for x in n2[:i])]
 got = [m for m in n2 if m["kind"] == "detection"]
 want = [json.loads(l) for l in open(det)]

@@ -351,6 +351,11 @@ int mqtt_broker_publish(mqtt_broker *b, guint64 seq, const char *topic, const vo
 	}
 	int mid = 0;
 	int rc = mosquitto_publish(b->cur->m, &mid, topic, (int)len, payload, b->cfg.qos, retain);
+	if (rc == MOSQ_ERR_NO_CONN) {
+		/* The network thread saw the loss; its event is on its way. */
+		g_snprintf(why, wlen, "not connected");
+		return -ENOTCONN;
+	}
 	if (rc) {
 		b->st.publish_errors++;
 		g_snprintf(why, wlen, "%s: %s", topic, rc == MOSQ_ERR_ERRNO ? g_strerror(errno) : mosquitto_strerror(rc));

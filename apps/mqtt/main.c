@@ -158,7 +158,9 @@ static void pump(mqttd *d)
 			break;
 		}
 		int rc = mqtt_broker_publish(d->b, seq, topic, payload, len, FALSE, why, sizeof why);
-		if (rc < 0) {
+		if (rc == -ENOTCONN) {
+			mqtt_queue_unsend(d->q, seq); /* the connection just went: disconnected() follows */
+		} else if (rc < 0) {
 			mqtt_queue_unsend(d->q, seq);
 			set_error(d, "publish mseq %" G_GUINT64_FORMAT ": %s", seq, why);
 			ratelog(G_LOG_LEVEL_WARNING, bs.publish_errors + 1, "%s", d->last_error);

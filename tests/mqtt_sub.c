@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static FILE *out;
 static const char *topic;
@@ -75,9 +76,16 @@ int main(int argc, char **argv)
 	mosquitto_connect_callback_set(m, on_connect);
 	mosquitto_subscribe_callback_set(m, on_subscribe);
 	mosquitto_message_callback_set(m, on_message);
-	int rc = mosquitto_connect_async(m, argv[1], atoi(argv[2]), 10);
-	if (rc && rc != MOSQ_ERR_ERRNO) {
-		fprintf(stderr, "mqtt_sub: connect: %s\n", mosquitto_strerror(rc));
+	/* Until the broker listens (libmosquitto's own reconnecting starts
+	 * only after a first connection attempt that got under way): 10 s. */
+	int rc = MOSQ_ERR_ERRNO;
+	for (int i = 0; i < 100 && rc == MOSQ_ERR_ERRNO; i++) {
+		rc = mosquitto_connect_async(m, argv[1], atoi(argv[2]), 10);
+		if (rc == MOSQ_ERR_ERRNO)
+			usleep(100000);
+	}
+	if (rc) {
+		fprintf(stderr, "mqtt_sub: connect: %s\n", rc == MOSQ_ERR_ERRNO ? strerror(errno) : mosquitto_strerror(rc));
 		return 2;
 	}
 	mosquitto_loop_start(m);

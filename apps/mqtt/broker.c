@@ -80,7 +80,14 @@ static void post(instance *in, int type, int rc, int mid)
 	e->type = type;
 	e->rc = rc;
 	e->mid = mid;
-	g_main_context_invoke_full(in->b->ctx, G_PRIORITY_DEFAULT, on_event, e, free_event);
+	/* An idle source, never g_main_context_invoke: that runs the function
+	 * right here, in this thread, whenever no thread owns the context
+	 * (before the main loop runs). */
+	GSource *s = g_idle_source_new();
+	g_source_set_priority(s, G_PRIORITY_DEFAULT);
+	g_source_set_callback(s, on_event, e, free_event);
+	g_source_attach(s, in->b->ctx);
+	g_source_unref(s);
 }
 
 static void on_connect(struct mosquitto *m, void *obj, int rc)

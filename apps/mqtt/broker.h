@@ -5,7 +5,7 @@
  * connection attempt to an unreachable broker must not stall the main
  * context, which reads detect's and collab's packet devices (a slow
  * reader there loses events).  The thread only runs libmosquitto; its
- * callbacks post events to the main context (g_main_context_invoke), and
+ * callbacks post events to the main context (idle sources attached to it), and
  * every callback of this module runs there.
  *
  * One libmosquitto instance per connection: when a connection that was up

@@ -506,6 +506,10 @@ int main(int argc, char **argv)
 	sd_notify(0, "STOPPING=1");
 	for (int i = 0; i < 2; i++)
 		dev_packet_sub_free(d.in[i].sub);
+	mqtt_queue_stats_get(d.q, &qs);
+	g_message("stopped: received detections=%" G_GUINT64_FORMAT " locations=%" G_GUINT64_FORMAT
+		  " malformed=%" G_GUINT64_FORMAT "; queued=%zu left on disk for the next start",
+		  d.in[0].received, d.in[1].received, d.in[0].malformed + d.in[1].malformed, qs.count);
 	mqtt_broker_free(d.b);
 	if (d.retry) {
 		g_source_destroy(d.retry);

@@ -66,7 +66,7 @@ static const cfg_key keys[] = {
 	K("key_file", CFG_STRING, "", 1, 0, key_file, "the client certificate's private key (PEM, unencrypted)"),
 	K("tls_insecure", CFG_BOOL, "false", 1, 0, tls_insecure, "do not check the broker certificate's host name (testing only)"),
 	K("tls_version", CFG_STRING, "", 1, 0, tls_version, "tlsv1.2 or tlsv1.3; empty = libmosquitto's default"),
-	K("qos", CFG_INT, "1", 0, 2, qos, "MQTT QoS of every message (1: at least once; see docs/mqtt.md)"),
+	K("qos", CFG_INT, "1", 0, 2, qos, "MQTT QoS of every message (1: at least once; 2 is not exactly-once across reconnections, docs/mqtt.md)"),
 	K("inflight", CFG_INT, "16", 1, 65535, inflight, "messages sent and not yet acknowledged at once"),
 	K("reconnect_min_s", CFG_DOUBLE, "0.5", 0.05, 3600, reconnect_min_s, "first reconnection delay, s (doubles)"),
 	K("reconnect_max_s", CFG_DOUBLE, "30", 0.05, 86400, reconnect_max_s, "longest reconnection delay, s"),

@@ -69,10 +69,10 @@ $(B)/tests/test_syncclient: $(B)/tests/test_syncclient.o $(B)/libsync.a $(B)/lib
 # against a simulated node (tests/test_libsync_installed.sh); and the Python
 # bindings (python/chorus) tested from Python (tests/test_python.sh).
 TESTS += $(B)/tests/test_libsync_installed $(B)/tests/test_python
-$(B)/tests/test_libsync_installed: tests/test_libsync_installed.sh tests/sim_node.sh $(LIBSYNC_SO) | $(B)/bin/syncd $(B)/bin/audiod $(B)/bin/synctool $(B)/bin/chorus-cat
+$(B)/tests/test_libsync_installed: tests/test_libsync_installed.sh tests/sim_node.sh $(LIBSYNC_SO) | $(B)/bin/syncd $(B)/bin/audiod $(B)/bin/synctool $(B)/bin/chorus-cat $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf
 	@mkdir -p $(dir $@)
 	$(if $(SANITIZE),printf '#!/bin/sh\necho "test_libsync_installed: SKIP: SANITIZE=1 builds the library with ASan$(comma) which only ASan programs can load" >&2\nexit 77\n',printf '#!/bin/sh\nexec sh "%s/tests/test_libsync_installed.sh" "%s" "%s" "$(MAKE)"\n' "$(CURDIR)" "$(abspath $(B))" "$(CURDIR)") >$@ && chmod +x $@
-$(B)/tests/test_python: tests/test_python.sh tests/sim_node.sh $(LIBSYNC_SO) | $(B)/bin/syncd $(B)/bin/audiod $(B)/bin/synctool $(B)/bin/chorus-cat
+$(B)/tests/test_python: tests/test_python.sh tests/sim_node.sh $(LIBSYNC_SO) | $(B)/bin/syncd $(B)/bin/audiod $(B)/bin/synctool $(B)/bin/chorus-cat $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf
 	@mkdir -p $(dir $@)
 	$(if $(SANITIZE),printf '#!/bin/sh\necho "test_python: SKIP: SANITIZE=1 builds the library with ASan$(comma) which python3 cannot load" >&2\nexit 77\n',printf '#!/bin/sh\nexec sh "%s/tests/test_python.sh" "%s" "%s"\n' "$(CURDIR)" "$(abspath $(B))" "$(CURDIR)") >$@ && chmod +x $@
 

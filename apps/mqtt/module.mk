@@ -22,13 +22,13 @@ $(B)/tests/mqtt_sub: $(B)/tests/mqtt_sub.o
 	$(link) $(call pkglibs,glib-2.0 json-glib-1.0 libmosquitto)
 
 TESTS += $(B)/tests/test_mqtt
-$(B)/tests/test_mqtt: tests/test_mqtt.sh tests/sim_node.sh | $(B)/tests/mqtt_sub $(B)/bin/chorus-mqtt $(B)/bin/syncd $(B)/bin/audiod $(B)/bin/fft $(B)/bin/detect $(B)/bin/chorus-cat $(B)/bin/synctool
+$(B)/tests/test_mqtt: tests/test_mqtt.sh tests/sim_node.sh | $(B)/tests/mqtt_sub $(B)/bin/chorus-mqtt $(B)/bin/syncd $(B)/bin/audiod $(B)/bin/fft $(B)/bin/detect $(B)/bin/chorus-cat $(B)/bin/synctool $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf
 	@mkdir -p $(dir $@)
 	printf '#!/bin/sh\nexec sh "%s/tests/test_mqtt.sh" "%s" "%s"\n' "$(CURDIR)" "$(abspath $(B))" "$(CURDIR)" >$@ && chmod +x $@
 
 # chorus-mqtt on every node of a simulated field with collab: every located
 # call reaches the broker (tests/test_mqtt_field.sh).
 TESTS += $(B)/tests/test_mqtt_field
-$(B)/tests/test_mqtt_field: tests/test_mqtt_field.sh | $(B)/tests/mqtt_sub $(B)/bin/chorus-mqtt $(B)/bin/chorus-sim $(B)/bin/syncd $(B)/bin/audiod $(B)/bin/fft $(B)/bin/detect $(B)/bin/collab
+$(B)/tests/test_mqtt_field: tests/test_mqtt_field.sh | $(B)/tests/mqtt_sub $(B)/bin/chorus-mqtt $(B)/bin/chorus-sim $(B)/bin/syncd $(B)/bin/audiod $(B)/bin/fft $(B)/bin/detect $(B)/bin/collab $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf $(B)/sim/libchorus_sim_radio.so
 	@mkdir -p $(dir $@)
 	printf '#!/bin/sh\nexec sh "%s/tests/test_mqtt_field.sh" "%s" "%s"\n' "$(CURDIR)" "$(abspath $(B))" "$(CURDIR)" >$@ && chmod +x $@

@@ -41,7 +41,7 @@ comma   := ,
 SAN     := $(if $(SANITIZE),-fsanitize=address$(comma)undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
 # Every dependency comes through pkg-config; `=` keeps the shell calls lazy so
 # `make deps` works before the packages exist.
-PKGS     = glib-2.0 gsl fftw3f alsa sndfile check libsystemd json-glib-1.0
+PKGS     = glib-2.0 gsl fftw3f alsa sndfile check libsystemd json-glib-1.0 libmosquitto
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 pkglibs  = $(shell pkg-config --libs $(1))
 CFLAGS  += $(CSTD) $(WARN) $(OPT) $(SAN) -fPIC -MMD -MP -I. $(PKG_CFLAGS)
@@ -72,6 +72,7 @@ LOG_DOMAIN_audiod       := audiod
 LOG_DOMAIN_apps/fft     := fft
 LOG_DOMAIN_apps/detect  := detect
 LOG_DOMAIN_apps/collab  := collab
+LOG_DOMAIN_apps/mqtt    := chorus-mqtt
 LOG_DOMAIN_apps/dsp     := chorus-dsp
 LOG_DOMAIN_libdev       := chorus-dev
 LOG_DOMAIN_libsync      := chorus-sync
@@ -100,10 +101,11 @@ $(B)/%.a:
 DEB_PKGS := build-essential pkg-config libglib2.0-dev libgsl-dev libfftw3-dev \
             libasound2-dev libsndfile1-dev check libsystemd-dev alsa-utils \
             gnuplot-nox iproute2 clang libclang-rt-14-dev clang-format locales-all \
-            libjson-glib-dev \
+            libjson-glib-dev libmosquitto-dev mosquitto openssl python3-numpy \
             qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-static cpio
-# (the last line: make check's short VM test, tests/test_vmtest.sh, which
-# skips without them)
+# (libmosquitto-dev … python3-numpy: chorus-mqtt, and make check's broker and
+# Python tests, tests/test_mqtt.sh and tests/test_python.sh; the last line:
+# make check's short VM test, tests/test_vmtest.sh, which skips without them)
 deps:
 	@sh tools/deps.sh $(DEB_PKGS)
 

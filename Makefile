@@ -40,7 +40,7 @@ comma   := ,
 SAN     := $(if $(SANITIZE),-fsanitize=address$(comma)undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
 # Every dependency comes through pkg-config; `=` keeps the shell calls lazy so
 # `make deps` works before the packages exist.
-PKGS     = glib-2.0 gsl fftw3f alsa sndfile check libsystemd json-glib-1.0
+PKGS     = glib-2.0 gsl fftw3f alsa sndfile check libsystemd json-glib-1.0 fuse3
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 pkglibs  = $(shell pkg-config --libs $(1))
 CFLAGS  += $(CSTD) $(WARN) $(OPT) $(SAN) -fPIC -MMD -MP -I. $(PKG_CFLAGS)
@@ -101,7 +101,7 @@ $(B)/%.a:
 DEB_PKGS := build-essential pkg-config libglib2.0-dev libgsl-dev libfftw3-dev \
             libasound2-dev libsndfile1-dev check libsystemd-dev alsa-utils \
             gnuplot-nox iproute2 clang libclang-rt-14-dev clang-format locales-all \
-            libjson-glib-dev \
+            libjson-glib-dev libfuse3-dev fuse3 \
             qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-static cpio
 # (the last line: make check's short VM test, tests/test_vmtest.sh, which
 # skips without them)
@@ -140,8 +140,9 @@ bench:
 install: $(PROGS) $(INSTALL_HOOKS)
 	install -d $(DESTDIR)$(BINDIR)
 	$(if $(PROGS),install -m 755 $(PROGS) $(DESTDIR)$(BINDIR)/)
-	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8
+	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8
 	install -m 644 $(wildcard docs/man/*.1) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(wildcard docs/man/*.7) $(DESTDIR)$(MANDIR)/man7/
 	install -m 644 $(wildcard docs/man/*.8) $(DESTDIR)$(MANDIR)/man8/
 
 clean:

@@ -18,7 +18,8 @@ void fuse_caller_get(fuse_caller *c)
 	c->gid = fc->gid;
 	c->pid = fc->pid;
 	int n = fuse_getgroups((int)(sizeof c->groups / sizeof c->groups[0]), c->groups);
-	c->ngroups = n < 0 ? -1 : n > 64 ? 64 : n;
+	c->ngroups = n < 0 ? -1 : n > 64 ? 64
+					 : n;
 }
 
 static int switching;

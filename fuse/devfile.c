@@ -22,13 +22,13 @@ struct devfile {
 	dev_link *l;
 	dev_pattern pattern;
 	int flags;
-	GByteArray *text;  /* status: the snapshot; command/query: replies (or usage) */
-	gboolean wrote;    /* command/query: a write happened (read gives replies) */
-	GByteArray *pend;  /* streams: bytes received, not yet read */
-	GByteArray *rx;    /* receive scratch */
+	GByteArray *text;   /* status: the snapshot; command/query: replies (or usage) */
+	gboolean wrote;     /* command/query: a write happened (read gives replies) */
+	GByteArray *pend;   /* streams: bytes received, not yet read */
+	GByteArray *rx;     /* receive scratch */
 	uint64_t delivered; /* streams: bytes read so far */
 	struct timespec mtime;
-	gboolean gone; /* streams: the service went away or refused */
+	gboolean gone;          /* streams: the service went away or refused */
 	gboolean last_was_data; /* streams: the last read returned bytes */
 	uint32_t item_size;
 	uint32_t next_id;

@@ -19,14 +19,16 @@
  *
  * Exit status: 0 after an unmount, 1 when mounting fails, 2 for usage.
  */
-#define FUSE_USE_VERSION 31
+#define FUSE_USE_VERSION 35
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse.h>
+#include <fuse_lowlevel.h>
 #include <glib.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,27 +254,11 @@ static void usage(FILE *to)
 		    "  sim/nodeN) as a file; -f stays in the foreground; unmount with fusermount3 -u (or umount)\n");
 }
 
-int main(int argc, char **argv)
+/* Refuse a mount point inside the run directory (the tree would contain
+ * itself and every stat of it would call back into chorus-fuse).  0, or 2
+ * after saying why. */
+static int check_paths(const char *mnt)
 {
-	const char *why, *mnt = NULL;
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			usage(stdout);
-			return 0;
-		}
-		if (!strcmp(argv[i], "-o") && i + 1 < argc)
-			i++;
-		else if (argv[i][0] != '-' && !mnt)
-			mnt = argv[i];
-	}
-	if (!mnt) {
-		usage(stderr);
-		return 2;
-	}
-	if (dev_run_dir(run_dir, sizeof run_dir, &why) < 0) {
-		fprintf(stderr, "chorus-fuse: the run directory: %s\n", why);
-		return 2;
-	}
 	struct stat s;
 	if (stat(run_dir, &s) < 0 || !S_ISDIR(s.st_mode)) {
 		fprintf(stderr, "chorus-fuse: run directory %s: %s (no chorus service has run here)\n", run_dir,
@@ -280,30 +266,57 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	char *rmnt = realpath(mnt, NULL), *rrun = realpath(run_dir, NULL);
+	int rc = 0;
 	if (!rmnt) {
 		fprintf(stderr, "chorus-fuse: mount point %s: %s\n", mnt, strerror(errno));
-		free(rrun);
-		return 2;
+		rc = 2;
+	} else {
+		size_t lr = strlen(rrun);
+		if (!strncmp(rmnt, rrun, lr) && (rmnt[lr] == '/' || !rmnt[lr])) {
+			fprintf(stderr, "chorus-fuse: mount point %s is inside the run directory %s (it would contain itself)\n",
+				rmnt, rrun);
+			rc = 2;
+		} else {
+			g_strlcpy(run_dir, rrun, sizeof run_dir);
+		}
 	}
-	size_t lr = strlen(rrun);
-	if (!strncmp(rmnt, rrun, lr) && (rmnt[lr] == '/' || !rmnt[lr])) {
-		fprintf(stderr, "chorus-fuse: mount point %s is inside the run directory %s (it would contain itself)\n",
-			rmnt, rrun);
-		free(rmnt);
-		free(rrun);
-		return 2;
-	}
-	g_strlcpy(run_dir, rrun, sizeof run_dir);
 	free(rmnt);
 	free(rrun);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	const char *why;
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct fuse_cmdline_opts opts;
+	if (fuse_parse_cmdline(&args, &opts) != 0) {
+		usage(stderr);
+		return 2;
+	}
+	if (opts.show_help) {
+		usage(stdout);
+		fuse_cmdline_help();
+		fuse_lib_help(&args);
+		return 0;
+	}
+	if (opts.show_version) {
+		printf("chorus-fuse, libfuse %s\n", fuse_pkgversion());
+		return 0;
+	}
+	if (!opts.mountpoint) {
+		usage(stderr);
+		return 2;
+	}
+	if (dev_run_dir(run_dir, sizeof run_dir, &why) < 0) {
+		fprintf(stderr, "chorus-fuse: the run directory: %s\n", why);
+		return 2;
+	}
+	int rc = check_paths(opts.mountpoint);
+	if (rc)
+		return rc;
 	fuse_creds_init();
 	streams = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_ptr_array_unref);
-	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
-	for (int i = 0; i < argc; i++)
-		if (fuse_opt_add_arg(&args, argv[i]) < 0) {
-			fprintf(stderr, "chorus-fuse: out of memory\n");
-			return 1;
-		}
 	/* The kernel checks the modes shown against the caller; as root the
 	 * tree is for every user, each judged by their own credentials. */
 	if (fuse_opt_add_arg(&args, "-odefault_permissions,fsname=chorus,subtype=chorus") < 0 ||
@@ -314,7 +327,30 @@ int main(int argc, char **argv)
 	if (!fuse_creds_can_switch())
 		fprintf(stderr, "chorus-fuse: not running as root: every device is opened as uid %u, for every caller\n",
 			(unsigned)geteuid());
-	int rc = fuse_main(args.argc, args.argv, &ops, NULL);
+	struct fuse *fuse = fuse_new(&args, &ops, sizeof ops, NULL);
+	if (!fuse)
+		return 1; /* libfuse said why */
+	struct fuse_session *se = fuse_get_session(fuse);
+	if (fuse_mount(fuse, opts.mountpoint) != 0) {
+		fuse_destroy(fuse);
+		return 1;
+	}
+	if (fuse_daemonize(opts.foreground) != 0 || fuse_set_signal_handlers(se) != 0) {
+		fuse_unmount(fuse);
+		fuse_destroy(fuse);
+		return 1;
+	}
+	struct fuse_loop_config lc = {.clone_fd = opts.clone_fd, .max_idle_threads = 10};
+	int res = opts.singlethread ? fuse_loop(fuse) : fuse_loop_mt(fuse, &lc);
+	fuse_remove_signal_handlers(se);
+	fuse_unmount(fuse);
+	fuse_destroy(fuse);
+	free(opts.mountpoint);
 	fuse_opt_free_args(&args);
-	return rc ? 1 : 0;
+	/* libfuse ends its loop with the signal's number after SIGTERM, SIGINT
+	 * or SIGHUP: an unmount asked for, not a failure. */
+	if (res == 0 || res == SIGTERM || res == SIGINT || res == SIGHUP)
+		return 0;
+	fprintf(stderr, "chorus-fuse: the FUSE loop failed: %s\n", res < 0 ? strerror(-res) : "error");
+	return 1;
 }

@@ -9,7 +9,7 @@ $(B)/alsapcm/pcm_chorus.o: CFLAGS += -DPIC
 $(ALSAPCM_PLUGIN): $(ALSAPCM_OBJS) $(B)/libaudiod.a $(B)/libdev.a $(B)/libsync.a alsapcm/exports.map
 	$(CC) $(LDFLAGS) -shared -Wl,--version-script=alsapcm/exports.map -Wl,-z,defs -o $@ \
 		$(filter %.o,$^) -Wl,--start-group $(filter %.a,$^) -Wl,--end-group \
-		$(call pkglibs,alsa glib-2.0 gsl) -lm -lpthread
+		$(call pkglibs,alsa glib-2.0) -lm -lpthread
 
 # The shipped ALSA config with `lib` pointing at the plugin in the build tree
 # (tests, and ALSA_CONFIG_PATH=... for trying it without installing).

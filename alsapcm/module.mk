@@ -28,7 +28,8 @@ INSTALL_FILES += $(ALSAPCM_PLUGIN)
 TESTS += $(B)/tests/test_alsapcm
 # (audiod/module.mk, included after this file, names the harness's parts:
 # prerequisites are expanded when read, so they are spelled out here.)
-$(B)/tests/test_alsapcm.o: CFLAGS += $(AUDIOD_TEST_DEFS) -DALSAPCM_CONF_FILE='"$(abspath $(ALSAPCM_CONF))"'
+$(B)/tests/test_alsapcm.o: CFLAGS += $(AUDIOD_TEST_DEFS) -DALSAPCM_CONF_FILE='"$(abspath $(ALSAPCM_CONF))"' \
+	-DALSAPCM_PRELOAD='"$(if $(SANITIZE),$(shell $(CC) -print-file-name=libasan.so):$(shell $(CC) -print-file-name=libubsan.so))"'
 $(B)/tests/test_alsapcm: $(B)/tests/test_alsapcm.o $(B)/tests/audiod_harness.o $(B)/libaudiod.a $(B)/libdev.a \
 		$(B)/libsync.a $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a \
 		| $(B)/bin/audiod $(B)/bin/syncd $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf \

@@ -120,13 +120,17 @@ static int cb_start(snd_pcm_ioplug_t *io)
 		g_string_append_c(params, ' ');
 	}
 	int first_start = !p->started_once;
-	if (first_start && p->have_global)
+	char asked[96] = "the stream from audiod's next frame";
+	if (first_start && p->have_global) {
 		g_string_append_printf(params, "clock=global from=%" G_GINT64_FORMAT, p->start_global_ns);
-	else if (first_start && p->have_start)
-		g_string_append_printf(params, "clock=cpu from=%" G_GINT64_FORMAT,
-				       sync_now(SYNC_KIND_CPU) + (int64_t)llround(p->start_s * 1e9));
-	else
+		g_snprintf(asked, sizeof asked, "START_GLOBAL_NS=%" G_GINT64_FORMAT, p->start_global_ns);
+	} else if (first_start && p->have_start) {
+		int64_t t = sync_now(SYNC_KIND_CPU) + (int64_t)llround(p->start_s * 1e9);
+		g_string_append_printf(params, "clock=cpu from=%" G_GINT64_FORMAT, t);
+		g_snprintf(asked, sizeof asked, "START=%g s (cpu time %" G_GINT64_FORMAT " ns)", p->start_s, t);
+	} else {
 		flags = DEV_SENSOR_FROM_NEXT;
+	}
 	char why[512];
 	p->pos = 0;
 	p->last_appl = io->appl_ptr;
@@ -136,7 +140,7 @@ static int cb_start(snd_pcm_ioplug_t *io)
 				   first_start ? PROBE_MS : 0, NULL, why, sizeof why);
 	g_string_free(params, TRUE);
 	if (rc < 0) {
-		SNDERR("chorus: %s", why);
+		SNDERR("chorus: %s: %s", asked, why);
 		return rc;
 	}
 	p->started_once = 1;

@@ -219,10 +219,18 @@ static int arecord(char **args, char **errtext)
 	for (char **a = args; *a; a++)
 		g_ptr_array_add(argv, *a);
 	g_ptr_array_add(argv, NULL);
+	/* Under SANITIZE the plugin is instrumented and arecord is not: the
+	 * sanitizer runtimes must come first (as in tests/test_simpcm.c). */
+	char **envp = g_get_environ();
+	if (*ALSAPCM_PRELOAD) {
+		envp = g_environ_setenv(envp, "LD_PRELOAD", ALSAPCM_PRELOAD, TRUE);
+		envp = g_environ_setenv(envp, "ASAN_OPTIONS", "detect_leaks=0", TRUE);
+	}
 	int status;
 	GError *err = NULL;
-	gboolean ok = g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL, errtext, &status,
+	gboolean ok = g_spawn_sync(NULL, (char **)argv->pdata, envp, G_SPAWN_DEFAULT, NULL, NULL, NULL, errtext, &status,
 				   &err);
+	g_strfreev(envp);
 	ck_assert_msg(ok, "spawn arecord: %s", err ? err->message : "");
 	g_ptr_array_free(argv, TRUE);
 	g_free(prog);

@@ -14,7 +14,8 @@
  *  - live from audiod's next frame, RW interleaved, 2 channels;
  *  - START=-2: two seconds of history, starting where audiod resolves the
  *    start time minus 2 s on the node's cpu clock;
- *  - mmap access, and one channel (audiod's channel 0);
+ *  - mmap access, and one channel (audiod's channel 0); non-interleaved
+ *    access (one buffer per channel);
  *  - arecord with START=-1, with CHANNELS=1 (audiod's channel 1), through
  *    plug: to S32_LE (every sample shifted left by 16 bits exactly), and a
  *    start older than the ring refused with audiod's reason;
@@ -172,6 +173,39 @@ static void live(int mmap, unsigned nch)
 START_TEST(live_rw_exact)
 {
 	live(0, 2);
+}
+END_TEST
+
+/* Non-interleaved access: the plugin scatters audiod's interleaved frames
+ * into one buffer per channel. */
+START_TEST(live_noninterleaved_exact)
+{
+	ah_node h;
+	start_node(&h, "live-ni");
+	snd_pcm_t *pcm = open_pcm("chorus:0", SND_PCM_ACCESS_RW_NONINTERLEAVED, 2);
+	const size_t n = RATE / 4;
+	int16_t *ch0 = g_new(int16_t, n), *ch1 = g_new(int16_t, n), *x = g_new(int16_t, 2 * n);
+	int64_t before = ring_next();
+	size_t got = 0;
+	while (got < n) {
+		void *bufs[2] = {ch0 + got, ch1 + got};
+		snd_pcm_sframes_t k = snd_pcm_readn(pcm, bufs, n - got);
+		ck_assert_msg(k > 0, "readn after %zu frames: %s", got, snd_strerror((int)k));
+		got += (size_t)k;
+	}
+	int64_t after = ring_next() - (int64_t)n;
+	for (size_t i = 0; i < n; i++) {
+		x[2 * i] = ch0[i];
+		x[2 * i + 1] = ch1[i];
+	}
+	unsigned chan[2] = {0, 1};
+	int64_t F = locate(&h, x, n, 2, chan, 0, before, after);
+	printf("live non-interleaved: %zu frames from audiod frame %lld, exact\n", n, (long long)F);
+	snd_pcm_close(pcm);
+	g_free(ch0);
+	g_free(ch1);
+	g_free(x);
+	ah_stop(&h);
 }
 END_TEST
 
@@ -361,6 +395,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, live_rw_exact);
 	tcase_add_test(tc, live_mmap_one_channel_exact);
+	tcase_add_test(tc, live_noninterleaved_exact);
 	tcase_add_test(tc, history_exact);
 	tcase_add_test(tc, restart_is_xrun);
 	char *arecord_prog = g_find_program_in_path("arecord");

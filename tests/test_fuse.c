@@ -7,7 +7,8 @@
  *  - the tree: directories and devices, with modes from the sockets;
  *  - cat of a status device;
  *  - a failed command is a failed write() with the command's errno, its
- *    reason readable on the same file; a good one succeeds;
+ *    reason readable on the same file; a good one succeeds; a query's
+ *    reply is read back, and a negative status fails its write;
  *  - permissions: uid 65534 cannot open the root-only status device
  *    (EACCES), and its command write is refused by the device's write
  *    policy (EPERM), which saw uid 65534, not chorus-fuse's root;
@@ -46,6 +47,7 @@ static GMainLoop *sloop;
 static dev_packet *events;
 static dev_command *command;
 static dev_status *private_status;
+static dev_query *query;
 static GMutex seen_lock;
 static GString *received; /* packets written to fusetest/events */
 static uid_t policy_saw = (uid_t)-1;
@@ -80,6 +82,19 @@ static int on_packet(void *user, const dev_creds *who, const void *msg, size_t l
 	return 0;
 }
 
+/* Queries: the request reversed; "bad" is refused with -EDOM. */
+static void on_query(void *user, const dev_creds *who, const void *req, size_t len, dev_query_handle *h)
+{
+	if (len == 3 && !memcmp(req, "bad", 3)) {
+		dev_query_complete(h, -EDOM, "no", 2);
+		return;
+	}
+	char *r = g_strndup(req, len);
+	g_strreverse(r);
+	dev_query_complete(h, 0, r, len);
+	g_free(r);
+}
+
 static int private_text(void *user, GString *out)
 {
 	g_string_append(out, "secret\n");
@@ -112,6 +127,8 @@ static void start_devices(void)
 	o.mode = 0600;
 	private_status = dev_status_new("fusetest/private", &o, sctx, private_text, NULL, NULL, &err);
 	ck_assert_msg(private_status, "%s", err ? err->message : "");
+	query = dev_query_new("fusetest/query", NULL, sctx, on_query, NULL, &err);
+	ck_assert_msg(query, "%s", err ? err->message : "");
 	g_thread_new("devices", serve, NULL);
 }
 
@@ -325,6 +342,20 @@ START_TEST(device_tree_as_files)
 	ck_assert_int_gt(n, 0);
 	buf[n] = 0;
 	ck_assert_msg(strstr(buf, "failing on purpose") && strstr(buf, "did hello"), "replies read: %s", buf);
+	close(fd);
+	g_free(p);
+
+	/* A query: the write is the request, the read its reply; a negative
+	 * status fails the write. */
+	p = path_in(mnt, "fusetest/query");
+	fd = open(p, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "abc", 3), 3);
+	n = pread(fd, buf, sizeof buf, 0);
+	ck_assert_msg(n == 3 && !memcmp(buf, "cba", 3), "query reply %.*s", (int)MAX(n, 0), buf);
+	errno = 0;
+	ck_assert_int_eq(write(fd, "bad", 3), -1);
+	ck_assert_int_eq(errno, EDOM);
 	close(fd);
 	g_free(p);
 

@@ -34,6 +34,11 @@ so=$alsa/libasound_module_pcm_chorus_sim.so
 [ -x "$stage$so" ] || bad "the ALSA plugin is not in $alsa"
 grep -q "lib \"$so\"" "$stage/usr/share/chorus/alsa/chorus_sim.conf" 2>/dev/null ||
     bad "chorus_sim.conf does not name $so"
+so=$alsa/libasound_module_pcm_chorus.so
+[ -x "$stage$so" ] || bad "the chorus ALSA PCM plugin is not in $alsa"
+grep -q "lib \"$so\"" "$stage/usr/share/chorus/alsa/chorus.conf" 2>/dev/null ||
+    bad "chorus.conf does not name $so"
+[ -s "$stage/usr/share/man/man7/chorus-alsa.7" ] || bad "no chorus-alsa(7)"
 for c in syncd audiod fft detect collab; do
     [ -s "$stage/etc/chorus/$c.conf" ] || bad "no /etc/chorus/$c.conf"
 done

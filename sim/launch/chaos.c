@@ -46,6 +46,8 @@ struct csim_chaos {
 	guint tick, next;
 	int crashes, failed_restarts;
 	gboolean finished;
+	csim_chaos_restarted_fn restarted;
+	void *user;
 };
 
 static double now_s(const csim_chaos *c)
@@ -135,6 +137,8 @@ static gboolean on_restart(gpointer data)
 		g_error_free(err);
 	} else {
 		note(p->c, p->t, "restarted", "pid %d", (int)csim_pid(p->c->s, p->t->node, p->t->prog));
+		if (p->c->restarted)
+			p->c->restarted(p->c->user, p->t->node, p->t->prog);
 	}
 	p->t->busy = 0;
 	g_free(p);
@@ -201,6 +205,8 @@ static gboolean on_tick(gpointer data)
 				c->failed_restarts++;
 				note(c, t, "restart_failed", "%s", err->message);
 				g_error_free(err);
+			} else if (c->restarted) {
+				c->restarted(c->user, t->node, t->prog);
 			}
 		}
 		sample(c, t);
@@ -208,10 +214,12 @@ static gboolean on_tick(gpointer data)
 	return G_SOURCE_CONTINUE;
 }
 
-csim_chaos *csim_chaos_new(csim *s, guint64 seed, double interval_s)
+csim_chaos *csim_chaos_new(csim *s, guint64 seed, double interval_s, csim_chaos_restarted_fn restarted, void *user)
 {
 	csim_chaos *c = g_new0(csim_chaos, 1);
 	c->s = s;
+	c->restarted = restarted;
+	c->user = user;
 	c->rng = g_rand_new_with_seed_array((const guint32[]){(guint32)seed, (guint32)(seed >> 32)}, 2);
 	c->interval_s = interval_s > 0 ? interval_s : 10;
 	c->t0_us = g_get_monotonic_time();

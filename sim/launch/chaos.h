@@ -24,8 +24,12 @@
 
 typedef struct csim_chaos csim_chaos;
 
-/* Start injecting into s (on the default main context) from now on. */
-csim_chaos *csim_chaos_new(csim *s, guint64 seed, double interval_s);
+/* Told after a program was started again (node, program name). */
+typedef void (*csim_chaos_restarted_fn)(void *user, int node, const char *prog);
+
+/* Start injecting into s (on the default main context) from now on;
+ * restarted (may be NULL) is told of every restart. */
+csim_chaos *csim_chaos_new(csim *s, guint64 seed, double interval_s, csim_chaos_restarted_fn restarted, void *user);
 
 /* Stop injecting; continue every stopped process, start every killed one. */
 void csim_chaos_finish(csim_chaos *c);

@@ -21,6 +21,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "sim/launch/chaos.h"
@@ -45,6 +46,13 @@ static gboolean on_sample(gpointer data)
 		return G_SOURCE_REMOVE;
 	}
 	return G_SOURCE_CONTINUE;
+}
+
+/* chaos restarted a program: an audiod's numbering is found again. */
+static void on_restarted(void *user, int node, const char *prog)
+{
+	if (!strcmp(prog, "audiod"))
+		csim_truth_audio_restarted(user, node);
 }
 
 static gboolean on_signal(gpointer data)
@@ -135,13 +143,20 @@ int main(int argc, char **argv)
 	g_timeout_add((guint)(interval_s * 1000), on_sample, &r);
 	g_unix_signal_add(SIGINT, on_signal, r.loop);
 	g_unix_signal_add(SIGTERM, on_signal, r.loop);
-	csim_chaos *chaos = chaos_seed >= 0 ? csim_chaos_new(s, (guint64)chaos_seed, chaos_interval_s) : NULL;
+	csim_chaos *chaos = chaos_seed >= 0 ? csim_chaos_new(s, (guint64)chaos_seed, chaos_interval_s, on_restarted, r.truth)
+					    : NULL;
 	g_main_loop_run(r.loop);
 	GString *chaos_text = g_string_new(NULL);
 	int chaos_failures = 0;
 	if (chaos) {
 		char *ccsv = g_build_filename(out, "chaos.csv", NULL);
 		chaos_failures = csim_chaos_report(chaos, chaos_text, ccsv);
+		const sim_scenario *sc = csim_scenario(s);
+		for (size_t i = 0; i < sim_scenario_n_nodes(sc); i++) {
+			int id = sim_scenario_node(sc, i)->id, k = csim_truth_renumbered(r.truth, id);
+			if (k)
+				g_string_append_printf(chaos_text, "chaos: node%d's audiod numbered its frames anew after %d of its restarts\n", id, k);
+		}
 		if (chaos_failures < 0)
 			fprintf(stderr, "chorus-sim: cannot write %s\n", ccsv);
 		g_free(ccsv);

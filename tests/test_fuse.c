@@ -9,7 +9,8 @@
  *  - a failed command is a failed write() with the command's errno, its
  *    reason readable on the same file; a good one succeeds; a query's
  *    reply is read back, and a negative status fails its write;
- *  - permissions: uid 65534 cannot open the root-only status device
+ *  - permissions: uid 65534 cannot open the root-only status device nor
+ *    audiod's (0660 by default)
  *    (EACCES), and its command write is refused by the device's write
  *    policy (EPERM), which saw uid 65534, not chorus-fuse's root;
  *  - a packet device read as a stream (every message, in order, a line
@@ -120,6 +121,7 @@ static void start_devices(void)
 	ck_assert_msg(events, "%s", err ? err->message : "");
 	dev_options o;
 	dev_options_init(&o);
+	o.mode = 0666; /* open to all, so that the write policy decides (devices default to 0660) */
 	o.write_check = policy;
 	command = dev_command_new("fusetest/command", &o, sctx, run_cmd, NULL, NULL, &err);
 	ck_assert_msg(command, "%s", err ? err->message : "");
@@ -286,11 +288,13 @@ START_TEST(device_tree_as_files)
 	g_free(base);
 	GPid fpid = mount_fuse(&h, mnt);
 
-	/* The tree and its modes (the sockets are 0666, fusetest/private 0600). */
+	/* The tree and its modes (the services' sockets are 0660 by default,
+	 * fusetest/command 0666, fusetest/private 0600). */
 	ck_assert(S_ISDIR(mode_of(mnt, "audio/0")));
-	ck_assert_uint_eq(mode_of(mnt, "sync/command"), S_IFREG | 0666);
-	ck_assert_uint_eq(mode_of(mnt, "audio/0/status"), S_IFREG | 0444);
-	ck_assert_uint_eq(mode_of(mnt, "fusetest/events"), S_IFREG | 0666);
+	ck_assert_uint_eq(mode_of(mnt, "sync/command"), S_IFREG | 0660);
+	ck_assert_uint_eq(mode_of(mnt, "audio/0/status"), S_IFREG | 0440);
+	ck_assert_uint_eq(mode_of(mnt, "fusetest/events"), S_IFREG | 0660);
+	ck_assert_uint_eq(mode_of(mnt, "fusetest/command"), S_IFREG | 0666);
 	ck_assert_uint_eq(mode_of(mnt, "fusetest/private"), S_IFREG | 0400);
 	char *p = path_in(mnt, "sync");
 	DIR *d = opendir(p);
@@ -361,7 +365,10 @@ START_TEST(device_tree_as_files)
 
 	/* Permissions, judged on the caller's credentials. */
 	ck_assert_int_eq(as_nobody(mnt, "fusetest/private", O_RDONLY, EACCES, NULL, 0), 0);
-	ck_assert_int_eq(as_nobody(mnt, "audio/0/status", O_RDONLY, 0, NULL, 0), 0);
+	/* audiod's devices are 0660 (owner and group): another user reads
+	 * nothing (issue 15); fusetest/command is open to all, so its write
+	 * policy decides. */
+	ck_assert_int_eq(as_nobody(mnt, "audio/0/status", O_RDONLY, EACCES, NULL, 0), 0);
 	ck_assert_int_eq(as_nobody(mnt, "audio/0/status", O_WRONLY, EACCES, NULL, 0), 0);
 	ck_assert_int_eq(as_nobody(mnt, "fusetest/command", O_WRONLY, 0, "hello\n", EPERM), 0);
 	g_mutex_lock(&seen_lock);

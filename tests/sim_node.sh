@@ -13,7 +13,8 @@ sim_node_start() {
         CHORUS_SIM_CLOCK="-41.0,27182818284" \
         ALSA_CONFIG_PATH="/usr/share/alsa/alsa.conf:$_b/sim/chorus_sim.conf"
     printf '[device.0]\npcm = chorus_sim\nchannels = 2\nperiods = 64\n' > "$CHORUS_RUN/audiod.conf"
-    "$_b/bin/syncd" > "$CHORUS_RUN/syncd.log" 2>&1 & SIM_SYNCD=$!
+    # A node alone (no network: a networked syncd needs the field's key).
+    "$_b/bin/syncd" -c "$_src/tests/data/syncd-alone.conf" > "$CHORUS_RUN/syncd.log" 2>&1 & SIM_SYNCD=$!
     "$_b/bin/audiod" -c "$CHORUS_RUN/audiod.conf" > "$CHORUS_RUN/audiod.log" 2>&1 & SIM_AUDIOD=$!
     _i=0
     until "$_b/bin/synctool" convert cpu global 0 >/dev/null 2>&1 &&
@@ -21,7 +22,7 @@ sim_node_start() {
         _i=$((_i + 1))
         if [ $_i -gt 300 ]; then
             echo "sim_node: syncd/audiod not ready after 30 s" >&2
-            tail -5 "$CHORUS_RUN/syncd.log" "$CHORUS_RUN/audiod.log" >&2
+            tail -n 5 "$CHORUS_RUN/syncd.log" "$CHORUS_RUN/audiod.log" >&2
             return 1
         fi
         sleep 0.1

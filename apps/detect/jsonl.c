@@ -12,10 +12,13 @@ gchar *det_event_json(const det_event *e)
 		json_builder_set_member_name(b, k); \
 		json_builder_add_int_value(b, v); \
 	} while (0)
-#define NUM(k, v) \
+	/* Numbers as the event text writes them (event.c), so that the line
+	 * and the event on detect/events hold the same values. */
+	char t[G_ASCII_DTOSTR_BUF_SIZE];
+#define NUM(k, v, fmt) \
 	do { \
 		json_builder_set_member_name(b, k); \
-		json_builder_add_double_value(b, v); \
+		json_builder_add_double_value(b, g_ascii_strtod(g_ascii_formatd(t, sizeof t, fmt, v), NULL)); \
 	} while (0)
 	INT("v", 1);
 	INT("node", e->node);
@@ -23,23 +26,23 @@ gchar *det_event_json(const det_event *e)
 	INT("seq", (gint64)e->seq);
 	json_builder_set_member_name(b, "profile");
 	json_builder_add_string_value(b, e->profile[0] ? e->profile : "-");
-	NUM("onset_frame", e->onset_frame);
-	NUM("onset_se", e->onset_se);
-	NUM("rate", e->rate_hz);
+	NUM("onset_frame", e->onset_frame, "%.4f");
+	NUM("onset_se", e->onset_se, "%.4g");
+	NUM("rate", e->rate_hz, "%.6g");
 	INT("cpu_ns", e->cpu_ns);
-	NUM("cpu_se_ns", e->cpu_se_ns);
+	NUM("cpu_se_ns", e->cpu_se_ns, "%.4g");
 	if (e->has_global) {
 		INT("global_ns", e->global_ns);
-		NUM("global_se_ns", e->global_se_ns);
+		NUM("global_se_ns", e->global_se_ns, "%.4g");
 	} else {
 		json_builder_set_member_name(b, "global_ns");
 		json_builder_add_string_value(b, "none");
 	}
-	NUM("duration_s", e->duration_s);
-	NUM("f_lo", e->f_lo_hz);
-	NUM("f_hi", e->f_hi_hz);
-	NUM("snr_db", e->snr_db);
-	NUM("enr_db", e->enr_db);
+	NUM("duration_s", e->duration_s, "%.4f");
+	NUM("f_lo", e->f_lo_hz, "%.0f");
+	NUM("f_hi", e->f_hi_hz, "%.0f");
+	NUM("snr_db", e->snr_db, "%.1f");
+	NUM("enr_db", e->enr_db, "%.1f");
 	INT("template", e->template_id);
 #undef INT
 #undef NUM

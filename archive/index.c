@@ -27,7 +27,7 @@ void archive_index_free(archive_index *x)
 
 char *archive_name(const archive_index *x, char *buf, size_t len)
 {
-	time_t s = (time_t)(x->wall_ns >= 0 ? x->wall_ns / 1000000000 : 0);
+	time_t s = (time_t)(x->run_ns >= 0 ? x->run_ns / 1000000000 : 0);
 	struct tm tm;
 	char when[32];
 	gmtime_r(&s, &tm);
@@ -49,8 +49,8 @@ void archive_index_format_head(const archive_index *x, GString *out)
 {
 	g_string_append_printf(out,
 			       "chorus-archive-index 1\nsegment node=%" PRIu32 " device=%" PRIu32 " rate_hz=%" PRIu32
-			       " channels=%" PRIu32 " format=%s first=%" PRId64 " wall_ns=%" PRId64 "\n",
-			       x->node, x->device, x->rate_hz, x->channels, x->format, x->first, x->wall_ns);
+			       " channels=%" PRIu32 " format=%s first=%" PRId64 " run_ns=%" PRId64 " wall_ns=%" PRId64 "\n",
+			       x->node, x->device, x->rate_hz, x->channels, x->format, x->first, x->run_ns, x->wall_ns);
 }
 
 void archive_index_format_time(const archive_timept *t, GString *out)
@@ -163,6 +163,7 @@ static int parse_line(char **f, int line, int *head, archive_index *out, char *w
 		    (rc = get_u32(f + 1, "rate_hz", &out->rate_hz, why, len, line)) < 0 ||
 		    (rc = get_u32(f + 1, "channels", &out->channels, why, len, line)) < 0 ||
 		    (rc = get_i64(f + 1, "first", &out->first, why, len, line)) < 0 ||
+		    (rc = get_i64(f + 1, "run_ns", &out->run_ns, why, len, line)) < 0 ||
 		    (rc = get_i64(f + 1, "wall_ns", &out->wall_ns, why, len, line)) < 0)
 			return rc;
 		if (!fmt || !archive_sample_bytes(fmt)) {

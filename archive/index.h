@@ -3,7 +3,7 @@
  * and parse only, no I/O).
  *
  *   chorus-archive-index 1
- *   segment node=2 device=0 rate_hz=48000 channels=2 format=S16_LE first=480000 wall_ns=1764604800123456789
+ *   segment node=2 device=0 rate_hz=48000 channels=2 format=S16_LE first=480000 run_ns=1764604000000000000 wall_ns=1764604800123456789
  *   time frame=480000 cpu_ns=81234567890 cpu_se_ns=0.2 global_ns=1764604800123456789 global_se_ns=612.4
  *   time frame=960000 cpu_ns=… cpu_se_ns=… global_ns=none global_se_ns=none
  *   gap from=470000 to=480000 reason=stream
@@ -19,7 +19,9 @@
  * taken while recording: a later request can convert the cpu time through
  * a better history than the one known then.  `end` is only in a closed
  * segment's index; an open segment's journal (NAME.idx.part) has none.
- * wall_ns is CLOCK_REALTIME at the first frame (naming, retention).
+ * wall_ns is CLOCK_REALTIME at the first frame (retention, status); run_ns
+ * is CLOCK_REALTIME when the recording of this run of audiod's frame
+ * numbering began (the same for every segment of the run: naming).
  */
 #ifndef CHORUS_ARCHIVE_INDEX_H
 #define CHORUS_ARCHIVE_INDEX_H
@@ -52,6 +54,7 @@ typedef struct {
 	uint32_t rate_hz, channels;
 	char format[ARCHIVE_FORMAT_MAX]; /* audiod's sample format: S16_LE or S24_3LE */
 	int64_t first;                   /* first frame */
+	int64_t run_ns;                  /* CLOCK_REALTIME when this numbering's recording began */
 	int64_t wall_ns;                 /* CLOCK_REALTIME of the first frame */
 	int closed;                      /* an `end` line was read */
 	int64_t frames;                  /* frames held (closed segments) */
@@ -68,7 +71,8 @@ void archive_index_free(archive_index *x);
 
 /* The base name of a segment, without extension, into buf (at least
  * ARCHIVE_NAME_MAX bytes): node2-audio0-20261201T154900Z-f000000000480000,
- * sorted by name = sorted by the wall time of the first frame.  Pure. */
+ * the run's start (UTC) and the first frame: sorted by name = sorted by
+ * run, then by frame.  Pure. */
 char *archive_name(const archive_index *x, char *buf, size_t len);
 
 /* Lines of the text form.  Each appends one line with its newline to out. */

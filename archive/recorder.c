@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "archive/durable.h"
+#include "archive/recover.h"
 #include "archive/segment.h"
 #include "audiod/request.h"
 #include "libdev/dev.h"
@@ -22,17 +23,19 @@ struct archive_recorder {
 	archive_index head; /* format of the stream (times/gaps unused) */
 	gboolean have_format, connected, fatal;
 	int64_t resume; /* end of the newest archived segment, or -1 */
+	int64_t run_ns; /* CLOCK_REALTIME when recording this numbering began */
 	archive_segment *seg;
 	GArray *pending_gaps; /* archive_gap, for the next segment */
 	int64_t seg_frames;   /* frames per segment */
 	int64_t next_time_frame;
 	guint reopen_id;
 	/* counters */
-	guint64 frames, segments, gaps, gap_frames, errors, time_missing;
+	guint64 frames, segments, gaps, gap_frames, errors, time_missing, flushes;
 	char last_error[256];
 };
 
 static void open_stream(archive_recorder *r, int64_t first, uint32_t flags);
+static void add_gap(archive_recorder *r, int64_t from, int64_t to, const char *reason);
 
 static void note_error(archive_recorder *r, GError *e)
 {
@@ -122,6 +125,7 @@ static gboolean open_segment(archive_recorder *r, int64_t first, int64_t end)
 	h->times = t;
 	h->gaps = g;
 	h->first = first;
+	h->run_ns = r->run_ns;
 	h->wall_ns = wall_of(r, first, end);
 	g_array_append_vals(g, r->pending_gaps->data, r->pending_gaps->len);
 	GError *e = NULL;
@@ -134,6 +138,39 @@ static gboolean open_segment(archive_recorder *r, int64_t first, int64_t end)
 	g_array_set_size(r->pending_gaps, 0);
 	add_time(r, first);
 	return TRUE;
+}
+
+/* Stop writing the open segment after a failure (note_error has made
+ * room: the daemon drops the oldest segment) and close what reached the
+ * disk the way a restart would. */
+static void abandon(archive_recorder *r)
+{
+	char name[ARCHIVE_NAME_MAX];
+	g_strlcpy(name, archive_segment_name(r->seg), sizeof name);
+	int64_t next = archive_segment_next(r->seg);
+	archive_segment_abandon(r->seg);
+	r->seg = NULL;
+	archive_recovery rec = {0};
+	GError *e = NULL;
+	if (!archive_recover_segment(r->c.dir, name, r->c.flac_level, &rec, &e)) {
+		note_error(r, e);
+		return;
+	}
+	g_autofree char *idx = g_strdup_printf("%s/%s.idx", r->c.dir, name);
+	if (rec.recovered) {
+		archive_index *x = archive_index_new();
+		char *text = NULL, why[256];
+		size_t len;
+		if (archive_read_file(idx, &text, &len, &e) && archive_index_parse(text, len, 0, x, why, sizeof why) == 0 &&
+		    archive_store_add(r->c.store, name, x, &e))
+			r->segments++;
+		else if (e)
+			note_error(r, e);
+		g_free(text);
+		if (x->first + x->frames < next)
+			add_gap(r, x->first + x->frames, next, "write");
+		archive_index_free(x);
+	}
 }
 
 static void add_gap(archive_recorder *r, int64_t from, int64_t to, const char *reason)
@@ -192,8 +229,7 @@ static void on_data(void *user, int64_t first, const void *items, size_t n)
 			note_error(r, e);
 			/* The FLAC stream is broken: what reached the file is the
 			 * recovery's; the rest of this chunk is a gap. */
-			archive_segment_abandon(r->seg);
-			r->seg = NULL;
+			abandon(r);
 			add_gap(r, first, end, "write");
 			return;
 		}
@@ -247,6 +283,7 @@ static void on_error(void *user, int err, const char *msg)
 	g_warning("%s: %s; opening again from audiod's next frame", r->name, msg);
 	close_segment(r, 0);
 	r->resume = -1;
+	r->run_ns = g_get_real_time() * 1000; /* another numbering: another run */
 	if (!r->reopen_id)
 		r->reopen_id = g_timeout_add(1000, reopen, r);
 }
@@ -282,10 +319,12 @@ archive_recorder *archive_recorder_new(const archive_recorder_cfg *c, GMainConte
 	g_snprintf(r->name, sizeof r->name, "audio/%u/data", c->device);
 	/* Resume after the newest segment of this device. */
 	r->resume = -2;
+	r->run_ns = g_get_real_time() * 1000;
 	for (guint i = archive_store_count(c->store); i-- > 0;) {
 		const archive_entry *en = archive_store_entry(c->store, i);
 		if (en->x->node == c->node && en->x->device == c->device) {
 			r->resume = en->x->first + en->x->frames;
+			r->run_ns = en->x->run_ns;
 			break;
 		}
 	}
@@ -309,8 +348,9 @@ void archive_recorder_tick(archive_recorder *r)
 	GError *e = NULL;
 	if (!archive_segment_flush(r->seg, &e)) {
 		note_error(r, e);
-		archive_segment_abandon(r->seg);
-		r->seg = NULL;
+		abandon(r);
+	} else {
+		r->flushes++;
 	}
 }
 
@@ -327,8 +367,8 @@ void archive_recorder_status(const archive_recorder *r, GString *out)
 				       archive_segment_frames(r->seg), archive_segment_next(r->seg));
 	g_string_append_printf(out,
 			       "\n  written frames=%" PRIu64 " segments=%" PRIu64 " gaps=%" PRIu64 " gap_frames=%" PRIu64
-			       " errors=%" PRIu64 " times_missing=%" PRIu64 "%s%s%s\n",
-			       r->frames, r->segments, r->gaps, r->gap_frames, r->errors, r->time_missing,
+			       " flushes=%" PRIu64 " errors=%" PRIu64 " times_missing=%" PRIu64 "%s%s%s\n",
+			       r->frames, r->segments, r->gaps, r->gap_frames, r->flushes, r->errors, r->time_missing,
 			       r->errors ? " last_error=\"" : "", r->errors ? r->last_error : "", r->errors ? "\"" : "");
 }
 

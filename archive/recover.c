@@ -133,6 +133,15 @@ static gboolean recover_one(const char *dir, const char *base, int level, archiv
 	return ok;
 }
 
+gboolean archive_recover_segment(const char *dir, const char *base, int flac_level, archive_recovery *out,
+				 GError **err)
+{
+	gboolean ok = recover_one(dir, base, flac_level, out, err);
+	if (!ok)
+		out->failed++;
+	return ok;
+}
+
 gboolean archive_recover(const char *dir, int flac_level, archive_recovery *out, GError **err)
 {
 	memset(out, 0, sizeof *out);

@@ -29,4 +29,9 @@ typedef struct {
  * the file) after trying every segment. */
 gboolean archive_recover(const char *dir, int flac_level, archive_recovery *out, GError **err);
 
+/* The same for one segment, dir/base.idx.part (a segment the recorder
+ * abandoned after a failed write), adding to *out.  TRUE, or FALSE + *err. */
+gboolean archive_recover_segment(const char *dir, const char *base, int flac_level, archive_recovery *out,
+				 GError **err);
+
 #endif

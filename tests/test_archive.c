@@ -189,6 +189,66 @@ static void check_all_decode(const ah_node *h, archive_store *s, gboolean agains
 	}
 }
 
+/* Run audioget with argv; its stderr (g_free).  It must exit 0 and say
+ * it read the archive and the first frame's time. */
+static char *run_audioget(char **argv, int64_t first, int64_t last)
+{
+	char *err_text = NULL;
+	int st;
+	GError *err = NULL;
+	ck_assert(g_spawn_sync(NULL, argv, NULL, 0, NULL, NULL, NULL, &err_text, &st, &err));
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "audioget failed:\n%s", err_text);
+	ck_assert_msg(strstr(err_text, "source=archive"), "audioget did not read the archive:\n%s", err_text);
+	ck_assert_msg(strstr(err_text, "t0_clock=global t0=") && !strstr(err_text, "t0=none"), "no time:\n%s", err_text);
+	char want[64];
+	g_snprintf(want, sizeof want, "first=%lld last=%lld ", (long long)first, (long long)last);
+	ck_assert_msg(strstr(err_text, want), "expected %s in:\n%s", want, err_text);
+	return err_text;
+}
+
+/* Run audioget for [first, last) (frames, or by global time when
+ * times = {from, to}) with the archive at dir; check its file against the
+ * ring's data `ring` (which starts at ring->first), gaps as zeros. */
+static void audioget_check(const ah_node *h, const char *dir, int64_t first, int64_t last, const ah_reader *ring,
+			   const char **times)
+{
+	char out[900], a0[32], a1[32];
+	g_snprintf(out, sizeof out, "%s/get-%lld.wav", h->run, (long long)first);
+	g_snprintf(a0, sizeof a0, "%lld", (long long)first);
+	g_snprintf(a1, sizeof a1, "%lld", (long long)last);
+	char *byframe[] = {AH_BIN_DIR "/audioget", "--archive", (char *)dir, "--first", a0, "--last", a1, "-o", out, NULL};
+	char *bytime[] = {AH_BIN_DIR "/audioget", "--archive", (char *)dir, "--clock", "global", "--from",
+			  times ? (char *)times[0] : NULL, "--to", times ? (char *)times[1] : NULL, "-o", out, NULL};
+	char *err_text = run_audioget(times ? bytime : byframe, first, last);
+	SF_INFO in = {0};
+	SNDFILE *sf = sf_open(out, SFM_READ, &in);
+	ck_assert_msg(sf, "%s: %s", out, sf_strerror(NULL));
+	ck_assert_int_eq(in.frames, last - first);
+	int16_t *got = g_new(int16_t, (size_t)in.frames * 2);
+	ck_assert_int_eq(sf_readf_short(sf, got, in.frames), in.frames);
+	sf_close(sf);
+	/* The ring's frames with its gaps as zeros, from ring->first. */
+	const int16_t *rd = (const int16_t *)ring->data->data;
+	int64_t f = ring->first, gi = 0;
+	size_t off = 0;
+	for (; f < last; f++) {
+		while (gi < ring->gaps && f >= ring->gap[gi].to)
+			gi++;
+		gboolean in_gap = gi < ring->gaps && f >= ring->gap[gi].from;
+		if (f >= first) {
+			for (int c = 0; c < 2; c++) {
+				int16_t e = in_gap ? 0 : rd[off * 2 + (size_t)c];
+				ck_assert_msg(got[(f - first) * 2 + c] == e, "audioget frame %lld ch %d: %d, the ring had %d",
+					      (long long)f, c, got[(f - first) * 2 + c], e);
+			}
+		}
+		if (!in_gap)
+			off++;
+	}
+	g_free(got);
+	g_free(err_text);
+}
+
 START_TEST(round_trip_segments_and_gap)
 {
 	ah_node h;
@@ -252,6 +312,32 @@ START_TEST(round_trip_segments_and_gap)
 	}
 	readback_free(w);
 	readback_free(r);
+
+	/* audioget, once audiod's new run no longer holds the range: the
+	 * same samples from the archive, the gaps as zeros (audioget's
+	 * convention for files) and reported. */
+	kill(h.audiod, SIGTERM);
+	int ast;
+	ck_assert_int_eq(waitpid(h.audiod, &ast, 0), h.audiod);
+	ck_assert_msg(WIFEXITED(ast) && WEXITSTATUS(ast) == 0, "audiod exit status %d", ast);
+	h.audiod = 0; /* ah_stop: stopped already */
+	audioget_check(&h, dir, first, last, ring, NULL);
+	/* By global time: the frame a segment's conversions put at T. */
+	const archive_index *x2 = archive_store_entry(s, 1)->x;
+	archive_when when;
+	char why[256];
+	ck_assert_msg(archive_time_of_frame(x2, x2->first + 100, &when, why, sizeof why) == 0, "%s", why);
+	char t0[32], t1[32];
+	g_snprintf(t0, sizeof t0, "%lld", (long long)when.global_ns + 1);
+	g_snprintf(t1, sizeof t1, "%lld", (long long)when.global_ns + 1 + 500000000LL);
+	/* T is frame first+100's time plus at most 1 ns: the first whole frame
+	 * at or after it is first+101 (a frame is 20833 ns). */
+	int64_t want_last;
+	ck_assert_msg(archive_frame_at(x2, when.global_ns + 1 + 500000000LL, &want_last, why, sizeof why) == 0, "%s", why);
+	/* Half a second of the node's clock in global time: 24000 frames to
+	 * the card's and the cpu's skews (tens of ppm: within one frame). */
+	ck_assert_int_le(llabs(want_last - (x2->first + 101) - RATE / 2), 2);
+	audioget_check(&h, dir, x2->first + 101, want_last, ring, (const char *[]){t0, t1});
 	ah_reader_free(ring);
 	archive_store_free(s);
 	ah_stop(&h);
@@ -261,7 +347,10 @@ END_TEST
 START_TEST(kill9_then_recover)
 {
 	ah_node h;
-	ah_start(&h, NODE, "arch-k9", NULL);
+	/* A 3 s ring: it covers the archive's outage, and the test's first
+	 * second is out of it by the end. */
+	ah_opts o = {.audiod_conf = "[device.0]\nring_s = 3\nperiods = 64\n"};
+	ah_start(&h, NODE, "arch-k9", &o);
 	ah_find_f0(&h);
 	char dir[800];
 	g_snprintf(dir, sizeof dir, "%s/archive", h.run);
@@ -308,6 +397,25 @@ START_TEST(kill9_then_recover)
 		ck_assert_msg(g_str_has_suffix(f, ".flac") || g_str_has_suffix(f, ".idx"), "left over: %s", f);
 	g_dir_close(d);
 	check_all_decode(&h, s, TRUE);
+	/* The first second is older than audiod's ring now: audioget gets
+	 * audiod's refusal and reads the archive, the world's samples. */
+	ah_wait_frames(rec_end + 4 * RATE);
+	char out[900], a1[32];
+	g_snprintf(out, sizeof out, "%s/old.flac", h.run);
+	g_snprintf(a1, sizeof a1, "%d", RATE);
+	char *argv[] = {AH_BIN_DIR "/audioget", "--archive", dir, "--first", "0", "--last", a1, "-o", out, NULL};
+	char *text = run_audioget(argv, 0, RATE);
+	ck_assert_msg(strstr(text, "older than the oldest held"), "audiod did not refuse:\n%s", text);
+	g_free(text);
+	SF_INFO in = {0};
+	SNDFILE *sf = sf_open(out, SFM_READ, &in);
+	ck_assert_msg(sf, "%s: %s", out, sf_strerror(NULL));
+	ck_assert_int_eq(in.frames, RATE);
+	int16_t *got = g_new(int16_t, RATE * 2);
+	ck_assert_int_eq(sf_readf_short(sf, got, RATE), RATE);
+	sf_close(sf);
+	ck_assert_int_lt(ah_mismatch(&h, got, RATE, 2, NULL, h.f0), 0);
+	g_free(got);
 	archive_store_free(s);
 	ah_stop(&h);
 }

@@ -17,8 +17,13 @@ TESTS += $(B)/tests/test_archive
 # (audiod/module.mk is included after this file: its lists are spelt out.)
 ARCHIVE_TEST_DEPS := $(B)/tests/audiod_harness.o $(B)/libarchive.a $(B)/libaudiod.a $(B)/libdev.a $(B)/libsync.a \
 	$(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a
-ARCHIVE_TEST_RUNTIME := $(B)/bin/audiod $(B)/bin/syncd $(B)/bin/chorus-archive \
+ARCHIVE_TEST_RUNTIME := $(B)/bin/audiod $(B)/bin/syncd $(B)/bin/chorus-archive $(B)/bin/chorus-export $(B)/bin/audioget \
 	$(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf
 $(B)/tests/test_archive: $(B)/tests/test_archive.o $(ARCHIVE_TEST_DEPS) | $(ARCHIVE_TEST_RUNTIME)
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0 gsl sndfile alsa fftw3f) -lm -lpthread
+
+PROGS += $(B)/bin/chorus-export
+$(B)/bin/chorus-export: $(B)/apps/tools/chorus-export.o $(B)/libarchive.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,glib-2.0 sndfile json-glib-1.0) -lm

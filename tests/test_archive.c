@@ -206,20 +206,10 @@ static char *run_audioget(char **argv, int64_t first, int64_t last)
 	return err_text;
 }
 
-/* Run audioget for [first, last) (frames, or by global time when
- * times = {from, to}) with the archive at dir; check its file against the
- * ring's data `ring` (which starts at ring->first), gaps as zeros. */
-static void audioget_check(const ah_node *h, const char *dir, int64_t first, int64_t last, const ah_reader *ring,
-			   const char **times)
+/* The file at path holds frames [first, last) of the ring's data `ring`
+ * (which starts at ring->first), with the ring's gaps as zeros. */
+static void compare_file(const char *out, int64_t first, int64_t last, const ah_reader *ring)
 {
-	char out[900], a0[32], a1[32];
-	g_snprintf(out, sizeof out, "%s/get-%lld.wav", h->run, (long long)first);
-	g_snprintf(a0, sizeof a0, "%lld", (long long)first);
-	g_snprintf(a1, sizeof a1, "%lld", (long long)last);
-	char *byframe[] = {AH_BIN_DIR "/audioget", "--archive", (char *)dir, "--first", a0, "--last", a1, "-o", out, NULL};
-	char *bytime[] = {AH_BIN_DIR "/audioget", "--archive", (char *)dir, "--clock", "global", "--from",
-			  times ? (char *)times[0] : NULL, "--to", times ? (char *)times[1] : NULL, "-o", out, NULL};
-	char *err_text = run_audioget(times ? bytime : byframe, first, last);
 	SF_INFO in = {0};
 	SNDFILE *sf = sf_open(out, SFM_READ, &in);
 	ck_assert_msg(sf, "%s: %s", out, sf_strerror(NULL));
@@ -246,6 +236,23 @@ static void audioget_check(const ah_node *h, const char *dir, int64_t first, int
 			off++;
 	}
 	g_free(got);
+}
+
+/* Run audioget for [first, last) (frames, or by global time when
+ * times = {from, to}) with the archive at dir; check its file against the
+ * ring's data `ring` (which starts at ring->first), gaps as zeros. */
+static void audioget_check(const ah_node *h, const char *dir, int64_t first, int64_t last, const ah_reader *ring,
+			   const char **times)
+{
+	char out[900], a0[32], a1[32];
+	g_snprintf(out, sizeof out, "%s/get-%lld.wav", h->run, (long long)first);
+	g_snprintf(a0, sizeof a0, "%lld", (long long)first);
+	g_snprintf(a1, sizeof a1, "%lld", (long long)last);
+	char *byframe[] = {AH_BIN_DIR "/audioget", "--archive", (char *)dir, "--first", a0, "--last", a1, "-o", out, NULL};
+	char *bytime[] = {AH_BIN_DIR "/audioget", "--archive", (char *)dir, "--clock", "global", "--from",
+			  times ? (char *)times[0] : NULL, "--to", times ? (char *)times[1] : NULL, "-o", out, NULL};
+	char *err_text = run_audioget(times ? bytime : byframe, first, last);
+	compare_file(out, first, last, ring);
 	g_free(err_text);
 }
 
@@ -271,8 +278,8 @@ START_TEST(round_trip_segments_and_gap)
 	ck_assert_int_eq(archive_store_bad(s), 0);
 	guint n = archive_store_count(s);
 	ck_assert_uint_ge(n, 5);
-	const archive_entry *e0 = archive_store_entry(s, 0), *el = archive_store_entry(s, n - 1);
-	int64_t first = e0->x->first, last = el->x->first + el->x->frames;
+	const archive_entry *g0 = archive_store_entry(s, 0), *el = archive_store_entry(s, n - 1);
+	int64_t first = g0->x->first, last = el->x->first + el->x->frames;
 	/* The same range from audiod's ring (60 s: it still holds it all). */
 	ah_reader *ring = ah_read(first, last, NULL);
 	ck_assert_msg(ring->ended && !ring->err, "ring read: %s", ring->errmsg ? ring->errmsg : "");
@@ -338,6 +345,51 @@ START_TEST(round_trip_segments_and_gap)
 	 * the card's and the cpu's skews (tens of ppm: within one frame). */
 	ck_assert_int_le(llabs(want_last - (x2->first + 101) - RATE / 2), 2);
 	audioget_check(&h, dir, x2->first + 101, want_last, ring, (const char *[]){t0, t1});
+	/* chorus-export over a window that spans the first gap: the frames the
+	 * conversions put there, the gap as zeros and in the CSV. */
+	const archive_index *xa = archive_store_find_frame(s, NODE, 0, ring->gap[0].from - RATE / 4)->x;
+	archive_when wa;
+	ck_assert(archive_time_of_frame(xa, ring->gap[0].from - RATE / 4, &wa, why, sizeof why) == 0);
+	int64_t w0 = wa.global_ns + 1, w1 = w0 + 1000000000LL, ef0, ef1;
+	ck_assert(archive_frame_at(xa, w0, &ef0, why, sizeof why) == 0);
+	const archive_entry *eb = archive_store_find_global(s, NODE, 0, w1);
+	ck_assert(archive_frame_at(eb->x, w1, &ef1, why, sizeof why) == 0);
+	char expdir[900], f0s[32], f1s[32];
+	g_snprintf(expdir, sizeof expdir, "%s/export", h.run);
+	g_snprintf(f0s, sizeof f0s, "%lld", (long long)w0);
+	g_snprintf(f1s, sizeof f1s, "%lld", (long long)w1);
+	char *eargv[] = {AH_BIN_DIR "/chorus-export", "--dir", dir, "--from", f0s, "--to", f1s, "--clock", "global", "--nodes", "2", "-o", expdir, NULL};
+	char *etext = NULL;
+	int est;
+	ck_assert(g_spawn_sync(NULL, eargv, NULL, 0, NULL, NULL, NULL, &etext, &est, NULL));
+	ck_assert_msg(WIFEXITED(est) && WEXITSTATUS(est) == 0, "chorus-export failed:\n%s", etext);
+	g_free(etext);
+	char path[1000], *csv = NULL;
+	g_snprintf(path, sizeof path, "%s/times.csv", expdir);
+	ck_assert(g_file_get_contents(path, &csv, NULL, NULL));
+	char **lines = g_strsplit(csv, "\n", -1);
+	ck_assert_ptr_nonnull(lines[1]);
+	char **col = g_strsplit(lines[1], ",", -1);
+	ck_assert_int_eq(g_strv_length(col), 12);
+	ck_assert_str_eq(col[0], "2");
+	ck_assert_str_eq(col[2], "node2-audio0.flac");
+	ck_assert_int_eq(g_ascii_strtoll(col[3], NULL, 10), ef0);
+	ck_assert_int_eq(g_ascii_strtoll(col[4], NULL, 10), ef1 - ef0);
+	char gapcol[64];
+	g_snprintf(gapcol, sizeof gapcol, "%lld-%lld", (long long)ring->gap[0].from, (long long)ring->gap[0].to);
+	ck_assert_str_eq(col[11], gapcol);
+	/* t0 is the global time of frame ef0: at or after w0, within a frame. */
+	/* (The integer part: a double cannot hold ns since 1970 to 1 ns.) */
+	int64_t t0v = g_ascii_strtoll(col[6], NULL, 10);
+	ck_assert_msg(t0v >= w0 - 1 && t0v <= w0 + (int64_t)(1e9 / RATE * 1.001) + 1, "t0 %s for T0 %lld", col[6],
+		      (long long)w0);
+	g_strfreev(col);
+	g_strfreev(lines);
+	g_free(csv);
+	g_snprintf(path, sizeof path, "%s/node2-audio0.flac", expdir);
+	compare_file(path, ef0, ef1, ring);
+	g_snprintf(path, sizeof path, "%s/times.json", expdir);
+	ck_assert(g_file_test(path, G_FILE_TEST_EXISTS));
 	ah_reader_free(ring);
 	archive_store_free(s);
 	ah_stop(&h);

@@ -27,3 +27,11 @@ PROGS += $(B)/bin/chorus-export
 $(B)/bin/chorus-export: $(B)/apps/tools/chorus-export.o $(B)/libarchive.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,glib-2.0 sndfile json-glib-1.0) -lm
+
+# Benchmark: CPU and bytes per hour by FLAC level, a 2 s request an hour
+# back, recovery after a kill -9, the live daemon's CPU (bench/archive.c).
+$(B)/bench/archive.o: CFLAGS += $(AUDIOD_TEST_DEFS)
+BENCHES += $(B)/bench/archive
+$(B)/bench/archive: $(B)/bench/archive.o $(ARCHIVE_TEST_DEPS) | $(ARCHIVE_TEST_RUNTIME)
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check glib-2.0 gsl sndfile alsa fftw3f) -lm -lpthread

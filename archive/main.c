@@ -158,7 +158,7 @@ int main(int argc, char **argv)
 	double segment_s = 0, flush_s = 0;
 	gboolean print_config = FALSE, verbose = FALSE;
 	GOptionEntry entries[] = {
-		{"config", 'c', 0, G_OPTION_ARG_FILENAME, &conf, "configuration file (default /etc/chorus/archive.conf)", "FILE"},
+		{"config", 'c', 0, G_OPTION_ARG_FILENAME, &conf, "configuration file (default /etc/chorus/chorus-archive.conf)", "FILE"},
 		{"node", 'n', 0, G_OPTION_ARG_INT64, &node, "this node's number", "N"},
 		{"dir", 'd', 0, G_OPTION_ARG_FILENAME, &dir, "segment directory ([archive] dir)", "DIR"},
 		{"segment", 's', 0, G_OPTION_ARG_DOUBLE, &segment_s, "audio per segment, s ([archive] segment_s)", "S"},
@@ -190,7 +190,7 @@ int main(int argc, char **argv)
 	}
 	archive a = {0};
 	char num[64];
-	if (!archive_config_load(&a.cfg, conf ? conf : "/etc/chorus/archive.conf", conf != NULL, &err) ||
+	if (!archive_config_load(&a.cfg, conf ? conf : "/etc/chorus/chorus-archive.conf", conf != NULL, &err) ||
 	    (dir && !archive_config_set(&a.cfg, "archive", "dir", dir, "--dir: ", &err)) ||
 	    (segment_s > 0 && (g_ascii_dtostr(num, sizeof num, segment_s), !archive_config_set(&a.cfg, "archive", "segment_s", num, "--segment: ", &err))) ||
 	    (flush_s > 0 && (g_ascii_dtostr(num, sizeof num, flush_s), !archive_config_set(&a.cfg, "archive", "flush_s", num, "--flush: ", &err)))) {

@@ -38,7 +38,7 @@ typedef struct {
 	int64_t frame;       /* on nodeN:audioK */
 	int64_t cpu_ns;      /* nodeN:cpu of that frame */
 	double cpu_se_ns;    /* its standard error, ns */
-	int has_global;      /* 0: global time was not reachable then */
+	int has_global;      /* 0: global time was not reachable then; 2: bridged later (archive_bridge) */
 	int64_t global_ns;   /* global time of that frame */
 	double global_se_ns; /* its standard error, ns */
 } archive_timept;

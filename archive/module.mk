@@ -35,3 +35,9 @@ BENCHES += $(B)/bench/archive
 $(B)/bench/archive: $(B)/bench/archive.o $(ARCHIVE_TEST_DEPS) | $(ARCHIVE_TEST_RUNTIME)
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0 gsl sndfile alsa fftw3f) -lm -lpthread
+
+# The pure parts: index text, frame <-> global time, bridging outages.
+TESTS += $(B)/tests/test_archive_time
+$(B)/tests/test_archive_time: $(B)/tests/test_archive_time.o $(B)/libarchive.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check glib-2.0 gsl) -lm

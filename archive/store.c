@@ -11,12 +11,14 @@
 
 #include "archive/durable.h"
 #include "archive/segment.h"
+#include "archive/timeline.h"
 
 struct archive_store {
 	char *dir;
 	GArray *e; /* archive_entry, by name */
 	int bad;
 	char bad_why[256];
+	size_t bridged;
 };
 
 static int64_t file_bytes(const char *dir, const char *name, const char *ext)
@@ -90,6 +92,12 @@ archive_store *archive_store_open(const char *dir, gboolean tidy, GError **err)
 	}
 	g_dir_close(d);
 	g_array_sort(s->e, by_name);
+	/* Outages bridged with what was learned after them (timeline.h). */
+	archive_index **xs = g_new(archive_index *, s->e->len + 1);
+	for (guint i = 0; i < s->e->len; i++)
+		xs[i] = g_array_index(s->e, archive_entry, i).x;
+	s->bridged = archive_bridge(xs, s->e->len, ARCHIVE_BRIDGE_WANDER);
+	g_free(xs);
 	return s;
 }
 
@@ -130,6 +138,11 @@ int archive_store_bad(const archive_store *s)
 const char *archive_store_bad_why(const archive_store *s)
 {
 	return s->bad_why;
+}
+
+size_t archive_store_bridged(const archive_store *s)
+{
+	return s->bridged;
 }
 
 const char *archive_store_dir(const archive_store *s)

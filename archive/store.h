@@ -24,7 +24,9 @@ typedef struct {
 	int64_t bytes;               /* NAME.flac + NAME.idx, bytes */
 } archive_entry;
 
-/* Scan dir.  With `tidy`, a NAME.flac that has neither NAME.idx nor a
+/* Scan dir, and bridge the outages in the segments' global times with the
+ * points recorded after them (archive_bridge: in memory; the files never
+ * change).  With `tidy`, a NAME.flac that has neither NAME.idx nor a
  * journal (a deletion cut short) is removed.  An index that does not parse
  * is skipped and counted (archive_store_bad).  NULL + *err when dir cannot
  * be read. */
@@ -89,6 +91,9 @@ const archive_entry *archive_store_find_frame(const archive_store *s, uint32_t n
  * global time. */
 const archive_entry *archive_store_find_global(const archive_store *s, uint32_t node, uint32_t device,
 					       int64_t global_ns);
+
+/* Time points given a global time by archive_bridge at open. */
+size_t archive_store_bridged(const archive_store *s);
 
 /* The segment directory. */
 const char *archive_store_dir(const archive_store *s);

@@ -4,6 +4,9 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+
+#include <glib.h>
 
 /* The two points to use for frame f (b = -1 when there is only one). */
 static int pick(const archive_index *x, int64_t f, int *a, int *b)
@@ -97,4 +100,99 @@ int archive_frame_at(const archive_index *x, int64_t global_ns, int64_t *frame, 
 	}
 	*frame = f;
 	return 0;
+}
+
+typedef struct {
+	archive_timept *t;
+	int64_t run_ns;
+	uint32_t node;
+} ref;
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int by_node_run_cpu(const void *a, const void *b)
+{
+	const ref *x = a, *y = b;
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	if (x->run_ns != y->run_ns)
+		return x->run_ns < y->run_ns ? -1 : 1;
+	return x->t->cpu_ns < y->t->cpu_ns ? -1 : x->t->cpu_ns > y->t->cpu_ns;
+}
+
+size_t archive_bridge(archive_index **x, size_t n, double wander)
+{
+	GArray *r = g_array_new(FALSE, FALSE, sizeof(ref));
+	for (size_t i = 0; i < n; i++)
+		for (guint k = 0; k < x[i]->times->len; k++) {
+			ref e = {&g_array_index(x[i]->times, archive_timept, k), x[i]->run_ns, x[i]->node};
+			g_array_append_val(r, e);
+		}
+	qsort(r->data, r->len, sizeof(ref), by_node_run_cpu);
+	/* The anchors are the recorded points with a global time that is not
+	 * stale: a conversion syncd kept through an outage states a growing
+	 * s.e., and one over ARCHIVE_BRIDGE_STALE times the median of the
+	 * recorded ones is replaced rather than trusted.  Copies, so a bridged
+	 * point never anchors another. */
+	size_t m = r->len, filled = 0;
+	archive_timept *orig = g_new(archive_timept, m ? m : 1);
+	double *ses = g_new(double, m ? m : 1);
+	size_t ns = 0;
+	for (size_t i = 0; i < m; i++) {
+		orig[i] = *g_array_index(r, ref, i).t;
+		if (orig[i].has_global == 1)
+			ses[ns++] = orig[i].global_se_ns;
+	}
+	qsort(ses, ns, sizeof(double), cmp_double);
+	double stale = ns ? ARCHIVE_BRIDGE_STALE * ses[ns / 2] : INFINITY;
+	g_free(ses);
+	for (size_t i = 0; i < m; i++)
+		if (orig[i].has_global == 1 && orig[i].global_se_ns > stale)
+			orig[i].has_global = 0;
+	for (size_t i = 0; i < m; i++) {
+		const ref *me = &g_array_index(r, ref, i);
+		int a = -1, b = -1;
+		for (size_t j = i; j-- > 0;) {
+			const ref *o = &g_array_index(r, ref, j);
+			if (o->node != me->node || o->run_ns != me->run_ns)
+				break;
+			if (orig[j].has_global == 1 && orig[j].cpu_ns < me->t->cpu_ns) {
+				a = (int)j;
+				break;
+			}
+		}
+		for (size_t j = i + 1; j < m; j++) {
+			const ref *o = &g_array_index(r, ref, j);
+			if (o->node != me->node || o->run_ns != me->run_ns)
+				break;
+			if (orig[j].has_global == 1 && orig[j].cpu_ns > me->t->cpu_ns) {
+				b = (int)j;
+				break;
+			}
+		}
+		if (a < 0 || b < 0)
+			continue;
+		const archive_timept *p = &orig[a], *q = &orig[b];
+		double span = (double)(q->cpu_ns - p->cpu_ns);
+		if (span > (double)ARCHIVE_BRIDGE_MAX_NS)
+			continue;
+		double w = (double)(me->t->cpu_ns - p->cpu_ns) / span;
+		double v = w * (double)(q->global_ns - p->global_ns);
+		double se = hypot((1 - w) * p->global_se_ns + w * q->global_se_ns, w * (1 - w) * span * wander);
+		/* The cpu time's own error moves the point along the line. */
+		se = hypot(se, me->t->cpu_se_ns);
+		if (orig[i].has_global == 1)
+			continue; /* recorded, and not stale */
+		me->t->global_ns = p->global_ns + (int64_t)llround(v);
+		me->t->global_se_ns = se;
+		me->t->has_global = 2;
+		filled++;
+	}
+	g_free(orig);
+	g_array_free(r, TRUE);
+	return filled;
 }

@@ -309,7 +309,10 @@ START_TEST(round_trip_segments_and_gap)
 	 * time (syncd alone is its own root). */
 	for (guint i = 0; i < n; i++) {
 		const archive_index *x = archive_store_entry(s, i)->x;
-		ck_assert_uint_ge(x->times->len, 2);
+		/* The first and the last frame; the first segments (audiod's
+		 * backlog, written at once) may precede syncd's first ticker
+		 * and have only the last. */
+		ck_assert_uint_ge(x->times->len, i < 2 ? 1 : 2);
 		archive_when when;
 		char why[256];
 		ck_assert_msg(archive_time_of_frame(x, x->first, &when, why, sizeof why) == 0, "%s", why);

@@ -43,12 +43,25 @@ static void iso(int64_t wall_ns, char *buf, size_t len)
 		g_date_time_unref(t);
 }
 
+/* The free space kept: the configured reserve, and never less than two
+ * segments' worth (the newest segment's size; one being written, one
+ * being recovered or re-encoded), so the archive itself never runs the
+ * disk full (another writer can). */
+static int64_t reserve_bytes(const archive *a)
+{
+	int64_t r = (int64_t)(a->cfg.reserve_mb * 1e6);
+	guint n = archive_store_count(a->store);
+	if (n && 2 * archive_store_entry(a->store, n - 1)->bytes > r)
+		r = 2 * archive_store_entry(a->store, n - 1)->bytes;
+	return r;
+}
+
 static void enforce(archive *a)
 {
 	int dropped = 0;
 	GError *e = NULL;
 	if (!archive_store_enforce(a->store, g_get_real_time() * 1000, (int64_t)(a->cfg.max_age_s * 1e9),
-				   (int64_t)(a->cfg.max_bytes_mb * 1e6), (int64_t)(a->cfg.reserve_mb * 1e6), &dropped, &e)) {
+				   (int64_t)(a->cfg.max_bytes_mb * 1e6), reserve_bytes(a), &dropped, &e)) {
 		a->retention_errors++;
 		g_strlcpy(a->retention_error, e->message, sizeof a->retention_error);
 		g_warning("retention: %s", e->message);
@@ -66,22 +79,30 @@ static void on_changed(void *user)
 {
 	archive *a = user;
 	guint64 errs = 0;
-	gboolean fatal = FALSE;
+	gboolean fatal = FALSE, full = FALSE;
 	for (int k = 0; k < ARCHIVE_MAX_DEVICES; k++) {
 		gboolean f = FALSE;
-		if (a->rec[k])
-			errs += archive_recorder_errors(a->rec[k], &f);
+		if (!a->rec[k])
+			continue;
+		errs += archive_recorder_errors(a->rec[k], &f);
 		fatal |= f;
+		int code = archive_recorder_last_errno(a->rec[k]);
+		full |= code == ENOSPC || code == EDQUOT;
 	}
-	if (errs > a->seen_errors && archive_store_count(a->store) > 0) {
+	/* A full disk (another writer filled it): drop the oldest until the
+	 * reserve is free again, keeping the newest. */
+	while (errs > a->seen_errors && full && archive_store_count(a->store) > 1) {
+		int64_t fr = archive_store_free_bytes(a->store);
+		if (fr >= reserve_bytes(a))
+			break;
 		GError *e = NULL;
-		if (archive_store_drop_oldest(a->store, &e))
-			a->dropped++;
-		else {
+		if (!archive_store_drop_oldest(a->store, &e)) {
 			a->retention_errors++;
 			g_strlcpy(a->retention_error, e->message, sizeof a->retention_error);
 			g_error_free(e);
+			break;
 		}
+		a->dropped++;
 	}
 	a->seen_errors = errs;
 	enforce(a);
@@ -114,7 +135,7 @@ static int status_text(void *user, GString *out)
 	if (n)
 		g_string_append_printf(out, "range oldest=%s newest=%s\n", archive_store_entry(a->store, 0)->name,
 				       archive_store_entry(a->store, n - 1)->name);
-	g_string_append_printf(out, "retention max_age_s=%g max_bytes=%.0f reserve_bytes=%.0f dropped=%" PRIu64 " errors=%" PRIu64 "%s%s%s\n",
+	g_string_append_printf(out, "retention max_age_s=%g max_bytes=%.0f reserve_bytes=%.0f dropped=%" PRIu64 " unlink_errors=%" PRIu64 "%s%s%s\n",
 			       a->cfg.max_age_s, a->cfg.max_bytes_mb * 1e6, a->cfg.reserve_mb * 1e6, a->dropped,
 			       a->retention_errors, a->retention_errors ? " last_error=\"" : "", a->retention_error,
 			       a->retention_errors ? "\"" : "");

@@ -32,14 +32,17 @@ struct archive_recorder {
 	/* counters */
 	guint64 frames, segments, gaps, gap_frames, errors, time_missing, flushes;
 	char last_error[256];
+	int last_code; /* errno of the last error */
 };
 
 static void open_stream(archive_recorder *r, int64_t first, uint32_t flags);
 static void add_gap(archive_recorder *r, int64_t from, int64_t to, const char *reason);
+static void salvage(archive_recorder *r, const char *name, int64_t next);
 
 static void note_error(archive_recorder *r, GError *e)
 {
 	r->errors++;
+	r->last_code = e->domain == ARCHIVE_ERROR ? e->code : EIO;
 	g_strlcpy(r->last_error, e->message, sizeof r->last_error);
 	ratelog(G_LOG_LEVEL_WARNING, r->errors, "%s: %s", r->name, e->message);
 	g_error_free(e);
@@ -107,7 +110,10 @@ static void close_segment(archive_recorder *r, int64_t end)
 	GError *e = NULL;
 	if (copy->frames == 0) {
 		archive_segment_abandon(s); /* nothing written: recovery removes it */
-	} else if (!archive_segment_close(s, copy->wall_end_ns, &e) || !archive_store_add(r->c.store, name, copy, &e)) {
+	} else if (!archive_segment_close(s, copy->wall_end_ns, &e)) {
+		note_error(r, e);
+		salvage(r, name, copy->first + copy->frames);
+	} else if (!archive_store_add(r->c.store, name, copy, &e)) {
 		note_error(r, e);
 	} else {
 		r->segments++;
@@ -140,16 +146,12 @@ static gboolean open_segment(archive_recorder *r, int64_t first, int64_t end)
 	return TRUE;
 }
 
-/* Stop writing the open segment after a failure (note_error has made
- * room: the daemon drops the oldest segment) and close what reached the
- * disk the way a restart would. */
-static void abandon(archive_recorder *r)
+/* Close what reached the disk of segment `name` (abandoned after a failed
+ * write or close; note_error has made room: the daemon drops the oldest
+ * segments) the way a restart would, put it in the store, and name the
+ * frames it lost up to `next` as a write gap. */
+static void salvage(archive_recorder *r, const char *name, int64_t next)
 {
-	char name[ARCHIVE_NAME_MAX];
-	g_strlcpy(name, archive_segment_name(r->seg), sizeof name);
-	int64_t next = archive_segment_next(r->seg);
-	archive_segment_abandon(r->seg);
-	r->seg = NULL;
 	archive_recovery rec = {0};
 	GError *e = NULL;
 	if (!archive_recover_segment(r->c.dir, name, r->c.flac_level, &rec, &e)) {
@@ -171,6 +173,17 @@ static void abandon(archive_recorder *r)
 			add_gap(r, x->first + x->frames, next, "write");
 		archive_index_free(x);
 	}
+}
+
+/* Stop writing the open segment after a failure and salvage it. */
+static void abandon(archive_recorder *r)
+{
+	char name[ARCHIVE_NAME_MAX];
+	g_strlcpy(name, archive_segment_name(r->seg), sizeof name);
+	int64_t next = archive_segment_next(r->seg);
+	archive_segment_abandon(r->seg);
+	r->seg = NULL;
+	salvage(r, name, next);
 }
 
 static void add_gap(archive_recorder *r, int64_t from, int64_t to, const char *reason)
@@ -376,6 +389,11 @@ guint64 archive_recorder_errors(const archive_recorder *r, gboolean *fatal)
 {
 	*fatal = r->fatal;
 	return r->errors;
+}
+
+int archive_recorder_last_errno(const archive_recorder *r)
+{
+	return r->last_code;
 }
 
 gboolean archive_recorder_stop(archive_recorder *r, GError **err)

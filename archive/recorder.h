@@ -50,6 +50,9 @@ void archive_recorder_status(const archive_recorder *r, GString *out);
  * sample format FLAC cannot hold bit-exact sets *fatal. */
 guint64 archive_recorder_errors(const archive_recorder *r, gboolean *fatal);
 
+/* The errno of the last error (ENOSPC for a full disk), 0 before any. */
+int archive_recorder_last_errno(const archive_recorder *r);
+
 /* Close the open segment properly and stop.  FALSE + *err when the close
  * failed (its files stay for archive_recover()).  Frees r. */
 gboolean archive_recorder_stop(archive_recorder *r, GError **err);

@@ -90,6 +90,17 @@ static gboolean recover_one(const char *dir, const char *base, int level, archiv
 			ok = FALSE;
 		} else {
 			frames = in.frames;
+			if (frames <= 0 || frames == SF_COUNT_MAX) {
+				/* Its STREAMINFO has no length (the close's rewrite of
+				 * the header did not happen): count what decodes. */
+				size_t fb = archive_sample_bytes(x->format) * x->channels;
+				void *buf = g_malloc(fb * 4096);
+				sf_count_t n;
+				frames = 0;
+				while ((n = archive_sf_readf(r, x->format, x->channels, buf, 4096)) > 0)
+					frames += n;
+				g_free(buf);
+			}
 			sf_close(r);
 		}
 		unlink(fpart);

@@ -125,11 +125,14 @@ out:
 
 gboolean archive_segment_write(archive_segment *s, const void *frames, size_t n, GError **err)
 {
+	errno = 0;
 	sf_count_t w = archive_sf_writef(s->sf, s->x->format, s->x->channels, frames, n);
 	if (w != (sf_count_t)n) {
+		/* libsndfile's own text can be about its encoder state; the
+		 * write(2) underneath left the reason in errno. */
 		int e = errno ? errno : EIO;
-		g_set_error(err, ARCHIVE_ERROR, e, "%s/%s.flac.part: wrote %lld of %zu frames: %s", s->dir, s->name,
-			    (long long)(w > 0 ? w : 0), n, sf_strerror(s->sf));
+		g_set_error(err, ARCHIVE_ERROR, e, "%s/%s.flac.part: wrote %lld of %zu frames: %s (libsndfile: %s)", s->dir,
+			    s->name, (long long)(w > 0 ? w : 0), n, g_strerror(e), sf_strerror(s->sf));
 		return FALSE;
 	}
 	s->frames += (int64_t)n;

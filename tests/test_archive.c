@@ -19,8 +19,10 @@
 #include <sndfile.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -42,6 +44,23 @@ static void child_setup(gpointer log_path)
 		dup2(fd, 1);
 		dup2(fd, 2);
 		close(fd);
+	}
+}
+
+/* Mount a tmpfs of `size` (mount's option text, "1536k") on dir in a
+ * private mount namespace of this test's process (Check forks one per
+ * test), so the mount goes with the process however the test ends; the
+ * daemons it spawns inherit the namespace.  Exits 77 when that is not
+ * permitted. */
+static void tiny_tmpfs(const char *dir, const char *size)
+{
+	char opt[64];
+	g_snprintf(opt, sizeof opt, "size=%s", size);
+	if (geteuid() != 0 || unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("tmpfs", dir, "tmpfs", 0, opt) < 0) {
+		fprintf(stderr, "test_archive: a tmpfs of %s on %s needs root and a mount namespace (%s); skipped\n", size, dir,
+			g_strerror(errno));
+		exit(77);
 	}
 }
 
@@ -478,10 +497,6 @@ END_TEST
 
 START_TEST(tiny_fs_keeps_the_newest)
 {
-	if (geteuid() != 0) {
-		fprintf(stderr, "test_archive: tiny_fs_keeps_the_newest needs root to mount a tmpfs; skipped\n");
-		exit(77);
-	}
 	ah_node h;
 	ah_start(&h, NODE, "arch-fs", NULL);
 	ah_find_f0(&h);
@@ -490,7 +505,7 @@ START_TEST(tiny_fs_keeps_the_newest)
 	ck_assert_int_eq(g_mkdir_with_parents(dir, 0755), 0);
 	/* 1.5 MB: a few seconds of two channels at 48 kHz in FLAC. */
 	const int64_t fs_bytes = 1536 * 1024;
-	ck_assert_msg(mount("tmpfs", dir, "tmpfs", 0, "size=1536k") == 0, "mount tmpfs on %s: %s", dir, g_strerror(errno));
+	tiny_tmpfs(dir, "1536k");
 	GPid a = spawn_archive(&h, dir, "segment_s = 1\nflush_s = 0.5\nreserve_mb = 0.4\n");
 	char *st = wait_field("dropped", 4);
 	int64_t first_kept = -1;
@@ -525,7 +540,79 @@ START_TEST(tiny_fs_keeps_the_newest)
 				 archive_store_entry(s, i - 1)->x->first + archive_store_entry(s, i - 1)->x->frames);
 	check_all_decode(&h, s, TRUE);
 	archive_store_free(s);
-	ck_assert_int_eq(umount2(dir, MNT_DETACH), 0);
+	ah_stop(&h);
+}
+END_TEST
+
+START_TEST(full_disk_drops_the_oldest)
+{
+	ah_node h;
+	ah_start(&h, NODE, "arch-full", NULL);
+	ah_find_f0(&h);
+	char dir[800];
+	g_snprintf(dir, sizeof dir, "%s/full", h.run);
+	ck_assert_int_eq(g_mkdir_with_parents(dir, 0755), 0);
+	tiny_tmpfs(dir, "1024k");
+	/* No reserve configured (the archive still keeps two segments' worth
+	 * free); once it runs, another writer fills the disk to the last
+	 * 16 KB: the next writes fail with ENOSPC. */
+	GPid a = spawn_archive(&h, dir, "segment_s = 1\nflush_s = 0.5\nreserve_mb = 0\n");
+	char *st = wait_field("segments", 3);
+	g_free(st);
+	char filler[900];
+	g_snprintf(filler, sizeof filler, "%s/filler", dir);
+	int ffd = open(filler, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ge(ffd, 0);
+	static char chunk[16384];
+	gint64 end = g_get_monotonic_time() + 3 * AH_SAFETY_S * G_USEC_PER_SEC;
+	for (;;) {
+		/* Keep eating whatever the archive frees. */
+		while (write(ffd, chunk, sizeof chunk) > 0)
+			;
+		st = arch_status();
+		if (st && field(st, "errors") >= 1)
+			break;
+		g_free(st);
+		ck_assert_msg(g_get_monotonic_time() < end, "no write failed on a full disk (log %s)", arch_log);
+		g_usleep(20000);
+	}
+	close(ffd);
+	g_free(st);
+	st = wait_field("errors", 1);
+	ck_assert_msg(strstr(st, "No space left on device"), "the error was not a full disk:\n%s", st);
+	g_free(st);
+	/* The disk is freed again: recording goes on without errors. */
+	g_unlink(filler);
+	st = arch_status();
+	int64_t errs = field(st, "errors"), segs = field(st, "segments");
+	g_free(st);
+	st = wait_field("segments", segs + 3);
+	int64_t next = field(st, "next");
+	ck_assert_int_eq(field(st, "errors"), errs);
+	g_free(st);
+	int ex = stop(a, SIGTERM);
+	/* Frames were lost: the exit status says so. */
+	ck_assert_msg(WIFEXITED(ex) && WEXITSTATUS(ex) == 1, "exit status %d", ex);
+
+	GError *err = NULL;
+	archive_store *s = archive_store_open(dir, FALSE, &err);
+	ck_assert(s);
+	ck_assert_int_eq(archive_store_bad(s), 0);
+	guint n = archive_store_count(s);
+	ck_assert_uint_ge(n, 2);
+	/* The oldest went (recording began at frame 0), the newest stayed. */
+	ck_assert_int_gt(archive_store_entry(s, 0)->x->first, 0);
+	const archive_entry *el = archive_store_entry(s, n - 1);
+	ck_assert_int_ge(el->x->first + el->x->frames, next);
+	/* The frames lost to the full disk are named as `write` gaps. */
+	int writes = 0;
+	for (guint i = 0; i < n; i++)
+		for (guint k = 0; k < archive_store_entry(s, i)->x->gaps->len; k++)
+			writes += !strcmp(g_array_index(archive_store_entry(s, i)->x->gaps, archive_gap, k).reason, "write");
+	ck_assert_int_ge(writes, 1);
+	/* No segment is corrupt: each decodes to its frames, the world's. */
+	check_all_decode(&h, s, TRUE);
+	archive_store_free(s);
 	ah_stop(&h);
 }
 END_TEST
@@ -538,6 +625,7 @@ int main(void)
 	tcase_add_test(tc, round_trip_segments_and_gap);
 	tcase_add_test(tc, kill9_then_recover);
 	tcase_add_test(tc, tiny_fs_keeps_the_newest);
+	tcase_add_test(tc, full_disk_drops_the_oldest);
 	suite_add_tcase(su, tc);
 	SRunner *sr = srunner_create(su);
 	srunner_run_all(sr, CK_NORMAL);

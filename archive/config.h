@@ -27,7 +27,9 @@ typedef struct {
 	archive_device_config dev[ARCHIVE_MAX_DEVICES];
 } archive_config;
 
-/* Defaults, then `path` (missing is fine unless path_given), into *cfg.
+/* Defaults, then `path` (missing is fine unless path_given), into *cfg
+ * (zeroed, or cleared with archive_config_clear: the defaults replace the
+ * strings it holds).
  * CHORUS_NODE sets the default node.  Checks across keys (the flush
  * horizon inside a segment) are reported with the file and line.
  * FALSE + *err ("FILE:LINE: [group] key: why"). */

@@ -38,6 +38,6 @@ $(B)/bench/archive: $(B)/bench/archive.o $(ARCHIVE_TEST_DEPS) | $(ARCHIVE_TEST_R
 
 # The pure parts: index text, frame <-> global time, bridging outages.
 TESTS += $(B)/tests/test_archive_time
-$(B)/tests/test_archive_time: $(B)/tests/test_archive_time.o $(B)/libarchive.a
+$(B)/tests/test_archive_time: $(B)/tests/test_archive_time.o $(B)/libarchive.a $(B)/libcfg.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0 gsl) -lm

@@ -2,7 +2,8 @@
  * form (round trip, errors with their line, a journal cut mid-line), frame
  * <-> global time through the kept conversions, and bridging an outage
  * after the fact through the node's cpu clock, on seeded synthetic clocks
- * whose truth is known (docs/archive.md §2).
+ * whose truth is known (docs/archive.md §2); and chorus-archive's
+ * configuration errors, which name the file, line, group and key.
  */
 #include <check.h>
 #include <gsl/gsl_cdf.h>
@@ -10,7 +11,9 @@
 #include <gsl/gsl_rng.h>
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "archive/config.h"
 #include "archive/index.h"
 #include "archive/timeline.h"
 
@@ -269,6 +272,60 @@ START_TEST(bridge_outage_after_the_fact)
 }
 END_TEST
 
+/* Load `text` as a configuration file; the error text, or NULL. */
+static char *config_error(const char *text, archive_config *cfg)
+{
+	char *path = g_build_filename(g_get_tmp_dir(), "test-archive-XXXXXX.conf", NULL);
+	int fd = g_mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	GError *err = NULL;
+	char *msg = NULL;
+	memset(cfg, 0, sizeof *cfg); /* the defaults free what a field held */
+	if (!archive_config_load(cfg, path, TRUE, &err)) {
+		/* The file's name is the first thing in the message. */
+		ck_assert_msg(g_str_has_prefix(err->message, path), "%s", err->message);
+		msg = g_strdup(err->message + strlen(path));
+		g_error_free(err);
+	}
+	unlink(path);
+	g_free(path);
+	return msg;
+}
+
+START_TEST(config_errors_name_file_line_key)
+{
+	archive_config cfg;
+	g_unsetenv("CHORUS_NODE");
+	char *e = config_error("[archive]\nnode = 4\n[device.1]\nrecord = true\n", &cfg);
+	ck_assert_msg(!e, "%s", e);
+	ck_assert_int_eq(cfg.node, 4);
+	ck_assert_str_eq(cfg.dir, "/var/lib/chorus/archive");
+	ck_assert_double_eq(cfg.segment_s, 60);
+	ck_assert_double_eq(cfg.flush_s, 2);
+	ck_assert(cfg.dev[0].record && cfg.dev[1].record && !cfg.dev[2].record);
+	archive_config_clear(&cfg);
+	static const struct {
+		const char *text, *why;
+	} bad[] = {
+		{"[archive]\nsegment_s = 5\nflush_s = 10\n",
+		 ":3: [archive] flush_s: the flush horizon (10 s) must not exceed segment_s (5 s)"},
+		{"[archive]\n\nflac_level = 9\n", ":3: [archive] flac_level:"},
+		{"[archive]\nflush_s = soon\n", ":2: [archive] flush_s:"},
+		{"[device.1]\nrecord = yes\n", ":2: [device.1] record:"},
+		{"[archiv]\n", ":1: [archiv]"},
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+		e = config_error(bad[i].text, &cfg);
+		ck_assert_msg(e && g_str_has_prefix(e, bad[i].why), "case %zu: \"%s\", expected \"%s…\"", i, e ? e : "(none)",
+			      bad[i].why);
+		g_free(e);
+		archive_config_clear(&cfg);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *su = suite_create("archive_time");
@@ -277,6 +334,7 @@ int main(void)
 	tcase_add_test(tc, index_errors_name_the_line);
 	tcase_add_test(tc, frames_to_global_and_back);
 	tcase_add_test(tc, bridge_outage_after_the_fact);
+	tcase_add_test(tc, config_errors_name_file_line_key);
 	suite_add_tcase(su, tc);
 	SRunner *sr = srunner_create(su);
 	srunner_run_all(sr, CK_NORMAL);

@@ -62,6 +62,58 @@ static void load_one(archive_store *s, const char *base)
 	g_free(path);
 }
 
+/* The global time point of entry j nearest frame f, or NULL. */
+static const archive_timept *nearest_global(const archive_store *s, guint j, int last)
+{
+	const archive_index *x = g_array_index(s->e, archive_entry, j).x;
+	for (guint k = 0; k < x->times->len; k++) {
+		guint i = last ? x->times->len - 1 - k : k;
+		const archive_timept *t = &g_array_index(x->times, archive_timept, i);
+		if (t->has_global)
+			return t;
+	}
+	return NULL;
+}
+
+/* A segment that kept no global time (closed before syncd's first ticker
+ * reached the recorder, or in an outage nothing bridged) borrows the
+ * nearest points of the segments before and after it in the same run:
+ * frames are one clock across a run, so its frames are placed between
+ * them (timeline.h).  In memory only. */
+static void lend_times(archive_store *s)
+{
+	for (guint i = 0; i < s->e->len; i++) {
+		archive_index *x = g_array_index(s->e, archive_entry, i).x;
+		gboolean any = FALSE;
+		for (guint k = 0; k < x->times->len && !any; k++)
+			any = g_array_index(x->times, archive_timept, k).has_global != 0;
+		if (any)
+			continue;
+		const archive_timept *before = NULL, *after = NULL;
+		for (guint j = i; j-- > 0 && !before;) {
+			const archive_index *y = g_array_index(s->e, archive_entry, j).x;
+			if (y->node == x->node && y->device == x->device && y->run_ns == x->run_ns && y->first < x->first)
+				before = nearest_global(s, j, 1);
+		}
+		for (guint j = i + 1; j < s->e->len && !after; j++) {
+			const archive_index *y = g_array_index(s->e, archive_entry, j).x;
+			if (y->node == x->node && y->device == x->device && y->run_ns == x->run_ns && y->first > x->first)
+				after = nearest_global(s, j, 0);
+		}
+		/* Copies first: inserting may move the arrays they point into
+		 * only for this x, whose points none of them is. */
+		archive_timept b = before ? *before : (archive_timept){0}, a = after ? *after : (archive_timept){0};
+		if (before) {
+			b.has_global = 2;
+			g_array_prepend_val(x->times, b);
+		}
+		if (after) {
+			a.has_global = 2;
+			g_array_append_val(x->times, a);
+		}
+	}
+}
+
 archive_store *archive_store_open(const char *dir, gboolean tidy, GError **err)
 {
 	GError *e = NULL;
@@ -98,6 +150,7 @@ archive_store *archive_store_open(const char *dir, gboolean tidy, GError **err)
 		xs[i] = g_array_index(s->e, archive_entry, i).x;
 	s->bridged = archive_bridge(xs, s->e->len, ARCHIVE_BRIDGE_WANDER);
 	g_free(xs);
+	lend_times(s);
 	return s;
 }
 

@@ -25,8 +25,9 @@ typedef struct {
 } archive_entry;
 
 /* Scan dir, and bridge the outages in the segments' global times with the
- * points recorded after them (archive_bridge: in memory; the files never
- * change).  With `tidy`, a NAME.flac that has neither NAME.idx nor a
+ * points recorded after them (archive_bridge), and lend a segment that
+ * kept no global time the nearest points of its run's neighbours (in
+ * memory; the files never change).  With `tidy`, a NAME.flac that has neither NAME.idx nor a
  * journal (a deletion cut short) is removed.  An index that does not parse
  * is skipped and counted (archive_store_bad).  NULL + *err when dir cannot
  * be read. */

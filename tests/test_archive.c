@@ -328,10 +328,12 @@ START_TEST(round_trip_segments_and_gap)
 	 * time (syncd alone is its own root). */
 	for (guint i = 0; i < n; i++) {
 		const archive_index *x = archive_store_entry(s, i)->x;
-		/* The first and the last frame; the first segments (audiod's
-		 * backlog, written at once) may precede syncd's first ticker
-		 * and have only the last. */
-		ck_assert_uint_ge(x->times->len, i < 2 ? 1 : 2);
+		/* Each kept its first and last frame's conversions, but those
+		 * closed before syncd's first ticker reached the recorder (the
+		 * ring's backlog, written at once): they borrow their run's
+		 * neighbours' (store.h).  The newest kept its own. */
+		if (i == n - 1)
+			ck_assert_uint_ge(x->times->len, 2);
 		archive_when when;
 		char why[256];
 		ck_assert_msg(archive_time_of_frame(x, x->first, &when, why, sizeof why) == 0, "%s", why);

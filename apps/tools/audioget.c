@@ -219,7 +219,7 @@ static void on_error(void *user, int err, const char *msg)
 		/* Older than the ring (or the history audiod kept): the
 		 * archive may hold it. */
 		g->fallback = TRUE;
-		g_strlcpy(g->why, msg, sizeof g->why);
+		g_snprintf(g->why, sizeof g->why, "refused: %s", msg);
 	} else {
 		fprintf(stderr, "audioget: refused: %s\n", msg);
 		g->rc = 1;

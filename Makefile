@@ -13,7 +13,8 @@
 #
 # Targets: all check bench deps install clean (demo arrives with the apps);
 # deb check-deb check-install (Debian packages and `make install`,
-# dist/module.mk); arm64 check-arm64 (cross build, qemu-user; cross/module.mk).
+# dist/module.mk); arm64 check-arm64 (cross build, qemu-user; cross/module.mk);
+# fuzz (every libFuzzer target for FUZZ_LONG_SECONDS; tests/fuzz/module.mk).
 # `make check SANITIZE=1` builds in build-san/ with ASan + UBSan.
 
 # Installation directories (`make install PREFIX=/usr DESTDIR=stage`).  The
@@ -40,7 +41,7 @@ comma   := ,
 SAN     := $(if $(SANITIZE),-fsanitize=address$(comma)undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
 # Every dependency comes through pkg-config; `=` keeps the shell calls lazy so
 # `make deps` works before the packages exist.
-PKGS     = glib-2.0 gsl fftw3f alsa sndfile check libsystemd json-glib-1.0
+PKGS     = glib-2.0 gsl fftw3f alsa sndfile check libsystemd json-glib-1.0 libmosquitto fuse3
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 pkglibs  = $(shell pkg-config --libs $(1))
 CFLAGS  += $(CSTD) $(WARN) $(OPT) $(SAN) -fPIC -MMD -MP -I. $(PKG_CFLAGS)
@@ -71,6 +72,7 @@ LOG_DOMAIN_audiod       := audiod
 LOG_DOMAIN_apps/fft     := fft
 LOG_DOMAIN_apps/detect  := detect
 LOG_DOMAIN_apps/collab  := collab
+LOG_DOMAIN_apps/mqtt    := chorus-mqtt
 LOG_DOMAIN_apps/dsp     := chorus-dsp
 LOG_DOMAIN_libdev       := chorus-dev
 LOG_DOMAIN_libsync      := chorus-sync
@@ -78,6 +80,8 @@ LOG_DOMAIN_libcfg       := chorus-cfg
 LOG_DOMAIN_timehist     := chorus-timehist
 LOG_DOMAIN_kpatch       := chorus-kpatch
 LOG_DOMAIN_sim          := chorus-sim
+LOG_DOMAIN_alsapcm      := chorus-alsapcm
+LOG_DOMAIN_fuse         := chorus-fuse
 LOG_DOMAIN_sim/radio    := chorus-sim-radio
 LOG_DOMAIN_sim/launch   := chorus-sim
 LOG_DOMAIN_sim/score    := chorus-demo
@@ -100,10 +104,13 @@ $(B)/%.a:
 DEB_PKGS := build-essential pkg-config libglib2.0-dev libgsl-dev libfftw3-dev \
             libasound2-dev libsndfile1-dev check libsystemd-dev alsa-utils \
             gnuplot-nox iproute2 clang libclang-rt-14-dev clang-format locales-all \
-            libjson-glib-dev \
+            libjson-glib-dev libmosquitto-dev mosquitto openssl python3-numpy \
+            libfuse3-dev fuse3 \
             qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-static cpio
-# (the last line: make check's short VM test, tests/test_vmtest.sh, which
-# skips without them)
+# (libmosquitto-dev … python3-numpy: chorus-mqtt, and make check's broker and
+# Python tests, tests/test_mqtt.sh and tests/test_python.sh; libfuse3-dev fuse3:
+# chorus-fuse and tests/test_fuse.c; the last line:
+# make check's short VM test, tests/test_vmtest.sh, which skips without them)
 deps:
 	@sh tools/deps.sh $(DEB_PKGS)
 
@@ -139,8 +146,9 @@ bench:
 install: $(PROGS) $(INSTALL_HOOKS)
 	install -d $(DESTDIR)$(BINDIR)
 	$(if $(PROGS),install -m 755 $(PROGS) $(DESTDIR)$(BINDIR)/)
-	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8
+	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(MANDIR)/man8
 	install -m 644 $(wildcard docs/man/*.1) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(wildcard docs/man/*.7) $(DESTDIR)$(MANDIR)/man7/
 	install -m 644 $(wildcard docs/man/*.8) $(DESTDIR)$(MANDIR)/man8/
 
 clean:

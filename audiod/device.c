@@ -581,7 +581,7 @@ audio_dev *audio_dev_new(int k, const stream_cfg *cfg, uint32_t node, GMainConte
 	d->ctx = ctx;
 	if (!(d->status = dev_status_new(d->name_status, &o, ctx, status_text, NULL, d, err)))
 		goto fail;
-	if (!(d->rs = ringserver_new(d->name_ring, 0666, d->ring, ctx, err)))
+	if (!(d->rs = ringserver_new(d->name_ring, 0660, d->ring, ctx, err)))
 		goto fail;
 	continue_numbering(d);
 	if (!(d->sync = dev_caller_new("sync/command", DEV_PATTERN_COMMAND, ctx, on_sync_state, d, err)))

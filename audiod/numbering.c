@@ -36,7 +36,15 @@ struct numbering {
 	int npend;
 	int restart_need; /* records to hold before settling, <= NUMBERING_RESTART_RECORDS */
 	uint64_t hold;    /* frames of the new run held by the caller */
+	int have_last;    /* the newest observation, for the plausibility bound */
+	int64_t last_frame, last_cpu_ns;
 };
+
+/* How far a card's rate can be from nominal (a crystal's tolerance, with
+ * room), and what a restart's start may differ from the start the
+ * newest observation and the nominal rate give before the fit's prediction
+ * is taken for a broken fit rather than the card's drift. */
+#define RATE_TOLERANCE 1e-3
 
 numbering *numbering_new(const numbering_params *p, const char **why)
 {
@@ -135,6 +143,9 @@ static void add_obs(numbering *n, int64_t frame, int64_t cpu_ns, numbering_out *
 	out->obs[out->nobs].frame = frame;
 	out->obs[out->nobs].cpu_ns = cpu_ns;
 	out->nobs++;
+	n->have_last = 1;
+	n->last_frame = frame;
+	n->last_cpu_ns = cpu_ns;
 	if (sync_fit_add(n->fit, cpu_ns, frame, &why) < 0) {
 		/* cpu_ns time went backwards: only after a source restart. */
 		sync_fit_reset(n->fit);
@@ -176,6 +187,20 @@ static int predict_frame(numbering *n, int64_t cpu, int64_t *frame)
 		return -EAGAIN;
 	sync_tval f = sync_conv_apply(&c, sync_tval_of(cpu));
 	*frame = f.i + (int64_t)llround(f.f);
+	return 0;
+}
+
+/* The start of the run the newest observation and the nominal rate give
+ * for a record rel frames into the run at cpu time t, and how far a card
+ * within RATE_TOLERANCE may differ from it (plus a buffer of timestamp
+ * latency).  0, or -EAGAIN without an observation. */
+static int nominal_start(const numbering *n, int64_t cpu_ns, int64_t rel, int64_t *start, double *tol)
+{
+	if (!n->have_last || cpu_ns < n->last_cpu_ns)
+		return -EAGAIN;
+	double frames = (double)(cpu_ns - n->last_cpu_ns) * n->p.rate_hz * 1e-9;
+	*start = n->last_frame + (int64_t)llround(frames) - rel;
+	*tol = frames * RATE_TOLERANCE + (double)n->p.buffer;
 	return 0;
 }
 
@@ -242,6 +267,21 @@ static void settle_from_records(numbering *n, numbering_out *out)
 		out->npred = (uint32_t)n->npend;
 		out->pred_med = med - (double)(start - base);
 		out->pred_max = sorted[n->npend - 1] - (double)(start - base);
+		int64_t nominal;
+		double tol;
+		if (nominal_start(n, n->pend[ibest].cpu_ns, n->pend[ibest].rel, &nominal, &tol) == 0 &&
+		    (!(fabs((double)(start - nominal)) <= tol) || !(out->start_se <= tol))) {
+			/* A fit that predicts beyond what any card's rate allows
+			 * since the newest observation (or says it cannot tell) is
+			 * broken: mixed runs, a clock step.  Number on from the
+			 * newest observation at the nominal rate, say so, and let
+			 * the new run's records alone rebuild the fit. */
+			out->implausible = 1;
+			out->implausible_frames = (double)(start - nominal);
+			start = nominal;
+			out->start_se = tol / 3;
+			sync_fit_reset(n->fit);
+		}
 	}
 	settle(n, start, out);
 	for (int i = 0; i < n->npend; i++)
@@ -335,7 +375,16 @@ void numbering_wakeup_end(numbering *n, numbering_out *out)
 		settle_from_records(n, out);
 	} else if (full || n->restart_wakeups > 2 * n->restart_need + 2) {
 		/* No observation at all: the run began when it was started. */
-		int64_t f;
-		settle(n, predict_frame(n, n->restart_cpu_ns, &f) == 0 ? f : n->abs_next, out);
+		int64_t f, nominal;
+		double tol;
+		if (predict_frame(n, n->restart_cpu_ns, &f) < 0)
+			f = n->abs_next;
+		if (nominal_start(n, n->restart_cpu_ns, 0, &nominal, &tol) == 0 && !(fabs((double)(f - nominal)) <= tol)) {
+			out->implausible = 1;
+			out->implausible_frames = (double)(f - nominal);
+			f = nominal;
+			sync_fit_reset(n->fit);
+		}
+		settle(n, f, out);
 	}
 }

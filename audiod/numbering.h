@@ -55,20 +55,23 @@ typedef struct {
 /* What one call produced, to be applied in this order.  Zero (settled == 0,
  * nobs == 0) when nothing happened. */
 typedef struct {
-	int settled;       /* a restart settled: the fields up to `flush` apply */
-	int continued;     /* ... the first run continues an earlier numbering:
+	int settled;               /* a restart settled: the fields up to `flush` apply */
+	int continued;             /* ... the first run continues an earlier numbering:
 			     * the ring starts at `start` (nothing lost) */
-	int64_t start;     /* absolute index of the restarted run's first frame */
-	int64_t gap_from;  /* frames lost [gap_from, gap_to) before the run; */
-	int64_t gap_to;    /* equal when none */
-	uint64_t flush;    /* frames held since the restart, to write to the ring now */
-	uint32_t rejected; /* records of the restart whose prediction was far below the others' (early), left out */
-	uint32_t npred;    /* records the restart's first frame was predicted from (0: none, the restart time's) */
-	double pred_med;   /* their median prediction, frames after `start` */
-	double pred_max;   /* their largest, frames after `start` */
-	double start_se;   /* standard error of `start` (frames): the pre-overrun fit's, extrapolated to the
+	int64_t start;             /* absolute index of the restarted run's first frame */
+	int64_t gap_from;          /* frames lost [gap_from, gap_to) before the run; */
+	int64_t gap_to;            /* equal when none */
+	uint64_t flush;            /* frames held since the restart, to write to the ring now */
+	uint32_t rejected;         /* records of the restart whose prediction was far below the others' (early), left out */
+	uint32_t npred;            /* records the restart's first frame was predicted from (0: none, the restart time's) */
+	double pred_med;           /* their median prediction, frames after `start` */
+	double pred_max;           /* their largest, frames after `start` */
+	int implausible;           /* the fit's start lay beyond what the card's rate allows since the newest
+			    * observation: numbered on from it at the nominal rate instead */
+	double implausible_frames; /* how far the fit's start was from that one, frames */
+	double start_se;           /* standard error of `start` (frames): the pre-overrun fit's, extrapolated to the
 			    * chosen record (the index's continuity across the overrun is only this good) */
-	uint32_t nobs;     /* observations that follow, after the flush */
+	uint32_t nobs;             /* observations that follow, after the flush */
 	numbering_obs obs[NUMBERING_RESTART_RECORDS];
 } numbering_out;
 

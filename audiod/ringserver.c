@@ -71,7 +71,11 @@ ringserver *ringserver_new(const char *name, unsigned mode, audio_ring *r, GMain
 		ringserver_free(s);
 		return NULL;
 	}
-	chmod(s->path, mode ? mode : 0666);
+	if (chmod(s->path, mode ? mode : 0660) < 0) {
+		g_set_error(err, DEV_ERROR, errno, "%s: chmod: %s", s->path, g_strerror(errno));
+		ringserver_free(s);
+		return NULL;
+	}
 	s->src = g_unix_fd_source_new(s->fd, G_IO_IN);
 	g_source_set_callback(s->src, (GSourceFunc)(void (*)(void))on_accept, s, NULL);
 	g_source_attach(s->src, ctx);

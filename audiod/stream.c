@@ -142,6 +142,10 @@ static void apply(stream *s, const numbering_out *out)
 				  s->pcm_name, out->start, out->start_se, out->npred, out->pred_med, out->pred_max,
 				  out->rejected ? " (early records left out)" : "");
 		}
+		if (out->implausible)
+			g_warning("%s: the restart's predicted first frame was %.0f frames from what the nominal rate gives "
+				  "since the last interrupt (a broken fit): numbered from the nominal rate, s.e. %.1f frames",
+				  s->pcm_name, out->implausible_frames, out->start_se);
 		if (!out->continued) {
 			g_mutex_lock(&s->lock);
 			s->st.restart_se_frames = out->start_se;

@@ -21,12 +21,19 @@ $(B)/dist/%.service: dist/%.service.in $(B)/dist/paths
 # /etc/chorus/NAME.conf: the program's --print-config under a header; detect
 # prints its profile's keys after its own ("# profile"), which stay out.
 DIST_CONF_PROGS := syncd audiod fft detect collab chorus-archive
-DIST_CONFS := $(patsubst %,$(B)/dist/etc/%.conf,$(DIST_CONF_PROGS))
+DIST_CONFS := $(patsubst %,$(B)/dist/etc/%.conf,$(DIST_CONF_PROGS)) $(B)/dist/etc/mqtt.conf
 $(B)/dist/etc/%.conf: $(B)/bin/% $(B)/dist/paths
 	@mkdir -p $(dir $@)
 	{ printf '# %s/chorus/%s.conf: %s'"'"'s configuration (docs/configuration.md).\n' $(SYSCONFDIR) $* $*; \
 	  printf '# Every key, commented out, with its default (`%s --print-config`).\n\n' $*; \
 	  env -u CHORUS_NODE $< --print-config | sed '/^# profile$$/,$$d'; } > $@.tmp && mv $@.tmp $@
+
+# chorus-mqtt reads /etc/chorus/mqtt.conf (the program's name less "chorus-").
+$(B)/dist/etc/mqtt.conf: $(B)/bin/chorus-mqtt $(B)/dist/paths
+	@mkdir -p $(dir $@)
+	{ printf '# %s/chorus/mqtt.conf: chorus-mqtt'"'"'s configuration (docs/mqtt.md).\n' $(SYSCONFDIR); \
+	  printf '# Every key, commented out, with its default (`chorus-mqtt --print-config`).\n\n'; \
+	  env -u CHORUS_NODE $< --print-config; } > $@.tmp && mv $@.tmp $@
 
 INSTALL_FILES += $(DIST_UNITS) $(DIST_CONFS) $(B)/libsync.a $(B)/libdev.a \
 	$(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/libchorus_sim_radio.so

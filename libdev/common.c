@@ -11,7 +11,7 @@ G_DEFINE_QUARK(chorus-dev-error-quark, dev_error)
 void dev_options_init(dev_options *o)
 {
 	memset(o, 0, sizeof *o);
-	o->mode = 0666;
+	o->mode = 0660; /* owner and group: the services' users (issue 15) */
 	o->queue_limit = 64;
 	o->chunk_bytes = 16384;
 	o->out_limit = 1 << 20;

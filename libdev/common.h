@@ -36,7 +36,7 @@ typedef enum {
 
 /* Device creation options; all-zero (or dev_options_init) gives the defaults. */
 typedef struct {
-	unsigned mode;     /* socket file mode; 0 = 0666 */
+	unsigned mode;     /* socket file mode; 0 = 0660 (owner and group: add users to the services' group) */
 	const char *group; /* owner group: name or decimal gid; NULL = leave it */
 	/* Writers (command, query, packet send) allowed: a uid in write_uids OR a
 	 * gid in write_gids (if either list is non-empty), AND write_check (if

@@ -399,7 +399,7 @@ int dev_server_init(dev_server *s, const char *name, const dev_options *opt, GMa
 	if (opt) {
 		s->opt = *opt;
 		if (!s->opt.mode)
-			s->opt.mode = 0666;
+			s->opt.mode = 0660;
 		if (!s->opt.queue_limit)
 			s->opt.queue_limit = 64;
 		if (!s->opt.chunk_bytes)

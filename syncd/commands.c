@@ -42,6 +42,23 @@ static int parse_clock(syncd *s, const char *text, sync_clock_id *id, GString *r
 		g_string_append_printf(reply, "bad clock \"%s\": %s", text, why);
 		return -EINVAL;
 	}
+	if (id->kind != SYNC_KIND_GLOBAL && id->node == UINT32_MAX) {
+		g_string_append_printf(reply, "bad clock \"%s\": node 4294967295 is the wire's \"no node\"", text);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* A clock a client may feed: not global, which syncd derives from the
+ * root's cpu clock and never takes from a client. */
+static int parse_fed_clock(syncd *s, const char *text, sync_clock_id *id, GString *reply)
+{
+	if (parse_clock(s, text, id, reply) < 0)
+		return -EINVAL;
+	if (id->kind == SYNC_KIND_GLOBAL) {
+		g_string_append_printf(reply, "bad clock \"%s\": global is derived from the root's cpu clock, never fed", text);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -180,7 +197,7 @@ int syncd_command(syncd *s, const dev_creds *who, const char *line, int64_t now_
 		if (argc < 2 || argc > 3) {
 			g_string_append(reply, "usage: register CLOCK [FEEDER]");
 			rc = -EINVAL;
-		} else if ((rc = parse_clock(s, argv[1], &id, reply)) == 0) {
+		} else if ((rc = parse_fed_clock(s, argv[1], &id, reply)) == 0) {
 			int known = syncd_pairs_register(s->pairs, id, argc == 3 ? argv[2] : NULL, who ? who->pid : 0, now_ns);
 			g_string_append_printf(reply, "%s %s", argv[1], known ? "re-registered" : "registered");
 		}

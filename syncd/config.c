@@ -49,7 +49,13 @@ static const cfg_key rbs_keys[] = {
 	R("peer_timeout_s", "peer_timeout", CFG_DOUBLE, "10", 0.1, 86400, peer_timeout_s, "seconds: a silent neighbour's fits are forgotten"),
 	R("node_timeout_s", "node_timeout", CFG_DOUBLE, "15", 0.1, 86400, node_timeout_s, "seconds: a node with no news counts as dead (root rule)"),
 	R("edge_expire_s", "edge_expire", CFG_DOUBLE, "30", 0.1, 86400, edge_expire_s, "seconds: a learned conversion not refreshed is forgotten"),
-	K("key_file", CFG_STRING, "", 1, 0, key_file, "file whose bytes are the HMAC-SHA256 key of the network (empty = none)"),
+	K("key_file", CFG_STRING, "", 1, 0, key_file, "file whose bytes (16 or more) are the HMAC-SHA256 key the field's nodes share"),
+	K("insecure", CFG_BOOL, "false", 0, 0, insecure,
+	  "true: run RBS without key_file, so anyone on the network can forge or replay time (a networked syncd without a key refuses to start otherwise)"),
+	K("peers", CFG_STRING, "", 1, 0, peers, "node numbers believed, e.g. 1-8, 12 (empty = any, up to max_peers)"),
+	K("max_peers", CFG_INT, "256", 1, 65535, max_peers, "senders kept; packets from more are refused and counted"),
+	K("boot_file", CFG_STRING, "", 1, 0, boot_file,
+	  "file keeping the boot number that makes replays of earlier runs detectable (empty = $STATE_DIRECTORY/syncd.boot under systemd, else none)"),
 	{NULL},
 };
 

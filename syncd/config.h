@@ -35,6 +35,10 @@ typedef struct {
 	double node_timeout_s;    /* s: a node with no news is dead (root rule) */
 	double edge_expire_s;     /* s: a learned conversion not refreshed is forgotten */
 	char *key_file;           /* HMAC-SHA256 key ("" = no authentication) */
+	gboolean insecure;        /* run RBS without a key: anyone on the network can forge time */
+	char *peers;              /* node numbers believed (allow.h; "" = any, up to max_peers) */
+	gint64 max_peers;         /* senders kept (replay windows, fits); more are refused */
+	char *boot_file;          /* the boot number's file (bootid.h; "" = $STATE_DIRECTORY/syncd.boot) */
 } syncd_config;
 
 /* Load defaults, then `path` (missing is fine only when `path_given` is

@@ -12,9 +12,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "libdev/netkey.h"
 #include "libdev/ratelog.h"
 #include "libsync/now.h"
+#include "syncd/allow.h"
+#include "libdev/bootid.h"
 #include "syncd/conversions.h"
+#include "libdev/replay.h"
 #include "syncd/rtcpu.h"
 #include "syncd/rxfilter_load.h"
 
@@ -49,6 +53,14 @@ struct syncd_rbs {
 	guint64 send_errors;
 	char last_bad[160]; /* reason of the last bad packet */
 	uint32_t last_bad_from;
+	syncd_allow *allow;        /* [rbs] peers, or NULL: any */
+	dev_replay *replay;        /* per-sender replay windows */
+	uint64_t boot;             /* our boot number, in every packet */
+	char boot_note[240];       /* why the boot file was not used, or "" */
+	guint64 replays[REPLAY_N]; /* refused by the replay windows, by verdict */
+	guint64 not_allowed;       /* packets from senders not in [rbs] peers */
+	guint64 left_out;          /* advertised nodes, edges, roots not in [rbs] peers */
+	char last_refused[160];    /* the last packet refused by the two above */
 };
 
 /* --- sending ---------------------------------------------------------- */
@@ -58,6 +70,7 @@ static void send_packet(syncd_rbs *r, rbs_packet *p)
 	uint8_t buf[RBS_MAX_PACKET];
 	p->sender = r->self;
 	p->seq = r->seq[p->type]++;
+	p->boot = r->boot;
 	int n = rbs_wire_encode(p, r->key, r->klen, buf, sizeof buf);
 	if (n < 0) {
 		g_warning("rbs: cannot encode a type-%d packet: %s", p->type, g_strerror(-n));
@@ -190,6 +203,48 @@ static void count_bad(syncd_rbs *r, int rc, const char *why, const struct sockad
 	syncd_notify_call(&r->on_change, SYNCD_CHANGED); /* the counters are on sync/rbs */
 }
 
+/* A packet refused by the peers list or the replay windows: counted on
+ * sync/rbs, logged at a bounded rate. */
+static void refused(syncd_rbs *r, guint64 *counter, const char *what, uint32_t sender,
+		    const struct sockaddr_in *from)
+{
+	++*counter;
+	snprintf(r->last_refused, sizeof r->last_refused, "%s: node%u from %s", what, sender, inet_ntoa(from->sin_addr));
+	ratelog(G_LOG_LEVEL_WARNING, *counter, "rbs: refused packet (%s)", r->last_refused);
+	syncd_notify_call(&r->on_change, SYNCD_CHANGED);
+}
+
+/* Leave out of an advertisement what it says of nodes not in [rbs] peers:
+ * news, edges between or fitted by them, and a root. */
+static void keep_allowed(syncd_rbs *r, rbs_packet *p)
+{
+	if (!r->allow)
+		return;
+	size_t k = 0;
+	for (size_t i = 0; i < p->n_nodes; i++)
+		if (syncd_allow_has(r->allow, p->nodes[i].node))
+			p->nodes[k++] = p->nodes[i];
+		else
+			r->left_out++;
+	p->n_nodes = k;
+	k = 0;
+	for (size_t i = 0; i < p->n_edges; i++) {
+		const rbs_edge *e = &p->edges[i];
+		int ok = syncd_allow_has(r->allow, e->origin) &&
+			 (e->from.kind == SYNC_KIND_GLOBAL || syncd_allow_has(r->allow, e->from.node)) &&
+			 (e->to.kind == SYNC_KIND_GLOBAL || syncd_allow_has(r->allow, e->to.node));
+		if (ok)
+			p->edges[k++] = p->edges[i];
+		else
+			r->left_out++;
+	}
+	p->n_edges = k;
+	if (p->root != RBS_NO_NODE && !syncd_allow_has(r->allow, p->root)) {
+		p->root = RBS_NO_NODE;
+		r->left_out++;
+	}
+}
+
 static void handle(syncd_rbs *r, const uint8_t *buf, size_t len, int64_t host_rt, const rtcpu_sample *rs,
 		   const struct sockaddr_in *from)
 {
@@ -205,13 +260,28 @@ static void handle(syncd_rbs *r, const uint8_t *buf, size_t len, int64_t host_rt
 	 * header that names no sender goes on unfiltered: decoding refuses it
 	 * and counts it on sync/rbs. */
 	int64_t t = rx_time_cpu(r, host_rt, rs);
-	if (r->filter && rbs_wire_peek_sender(buf, len, &sender) == 0 && !syncd_rxf_deliver(r->filter, sender, &t))
+	int named = rbs_wire_peek_sender(buf, len, &sender) == 0;
+	if (r->filter && named && !syncd_rxf_deliver(r->filter, sender, &t))
 		return;
+	if (named && sender != me && !syncd_allow_has(r->allow, sender)) {
+		refused(r, &r->not_allowed, "not in [rbs] peers", sender, from);
+		return;
+	}
 	int rc = rbs_wire_decode(buf, len, r->key, r->klen, &p, &why);
 	if (rc < 0) {
 		count_bad(r, rc, why, from);
 		return;
 	}
+	/* Our own packets too: a replay of our beacons would be taken as
+	 * more receptions of them. */
+	replay_verdict v = dev_replay_check(r->replay, p.sender, p.type, p.boot, p.seq);
+	if (v != REPLAY_OK) {
+		refused(r, &r->replays[v], dev_replay_name(v), p.sender, from);
+		rbs_packet_clear(&p);
+		return;
+	}
+	if (p.sender != me && p.type == RBS_ADVERT)
+		keep_allowed(r, &p);
 	int64_t now_ns = sync_now(SYNC_KIND_CPU);
 	if (p.sender == me) {
 		/* Our own packet, looped back: only our beacons' receive times
@@ -346,19 +416,37 @@ syncd_rbs *syncd_rbs_new(const syncd_config *cfg, syncd_pairs *pairs, syncd_root
 	for (int i = 0; i < 4; i++)
 		r->seq[i] = g_random_int(); /* a restarted node's numbers do not match its old ones */
 	if (*c->key_file) {
-		gchar *k = NULL;
-		gsize kl = 0;
-		if (!g_file_get_contents(c->key_file, &k, &kl, err))
+		if (!dev_netkey_load("rbs", c->key_file, &r->key, &r->klen, err))
 			goto fail;
-		if (kl < 16) {
-			g_set_error(err, G_FILE_ERROR, G_FILE_ERROR_INVAL, "[rbs] key_file %s: %zu bytes; a key needs 16 or more",
-				    c->key_file, (size_t)kl);
-			g_free(k);
-			goto fail;
-		}
-		r->key = (uint8_t *)k;
-		r->klen = kl;
+	} else if (!c->insecure) {
+		g_set_error(err, RBS_ERROR, EACCES,
+			    "[rbs] has no key_file: a networked syncd does not run without the field's shared key, "
+			    "since anyone on the network could forge or replay time.  Put 16 or more random bytes in a "
+			    "file on every node (head -c 32 /dev/urandom > /etc/chorus/network.key, copied to each) "
+			    "and set key_file to it; or set insecure = true to run unauthenticated; or enable = false "
+			    "for a node alone (docs/deployment.md, \"The network key\")");
+		goto fail;
 	}
+	char pwhy[160];
+	if (syncd_allow_parse(c->peers, &r->allow, pwhy, sizeof pwhy) < 0) {
+		g_set_error(err, RBS_ERROR, EINVAL, "[rbs] peers: %s", pwhy);
+		goto fail;
+	}
+	r->replay = dev_replay_new((uint32_t)c->max_peers);
+	char *boot_path = NULL;
+	if (*c->boot_file) {
+		boot_path = g_strdup(c->boot_file);
+	} else if (g_getenv("STATE_DIRECTORY") && *g_getenv("STATE_DIRECTORY")) {
+		gchar **dirs = g_strsplit(g_getenv("STATE_DIRECTORY"), ":", 2);
+		boot_path = g_build_filename(dirs[0], "syncd.boot", NULL);
+		g_strfreev(dirs);
+	}
+	r->boot = dev_bootid_next(boot_path, r->boot_note, sizeof r->boot_note);
+	if (*r->boot_note)
+		g_warning("rbs: %s", r->boot_note);
+	else if (!boot_path)
+		g_strlcpy(r->boot_note, "no boot file: the boot number is the realtime clock's alone", sizeof r->boot_note);
+	g_free(boot_path);
 	rbs_core_cfg cc = {
 		.self = (uint32_t)c->node,
 		.window = (uint32_t)c->rbs_window,
@@ -416,6 +504,8 @@ void syncd_rbs_free(syncd_rbs *r)
 	rbs_core_free(r->core);
 	rbs_mesh_free(r->mesh);
 	syncd_rxf_free(r->filter);
+	syncd_allow_free(r->allow);
+	dev_replay_free(r->replay);
 	g_free(r->key);
 	g_free(r);
 }
@@ -459,7 +549,19 @@ void syncd_rbs_describe(syncd_rbs *r, int64_t now_ns, GString *out)
 	const syncd_config *c = r->cfg;
 	g_string_append_printf(out, "rbs node%u on %s:%" G_GINT64_FORMAT "%s%s%s\n", r->self, c->rbs_address,
 			       c->rbs_port, *c->rbs_interface ? " dev " : "", c->rbs_interface,
-			       r->klen ? " authenticated (HMAC-SHA256)" : "");
+			       r->klen ? " authenticated (HMAC-SHA256)" : " UNAUTHENTICATED (insecure = true)");
+	char *peers = syncd_allow_format(r->allow);
+	g_string_append_printf(out, "peers %s senders=%zu max_peers=%" G_GINT64_FORMAT " boot=%" G_GUINT64_FORMAT "%s%s\n",
+			       peers, dev_replay_senders(r->replay), c->max_peers, r->boot, *r->boot_note ? " note: " : "",
+			       r->boot_note);
+	g_free(peers);
+	g_string_append(out, "refused:");
+	for (int v = REPLAY_SEEN; v < REPLAY_N; v++)
+		g_string_append_printf(out, " replay_%s=%" G_GUINT64_FORMAT, dev_replay_name(v), r->replays[v]);
+	g_string_append_printf(out, " not_in_peers=%" G_GUINT64_FORMAT " left_out=%" G_GUINT64_FORMAT "\n", r->not_allowed,
+			       r->left_out);
+	if (*r->last_refused)
+		g_string_append_printf(out, "last refused packet: %s\n", r->last_refused);
 	syncd_root_describe(r->root, now_ns, out);
 	g_string_append_printf(out,
 			       "packets: rx_beacon=%" G_GUINT64_FORMAT " rx_report=%" G_GUINT64_FORMAT

@@ -64,6 +64,7 @@ int rbs_wire_encode(const rbs_packet *p, const uint8_t *key, size_t klen, uint8_
 	le_put16(buf + 6, klen > 0 ? RBS_FLAG_HMAC : 0);
 	le_put32(buf + 8, p->sender);
 	le_put32(buf + 12, p->seq);
+	le_put64(buf + 16, p->boot);
 	uint8_t *q = buf + RBS_HDR;
 	if (p->type == RBS_REPORT) {
 		le_put16(q, (uint16_t)p->n_rx);
@@ -243,6 +244,7 @@ int rbs_wire_decode(const uint8_t *buf, size_t len, const uint8_t *key, size_t k
 	}
 	p->sender = le_get32(buf + 8);
 	p->seq = le_get32(buf + 12);
+	p->boot = le_get64(buf + 16);
 	if (p->sender == RBS_NO_NODE) {
 		*why = "sender node number is invalid";
 		return -EINVAL;

@@ -1,8 +1,10 @@
 /* rbs_wire.h — the node-to-node packets of syncd's RBS protocol
  * (docs/protocol.md, "Network protocol (syncd, collab)").
  *
- * Every packet: a 16-byte header, a body by type, and — when the network has
- * a key — a 32-byte HMAC-SHA256 trailer over everything before it.
+ * Every packet: a 24-byte header, a body by type, and — when the network has
+ * a key — a 32-byte HMAC-SHA256 trailer over everything before it (so over
+ * the sender's boot and sequence number: a receiver's replay window,
+ * libdev/replay.h, can trust them).
  *
  *   off size header (little-endian)
  *   0   4    magic   "CHRB" (0x42524843)
@@ -11,6 +13,9 @@
  *   6   2    flags   RBS_FLAG_HMAC: a 32-byte trailer follows the body
  *   8   4    sender  node number (RBS_NO_NODE is invalid)
  *   12  4    seq     sender's sequence number of this packet type
+ *   16  8    boot    sender's boot number: larger at every start of its
+ *                    syncd (libdev/bootid.h); a packet of an earlier boot is
+ *                    a replay
  *
  * BEACON: no body.  Its receivers timestamp it; its send time is never used.
  * REPORT: u16 count, u16 0, then count x {u32 beacon sender, u32 beacon seq,
@@ -37,8 +42,8 @@
 #include "libsync/conv.h"
 
 #define RBS_WIRE_MAGIC 0x42524843u
-#define RBS_WIRE_VERSION 1
-#define RBS_HDR 16
+#define RBS_WIRE_VERSION 2
+#define RBS_HDR 24
 #define RBS_HMAC_LEN 32
 #define RBS_FLAG_HMAC 1u
 #define RBS_NO_NODE UINT32_MAX
@@ -79,6 +84,7 @@ typedef struct {
 	rbs_type type;
 	uint32_t sender;
 	uint32_t seq;
+	uint64_t boot; /* sender's boot number */
 	/* REPORT */
 	size_t n_rx;
 	rbs_reception *rx; /* points into caller storage (decode: rbs_wire_decode's arrays) */

@@ -34,12 +34,23 @@ so=$alsa/libasound_module_pcm_chorus_sim.so
 [ -x "$stage$so" ] || bad "the ALSA plugin is not in $alsa"
 grep -q "lib \"$so\"" "$stage/usr/share/chorus/alsa/chorus_sim.conf" 2>/dev/null ||
     bad "chorus_sim.conf does not name $so"
+so=$alsa/libasound_module_pcm_chorus.so
+[ -x "$stage$so" ] || bad "the chorus ALSA PCM plugin is not in $alsa"
+grep -q "lib \"$so\"" "$stage/usr/share/chorus/alsa/chorus.conf" 2>/dev/null ||
+    bad "chorus.conf does not name $so"
+[ -s "$stage/usr/share/man/man7/chorus-alsa.7" ] || bad "no chorus-alsa(7)"
 for c in syncd audiod fft detect collab; do
     [ -s "$stage/etc/chorus/$c.conf" ] || bad "no /etc/chorus/$c.conf"
 done
 [ -s "$stage/usr/lib/sysusers.d/chorus.conf" ] || bad "no sysusers.d/chorus.conf"
 [ -s "$stage/usr/lib/pkgconfig/libsync.pc" ] || bad "no libsync.pc"
+[ -f "$stage/usr/lib/libchorus-sync.so.1.0.0" ] && [ -L "$stage/usr/lib/libchorus-sync.so.1" ] ||
+    bad "no libchorus-sync.so.1"
+[ -s "$stage/usr/share/man/man3/libsync.3" ] || bad "no libsync(3)"
+[ -s "$stage/usr/lib/python3/dist-packages/chorus/__init__.py" ] || bad "no chorus Python module"
+[ -s "$stage/usr/lib/systemd/system/chorus-mqtt.service" ] || bad "no chorus-mqtt.service"
+[ -s "$stage/etc/chorus/mqtt.conf" ] || bad "no /etc/chorus/mqtt.conf"
 
 [ "$nfail" -eq 0 ] || { echo "check-install: $nfail check(s) failed"; exit 1; }
 echo "check-install: make install PREFIX=/usr: 5 units with /usr/bin paths, man pages for $n programs," \
-    "the ALSA plugin in $alsa, default configs, sysusers.d, libsync.pc"
+    "the ALSA plugin in $alsa, default configs, sysusers.d, libsync.pc, libchorus-sync.so.1, the Python module"

@@ -620,6 +620,37 @@ START_TEST(audioget_files)
 	ck_assert_ptr_nonnull(strstr(msg, "first=12000 last=20000"));
 	check_file(&h, out, 12000, 8000, 2, NULL);
 	g_free(msg);
+	/* Nothing lost silently (issue 15): standard output on a full device,
+	 * and a WAV on a 16 KiB file system (32 KB of samples), each a
+	 * non-zero exit that says why. */
+	char *cmd = g_strdup_printf("exec %s/audioget --first 12000 --last 20000 --follow > /dev/full", AH_BIN_DIR);
+	char *sh[] = {"/bin/sh", "-c", cmd, NULL}, *err_full = NULL;
+	int st_full;
+	ck_assert(g_spawn_sync(NULL, sh, NULL, 0, NULL, NULL, NULL, &err_full, &st_full, NULL));
+	ck_assert_msg(!g_spawn_check_wait_status(st_full, NULL) && strstr(err_full, "standard output: No space left"),
+		      "audioget > /dev/full: %s", err_full);
+	g_free(err_full);
+	g_free(cmd);
+	char *tiny = g_strdup_printf("%s/tiny", h.run);
+	g_mkdir_with_parents(tiny, 0755);
+	char *mnt = g_strdup_printf("mount -t tmpfs -o size=16k tmpfs %s", tiny);
+	if (getuid() == 0 && system(mnt) == 0) {
+		g_snprintf(out, sizeof out, "%s/full.wav", tiny);
+		char *a3[] = {AH_BIN_DIR "/audioget", "--first", "12000", "--last", "20000", "-o", out, NULL};
+		char *err3 = NULL;
+		int st3;
+		ck_assert(g_spawn_sync(NULL, a3, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err3, &st3, NULL));
+		char *um = g_strdup_printf("umount %s", tiny);
+		ck_assert_int_eq(system(um), 0);
+		g_free(um);
+		ck_assert_msg(!g_spawn_check_wait_status(st3, NULL) && strstr(err3, "full.wav") && !strstr(err3, "frames to"),
+			      "audioget on a full file system: %s", err3);
+		g_free(err3);
+	} else {
+		printf("audioget_files: not root or no tmpfs: the full file system case did not run\n");
+	}
+	g_free(mnt);
+	g_free(tiny);
 	ah_stop(&h);
 	/* No audiod: a one-shot fetch fails at once, naming the socket. */
 	char *argv[] = {AH_BIN_DIR "/audioget", "--first", "0", "--last", "10", "-o", out, NULL};

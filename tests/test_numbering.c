@@ -13,6 +13,7 @@
 #include <glib.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "audiod/numbering.h"
@@ -578,7 +579,50 @@ START_TEST(restart_early_record)
 	}
 	ck_assert_int_eq(out.settled, 1);
 	ck_assert_uint_eq(out.rejected, 1);
+	ck_assert_int_eq(out.implausible, 0);
 	ck_assert_msg(out.start >= S - 1 && out.start <= S, "start %" G_GINT64_FORMAT ", truth %" G_GINT64_FORMAT,
+		      out.start, S);
+	numbering_free(n);
+}
+END_TEST
+
+/* A broken fit (observations of two inconsistent lines: here a 3 s step of
+ * the cpu clock, as after a misnumbered run; chorus-sim --chaos found a
+ * restart predicted at frame 5.8e18) must not number the next run: a prediction beyond what any
+ * card's rate allows since the newest observation, or one whose own s.e.
+ * is beyond that bound, is replaced by the start that observation and the
+ * nominal rate give, and flagged. */
+START_TEST(restart_from_a_broken_fit)
+{
+	const char *why = NULL;
+	numbering_params p = {.rate_hz = RATE, .period = PERIOD, .buffer = 8 * PERIOD, .boundary = BOUNDARY};
+	numbering *n = numbering_new(&p, &why);
+	numbering_out out = {0};
+	const double nspf = 1e9 / RATE;
+	const int64_t t0 = 1000000000000LL;
+	ck_assert_ptr_nonnull(n);
+	numbering_set_hw_start(n, 0);
+	numbering_start(n, t0);
+	for (int64_t k = 1; k <= 300; k++) {
+		int64_t hw = k * PERIOD;
+		/* the cpu clock steps 3 s forward at record 200 */
+		int64_t step = k >= 200 ? 3000000000LL : 0;
+		numbering_record(n, (uint64_t)hw, t0 + step + llround(hw * nspf) + 20000, &out);
+		numbering_wrote(n, PERIOD);
+	}
+	const int64_t S = 300 * PERIOD + 10000, step = 3000000000LL;
+	numbering_overrun(n, t0 + step + llround(S * nspf) - 1000);
+	for (int64_t k = 1; k <= 8; k++) {
+		int64_t hw = k * PERIOD;
+		numbering_hold(n, PERIOD);
+		numbering_record(n, (uint64_t)hw, t0 + step + llround((S + hw) * nspf) + 20000, &out);
+	}
+	ck_assert_int_eq(out.settled, 1);
+	ck_assert_int_eq(out.implausible, 1);
+	/* (here the fit's line happened to pass near the truth, but its
+	 * stated s.e. was beyond the bound: not a number to number with) */
+	ck_assert_msg(out.start_se <= (double)p.buffer, "s.e. %.1f frames", out.start_se);
+	ck_assert_msg(out.start >= S - 2 && out.start <= S + 2, "start %" G_GINT64_FORMAT ", truth %" G_GINT64_FORMAT,
 		      out.start, S);
 	numbering_free(n);
 }
@@ -597,6 +641,7 @@ int main(void)
 	tcase_add_test(tc, bad_params);
 	tcase_add_test(tc, first_record_late);
 	tcase_add_test(tc, restart_early_record);
+	tcase_add_test(tc, restart_from_a_broken_fit);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

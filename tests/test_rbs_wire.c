@@ -52,7 +52,7 @@ START_TEST(test_roundtrip_all_types)
 	rbs_node_news nodes[3];
 	rbs_edge edges[4];
 	rbs_packet in[3] = {
-		{.type = RBS_BEACON, .sender = 3, .seq = 0xfffffffeu},
+		{.type = RBS_BEACON, .sender = 3, .seq = 0xfffffffeu, .boot = 0x0123456789abcdefULL},
 		{.type = RBS_REPORT, .sender = 4, .seq = 5, .rx = rx, .n_rx = 5},
 		make_advert(nodes, edges),
 	};
@@ -66,6 +66,7 @@ START_TEST(test_roundtrip_all_types)
 			ck_assert_int_eq(out.type, in[t].type);
 			ck_assert_uint_eq(out.sender, in[t].sender);
 			ck_assert_uint_eq(out.seq, in[t].seq);
+			ck_assert(out.boot == in[t].boot);
 			ck_assert_uint_eq(out.n_rx, in[t].n_rx);
 			for (size_t i = 0; i < out.n_rx; i++) {
 				ck_assert_uint_eq(out.rx[i].sender, rx[i].sender);
@@ -142,7 +143,7 @@ START_TEST(test_malformed)
 	}
 	uint8_t b2[sizeof buf];
 	memcpy(b2, buf, (size_t)n);
-	b2[4] = 2; /* version */
+	b2[4] = 1; /* version 1: the 16-byte header before boot numbers */
 	ck_assert_int_eq(rbs_wire_decode(b2, (size_t)n, NULL, 0, &out, &why), -EBADMSG);
 	memcpy(b2, buf, (size_t)n);
 	b2[0] = 'X'; /* magic */

@@ -176,6 +176,10 @@ START_TEST(test_rbs_receive_path)
 		.node_timeout_s = 15,
 		.edge_expire_s = 30,
 		.key_file = "",
+		.insecure = TRUE, /* the test's packets are unauthenticated */
+		.peers = "",
+		.max_peers = 256,
+		.boot_file = "",
 		.window = 64,
 		.reject_k = 3.5,
 		.wander_ppm = 0.1,
@@ -261,7 +265,7 @@ START_TEST(test_rbs_refuses_bad_filter)
 	 * names an object that does not load. */
 	char *path = so("rxfilter_badabi.so");
 	g_setenv("CHORUS_RX_FILTER", path, TRUE);
-	syncd_config cfg = {.node = 1, .root = -1, .rtcpu_tries = 3, .rbs = TRUE, .rbs_port = 9, .rbs_address = "127.0.0.1", .rbs_interface = "", .beacon_interval_s = 1, .report_interval_s = 1, .advert_interval_s = 1, .rbs_window = 64, .rbs_min = 8, .rbs_max_span_s = 300, .peer_timeout_s = 10, .node_timeout_s = 15, .edge_expire_s = 30, .key_file = "", .reject_k = 3.5, .wander_ppm = 0.1};
+	syncd_config cfg = {.node = 1, .root = -1, .rtcpu_tries = 3, .rbs = TRUE, .rbs_port = 9, .rbs_address = "127.0.0.1", .rbs_interface = "", .beacon_interval_s = 1, .report_interval_s = 1, .advert_interval_s = 1, .rbs_window = 64, .rbs_min = 8, .rbs_max_span_s = 300, .peer_timeout_s = 10, .node_timeout_s = 15, .edge_expire_s = 30, .key_file = "", .insecure = TRUE, .peers = "", .max_peers = 256, .boot_file = "", .reject_k = 3.5, .wander_ppm = 0.1};
 	syncd_pairs_cfg pc = {.window = 64, .reject_k = 3.5, .wander = 1e-7, .max_span_ns = 600 * S_NS, .expire_ns = 120 * S_NS};
 	syncd_pairs *pairs = syncd_pairs_new(&pc);
 	syncd_root *root = syncd_root_new(1, -1, 3, 0, (syncd_notify){NULL, NULL});

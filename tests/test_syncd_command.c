@@ -101,6 +101,11 @@ START_TEST(test_register)
 	REPLY_IS("usage: register CLOCK [FEEDER]");
 	ck_assert_int_eq(run("register wobble", 0), -EINVAL);
 	REPLY_HAS("bad clock \"wobble\": ");
+	/* Issue 15: global is never fed; node 4294967295 is the wire's none. */
+	ck_assert_int_eq(run("register global", 0), -EINVAL);
+	REPLY_HAS("global is derived from the root's cpu clock, never fed");
+	ck_assert_int_eq(run("register node4294967295:cpu", 0), -EINVAL);
+	REPLY_HAS("node 4294967295 is the wire's");
 	/* The feeder's pid comes from the caller's credentials; a bare kind is
 	 * this node's clock. */
 	GString *d = g_string_new(NULL);
@@ -111,7 +116,7 @@ START_TEST(test_register)
 	g_string_truncate(fx->reply, 0);
 	ck_assert_int_eq(syncd_command(&fx->s, NULL, "register node2:cpu", 7, fx->reply), 0);
 	REPLY_IS("node2:cpu registered");
-	ck_assert_uint_eq(fx->s.bad_commands, 3);
+	ck_assert_uint_eq(fx->s.bad_commands, 5);
 }
 END_TEST
 

@@ -326,9 +326,143 @@ START_TEST(test_forged_key)
 }
 END_TEST
 
+/* Replays on a keyed network (the simulator's own key): every packet of
+ * nodes 1 and 2 captured for 3 s is sent again, twice, and a packet under
+ * the right key but an earlier boot of node 2 is sent: node 3 refuses them
+ * all as replays (each copy it would otherwise have taken), and its
+ * conversions stay within their stated errors. */
+START_TEST(test_replayed_packets)
+{
+	csim *s = start("replay", NODES3, NULL, FALSE);
+	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s), csim_epoch_ns(s));
+	double err, sd;
+	unsigned hops;
+	ck_assert_int_eq(wait_convert(t, 3, 3, 2, 20, &err, &sd, &hops), 0);
+	int cap = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0), one = 1;
+	ck_assert_int_ge(cap, 0);
+	setsockopt(cap, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	setsockopt(cap, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+	struct sockaddr_in any = {.sin_family = AF_INET, .sin_port = htons((uint16_t)csim_port(s))};
+	ck_assert_int_eq(bind(cap, (struct sockaddr *)&any, sizeof any), 0);
+	enum { MAXP = 600 };
+	static uint8_t pk[MAXP][RBS_MTU];
+	static size_t pl[MAXP];
+	int np = 0;
+	int64_t end = g_get_monotonic_time() + 3000000;
+	while (g_get_monotonic_time() < end && np < MAXP) {
+		ssize_t n = recv(cap, pk[np], RBS_MTU, 0);
+		uint32_t sender;
+		if (n > 0 && rbs_wire_peek_sender(pk[np], (size_t)n, &sender) == 0 && (sender == 1 || sender == 2))
+			pl[np++] = (size_t)n;
+		else if (n < 0)
+			g_usleep(2000);
+	}
+	close(cap);
+	ck_assert_int_ge(np, 10);
+	char *st = rbs_status(s, 3);
+	guint64 before = counter(st, "replay_seen") + counter(st, "replay_old");
+	g_free(st);
+	struct sockaddr_in to;
+	int fd = udp_to(s, &to);
+	for (int round = 0; round < 2; round++)
+		for (int i = 0; i < np; i++) {
+			sendto(fd, pk[i], pl[i], 0, (struct sockaddr *)&to, sizeof to);
+			g_usleep(3000);
+		}
+	/* Under the right key but from before node 2's boot. */
+	gchar *key = NULL;
+	gsize klen = 0;
+	char *kpath = g_build_filename(g_dir, "network.key", NULL);
+	ck_assert(g_file_get_contents(kpath, &key, &klen, NULL));
+	rbs_packet b = {.type = RBS_BEACON, .sender = 2, .seq = 5, .boot = 1};
+	uint8_t buf[RBS_MTU];
+	int n = rbs_wire_encode(&b, (const uint8_t *)key, klen, buf, sizeof buf);
+	for (int i = 0; i < 20; i++) {
+		sendto(fd, buf, (size_t)n, 0, (struct sockaddr *)&to, sizeof to);
+		g_usleep(3000);
+	}
+	close(fd);
+	g_usleep(1000000);
+	st = rbs_status(s, 3);
+	guint64 replays = counter(st, "replay_seen") + counter(st, "replay_old") - before;
+	/* Node 3 hears nodes 1 and 2 (the radio may lose a few): each of the
+	 * 2 np copies it heard is a replay. */
+	ck_assert_msg(replays >= (guint64)np, "%d packets sent twice, %" G_GUINT64_FORMAT " refused as replays:\n%s", np,
+		      replays, st);
+	ck_assert_msg(counter(st, "replay_stale_boot") >= 10, "%s", st);
+	g_free(st);
+	ck_assert_int_eq(wait_convert(t, 3, 3, 2, 5, &err, &sd, &hops), 0);
+	ck_assert_msg(fabs(err) <= 5 * sd, "after the replays: error %.0f ns, sd %.0f ns", err, sd);
+	settle_and_check(t, 2, 1400);
+	g_free(key);
+	g_free(kpath);
+	csim_truth_free(t);
+	csim_stop(s);
+}
+END_TEST
+
+/* The attack of issue 15 on an unauthenticated network that names its node
+ * numbers ([rbs] peers = 1-3): a real node 0, which as the lowest live node
+ * would take the root's role, is not believed; beacons from 1000 made-up
+ * ids take nothing either (here the simulated radio, which knows no such
+ * node, drops them before the peers list sees them).  A forger speaking as node 2 with a later boot number (on an
+ * insecure network anyone can) advertises root 0 and news of node 0: both
+ * are left out, and the real node 2 is then refused at node 3 as an
+ * earlier boot (what insecure = true means).  Node 3 keeps node 1 as root,
+ * holds 3 senders (itself, 1, 2), and converts to node 1 within its stated
+ * error. */
+START_TEST(test_unlisted_ids)
+{
+	GString *sc = g_string_new(NODES3);
+	g_string_append(sc, "[node.0]\nposition_m = 5,5,0\ncpu_skew_ppm = 40\ncpu_offset_ns = 999999999\n"
+			    "radio_jitter_ns = 1000\n");
+	csim *s = start("unlisted", sc->str, "[rbs]\ninsecure = true\npeers = 1-3\n", FALSE);
+	g_string_free(sc, TRUE);
+	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s), csim_epoch_ns(s));
+	double err, sd;
+	unsigned hops;
+	ck_assert_int_eq(wait_convert(t, 3, 3, 2, 20, &err, &sd, &hops), 0);
+	char *st2 = rbs_status(s, 2);
+	const char *bp = strstr(st2, " boot=");
+	ck_assert_msg(bp != NULL, "%s", st2);
+	guint64 boot2 = g_ascii_strtoull(bp + 6, NULL, 10);
+	g_free(st2);
+	struct sockaddr_in to;
+	int fd = udp_to(s, &to);
+	uint8_t buf[RBS_MTU];
+	rbs_node_news news = {0, 0, 0};
+	for (int i = 0; i < 100; i++) {
+		rbs_packet a = {.type = RBS_ADVERT, .sender = 2, .seq = (uint32_t)i, .boot = boot2 + 1, .root = 0, .nodes = &news, .n_nodes = 1};
+		int n = rbs_wire_encode(&a, NULL, 0, buf, sizeof buf);
+		sendto(fd, buf, (size_t)n, 0, (struct sockaddr *)&to, sizeof to);
+		for (int k = 0; k < 10; k++) {
+			rbs_packet b = {.type = RBS_BEACON, .sender = 1000 + (uint32_t)(10 * i + k), .seq = 1};
+			n = rbs_wire_encode(&b, NULL, 0, buf, sizeof buf);
+			sendto(fd, buf, (size_t)n, 0, (struct sockaddr *)&to, sizeof to);
+		}
+		g_usleep(10000);
+	}
+	close(fd);
+	g_usleep(1500000);
+	char *st = rbs_status(s, 3);
+	ck_assert_msg(counter(st, "not_in_peers") >= 10, "node 0 believed:\n%s", st);
+	ck_assert_msg(counter(st, "left_out") >= 200, "%s", st);
+	ck_assert_msg(counter(st, "replay_stale_boot") >= 1, "%s", st);
+	ck_assert_msg(strstr(st, "senders=3 ") != NULL, "%s", st); /* itself, 1 and 2 */
+	ck_assert_msg(strstr(st, "root: node1") != NULL, "%s", st);
+	g_free(st);
+	ck_assert_int_eq(wait_convert(t, 3, 3, 1, 5, &err, &sd, &hops), 0);
+	ck_assert_msg(fabs(err) <= 5 * sd, "after the forgeries: error %.0f ns, sd %.0f ns", err, sd);
+	csim_truth_free(t);
+	csim_stop(s);
+}
+END_TEST
+
 START_TEST(test_malformed_packets)
 {
-	csim *s = start("malformed", NODES3, NULL, FALSE);
+	/* Unauthenticated, so each fault reaches the check meant for it (on a
+	 * keyed network all of them are bad_auth or bad_header). */
+	csim *s = start("malformed", NODES3, "[rbs]\ninsecure = true\n", FALSE);
 	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s), csim_epoch_ns(s));
 	double err, sd;
 	unsigned hops;
@@ -347,14 +481,14 @@ START_TEST(test_malformed_packets)
 		sendto(fd, buf, (size_t)g_rand_int_range(g, 0, full), 0, (struct sockaddr *)&to, sizeof to);
 		buf[4] = 7;
 		sendto(fd, buf, (size_t)full, 0, (struct sockaddr *)&to, sizeof to);
-		buf[4] = 1;
+		buf[4] = RBS_WIRE_VERSION;
 		buf[5] = 42;
 		sendto(fd, buf, (size_t)full, 0, (struct sockaddr *)&to, sizeof to);
 		buf[5] = RBS_REPORT;
-		buf[16] = 200; /* count */
+		buf[RBS_HDR] = 200; /* count */
 		sendto(fd, buf, (size_t)full, 0, (struct sockaddr *)&to, sizeof to);
-		buf[16] = 1;
-		memset(buf + 28, 0, 8); /* receive time 0 */
+		buf[RBS_HDR] = 1;
+		memset(buf + RBS_HDR + 12, 0, 8); /* receive time 0 */
 		sendto(fd, buf, (size_t)full, 0, (struct sockaddr *)&to, sizeof to);
 		uint8_t junk[300];
 		for (size_t k = 0; k < sizeof junk; k++)
@@ -431,6 +565,8 @@ int main(void)
 	tcase_add_test(tc, test_line_of_five);
 	tcase_add_test(tc, test_kill_and_restart);
 	tcase_add_test(tc, test_forged_key);
+	tcase_add_test(tc, test_replayed_packets);
+	tcase_add_test(tc, test_unlisted_ids);
 	tcase_add_test(tc, test_malformed_packets);
 	tcase_add_test(tc, test_mixed_latency_line);
 	suite_add_tcase(s, tc);

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <glib-unix.h>
 #include <math.h>
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -25,12 +26,21 @@ struct clip_server {
 	uint32_t node;
 	int device;
 	int fd;
-	guint watch;
+	guint watch, resume; /* the listener's watch; the timer that re-arms it after EMFILE */
 	sync_client *clocks;
 	GMainContext *ctx;
 	GList *conns;
-	guint64 served, refused;
+	guint nconns, max_conns;
+	uint8_t *key; /* the field's key, or NULL */
+	size_t klen;
+	double tokens; /* request rate bucket: CLIP_RATE per second, CLIP_BURST at most */
+	gint64 refill_us;
+	guint64 served, refused, accept_errors, bad_auth;
 };
+
+#define CLIP_RATE 20.0  /* requests per second, sustained */
+#define CLIP_BURST 40.0 /* ... and in a burst */
+#define REQ_TIMEOUT_S 5 /* a request line not complete by then is refused */
 
 typedef struct {
 	clip_server *s;
@@ -46,7 +56,34 @@ typedef struct {
 	char err[256];
 	gboolean done;
 	guint timer;
+	char nonce[33]; /* the challenge sent on connecting, hex */
 } conn;
+
+gchar *clip_mac(const uint8_t *key, size_t klen, const char *nonce, const char *line)
+{
+	GHmac *h = g_hmac_new(G_CHECKSUM_SHA256, key, klen);
+	g_hmac_update(h, (const guchar *)nonce, (gssize)strlen(nonce));
+	g_hmac_update(h, (const guchar *)"\n", 1);
+	g_hmac_update(h, (const guchar *)line, (gssize)strlen(line));
+	gchar *hex = g_strdup(g_hmac_get_string(h));
+	g_hmac_unref(h);
+	return hex;
+}
+
+int clip_check_mac(const uint8_t *key, size_t klen, const char *nonce, const char *req)
+{
+	const char *m = strstr(req, " mac=");
+	if (!m || strlen(m + 5) != 64)
+		return -EACCES;
+	char *line = g_strndup(req, (gsize)(m - req));
+	gchar *want = clip_mac(key, klen, nonce, line);
+	unsigned diff = 0; /* constant time */
+	for (size_t i = 0; i < 64; i++)
+		diff |= (unsigned)(want[i] ^ g_ascii_tolower(m[5 + i]));
+	g_free(want);
+	g_free(line);
+	return diff ? -EACCES : 0;
+}
 
 static void conn_free(conn *c)
 {
@@ -59,6 +96,7 @@ static void conn_free(conn *c)
 		close(c->fd);
 	g_free(c->c.x);
 	c->s->conns = g_list_remove(c->s->conns, c);
+	c->s->nconns--;
 	g_free(c);
 }
 
@@ -180,8 +218,14 @@ static void start(conn *c)
 	int64_t t0 = 0, t1 = 0;
 	int ch = -1, v = 0;
 	long long a, b;
-	if (sscanf(c->req, "GET v=%d from=%lld to=%lld channel=%d", &v, &a, &b, &ch) != 4 || v != 1) {
-		g_snprintf(c->err, sizeof c->err, "bad request (expected \"GET v=1 from=T0 to=T1 channel=C\")");
+	if (sscanf(c->req, "GET v=%d from=%lld to=%lld channel=%d", &v, &a, &b, &ch) != 4 || v != 2) {
+		g_snprintf(c->err, sizeof c->err, "bad request (expected \"GET v=2 from=T0 to=T1 channel=C [mac=M]\")");
+		finish(c);
+		return;
+	}
+	if (s->klen && clip_check_mac(s->key, s->klen, c->nonce, c->req) < 0) {
+		s->bad_auth++;
+		g_snprintf(c->err, sizeof c->err, "not authenticated (mac missing or wrong for this connection's nonce)");
 		finish(c);
 		return;
 	}
@@ -259,6 +303,10 @@ static gboolean on_conn_in(gint fd, GIOCondition cond, gpointer data)
 	if (!nl && c->len < sizeof c->req - 1)
 		return G_SOURCE_CONTINUE;
 	c->watch = 0;
+	if (c->timer) {
+		g_source_remove(c->timer); /* the request's own deadline */
+		c->timer = 0;
+	}
 	if (!nl) {
 		g_snprintf(c->err, sizeof c->err, "request line longer than %d bytes", REQ_MAX);
 		finish(c);
@@ -269,40 +317,139 @@ static gboolean on_conn_in(gint fd, GIOCondition cond, gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
+static gboolean on_accept(gint fd, GIOCondition cond, gpointer data);
+
+static gboolean resume_accept(gpointer data)
+{
+	clip_server *s = data;
+	s->resume = 0;
+	s->watch = g_unix_fd_add(s->fd, G_IO_IN, on_accept, s);
+	return G_SOURCE_REMOVE;
+}
+
+static gboolean on_req_timeout(gpointer data)
+{
+	conn *c = data;
+	c->timer = 0;
+	if (c->watch) {
+		g_source_remove(c->watch);
+		c->watch = 0;
+	}
+	g_snprintf(c->err, sizeof c->err, "request not complete within %d s", REQ_TIMEOUT_S);
+	finish(c);
+	return G_SOURCE_REMOVE;
+}
+
+/* Refuse a connection at once: one ERR line, then close. */
+static void refuse_now(clip_server *s, int cfd, const char *why)
+{
+	char line[160];
+	g_snprintf(line, sizeof line, "ERR node%u: %s\n", s->node, why);
+	if (send(cfd, line, strlen(line), MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+		g_debug("collab: clip refusal not sent: %s", g_strerror(errno));
+	close(cfd);
+	s->refused++;
+}
+
 static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
 {
 	clip_server *s = data;
 	int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (cfd < 0)
+	if (cfd < 0) {
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+			/* Out of descriptors: the pending connection stays queued
+			 * and the watch would fire at once, forever.  Stop
+			 * listening for a second. */
+			if (s->accept_errors++ % 100 == 0)
+				g_warning("collab: clip service cannot accept (%s); pausing 1 s", g_strerror(errno));
+			s->watch = 0;
+			s->resume = g_timeout_add(1000, resume_accept, s);
+			return G_SOURCE_REMOVE;
+		}
 		return G_SOURCE_CONTINUE;
+	}
+	gint64 now = g_get_monotonic_time();
+	s->tokens = MIN(CLIP_BURST, s->tokens + CLIP_RATE * (double)(now - s->refill_us) / 1e6);
+	s->refill_us = now;
+	if (s->nconns >= s->max_conns) {
+		refuse_now(s, cfd, "busy (too many clip requests at once)");
+		return G_SOURCE_CONTINUE;
+	}
+	if (s->tokens < 1) {
+		refuse_now(s, cfd, "busy (more than 20 clip requests per second)");
+		return G_SOURCE_CONTINUE;
+	}
+	s->tokens -= 1;
 	conn *c = g_new0(conn, 1);
 	c->s = s;
 	c->fd = cfd;
-	c->watch = g_unix_fd_add(cfd, G_IO_IN | G_IO_HUP | G_IO_ERR, on_conn_in, c);
+	for (int i = 0; i < 4; i++)
+		g_snprintf(c->nonce + 8 * i, 9, "%08x", g_random_int());
+	char hello[64];
+	g_snprintf(hello, sizeof hello, "CHORUS-CLIP 2 nonce=%s\n", c->nonce);
 	s->conns = g_list_prepend(s->conns, c);
+	s->nconns++;
+	if (send(cfd, hello, strlen(hello), MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)strlen(hello)) {
+		conn_free(c); /* a fresh socket takes 50 bytes: the peer is gone */
+		return G_SOURCE_CONTINUE;
+	}
+	c->watch = g_unix_fd_add(cfd, G_IO_IN | G_IO_HUP | G_IO_ERR, on_conn_in, c);
+	c->timer = g_timeout_add_seconds(REQ_TIMEOUT_S, on_req_timeout, c);
 	return G_SOURCE_CONTINUE;
 }
 
-clip_server *clip_server_new(uint32_t node, int device, int port, sync_client *clocks, GMainContext *ctx,
-			     GError **err)
+/* The listening address: an IPv4 literal (as v4-mapped) or an IPv6 one. */
+static int bind_addr(const char *text, int port, struct sockaddr_in6 *a)
 {
+	*a = (struct sockaddr_in6){.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port)};
+	struct in_addr v4;
+	if (inet_pton(AF_INET, text, &v4) == 1) {
+		a->sin6_addr.s6_addr[10] = a->sin6_addr.s6_addr[11] = 0xff;
+		memcpy(&a->sin6_addr.s6_addr[12], &v4, 4);
+		return 0;
+	}
+	return inet_pton(AF_INET6, text, &a->sin6_addr) == 1 ? 0 : -1;
+}
+
+gboolean collab_clip_bind_is_loopback(const char *bind)
+{
+	struct sockaddr_in6 a;
+	if (bind_addr(bind, 0, &a) < 0)
+		return FALSE;
+	static const uint8_t v4m[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	return IN6_IS_ADDR_LOOPBACK(&a.sin6_addr) || (!memcmp(a.sin6_addr.s6_addr, v4m, 12) && a.sin6_addr.s6_addr[12] == 127);
+}
+
+clip_server *clip_server_new(const clip_server_cfg *cfg, sync_client *clocks, GMainContext *ctx, GError **err)
+{
+	struct sockaddr_in6 a;
+	if (bind_addr(cfg->bind, cfg->port, &a) < 0) {
+		g_set_error(err, DEV_ERROR, EINVAL, "clip_bind \"%s\" is not an IPv4 or IPv6 address", cfg->bind);
+		return NULL;
+	}
 	int fd = socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	int one = 1, zero = 0;
-	struct sockaddr_in6 a = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port), .sin6_addr = in6addr_any};
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
 	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero) < 0 ||
 	    bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 16) < 0) {
-		g_set_error(err, DEV_ERROR, errno, "clip service on TCP port %d: %s", port, g_strerror(errno));
+		g_set_error(err, DEV_ERROR, errno, "clip service on %s TCP port %d: %s", cfg->bind, cfg->port,
+			    g_strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return NULL;
 	}
 	clip_server *s = g_new0(clip_server, 1);
-	s->node = node;
-	s->device = device;
+	s->node = cfg->node;
+	s->device = cfg->device;
 	s->fd = fd;
 	s->clocks = clocks;
 	s->ctx = ctx;
+	s->max_conns = cfg->max_conns ? cfg->max_conns : 1;
+	if (cfg->klen)
+		s->key = g_memdup2(cfg->key, cfg->klen);
+	s->klen = cfg->klen;
+	s->tokens = CLIP_BURST;
+	s->refill_us = g_get_monotonic_time();
 	s->watch = g_unix_fd_add(fd, G_IO_IN, on_accept, s);
 	return s;
 }
@@ -313,14 +460,27 @@ void clip_server_counts(const clip_server *s, guint64 *served, guint64 *refused)
 	*refused = s->refused;
 }
 
+void clip_server_describe(const clip_server *s, GString *out)
+{
+	g_string_append_printf(out,
+			       "clips served=%" G_GUINT64_FORMAT " refused=%" G_GUINT64_FORMAT " bad_auth=%" G_GUINT64_FORMAT
+			       " accept_errors=%" G_GUINT64_FORMAT " open=%u max=%u %s\n",
+			       s->served, s->refused, s->bad_auth, s->accept_errors, s->nconns, s->max_conns,
+			       s->klen ? "authenticated" : "unauthenticated");
+}
+
 void clip_server_free(clip_server *s)
 {
 	if (!s)
 		return;
 	while (s->conns)
 		conn_free(s->conns->data);
-	g_source_remove(s->watch);
+	if (s->watch)
+		g_source_remove(s->watch);
+	if (s->resume)
+		g_source_remove(s->resume);
 	close(s->fd);
+	g_free(s->key);
 	g_free(s);
 }
 
@@ -343,8 +503,24 @@ static int read_full(int fd, void *buf, size_t n)
 	return 0;
 }
 
-int clip_fetch(const char *host, int port, int64_t t0_ns, int64_t t1_ns, int channel, int timeout_ms, clip *out,
-	       char *why, size_t len)
+/* One line (without its newline) into buf; 0 or a negative errno. */
+static int read_line(int fd, char *buf, size_t size)
+{
+	size_t h = 0;
+	int rc;
+	while (h < size - 1) {
+		if ((rc = read_full(fd, buf + h, 1)) < 0)
+			return rc;
+		if (buf[h++] == '\n')
+			break;
+	}
+	buf[h] = 0;
+	g_strchomp(buf);
+	return 0;
+}
+
+int clip_fetch(const char *host, int port, int64_t t0_ns, int64_t t1_ns, int channel, const uint8_t *key, size_t klen,
+	       int timeout_ms, clip *out, char *why, size_t len)
 {
 	memset(out, 0, sizeof *out);
 	char ps[16];
@@ -367,27 +543,40 @@ int clip_fetch(const char *host, int port, int64_t t0_ns, int64_t t1_ns, int cha
 		return rc;
 	}
 	freeaddrinfo(ai);
-	char req[128], head[512];
-	g_snprintf(req, sizeof req, "GET v=1 from=%" G_GINT64_FORMAT " to=%" G_GINT64_FORMAT " channel=%d\n", t0_ns, t1_ns,
+	char req[256], head[512], hello[128], nonce[40];
+	if ((rc = read_line(fd, hello, sizeof hello)) < 0 || sscanf(hello, "CHORUS-CLIP 2 nonce=%39s", nonce) != 1) {
+		if (rc >= 0 && !strncmp(hello, "ERR ", 4)) {
+			g_snprintf(why, len, "%s", hello + 4);
+			rc = -EREMOTEIO;
+		} else {
+			g_snprintf(why, len, "%s:%d: %s", host, port,
+				   rc == -ETIMEDOUT ? "timed out" : rc < 0 ? g_strerror(-rc)
+									   : "no CHORUS-CLIP 2 greeting");
+			rc = rc < 0 ? rc : -EBADMSG;
+		}
+		close(fd);
+		return rc;
+	}
+	g_snprintf(req, sizeof req, "GET v=2 from=%" G_GINT64_FORMAT " to=%" G_GINT64_FORMAT " channel=%d", t0_ns, t1_ns,
 		   channel);
+	if (klen) {
+		gchar *m = clip_mac(key, klen, nonce, req);
+		g_strlcat(req, " mac=", sizeof req);
+		g_strlcat(req, m, sizeof req);
+		g_free(m);
+	}
+	g_strlcat(req, "\n", sizeof req);
 	if (send(fd, req, strlen(req), MSG_NOSIGNAL) < 0) {
 		rc = -errno;
 		g_snprintf(why, len, "send to %s:%d: %s", host, port, g_strerror(errno));
 		close(fd);
 		return rc;
 	}
-	size_t h = 0;
-	while (h < sizeof head - 1) {
-		if ((rc = read_full(fd, head + h, 1)) < 0) {
-			g_snprintf(why, len, "%s:%d: %s", host, port, rc == -ETIMEDOUT ? "timed out" : g_strerror(-rc));
-			close(fd);
-			return rc;
-		}
-		if (head[h++] == '\n')
-			break;
+	if ((rc = read_line(fd, head, sizeof head)) < 0) {
+		g_snprintf(why, len, "%s:%d: %s", host, port, rc == -ETIMEDOUT ? "timed out" : g_strerror(-rc));
+		close(fd);
+		return rc;
 	}
-	head[h] = 0;
-	g_strchomp(head);
 	unsigned node;
 	char rate[32], frac[40], se[32];
 	long long first, t0;

@@ -27,7 +27,9 @@
 #include "apps/collab/tdoa.h"
 #include "apps/dsp/air.h"
 #include "libcfg/cfg.h"
+#include "libdev/bootid.h"
 #include "libdev/dev.h"
+#include "libdev/netkey.h"
 #include "libsync/client.h"
 #include "libsync/now.h"
 
@@ -36,6 +38,11 @@ typedef struct {
 	char *nodes; /* nodes file (required) */
 	char *share_address;
 	gint64 share_port, clip_port;
+	char *clip_bind;                        /* address the clip service listens on */
+	char *key_file;                         /* the field's shared key ("" = none) */
+	gboolean insecure;                      /* networked without a key, said in so many words */
+	gint64 max_peers;                       /* senders whose replay windows are kept */
+	gint64 clip_max_conn;                   /* clip requests served at once */
 	double speed_of_sound_m_s;              /* m/s, as measured; 0: from temperature_c */
 	double speed_of_sound_sd_m_s;           /* m/s: its uncertainty when stated */
 	double temperature_c, temperature_sd_c; /* °C: the air's, as measured, and its uncertainty */
@@ -62,6 +69,14 @@ static const cfg_key keys[] = {
 	K("share_address", CFG_STRING, "127.255.255.255", 1, 0, share_address, "UDP destination of shared detections (broadcast)"),
 	K("share_port", CFG_INT, "7400", 1, 65535, share_port, "UDP port of shared detections"),
 	K("clip_port", CFG_INT, "7401", 1, 65535, clip_port, "TCP port of the clip service (+ node id for nodes without address)"),
+	K("clip_bind", CFG_STRING, "127.0.0.1", 1, 0, clip_bind,
+	  "address the clip service listens on (IPv4 or IPv6 literal; :: = every interface): a field sets the node's own address"),
+	K("clip_max_conn", CFG_INT, "16", 1, 1024, clip_max_conn, "clip requests served at once; more are refused"),
+	K("key_file", CFG_STRING, "", 1, 0, key_file,
+	  "the field's shared key (syncd's [rbs] key_file): shared detections and clip requests are authenticated with it"),
+	K("insecure", CFG_BOOL, "false", 0, 0, insecure,
+	  "true: share detections and serve clips beyond loopback without key_file (anyone may forge or fetch them)"),
+	K("max_peers", CFG_INT, "256", 1, 65535, max_peers, "nodes whose shared detections are tracked against replays"),
 	R("speed_of_sound_m_s", "speed_of_sound", CFG_DOUBLE, "0", 0, 2000, speed_of_sound_m_s, "m/s as measured (overrides temperature_c); 0: from temperature_c"),
 	K("speed_of_sound_sd_m_s", CFG_DOUBLE, "1", 0, 100, speed_of_sound_sd_m_s, "uncertainty of a stated speed_of_sound_m_s, m/s"),
 	K("temperature_c", CFG_DOUBLE, "20", -60, 60, temperature_c, "air temperature as measured, °C: c = 331.3 sqrt(1 + T/273.15) m/s"),
@@ -108,7 +123,9 @@ typedef struct {
 	GMainContext *ctx;
 	FILE *jsonl;
 	char *jsonl_path;
-	guint64 jsonl_failed; /* results the JSON-lines file could not take */
+	guint64 jsonl_failed;  /* results the JSON-lines file could not take */
+	guint64 share_failed;  /* detections whose send failed */
+	guint64 unknown_nodes; /* shared detections from nodes not in the nodes file */
 	guint64 local_dets, groups, small_groups, not_mine, located, failed, seq;
 	double last_latency_s;
 	collab_result recent[16]; /* the last ok results, for duplicates */
@@ -116,6 +133,8 @@ typedef struct {
 	guint64 duplicates;
 	char last_error[256];
 	char why[160]; /* the last malformed event's reason */
+	uint8_t *key;  /* the field's key, or NULL */
+	size_t klen;
 } collabd;
 
 typedef struct {
@@ -141,14 +160,30 @@ static void on_local(void *user, const char *msg, size_t len, uint32_t dropped)
 	if (e.node != (uint32_t)d->cfg.node || !e.has_global)
 		return;
 	d->local_dets++;
-	collab_share_send(d->share, &e);
+	int src = collab_share_send(d->share, &e);
+	if (src < 0) {
+		/* The other nodes lose this node's arrival of the call. */
+		d->share_failed++;
+		g_snprintf(d->last_error, sizeof d->last_error, "sharing a detection to %s:%" G_GINT64_FORMAT ": %s (%" G_GUINT64_FORMAT " so far)",
+			   d->cfg.share_address, d->cfg.share_port, g_strerror(-src), d->share_failed);
+		g_warning("collab: %s", d->last_error);
+	}
 	share_in(d, &e);
 	dev_status_notify(d->status);
 }
 
 static void on_remote(void *user, const det_event *e)
 {
-	share_in(user, e);
+	collabd *d = user;
+	if (!collab_nodes_find(d->nodes, e->node)) {
+		/* Only the field's nodes are believed: a made-up id would open
+		 * groups no call can fill. */
+		d->unknown_nodes++;
+		g_snprintf(d->last_error, sizeof d->last_error, "a shared detection from node%u, not in the nodes file (%" G_GUINT64_FORMAT " so far)",
+			   e->node, d->unknown_nodes);
+		return;
+	}
+	share_in(d, e);
 }
 
 /* Worker thread: fetch the clips and solve.  Only the job's own data. */
@@ -195,7 +230,7 @@ static void work(gpointer data, gpointer user)
 		char why[256];
 		const char *host = nd->address ? nd->address : "127.0.0.1";
 		int port = (int)(nd->address ? d->cfg.clip_port : d->cfg.clip_port + nd->id);
-		if (clip_fetch(host, port, t0, t1, (int)d->cfg.channel, (int)d->cfg.fetch_timeout_ms, &clips[n], why,
+		if (clip_fetch(host, port, t0, t1, (int)d->cfg.channel, d->key, d->klen, (int)d->cfg.fetch_timeout_ms, &clips[n], why,
 			       sizeof why) < 0) {
 			g_snprintf(r->why, sizeof r->why, "node%u clip: %s", e->node, why);
 			continue;
@@ -375,16 +410,20 @@ static gboolean on_poll(gpointer data)
 static int status_text(void *user, GString *out)
 {
 	collabd *d = user;
-	guint64 sent, acc, rej, served, refused;
-	collab_share_counts(d->share, &sent, &acc, &rej);
-	clip_server_counts(d->clips, &served, &refused);
+	collab_share_stats ss;
+	collab_share_counts(d->share, &ss);
 	g_string_append_printf(out, "node %" G_GINT64_FORMAT " nodes=%u aperture_m=%.1f c=%.1f\n", d->cfg.node,
 			       d->nodes->nodes->len, collab_nodes_aperture(d->nodes), d->c_m_s);
-	g_string_append_printf(out, "detections local=%" G_GUINT64_FORMAT " shared=%" G_GUINT64_FORMAT " received=%" G_GUINT64_FORMAT " rejected=%" G_GUINT64_FORMAT "\n", d->local_dets, sent, acc, rej);
+	g_string_append_printf(out, "detections local=%" G_GUINT64_FORMAT " shared=%" G_GUINT64_FORMAT " share_failed=%" G_GUINT64_FORMAT " received=%" G_GUINT64_FORMAT " rejected=%" G_GUINT64_FORMAT " bad_auth=%" G_GUINT64_FORMAT " replays=%" G_GUINT64_FORMAT " unknown_node=%" G_GUINT64_FORMAT "\n",
+			       d->local_dets, ss.sent, d->share_failed, ss.accepted, ss.rejected, ss.bad_auth, ss.replays,
+			       d->unknown_nodes);
+	g_string_append_printf(out, "security %s\n", d->klen ? "authenticated (HMAC-SHA256)" : "UNAUTHENTICATED");
+	if (*collab_share_last_refusal(d->share))
+		g_string_append_printf(out, "last refused datagram: %s\n", collab_share_last_refusal(d->share));
 	g_string_append_printf(out, "groups closed=%" G_GUINT64_FORMAT " open=%u reported_elsewhere=%" G_GUINT64_FORMAT " too_small=%" G_GUINT64_FORMAT " located=%" G_GUINT64_FORMAT " failed=%" G_GUINT64_FORMAT "\n",
 			       d->groups, collab_grouper_open(d->grouper), d->not_mine, d->small_groups, d->located, d->failed);
 	g_string_append_printf(out, "duplicates=%" G_GUINT64_FORMAT "\n", d->duplicates);
-	g_string_append_printf(out, "clips served=%" G_GUINT64_FORMAT " refused=%" G_GUINT64_FORMAT "\n", served, refused);
+	clip_server_describe(d->clips, out);
 	g_string_append_printf(out, "latency_s last=%.3f\nresults %s\n", d->last_latency_s, d->jsonl_path);
 	if (*d->last_error)
 		g_string_append_printf(out, "error %s\n", d->last_error);
@@ -502,13 +541,41 @@ int main(int argc, char **argv)
 					 collab_nodes_find(d.nodes, (uint32_t)d.cfg.node)->address
 				 ? d.cfg.clip_port
 				 : d.cfg.clip_port + d.cfg.node);
+	/* Secure by default: beyond loopback, only with the field's key or
+	 * insecure = true. */
+	gboolean networked = !dev_netkey_is_loopback(d.cfg.share_address) || !collab_clip_bind_is_loopback(d.cfg.clip_bind);
+	if (*d.cfg.key_file) {
+		if (!dev_netkey_load("collab", d.cfg.key_file, &d.key, &d.klen, &err)) {
+			fprintf(stderr, "collab: %s\n", err->message);
+			return 2;
+		}
+	} else if (networked && !d.cfg.insecure) {
+		fprintf(stderr, "collab: share_address %s / clip_bind %s reach beyond loopback without key_file: anyone on the "
+				"network could forge detections or fetch the field's audio.  Set key_file to the field's key "
+				"(syncd's [rbs] key_file), or insecure = true to run unauthenticated (docs/deployment.md)\n",
+			d.cfg.share_address, d.cfg.clip_bind);
+		return 2;
+	}
+	char boot_note[240];
+	char *boot_path = g_getenv("STATE_DIRECTORY") && *g_getenv("STATE_DIRECTORY")
+				  ? g_build_filename(g_getenv("STATE_DIRECTORY"), "collab.boot", NULL)
+				  : NULL;
+	if (boot_path && strchr(boot_path, ':'))
+		*strchr(boot_path, ':') = 0; /* the first of several state directories */
+	uint64_t boot = dev_bootid_next(boot_path, boot_note, sizeof boot_note);
+	if (*boot_note)
+		g_warning("collab: %s", boot_note);
+	g_free(boot_path);
+	collab_share_cfg scfg = {(uint32_t)d.cfg.node, d.cfg.share_address, (int)d.cfg.share_port, d.key, d.klen, boot,
+				 (uint32_t)d.cfg.max_peers};
+	clip_server_cfg ccfg = {(uint32_t)d.cfg.node, (int)d.cfg.device, port, d.cfg.clip_bind, d.key, d.klen,
+				(unsigned)d.cfg.clip_max_conn};
 	int rc = 0;
 	if (!(d.clocks = sync_client_new(NULL, NULL, NULL, NULL, &err)) ||
 	    !(d.events = dev_packet_new("collab/events", NULL, NULL, &pops, &d, &err)) ||
 	    !(d.status = dev_status_new("collab/status", NULL, NULL, status_text, NULL, &d, &err)) ||
-	    !(d.share = collab_share_new((uint32_t)d.cfg.node, d.cfg.share_address, (int)d.cfg.share_port, on_remote, &d,
-					 &err)) ||
-	    !(d.clips = clip_server_new((uint32_t)d.cfg.node, (int)d.cfg.device, port, d.clocks, NULL, &err)) ||
+	    !(d.share = collab_share_new(&scfg, on_remote, &d, &err)) ||
+	    !(d.clips = clip_server_new(&ccfg, d.clocks, NULL, &err)) ||
 	    !(d.local = dev_packet_sub_new("detect/events", NULL, 0, NULL, on_local, NULL, &d, &err))) {
 		fprintf(stderr, "collab: %s\n", err->message);
 		rc = 1;
@@ -535,6 +602,7 @@ int main(int argc, char **argv)
 	dev_packet_sub_free(d.local);
 	clip_server_free(d.clips);
 	collab_share_free(d.share);
+	g_free(d.key);
 	dev_status_free(d.status);
 	dev_packet_free(d.events);
 	sync_client_free(d.clocks);

@@ -3,7 +3,7 @@
 COLLAB_OBJS := $(patsubst %.c,$(B)/%.o,$(filter-out apps/collab/main.c,$(wildcard apps/collab/*.c)))
 $(B)/libcollab.a: $(COLLAB_OBJS)
 COLLAB_LIBS := $(B)/libcollab.a $(B)/libaudiod.a $(B)/libdetect.a $(B)/libdsp.a $(B)/libdev.a $(B)/libsync.a $(B)/libcfg.a
-COLLAB_PKGS = glib-2.0 gsl fftw3f sndfile libsystemd
+COLLAB_PKGS = glib-2.0 gsl fftw3f sndfile libsystemd json-glib-1.0
 PROGS += $(B)/bin/collab
 $(B)/bin/collab: $(B)/apps/collab/main.o $(COLLAB_LIBS)
 	@mkdir -p $(dir $@)
@@ -11,6 +11,12 @@ $(B)/bin/collab: $(B)/apps/collab/main.o $(COLLAB_LIBS)
 
 TESTS += $(B)/tests/test_collab
 $(B)/tests/test_collab: $(B)/tests/test_collab.o $(COLLAB_LIBS) $(B)/libcsim.a $(B)/libsim.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check $(COLLAB_PKGS)) -lm -pthread
+
+# Shared detections and the clip service over real sockets (issue 15).
+TESTS += $(B)/tests/test_collab_share
+$(B)/tests/test_collab_share: $(B)/tests/test_collab_share.o $(COLLAB_LIBS)
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check $(COLLAB_PKGS)) -lm -pthread
 

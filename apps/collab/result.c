@@ -1,6 +1,8 @@
 /* result.c — JSON lines and the PNG map of located calls (see result.h). */
 #include "apps/collab/result.h"
 
+#include <json-glib/json-glib.h>
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -44,95 +46,119 @@ gboolean collab_result_same_sound(const collab_result *a, const collab_result *b
 	return m2 <= -2 * log(0.01); /* chi2_2 at 0.99 */
 }
 
-/* ,"key":{"NODE":v,...} over the arrivals used, v in microseconds. */
-static void per_node_us(GString *o, const collab_result *r, const char *key, const double *v_s, const char *fmt)
+/* A finite number rounded as fmt prints it, or null (JSON has no inf/nan). */
+static void jnum(JsonBuilder *b, const char *key, double v, const char *fmt)
 {
-	g_string_append_printf(o, ",\"%s\":{", key);
-	int first = 1;
-	for (int i = 0; i < r->n; i++)
-		if (r->tr.ok[i]) {
-			char b[G_ASCII_DTOSTR_BUF_SIZE];
-			g_string_append_printf(o, "%s\"%u\":%s", first ? "" : ",", r->nodes[i],
-					       g_ascii_formatd(b, sizeof b, fmt, v_s[i] * 1e6));
-			first = 0;
-		}
-	g_string_append(o, "}");
+	char t[G_ASCII_DTOSTR_BUF_SIZE];
+	json_builder_set_member_name(b, key);
+	if (isfinite(v))
+		json_builder_add_double_value(b, g_ascii_strtod(g_ascii_formatd(t, sizeof t, fmt, v), NULL));
+	else
+		json_builder_add_null_value(b);
 }
 
-/* A finite number, or null (JSON has no inf/nan). */
-static void jnum(GString *o, const char *key, double v, const char *fmt)
+static void jint(JsonBuilder *b, const char *key, gint64 v)
 {
-	char b[G_ASCII_DTOSTR_BUF_SIZE];
-	if (isfinite(v))
-		g_string_append_printf(o, ",\"%s\":%s", key, g_ascii_formatd(b, sizeof b, fmt, v));
-	else
-		g_string_append_printf(o, ",\"%s\":null", key);
+	json_builder_set_member_name(b, key);
+	json_builder_add_int_value(b, v);
+}
+
+/* "key":{"NODE":v,...} over the arrivals used, v in microseconds. */
+static void per_node_us(JsonBuilder *b, const collab_result *r, const char *key, const double *v_s, const char *fmt)
+{
+	json_builder_set_member_name(b, key);
+	json_builder_begin_object(b);
+	for (int i = 0; i < r->n; i++)
+		if (r->tr.ok[i]) {
+			char k[16];
+			g_snprintf(k, sizeof k, "%u", r->nodes[i]);
+			jnum(b, k, v_s[i] * 1e6, fmt);
+		}
+	json_builder_end_object(b);
 }
 
 void collab_result_json(const collab_result *r, GString *o)
 {
 	const dsp_loc_result *L = &r->tr.loc;
 	gboolean solved = r->rc == 0;
-	g_string_append_printf(o, "{\"v\":1,\"reporter\":%u,\"seq\":%" G_GUINT64_FORMAT ",\"status\":\"%s\"", r->reporter,
-			       r->seq, collab_result_status(r));
+	JsonBuilder *b = json_builder_new();
+	json_builder_begin_object(b);
+	jint(b, "v", 1);
+	jint(b, "reporter", r->reporter);
+	jint(b, "seq", (gint64)r->seq);
+	json_builder_set_member_name(b, "status");
+	json_builder_add_string_value(b, collab_result_status(r));
 	if (*r->why || *r->tr.why || (L->why && L->status != DSP_LOC_OK)) {
-		char *w = g_strescape(*r->why ? r->why : *r->tr.why ? r->tr.why
-								    : L->why,
-				      NULL);
-		g_string_append_printf(o, ",\"why\":\"%s\"", w);
-		g_free(w);
+		json_builder_set_member_name(b, "why");
+		json_builder_add_string_value(b, *r->why ? r->why : *r->tr.why ? r->tr.why
+									       : L->why);
 	}
 	if (solved) {
-		jnum(o, "x", L->pos_m[0], "%.4f");
-		jnum(o, "y", L->pos_m[1], "%.4f");
-		jnum(o, "z", L->pos_m[2], "%.4f");
-		jnum(o, "sd_x", sqrt(L->cov[0][0]), "%.6g");
-		jnum(o, "sd_y", sqrt(L->cov[1][1]), "%.6g");
-		jnum(o, "cov_xy", L->cov[0][1], "%.6g");
+		jnum(b, "x", L->pos_m[0], "%.4f");
+		jnum(b, "y", L->pos_m[1], "%.4f");
+		jnum(b, "z", L->pos_m[2], "%.4f");
+		jnum(b, "sd_x", sqrt(L->cov[0][0]), "%.6g");
+		jnum(b, "sd_y", sqrt(L->cov[1][1]), "%.6g");
+		jnum(b, "cov_xy", L->cov[0][1], "%.6g");
 		double ma = NAN, mi = NAN, an = NAN;
 		if (dsp_loc_ellipse(L, 0.95, &ma, &mi, &an) == 0)
 			an *= 180 / M_PI;
-		jnum(o, "ell95_major", ma, "%.4g");
-		jnum(o, "ell95_minor", mi, "%.4g");
-		jnum(o, "ell95_angle_deg", an, "%.2f");
-		g_string_append_printf(o, ",\"dim\":%d,\"t_global_ns\":%" G_GINT64_FORMAT, L->dim, r->t_global_ns);
-		jnum(o, "t_se_ns", r->t_se_ns, "%.4g");
-		jnum(o, "chi2", L->chi2, "%.4g");
-		g_string_append_printf(o, ",\"dof\":%d", L->dof);
-		jnum(o, "p_value", L->p_value, "%.4g");
-		jnum(o, "srp_power", r->tr.srp_power, "%.4g");
-		g_string_append_printf(o, ",\"gated\":%s", r->tr.gated ? "true" : "false");
+		jnum(b, "ell95_major", ma, "%.4g");
+		jnum(b, "ell95_minor", mi, "%.4g");
+		jnum(b, "ell95_angle_deg", an, "%.2f");
+		jint(b, "dim", L->dim);
+		jint(b, "t_global_ns", r->t_global_ns);
+		jnum(b, "t_se_ns", r->t_se_ns, "%.4g");
+		jnum(b, "chi2", L->chi2, "%.4g");
+		jint(b, "dof", L->dof);
+		jnum(b, "p_value", L->p_value, "%.4g");
+		jnum(b, "srp_power", r->tr.srp_power, "%.4g");
+		json_builder_set_member_name(b, "gated");
+		json_builder_add_boolean_value(b, r->tr.gated);
 		if (isfinite(r->tr.alt_power)) {
-			jnum(o, "alt_x", r->tr.alt_pos_m[0], "%.4f");
-			jnum(o, "alt_y", r->tr.alt_pos_m[1], "%.4f");
-			jnum(o, "alt_power", r->tr.alt_power, "%.4g");
+			jnum(b, "alt_x", r->tr.alt_pos_m[0], "%.4f");
+			jnum(b, "alt_y", r->tr.alt_pos_m[1], "%.4f");
+			jnum(b, "alt_power", r->tr.alt_power, "%.4g");
 		}
 	}
-	g_string_append(o, ",\"nodes\":[");
+	json_builder_set_member_name(b, "nodes");
+	json_builder_begin_array(b);
 	for (int i = 0; i < r->n; i++)
-		g_string_append_printf(o, "%s%u", i ? "," : "", r->nodes[i]);
-	g_string_append(o, "],\"used\":[");
-	int first = 1;
+		json_builder_add_int_value(b, r->nodes[i]);
+	json_builder_end_array(b);
+	json_builder_set_member_name(b, "used");
+	json_builder_begin_array(b);
 	for (int i = 0; i < r->n; i++)
-		if (r->tr.ok[i] && (int)r->nodes[i] != r->tr.rejected_node) {
-			g_string_append_printf(o, "%s%u", first ? "" : ",", r->nodes[i]);
-			first = 0;
-		}
-	g_string_append_printf(o, "],\"rejected\":%d,\"ref\":%u", r->tr.rejected_node, r->n ? r->nodes[r->tr.ref] : 0);
+		if (r->tr.ok[i] && (int)r->nodes[i] != r->tr.rejected_node)
+			json_builder_add_int_value(b, r->nodes[i]);
+	json_builder_end_array(b);
+	jint(b, "rejected", r->tr.rejected_node);
+	jint(b, "ref", r->n ? r->nodes[r->tr.ref] : 0);
 	if (r->duplicate_of)
-		g_string_append_printf(o, ",\"duplicate_of\":%" G_GUINT64_FORMAT, r->duplicate_of);
-	per_node_us(o, r, "tdoa_us", r->tr.a_s, "%.3f");
-	per_node_us(o, r, "sigma_us", r->tr.meas_sigma_s, "%.4g");
-	jnum(o, "latency_s", r->latency_s, "%.3f");
+		jint(b, "duplicate_of", (gint64)r->duplicate_of);
+	per_node_us(b, r, "tdoa_us", r->tr.a_s, "%.3f");
+	per_node_us(b, r, "sigma_us", r->tr.meas_sigma_s, "%.4g");
+	jnum(b, "latency_s", r->latency_s, "%.3f");
+	json_builder_set_member_name(b, "t_cpu_ns");
 	if (r->t_cpu_ns != INT64_MIN)
-		g_string_append_printf(o, ",\"t_cpu_ns\":%" G_GINT64_FORMAT, r->t_cpu_ns);
+		json_builder_add_int_value(b, r->t_cpu_ns);
 	else
-		g_string_append(o, ",\"t_cpu_ns\":null");
+		json_builder_add_null_value(b);
+	json_builder_set_member_name(b, "onset_cpu_ns");
 	if (r->onset_cpu_ns != INT64_MIN)
-		g_string_append_printf(o, ",\"onset_cpu_ns\":%" G_GINT64_FORMAT, r->onset_cpu_ns);
+		json_builder_add_int_value(b, r->onset_cpu_ns);
 	else
-		g_string_append(o, ",\"onset_cpu_ns\":null");
-	g_string_append(o, "}");
+		json_builder_add_null_value(b);
+	json_builder_end_object(b);
+	JsonNode *root = json_builder_get_root(b);
+	JsonGenerator *g = json_generator_new();
+	json_generator_set_root(g, root);
+	gchar *text = json_generator_to_data(g, NULL);
+	g_string_append(o, text);
+	g_free(text);
+	g_object_unref(g);
+	json_node_unref(root);
+	g_object_unref(b);
 }
 
 static gint cmp_double(gconstpointer a, gconstpointer b)
@@ -141,16 +167,56 @@ static gint cmp_double(gconstpointer a, gconstpointer b)
 	return x < y ? -1 : x > y;
 }
 
+/* The line's top-level object's member key, or NULL; *parser to unref. */
+static JsonNode *member(const char *line, const char *key, JsonParser **parser)
+{
+	*parser = json_parser_new();
+	if (!json_parser_load_from_data(*parser, line, -1, NULL))
+		return NULL;
+	JsonNode *root = json_parser_get_root(*parser);
+	if (!root || !JSON_NODE_HOLDS_OBJECT(root))
+		return NULL;
+	return json_object_get_member(json_node_get_object(root), key);
+}
+
 double collab_json_number(const char *line, const char *key)
 {
-	char pat[64];
-	g_snprintf(pat, sizeof pat, "\"%s\":", key);
-	const char *p = strstr(line, pat);
-	if (!p)
-		return NAN;
-	char *end;
-	double v = g_ascii_strtod(p + strlen(pat), &end);
-	return end == p + strlen(pat) ? NAN : v;
+	JsonParser *p;
+	JsonNode *m = member(line, key, &p);
+	double v = NAN;
+	if (m && JSON_NODE_HOLDS_VALUE(m) &&
+	    (json_node_get_value_type(m) == G_TYPE_DOUBLE || json_node_get_value_type(m) == G_TYPE_INT64))
+		v = json_node_get_double(m);
+	g_object_unref(p);
+	return v;
+}
+
+int collab_json_string(const char *line, const char *key, char *buf, size_t len)
+{
+	JsonParser *p;
+	JsonNode *m = member(line, key, &p);
+	int rc = -1;
+	if (m && JSON_NODE_HOLDS_VALUE(m) && json_node_get_value_type(m) == G_TYPE_STRING) {
+		g_strlcpy(buf, json_node_get_string(m), len);
+		rc = 0;
+	}
+	g_object_unref(p);
+	return rc;
+}
+
+long collab_json_array_len(const char *line, const char *key)
+{
+	JsonParser *p;
+	JsonNode *m = member(line, key, &p);
+	long n = m && JSON_NODE_HOLDS_ARRAY(m) ? (long)json_array_get_length(json_node_get_array(m)) : -1;
+	g_object_unref(p);
+	return n;
+}
+
+static int status_ok(const char *line)
+{
+	char st[16];
+	return collab_json_string(line, "status", st, sizeof st) == 0 && !strcmp(st, "ok");
 }
 
 int collab_map(const char *jsonl, const collab_nodes *nodes, const double *truth_xy, size_t n_truth, const char *png,
@@ -165,7 +231,7 @@ int collab_map(const char *jsonl, const collab_nodes *nodes, const double *truth
 		g_free(text);
 		for (gchar **l = lines; *l; l++) {
 			double ma = collab_json_number(*l, "ell95_major");
-			if (isfinite(ma) && strstr(*l, "\"status\":\"ok\""))
+			if (isfinite(ma) && status_ok(*l))
 				g_array_append_val(majors, ma);
 		}
 	}
@@ -192,7 +258,7 @@ int collab_map(const char *jsonl, const collab_nodes *nodes, const double *truth
 			continue;
 		/* gnuplot's ellipses take full axes (diameters) in degrees;
 		 * results that failed the consistency test are drawn apart. */
-		g_string_append_printf(strstr(*l, "\"status\":\"ok\"") ? est : bad, "%.4f %.4f %.4f %.4f %.2f\n", x, y,
+		g_string_append_printf(status_ok(*l) ? est : bad, "%.4f %.4f %.4f %.4f %.2f\n", x, y,
 				       isfinite(ma) ? 2 * ma * mag : 0, isfinite(mi) ? 2 * mi * mag : 0, isfinite(an) ? an : 0);
 	}
 	g_strfreev(lines);

@@ -60,8 +60,16 @@ const char *collab_result_status(const collab_result *r);
  * two answers. */
 gboolean collab_result_same_sound(const collab_result *a, const collab_result *b);
 
-/* The number after "key": in a JSON line, or NAN. */
+/* Member key of the JSON object on a line (json-glib), as a number, or NAN
+ * (not JSON, no such member, not a number). */
 double collab_json_number(const char *line, const char *key);
+
+/* ... as a string into buf[len]: 0, or -1 (not JSON, no such member, not a
+ * string). */
+int collab_json_string(const char *line, const char *key, char *buf, size_t len);
+
+/* ... the length of an array member, or -1. */
+long collab_json_array_len(const char *line, const char *key);
 
 /* Draw a PNG map with gnuplot: nodes, the located calls of the JSON-lines
  * file `jsonl` with their 95 % ellipses, and n_truth true source positions

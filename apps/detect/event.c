@@ -142,9 +142,47 @@ int det_event_parse(const char *text, size_t len, det_event *e, char *why, size_
 											: "global_ns");
 		rc = -EINVAL;
 	}
-	if (!rc && e->has_global && (!(seen & 64) || !(e->global_se_ns >= 0))) {
-		g_snprintf(why, wlen, "global_se_ns missing or negative");
+	if (!rc && e->has_global && (!(seen & 64) || !(e->global_se_ns > 0))) {
+		g_snprintf(why, wlen, "global_se_ns missing or not > 0 (no conversion is exact)");
 		rc = -EINVAL;
 	}
+	if (!rc)
+		rc = det_event_check(e, why, wlen);
 	return rc;
+}
+
+/* Far beyond any real value, yet far from int64's ends (no sum overflows). */
+#define T_MAX_NS ((int64_t)1 << 62)
+
+int det_event_check(const det_event *e, char *why, size_t wlen)
+{
+	const char *bad = NULL;
+	if (e->node == UINT32_MAX)
+		bad = "node 4294967295 is the wire's \"no node\"";
+	else if (e->dev > 255)
+		bad = "dev beyond 255";
+	else if (!(e->rate_hz >= 1000 && e->rate_hz <= 1e6))
+		bad = "rate outside 1000..1000000 Hz";
+	else if (!(e->onset_frame >= 0) || e->onset_frame > 1e18)
+		bad = "onset_frame negative or beyond 1e18";
+	else if (!(e->onset_se >= 0) || e->onset_se > e->rate_hz * 3600)
+		bad = "onset_se negative or beyond an hour";
+	else if (e->cpu_ns <= 0 || e->cpu_ns > T_MAX_NS)
+		bad = "cpu_ns not in 1..2^62";
+	else if (!(e->cpu_se_ns >= 0) || e->cpu_se_ns > 3.6e12)
+		bad = "cpu_se_ns negative or beyond an hour";
+	else if (e->has_global && (e->global_ns <= 0 || e->global_ns > T_MAX_NS))
+		bad = "global_ns not in 1..2^62";
+	else if (e->has_global && e->global_se_ns > 3.6e12)
+		bad = "global_se_ns beyond an hour";
+	else if (!(e->duration_s >= 0) || e->duration_s > 3600)
+		bad = "duration_s negative or beyond an hour";
+	else if (!(e->f_lo_hz >= 0) || e->f_hi_hz < e->f_lo_hz || e->f_hi_hz > e->rate_hz)
+		bad = "band not 0 <= f_lo <= f_hi <= rate";
+	else if (e->template_id < 0 || e->template_id > 65535)
+		bad = "template outside 0..65535";
+	if (!bad)
+		return 0;
+	g_snprintf(why, wlen, "%s", bad);
+	return -EINVAL;
 }

@@ -48,4 +48,11 @@ void det_event_format(const det_event *e, GString *out);
  * -EINVAL with the reason (a missing or malformed key) in why[wlen]. */
 int det_event_parse(const char *text, size_t len, det_event *e, char *why, size_t wlen);
 
+/* Range checks of every field, as det_event_parse() applies them (an event
+ * from another node is outside input): node not 4294967295, dev <= 255,
+ * rate 1000..1e6 Hz, onset_frame >= 0, standard errors >= 0 and below an
+ * hour, times in 1..2^62 ns, duration 0..3600 s, 0 <= f_lo <= f_hi <= rate,
+ * template 0..65535.  Returns 0 or -EINVAL with the reason in why[wlen]. */
+int det_event_check(const det_event *e, char *why, size_t wlen);
+
 #endif

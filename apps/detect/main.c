@@ -20,6 +20,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "apps/detect/event.h"
+#include "apps/detect/jsonl.h"
 #include "apps/dsp/band.h"
 #include "apps/detect/profile.h"
 #include "apps/detect/refine.h"
@@ -90,6 +91,7 @@ struct detectd {
 	guint64 nframes, dropped, bad, calls, refined, unrefined, no_global, overlaps, seq;
 	GList *pending;
 	FILE *jsonl;
+	guint64 jsonl_failed; /* events the JSON-lines file could not take */
 	char last_error[256];
 	GString *why;
 };
@@ -157,22 +159,17 @@ static void publish(detectd *d, pending *p, const det_refine_result *rr, gboolea
 	dev_packet_send(d->events, s->str, s->len);
 	g_message("call %" G_GUINT64_FORMAT ": %s%s%s", e.seq, s->str, ok ? "" : " (coarse: ", ok ? "" : p->note);
 	if (d->jsonl) {
-		/* The same keys as JSON (values are numbers or simple words). */
-		fputc('{', d->jsonl);
-		gchar **kv = g_strsplit(s->str, " ", -1);
-		for (gchar **q = kv; *q; q++) {
-			char *eq = strchr(*q, '=');
-			if (!eq)
-				continue;
-			*eq = 0;
-			char *end;
-			g_ascii_strtod(eq + 1, &end);
-			gboolean number = *end == 0 && end != eq + 1;
-			fprintf(d->jsonl, "%s\"%s\":%s%s%s", q == kv ? "" : ",", *q, number ? "" : "\"", eq + 1, number ? "" : "\"");
+		/* The same keys as JSON, one line per event; a line the file
+		 * cannot take is counted and said on the status. */
+		gchar *j = det_event_json(&e);
+		if (fputs(j, d->jsonl) < 0 || fputc('\n', d->jsonl) < 0 || fflush(d->jsonl) != 0) {
+			d->jsonl_failed++;
+			g_snprintf(d->last_error, sizeof d->last_error, "%s: %s (%" G_GUINT64_FORMAT " events not written)",
+				   d->cfg.jsonl, g_strerror(errno), d->jsonl_failed);
+			g_warning("%s", d->last_error);
+			clearerr(d->jsonl);
 		}
-		g_strfreev(kv);
-		fputs("}\n", d->jsonl);
-		fflush(d->jsonl);
+		g_free(j);
 	}
 	g_string_free(s, TRUE);
 	dev_status_notify(d->status);
@@ -412,6 +409,8 @@ static int status_text(void *user, GString *out)
 			       d->no_global, (guint64)ts, (guint64)tl, d->overlaps, g_list_length(d->pending),
 			       dev_packet_subscribers(d->events));
 	g_string_append_printf(out, "clocks %s\n", sync_client_ready(d->clocks) ? "ready" : "waiting for sync/ticker");
+	if (d->jsonl)
+		g_string_append_printf(out, "jsonl %s failed=%" G_GUINT64_FORMAT "\n", d->cfg.jsonl, d->jsonl_failed);
 	if (*d->last_error)
 		g_string_append_printf(out, "error %s\n", d->last_error);
 	return 0;

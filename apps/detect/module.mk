@@ -6,7 +6,7 @@ DETECT_LIBS := $(B)/libdetect.a $(B)/libfftmsg.a $(B)/libdsp.a $(B)/libdev.a $(B
 PROGS += $(B)/bin/detect
 $(B)/bin/detect: $(B)/apps/detect/main.o $(DETECT_LIBS)
 	@mkdir -p $(dir $@)
-	$(link) $(call pkglibs,glib-2.0 gsl fftw3f sndfile libsystemd) -lm
+	$(link) $(call pkglibs,glib-2.0 gsl fftw3f sndfile libsystemd json-glib-1.0) -lm
 
 TESTS += $(B)/tests/test_detect
 $(B)/tests/test_detect: $(B)/tests/test_detect.o $(B)/libdetect.a $(B)/libfftmsg.a $(B)/libdsp.a $(B)/libcfg.a

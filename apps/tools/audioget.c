@@ -160,6 +160,9 @@ static void write_items(getter *g, const void *items, size_t n)
 {
 	if (g->follow) {
 		if (fwrite(items, (size_t)(g->sample_bytes * g->channels), n, stdout) != n) {
+			if (!g->rc)
+				fprintf(stderr, "audioget: standard output: %s; %" G_GINT64_FORMAT " frames written before\n",
+					g_strerror(errno), g->frames);
 			g->rc = 1;
 			g_main_loop_quit(g->loop);
 		}
@@ -397,6 +400,11 @@ int main(int argc, char **argv)
 	}
 	if (g.sf && sf_close(g.sf) != 0) {
 		fprintf(stderr, "audioget: %s: closing failed\n", out);
+		g.rc = 1;
+	}
+	if (g.follow && fflush(stdout) != 0 && !g.rc) {
+		/* The last frames sat in stdio's buffer. */
+		fprintf(stderr, "audioget: standard output: %s\n", g_strerror(errno));
 		g.rc = 1;
 	}
 	if (!g.rc && !g.follow && !g.ended) {

@@ -97,4 +97,21 @@ pid_t csim_pid(csim *s, int node, const char *name);
  * `name` on all nodes (counted when csim_node_stop/csim_stop reap them). */
 double csim_cpu_seconds(const csim *s, const char *name);
 
+/* Send sig to program `name` on node N (SIGKILL: and reap it, as a crash
+ * the caller restarts).  Returns 0, -ENOENT (not running) or -errno. */
+int csim_proc_signal(csim *s, int node, const char *name, int sig);
+
+/* Start program `name` on node N again when it is not running (as
+ * systemd's Restart=on-failure would), and wait for it.  FALSE + *err. */
+gboolean csim_proc_restart(csim *s, int node, const char *name, GError **err);
+
+/* TRUE when program `name` on node N has exited since it was started (it
+ * is reaped, *status its wait status); FALSE while it runs or when it is
+ * not started. */
+gboolean csim_proc_exited(csim *s, int node, const char *name, int *status);
+
+/* The programs every node runs, in start order: up to max names into
+ * names (owned by s).  Returns how many. */
+int csim_procs(const csim *s, const char **names, int max);
+
 #endif

@@ -10,15 +10,21 @@
  * readiness through sd_notify.
  *
  * Writes DIR/truth.csv (the table) and DIR/samples.csv (every measurement).
- * Exit status: 0 all conversions within 5 of their own standard errors,
- * 1 some were not (or none could be measured), 2 set-up failed.
+ * With --chaos SEED it also kills (SIGKILL, restarted 1 s later) and stops
+ * (SIGSTOP for 1-5 s) random processes of random nodes, and reports them and
+ * the failures they caused (sim/launch/chaos.h) to DIR/chaos.csv.
+ * Exit status: 0 all conversions within 5 of their own standard errors
+ * (and no chaos failure), 1 some were not (or none could be measured, or
+ * chaos failed), 2 set-up failed.
  */
 #include <glib-unix.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
+#include "sim/launch/chaos.h"
 #include "sim/launch/launch.h"
 #include "sim/launch/truth.h"
 
@@ -42,6 +48,13 @@ static gboolean on_sample(gpointer data)
 	return G_SOURCE_CONTINUE;
 }
 
+/* chaos restarted a program: an audiod's numbering is found again. */
+static void on_restarted(void *user, int node, const char *prog)
+{
+	if (!strcmp(prog, "audiod"))
+		csim_truth_audio_restarted(user, node);
+}
+
 static gboolean on_signal(gpointer data)
 {
 	g_main_loop_quit(data);
@@ -55,6 +68,8 @@ int main(int argc, char **argv)
 	char **apps = NULL;
 	gboolean netns = FALSE, no_audio = FALSE;
 	gint port = 0, rate_hz = 16000;
+	gint64 chaos_seed = -1;
+	double chaos_interval_s = 10;
 	GOptionEntry entries[] = {
 		{"duration", 'd', 0, G_OPTION_ARG_DOUBLE, &duration_s, "seconds to run (default: the scenario's duration)", "S"},
 		{"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "directory for logs, configs and CSV (default chorus-sim-out)", "DIR"},
@@ -68,6 +83,8 @@ int main(int argc, char **argv)
 		{"csv", 0, 0, G_OPTION_ARG_FILENAME, &csv, "CSV of the error table (default DIR/truth.csv)", "FILE"},
 		{"bin", 0, 0, G_OPTION_ARG_FILENAME, &bin, "directory of syncd and audiod (default build/bin)", "DIR"},
 		{"tstamp", 0, 0, G_OPTION_ARG_STRING, &tstamp, "audiod's timestamp source: sim (default) or alsa (the plugin's mode from CHORUS_SIM_TSTAMP)", "SRC"},
+		{"chaos", 0, 0, G_OPTION_ARG_INT64, &chaos_seed, "inject faults (kill -9 and restart, SIGSTOP) from this seed (sim/launch/chaos.h)", "SEED"},
+		{"chaos-interval", 0, 0, G_OPTION_ARG_DOUBLE, &chaos_interval_s, "mean seconds between faults (default 10)", "S"},
 		{"app", 'a', 0, G_OPTION_ARG_STRING_ARRAY, &apps, "also run this command line on every node (repeatable; %n = node, %c = mics)", "CMD"},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
@@ -126,7 +143,25 @@ int main(int argc, char **argv)
 	g_timeout_add((guint)(interval_s * 1000), on_sample, &r);
 	g_unix_signal_add(SIGINT, on_signal, r.loop);
 	g_unix_signal_add(SIGTERM, on_signal, r.loop);
+	csim_chaos *chaos = chaos_seed >= 0 ? csim_chaos_new(s, (guint64)chaos_seed, chaos_interval_s, on_restarted, r.truth)
+					    : NULL;
 	g_main_loop_run(r.loop);
+	GString *chaos_text = g_string_new(NULL);
+	int chaos_failures = 0;
+	if (chaos) {
+		char *ccsv = g_build_filename(out, "chaos.csv", NULL);
+		chaos_failures = csim_chaos_report(chaos, chaos_text, ccsv);
+		const sim_scenario *sc = csim_scenario(s);
+		for (size_t i = 0; i < sim_scenario_n_nodes(sc); i++) {
+			int id = sim_scenario_node(sc, i)->id, k = csim_truth_renumbered(r.truth, id);
+			if (k)
+				g_string_append_printf(chaos_text, "chaos: node%d's audiod numbered its frames anew after %d of its restarts\n", id, k);
+		}
+		if (chaos_failures < 0)
+			fprintf(stderr, "chorus-sim: cannot write %s\n", ccsv);
+		g_free(ccsv);
+		csim_chaos_free(chaos);
+	}
 	csim_stop(s);
 
 	GString *table = g_string_new(NULL);
@@ -149,6 +184,12 @@ int main(int argc, char **argv)
 	} else {
 		printf("all %u conversions within 5 standard errors; CSV: %s\n", n, csv_path);
 	}
+	fputs(chaos_text->str, stdout);
+	if (chaos_failures != 0) {
+		fprintf(stderr, "chorus-sim: chaos: %s\n", chaos_failures < 0 ? "the report could not be written" : "failures (above)");
+		rc = 1;
+	}
+	g_string_free(chaos_text, TRUE);
 	g_string_free(table, TRUE);
 	g_free(csv_path);
 	csim_truth_free(r.truth);

@@ -1,5 +1,5 @@
 # chorus-sim: the scenario launcher with ground truth (sim/launch/).
-CSIM_OBJS := $(B)/sim/launch/launch.o $(B)/sim/launch/truth.o
+CSIM_OBJS := $(B)/sim/launch/launch.o $(B)/sim/launch/truth.o $(B)/sim/launch/chaos.o
 $(B)/libcsim.a: $(CSIM_OBJS)
 CSIM_LIBS = $(call pkglibs,glib-2.0 gsl sndfile fftw3f) -lm
 PROGS += $(B)/bin/chorus-sim
@@ -35,3 +35,17 @@ $(B)/bench/honesty.o: CFLAGS += -DCSIM_BIN_DIR='"$(abspath $(B)/bin)"'
 $(B)/bench/honesty: $(B)/bench/honesty.o $(B)/libsync.a | $(B)/bin/chorus-sim $(B)/bin/syncd $(B)/bin/audiod $(B)/bin/audioget $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf $(B)/sim/libchorus_sim_radio.so
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,glib-2.0 gsl) -lm
+
+# make check's two minutes of chorus-sim --chaos (tests/test_chaos.sh).
+TESTS += $(B)/tests/test_chaos
+$(B)/tests/test_chaos: tests/test_chaos.sh | $(B)/bin/chorus-sim $(B)/bin/syncd $(B)/bin/audiod $(B)/bin/fft \
+		$(B)/bin/detect $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf $(B)/sim/libchorus_sim_radio.so
+	@mkdir -p $(dir $@)
+	printf '#!/bin/sh\nCHAOS_BIN=%s exec sh %s\n' "$(abspath $(B)/bin)" "$(abspath $<)" > $@ && chmod +x $@
+
+# bench/soak: the chaos soak for 30 minutes (bench/soak.sh).
+BENCHES += $(B)/bench/soak
+$(B)/bench/soak: bench/soak.sh | $(B)/bin/chorus-sim $(B)/bin/syncd $(B)/bin/audiod $(B)/bin/fft $(B)/bin/detect \
+		$(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf $(B)/sim/libchorus_sim_radio.so
+	@mkdir -p $(dir $@)
+	printf '#!/bin/sh\nSOAK_BIN=%s exec sh %s\n' "$(abspath $(B)/bin)" "$(abspath $<)" > $@ && chmod +x $@

@@ -26,6 +26,9 @@ typedef struct {
 	gboolean locked; /* f0 known */
 	int64_t f0;      /* world frame of audiod's frame 0 */
 	int lock_tries;
+	gboolean relock; /* audiod restarted: f0 is found again, and compared */
+	int64_t old_f0;
+	int renumbered; /* restarts after which f0 differed */
 	sync_graph *g;
 	gboolean have;
 	uint32_t root;
@@ -217,9 +220,35 @@ static void audio_lock(csim_truth *t, tnode *n, int64_t h)
 		if (k == LOCK_LEN) {
 			n->f0 = c;
 			n->locked = TRUE;
+			if (n->relock && c != n->old_f0) {
+				n->renumbered++;
+				g_message("truth: node%d's audiod numbers its frames %+" G_GINT64_FORMAT
+					  " frames from before its restart",
+					  n->id, n->old_f0 - c);
+			}
+			n->relock = FALSE;
 			return;
 		}
 	}
+}
+
+void csim_truth_audio_restarted(csim_truth *t, int node)
+{
+	tnode *n = find(t, node);
+	if (!n || !n->locked)
+		return;
+	n->old_f0 = n->f0;
+	n->relock = TRUE;
+	n->locked = FALSE;
+	n->lock_tries = 0;
+}
+
+int csim_truth_renumbered(const csim_truth *t, int node)
+{
+	for (guint i = 0; i < t->nodes->len; i++)
+		if (g_array_index(t->nodes, tnode, i).id == node)
+			return g_array_index(t->nodes, tnode, i).renumbered;
+	return 0;
 }
 
 void csim_truth_set_down(csim_truth *t, int node, gboolean down)

@@ -66,6 +66,14 @@ int csim_truth_set_audio(csim_truth *t, int64_t epoch_ns, unsigned rate_hz, cons
 /* Skip nodes that are down (their tickers are not read). */
 void csim_truth_set_down(csim_truth *t, int node, gboolean down);
 
+/* Node N's audiod was restarted: its frame numbering is found again from
+ * the samples (no audio0 conversion of the node is judged meanwhile); a
+ * numbering that differs from the one before the restart is counted. */
+void csim_truth_audio_restarted(csim_truth *t, int node);
+
+/* How many of node N's audiod restarts changed its numbering. */
+int csim_truth_renumbered(const csim_truth *t, int node);
+
 /* Read every ticker and measure every conversion now.  With `keep` the
  * measurements are recorded (otherwise only returned through `last`).
  * Returns the number of conversions that succeeded. */

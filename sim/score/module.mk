@@ -6,7 +6,7 @@ PROGS += $(B)/bin/chorus-demo
 $(B)/bin/chorus-demo: $(B)/sim/score/demo.o $(B)/libscore.a $(B)/libcollab.a $(B)/libcsim.a $(B)/libsim.a $(B)/libcfg.a \
 		$(B)/libdev.a $(B)/libsync.a $(B)/libdsp.a
 	@mkdir -p $(dir $@)
-	$(link) $(call pkglibs,glib-2.0 gsl fftw3f sndfile) -lm
+	$(link) $(call pkglibs,glib-2.0 gsl fftw3f sndfile json-glib-1.0) -lm
 
 # `make demo`: on a fresh machine install what is missing, build, run the
 # default scenario for a minute, print and write the results to demo-out/.

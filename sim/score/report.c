@@ -138,7 +138,8 @@ static void score_node(const sim_world *w, int node, const char *det_file, const
 	for (gchar **l = lines; *l; l++) {
 		if (!**l)
 			continue;
-		if (strstr(*l, "\"global_ns\":\"none\""))
+		char gs[8];
+		if (collab_json_string(*l, "global_ns", gs, sizeof gs) == 0 && !strcmp(gs, "none"))
 			out->det_no_global++;
 		/* An onset that never reached the cpu clock has no time. */
 		if (!isfinite(collab_json_number(*l, "cpu_se_ns"))) {
@@ -196,13 +197,8 @@ typedef struct {
 
 static void status_of(const char *line, char *st, size_t len)
 {
-	const char *p = strstr(line, "\"status\":\"");
-	g_strlcpy(st, "unknown", len);
-	if (p) {
-		p += 10;
-		size_t n = strcspn(p, "\"");
-		g_strlcpy(st, p, MIN(n + 1, len));
-	}
+	if (collab_json_string(line, "status", st, len) < 0)
+		g_strlcpy(st, "unknown", len);
 }
 
 /* Fill the call's row from its matched result. */
@@ -226,13 +222,8 @@ static void take_result(demo_call *dc, const char *line, double emit_s, const de
 	dc->ell95_m = collab_json_number(line, "ell95_major");
 	dc->dt_ms = (emit_s - dc->t_s) * 1e3;
 	dc->latency_s = collab_json_number(line, "latency_s");
-	const char *u = strstr(line, "\"used\":[");
-	dc->used = 0;
-	if (u && u[8] != ']') {
-		dc->used = 1;
-		for (u += 8; *u && *u != ']'; u++)
-			dc->used += *u == ',';
-	}
+	long used = collab_json_array_len(line, "used");
+	dc->used = used > 0 ? (int)used : 0;
 	/* A result without a position (a failed solve) is never located. */
 	dc->located = dc->ok && dc->err_m <= p->located_within_m;
 	dc->verdict = !dc->ok ? "not_ok" : dc->located ? "located"
@@ -261,8 +252,11 @@ static void score_results(const sim_world *w, const char *const *files, int n_fi
 			gboolean solved = isfinite(collab_json_number(*l, "x"));
 			if (!solved)
 				out->results_failed++;
-			else if (!strstr(*l, "\"status\":\"ok\""))
-				out->results_not_ok++;
+			else {
+				char st[16];
+				if (collab_json_string(*l, "status", st, sizeof st) < 0 || strcmp(st, "ok"))
+					out->results_not_ok++;
+			}
 			if (solved && !isfinite(collab_json_number(*l, "t_cpu_ns")))
 				out->emission_refused++;
 			/* The clip service's reasons for a refused conversion

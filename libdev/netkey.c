@@ -1,0 +1,36 @@
+/* netkey.c — the field's shared network key (see netkey.h). */
+#include "libdev/netkey.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+
+#include "libdev/common.h"
+
+gboolean dev_netkey_load(const char *group, const char *path, uint8_t **key, size_t *len, GError **err)
+{
+	gchar *k = NULL;
+	gsize kl = 0;
+	GError *e = NULL;
+	*key = NULL;
+	*len = 0;
+	if (!g_file_get_contents(path, &k, &kl, &e)) {
+		g_set_error(err, DEV_ERROR, EACCES, "[%s] key_file %s: %s", group, path, e->message);
+		g_error_free(e);
+		return FALSE;
+	}
+	if (kl < 16) {
+		g_set_error(err, DEV_ERROR, EINVAL, "[%s] key_file %s: %zu bytes; a key needs 16 or more", group, path,
+			    (size_t)kl);
+		g_free(k);
+		return FALSE;
+	}
+	*key = (uint8_t *)k;
+	*len = kl;
+	return TRUE;
+}
+
+gboolean dev_netkey_is_loopback(const char *address)
+{
+	struct in_addr a;
+	return inet_pton(AF_INET, address, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
+}

@@ -1,0 +1,326 @@
+/* chaos.c — faults injected into a running simulation (see chaos.h). */
+#include "sim/launch/chaos.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#define MAX_PROGS CSIM_MAX_PROCS
+#define LONG_LIFE_S 1200.0 /* instances judged on growth: 20 minutes */
+
+typedef struct {
+	double t_s;
+	int node;
+	const char *prog;
+	char action[16];
+	char detail[160];
+} chaos_event;
+
+typedef struct {
+	pid_t pid;
+	double born_s, first_s, last_s;
+	long rss0_kb, rss_kb;
+	int fd0, fd;
+} instance;
+
+typedef struct {
+	int node;
+	const char *prog;
+	int busy;      /* an action is in flight (killed or stopped) */
+	instance cur;  /* the running instance's samples */
+	GArray *lives; /* instance: the ended ones */
+} target;
+
+struct csim_chaos {
+	csim *s;
+	GRand *rng;
+	double interval_s;
+	gint64 t0_us;
+	GArray *targets; /* target */
+	GArray *events;  /* chaos_event */
+	guint tick, next;
+	int crashes, failed_restarts;
+	gboolean finished;
+	csim_chaos_restarted_fn restarted;
+	void *user;
+};
+
+static double now_s(const csim_chaos *c)
+{
+	return (double)(g_get_monotonic_time() - c->t0_us) / 1e6;
+}
+
+static void note(csim_chaos *c, const target *t, const char *action, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
+static void note(csim_chaos *c, const target *t, const char *action, const char *fmt, ...)
+{
+	chaos_event e = {now_s(c), t->node, t->prog, "", ""};
+	g_strlcpy(e.action, action, sizeof e.action);
+	va_list ap;
+	va_start(ap, fmt);
+	g_vsnprintf(e.detail, sizeof e.detail, fmt, ap);
+	va_end(ap);
+	g_array_append_val(c->events, e);
+	g_message("chaos %.1f s: node%d %s %s %s", e.t_s, t->node, t->prog, action, e.detail);
+}
+
+/* Resident memory (kB) and open descriptors of pid; FALSE if gone. */
+static gboolean proc_usage(pid_t pid, long *rss_kb, int *fds)
+{
+	char path[64], *text = NULL;
+	g_snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	if (!g_file_get_contents(path, &text, NULL, NULL))
+		return FALSE;
+	const char *r = strstr(text, "VmRSS:");
+	*rss_kb = r ? strtol(r + 6, NULL, 10) : 0;
+	g_free(text);
+	g_snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+	DIR *d = opendir(path);
+	*fds = 0;
+	if (d) {
+		struct dirent *de;
+		while ((de = readdir(d)))
+			*fds += de->d_name[0] != '.';
+		closedir(d);
+	}
+	return TRUE;
+}
+
+static void end_life(target *t)
+{
+	if (t->cur.pid > 0 && t->cur.first_s >= 0)
+		g_array_append_val(t->lives, t->cur);
+	memset(&t->cur, 0, sizeof t->cur);
+	t->cur.first_s = -1;
+}
+
+/* Follow the instance running now: a new pid starts a new life. */
+static void sample(csim_chaos *c, target *t)
+{
+	pid_t pid = csim_pid(c->s, t->node, t->prog);
+	if (pid != t->cur.pid) {
+		end_life(t);
+		t->cur.pid = pid;
+		t->cur.born_s = now_s(c);
+	}
+	long rss;
+	int fds;
+	/* The first sample 30 s into a life: start-up allocations are over. */
+	if (pid > 0 && !t->busy && now_s(c) - t->cur.born_s >= 30 && proc_usage(pid, &rss, &fds)) {
+		if (t->cur.first_s < 0) {
+			t->cur.first_s = now_s(c);
+			t->cur.rss0_kb = rss;
+			t->cur.fd0 = fds;
+		}
+		t->cur.last_s = now_s(c);
+		t->cur.rss_kb = rss;
+		t->cur.fd = fds;
+	}
+}
+
+typedef struct {
+	csim_chaos *c;
+	target *t;
+} pending;
+
+static gboolean on_restart(gpointer data)
+{
+	pending *p = data;
+	GError *err = NULL;
+	if (!csim_proc_restart(p->c->s, p->t->node, p->t->prog, &err)) {
+		p->c->failed_restarts++;
+		note(p->c, p->t, "restart_failed", "%s", err->message);
+		g_error_free(err);
+	} else {
+		note(p->c, p->t, "restarted", "pid %d", (int)csim_pid(p->c->s, p->t->node, p->t->prog));
+		if (p->c->restarted)
+			p->c->restarted(p->c->user, p->t->node, p->t->prog);
+	}
+	p->t->busy = 0;
+	g_free(p);
+	return G_SOURCE_REMOVE;
+}
+
+static gboolean on_continue(gpointer data)
+{
+	pending *p = data;
+	if (csim_proc_signal(p->c->s, p->t->node, p->t->prog, SIGCONT) == 0)
+		note(p->c, p->t, "continued", "after SIGSTOP");
+	p->t->busy = 0;
+	g_free(p);
+	return G_SOURCE_REMOVE;
+}
+
+static gboolean on_action(gpointer data);
+
+static void arm(csim_chaos *c)
+{
+	double gap = -c->interval_s * log(1.0 - g_rand_double(c->rng));
+	c->next = g_timeout_add((guint)MAX(1.0, gap * 1000), on_action, c);
+}
+
+static gboolean on_action(gpointer data)
+{
+	csim_chaos *c = data;
+	c->next = 0;
+	target *t = &g_array_index(c->targets, target, g_rand_int_range(c->rng, 0, (gint32)c->targets->len));
+	double roll = g_rand_double(c->rng), stop_s = g_rand_double_range(c->rng, 1.0, 5.0);
+	if (!t->busy && csim_pid(c->s, t->node, t->prog) > 0) {
+		pending *p = g_new(pending, 1);
+		*p = (pending){c, t};
+		t->busy = 1;
+		if (roll < 0.6) {
+			pid_t pid = csim_pid(c->s, t->node, t->prog);
+			csim_proc_signal(c->s, t->node, t->prog, SIGKILL);
+			note(c, t, "kill", "SIGKILL pid %d; restart in 1 s", (int)pid);
+			g_timeout_add(1000, on_restart, p);
+		} else {
+			csim_proc_signal(c->s, t->node, t->prog, SIGSTOP);
+			note(c, t, "stop", "SIGSTOP for %.1f s", stop_s);
+			g_timeout_add((guint)(stop_s * 1000), on_continue, p);
+		}
+	}
+	arm(c);
+	return G_SOURCE_REMOVE;
+}
+
+/* Every second: crashes (a process gone that no action killed) are counted
+ * and restarted, as systemd would; usage is sampled. */
+static gboolean on_tick(gpointer data)
+{
+	csim_chaos *c = data;
+	for (guint i = 0; i < c->targets->len; i++) {
+		target *t = &g_array_index(c->targets, target, i);
+		int status = 0;
+		if (!t->busy && csim_proc_exited(c->s, t->node, t->prog, &status)) {
+			c->crashes++;
+			note(c, t, "crashed", "%s %d", WIFSIGNALED(status) ? "signal" : "exit status",
+			     WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+			GError *err = NULL;
+			if (!csim_proc_restart(c->s, t->node, t->prog, &err)) {
+				c->failed_restarts++;
+				note(c, t, "restart_failed", "%s", err->message);
+				g_error_free(err);
+			} else if (c->restarted) {
+				c->restarted(c->user, t->node, t->prog);
+			}
+		}
+		sample(c, t);
+	}
+	return G_SOURCE_CONTINUE;
+}
+
+csim_chaos *csim_chaos_new(csim *s, guint64 seed, double interval_s, csim_chaos_restarted_fn restarted, void *user)
+{
+	csim_chaos *c = g_new0(csim_chaos, 1);
+	c->s = s;
+	c->restarted = restarted;
+	c->user = user;
+	c->rng = g_rand_new_with_seed_array((const guint32[]){(guint32)seed, (guint32)(seed >> 32)}, 2);
+	c->interval_s = interval_s > 0 ? interval_s : 10;
+	c->t0_us = g_get_monotonic_time();
+	c->targets = g_array_new(FALSE, TRUE, sizeof(target));
+	c->events = g_array_new(FALSE, FALSE, sizeof(chaos_event));
+	const char *names[MAX_PROGS];
+	int np = csim_procs(s, names, MAX_PROGS);
+	const sim_scenario *sc = csim_scenario(s);
+	for (size_t i = 0; i < sim_scenario_n_nodes(sc); i++)
+		for (int k = 0; k < np; k++) {
+			target t = {sim_scenario_node(sc, i)->id, names[k], 0, {0}, g_array_new(FALSE, FALSE, sizeof(instance))};
+			t.cur.first_s = -1;
+			g_array_append_val(c->targets, t);
+		}
+	c->tick = g_timeout_add(1000, on_tick, c);
+	arm(c);
+	return c;
+}
+
+void csim_chaos_finish(csim_chaos *c)
+{
+	if (c->finished)
+		return;
+	c->finished = TRUE;
+	if (c->next)
+		g_source_remove(c->next);
+	c->next = 0;
+	/* Let the actions in flight complete (at most 5 s), then judge. */
+	gint64 end = g_get_monotonic_time() + 6000000;
+	gboolean busy = TRUE;
+	while (busy && g_get_monotonic_time() < end) {
+		g_main_context_iteration(NULL, FALSE);
+		g_usleep(10000);
+		busy = FALSE;
+		for (guint i = 0; i < c->targets->len; i++)
+			busy |= g_array_index(c->targets, target, i).busy;
+	}
+	on_tick(c);
+	g_source_remove(c->tick);
+	c->tick = 0;
+	for (guint i = 0; i < c->targets->len; i++)
+		end_life(&g_array_index(c->targets, target, i));
+}
+
+int csim_chaos_report(csim_chaos *c, GString *out, const char *csv_path)
+{
+	csim_chaos_finish(c);
+	int kills = 0, stops = 0, growth = 0, dead = 0;
+	FILE *f = fopen(csv_path, "w");
+	int wrote = f && fprintf(f, "t_s,node,program,action,detail\n") > 0;
+	for (guint i = 0; i < c->events->len; i++) {
+		const chaos_event *e = &g_array_index(c->events, chaos_event, i);
+		kills += !strcmp(e->action, "kill");
+		stops += !strcmp(e->action, "stop");
+		if (f && fprintf(f, "%.3f,%d,%s,%s,\"%s\"\n", e->t_s, e->node, e->prog, e->action, e->detail) < 0)
+			wrote = 0;
+	}
+	if (!f || fclose(f) != 0)
+		wrote = 0;
+	g_string_append_printf(out, "chaos: %d kills (restarted after 1 s), %d stops (1-5 s), %d crashes, %d failed restarts\n",
+			       kills, stops, c->crashes, c->failed_restarts);
+	g_string_append(out, "chaos: resources per process instance (first sample 30 s into its life, last at the end)\n");
+	g_string_append_printf(out, "  %-6s %-8s %8s %10s %10s %6s %6s %s\n", "node", "program", "life_s", "rss0_kB", "rss_kB",
+			       "fd0", "fd", "verdict");
+	for (guint i = 0; i < c->targets->len; i++) {
+		const target *t = &g_array_index(c->targets, target, i);
+		if (csim_pid(c->s, t->node, t->prog) <= 0) {
+			dead++;
+			g_string_append_printf(out, "  node%-2d %-8s not running at the end\n", t->node, t->prog);
+		}
+		for (guint k = 0; k < t->lives->len; k++) {
+			const instance *in = &g_array_index(t->lives, instance, k);
+			double life = in->last_s - in->first_s;
+			gboolean judged = life >= LONG_LIFE_S;
+			gboolean grew = judged && (in->rss_kb > 1.05 * in->rss0_kb || in->fd > 1.05 * in->fd0);
+			growth += grew;
+			if (judged || k + 1 == t->lives->len)
+				g_string_append_printf(out, "  node%-2d %-8s %8.0f %10ld %10ld %6d %6d %s\n", t->node, t->prog,
+						       life, in->rss0_kb, in->rss_kb, in->fd0, in->fd,
+						       grew ? "GREW over 5 %" : judged ? "ok"
+										       : "too short to judge");
+		}
+	}
+	int failures = c->crashes + c->failed_restarts + dead + growth;
+	g_string_append_printf(out, "chaos: %d failures (crashes, failed restarts, not running, growth); actions in %s\n",
+			       failures, csv_path);
+	return wrote ? failures : -1;
+}
+
+void csim_chaos_free(csim_chaos *c)
+{
+	if (!c)
+		return;
+	if (c->next)
+		g_source_remove(c->next);
+	if (c->tick)
+		g_source_remove(c->tick);
+	for (guint i = 0; i < c->targets->len; i++)
+		g_array_free(g_array_index(c->targets, target, i).lives, TRUE);
+	g_array_free(c->targets, TRUE);
+	g_array_free(c->events, TRUE);
+	g_rand_free(c->rng);
+	g_free(c);
+}

@@ -1,0 +1,44 @@
+/* chaos.h — chorus-sim --chaos: faults injected into a running simulation
+ * (issue 15's chaos soak).
+ *
+ * At random times (exponential gaps of mean interval_s, from a seeded
+ * generator, so a seed replays the same schedule) one process of one node
+ * is hit: killed with SIGKILL and started again a second later, as
+ * systemd's Restart=on-failure with RestartSec=1 would (60 %), or stopped
+ * with SIGSTOP for 1-5 s and continued (40 %).  Every tick it also looks
+ * for processes that died without being killed (a crash: counted, and
+ * restarted as systemd would) and samples each process instance's resident
+ * memory and open descriptors (/proc).  Afterwards the report lists every
+ * action, and the failures: crashes, restarts that did not come up,
+ * processes not running at the end, and RSS or descriptor growth over 5 %
+ * between an instance's first and last samples when it lived 20 minutes or
+ * more (a shorter life is reported, not judged).
+ */
+#ifndef CHORUS_SIM_CHAOS_H
+#define CHORUS_SIM_CHAOS_H
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "sim/launch/launch.h"
+
+typedef struct csim_chaos csim_chaos;
+
+/* Told after a program was started again (node, program name). */
+typedef void (*csim_chaos_restarted_fn)(void *user, int node, const char *prog);
+
+/* Start injecting into s (on the default main context) from now on;
+ * restarted (may be NULL) is told of every restart. */
+csim_chaos *csim_chaos_new(csim *s, guint64 seed, double interval_s, csim_chaos_restarted_fn restarted, void *user);
+
+/* Stop injecting; continue every stopped process, start every killed one. */
+void csim_chaos_finish(csim_chaos *c);
+
+/* The report: a table of actions and a summary into out; the actions as
+ * CSV (t_s,node,program,action,detail) to csv_path.  Returns the failures
+ * (0: none), or -1 when the CSV could not be written. */
+int csim_chaos_report(csim_chaos *c, GString *out, const char *csv_path);
+
+void csim_chaos_free(csim_chaos *c);
+
+#endif

@@ -1,0 +1,47 @@
+# Fuzz targets over the decoders of outside input (issue 15), beside
+# libdev's fuzz_wire (libdev/module.mk, which defines CLANG and
+# FUZZ_SECONDS): each is built with libFuzzer + ASan + UBSan from the
+# sources it decodes with, and make check runs it for FUZZ_SECONDS from its
+# committed seed corpus (tests/fuzz/corpus_NAME) through tests/fuzz/run.sh.
+#   fuzz_rbs    syncd's RBS packets (syncd/rbs_wire.c), keyed and not
+#   fuzz_share  collab's shared detections (apps/collab/share.c, the event
+#               text of apps/detect/event.c), keyed and not
+FUZZ_SRCS_rbs := tests/fuzz/fuzz_rbs.c syncd/rbs_wire.c libsync/conv.c libsync/clockid.c
+FUZZ_PKGS_rbs := glib-2.0 gsl
+FUZZ_SRCS_share := tests/fuzz/fuzz_share.c apps/collab/share.c apps/detect/event.c libdev/replay.c libdev/ratelog.c \
+	libdev/common.c
+FUZZ_PKGS_share := glib-2.0
+FUZZ_NAMES := rbs share
+TESTS += $(patsubst %,$(B)/tests/fuzz_%,$(FUZZ_NAMES))
+ifneq ($(CLANG),)
+define fuzz_rules
+$(B)/fuzz/fuzz_$(1): $$(FUZZ_SRCS_$(1))
+	@mkdir -p $$(dir $$@)
+	$$(CLANG) -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -I. \
+	  $$(shell pkg-config --cflags $$(FUZZ_PKGS_$(1))) -o $$@ $$(filter %.c,$$^) $$(call pkglibs,$$(FUZZ_PKGS_$(1))) -lm
+$(B)/tests/fuzz_$(1): $(B)/fuzz/fuzz_$(1) tests/fuzz/run.sh
+	@mkdir -p $$(dir $$@)
+	printf '#!/bin/sh\nexec sh "%s/tests/fuzz/run.sh" "%s/$$<" "%s/tests/fuzz/corpus_$(1)" %s\n' \
+	  "$$(CURDIR)" "$$(CURDIR)" "$$(CURDIR)" "$$(FUZZ_SECONDS)" >$$@ && chmod +x $$@
+endef
+else
+define fuzz_rules
+$(B)/tests/fuzz_$(1):
+	@mkdir -p $$(dir $$@)
+	printf '#!/bin/sh\necho "fuzz_$(1): SKIP (clang not found on PATH; make deps installs it)"\nexit 77\n' >$$@ && chmod +x $$@
+endef
+endif
+$(foreach f,$(FUZZ_NAMES),$(eval $(call fuzz_rules,$(f))))
+
+# `make fuzz`: every target for FUZZ_LONG_SECONDS (default 60) each; a
+# crash, leak or hang fails it (and keeps the input, tests/fuzz/run.sh).
+FUZZ_LONG_SECONDS ?= 60
+.PHONY: fuzz
+ifneq ($(CLANG),)
+fuzz: $(B)/fuzz/fuzz_wire $(patsubst %,$(B)/fuzz/fuzz_%,$(FUZZ_NAMES))
+	@for f in wire $(FUZZ_NAMES); do \
+	    sh tests/fuzz/run.sh $(B)/fuzz/fuzz_$$f tests/fuzz/corpus_$$f $(FUZZ_LONG_SECONDS) || exit 1; done
+else
+fuzz:
+	@echo "fuzz: needs clang with libFuzzer (make deps installs clang and libclang-rt-14-dev)" >&2; exit 1
+endif

@@ -88,6 +88,7 @@ LOG_DOMAIN_sim/score    := chorus-demo
 LOG_DOMAIN_tests        := chorus-test
 LOG_DOMAIN_bench        := chorus-bench
 LOG_DOMAIN_selftest     := chorus-selftest
+LOG_DOMAIN_archive      := chorus-archive
 log_domain = $(if $(filter apps/tools/%,$(1)),$(basename $(notdir $(1))),$(or $(LOG_DOMAIN_$(patsubst %/,%,$(dir $(1)))),chorus-$(basename $(notdir $(1)))))
 
 $(B)/%.o: %.c

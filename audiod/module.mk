@@ -19,7 +19,7 @@ $(B)/bin/audiod: $(B)/audiod/main.o $(AUDIOD_LIBS)
 	$(link) $(call pkglibs,glib-2.0 gsl alsa libsystemd) -lm -lpthread
 
 PROGS += $(B)/bin/audioget
-$(B)/bin/audioget: $(B)/apps/tools/audioget.o $(B)/libaudiod.a $(B)/libsync.a $(B)/libdev.a
+$(B)/bin/audioget: $(B)/apps/tools/audioget.o $(B)/libarchive.a $(B)/libaudiod.a $(B)/libsync.a $(B)/libdev.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,glib-2.0 sndfile) -lm
 

@@ -20,7 +20,7 @@ $(B)/dist/%.service: dist/%.service.in $(B)/dist/paths
 
 # /etc/chorus/NAME.conf: the program's --print-config under a header; detect
 # prints its profile's keys after its own ("# profile"), which stay out.
-DIST_CONF_PROGS := syncd audiod fft detect collab
+DIST_CONF_PROGS := syncd audiod fft detect collab chorus-archive
 DIST_CONFS := $(patsubst %,$(B)/dist/etc/%.conf,$(DIST_CONF_PROGS)) $(B)/dist/etc/mqtt.conf
 $(B)/dist/etc/%.conf: $(B)/bin/% $(B)/dist/paths
 	@mkdir -p $(dir $@)

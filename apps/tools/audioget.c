@@ -10,6 +10,12 @@
  * HH:MM:SS[.frac] (today, UTC) or an ISO 8601 date-time.  The output format
  * follows the file's extension (.wav, .flac; libsndfile).  audioget prints the
  * frame range the request resolved to and the conversion's uncertainty.
+ * When audiod no longer holds the range (it is older than the ring) or
+ * audiod is down, and an archive directory is known (--archive, else
+ * $CHORUS_ARCHIVE_DIR, else /var/lib/chorus/archive when it exists), the
+ * range is read from chorus-archive's segments instead, with the same
+ * reply (first frame's global time and its s.e.; "source=archive"), by
+ * frames or by global time (docs/archive.md §4).
  * Exit status: 0 ok, 1 refused or failed, 2 usage.
  */
 #include <errno.h>
@@ -23,6 +29,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "archive/serve.h"
+#include "archive/store.h"
 #include "audiod/request.h"
 #include "libdev/dev.h"
 
@@ -38,44 +46,9 @@ typedef struct {
 	gboolean opened, ended;
 	char path[512]; /* the device socket, for messages */
 	int rc;
+	gboolean fallback; /* audiod does not hold the range or is down: try the archive */
+	char why[512];     /* audiod's refusal or the connection error */
 } getter;
-
-/* Parse a time: integer, or HH:MM:SS[.frac] today UTC, or ISO 8601. */
-static int parse_time(const char *s, int64_t *out)
-{
-	char *end;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (end != s && !*end && !errno) {
-		*out = v;
-		return 0;
-	}
-	GDateTime *t = NULL;
-	GTimeZone *utc = g_time_zone_new_utc();
-	if (strchr(s, 'T')) {
-		t = g_date_time_new_from_iso8601(s, utc);
-	} else {
-		int h, m;
-		double sec;
-		char extra;
-		if (sscanf(s, "%d:%d:%lf%c", &h, &m, &sec, &extra) == 3 && h >= 0 && h < 24 && m >= 0 && m < 60 &&
-		    sec >= 0 && sec < 61) {
-			GDateTime *now = g_date_time_new_now(utc);
-			t = g_date_time_new(utc, g_date_time_get_year(now), g_date_time_get_month(now),
-					    g_date_time_get_day_of_month(now), h, m, sec);
-			g_date_time_unref(now);
-		}
-	}
-	g_time_zone_unref(utc);
-	if (!t)
-		return -EINVAL;
-	/* Seconds and microseconds from GDateTime, the rest of the fraction
-	 * is below its resolution. */
-	*out = g_date_time_to_unix(t) * 1000000000LL + (int64_t)g_date_time_get_microsecond(t) * 1000;
-	g_date_time_unref(t);
-	return 0;
-}
-
 
 /* A WAV header for a stream of unknown length: the RIFF and data sizes are
  * 0xFFFFFFFF, which players read as "until the end" (there is no seeking
@@ -245,8 +218,15 @@ static void on_end(void *user, int64_t next)
 static void on_error(void *user, int err, const char *msg)
 {
 	getter *g = user;
-	fprintf(stderr, "audioget: refused: %s\n", msg);
-	g->rc = 1;
+	if (err == -ERANGE && !g->follow) {
+		/* Older than the ring (or the history audiod kept): the
+		 * archive may hold it. */
+		g->fallback = TRUE;
+		g_snprintf(g->why, sizeof g->why, "refused: %s", msg);
+	} else {
+		fprintf(stderr, "audioget: refused: %s\n", msg);
+		g->rc = 1;
+	}
 	g_main_loop_quit(g->loop);
 }
 
@@ -261,9 +241,51 @@ static void on_state(void *user, gboolean up, int err)
 		fprintf(stderr, "audioget: audiod unreachable (%s); retrying\n", g_strerror(-err));
 		return;
 	}
-	fprintf(stderr, "audioget: audiod unreachable at %s: %s\n", g->path, g_strerror(-err));
-	g->rc = 1;
+	g_snprintf(g->why, sizeof g->why, "audiod unreachable at %s: %s", g->path, g_strerror(-err));
+	g->fallback = TRUE;
 	g_main_loop_quit(g->loop);
+}
+
+static void ar_data(void *user, int64_t first, const void *frames, size_t n)
+{
+	on_data(user, first, frames, n);
+}
+
+static void ar_gap(void *user, int64_t from, int64_t to)
+{
+	on_gap(user, from, to);
+}
+
+static const archive_read_ops archive_ops = {NULL, ar_data, ar_gap};
+
+/* Answer the request from the archive in dir: the same file, the same
+ * reply.  Sets g->rc. */
+static void from_archive(getter *g, const char *dir, const archive_request *q)
+{
+	GError *err = NULL;
+	archive_store *s = archive_store_open(dir, FALSE, &err);
+	archive_answer a;
+	if (!s || !archive_resolve(s, q, &a, &err)) {
+		fprintf(stderr, "audioget: %s; the archive: %s\n", g->why, err->message);
+		g_error_free(err);
+		archive_store_free(s);
+		g->rc = 1;
+		return;
+	}
+	fprintf(stderr, "audioget: %s; reading the archive %s\n", g->why, dir);
+	unsigned fb = archive_sample_bytes(a.x->format) * a.x->channels;
+	on_opened(g, a.first, a.last, fb, a.reply, strlen(a.reply));
+	if (g->rc)
+		goto out;
+	if (archive_store_read(s, q->node, q->device, a.first, a.last, &archive_ops, g, &err) < 0) {
+		fprintf(stderr, "audioget: %s\n", err->message);
+		g_error_free(err);
+		g->rc = 1;
+		goto out;
+	}
+	g->ended = TRUE;
+out:
+	archive_store_free(s);
 }
 
 static gboolean on_signal(gpointer data)
@@ -274,7 +296,7 @@ static gboolean on_signal(gpointer data)
 
 int main(int argc, char **argv)
 {
-	char *clock = NULL, *from = NULL, *to = NULL, *channels = NULL, *out = NULL;
+	char *clock = NULL, *from = NULL, *to = NULL, *channels = NULL, *out = NULL, *archive_dir = NULL;
 	gint64 node = -1, device = 0, first = -1, last = -1;
 	gboolean follow = FALSE, wav = FALSE;
 	GOptionEntry entries[] = {
@@ -287,6 +309,7 @@ int main(int argc, char **argv)
 		{"last", 0, 0, G_OPTION_ARG_INT64, &last, "one past the last frame", "F"},
 		{"channels", 0, 0, G_OPTION_ARG_STRING, &channels, "channels to keep, e.g. 0,2", "LIST"},
 		{"output", 'o', 0, G_OPTION_ARG_FILENAME, &out, "output file (.wav or .flac)", "FILE"},
+		{"archive", 'A', 0, G_OPTION_ARG_FILENAME, &archive_dir, "chorus-archive's directory, read when audiod no longer holds the range (default $CHORUS_ARCHIVE_DIR or /var/lib/chorus/archive)", "DIR"},
 		{"follow", 0, 0, G_OPTION_ARG_NONE, &follow, "stream raw interleaved samples to stdout from now on", NULL},
 		{"wav", 0, 0, G_OPTION_ARG_NONE, &wav, "with --follow: a WAV stream (header first) instead of raw", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -316,16 +339,23 @@ int main(int argc, char **argv)
 		g_snprintf(n, sizeof n, "%" G_GINT64_FORMAT, node);
 		g_setenv("CHORUS_NODE", n, TRUE);
 	}
+	archive_request aq = {.device = (uint32_t)device, .first = first, .last = last};
+	const char *envnode = g_getenv("CHORUS_NODE");
+	aq.node = (uint32_t)(node >= 0 ? node : envnode && *envnode ? atoll(envnode)
+								    : 0);
 	GString *params = g_string_new(NULL);
 	if (channels)
 		g_string_append_printf(params, "channels=%s ", channels);
 	if (clock) {
 		int64_t t0, t1;
-		if (!from || parse_time(from, &t0) < 0 || (to && parse_time(to, &t1) < 0)) {
+		if (!from || archive_parse_time(from, &t0) < 0 || (to && archive_parse_time(to, &t1) < 0)) {
 			fprintf(stderr, "audioget: --from/--to must be integers in the clock's unit, HH:MM:SS.frac or ISO 8601\n");
 			return 2;
 		}
 		g_string_append_printf(params, "clock=%s from=%" G_GINT64_FORMAT, clock, t0);
+		aq.by_time = !strcmp(clock, "global");
+		aq.from_ns = t0;
+		aq.to_ns = to ? t1 : INT64_MAX;
 		if (to)
 			g_string_append_printf(params, " to=%" G_GINT64_FORMAT, t1);
 		else if (!follow) {
@@ -351,6 +381,23 @@ int main(int argc, char **argv)
 	g_unix_signal_add(SIGTERM, on_signal, g.loop);
 	g_main_loop_run(g.loop);
 	dev_sensor_reader_free(r);
+	if (g.fallback) {
+		const char *env = g_getenv("CHORUS_ARCHIVE_DIR");
+		const char *dir = archive_dir ? archive_dir : env && *env ? env
+									  : "/var/lib/chorus/archive";
+		if (channels) {
+			fprintf(stderr, "audioget: %s; the archive keeps every channel: ask without --channels\n", g.why);
+			g.rc = 1;
+		} else if (clock && !aq.by_time) {
+			fprintf(stderr, "audioget: %s; the archive answers by frames or by --clock global, not %s\n", g.why, clock);
+			g.rc = 1;
+		} else if (!archive_dir && !g_file_test(dir, G_FILE_TEST_IS_DIR)) {
+			fprintf(stderr, "audioget: %s (no archive at %s)\n", g.why, dir);
+			g.rc = 1;
+		} else {
+			from_archive(&g, dir, &aq);
+		}
+	}
 	if (g.sf && sf_close(g.sf) != 0) {
 		fprintf(stderr, "audioget: %s: closing failed\n", out);
 		g.rc = 1;
@@ -376,5 +423,6 @@ int main(int argc, char **argv)
 	g_free(to);
 	g_free(channels);
 	g_free(out);
+	g_free(archive_dir);
 	return g.rc;
 }

@@ -31,6 +31,7 @@ struct archive_recorder {
 	guint reopen_id;
 	/* counters */
 	guint64 frames, segments, gaps, gap_frames, errors, time_missing, flushes;
+	guint64 write_gap_frames; /* of gap_frames: lost to failed writes (reason "write") */
 	char last_error[256];
 	int last_code; /* errno of the last error */
 };
@@ -193,6 +194,8 @@ static void add_gap(archive_recorder *r, int64_t from, int64_t to, const char *r
 	g_array_append_val(r->pending_gaps, g);
 	r->gaps++;
 	r->gap_frames += (guint64)(to - from);
+	if (!strcmp(reason, "write"))
+		r->write_gap_frames += (guint64)(to - from);
 	g_message("%s: frames [%" PRId64 ", %" PRId64 ") are not in the archive (%s)", r->name, from, to, reason);
 }
 
@@ -379,9 +382,9 @@ void archive_recorder_status(const archive_recorder *r, GString *out)
 		g_string_append_printf(out, " open=%s open_frames=%" PRId64 " next=%" PRId64, archive_segment_name(r->seg),
 				       archive_segment_frames(r->seg), archive_segment_next(r->seg));
 	g_string_append_printf(out,
-			       "\n  written frames=%" PRIu64 " segments=%" PRIu64 " gaps=%" PRIu64 " gap_frames=%" PRIu64
+			       "\n  written frames=%" PRIu64 " segments=%" PRIu64 " gaps=%" PRIu64 " gap_frames=%" PRIu64 " write_gap_frames=%" PRIu64
 			       " flushes=%" PRIu64 " errors=%" PRIu64 " times_missing=%" PRIu64 "%s%s%s\n",
-			       r->frames, r->segments, r->gaps, r->gap_frames, r->flushes, r->errors, r->time_missing,
+			       r->frames, r->segments, r->gaps, r->gap_frames, r->write_gap_frames, r->flushes, r->errors, r->time_missing,
 			       r->errors ? " last_error=\"" : "", r->errors ? r->last_error : "", r->errors ? "\"" : "");
 }
 

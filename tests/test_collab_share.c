@@ -97,6 +97,8 @@ START_TEST(nonsense_refused)
 		{"onset_frame", "-10"},
 		{"template", "-1"},
 		{"dev", "300"},
+		{"seq", "-3"},
+		{"template", "70000"}, /* fuzz_share: seq -3 wrapped to 2^64-3 and did not round trip */
 	};
 	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
 		char *x = with_field(t->str, bad[i][0], bad[i][1]);

@@ -85,10 +85,16 @@ int det_event_parse(const char *text, size_t len, det_event *e, char *why, size_
 			e->node = (uint32_t)i;
 			seen |= 2;
 		} else if (!strcmp(k, "dev")) {
-			rc = inum(k, v, &i, why, wlen);
+			if ((rc = inum(k, v, &i, why, wlen)) == 0 && (i < 0 || i > 255)) {
+				g_snprintf(why, wlen, "dev %s out of range 0..255", v);
+				rc = -EINVAL;
+			}
 			e->dev = (uint32_t)i;
 		} else if (!strcmp(k, "seq")) {
-			rc = inum(k, v, &i, why, wlen);
+			if ((rc = inum(k, v, &i, why, wlen)) == 0 && i < 0) {
+				g_snprintf(why, wlen, "seq %s is negative", v);
+				rc = -EINVAL;
+			}
 			e->seq = (uint64_t)i;
 		} else if (!strcmp(k, "profile")) {
 			g_strlcpy(e->profile, v, sizeof e->profile);
@@ -129,7 +135,10 @@ int det_event_parse(const char *text, size_t len, det_event *e, char *why, size_
 		} else if (!strcmp(k, "enr_db")) {
 			rc = num(k, v, &e->enr_db, why, wlen);
 		} else if (!strcmp(k, "template")) {
-			rc = inum(k, v, &i, why, wlen);
+			if ((rc = inum(k, v, &i, why, wlen)) == 0 && (i < 0 || i > 65535)) {
+				g_snprintf(why, wlen, "template %s out of range 0..65535", v);
+				rc = -EINVAL;
+			}
 			e->template_id = (int)i;
 		}
 	}

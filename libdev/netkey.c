@@ -34,3 +34,17 @@ gboolean dev_netkey_is_loopback(const char *address)
 	struct in_addr a;
 	return inet_pton(AF_INET, address, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
 }
+
+gchar *dev_netkey_mac_hex(const uint8_t *key, size_t klen, const void *data, size_t n)
+{
+	return g_compute_hmac_for_data(G_CHECKSUM_SHA256, key, klen, data, n);
+}
+
+gboolean dev_netkey_same(const void *a, const void *b, size_t n, gboolean fold_case)
+{
+	const uint8_t *x = a, *y = b;
+	unsigned diff = 0;
+	for (size_t i = 0; i < n; i++)
+		diff |= (unsigned)(x[i] ^ (fold_case ? (uint8_t)g_ascii_tolower((char)y[i]) : y[i]));
+	return diff == 0;
+}

@@ -17,4 +17,14 @@ gboolean dev_netkey_load(const char *group, const char *path, uint8_t **key, siz
  * service that talks only there is not on the field's network. */
 gboolean dev_netkey_is_loopback(const char *address);
 
+/* HMAC-SHA256 under key of the n bytes at data, as 64 lowercase hex digits
+ * (g_free it): the text protocols' mac (collab's shared detections, the
+ * clip service's requests). */
+gchar *dev_netkey_mac_hex(const uint8_t *key, size_t klen, const void *data, size_t n);
+
+/* Whether the n bytes at a and b are equal, in time that does not depend on
+ * where they differ (a mac compare must be no timing oracle); with
+ * `fold_case`, ASCII letters of b compare as lowercase (hex macs). */
+gboolean dev_netkey_same(const void *a, const void *b, size_t n, gboolean fold_case);
+
 #endif

@@ -2,6 +2,7 @@
 #include "syncd/rbs_wire.h"
 
 #include "libdev/le.h"
+#include "libdev/netkey.h"
 
 #include <errno.h>
 #include <glib.h>
@@ -229,10 +230,7 @@ int rbs_wire_decode(const uint8_t *buf, size_t len, const uint8_t *key, size_t k
 		}
 		hmac(key, klen, buf, len - RBS_HMAC_LEN, mac);
 		/* Constant-time compare: a timing oracle must not reveal the MAC. */
-		unsigned diff = 0;
-		for (size_t i = 0; i < RBS_HMAC_LEN; i++)
-			diff |= mac[i] ^ buf[len - RBS_HMAC_LEN + i];
-		if (diff) {
+		if (!dev_netkey_same(mac, buf + len - RBS_HMAC_LEN, RBS_HMAC_LEN, FALSE)) {
 			*why = "HMAC does not match (wrong key or altered packet)";
 			return -EACCES;
 		}

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "libdev/dev.h"
+#include "libdev/netkey.h"
 
 #define REQ_MAX 512
 
@@ -61,12 +62,9 @@ typedef struct {
 
 gchar *clip_mac(const uint8_t *key, size_t klen, const char *nonce, const char *line)
 {
-	GHmac *h = g_hmac_new(G_CHECKSUM_SHA256, key, klen);
-	g_hmac_update(h, (const guchar *)nonce, (gssize)strlen(nonce));
-	g_hmac_update(h, (const guchar *)"\n", 1);
-	g_hmac_update(h, (const guchar *)line, (gssize)strlen(line));
-	gchar *hex = g_strdup(g_hmac_get_string(h));
-	g_hmac_unref(h);
+	gchar *text = g_strconcat(nonce, "\n", line, NULL);
+	gchar *hex = dev_netkey_mac_hex(key, klen, text, strlen(text));
+	g_free(text);
 	return hex;
 }
 
@@ -77,12 +75,10 @@ int clip_check_mac(const uint8_t *key, size_t klen, const char *nonce, const cha
 		return -EACCES;
 	char *line = g_strndup(req, (gsize)(m - req));
 	gchar *want = clip_mac(key, klen, nonce, line);
-	unsigned diff = 0; /* constant time */
-	for (size_t i = 0; i < 64; i++)
-		diff |= (unsigned)(want[i] ^ g_ascii_tolower(m[5 + i]));
+	gboolean same = dev_netkey_same(want, m + 5, 64, TRUE);
 	g_free(want);
 	g_free(line);
-	return diff ? -EACCES : 0;
+	return same ? 0 : -EACCES;
 }
 
 static void conn_free(conn *c)

@@ -2,6 +2,7 @@
 #include "apps/collab/share.h"
 
 #include "libdev/common.h"
+#include "libdev/netkey.h"
 #include "libdev/ratelog.h"
 #include "libdev/replay.h"
 
@@ -34,13 +35,6 @@ struct collab_share {
 	char why[200]; /* the last refused datagram's reason */
 };
 
-static void mac_hex(const uint8_t *key, size_t klen, const char *buf, size_t n, char out[MAC_HEX + 1])
-{
-	gchar *h = g_compute_hmac_for_data(G_CHECKSUM_SHA256, key, klen, (const guchar *)buf, n);
-	g_strlcpy(out, h, MAC_HEX + 1);
-	g_free(h);
-}
-
 GString *collab_share_encode(const det_event *e, uint64_t boot, uint32_t sseq, const uint8_t *key, size_t klen)
 {
 	GString *m = g_string_new(PREFIX);
@@ -49,9 +43,9 @@ GString *collab_share_encode(const det_event *e, uint64_t boot, uint32_t sseq, c
 	while (m->len && (m->str[m->len - 1] == '\n' || m->str[m->len - 1] == ' '))
 		g_string_truncate(m, m->len - 1);
 	if (klen) {
-		char mac[MAC_HEX + 1];
-		mac_hex(key, klen, m->str, m->len, mac);
+		gchar *mac = dev_netkey_mac_hex(key, klen, m->str, m->len);
 		g_string_append_printf(m, MAC_TAG "%s", mac);
+		g_free(mac);
 	}
 	return m;
 }
@@ -85,12 +79,10 @@ int collab_share_decode(const char *buf, size_t n, const uint8_t *key, size_t kl
 			g_snprintf(why, len, "no mac on a keyed field");
 			return -EACCES;
 		}
-		char want[MAC_HEX + 1];
-		mac_hex(key, klen, buf, body, want);
-		unsigned diff = 0; /* constant time: no timing oracle for the mac */
-		for (size_t i = 0; i < MAC_HEX; i++)
-			diff |= (unsigned)(want[i] ^ g_ascii_tolower(mac[i]));
-		if (diff) {
+		gchar *want = dev_netkey_mac_hex(key, klen, buf, body);
+		gboolean same = dev_netkey_same(want, mac, MAC_HEX, TRUE);
+		g_free(want);
+		if (!same) {
 			g_snprintf(why, len, "mac does not match (wrong key or altered datagram)");
 			return -EACCES;
 		}

@@ -132,7 +132,7 @@ size_t archive_bridge(archive_index **x, size_t n, double wander)
 			ref e = {&g_array_index(x[i]->times, archive_timept, k), x[i]->run_ns, x[i]->node};
 			g_array_append_val(r, e);
 		}
-	qsort(r->data, r->len, sizeof(ref), by_node_run_cpu);
+	g_array_sort(r, by_node_run_cpu);
 	/* The anchors are the recorded points with a global time that is not
 	 * stale: a conversion syncd kept through an outage states a growing
 	 * s.e., and one over ARCHIVE_BRIDGE_STALE times the median of the

@@ -74,6 +74,8 @@ static const cfg_key node_keys[] = {
 	{.name = "calibrated_floor_us", .type = CFG_DOUBLE_LIST, .def = "0, 0", .min = 0, .max = 1e5},
 	NUM("radio_jitter_ns", "1000", 0, 1e9),
 	NUM("survey_error_m", "0", 0, 100),
+	{.name = "radio_down", .type = CFG_STRING, .min = 1, .max = 0, .flags = CFG_NONEMPTY},
+	{.name = "down", .type = CFG_STRING, .min = 1, .max = 0, .flags = CFG_NONEMPTY},
 	{NULL},
 };
 
@@ -318,6 +320,34 @@ static void load_node(cfg_file *ini, const char *g, sim_node_cfg *n)
 				      latencies[n->latency]);
 }
 
+/* One outage key's windows (sim/outage.h), owned by sc. */
+static sim_window *load_windows(sim_scenario *sc, cfg_file *ini, const char *g, const char *key, size_t *n)
+{
+	*n = 0;
+	if (!cfg_file_has(ini, g, key))
+		return NULL;
+	char *text = cfg_file_string(ini, g, key), why[160];
+	sim_window *w = sim_windows_parse(text, n, why, sizeof why);
+	g_free(text);
+	if (!w)
+		cfg_file_fail(ini, g, key, "%s", *why ? why : "no window");
+	else
+		g_ptr_array_add(sc->strings, w);
+	return w;
+}
+
+static void load_outages(sim_scenario *sc, cfg_file *ini, const char *g, sim_node_cfg *n)
+{
+	n->radio_down = load_windows(sc, ini, g, "radio_down", &n->n_radio_down);
+	n->down = load_windows(sc, ini, g, "down", &n->n_down);
+	for (size_t i = 0; i < n->n_down; i++)
+		if (n->down[i].to_s - n->down[i].from_s < 2.0)
+			cfg_file_fail(ini, g, "down",
+				      "window %zu (%g-%g s) is shorter than 2 s: the services are stopped and started "
+				      "again, which takes about a second",
+				      i + 1, n->down[i].from_s, n->down[i].to_s);
+}
+
 /* Check a file source's file now, so its error carries the key's line. */
 static void check_file(cfg_file *ini, const char *g, sim_source_cfg *s)
 {
@@ -446,6 +476,7 @@ static sim_scenario *build(cfg_file *ini, const char *base_dir, GError **err)
 		sim_node_cfg n;
 		memset(&n, 0, sizeof n);
 		load_node(ini, *g, &n);
+		load_outages(sc, ini, *g, &n);
 		n.cpu.wander.seed = sim_rng_hash(sc->world.seed, SIM_RNG_WANDER, (uint64_t)n.id, 0, 0);
 		n.audio_wander.seed = sim_rng_hash(sc->world.seed, SIM_RNG_WANDER, (uint64_t)n.id, 1, 0);
 		for (size_t m = 0; m < n.n_mics; m++) {
@@ -539,6 +570,31 @@ double *sim_path_parse(const char *text, size_t *n, char *why, size_t why_len)
 	}
 	*n = a->len / 4;
 	return (double *)(void *)g_array_free(a, !ok);
+}
+
+gboolean sim_node_cut_off(const sim_node_cfg *n, double t_s)
+{
+	return sim_windows_contain(n->radio_down, n->n_radio_down, t_s) || sim_windows_contain(n->down, n->n_down, t_s);
+}
+
+sim_phase sim_node_phase(const sim_node_cfg *n, double t_s)
+{
+	if (sim_node_cut_off(n, t_s))
+		return SIM_PHASE_DURING;
+	if (sim_windows_last_end(n->radio_down, n->n_radio_down, t_s) >= 0 ||
+	    sim_windows_last_end(n->down, n->n_down, t_s) >= 0)
+		return SIM_PHASE_AFTER;
+	return SIM_PHASE_BEFORE;
+}
+
+size_t sim_scenario_n_outages(const sim_scenario *sc)
+{
+	size_t k = 0;
+	for (guint i = 0; i < sc->nodes->len; i++) {
+		const sim_node_cfg *n = &g_array_index(sc->nodes, sim_node_cfg, i);
+		k += n->n_radio_down + n->n_down;
+	}
+	return k;
 }
 
 void sim_node_told_position(const sim_scenario *sc, const sim_node_cfg *n, double out[3])

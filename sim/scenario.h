@@ -17,6 +17,7 @@
 #include "libsync/now.h"
 #include "libcfg/cfg.h"
 #include "sim/background.h"
+#include "sim/outage.h"
 #include "sim/samplefmt.h"
 #include "apps/dsp/wave.h"
 
@@ -88,6 +89,10 @@ typedef struct {
 	double calibrated_floor_sd_ns; /* and its standard error (latency_floor_sd_us), ns */
 	double radio_jitter_ns;        /* ns: sd of the receive timestamp error */
 	double survey_error_m;         /* m: sd per axis of the position the apps are told */
+	const sim_window *radio_down;  /* windows the node hears and is heard by no one (owned by the scenario) */
+	size_t n_radio_down;
+	const sim_window *down; /* windows its services are stopped (a power blip; clocks continue) */
+	size_t n_down;
 } sim_node_cfg;
 
 typedef struct {
@@ -139,6 +144,17 @@ char *sim_scenario_effects(const sim_scenario *sc);
  * plus a seeded Gaussian error of survey_error_m per axis (the same for
  * every run with the same seed). */
 void sim_node_told_position(const sim_scenario *sc, const sim_node_cfg *n, double out[3]);
+
+/* TRUE when node n is cut off at world time t_s (s since the epoch): in
+ * one of its radio_down or down windows. */
+gboolean sim_node_cut_off(const sim_node_cfg *n, double t_s);
+
+/* Where t_s stands relative to node n's outages (radio_down and down):
+ * during one, after one, or before any. */
+sim_phase sim_node_phase(const sim_node_cfg *n, double t_s);
+
+/* The number of outage windows of all nodes (0: a world without outages). */
+size_t sim_scenario_n_outages(const sim_scenario *sc);
 
 /* The file name (for messages). */
 const char *sim_scenario_name(const sim_scenario *sc);

@@ -197,6 +197,14 @@ static const struct {
 	 "bad.ini:3: [node.1] temperature_cycle: ", "the period must be > 0 s"},
 	{"[node.1]\nposition_m = 0,0\ncpu_wander_ppb_per_s = -1\n", "bad.ini:3: [node.1] cpu_wander_ppb_per_s: ",
 	 "out of range"},
+	{"[node.1]\nposition_m = 0,0\nradio_down = 10-5\n", "bad.ini:3: [node.1] radio_down: ",
+	 "window 1 (10-5 s): the end is not after the start"},
+	{"[node.1]\nposition_m = 0,0\nradio_down = 1-20, 15-30\n", "bad.ini:3: [node.1] radio_down: ",
+	 "window 2 (15-30 s) starts before the previous one ends (20 s)"},
+	{"[node.1]\nposition_m = 0,0\nradio_down = 10\n", "bad.ini:3: [node.1] radio_down: ",
+	 "window 1 ('10'): expected T0-T1"},
+	{"[node.1]\nposition_m = 0,0\ndown = 3-x\n", "bad.ini:3: [node.1] down: ", "window 1 ('3-x'): expected T0-T1"},
+	{"[node.1]\nposition_m = 0,0\ndown = 3-4\n", "bad.ini:3: [node.1] down: ", "shorter than 2 s"},
 };
 
 START_TEST(broken_files_are_reported_precisely)
@@ -222,6 +230,48 @@ START_TEST(every_error_is_reported_not_just_the_first)
 	ck_assert(g_str_has_prefix(lines[3], "bad.ini:7: [node.1] foo: unknown key"));
 	g_strfreev(lines);
 	g_free(msg);
+}
+END_TEST
+
+/* Outage windows: parsed, queried, and the phase of a time. */
+START_TEST(outages_are_read)
+{
+	GError *err = NULL;
+	sim_scenario *sc = sim_scenario_load_data("o.ini",
+						  "[node.1]\nposition_m = 0,0,0\nradio_down = 10 - 20, 30.5-40,\n"
+						  "[node.2]\nposition_m = 1,0,0\ndown = 5-8\n[node.3]\nposition_m = 2,0,0\n",
+						  NULL, &err);
+	ck_assert_msg(sc, "%s", err ? err->message : "");
+	const sim_node_cfg *a = sim_scenario_find_node(sc, 1), *b = sim_scenario_find_node(sc, 2),
+			   *c = sim_scenario_find_node(sc, 3);
+	ck_assert_uint_eq(a->n_radio_down, 2);
+	ck_assert_double_eq(a->radio_down[1].from_s, 30.5);
+	ck_assert_double_eq(a->radio_down[1].to_s, 40);
+	ck_assert_uint_eq(a->n_down, 0);
+	ck_assert_uint_eq(b->n_down, 1);
+	ck_assert_uint_eq(c->n_radio_down + c->n_down, 0);
+	ck_assert_uint_eq(sim_scenario_n_outages(sc), 3);
+	ck_assert(!sim_node_cut_off(a, 9.999));
+	ck_assert(sim_node_cut_off(a, 10));
+	ck_assert(!sim_node_cut_off(a, 20)); /* [from, to) */
+	ck_assert(sim_node_cut_off(b, 7));
+	ck_assert_int_eq(sim_node_phase(a, 5), SIM_PHASE_BEFORE);
+	ck_assert_int_eq(sim_node_phase(a, 15), SIM_PHASE_DURING);
+	ck_assert_int_eq(sim_node_phase(a, 25), SIM_PHASE_AFTER);
+	ck_assert_int_eq(sim_node_phase(a, 35), SIM_PHASE_DURING);
+	ck_assert_int_eq(sim_node_phase(c, 35), SIM_PHASE_BEFORE);
+	ck_assert_int_eq(sim_phase_worse(SIM_PHASE_AFTER, SIM_PHASE_BEFORE), SIM_PHASE_AFTER);
+	ck_assert_int_eq(sim_phase_worse(SIM_PHASE_AFTER, SIM_PHASE_DURING), SIM_PHASE_DURING);
+	ck_assert_int_eq(sim_phase_worse(SIM_PHASE_BEFORE, SIM_PHASE_DURING), SIM_PHASE_DURING);
+	sim_scenario_free(sc);
+	char why[160];
+	size_t n = 9;
+	ck_assert_ptr_null(sim_windows_parse("", &n, why, sizeof why));
+	ck_assert_uint_eq(n, 0);
+	ck_assert_ptr_null(sim_windows_parse("-1-5", &n, why, sizeof why));
+	ck_assert_msg(strstr(why, "window 1"), "%s", why);
+	ck_assert_ptr_null(sim_windows_parse("0-2e7", &n, why, sizeof why));
+	ck_assert_msg(strstr(why, "outside 0-1e7 s"), "%s", why);
 }
 END_TEST
 
@@ -268,6 +318,7 @@ int main(void)
 	tcase_add_test(tc, shipped_scenarios_load);
 	tcase_add_loop_test(tc, broken_files_are_reported_precisely, 0, G_N_ELEMENTS(broken));
 	tcase_add_test(tc, every_error_is_reported_not_just_the_first);
+	tcase_add_test(tc, outages_are_read);
 	tcase_add_test(tc, missing_file_names_the_file);
 	tcase_add_test(tc, line_index_tracks_real_lines);
 	suite_add_tcase(s, tc);

@@ -26,6 +26,7 @@
 
 #include "sim/launch/chaos.h"
 #include "sim/launch/launch.h"
+#include "sim/launch/outages.h"
 #include "sim/launch/truth.h"
 
 typedef struct {
@@ -145,7 +146,11 @@ int main(int argc, char **argv)
 	g_unix_signal_add(SIGTERM, on_signal, r.loop);
 	csim_chaos *chaos = chaos_seed >= 0 ? csim_chaos_new(s, (guint64)chaos_seed, chaos_interval_s, on_restarted, r.truth)
 					    : NULL;
+	csim_outages *outages = csim_outages_new(s, csim_outage_truth, r.truth);
 	g_main_loop_run(r.loop);
+	int o_stops, o_starts, o_failed;
+	csim_outages_counts(outages, &o_stops, &o_starts, &o_failed);
+	csim_outages_free(outages);
 	GString *chaos_text = g_string_new(NULL);
 	int chaos_failures = 0;
 	if (chaos) {
@@ -162,8 +167,6 @@ int main(int argc, char **argv)
 		g_free(ccsv);
 		csim_chaos_free(chaos);
 	}
-	csim_stop(s);
-
 	GString *table = g_string_new(NULL);
 	char *csv_path = csv ? g_strdup(csv) : g_build_filename(out, "truth.csv", NULL);
 	if (csim_truth_report(r.truth, table, csv_path) < 0)
@@ -172,6 +175,7 @@ int main(int argc, char **argv)
 	if (csim_truth_write_samples(r.truth, samples) < 0)
 		fprintf(stderr, "chorus-sim: cannot write %s\n", samples);
 	g_free(samples);
+	csim_stop(s); /* after the report: the truth reads the scenario csim_stop frees */
 	fputs(table->str, stdout);
 	guint bad = csim_truth_outliers(r.truth, 5.0), n = csim_truth_all(r.truth)->len;
 	int rc = 0;
@@ -185,6 +189,10 @@ int main(int argc, char **argv)
 		printf("all %u conversions within 5 standard errors; CSV: %s\n", n, csv_path);
 	}
 	fputs(chaos_text->str, stdout);
+	if (o_stops)
+		printf("outages: %d node stop(s), %d start(s), %d failed start(s)\n", o_stops, o_starts, o_failed);
+	if (o_failed)
+		rc = 1;
 	if (chaos_failures != 0) {
 		fprintf(stderr, "chorus-sim: chaos: %s\n", chaos_failures < 0 ? "the report could not be written" : "failures (above)");
 		rc = 1;

@@ -340,6 +340,14 @@ static int measure(tnode *v, tnode *a, tnode *b, tnode *root, int64_t h, csim_me
 	return 0;
 }
 
+/* The outage phase of a conversion between nodes a and b at host time h. */
+static sim_phase phase_of(const csim_truth *t, int a, int b, int64_t h)
+{
+	double w = (double)(h - t->epoch_ns) * 1e-9;
+	const sim_node_cfg *na = sim_scenario_find_node(t->sc, a), *nb = sim_scenario_find_node(t->sc, b);
+	return sim_phase_worse(na ? sim_node_phase(na, w) : SIM_PHASE_BEFORE, nb ? sim_node_phase(nb, w) : SIM_PHASE_BEFORE);
+}
+
 /* node's audio0 (fractional frame since audiod's frame 0) at host time h */
 static sync_tval audio_at(csim_truth *t, tnode *n, int64_t h)
 {
@@ -377,7 +385,7 @@ static int audio_sample(csim_truth *t, int64_t h, gboolean keep)
 				continue;
 			sync_tval truth = audio_at(t, b, h);
 			double frames = (double)(r.value.i - truth.i) + r.value.f - truth.f;
-			csim_meas m = {.t_s = (double)(h - t->t0_ns) * 1e-9, .from = v->id, .to = b->id, .kind = CSIM_AUDIO, .hops = r.hops, .err_ns = frames * 1e9 / t->rate_hz, .sd_ns = sqrt(r.var) * 1e9 / t->rate_hz, .bound_ns = NAN, .dof = r.dof};
+			csim_meas m = {.t_s = (double)(h - t->t0_ns) * 1e-9, .from = v->id, .to = b->id, .kind = CSIM_AUDIO, .hops = r.hops, .err_ns = frames * 1e9 / t->rate_hz, .sd_ns = sqrt(r.var) * 1e9 / t->rate_hz, .bound_ns = NAN, .dof = r.dof, .phase = phase_of(t, v->id, b->id, h)};
 			g_array_append_val(t->last, m);
 			if (keep)
 				g_array_append_val(t->all, m);
@@ -412,6 +420,7 @@ int csim_truth_sample(csim_truth *t, gboolean keep)
 				continue; /* the root's own global is exact by definition */
 			if (measure(v, v, b, root, h, &m, why, sizeof why) < 0)
 				continue;
+			m.phase = phase_of(t, m.from, m.to, h);
 			g_array_append_val(t->last, m);
 			if (keep)
 				g_array_append_val(t->all, m);
@@ -458,10 +467,13 @@ int csim_truth_convert(csim_truth *t, int via, int a, int b, csim_meas *out, cha
 		snprintf(why, len, "node%d's ticker could not be read", via);
 		return -EAGAIN;
 	}
-	csim_meas m = {.t_s = (double)(host_raw() - t->t0_ns) * 1e-9};
-	int rc = measure(v, na, nb, nb ? NULL : find(t, (int)v->root), host_raw(), &m, why, len);
-	if (rc == 0)
+	int64_t h = host_raw();
+	csim_meas m = {.t_s = (double)(h - t->t0_ns) * 1e-9};
+	int rc = measure(v, na, nb, nb ? NULL : find(t, (int)v->root), h, &m, why, len);
+	if (rc == 0) {
+		m.phase = phase_of(t, m.from, m.to, h);
 		*out = m;
+	}
 	return rc;
 }
 
@@ -503,12 +515,13 @@ double csim_truth_sd_rms(const csim_truth *t, csim_kind kind, unsigned hops)
 
 int csim_truth_write_samples(const csim_truth *t, const char *path)
 {
-	GString *o = g_string_new("t_s,kind,from,to,hops,err_ns,sd_ns,bound_ns,dof\n");
+	GString *o = g_string_new("t_s,kind,from,to,hops,err_ns,sd_ns,bound_ns,dof,phase,world_s\n");
 	for (guint i = 0; i < t->all->len; i++) {
 		const csim_meas *m = &g_array_index(t->all, csim_meas, i);
-		g_string_append_printf(o, "%.3f,%s,%d,%d,%u,%.1f,%.1f,%.1f,%.1f\n", m->t_s, m->kind == CSIM_CPU ? "cpu" : m->kind == CSIM_GLOBAL ? "global"
-																		 : "audio0",
-				       m->from, m->to, m->hops, m->err_ns, m->sd_ns, m->bound_ns, m->dof);
+		g_string_append_printf(o, "%.3f,%s,%d,%d,%u,%.1f,%.1f,%.1f,%.1f,%s,%.3f\n", m->t_s, m->kind == CSIM_CPU ? "cpu" : m->kind == CSIM_GLOBAL ? "global"
+																			 : "audio0",
+				       m->from, m->to, m->hops, m->err_ns, m->sd_ns, m->bound_ns, m->dof,
+				       sim_phase_name(m->phase), m->t_s + (double)(t->t0_ns - t->epoch_ns) * 1e-9);
 	}
 	gboolean ok = g_file_set_contents(path, o->str, (gssize)o->len, NULL);
 	g_string_free(o, TRUE);
@@ -532,36 +545,47 @@ double csim_truth_bound_rms(const csim_truth *t)
 int csim_truth_report(const csim_truth *t, GString *out, const char *csv_path)
 {
 	static const char *const kind_names[CSIM_N_KINDS] = {"cpu", "global", "audio0"};
-	GString *csv = g_string_new("kind,hops,n,rms_us,p95_us,max_us,sd_rms_us,beyond_5se\n");
-	g_string_append_printf(out, "%-7s %4s %7s %9s %9s %9s %10s %7s\n", "kind", "hops", "n", "rms_us", "p95_us",
-			       "max_us", "claimed_sd", ">5se");
-	for (int k = 0; k < CSIM_N_KINDS; k++) {
-		for (unsigned h = 0; h <= SYNC_GRAPH_MAX_HOPS; h++) {
-			GArray *e = g_array_new(FALSE, FALSE, sizeof(double));
-			double s2 = 0, sd2 = 0;
-			guint out5 = 0;
-			for (guint i = 0; i < t->all->len; i++) {
-				const csim_meas *m = &g_array_index(t->all, csim_meas, i);
-				if ((int)m->kind != k || m->hops != h)
-					continue;
-				double a = fabs(m->err_ns);
-				g_array_append_val(e, a);
-				s2 += a * a;
-				sd2 += m->sd_ns * m->sd_ns;
-				out5 += csim_meas_beyond(m, 5.0);
+	gboolean phased = sim_scenario_n_outages(t->sc) > 0;
+	int nph = phased ? SIM_N_PHASES : 1;
+	GString *csv = g_string_new(phased ? "kind,hops,phase,n,rms_us,p95_us,max_us,sd_rms_us,rms_z,beyond_5se\n"
+					   : "kind,hops,n,rms_us,p95_us,max_us,sd_rms_us,rms_z,beyond_5se\n");
+	g_string_append_printf(out, "%-7s %4s %s%7s %9s %9s %9s %10s %6s %7s\n", "kind", "hops", phased ? "phase  " : "",
+			       "n", "rms_us", "p95_us", "max_us", "claimed_sd", "rms_z", ">5se");
+	for (int k = 0; k < CSIM_N_KINDS; k++)
+		for (unsigned h = 0; h <= SYNC_GRAPH_MAX_HOPS; h++)
+			for (int ph = 0; ph < nph; ph++) {
+				GArray *e = g_array_new(FALSE, FALSE, sizeof(double));
+				double s2 = 0, sd2 = 0, z2 = 0;
+				guint out5 = 0;
+				for (guint i = 0; i < t->all->len; i++) {
+					const csim_meas *m = &g_array_index(t->all, csim_meas, i);
+					if ((int)m->kind != k || m->hops != h || (phased && (int)m->phase != ph))
+						continue;
+					double a = fabs(m->err_ns);
+					g_array_append_val(e, a);
+					s2 += a * a;
+					sd2 += m->sd_ns * m->sd_ns;
+					z2 += m->sd_ns > 0 ? (a / m->sd_ns) * (a / m->sd_ns) : INFINITY;
+					out5 += csim_meas_beyond(m, 5.0);
+				}
+				if (e->len) {
+					g_array_sort(e, (GCompareFunc)cmp_d);
+					double n = e->len, *v = (double *)(void *)e->data;
+					double p95 = v[(size_t)MIN(n - 1, floor(0.95 * n))], mx = v[e->len - 1];
+					char pcol[16] = "", pcsv[16] = "";
+					if (phased) {
+						g_snprintf(pcol, sizeof pcol, "%-6s ", sim_phase_name((sim_phase)ph));
+						g_snprintf(pcsv, sizeof pcsv, "%s,", sim_phase_name((sim_phase)ph));
+					}
+					g_string_append_printf(out, "%-7s %4u %s%7u %9.3f %9.3f %9.3f %10.3f %6.2f %7u\n",
+							       kind_names[k], h, pcol, e->len, sqrt(s2 / n) * 1e-3, p95 * 1e-3,
+							       mx * 1e-3, sqrt(sd2 / n) * 1e-3, sqrt(z2 / n), out5);
+					g_string_append_printf(csv, "%s,%u,%s%u,%.6f,%.6f,%.6f,%.6f,%.4f,%u\n", kind_names[k], h,
+							       pcsv, e->len, sqrt(s2 / n) * 1e-3, p95 * 1e-3, mx * 1e-3,
+							       sqrt(sd2 / n) * 1e-3, sqrt(z2 / n), out5);
+				}
+				g_array_free(e, TRUE);
 			}
-			if (e->len) {
-				g_array_sort(e, (GCompareFunc)cmp_d);
-				double n = e->len, *v = (double *)(void *)e->data;
-				double p95 = v[(size_t)MIN(n - 1, floor(0.95 * n))], mx = v[e->len - 1];
-				g_string_append_printf(out, "%-7s %4u %7u %9.3f %9.3f %9.3f %10.3f %7u\n", kind_names[k], h, e->len,
-						       sqrt(s2 / n) * 1e-3, p95 * 1e-3, mx * 1e-3, sqrt(sd2 / n) * 1e-3, out5);
-				g_string_append_printf(csv, "%s,%u,%u,%.6f,%.6f,%.6f,%.6f,%u\n", kind_names[k], h, e->len,
-						       sqrt(s2 / n) * 1e-3, p95 * 1e-3, mx * 1e-3, sqrt(sd2 / n) * 1e-3, out5);
-			}
-			g_array_free(e, TRUE);
-		}
-	}
 	int rc = 0;
 	if (csv_path && !g_file_set_contents(csv_path, csv->str, (gssize)csv->len, NULL))
 		rc = -EIO;

@@ -42,6 +42,7 @@ typedef struct {
 	double bound_ns; /* one-hop cpu: the least-squares bound for that fit (scenario
 			    * receive jitter of both nodes, the fit's n and spread); else NAN */
 	double dof;      /* degrees of freedom of sd_ns (libsync's graph result) */
+	sim_phase phase; /* the later of the two nodes' outage phases at the time (sim/outage.h) */
 } csim_meas;
 
 /* Whether m lies beyond k of its standard errors by the t-quantile rule
@@ -95,12 +96,16 @@ guint csim_truth_outliers(const csim_truth *t, double k);
  * the reason in why. */
 int csim_truth_convert(csim_truth *t, int via, int a, int b, csim_meas *m, char *why, size_t len);
 
-/* Per (kind, hops): n, RMS, p95, max |error| and mean claimed sd, in µs, as
- * a table appended to out; also written as CSV to csv_path (NULL: none).
- * Returns 0 or -errno from writing the CSV. */
+/* Per (kind, hops): n, RMS, p95, max |error| and mean claimed sd, in µs,
+ * the RMS of error / claimed sd (rms_z, about 1 when the sd is honest) and
+ * the count beyond 5 sd, as a table appended to out; also written as CSV
+ * to csv_path (NULL: none).  When the scenario has outages each row is
+ * split by phase (before, during, after a node's outage; a conversion
+ * between two nodes takes the later phase of the two).  Returns 0 or
+ * -errno from writing the CSV. */
 int csim_truth_report(const csim_truth *t, GString *out, const char *csv_path);
 
-/* Every kept measurement as CSV (t_s,kind,from,to,hops,err_ns,sd_ns,bound_ns)
+/* Every kept measurement as CSV (t_s,kind,from,to,hops,err_ns,sd_ns,bound_ns,dof,phase)
  * to path.  Returns 0 or -EIO. */
 int csim_truth_write_samples(const csim_truth *t, const char *path);
 

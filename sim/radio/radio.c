@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "libsync/now.h"
 #include "sim/scenario.h"
 #include "syncd/rxfilter.h"
 
@@ -26,8 +27,10 @@ typedef struct {
 	uint32_t self_id;
 	double range_m, loss;
 	double jitter_ns; /* sd, 0 when the path is real (netns) */
+	int64_t epoch_ns; /* host raw ns of the world's time 0 (CHORUS_SIM_EPOCH_NS) */
+	gboolean has_epoch;
 	GRand *rng;
-	guint64 dropped_range, dropped_loss;
+	guint64 dropped_range, dropped_loss, dropped_outage;
 } radio;
 
 static void *radio_open(uint32_t self, const char *arg, char **why)
@@ -57,6 +60,16 @@ static void *radio_open(uint32_t self, const char *arg, char **why)
 	r->self_id = self;
 	r->range_m = sim_scenario_world(sc)->radio_range_m;
 	r->loss = sim_scenario_world(sc)->radio_loss;
+	const char *ep = getenv("CHORUS_SIM_EPOCH_NS");
+	char *end = NULL;
+	r->epoch_ns = ep ? g_ascii_strtoll(ep, &end, 10) : 0;
+	r->has_epoch = ep && *ep && end && !*end;
+	if (!r->has_epoch && sim_scenario_n_outages(sc)) {
+		*why = strdup("the scenario has outages but CHORUS_SIM_EPOCH_NS (the world's start, host raw ns) is not set");
+		sim_scenario_free(sc);
+		g_free(r);
+		return NULL;
+	}
 	const char *netns = getenv("CHORUS_SIM_NETNS");
 	r->jitter_ns = netns && *netns && *netns != '0' ? 0.0 : n->radio_jitter_ns;
 	/* Independent draws per process; the scenario seed keeps runs comparable. */
@@ -64,8 +77,15 @@ static void *radio_open(uint32_t self, const char *arg, char **why)
 	return r;
 }
 
-/* TRUE when a packet from `sender` reaches us: in range and not lost. */
-static gboolean reaches(radio *r, uint32_t sender)
+/* World time (s since the epoch) of our cpu time cpu_ns. */
+static double world_s(const radio *r, int64_t cpu_ns)
+{
+	return (double)(sync_node_to_host_cpu(cpu_ns) - r->epoch_ns) * 1e-9;
+}
+
+/* TRUE when a packet from `sender` received at our cpu time rx_ns reaches
+ * us: neither of us cut off, in range and not lost. */
+static gboolean reaches(radio *r, uint32_t sender, int64_t rx_ns)
 {
 	if (sender == r->self_id)
 		return TRUE; /* our own packet looped back */
@@ -73,6 +93,13 @@ static gboolean reaches(radio *r, uint32_t sender)
 	if (!s) {
 		r->dropped_range++;
 		return FALSE;
+	}
+	if (r->has_epoch) {
+		double t = world_s(r, rx_ns);
+		if (sim_node_cut_off(r->self, t) || sim_node_cut_off(s, t)) {
+			r->dropped_outage++;
+			return FALSE;
+		}
 	}
 	double d2 = 0;
 	for (int i = 0; i < 3; i++)
@@ -102,7 +129,7 @@ static int64_t jitter(radio *r)
 static int radio_deliver(void *h, uint32_t sender, int64_t *rx_ns)
 {
 	radio *r = h;
-	if (!reaches(r, sender))
+	if (!reaches(r, sender, *rx_ns))
 		return 0;
 	*rx_ns += jitter(r);
 	return 1;
@@ -113,8 +140,9 @@ static void radio_describe(void *h, char *buf, size_t len)
 	const radio *r = h;
 	g_snprintf(buf, len,
 		   "simulated radio: scenario %s range=%.1fm loss=%.3f jitter=%.0fns dropped: %" G_GUINT64_FORMAT
-		   " out of range, %" G_GUINT64_FORMAT " lost",
-		   sim_scenario_name(r->sc), r->range_m, r->loss, r->jitter_ns, r->dropped_range, r->dropped_loss);
+		   " out of range, %" G_GUINT64_FORMAT " lost, %" G_GUINT64_FORMAT " in outages",
+		   sim_scenario_name(r->sc), r->range_m, r->loss, r->jitter_ns, r->dropped_range, r->dropped_loss,
+		   r->dropped_outage);
 }
 
 static void radio_close(void *h)

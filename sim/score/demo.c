@@ -41,6 +41,7 @@
 #include "apps/collab/nodes.h"
 #include "apps/collab/result.h"
 #include "sim/launch/launch.h"
+#include "sim/launch/outages.h"
 #include "sim/launch/truth.h"
 #include "sim/score/print.h"
 #include "sim/score/report.h"
@@ -301,7 +302,9 @@ int main(int argc, char **argv)
 			       duration_s, 0};
 		g_timeout_add(1000, on_tick, &r);
 		guint s1 = g_unix_signal_add(SIGINT, on_signal, r.loop), s2 = g_unix_signal_add(SIGTERM, on_signal, r.loop);
+		csim_outages *outages = csim_outages_new(d.sim, csim_outage_truth, r.truth);
 		g_main_loop_run(r.loop);
+		csim_outages_free(outages);
 		g_source_remove(s1);
 		g_source_remove(s2);
 		double t_end = (host_raw() - csim_epoch_ns(d.sim)) * 1e-9;

@@ -1,0 +1,45 @@
+/* outage.h — a node's outages in the simulated world (issue 16):
+ * `[node.N] radio_down = T0-T1, T2-T3` (s since the world's epoch: the node
+ * hears and is heard by no one) and `[node.N] down = T0-T1` (its services
+ * are stopped, as by a power blip, and started again with its clocks
+ * continuing).  Pure.
+ */
+#ifndef CHORUS_SIM_OUTAGE_H
+#define CHORUS_SIM_OUTAGE_H
+
+#include <glib.h>
+#include <stddef.h>
+
+/* One window [from_s, to_s), s since the world's epoch. */
+typedef struct {
+	double from_s, to_s;
+} sim_window;
+
+/* Parse "T0-T1, T2-T3, ..." (s; each T0 < T1, the windows in increasing
+ * order and not overlapping, all within 0..1e7 s) into a g_malloc'd array
+ * of *n windows.  NULL with the reason in why[len] (which window, what is
+ * wrong).  An empty text gives NULL with *n = 0 and why[0] = '\0'. */
+sim_window *sim_windows_parse(const char *text, size_t *n, char *why, size_t len);
+
+/* TRUE when t_s lies in one of the n windows w[]. */
+gboolean sim_windows_contain(const sim_window *w, size_t n, double t_s);
+
+/* The end of the last window that ended at or before t_s, or -1 (none). */
+double sim_windows_last_end(const sim_window *w, size_t n, double t_s);
+
+/* Where a time stands relative to a node's outages. */
+typedef enum {
+	SIM_PHASE_BEFORE = 0, /* no outage of the node has begun (or it has none) */
+	SIM_PHASE_DURING = 1, /* inside one of its outages */
+	SIM_PHASE_AFTER = 2,  /* after one of them ended, outside any */
+	SIM_N_PHASES
+} sim_phase;
+
+/* "before", "during", "after". */
+const char *sim_phase_name(sim_phase p);
+
+/* The later of two phases in the order before < after < during (a
+ * conversion between two nodes is "during" when either is cut off). */
+sim_phase sim_phase_worse(sim_phase a, sim_phase b);
+
+#endif

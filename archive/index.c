@@ -57,7 +57,10 @@ void archive_index_format_time(const archive_timept *t, GString *out)
 {
 	g_string_append_printf(out, "time frame=%" PRId64 " cpu_ns=%" PRId64 " cpu_se_ns=%.3f", t->frame, t->cpu_ns,
 			       t->cpu_se_ns);
-	if (t->has_global)
+	if (t->has_global && t->root != ARCHIVE_ROOT_UNKNOWN)
+		g_string_append_printf(out, " global_ns=%" PRId64 " global_se_ns=%.3f root=%" PRIu32 "\n", t->global_ns,
+				       t->global_se_ns, t->root);
+	else if (t->has_global)
 		g_string_append_printf(out, " global_ns=%" PRId64 " global_se_ns=%.3f\n", t->global_ns, t->global_se_ns);
 	else
 		g_string_append(out, " global_ns=none global_se_ns=none\n");
@@ -183,7 +186,7 @@ static int parse_line(char **f, int line, int *head, archive_index *out, char *w
 		return -EINVAL;
 	}
 	if (!strcmp(f[0], "time")) {
-		archive_timept t = {0};
+		archive_timept t = {.root = ARCHIVE_ROOT_UNKNOWN};
 		const char *g = field(f + 1, "global_ns");
 		if ((rc = get_i64(f + 1, "frame", &t.frame, why, len, line)) < 0 ||
 		    (rc = get_i64(f + 1, "cpu_ns", &t.cpu_ns, why, len, line)) < 0 ||
@@ -192,6 +195,8 @@ static int parse_line(char **f, int line, int *head, archive_index *out, char *w
 		if (g && strcmp(g, "none")) {
 			if ((rc = get_i64(f + 1, "global_ns", &t.global_ns, why, len, line)) < 0 ||
 			    (rc = get_double(f + 1, "global_se_ns", &t.global_se_ns, why, len, line)) < 0)
+				return rc;
+			if (field(f + 1, "root") && (rc = get_u32(f + 1, "root", &t.root, why, len, line)) < 0)
 				return rc;
 			t.has_global = 1;
 		}

@@ -41,7 +41,11 @@ typedef struct {
 	int has_global;      /* 0: global time was not reachable then; 2: bridged later (archive_bridge) */
 	int64_t global_ns;   /* global time of that frame */
 	double global_se_ns; /* its standard error, ns */
+	uint32_t root;       /* the root whose timescale global_ns is in (ARCHIVE_ROOT_UNKNOWN: not recorded) */
 } archive_timept;
+
+/* archive_timept.root of an index written before roots were recorded. */
+#define ARCHIVE_ROOT_UNKNOWN UINT32_MAX
 
 /* Frames [from, to) that will never be in the archive. */
 typedef struct {

@@ -14,6 +14,7 @@
 #include "libdev/dev.h"
 #include "libdev/ratelog.h"
 #include "libsync/now.h"
+#include "libsync/ticker_wire.h"
 
 struct archive_recorder {
 	archive_recorder_cfg c;
@@ -64,8 +65,14 @@ static void add_time(archive_recorder *r, int64_t f)
 			f, why);
 		return;
 	}
-	archive_timept t = {.frame = f, .cpu_ns = cpu.value.i + (int64_t)llround(cpu.value.f), .cpu_se_ns = sqrt(cpu.var)};
+	archive_timept t = {.frame = f, .cpu_ns = cpu.value.i + (int64_t)llround(cpu.value.f), .cpu_se_ns = sqrt(cpu.var), .root = ARCHIVE_ROOT_UNKNOWN};
 	if (sync_client_convert(r->c.clocks, a, sync_clock_global(), sync_tval_of(f), &glob, why, sizeof why) == 0) {
+		/* Global is the root's timescale: a node cut off from the
+		 * field may be its own root meanwhile, whose global is not the
+		 * field's (archive_bridge replaces such points later). */
+		uint32_t publisher, root;
+		sync_client_info(r->c.clocks, &publisher, &root);
+		t.root = root == SYNC_TICKER_NO_ROOT ? ARCHIVE_ROOT_UNKNOWN : root;
 		t.has_global = 1;
 		t.global_ns = glob.value.i + (int64_t)llround(glob.value.f);
 		t.global_se_ns = sqrt(glob.var);

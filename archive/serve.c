@@ -105,7 +105,9 @@ gboolean archive_resolve(const archive_store *s, const archive_request *q, archi
 				" t0_clock=global t0=%" PRId64 ".%03d t0_se=%.1f period=%.3f period_se=%.4f",
 				a->when.global_ns, (int)(a->when.frac_ns * 1000), a->when.se_ns, a->when.period_ns,
 				a->when.period_se_ns);
-	else
+	if (a->has_time && a->when.root != ARCHIVE_ROOT_UNKNOWN)
+		n += g_snprintf(a->reply + n, sizeof a->reply - (size_t)n, " t0_root=%" PRIu32, a->when.root);
+	else if (!a->has_time)
 		n += g_snprintf(a->reply + n, sizeof a->reply - (size_t)n, " t0_clock=global t0=none");
 	g_snprintf(a->reply + n, sizeof a->reply - (size_t)n, " source=archive");
 	return TRUE;

@@ -8,14 +8,38 @@
 
 #include <glib.h>
 
-/* The two points to use for frame f (b = -1 when there is only one). */
-static int pick(const archive_index *x, int64_t f, int *a, int *b)
+/* TRUE when two roots name one timescale (an unknown one matches any). */
+static gboolean same_root(uint32_t a, uint32_t b)
+{
+	return a == b || a == ARCHIVE_ROOT_UNKNOWN || b == ARCHIVE_ROOT_UNKNOWN;
+}
+
+/* The root of x's point with a global time nearest frame f. */
+static uint32_t nearest_root(const archive_index *x, int64_t f)
+{
+	uint32_t root = ARCHIVE_ROOT_UNKNOWN;
+	int64_t best = INT64_MAX;
+	for (guint i = 0; i < x->times->len; i++) {
+		const archive_timept *t = &g_array_index(x->times, archive_timept, i);
+		int64_t d = t->frame > f ? t->frame - f : f - t->frame;
+		if (t->has_global && d < best) {
+			best = d;
+			root = t->root;
+		}
+	}
+	return root;
+}
+
+/* The two points to use for frame f (b = -1 when there is only one), all
+ * in the timescale of *root (set here). */
+static int pick(const archive_index *x, int64_t f, int *a, int *b, uint32_t *root)
 {
 	int prev = -1, n = 0, first = -1, second = -1, last = -1, before_last = -1;
 	*a = *b = -1;
+	*root = nearest_root(x, f);
 	for (guint i = 0; i < x->times->len; i++) {
 		const archive_timept *t = &g_array_index(x->times, archive_timept, i);
-		if (!t->has_global)
+		if (!t->has_global || !same_root(t->root, *root))
 			continue;
 		if (first < 0)
 			first = (int)i;
@@ -51,7 +75,8 @@ static int pick(const archive_index *x, int64_t f, int *a, int *b)
 int archive_time_of_frame(const archive_index *x, int64_t f, archive_when *out, char *why, size_t len)
 {
 	int a, b;
-	if (pick(x, f, &a, &b) < 0) {
+	uint32_t root;
+	if (pick(x, f, &a, &b, &root) < 0) {
 		g_snprintf(why, len, "no global time was reachable while node%u:audio%u frames from %" G_GINT64_FORMAT " were recorded",
 			   x->node, x->device, x->first);
 		return -ENOENT;
@@ -82,6 +107,7 @@ int archive_time_of_frame(const archive_index *x, int64_t f, archive_when *out, 
 	out->se_ns = se;
 	out->period_ns = slope;
 	out->period_se_ns = slope_se;
+	out->root = root;
 	return 0;
 }
 
@@ -153,6 +179,21 @@ size_t archive_bridge(archive_index **x, size_t n, double wander)
 	for (size_t i = 0; i < m; i++)
 		if (orig[i].has_global == 1 && orig[i].global_se_ns > stale)
 			orig[i].has_global = 0;
+	/* A point in another timescale than its run's last recorded root's is
+	 * no anchor either: refs are sorted by node, run and cpu time, so the
+	 * run's last point with a known root comes last in its block. */
+	for (size_t i = 0; i < m;) {
+		const ref *me = &g_array_index(r, ref, i);
+		size_t end = i;
+		uint32_t last_root = ARCHIVE_ROOT_UNKNOWN;
+		for (; end < m && g_array_index(r, ref, end).node == me->node && g_array_index(r, ref, end).run_ns == me->run_ns; end++)
+			if (orig[end].has_global == 1 && orig[end].root != ARCHIVE_ROOT_UNKNOWN)
+				last_root = orig[end].root;
+		for (size_t k = i; k < end; k++)
+			if (orig[k].has_global == 1 && !same_root(orig[k].root, last_root))
+				orig[k].has_global = 0;
+		i = end;
+	}
 	for (size_t i = 0; i < m; i++) {
 		const ref *me = &g_array_index(r, ref, i);
 		int a = -1, b = -1;
@@ -190,6 +231,7 @@ size_t archive_bridge(archive_index **x, size_t n, double wander)
 		me->t->global_ns = p->global_ns + (int64_t)llround(v);
 		me->t->global_se_ns = se;
 		me->t->has_global = 2;
+		me->t->root = p->root != ARCHIVE_ROOT_UNKNOWN ? p->root : q->root;
 		filled++;
 	}
 	g_free(orig);

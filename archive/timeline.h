@@ -26,10 +26,13 @@ typedef struct {
 	double se_ns;        /* standard error, ns */
 	double period_ns;    /* global ns per frame there */
 	double period_se_ns; /* its standard error, ns */
+	uint32_t root;       /* whose timescale (ARCHIVE_ROOT_UNKNOWN: not recorded) */
 } archive_when;
 
-/* Global time of frame f of x.  0, or -ENOENT with why[len] when no time
- * point of x has a global time. */
+/* Global time of frame f of x.  Only points in one root's timescale are
+ * combined: the root of the point with a global time nearest f (a node
+ * cut off from the field may have been its own root for a while).  0, or
+ * -ENOENT with why[len] when no time point of x has a global time. */
 int archive_time_of_frame(const archive_index *x, int64_t f, archive_when *out, char *why, size_t len);
 
 /* The first frame of x whose global time is at or after global_ns (it may
@@ -54,7 +57,9 @@ int archive_frame_at(const archive_index *x, int64_t global_ns, int64_t *frame, 
  * cpu clock, interpolated between the nearest points with a global time
  * before and after it on the same node and run (the cpu clock is
  * continuous while the node runs; a renumbering or a reboot starts another
- * run).  The standard error is the endpoints' interpolated plus the
+ * run).  A point whose global time is in another root's timescale than
+ * the run's last recorded one (the node was cut off and its own root
+ * meanwhile) is replaced the same way.  The standard error is the endpoints' interpolated plus the
  * wander's: w (1 - w) T `wander` for a point at fraction w of an outage of
  * T ns.  Points that cannot be bridged (no point on one side, a gap over
  * ARCHIVE_BRIDGE_MAX_NS) are left as they are.  Returns the points filled

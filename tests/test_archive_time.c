@@ -272,6 +272,58 @@ START_TEST(bridge_outage_after_the_fact)
 }
 END_TEST
 
+/* A node cut off from the field became its own root (node 2) for a while:
+ * its points in that timescale never mix with the field's (root 1) in one
+ * frame's time, and once the field's timescale is back after them they
+ * are bridged into it and say so. */
+START_TEST(another_roots_points_are_not_mixed_and_are_bridged)
+{
+	archive_index *y = archive_index_new();
+	y->rate_hz = 1000;
+	/* 1 ns per frame on the field's global from 1e12; node 2's own
+	 * timescale is 5 s behind. */
+	archive_timept p0 = {.frame = 0, .cpu_ns = 0, .has_global = 1, .global_ns = 1000000000000LL, .global_se_ns = 100, .root = 1};
+	archive_timept p1 = {.frame = 1000, .cpu_ns = 1000, .has_global = 1, .global_ns = 995000001000LL, .global_se_ns = 50, .root = 2};
+	archive_timept p2 = {.frame = 2000, .cpu_ns = 2000, .has_global = 1, .global_ns = 995000002000LL, .global_se_ns = 50, .root = 2};
+	g_array_append_val(y->times, p0);
+	g_array_append_val(y->times, p1);
+	g_array_append_val(y->times, p2);
+	archive_when w;
+	char why[200];
+	/* Near the root-2 points: their timescale only (slope 1 ns/frame, not
+	 * the 5 s jump between the two timescales). */
+	ck_assert_int_eq(archive_time_of_frame(y, 1500, &w, why, sizeof why), 0);
+	ck_assert_uint_eq(w.root, 2);
+	ck_assert_int_eq(w.global_ns, 995000001500LL);
+	ck_assert_double_eq_tol(w.period_ns, 1.0, 1e-9);
+	/* Near the root-1 point: that point alone, at the nominal rate. */
+	ck_assert_int_eq(archive_time_of_frame(y, 10, &w, why, sizeof why), 0);
+	ck_assert_uint_eq(w.root, 1);
+	ck_assert_int_eq(w.global_ns / 1000000, 1000010000000LL / 1000000);
+	/* No root-1 point after them yet: nothing to bridge with. */
+	ck_assert_uint_eq(archive_bridge(&y, 1, ARCHIVE_BRIDGE_WANDER), 0);
+	/* The field is heard again: a root-1 point after them. */
+	archive_timept p3 = {.frame = 3000, .cpu_ns = 3000, .has_global = 1, .global_ns = 1000000003000LL, .global_se_ns = 100, .root = 1};
+	g_array_append_val(y->times, p3);
+	ck_assert_uint_eq(archive_bridge(&y, 1, ARCHIVE_BRIDGE_WANDER), 2);
+	for (int k = 1; k <= 2; k++) {
+		const archive_timept *t = &g_array_index(y->times, archive_timept, k);
+		ck_assert_int_eq(t->has_global, 2);
+		ck_assert_uint_eq(t->root, 1);
+		ck_assert_int_eq(t->global_ns, 1000000000000LL + 1000 * k);
+	}
+	ck_assert_int_eq(archive_time_of_frame(y, 1500, &w, why, sizeof why), 0);
+	ck_assert_uint_eq(w.root, 1);
+	ck_assert_int_eq(w.global_ns, 1000000001500LL);
+	/* The index text keeps the root; one without it reads as unknown. */
+	GString *txt = g_string_new(NULL);
+	archive_index_format_time(&g_array_index(y->times, archive_timept, 3), txt);
+	ck_assert_msg(strstr(txt->str, " root=1\n"), "%s", txt->str);
+	g_string_free(txt, TRUE);
+	archive_index_free(y);
+}
+END_TEST
+
 /* Load `text` as a configuration file; the error text, or NULL. */
 static char *config_error(const char *text, archive_config *cfg)
 {
@@ -334,6 +386,7 @@ int main(void)
 	tcase_add_test(tc, index_errors_name_the_line);
 	tcase_add_test(tc, frames_to_global_and_back);
 	tcase_add_test(tc, bridge_outage_after_the_fact);
+	tcase_add_test(tc, another_roots_points_are_not_mixed_and_are_bridged);
 	tcase_add_test(tc, config_errors_name_file_line_key);
 	suite_add_tcase(su, tc);
 	SRunner *sr = srunner_create(su);

@@ -21,6 +21,17 @@ $(B)/tests/test_syncd_net: $(B)/tests/test_syncd_net.o $(B)/libcsim.a $(B)/libsy
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0 gsl sndfile fftw3f) -lm
 
+# The archive across a radio outage (tests/test_archive_outage.c): times that
+# improve after the node hears the field again (issue 21).
+TESTS += $(B)/tests/test_archive_outage
+$(B)/tests/test_archive_outage.o: CFLAGS += -DCSIM_BIN_DIR='"$(abspath $(B)/bin)"'
+$(B)/tests/test_archive_outage: $(B)/tests/test_archive_outage.o $(B)/libcsim.a $(B)/libarchive.a $(B)/libaudiod.a \
+		$(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libdev.a $(B)/libsync.a | $(B)/bin/syncd $(B)/bin/audiod \
+		$(B)/bin/audioget $(B)/bin/chorus-archive $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf \
+		$(B)/sim/libchorus_sim_radio.so
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check glib-2.0 gsl sndfile fftw3f) -lm
+
 # bench/rbs: RBS accuracy and scale through the launcher (real processes).
 BENCHES += $(B)/bench/rbs
 $(B)/bench/rbs.o: CFLAGS += -DCSIM_BIN_DIR='"$(abspath $(B)/bin)"'

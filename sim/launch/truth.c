@@ -477,6 +477,67 @@ int csim_truth_convert(csim_truth *t, int via, int a, int b, csim_meas *out, cha
 	return rc;
 }
 
+/* The node's numbering, for the two functions below. */
+static const tnode *locked_node(const csim_truth *t, int node, char *why, size_t len)
+{
+	const tnode *n = NULL;
+	for (guint i = 0; i < t->nodes->len; i++)
+		if (g_array_index(t->nodes, tnode, i).id == node)
+			n = &g_array_index(t->nodes, tnode, i);
+	if (!n || !t->world) {
+		snprintf(why, len, n ? "audio is not measured (csim_truth_set_audio)" : "no node%d", node);
+		return NULL;
+	}
+	if (!n->locked) {
+		snprintf(why, len, "node%d's audiod numbering is not found yet", node);
+		return NULL;
+	}
+	return n;
+}
+
+int csim_truth_frame_at(const csim_truth *t, int node, double w_s, int64_t *frame, char *why, size_t len)
+{
+	const tnode *n = locked_node(t, node, why, len);
+	if (!n)
+		return t->world ? -EAGAIN : -ENOENT;
+	*frame = (int64_t)ceil(sim_world_frame_at(t->world, node, t->rate_hz, w_s)) - n->f0;
+	return 0;
+}
+
+int csim_truth_global_of_frame(csim_truth *t, int node, int64_t frame, int64_t *global_ns, double *frac_ns, char *why,
+			       size_t len)
+{
+	const tnode *n = locked_node(t, node, why, len);
+	if (!n)
+		return t->world ? -EAGAIN : -ENOENT;
+	int64_t h = t->epoch_ns + sim_world_frame_time_ns(t->world, node, t->rate_hz, n->f0 + frame);
+	/* the root as any node that has a ticker names it */
+	tnode *root = NULL;
+	for (guint i = 0; i < t->nodes->len && !root; i++) {
+		tnode *v = &g_array_index(t->nodes, tnode, i);
+		if (v->have)
+			root = find(t, (int)v->root);
+	}
+	if (!root) {
+		snprintf(why, len, "no ticker names the root yet");
+		return -EAGAIN;
+	}
+	read_ticker(t, root);
+	if (!root->have) {
+		snprintf(why, len, "the root node%d's ticker could not be read", root->id);
+		return -EAGAIN;
+	}
+	int64_t xr = sync_simclock_apply(&root->cpu, h);
+	sync_graph_result g;
+	int rc = sync_graph_convert(root->g, sync_clock_cpu((uint32_t)root->id), sync_clock_global(), sync_tval_of(xr), xr,
+				    &g, why, len);
+	if (rc < 0)
+		return rc;
+	*global_ns = g.value.i;
+	*frac_ns = g.value.f;
+	return 0;
+}
+
 static int cmp_d(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;

@@ -96,6 +96,19 @@ guint csim_truth_outliers(const csim_truth *t, double k);
  * the reason in why. */
 int csim_truth_convert(csim_truth *t, int via, int a, int b, csim_meas *m, char *why, size_t len);
 
+/* audiod's frame number on node `node`'s audio0 of the first frame at or
+ * after world time w_s (s since the epoch).  Needs csim_truth_set_audio and
+ * a sample that found the node's numbering.  0, or -EAGAIN (not found yet)
+ * / -ENOENT with why[len]. */
+int csim_truth_frame_at(const csim_truth *t, int node, double w_s, int64_t *frame, char *why, size_t len);
+
+/* The true global time (ns; the fraction in *frac_ns) of audiod's frame
+ * `frame` on node `node`'s audio0: the frame's world time, the root's cpu
+ * clock then, and the root's own exact definition of global from the
+ * root's last ticker read.  0, or -EAGAIN / -ENOENT with why[len]. */
+int csim_truth_global_of_frame(csim_truth *t, int node, int64_t frame, int64_t *global_ns, double *frac_ns, char *why,
+			       size_t len);
+
 /* Per (kind, hops): n, RMS, p95, max |error| and mean claimed sd, in µs,
  * the RMS of error / claimed sd (rms_z, about 1 when the sd is honest) and
  * the count beyond 5 sd, as a table appended to out; also written as CSV

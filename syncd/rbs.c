@@ -61,6 +61,7 @@ struct syncd_rbs {
 	guint64 not_allowed;       /* packets from senders not in [rbs] peers */
 	guint64 left_out;          /* advertised nodes, edges, roots not in [rbs] peers */
 	char last_refused[160];    /* the last packet refused by the two above */
+	int64_t cont_ns;           /* our cpu time of the last continuation noted (root.h) */
 };
 
 /* --- sending ---------------------------------------------------------- */
@@ -533,8 +534,27 @@ static gboolean global_reached(syncd_rbs *r, uint32_t root)
 	return have;
 }
 
+/* While we follow a remote root whose global we know, note our conversion
+ * to it once a second: the line global continues along if we become root. */
+static void note_continuation(syncd_rbs *r, int64_t now_ns)
+{
+	if (syncd_root_node(r->root) == r->self || !syncd_root_have_global(r->root) || now_ns - r->cont_ns < 1000000000)
+		return;
+	r->cont_ns = now_ns;
+	size_t n;
+	sync_ticker_entry *e = syncd_conversions_ticker(r->pairs, r->root, r->core, r->mesh, now_ns, &n);
+	syncd_continuation c;
+	char why[200];
+	if (syncd_continuation_measure(e, n, r->self, syncd_root_node(r->root), now_ns, &c, why, sizeof why) == 0)
+		syncd_root_offer_continuation(r->root, &c);
+	else
+		g_debug("rbs: no conversion to global to continue along: %s", why);
+	g_free(e);
+}
+
 void syncd_rbs_tick(syncd_rbs *r, int64_t now_ns)
 {
+	note_continuation(r, now_ns);
 	guint gone = rbs_core_expire(r->core, now_ns);
 	if (gone)
 		g_message("rbs: %u neighbour%s fell silent; their fits are forgotten", gone, gone == 1 ? "" : "s");

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "libsync/ticker_wire.h"
+#include "syncd/continuation.h"
 #include "syncd/notify.h"
 
 typedef struct syncd_root syncd_root;
@@ -54,10 +55,20 @@ int64_t syncd_root_preferred(const syncd_root *rt);
 /* Prefer `node` (-1: none) from now on; the root rule applies it. */
 void syncd_root_prefer(syncd_root *rt, int64_t node);
 
-/* Make this node the global root now: global = cpu + (realtime - cpu),
- * from a fresh realtime<->cpu sample (cpu0 = its cpu time, utc0 = its
- * realtime).  Tells the listener SYNCD_CHANGED_AT_ONCE.  `now_ns` (node cpu
- * ns) is not used for the definition, which comes from the sample. */
+/* Note this node's latest conversion to global while it follows a remote
+ * root (continuation.h); kept for a hand-over to this node. */
+void syncd_root_offer_continuation(syncd_root *rt, const syncd_continuation *c);
+
+/* The longest a noted continuation is used for after it was measured, ns. */
+#define SYNCD_ROOT_CONTINUATION_MAX_AGE_NS (3600LL * 1000000000LL)
+
+/* Make this node the global root now.  When it has a continuation of the
+ * current timescale (offered within SYNCD_ROOT_CONTINUATION_MAX_AGE_NS, of
+ * the root it followed) global continues along it: global = global0 +
+ * slope (cpu - cpu0), and the step that defining it afresh would have made
+ * is logged and kept (syncd_root_describe).  Otherwise (the first root of
+ * a field) global = cpu + (realtime - cpu) from a fresh realtime<->cpu
+ * sample.  Tells the listener SYNCD_CHANGED_AT_ONCE. */
 void syncd_root_take(syncd_root *rt, int64_t now_ns);
 
 /* Apply the root rule's choice `chosen` at now: when it is this node and
@@ -74,8 +85,15 @@ guint syncd_root_switches(const syncd_root *rt);
 /* Node cpu ns of the last root change (meaningless before the first). */
 int64_t syncd_root_since(const syncd_root *rt);
 
+/* TRUE when this node's definition of global continues another root's
+ * timescale; the step avoided (ns: realtime-defined minus continued, at
+ * the hand-over) and the continuation's s.e. then (ns) in *step, *se. */
+gboolean syncd_root_continued(const syncd_root *rt, double *step_ns, double *se_ns);
+
 /* The root line of sync/rbs: "root: nodeN[ (global not known yet)]
- * switches=K[ last_switch=Xs ago] rule=...\n", appended to out. */
+ * switches=K[ last_switch=Xs ago] rule=...\n" and, after a hand-over that
+ * continued the timescale, "continued: from nodeM's timescale ...\n",
+ * appended to out. */
 void syncd_root_describe(const syncd_root *rt, int64_t now_ns, GString *out);
 
 #endif

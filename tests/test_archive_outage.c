@@ -100,7 +100,7 @@ static probe ask(const char *dir, csim_truth *t, int64_t f)
 		int64_t g;
 		double gf;
 		char why[200];
-		ck_assert_msg(csim_truth_global_of_frame(t, 2, f, &g, &gf, why, sizeof why) == 0, "truth: %s", why);
+		ck_assert_msg(csim_truth_global_of_frame(t, 2, f, FIELD_ROOT, &g, &gf, why, sizeof why) == 0, "truth: %s", why);
 		double e = (double)(a.when.global_ns - g) + (a.when.frac_ns - gf);
 		p.se_ns = a.when.se_ns;
 		p.z = e / a.when.se_ns;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "libdev/link.h"
@@ -264,6 +265,76 @@ START_TEST(test_kill_and_restart)
 	ck_assert_int_eq(wait_convert(t, 1, 1, 3, 20, &err, &sd, &hops), 0);
 	ck_assert_int_eq(wait_convert(t, 3, 3, 1, 20, &err, &sd, &hops), 0);
 	ck_assert_msg(fabs(err) <= 5 * sd, "after restart: error %.0f ns, sd %.0f ns", err, sd);
+	csim_truth_free(t);
+	csim_stop(s);
+}
+END_TEST
+
+static int64_t host_raw_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The number after `key` in text, or NAN. */
+static double number_after(const char *text, const char *key)
+{
+	const char *p = strstr(text, key);
+	return p ? g_ascii_strtod(p + strlen(key), NULL) : NAN;
+}
+
+/* The root dies: the lowest live node takes over, and global continues
+ * along its conversion to the old root's timescale instead of stepping by
+ * the two nodes' realtime difference.  The step is measured against the
+ * truth: the old timescale is node 1's cpu clock through its definition
+ * (slope 1), extrapolated with the simulated clock after node 1 is gone. */
+START_TEST(test_root_killed_global_continues)
+{
+	csim *s = start("rootkill", NODES3, NULL, FALSE);
+	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s), csim_epoch_ns(s));
+	double err, sd;
+	unsigned hops;
+	char why[200];
+	ck_assert_int_eq(wait_convert(t, 2, 2, -1, 20, &err, &sd, &hops), 0);
+	ck_assert_int_eq(wait_convert(t, 3, 3, -1, 20, &err, &sd, &hops), 0);
+	g_usleep(8000000); /* the fits fill, so the continuation's slope is good */
+	/* Node 1's definition, as a point of its timescale. */
+	int64_t h0 = host_raw_ns(), g0;
+	double f0;
+	ck_assert_msg(csim_truth_global_at(t, 1, h0, &g0, &f0, why, sizeof why) == 0, "%s", why);
+	sync_simclock c1 = sim_scenario_find_node(csim_scenario(s), 1)->cpu;
+	c1.epoch_ns = csim_epoch_ns(s);
+	int64_t x0 = sync_simclock_apply(&c1, h0);
+	ck_assert_int_eq(csim_node_stop(s, 1), 0);
+	/* Node 2 takes over (node_timeout_s 15 s by default) and says how. */
+	char *st = NULL;
+	int64_t end = g_get_monotonic_time() + 40 * G_USEC_PER_SEC;
+	do {
+		g_free(st);
+		g_usleep(500000);
+		st = rbs_status(s, 2);
+	} while (!strstr(st, "continued: node1's timescale") && g_get_monotonic_time() < end);
+	ck_assert_msg(strstr(st, "continued: node1's timescale"), "node 2 did not continue node 1's timescale:\n%s", st);
+	double se = number_after(strstr(st, "continued:"), "s.e. ");
+	double avoided = number_after(st, "step avoided ");
+	ck_assert_msg(isfinite(se) && se > 0, "no s.e. in:\n%s", st);
+	/* The new timescale against the old one, now. */
+	int64_t h = host_raw_ns(), g;
+	double f;
+	ck_assert_msg(csim_truth_global_at(t, 2, h, &g, &f, why, sizeof why) == 0, "%s", why);
+	double old = (double)g0 + f0 + (double)(sync_simclock_apply(&c1, h) - x0); /* slope 1 on node 1's cpu */
+	double step = (double)g + f - old;
+	fprintf(stderr, "root hand-over: global stepped %.0f ns (stated s.e. %.0f ns at the hand-over); defining it "
+			"afresh would have stepped it %+.6f s\n",
+		step, se, avoided);
+	/* 5 s.e., and the few seconds since the hand-over at node 2's rate
+	 * error against node 1 (the slope's error is inside se's bound). */
+	ck_assert_msg(fabs(step) <= 5 * se, "global stepped %.0f ns at the hand-over, %.1f of its stated s.e.", step, step / se);
+	/* Node 3 follows node 2, honestly. */
+	ck_assert_int_eq(wait_convert(t, 3, 3, -1, 20, &err, &sd, &hops), 0);
+	ck_assert_msg(fabs(err) <= 5 * sd, "node3 -> global after the hand-over: error %.0f ns, sd %.0f ns", err, sd);
+	g_free(st);
 	csim_truth_free(t);
 	csim_stop(s);
 }
@@ -564,6 +635,7 @@ int main(void)
 	tcase_add_test(tc, test_three_nodes_converge);
 	tcase_add_test(tc, test_line_of_five);
 	tcase_add_test(tc, test_kill_and_restart);
+	tcase_add_test(tc, test_root_killed_global_continues);
 	tcase_add_test(tc, test_forged_key);
 	tcase_add_test(tc, test_replayed_packets);
 	tcase_add_test(tc, test_unlisted_ids);

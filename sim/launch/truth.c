@@ -504,27 +504,16 @@ int csim_truth_frame_at(const csim_truth *t, int node, double w_s, int64_t *fram
 	return 0;
 }
 
-int csim_truth_global_of_frame(csim_truth *t, int node, int64_t frame, int64_t *global_ns, double *frac_ns, char *why,
-			       size_t len)
+int csim_truth_global_at(csim_truth *t, int root_id, int64_t h, int64_t *global_ns, double *frac_ns, char *why, size_t len)
 {
-	const tnode *n = locked_node(t, node, why, len);
-	if (!n)
-		return t->world ? -EAGAIN : -ENOENT;
-	int64_t h = t->epoch_ns + sim_world_frame_time_ns(t->world, node, t->rate_hz, n->f0 + frame);
-	/* the root as any node that has a ticker names it */
-	tnode *root = NULL;
-	for (guint i = 0; i < t->nodes->len && !root; i++) {
-		tnode *v = &g_array_index(t->nodes, tnode, i);
-		if (v->have)
-			root = find(t, (int)v->root);
-	}
+	tnode *root = find(t, root_id);
 	if (!root) {
-		snprintf(why, len, "no ticker names the root yet");
-		return -EAGAIN;
+		snprintf(why, len, "no node%d", root_id);
+		return -ENOENT;
 	}
 	read_ticker(t, root);
-	if (!root->have) {
-		snprintf(why, len, "the root node%d's ticker could not be read", root->id);
+	if (!root->have || root->root != (uint32_t)root_id) {
+		snprintf(why, len, "node%d's ticker could not be read or does not define global", root_id);
 		return -EAGAIN;
 	}
 	int64_t xr = sync_simclock_apply(&root->cpu, h);
@@ -536,6 +525,16 @@ int csim_truth_global_of_frame(csim_truth *t, int node, int64_t frame, int64_t *
 	*global_ns = g.value.i;
 	*frac_ns = g.value.f;
 	return 0;
+}
+
+int csim_truth_global_of_frame(csim_truth *t, int node, int64_t frame, int root, int64_t *global_ns, double *frac_ns,
+			       char *why, size_t len)
+{
+	const tnode *n = locked_node(t, node, why, len);
+	if (!n)
+		return t->world ? -EAGAIN : -ENOENT;
+	int64_t h = t->epoch_ns + sim_world_frame_time_ns(t->world, node, t->rate_hz, n->f0 + frame);
+	return csim_truth_global_at(t, root, h, global_ns, frac_ns, why, len);
 }
 
 static int cmp_d(const void *a, const void *b)

@@ -102,12 +102,16 @@ int csim_truth_convert(csim_truth *t, int via, int a, int b, csim_meas *m, char 
  * / -ENOENT with why[len]. */
 int csim_truth_frame_at(const csim_truth *t, int node, double w_s, int64_t *frame, char *why, size_t len);
 
-/* The true global time (ns; the fraction in *frac_ns) of audiod's frame
- * `frame` on node `node`'s audio0: the frame's world time, the root's cpu
- * clock then, and the root's own exact definition of global from the
- * root's last ticker read.  0, or -EAGAIN / -ENOENT with why[len]. */
-int csim_truth_global_of_frame(csim_truth *t, int node, int64_t frame, int64_t *global_ns, double *frac_ns, char *why,
-			       size_t len);
+/* The true global time (ns; the fraction in *frac_ns) at host raw time h
+ * in root node `root`'s timescale: the root's cpu clock then and its own
+ * exact definition of global, from its ticker read now (so the root must
+ * be running).  0, or -EAGAIN / -ENOENT with why[len]. */
+int csim_truth_global_at(csim_truth *t, int root, int64_t h, int64_t *global_ns, double *frac_ns, char *why, size_t len);
+
+/* The same for audiod's frame `frame` on node `node`'s audio0 (its world
+ * time through the found numbering). */
+int csim_truth_global_of_frame(csim_truth *t, int node, int64_t frame, int root, int64_t *global_ns, double *frac_ns,
+			       char *why, size_t len);
 
 /* Per (kind, hops): n, RMS, p95, max |error| and mean claimed sd, in µs,
  * the RMS of error / claimed sd (rms_z, about 1 when the sd is honest) and

@@ -62,6 +62,7 @@ struct syncd_rbs {
 	guint64 left_out;          /* advertised nodes, edges, roots not in [rbs] peers */
 	char last_refused[160];    /* the last packet refused by the two above */
 	int64_t cont_ns;           /* our cpu time of the last continuation noted (root.h) */
+	int64_t listen_until_ns;   /* we define no timescale of our own before this */
 };
 
 /* --- sending ---------------------------------------------------------- */
@@ -416,6 +417,10 @@ syncd_rbs *syncd_rbs_new(const syncd_config *cfg, syncd_pairs *pairs, syncd_root
 	r->ctx = ctx ? ctx : g_main_context_default();
 	for (int i = 0; i < 4; i++)
 		r->seq[i] = g_random_int(); /* a restarted node's numbers do not match its old ones */
+	/* Listen for a live timescale (adverts carry the root's definition)
+	 * before defining one of our own (choose_root). */
+	r->listen_until_ns = sync_now(SYNC_KIND_CPU) + (int64_t)(2.5 * c->advert_interval_s * 1e9);
+	syncd_root_listen(root);
 	if (*c->key_file) {
 		if (!dev_netkey_load("rbs", c->key_file, &r->key, &r->klen, err))
 			goto fail;
@@ -552,6 +557,42 @@ static void note_continuation(syncd_rbs *r, int64_t now_ns)
 	g_free(e);
 }
 
+/* How long a continuation may be old for this node to claim the root over
+ * a live timescale (it is noted once a second while we follow). */
+#define CLAIM_CONTINUATION_AGE_NS 5000000000LL
+
+/* The root rule (docs/protocol.md "Global time"): the candidate is the
+ * configured root while it is alive, else the lowest live node — but only
+ * a node that defines global holds the timescale, so
+ *  - a candidate that defines it is the root;
+ *  - while the candidate does not (it has just started, or it is listening)
+ *    the lowest live node that does stays the root, so no one loses global;
+ *  - this node, the candidate, claims the root when it has a fresh
+ *    continuation of the live timescale (continuing it), or when no one
+ *    defines global and it has listened long enough (a new timescale). */
+static uint32_t choose_root(syncd_rbs *r, int64_t now_ns)
+{
+	uint32_t cand = rbs_mesh_root(r->mesh, syncd_root_preferred(r->root), now_ns);
+	gboolean self_defines = syncd_root_node(r->root) == r->self && syncd_root_have_global(r->root);
+	uint32_t dmin = rbs_mesh_lowest_definer(r->mesh, now_ns);
+	if (self_defines && (dmin == RBS_NO_NODE || r->self < dmin))
+		dmin = r->self;
+	if (cand == r->self) {
+		if (self_defines)
+			return r->self;
+		if (dmin == RBS_NO_NODE)
+			return now_ns >= r->listen_until_ns ? r->self : syncd_root_node(r->root);
+		const syncd_continuation *c = syncd_root_continuation(r->root);
+		if (c->valid && c->via_root == dmin && now_ns - c->cpu0_ns <= CLAIM_CONTINUATION_AGE_NS &&
+		    syncd_root_node(r->root) == dmin && syncd_root_have_global(r->root))
+			return r->self;
+		return dmin; /* follow the live timescale until we can continue it */
+	}
+	if (cand == dmin || dmin == RBS_NO_NODE || global_reached(r, cand))
+		return cand;
+	return dmin;
+}
+
 void syncd_rbs_tick(syncd_rbs *r, int64_t now_ns)
 {
 	note_continuation(r, now_ns);
@@ -560,7 +601,7 @@ void syncd_rbs_tick(syncd_rbs *r, int64_t now_ns)
 		g_message("rbs: %u neighbour%s fell silent; their fits are forgotten", gone, gone == 1 ? "" : "s");
 	if (rbs_mesh_expire(r->mesh, now_ns))
 		syncd_notify_call(&r->on_change, SYNCD_CHANGED);
-	uint32_t chosen = rbs_mesh_root(r->mesh, syncd_root_preferred(r->root), now_ns);
+	uint32_t chosen = choose_root(r, now_ns);
 	syncd_root_follow(r->root, chosen, chosen != r->self && global_reached(r, chosen), now_ns);
 }
 

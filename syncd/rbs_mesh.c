@@ -154,6 +154,22 @@ uint32_t rbs_mesh_root(const rbs_mesh *m, int64_t preferred, int64_t now_ns)
 	return best;
 }
 
+uint32_t rbs_mesh_lowest_definer(const rbs_mesh *m, int64_t now_ns)
+{
+	uint32_t best = RBS_NO_NODE;
+	GHashTableIter it;
+	gpointer k, v;
+	g_hash_table_iter_init(&it, m->edges);
+	while (g_hash_table_iter_next(&it, &k, &v)) {
+		const edge_rec *r = v;
+		const sync_clock_id *c = r->to.kind == SYNC_KIND_GLOBAL ? &r->from : r->from.kind == SYNC_KIND_GLOBAL ? &r->to
+														      : NULL;
+		if (c && c->kind == SYNC_KIND_CPU && c->node != m->cfg.self && c->node < best && rbs_mesh_alive(m, c->node, now_ns))
+			best = c->node;
+	}
+	return best;
+}
+
 rbs_node_news *rbs_mesh_news(const rbs_mesh *m, int64_t now_ns, size_t *n)
 {
 	rbs_node_news *out = g_new(rbs_node_news, g_hash_table_size(m->news) + 1);

@@ -56,6 +56,10 @@ gboolean rbs_mesh_alive(const rbs_mesh *m, uint32_t node, int64_t now_ns);
 /* The root by the rule above; `preferred` < 0: none configured. */
 uint32_t rbs_mesh_root(const rbs_mesh *m, int64_t preferred, int64_t now_ns);
 
+/* The lowest-numbered live node other than this one whose definition of
+ * global (a learned cpu(node) -> global edge) is held, or RBS_NO_NODE. */
+uint32_t rbs_mesh_lowest_definer(const rbs_mesh *m, int64_t now_ns);
+
 /* News for our advertisement: ourselves (hops 0, age 0) and every live node
  * with its age now and hop count, into a new array of *n (g_free it). */
 rbs_node_news *rbs_mesh_news(const rbs_mesh *m, int64_t now_ns, size_t *n);

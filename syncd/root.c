@@ -75,6 +75,20 @@ void syncd_root_prefer(syncd_root *rt, int64_t node)
 	rt->preferred = node;
 }
 
+void syncd_root_listen(syncd_root *rt)
+{
+	if (rt->node == rt->self && rt->have_global && !rt->switches) {
+		rt->have_global = FALSE;
+		g_message("global time: listening for a live timescale before defining one");
+		syncd_notify_call(&rt->on_change, SYNCD_CHANGED);
+	}
+}
+
+const syncd_continuation *syncd_root_continuation(const syncd_root *rt)
+{
+	return &rt->cont;
+}
+
 void syncd_root_offer_continuation(syncd_root *rt, const syncd_continuation *c)
 {
 	if (c->valid && c->via_root != rt->self)
@@ -123,10 +137,14 @@ gboolean syncd_root_continued(const syncd_root *rt, double *step_ns, double *se_
 void syncd_root_follow(syncd_root *rt, uint32_t chosen, gboolean remote_global_known, int64_t now_ns)
 {
 	if (chosen == rt->self && !(rt->node == rt->self && rt->have_global)) {
-		g_message("global time: node%u is the root now (was node%u)", rt->self, rt->node);
+		gboolean first = rt->node == rt->self && !rt->switches; /* after listening: no switch */
+		if (!first)
+			g_message("global time: node%u is the root now (was node%u)", rt->self, rt->node);
 		syncd_root_take(rt, now_ns);
-		rt->switches++;
-		rt->since_ns = now_ns;
+		if (!first) {
+			rt->switches++;
+			rt->since_ns = now_ns;
+		}
 		syncd_notify_call(&rt->on_change, SYNCD_CHANGED);
 	} else if (chosen != rt->self && chosen != rt->node) {
 		g_message("global time: root node%u (was node%u)", chosen, rt->node);

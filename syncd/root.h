@@ -28,8 +28,16 @@ typedef struct syncd_root syncd_root;
  * this node).  When this node is its own choice it takes the root at once
  * (syncd_root_take, `rtcpu_tries` sandwiches, >= 1); otherwise the root is
  * `preferred` and global is unknown until syncd_root_follow says so.
- * Never fails. */
+ * Never fails.  (A networked syncd calls syncd_root_listen next.) */
 syncd_root *syncd_root_new(uint32_t self, int64_t preferred, int rtcpu_tries, int64_t now_ns, syncd_notify on_change);
+
+/* Withdraw the definition syncd_root_new took before anyone saw it: a
+ * networked node listens first for a live timescale to continue (the
+ * root rule in rbs.c) rather than start one of its own. */
+void syncd_root_listen(syncd_root *rt);
+
+/* The continuation noted last (valid = 0: none). */
+const syncd_continuation *syncd_root_continuation(const syncd_root *rt);
 
 /* Free (NULL is fine). */
 void syncd_root_free(syncd_root *rt);

@@ -335,6 +335,37 @@ START_TEST(test_root_killed_global_continues)
 	ck_assert_int_eq(wait_convert(t, 3, 3, -1, 20, &err, &sd, &hops), 0);
 	ck_assert_msg(fabs(err) <= 5 * sd, "node3 -> global after the hand-over: error %.0f ns, sd %.0f ns", err, sd);
 	g_free(st);
+
+	/* Node 1 comes back with a fresh syncd: it listens, follows node 2's
+	 * timescale, and takes the root back by continuing it (the clocks of
+	 * NODES3 do not wander, so node 2's definition is a line in host time,
+	 * known from two points). */
+	g_usleep(4000000);
+	int64_t ha = host_raw_ns(), hb = ha + 60 * (int64_t)1000000000, ga, gb;
+	double fa, fb;
+	ck_assert_msg(csim_truth_global_at(t, 2, ha, &ga, &fa, why, sizeof why) == 0, "%s", why);
+	ck_assert_msg(csim_truth_global_at(t, 2, hb, &gb, &fb, why, sizeof why) == 0, "%s", why);
+	GError *e = NULL;
+	ck_assert_msg(csim_node_start(s, 1, &e), "restart node 1: %s", e ? e->message : "?");
+	st = NULL;
+	end = g_get_monotonic_time() + 40 * G_USEC_PER_SEC;
+	do {
+		g_free(st);
+		g_usleep(500000);
+		st = rbs_status(s, 1);
+	} while (!strstr(st, "continued: node2's timescale") && g_get_monotonic_time() < end);
+	ck_assert_msg(strstr(st, "continued: node2's timescale"), "node 1 did not continue node 2's timescale:\n%s", st);
+	se = number_after(strstr(st, "continued:"), "s.e. ");
+	h = host_raw_ns();
+	ck_assert_msg(csim_truth_global_at(t, 1, h, &g, &f, why, sizeof why) == 0, "%s", why);
+	old = (double)ga + fa + ((double)(gb - ga) + (fb - fa)) * (double)(h - ha) / (double)(hb - ha);
+	step = (double)g + f - old;
+	fprintf(stderr, "root back to node 1: global stepped %.0f ns (stated s.e. %.0f ns at the hand-over)\n", step, se);
+	ck_assert_msg(fabs(step) <= 5 * se, "global stepped %.0f ns when node 1 took the root back, %.1f of its stated s.e.",
+		      step, step / se);
+	ck_assert_int_eq(wait_convert(t, 3, 3, -1, 20, &err, &sd, &hops), 0);
+	ck_assert_msg(fabs(err) <= 5 * sd, "node3 -> global after node 1 is back: error %.0f ns, sd %.0f ns", err, sd);
+	g_free(st);
 	csim_truth_free(t);
 	csim_stop(s);
 }

@@ -472,8 +472,8 @@ static int status_text(void *user, GString *out)
 			       st.xruns, st.frames_lost, st.restart_se_frames);
 	g_string_append_printf(out, "clients streams=%u bulk=%" G_GUINT64_FORMAT " requests=%" G_GUINT64_FORMAT " refused=%" G_GUINT64_FORMAT "\n", d->data ? dev_sensor_readers(d->data) : 0,
 			       ringserver_served(d->rs), d->opens, d->refused);
-	g_string_append_printf(out, "tstamp source=%s%s%s records=%" G_GUINT64_FORMAT " lost=%" G_GUINT64_FORMAT " malformed=%" G_GUINT64_FORMAT " floor_us=%.3f floor_sd_us=%.3f systematic_us=%.3f audio_tstamp=%s\n", tsrc_name(st.source), *st.source_path ? " path=" : "",
-			       st.source_path, st.records, st.records_lost, st.malformed, (double)d->floor_ns * 1e-3,
+	g_string_append_printf(out, "tstamp source=%s%s%s records=%" G_GUINT64_FORMAT " lost=%" G_GUINT64_FORMAT " malformed=%" G_GUINT64_FORMAT " behind=%" G_GUINT64_FORMAT " floor_us=%.3f floor_sd_us=%.3f systematic_us=%.3f audio_tstamp=%s\n", tsrc_name(st.source), *st.source_path ? " path=" : "",
+			       st.source_path, st.records, st.records_lost, st.malformed, st.behind, (double)d->floor_ns * 1e-3,
 			       d->floor_sd_ns * 1e-3, systematic_ns(d) * 1e-3, audio_tstamp_name(st.audio_type));
 	if (timehist_current(d->th, &c) == 0)
 		g_string_append_printf(out, "fit ns_per_frame=%.9f rate=%.6f rate_se_ppm=%.4f residual_ns=%.1f n=%u segment=%u\n",

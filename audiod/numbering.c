@@ -292,6 +292,14 @@ static void settle_from_records(numbering *n, numbering_out *out)
 void numbering_record(numbering *n, uint64_t hw_ptr, int64_t cpu_ns, numbering_out *out)
 {
 	*out = (numbering_out){0};
+	if (n->restarting && cpu_ns < n->restart_cpu_ns) {
+		/* Timed before this run began: a record of the run before (a
+		 * second overrun came before the first restart settled, and its
+		 * records were still queued).  Taken as this run's first, its
+		 * hw_ptr would make every later one look behind it. */
+		out->behind = 1;
+		return;
+	}
 	if (!n->have_hw_base) {
 		/* First interrupt of a run.  When the run's starting hw_ptr is
 		 * known (ALSA resets it to 0 at prepare), the record's hw_ptr
@@ -312,7 +320,14 @@ void numbering_record(numbering *n, uint64_t hw_ptr, int64_t cpu_ns, numbering_o
 		}
 		n->have_hw_base = 1;
 	} else {
-		n->hw_unwrapped += (int64_t)((hw_ptr + n->p.boundary - n->last_hw) % n->p.boundary);
+		uint64_t d = (hw_ptr + n->p.boundary - n->last_hw) % n->p.boundary;
+		if (d > n->p.boundary / 2) {
+			/* Behind the last record: not half a boundary (2^61
+			 * frames, millions of years) of progress but a stale one. */
+			out->behind = 1;
+			return;
+		}
+		n->hw_unwrapped += (int64_t)d;
 		n->last_hw = hw_ptr;
 	}
 	if (n->restarting) {

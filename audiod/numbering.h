@@ -63,6 +63,9 @@ typedef struct {
 	int64_t gap_to;            /* equal when none */
 	uint64_t flush;            /* frames held since the restart, to write to the ring now */
 	uint32_t rejected;         /* records of the restart whose prediction was far below the others' (early), left out */
+	int behind;                /* this record was left out as stale: its hw_ptr was behind the last
+			    * one's (modular arithmetic would read it as a whole ALSA boundary,
+			    * ~2^62 frames, ahead), or it was timed before the restarting run began */
 	uint32_t npred;            /* records the restart's first frame was predicted from (0: none, the restart time's) */
 	double pred_med;           /* their median prediction, frames after `start` */
 	double pred_max;           /* their largest, frames after `start` */

@@ -13,6 +13,7 @@
 #include "audiod/error.h"
 #include "audiod/latency.h"
 #include "audiod/numbering.h"
+#include "libdev/ratelog.h"
 #include "kpatch/reader.h"
 #include "libsync/now.h"
 
@@ -192,6 +193,13 @@ static void read_records(stream *s, int64_t wake)
 			int64_t cpu = (rec[i].flags & CHORUS_KPATCH_F_SIM) ? rec[i].time_ns
 									   : sync_host_to_node(SYNC_KIND_CPU, rec[i].time_ns);
 			numbering_record(s->num, rec[i].hw_ptr, cpu, &out);
+			if (out.behind) {
+				g_mutex_lock(&s->lock);
+				guint64 k = ++s->st.behind;
+				g_mutex_unlock(&s->lock);
+				ratelog(G_LOG_LEVEL_WARNING, k, "%s: a timestamp record's hw_ptr %" G_GUINT64_FORMAT " is behind the last one's: left out",
+					s->pcm_name, (guint64)rec[i].hw_ptr);
+			}
 			apply(s, &out);
 			if (i == n - 1) {
 				g_mutex_lock(&s->lock);

@@ -61,6 +61,7 @@ typedef struct {
 	uint64_t records;                           /* timestamp records / observations taken */
 	uint64_t records_lost;                      /* records lost by seq gaps or producer overflow */
 	uint64_t malformed;                         /* malformed records rejected */
+	uint64_t behind;                            /* records whose hw_ptr was behind the last one's, left out */
 	uint64_t wakeups;                           /* wakeups with data */
 	int64_t lat_p50_ns, lat_p99_ns, lat_max_ns; /* interrupt -> wakeup latency */
 	uint64_t lat_n;                             /* its samples (0 with ALSA timestamps: no interrupt time) */

@@ -548,6 +548,43 @@ START_TEST(first_record_late)
 }
 END_TEST
 
+/* A record whose hw_ptr is behind the last one (stale, or delivered out of
+ * order) is left out: read modulo the boundary it would be a boundary
+ * (~2^62 frames) ahead, and the numbering jumped by that (seen under load
+ * in chorus-sim: a restart "at frame 5764607523034254497", 5 x 2^60 + ...). */
+START_TEST(record_behind_is_left_out)
+{
+	const char *why = NULL;
+	numbering_params p = {.rate_hz = RATE, .period = PERIOD, .buffer = 8 * PERIOD, .boundary = BOUNDARY};
+	numbering *n = numbering_new(&p, &why);
+	numbering_out out;
+	ck_assert_ptr_nonnull(n);
+	numbering_set_hw_start(n, 0);
+	numbering_start(n, 1000000000);
+	const uint64_t hw[] = {PERIOD, 2 * PERIOD, 2 * PERIOD - 7, 3 * PERIOD};
+	const int behind[] = {0, 0, 1, 0};
+	for (int i = 0; i < 4; i++) {
+		numbering_record(n, hw[i], 1000000000 + (int64_t)(hw[i] * 1e9 / RATE), &out);
+		ck_assert_int_eq(out.behind, behind[i]);
+		ck_assert_uint_eq(out.nobs, behind[i] ? 0 : 1);
+		if (!behind[i])
+			ck_assert_int_eq(out.obs[0].frame, (int64_t)hw[i]);
+	}
+	/* An overrun: a record of the run before, still queued, comes after
+	 * the restart; it is left out, and the new run's records count. */
+	numbering_wrote(n, 3 * PERIOD);
+	numbering_overrun(n, 2000000000);
+	numbering_record(n, 4 * PERIOD, 1999000000, &out);
+	ck_assert_int_eq(out.behind, 1);
+	for (int k = 1; k <= 8; k++) {
+		numbering_record(n, (uint64_t)k * PERIOD, 2000000000 + (int64_t)(k * PERIOD * 1e9 / RATE), &out);
+		ck_assert_int_eq(out.behind, 0);
+	}
+	ck_assert(!numbering_restarting(n));
+	numbering_free(n);
+}
+END_TEST
+
 /* On drivers that read the position when ALSA asks (snd-dummy, a DMA
  * position register), a delay between the module's timestamp and the read
  * makes a record early for its hw_ptr.  One such record 0.7 ms early among
@@ -640,6 +677,7 @@ int main(void)
 	tcase_add_test(tc, lost_records_and_double_overrun);
 	tcase_add_test(tc, bad_params);
 	tcase_add_test(tc, first_record_late);
+	tcase_add_test(tc, record_behind_is_left_out);
 	tcase_add_test(tc, restart_early_record);
 	tcase_add_test(tc, restart_from_a_broken_fit);
 	suite_add_tcase(s, tc);

@@ -77,6 +77,11 @@ gboolean syncd_rxf_deliver(syncd_rxf *f, uint32_t sender, int64_t *rx_ns)
 	return f->ops->deliver(f->h, sender, rx_ns) != 0;
 }
 
+gboolean syncd_rxf_reachable(syncd_rxf *f, uint32_t peer, int64_t now_ns)
+{
+	return !f->ops->reachable || f->ops->reachable(f->h, peer, now_ns) != 0;
+}
+
 void syncd_rxf_describe(syncd_rxf *f, GString *out)
 {
 	char line[512] = "";

@@ -10,7 +10,8 @@
  * Installing: the environment variable CHORUS_RX_FILTER names the object
  * (a path for dlopen); CHORUS_RX_FILTER_ARG, when set, is passed to open().
  * The object exports one symbol, `syncd_rxfilter`, of the type below; its
- * `abi` must equal SYNCD_RXFILTER_ABI or syncd refuses to start.
+ * `abi` must equal SYNCD_RXFILTER_ABI or syncd refuses to start.  collab
+ * loads the same object for its `reachable` (ABI 2).
  *
  * All callbacks run on syncd's main thread.  Times are the receiving node's
  * cpu clock in ns (the same clock as sync_now(SYNC_KIND_CPU)).
@@ -21,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SYNCD_RXFILTER_ABI 1
+#define SYNCD_RXFILTER_ABI 2
 
 typedef struct {
 	int abi; /* SYNCD_RXFILTER_ABI */
@@ -38,6 +39,12 @@ typedef struct {
 	void (*describe)(void *h, char *buf, size_t len);
 	/* Stop and free the handle. */
 	void (*close)(void *h);
+	/* Whether node `peer` and we can reach each other at all at our cpu
+	 * time now_ns, however many hops apart (an outage cuts a node off;
+	 * range and loss, which routing or retransmission overcome, do not):
+	 * 1 or 0.  For traffic other than RBS beacons (collab's shares).
+	 * NULL: always. */
+	int (*reachable)(void *h, uint32_t peer, int64_t now_ns);
 } syncd_rxfilter_ops;
 
 /* The symbol the object exports. */

@@ -33,6 +33,10 @@ gboolean syncd_rxf_load_env(uint32_t self, syncd_rxf **out, GError **err);
  * (*rx_ns possibly moved by the filter), FALSE to drop it. */
 gboolean syncd_rxf_deliver(syncd_rxf *f, uint32_t sender, int64_t *rx_ns);
 
+/* Whether `peer` and we reach each other at all at now_ns (the filter's
+ * `reachable`; TRUE when it has none). */
+gboolean syncd_rxf_reachable(syncd_rxf *f, uint32_t peer, int64_t now_ns);
+
 /* The filter's one-line description and counters, with a newline,
  * appended to out. */
 void syncd_rxf_describe(syncd_rxf *f, GString *out);

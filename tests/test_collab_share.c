@@ -142,7 +142,7 @@ START_TEST(replays_over_udp)
 {
 	int port = udp_port();
 	GError *err = NULL;
-	collab_share_cfg c3 = {3, "127.0.0.1", port, KEY, sizeof KEY - 1, 1000, 16};
+	collab_share_cfg c3 = {3, "127.0.0.1", port, KEY, sizeof KEY - 1, 1000, 16, NULL, NULL};
 	collab_share *rx = collab_share_new(&c3, on_det, NULL, &err);
 	ck_assert_msg(rx != NULL, "%s", err ? err->message : "");
 	int fd = socket(AF_INET, SOCK_DGRAM, 0);
@@ -169,6 +169,47 @@ START_TEST(replays_over_udp)
 	ck_assert_uint_eq(st.accepted, 10);
 	ck_assert_uint_eq(st.replays, 21);
 	ck_assert_uint_eq(st.bad_auth, 1);
+	close(fd);
+	collab_share_free(rx);
+}
+END_TEST
+
+/* Node 2 is cut off (chorus-sim's radio says so through `reachable`)
+ * while *ctx is set: its genuine datagrams are dropped and counted, and
+ * arrive again once it is back. */
+static gboolean reach(void *ctx, uint32_t peer)
+{
+	return !(peer == 2 && *(int *)ctx);
+}
+
+START_TEST(cut_off_nodes_are_not_heard)
+{
+	int port = udp_port(), cut = 1;
+	GError *err = NULL;
+	collab_share_cfg c3 = {3, "127.0.0.1", port, KEY, sizeof KEY - 1, 1000, 16, reach, &cut};
+	collab_share *rx = collab_share_new(&c3, on_det, NULL, &err);
+	ck_assert_msg(rx != NULL, "%s", err ? err->message : "");
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	det_event e2 = event(2), e4 = event(4);
+	got = 0;
+	for (uint32_t i = 0; i < 6; i++) {
+		if (i == 3)
+			cut = 0;
+		GString *m = collab_share_encode(&e2, 500, 10 + i, KEY, sizeof KEY - 1);
+		GString *n = collab_share_encode(&e4, 700, 10 + i, KEY, sizeof KEY - 1);
+		ck_assert_int_eq(sendto(fd, m->str, m->len, 0, (struct sockaddr *)&to, sizeof to), (ssize_t)m->len);
+		ck_assert_int_eq(sendto(fd, n->str, n->len, 0, (struct sockaddr *)&to, sizeof to), (ssize_t)n->len);
+		g_string_free(m, TRUE);
+		g_string_free(n, TRUE);
+		spin(20);
+	}
+	spin(100);
+	collab_share_stats st;
+	collab_share_counts(rx, &st);
+	ck_assert_uint_eq(st.cut_off, 3);
+	ck_assert_uint_eq(st.accepted, 9);
+	ck_assert_int_eq(got, 9);
 	close(fd);
 	collab_share_free(rx);
 }
@@ -311,6 +352,7 @@ int main(void)
 	tcase_add_test(tc, datagrams_authenticated);
 	tcase_add_test(tc, nonsense_refused);
 	tcase_add_test(tc, replays_over_udp);
+	tcase_add_test(tc, cut_off_nodes_are_not_heard);
 	tcase_add_test(tc, clip_service_edges);
 	tcase_add_test(tc, detection_json);
 	suite_add_tcase(s, tc);

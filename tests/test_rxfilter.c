@@ -71,7 +71,7 @@ START_TEST(test_load_errors)
 	/* dlerror() names the file it could not open. */
 	load_fails("no_such_filter.so", NULL, ENOENT, "cannot load it: ");
 	load_fails("no_such_filter.so", NULL, ENOENT, "No such file");
-	load_fails("rxfilter_badabi.so", "3 4 0", EPROTO, "ABI 99, but this syncd speaks ABI 1");
+	load_fails("rxfilter_badabi.so", "3 4 0", EPROTO, "ABI 99, but this syncd speaks ABI 2");
 	load_fails("rxfilter_nosym.so", "3 4 0", ENOEXEC, "no symbol syncd_rxfilter: ");
 	load_fails("rxfilter_nosym.so", "3 4 0", ENOEXEC, "undefined symbol: syncd_rxfilter");
 	load_fails("rxfilter_test.so", "refuse", EINVAL, "refused node1 with argument refuse: refused on purpose");

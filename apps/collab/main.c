@@ -32,6 +32,7 @@
 #include "libdev/netkey.h"
 #include "libsync/client.h"
 #include "libsync/now.h"
+#include "syncd/rxfilter_load.h"
 
 typedef struct {
 	gint64 node, device, channel;
@@ -110,6 +111,7 @@ static const cfg_group table[] = {
 
 typedef struct {
 	collab_cfg cfg;
+	syncd_rxf *filter; /* the receive filter of the environment (chorus-sim's radio), or NULL */
 	collab_nodes *nodes;
 	double c_m_s, c_sd_m_s; /* speed of sound and its uncertainty, m/s */
 	sync_client *clocks;
@@ -407,6 +409,12 @@ static gboolean on_poll(gpointer data)
 	return G_SOURCE_CONTINUE;
 }
 
+/* collab_share_cfg.reachable through the receive filter. */
+static gboolean peer_reachable(void *ctx, uint32_t peer)
+{
+	return syncd_rxf_reachable(ctx, peer, sync_now(SYNC_KIND_CPU));
+}
+
 static int status_text(void *user, GString *out)
 {
 	collabd *d = user;
@@ -414,9 +422,9 @@ static int status_text(void *user, GString *out)
 	collab_share_counts(d->share, &ss);
 	g_string_append_printf(out, "node %" G_GINT64_FORMAT " nodes=%u aperture_m=%.1f c=%.1f\n", d->cfg.node,
 			       d->nodes->nodes->len, collab_nodes_aperture(d->nodes), d->c_m_s);
-	g_string_append_printf(out, "detections local=%" G_GUINT64_FORMAT " shared=%" G_GUINT64_FORMAT " share_failed=%" G_GUINT64_FORMAT " received=%" G_GUINT64_FORMAT " rejected=%" G_GUINT64_FORMAT " bad_auth=%" G_GUINT64_FORMAT " replays=%" G_GUINT64_FORMAT " unknown_node=%" G_GUINT64_FORMAT "\n",
+	g_string_append_printf(out, "detections local=%" G_GUINT64_FORMAT " shared=%" G_GUINT64_FORMAT " share_failed=%" G_GUINT64_FORMAT " received=%" G_GUINT64_FORMAT " rejected=%" G_GUINT64_FORMAT " bad_auth=%" G_GUINT64_FORMAT " replays=%" G_GUINT64_FORMAT " unknown_node=%" G_GUINT64_FORMAT " cut_off=%" G_GUINT64_FORMAT "\n",
 			       d->local_dets, ss.sent, d->share_failed, ss.accepted, ss.rejected, ss.bad_auth, ss.replays,
-			       d->unknown_nodes);
+			       d->unknown_nodes, ss.cut_off);
 	g_string_append_printf(out, "security %s\n", d->klen ? "authenticated (HMAC-SHA256)" : "UNAUTHENTICATED");
 	if (*collab_share_last_refusal(d->share))
 		g_string_append_printf(out, "last refused datagram: %s\n", collab_share_last_refusal(d->share));
@@ -566,8 +574,14 @@ int main(int argc, char **argv)
 	if (*boot_note)
 		g_warning("collab: %s", boot_note);
 	g_free(boot_path);
+	/* A receive filter in the environment (chorus-sim's radio) says when
+	 * a node is cut off; a field node runs without one. */
+	if (!syncd_rxf_load_env((uint32_t)d.cfg.node, &d.filter, &err)) {
+		fprintf(stderr, "collab: %s\n", err->message);
+		return 1;
+	}
 	collab_share_cfg scfg = {(uint32_t)d.cfg.node, d.cfg.share_address, (int)d.cfg.share_port, d.key, d.klen, boot,
-				 (uint32_t)d.cfg.max_peers};
+				 (uint32_t)d.cfg.max_peers, d.filter ? peer_reachable : NULL, d.filter};
 	clip_server_cfg ccfg = {(uint32_t)d.cfg.node, (int)d.cfg.device, port, d.cfg.clip_bind, d.key, d.klen,
 				(unsigned)d.cfg.clip_max_conn};
 	int rc = 0;
@@ -602,6 +616,7 @@ int main(int argc, char **argv)
 	dev_packet_sub_free(d.local);
 	clip_server_free(d.clips);
 	collab_share_free(d.share);
+	syncd_rxf_free(d.filter);
 	g_free(d.key);
 	dev_status_free(d.status);
 	dev_packet_free(d.events);

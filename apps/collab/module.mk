@@ -2,12 +2,13 @@
 # service.  chorus-demo and `make demo` live in sim/score/module.mk.
 COLLAB_OBJS := $(patsubst %.c,$(B)/%.o,$(filter-out apps/collab/main.c,$(wildcard apps/collab/*.c)))
 $(B)/libcollab.a: $(COLLAB_OBJS)
-COLLAB_LIBS := $(B)/libcollab.a $(B)/libaudiod.a $(B)/libdetect.a $(B)/libdsp.a $(B)/libdev.a $(B)/libsync.a $(B)/libcfg.a
+# libsyncd.a for the receive-filter loader only (syncd/rxfilter_load.h).
+COLLAB_LIBS := $(B)/libcollab.a $(B)/libaudiod.a $(B)/libdetect.a $(B)/libdsp.a $(B)/libsyncd.a $(B)/libdev.a $(B)/libsync.a $(B)/libcfg.a
 COLLAB_PKGS = glib-2.0 gsl fftw3f sndfile libsystemd json-glib-1.0
 PROGS += $(B)/bin/collab
 $(B)/bin/collab: $(B)/apps/collab/main.o $(COLLAB_LIBS)
 	@mkdir -p $(dir $@)
-	$(link) $(call pkglibs,$(COLLAB_PKGS)) -lm -pthread
+	$(link) $(call pkglibs,$(COLLAB_PKGS)) -lm -pthread -ldl
 
 TESTS += $(B)/tests/test_collab
 $(B)/tests/test_collab: $(B)/tests/test_collab.o $(COLLAB_LIBS) $(B)/libcsim.a $(B)/libsim.a

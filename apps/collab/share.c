@@ -143,6 +143,10 @@ static gboolean on_in(gint fd, GIOCondition cond, gpointer data)
 		}
 		if (e.node == s->cfg.self)
 			continue;
+		if (s->cfg.reachable && !s->cfg.reachable(s->cfg.reachable_ctx, e.node)) {
+			s->st.cut_off++;
+			continue;
+		}
 		replay_verdict v = dev_replay_check(s->replay, e.node, 1, boot, sseq);
 		if (v != REPLAY_OK) {
 			g_snprintf(why, sizeof why, "replay (%s) of node%u's detection", dev_replay_name(v), e.node);

@@ -35,6 +35,12 @@ typedef struct {
 	size_t klen;
 	uint64_t boot;        /* this collab's boot number */
 	uint32_t max_senders; /* replay windows kept (>= 1) */
+	/* Whether node `peer` can reach us now at all (NULL: always): a
+	 * datagram from one that cannot is dropped and counted.  chorus-sim's
+	 * radio answers it in simulation (syncd/rxfilter.h `reachable`), so a
+	 * node's outage cuts its shares too. */
+	gboolean (*reachable)(void *ctx, uint32_t peer);
+	void *reachable_ctx;
 } collab_share_cfg;
 
 /* Bind and get ready to send.  Malformed, unauthenticated and replayed
@@ -50,6 +56,7 @@ typedef struct {
 	guint64 rejected; /* malformed or out of range */
 	guint64 bad_auth; /* no or a wrong mac on a keyed field */
 	guint64 replays;  /* refused by the replay windows */
+	guint64 cut_off;  /* from a node that could not reach us then (reachable) */
 } collab_share_stats;
 
 /* Datagrams sent, accepted and refused. */

@@ -60,3 +60,10 @@ $(B)/bench/soak: bench/soak.sh | $(B)/bin/chorus-sim $(B)/bin/syncd $(B)/bin/aud
 		$(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf $(B)/sim/libchorus_sim_radio.so
 	@mkdir -p $(dir $@)
 	printf '#!/bin/sh\nSOAK_BIN=%s exec sh %s\n' "$(abspath $(B)/bin)" "$(abspath $<)" > $@ && chmod +x $@
+
+# bench/outage: conversions before, during and after outages, and the root's
+# hand-overs (bench/outage.sh, sim/scenarios/outage/).
+BENCHES += $(B)/bench/outage
+$(B)/bench/outage: bench/outage.sh | $(B)/bin/chorus-sim $(B)/bin/syncd $(B)/sim/libchorus_sim_radio.so
+	@mkdir -p $(dir $@)
+	printf '#!/bin/sh\nOUTAGE_BIN=%s exec sh %s\n' "$(abspath $(B)/bin)" "$(abspath $<)" > $@ && chmod +x $@

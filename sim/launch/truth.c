@@ -44,6 +44,13 @@ struct csim_truth {
 	GArray *nodes; /* tnode */
 	GArray *all, *last;
 	int64_t t0_ns;
+	/* The timescale of the root the tickers name: its definition on its
+	 * cpu clock (global = y0 + slope (x - x0)), and the hand-overs seen. */
+	int def_root; /* -1: none yet */
+	int64_t def_x0;
+	double def_y0_f, def_slope;
+	int64_t def_y0;
+	GArray *handovers; /* csim_handover */
 };
 
 static int64_t host_raw(void)
@@ -71,6 +78,8 @@ csim_truth *csim_truth_new(const sim_scenario *sc, const char *run_dir, int64_t 
 	}
 	t->epoch_ns = epoch_ns;
 	t->t0_ns = host_raw();
+	t->def_root = -1;
+	t->handovers = g_array_new(FALSE, FALSE, sizeof(csim_handover));
 	return t;
 }
 
@@ -85,6 +94,7 @@ void csim_truth_free(csim_truth *t)
 	g_array_free(t->nodes, TRUE);
 	g_array_free(t->all, TRUE);
 	g_array_free(t->last, TRUE);
+	g_array_free(t->handovers, TRUE);
 	sim_world_free(t->world);
 	g_free(t->bin_dir);
 	g_free(t->run_dir);
@@ -395,6 +405,65 @@ static int audio_sample(csim_truth *t, int64_t h, gboolean keep)
 	return ok;
 }
 
+/* The root most tickers name now (-1: none). */
+static int named_root(const csim_truth *t)
+{
+	int best = -1, best_n = 0;
+	for (guint i = 0; i < t->nodes->len; i++) {
+		const tnode *a = &g_array_index(t->nodes, tnode, i);
+		if (a->down || !a->have || a->root == SYNC_TICKER_NO_ROOT)
+			continue;
+		int n = 0;
+		for (guint j = 0; j < t->nodes->len; j++) {
+			const tnode *b = &g_array_index(t->nodes, tnode, j);
+			n += !b->down && b->have && b->root == a->root;
+		}
+		if (n > best_n || (n == best_n && (int)a->root < best)) {
+			best_n = n;
+			best = (int)a->root;
+		}
+	}
+	return best;
+}
+
+/* Follow the named root's timescale; a change of root is a hand-over, and
+ * its step is the new definition minus the old one (on the old root's
+ * simulated clock, known after it died) at host time h. */
+static void track_root(csim_truth *t, int64_t h)
+{
+	int r = named_root(t);
+	tnode *root = r >= 0 ? find(t, r) : NULL;
+	if (!root || root->down || !root->have || (int)root->root != r)
+		return;
+	int64_t x1 = sync_simclock_apply(&root->cpu, h), x2 = x1 + 100000000000LL;
+	sync_graph_result g1, g2;
+	char why[160];
+	if (sync_graph_convert(root->g, sync_clock_cpu((uint32_t)r), sync_clock_global(), sync_tval_of(x1), x1, &g1, why,
+			       sizeof why) < 0 ||
+	    sync_graph_convert(root->g, sync_clock_cpu((uint32_t)r), sync_clock_global(), sync_tval_of(x2), x1, &g2, why,
+			       sizeof why) < 0)
+		return;
+	double slope = ((double)(g2.value.i - g1.value.i) + (g2.value.f - g1.value.f)) / (double)(x2 - x1);
+	if (t->def_root >= 0 && t->def_root != r) {
+		tnode *old = find(t, t->def_root);
+		double y_old = (double)(t->def_y0 - g1.value.i) + t->def_y0_f +
+			       t->def_slope * (double)(sync_simclock_apply(&old->cpu, h) - t->def_x0);
+		csim_handover ho = {.t_s = (double)(h - t->t0_ns) * 1e-9, .from = t->def_root, .to = r, .step_ns = g1.value.f - y_old};
+		g_array_append_val(t->handovers, ho);
+		g_message("truth: global hand-over node%d -> node%d: global stepped %+.0f ns", ho.from, ho.to, ho.step_ns);
+	}
+	t->def_root = r;
+	t->def_x0 = x1;
+	t->def_y0 = g1.value.i;
+	t->def_y0_f = g1.value.f;
+	t->def_slope = slope;
+}
+
+const GArray *csim_truth_handovers(const csim_truth *t)
+{
+	return t->handovers;
+}
+
 int csim_truth_sample(csim_truth *t, gboolean keep)
 {
 	for (guint i = 0; i < t->nodes->len; i++) {
@@ -403,6 +472,7 @@ int csim_truth_sample(csim_truth *t, gboolean keep)
 			read_ticker(t, n);
 	}
 	int64_t h = host_raw();
+	track_root(t, h);
 	g_array_set_size(t->last, 0);
 	int ok = 0;
 	for (guint i = 0; i < t->nodes->len; i++) {
@@ -646,6 +716,11 @@ int csim_truth_report(const csim_truth *t, GString *out, const char *csv_path)
 				}
 				g_array_free(e, TRUE);
 			}
+	for (guint i = 0; i < t->handovers->len; i++) {
+		const csim_handover *ho = &g_array_index(t->handovers, csim_handover, i);
+		g_string_append_printf(out, "global hand-over node%d -> node%d at %.0f s: global stepped %+.3f us\n", ho->from,
+				       ho->to, ho->t_s, ho->step_ns * 1e-3);
+	}
 	int rc = 0;
 	if (csv_path && !g_file_set_contents(csv_path, csv->str, (gssize)csv->len, NULL))
 		rc = -EIO;

@@ -53,6 +53,14 @@ gboolean csim_meas_beyond(const csim_meas *m, double k);
 
 typedef struct csim_truth csim_truth;
 
+/* A change of the root the tickers name, seen between two samples. */
+typedef struct {
+	double t_s;     /* s since the truth object was made (the first sample after) */
+	int from, to;   /* old and new root */
+	double step_ns; /* the new root's global minus the old root's timescale extended (its
+			 * definition on its simulated cpu clock), at that sample */
+} csim_handover;
+
 /* A measurer for the nodes of sc whose devices are under run_dir; epoch_ns
  * is the world epoch (host raw ns) the cpu clocks' wander starts at. */
 csim_truth *csim_truth_new(const sim_scenario *sc, const char *run_dir, int64_t epoch_ns);
@@ -79,6 +87,9 @@ int csim_truth_renumbered(const csim_truth *t, int node);
  * measurements are recorded (otherwise only returned through `last`).
  * Returns the number of conversions that succeeded. */
 int csim_truth_sample(csim_truth *t, gboolean keep);
+
+/* The hand-overs seen (GArray of csim_handover). */
+const GArray *csim_truth_handovers(const csim_truth *t);
 
 /* Measurements of the last sample (kept or not). */
 const GArray *csim_truth_last(const csim_truth *t);
@@ -119,7 +130,8 @@ int csim_truth_global_of_frame(csim_truth *t, int node, int64_t frame, int root,
  * to csv_path (NULL: none).  When the scenario has outages each row is
  * split by phase (before, during, after a node's outage; a conversion
  * between two nodes takes the later phase of the two).  Returns 0 or
- * -errno from writing the CSV. */
+ * -errno from writing the CSV.  Each hand-over of the root follows as a
+ * line with its step of global. */
 int csim_truth_report(const csim_truth *t, GString *out, const char *csv_path);
 
 /* Every kept measurement as CSV (t_s,kind,from,to,hops,err_ns,sd_ns,bound_ns,dof,phase)

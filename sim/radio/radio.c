@@ -31,6 +31,7 @@ typedef struct {
 	gboolean has_epoch;
 	GRand *rng;
 	guint64 dropped_range, dropped_loss, dropped_outage;
+	guint64 cut_off; /* reachable() said no */
 } radio;
 
 static void *radio_open(uint32_t self, const char *arg, char **why)
@@ -135,14 +136,28 @@ static int radio_deliver(void *h, uint32_t sender, int64_t *rx_ns)
 	return 1;
 }
 
+static int radio_reachable(void *h, uint32_t peer, int64_t now_ns)
+{
+	radio *r = h;
+	if (!r->has_epoch || peer == r->self_id)
+		return 1;
+	const sim_node_cfg *s = sim_scenario_find_node(r->sc, (int)peer);
+	double t = world_s(r, now_ns);
+	if (sim_node_cut_off(r->self, t) || (s && sim_node_cut_off(s, t))) {
+		r->cut_off++;
+		return 0;
+	}
+	return 1;
+}
+
 static void radio_describe(void *h, char *buf, size_t len)
 {
 	const radio *r = h;
 	g_snprintf(buf, len,
 		   "simulated radio: scenario %s range=%.1fm loss=%.3f jitter=%.0fns dropped: %" G_GUINT64_FORMAT
-		   " out of range, %" G_GUINT64_FORMAT " lost, %" G_GUINT64_FORMAT " in outages",
+		   " out of range, %" G_GUINT64_FORMAT " lost, %" G_GUINT64_FORMAT " in outages; %" G_GUINT64_FORMAT " unreachable",
 		   sim_scenario_name(r->sc), r->range_m, r->loss, r->jitter_ns, r->dropped_range, r->dropped_loss,
-		   r->dropped_outage);
+		   r->dropped_outage, r->cut_off);
 }
 
 static void radio_close(void *h)
@@ -161,4 +176,5 @@ const syncd_rxfilter_ops syncd_rxfilter = {
 	.deliver = radio_deliver,
 	.describe = radio_describe,
 	.close = radio_close,
+	.reachable = radio_reachable,
 };

@@ -284,6 +284,20 @@ static double number_after(const char *text, const char *key)
 	return p ? g_ascii_strtod(p + strlen(key), NULL) : NAN;
 }
 
+/* Node n's sync/rbs text once it contains `needle` (fails after secs). */
+static char *wait_rbs(csim *s, int n, const char *needle, double secs)
+{
+	char *st = NULL;
+	int64_t end = g_get_monotonic_time() + (int64_t)(secs * G_USEC_PER_SEC);
+	do {
+		g_free(st);
+		g_usleep(500000);
+		st = rbs_status(s, n);
+	} while (!strstr(st, needle) && g_get_monotonic_time() < end);
+	ck_assert_msg(strstr(st, needle), "no \"%s\" on node%d's sync/rbs:\n%s", needle, n, st);
+	return st;
+}
+
 /* The root dies: the lowest live node takes over, and global continues
  * along its conversion to the old root's timescale instead of stepping by
  * the two nodes' realtime difference.  The step is measured against the
@@ -307,15 +321,8 @@ START_TEST(test_root_killed_global_continues)
 	c1.epoch_ns = csim_epoch_ns(s);
 	int64_t x0 = sync_simclock_apply(&c1, h0);
 	ck_assert_int_eq(csim_node_stop(s, 1), 0);
-	/* Node 2 takes over (node_timeout_s 15 s by default) and says how. */
-	char *st = NULL;
-	int64_t end = g_get_monotonic_time() + 40 * G_USEC_PER_SEC;
-	do {
-		g_free(st);
-		g_usleep(500000);
-		st = rbs_status(s, 2);
-	} while (!strstr(st, "continued: node1's timescale") && g_get_monotonic_time() < end);
-	ck_assert_msg(strstr(st, "continued: node1's timescale"), "node 2 did not continue node 1's timescale:\n%s", st);
+	/* Node 2 takes over (node_timeout_s 2 s here) and says how. */
+	char *st = wait_rbs(s, 2, "continued: node1's timescale", 40);
 	double se = number_after(strstr(st, "continued:"), "s.e. ");
 	double avoided = number_after(st, "step avoided ");
 	ck_assert_msg(isfinite(se) && se > 0, "no s.e. in:\n%s", st);
@@ -347,14 +354,7 @@ START_TEST(test_root_killed_global_continues)
 	ck_assert_msg(csim_truth_global_at(t, 2, hb, &gb, &fb, why, sizeof why) == 0, "%s", why);
 	GError *e = NULL;
 	ck_assert_msg(csim_node_start(s, 1, &e), "restart node 1: %s", e ? e->message : "?");
-	st = NULL;
-	end = g_get_monotonic_time() + 40 * G_USEC_PER_SEC;
-	do {
-		g_free(st);
-		g_usleep(500000);
-		st = rbs_status(s, 1);
-	} while (!strstr(st, "continued: node2's timescale") && g_get_monotonic_time() < end);
-	ck_assert_msg(strstr(st, "continued: node2's timescale"), "node 1 did not continue node 2's timescale:\n%s", st);
+	st = wait_rbs(s, 1, "continued: node2's timescale", 40);
 	se = number_after(strstr(st, "continued:"), "s.e. ");
 	h = host_raw_ns();
 	ck_assert_msg(csim_truth_global_at(t, 1, h, &g, &f, why, sizeof why) == 0, "%s", why);

@@ -569,7 +569,8 @@ static void note_continuation(syncd_rbs *r, int64_t now_ns)
  *    the lowest live node that does stays the root, so no one loses global;
  *  - this node, the candidate, claims the root when it has a fresh
  *    continuation of the live timescale (continuing it), or when no one
- *    defines global and it has listened long enough (a new timescale). */
+ *    defines global and it has listened long enough (a new timescale).
+ * RBS_NO_NODE: no change yet (listening). */
 static uint32_t choose_root(syncd_rbs *r, int64_t now_ns)
 {
 	uint32_t cand = rbs_mesh_root(r->mesh, syncd_root_preferred(r->root), now_ns);
@@ -581,7 +582,7 @@ static uint32_t choose_root(syncd_rbs *r, int64_t now_ns)
 		if (self_defines)
 			return r->self;
 		if (dmin == RBS_NO_NODE)
-			return now_ns >= r->listen_until_ns ? r->self : syncd_root_node(r->root);
+			return now_ns >= r->listen_until_ns ? r->self : RBS_NO_NODE; /* still listening: no change */
 		const syncd_continuation *c = syncd_root_continuation(r->root);
 		if (c->valid && c->via_root == dmin && now_ns - c->cpu0_ns <= CLAIM_CONTINUATION_AGE_NS &&
 		    syncd_root_node(r->root) == dmin && syncd_root_have_global(r->root))
@@ -602,7 +603,8 @@ void syncd_rbs_tick(syncd_rbs *r, int64_t now_ns)
 	if (rbs_mesh_expire(r->mesh, now_ns))
 		syncd_notify_call(&r->on_change, SYNCD_CHANGED);
 	uint32_t chosen = choose_root(r, now_ns);
-	syncd_root_follow(r->root, chosen, chosen != r->self && global_reached(r, chosen), now_ns);
+	if (chosen != RBS_NO_NODE)
+		syncd_root_follow(r->root, chosen, chosen != r->self && global_reached(r, chosen), now_ns);
 }
 
 void syncd_rbs_describe(syncd_rbs *r, int64_t now_ns, GString *out)

@@ -394,7 +394,7 @@ START_TEST(round_trip_segments_and_gap)
 	char **lines = g_strsplit(csv, "\n", -1);
 	ck_assert_ptr_nonnull(lines[1]);
 	char **col = g_strsplit(lines[1], ",", -1);
-	ck_assert_int_eq(g_strv_length(col), 12);
+	ck_assert_int_eq(g_strv_length(col), 13);
 	ck_assert_str_eq(col[0], "2");
 	ck_assert_str_eq(col[2], "node2-audio0.flac");
 	ck_assert_int_eq(g_ascii_strtoll(col[3], NULL, 10), ef0);
@@ -402,6 +402,7 @@ START_TEST(round_trip_segments_and_gap)
 	char gapcol[64];
 	g_snprintf(gapcol, sizeof gapcol, "%lld-%lld", (long long)ring->gap[0].from, (long long)ring->gap[0].to);
 	ck_assert_str_eq(col[11], gapcol);
+	ck_assert_msg(*col[12], "no t0_root in \"%s\"", lines[1]); /* the node is its own root: syncd runs alone */
 	/* t0 is the global time of frame ef0: at or after w0, within a frame. */
 	/* (The integer part: a double cannot hold ns since 1970 to 1 ns.) */
 	int64_t t0v = g_ascii_strtoll(col[6], NULL, 10);

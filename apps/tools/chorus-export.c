@@ -104,13 +104,16 @@ static int export_node(archive_store *s, uint32_t node, uint32_t device, int64_t
 	for (guint i = 0; i < e.gaps->len; i += 2)
 		g_string_append_printf(gaps, "%s%" PRId64 "-%" PRId64, i ? ";" : "", g_array_index(e.gaps, int64_t, i),
 				       g_array_index(e.gaps, int64_t, i + 1));
+	char root[16] = ""; /* whose timescale t0 is in (archive/timeline.h) */
+	if (a.has_time && a.when.root != ARCHIVE_ROOT_UNKNOWN)
+		g_snprintf(root, sizeof root, "%" PRIu32, a.when.root);
 	if (a.has_time)
-		g_string_append_printf(csv, "%u,%u,%s,%" PRId64 ",%" PRId64 ",%u,%" PRId64 ".%03d,%.1f,%.4f,%.4f,%.6f,%s\n", node,
-				       device, base, a.first, e.frames, a.x->rate_hz, a.when.global_ns,
+		g_string_append_printf(csv, "%u,%u,%s,%" PRId64 ",%" PRId64 ",%u,%" PRId64 ".%03d,%.1f,%.4f,%.4f,%.6f,%s,%s\n",
+				       node, device, base, a.first, e.frames, a.x->rate_hz, a.when.global_ns,
 				       (int)(a.when.frac_ns * 1000), a.when.se_ns, a.when.period_ns, a.when.period_se_ns, rate_g,
-				       gaps->str);
+				       gaps->str, root);
 	else
-		g_string_append_printf(csv, "%u,%u,%s,%" PRId64 ",%" PRId64 ",%u,,,,,,%s\n", node, device, base, a.first,
+		g_string_append_printf(csv, "%u,%u,%s,%" PRId64 ",%" PRId64 ",%u,,,,,,%s,\n", node, device, base, a.first,
 				       e.frames, a.x->rate_hz, gaps->str);
 	json_builder_begin_object(jb);
 	json_builder_set_member_name(jb, "node");
@@ -138,6 +141,10 @@ static int export_node(archive_store *s, uint32_t node, uint32_t device, int64_t
 		json_builder_add_double_value(jb, a.when.period_se_ns);
 		json_builder_set_member_name(jb, "rate_global_hz");
 		json_builder_add_double_value(jb, rate_g);
+		if (a.when.root != ARCHIVE_ROOT_UNKNOWN) {
+			json_builder_set_member_name(jb, "t0_root");
+			json_builder_add_int_value(jb, a.when.root);
+		}
 	}
 	json_builder_set_member_name(jb, "gaps");
 	json_builder_begin_array(jb);
@@ -249,7 +256,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	GString *csv = g_string_new("node,device,file,first_frame,frames,rate_hz,t0_global_ns,t0_se_ns,period_ns,"
-				    "period_se_ns,rate_global_hz,gaps\n");
+				    "period_se_ns,rate_global_hz,gaps,t0_root\n");
 	JsonBuilder *jb = json_builder_new();
 	json_builder_begin_object(jb);
 	json_builder_set_member_name(jb, "from_global_ns");

@@ -8,6 +8,8 @@
 #               text of apps/detect/event.c), keyed and not
 #   fuzz_scenario  the scenario parser (sim/scenario.c, sim/outage.c) through
 #               libcfg's tables and GKeyFile
+#   fuzz_config syncd.conf (syncd/config.c) and detect's profiles
+#               (apps/detect/profile.c), as files
 FUZZ_SRCS_rbs := tests/fuzz/fuzz_rbs.c syncd/rbs_wire.c libsync/conv.c libsync/clockid.c libdev/netkey.c libdev/common.c
 FUZZ_PKGS_rbs := glib-2.0 gsl
 FUZZ_SRCS_share := tests/fuzz/fuzz_share.c apps/collab/share.c apps/detect/event.c libdev/replay.c libdev/ratelog.c \
@@ -16,7 +18,11 @@ FUZZ_PKGS_share := glib-2.0
 FUZZ_SRCS_scenario := tests/fuzz/fuzz_scenario.c sim/scenario.c sim/outage.c sim/rng.c sim/acoustics.c \
 	libcfg/cfg.c libcfg/spec.c libcfg/table.c libsync/now.c libsync/simwander.c apps/dsp/air.c
 FUZZ_PKGS_scenario := glib-2.0 sndfile gsl
-FUZZ_NAMES := rbs share scenario
+FUZZ_SRCS_config := tests/fuzz/fuzz_config.c syncd/config.c apps/detect/profile.c apps/dsp/detector.c apps/dsp/wave.c \
+	apps/dsp/synth.c apps/dsp/wavefile.c libcfg/cfg.c libcfg/spec.c \
+	libcfg/table.c
+FUZZ_PKGS_config := glib-2.0 sndfile fftw3f
+FUZZ_NAMES := rbs share scenario config
 TESTS += $(patsubst %,$(B)/tests/fuzz_%,$(FUZZ_NAMES))
 ifneq ($(CLANG),)
 define fuzz_rules

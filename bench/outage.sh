@@ -1,9 +1,9 @@
 #!/bin/sh
 # bench/outage — conversions across outages (issue 16): chorus-sim (syncd
 # only) on the scenarios of sim/scenarios/outage/: a 60 s radio outage of
-# one node, a 5-minute one of a node whose temperature cycles, and the root
-# switched off for 60 s and back.  Prints each run's error table split by
-# phase (before, during, after an outage: RMS and max error, the RMS of
+# one node, a 5-minute one of a node whose temperature cycles, the root
+# switched off for 60 s and back, and the field split in two for 2 minutes
+# ([world] partition).  Prints each run's error table split by phase (before, during, after an outage: RMS and max error, the RMS of
 # error / stated s.e., the count beyond 5 s.e.) and every hand-over of the
 # root with the step of global the truth saw; writes outage.csv (one row per
 # scenario, kind, hops and phase) under $CHORUS_BENCH_OUT.  Fails (exit 1)
@@ -16,7 +16,7 @@ mkdir -p "$outdir"
 csv="$outdir/outage.csv"
 fail=0
 first=1
-for sc in ${OUTAGE_SCENARIOS:-sim/scenarios/outage/radio60.ini sim/scenarios/outage/temperature300.ini sim/scenarios/outage/rootkill.ini}; do
+for sc in ${OUTAGE_SCENARIOS:-sim/scenarios/outage/radio60.ini sim/scenarios/outage/temperature300.ini sim/scenarios/outage/rootkill.ini sim/scenarios/outage/partition.ini}; do
     name=$(basename "$sc" .ini)
     run=$(mktemp -d "${TMPDIR:-/tmp}/chorus-outage.XXXXXX")
     echo "-- $name ($sc)"

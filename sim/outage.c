@@ -61,6 +61,65 @@ sim_window *sim_windows_parse(const char *text, size_t *n, char *why, size_t len
 	return (sim_window *)(void *)g_array_free(a, FALSE);
 }
 
+gboolean sim_partition_parse(const char *text, sim_window *win, GArray *members, char *why, size_t len)
+{
+	const char *colon = strchr(text, ':');
+	if (!colon) {
+		g_snprintf(why, len, "expected T0-T1: NODES | NODES (e.g. 60-180: 1,2 | 3,4)");
+		return FALSE;
+	}
+	char *head = g_strndup(text, (gsize)(colon - text));
+	size_t n = 0;
+	sim_window *w = sim_windows_parse(head, &n, why, len);
+	g_free(head);
+	if (!w || n != 1) {
+		if (w)
+			g_snprintf(why, len, "one window before the ':', not %zu", n);
+		g_free(w);
+		return FALSE;
+	}
+	*win = w[0];
+	g_free(w);
+	gchar **groups = g_strsplit(colon + 1, "|", -1);
+	guint ng = g_strv_length(groups), start = members->len;
+	gboolean ok = ng >= 2;
+	if (!ok)
+		g_snprintf(why, len, "a partition needs two or more groups separated by '|'");
+	for (guint gi = 0; ok && gi < ng; gi++) {
+		gchar **ids = g_strsplit(groups[gi], ",", -1);
+		int count = 0;
+		for (gchar **p = ids; ok && *p; p++) {
+			char *q = g_strstrip(*p), *end = NULL;
+			if (!*q)
+				continue;
+			gint64 v = g_ascii_strtoll(q, &end, 10);
+			if (*end || v < 0 || v > 65535) {
+				g_snprintf(why, len, "group %u: '%s' is not a node number", gi + 1, q);
+				ok = FALSE;
+				break;
+			}
+			for (guint k = start; k < members->len; k++)
+				if (g_array_index(members, sim_part_member, k).node == (int)v) {
+					g_snprintf(why, len, "node %d is in two groups", (int)v);
+					ok = FALSE;
+				}
+			sim_part_member m = {(int)v, (int)gi};
+			if (ok)
+				g_array_append_val(members, m);
+			count++;
+		}
+		if (ok && !count) {
+			g_snprintf(why, len, "group %u names no node", gi + 1);
+			ok = FALSE;
+		}
+		g_strfreev(ids);
+	}
+	g_strfreev(groups);
+	if (!ok)
+		g_array_set_size(members, start);
+	return ok;
+}
+
 gboolean sim_windows_contain(const sim_window *w, size_t n, double t_s)
 {
 	for (size_t i = 0; i < n; i++)

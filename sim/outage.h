@@ -27,6 +27,18 @@ gboolean sim_windows_contain(const sim_window *w, size_t n, double t_s);
 /* The end of the last window that ended at or before t_s, or -1 (none). */
 double sim_windows_last_end(const sim_window *w, size_t n, double t_s);
 
+/* A partition of the field ([world] partition = "T0-T1: 1,2 | 3,4"): in
+ * the window the nodes of different groups hear each other not at all. */
+typedef struct {
+	int node, group;
+} sim_part_member;
+
+/* Parse a partition: one window, then ':', then two or more groups of
+ * node numbers separated by '|' (numbers by ','), no node in two groups.
+ * TRUE with *win and the members appended to `members` (sim_part_member),
+ * or FALSE with the reason in why[len]. */
+gboolean sim_partition_parse(const char *text, sim_window *win, GArray *members, char *why, size_t len);
+
 /* Where a time stands relative to a node's outages. */
 typedef enum {
 	SIM_PHASE_BEFORE = 0, /* no outage of the node has begun (or it has none) */

@@ -49,6 +49,7 @@ static const cfg_key world_keys[] = {
 	{.name = "sample_rate_hz", .type = CFG_INT, .def = "48000", .min = 8000, .max = 192000, .alias = "sample_rate"},
 	INT("period_frames", "480", 16, 65535),
 	INT("buffer_periods", "4", 2, 1024),
+	{.name = "partition", .type = CFG_STRING, .min = 1, .max = 0, .flags = CFG_NONEMPTY},
 	ENUM("format", "S16_LE", formats),
 	{.name = "xrun_every_s", .type = CFG_DOUBLE, .def = "0", .min = 0, .max = 1e7, .alias = "xrun_every"},
 	{NULL},
@@ -348,6 +349,38 @@ static void load_outages(sim_scenario *sc, cfg_file *ini, const char *g, sim_nod
 				      i + 1, n->down[i].from_s, n->down[i].to_s);
 }
 
+/* [world] partition: every node in one of its groups. */
+static void load_partition(sim_scenario *sc, cfg_file *ini)
+{
+	for (guint i = 0; i < sc->nodes->len; i++)
+		g_array_index(sc->nodes, sim_node_cfg, i).part_group = -1;
+	if (!cfg_file_has(ini, "world", "partition"))
+		return;
+	char *text = cfg_file_string(ini, "world", "partition"), why[160];
+	GArray *m = g_array_new(FALSE, FALSE, sizeof(sim_part_member));
+	sim_window w;
+	if (!sim_partition_parse(text, &w, m, why, sizeof why))
+		cfg_file_fail(ini, "world", "partition", "%s", why);
+	else {
+		for (guint k = 0; k < m->len; k++) {
+			const sim_part_member *pm = &g_array_index(m, sim_part_member, k);
+			sim_node_cfg *n = (sim_node_cfg *)sim_scenario_find_node(sc, pm->node);
+			if (!n) {
+				cfg_file_fail(ini, "world", "partition", "node %d is not in the scenario", pm->node);
+				continue;
+			}
+			n->part_group = pm->group;
+			n->part_win = w;
+		}
+		for (guint i = 0; i < sc->nodes->len; i++)
+			if (g_array_index(sc->nodes, sim_node_cfg, i).part_group < 0)
+				cfg_file_fail(ini, "world", "partition", "node %d is in no group (name every node)",
+					      g_array_index(sc->nodes, sim_node_cfg, i).id);
+	}
+	g_array_free(m, TRUE);
+	g_free(text);
+}
+
 /* Check a file source's file now, so its error carries the key's line. */
 static void check_file(cfg_file *ini, const char *g, sim_source_cfg *s)
 {
@@ -489,6 +522,7 @@ static sim_scenario *build(cfg_file *ini, const char *base_dir, GError **err)
 	}
 	if (sc->nodes->len == 0)
 		cfg_file_fail(ini, "world", NULL, "the scenario has no [node.N] group");
+	load_partition(sc, ini);
 	for (const char *const *g = cfg_file_groups(ini, "source"); *g; g++) {
 		sim_source_cfg s;
 		memset(&s, 0, sizeof s);
@@ -579,12 +613,19 @@ gboolean sim_node_cut_off(const sim_node_cfg *n, double t_s)
 
 sim_phase sim_node_phase(const sim_node_cfg *n, double t_s)
 {
-	if (sim_node_cut_off(n, t_s))
+	gboolean parted = n->part_group >= 0;
+	if (sim_node_cut_off(n, t_s) || (parted && sim_windows_contain(&n->part_win, 1, t_s)))
 		return SIM_PHASE_DURING;
 	if (sim_windows_last_end(n->radio_down, n->n_radio_down, t_s) >= 0 ||
-	    sim_windows_last_end(n->down, n->n_down, t_s) >= 0)
+	    sim_windows_last_end(n->down, n->n_down, t_s) >= 0 || (parted && sim_windows_last_end(&n->part_win, 1, t_s) >= 0))
 		return SIM_PHASE_AFTER;
 	return SIM_PHASE_BEFORE;
+}
+
+gboolean sim_nodes_split(const sim_node_cfg *a, const sim_node_cfg *b, double t_s)
+{
+	return a->part_group >= 0 && b->part_group >= 0 && a->part_group != b->part_group &&
+	       sim_windows_contain(&a->part_win, 1, t_s);
 }
 
 size_t sim_scenario_n_outages(const sim_scenario *sc)
@@ -594,7 +635,7 @@ size_t sim_scenario_n_outages(const sim_scenario *sc)
 		const sim_node_cfg *n = &g_array_index(sc->nodes, sim_node_cfg, i);
 		k += n->n_radio_down + n->n_down;
 	}
-	return k;
+	return k + (sc->nodes->len && g_array_index(sc->nodes, sim_node_cfg, 0).part_group >= 0);
 }
 
 void sim_node_told_position(const sim_scenario *sc, const sim_node_cfg *n, double out[3])

@@ -93,6 +93,8 @@ typedef struct {
 	size_t n_radio_down;
 	const sim_window *down; /* windows its services are stopped (a power blip; clocks continue) */
 	size_t n_down;
+	int part_group;      /* [world] partition: its group (-1: no partition) */
+	sim_window part_win; /* the partition's window */
 } sim_node_cfg;
 
 typedef struct {
@@ -149,11 +151,17 @@ void sim_node_told_position(const sim_scenario *sc, const sim_node_cfg *n, doubl
  * one of its radio_down or down windows. */
 gboolean sim_node_cut_off(const sim_node_cfg *n, double t_s);
 
-/* Where t_s stands relative to node n's outages (radio_down and down):
- * during one, after one, or before any. */
+/* Where t_s stands relative to node n's outages (radio_down, down and the
+ * world's partition when the node is in it): during one, after one, or
+ * before any. */
 sim_phase sim_node_phase(const sim_node_cfg *n, double t_s);
 
-/* The number of outage windows of all nodes (0: a world without outages). */
+/* TRUE when nodes a and b are in different groups of the world's
+ * partition and t_s lies in its window: they hear each other not at all. */
+gboolean sim_nodes_split(const sim_node_cfg *a, const sim_node_cfg *b, double t_s);
+
+/* The number of outage windows of all nodes, plus 1 for a partition (0: a
+ * world without outages). */
 size_t sim_scenario_n_outages(const sim_scenario *sc);
 
 /* The file name (for messages). */

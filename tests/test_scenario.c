@@ -126,7 +126,7 @@ START_TEST(shipped_scenarios_load)
 	ck_assert_double_eq(sim_scenario_node(sc, 3)->latency_mix_mean_ns, 200000);
 	sim_scenario_free(sc);
 	/* bench/outage's scenarios: each has its outage */
-	static const char *const outage[] = {"radio60", "temperature300", "rootkill"};
+	static const char *const outage[] = {"radio60", "temperature300", "rootkill", "partition"};
 	for (size_t i = 0; i < G_N_ELEMENTS(outage); i++) {
 		char *path = g_strdup_printf(SIM_SRC_DIR "/scenarios/outage/%s.ini", outage[i]);
 		sc = sim_scenario_load(path, &err);
@@ -215,6 +215,16 @@ static const struct {
 	 "window 1 ('10'): expected T0-T1"},
 	{"[node.1]\nposition_m = 0,0\ndown = 3-x\n", "bad.ini:3: [node.1] down: ", "window 1 ('3-x'): expected T0-T1"},
 	{"[node.1]\nposition_m = 0,0\ndown = 3-4\n", "bad.ini:3: [node.1] down: ", "shorter than 2 s"},
+	{"[world]\npartition = 10-20: 1\n[node.1]\nposition_m = 0,0\n", "bad.ini:2: [world] partition: ",
+	 "two or more groups"},
+	{"[world]\npartition = 10-20: 1 | 2\n[node.1]\nposition_m = 0,0\n", "bad.ini:2: [world] partition: ",
+	 "node 2 is not in the scenario"},
+	{"[world]\npartition = 10-20: 1 | 1\n[node.1]\nposition_m = 0,0\n", "bad.ini:2: [world] partition: ",
+	 "node 1 is in two groups"},
+	{"[world]\npartition = 1,2 | 3\n[node.1]\nposition_m = 0,0\n", "bad.ini:2: [world] partition: ",
+	 "expected T0-T1: NODES | NODES"},
+	{"[world]\npartition = 5-9: 1 | 2\n[node.1]\nposition_m = 0,0\n[node.2]\nposition_m = 1,0\n[node.3]\nposition_m = 2,0\n",
+	 "bad.ini:2: [world] partition: ", "node 3 is in no group"},
 };
 
 START_TEST(broken_files_are_reported_precisely)
@@ -273,6 +283,23 @@ START_TEST(outages_are_read)
 	ck_assert_int_eq(sim_phase_worse(SIM_PHASE_AFTER, SIM_PHASE_BEFORE), SIM_PHASE_AFTER);
 	ck_assert_int_eq(sim_phase_worse(SIM_PHASE_AFTER, SIM_PHASE_DURING), SIM_PHASE_DURING);
 	ck_assert_int_eq(sim_phase_worse(SIM_PHASE_BEFORE, SIM_PHASE_DURING), SIM_PHASE_DURING);
+	sim_scenario_free(sc);
+	/* A partition: the groups hear each other not at all in its window. */
+	sc = sim_scenario_load_data("p.ini",
+				    "[world]\npartition = 60-180: 1, 2 | 3,4\n[node.1]\nposition_m = 0,0,0\n"
+				    "[node.2]\nposition_m = 1,0,0\n[node.3]\nposition_m = 2,0,0\n[node.4]\nposition_m = 3,0,0\n",
+				    NULL, &err);
+	ck_assert_msg(sc, "%s", err ? err->message : "");
+	const sim_node_cfg *p1 = sim_scenario_find_node(sc, 1), *p2 = sim_scenario_find_node(sc, 2),
+			   *p3 = sim_scenario_find_node(sc, 3);
+	ck_assert(!sim_nodes_split(p1, p3, 59.9));
+	ck_assert(sim_nodes_split(p1, p3, 60));
+	ck_assert(!sim_nodes_split(p1, p2, 100));
+	ck_assert(!sim_nodes_split(p1, p3, 180));
+	ck_assert(!sim_node_cut_off(p1, 100)); /* it still hears its own group */
+	ck_assert_int_eq(sim_node_phase(p3, 100), SIM_PHASE_DURING);
+	ck_assert_int_eq(sim_node_phase(p3, 200), SIM_PHASE_AFTER);
+	ck_assert_uint_eq(sim_scenario_n_outages(sc), 1);
 	sim_scenario_free(sc);
 	char why[160];
 	size_t n = 9;

@@ -97,7 +97,7 @@ static gboolean reaches(radio *r, uint32_t sender, int64_t rx_ns)
 	}
 	if (r->has_epoch) {
 		double t = world_s(r, rx_ns);
-		if (sim_node_cut_off(r->self, t) || sim_node_cut_off(s, t)) {
+		if (sim_node_cut_off(r->self, t) || sim_node_cut_off(s, t) || sim_nodes_split(r->self, s, t)) {
 			r->dropped_outage++;
 			return FALSE;
 		}
@@ -143,7 +143,7 @@ static int radio_reachable(void *h, uint32_t peer, int64_t now_ns)
 		return 1;
 	const sim_node_cfg *s = sim_scenario_find_node(r->sc, (int)peer);
 	double t = world_s(r, now_ns);
-	if (sim_node_cut_off(r->self, t) || (s && sim_node_cut_off(s, t))) {
+	if (sim_node_cut_off(r->self, t) || (s && (sim_node_cut_off(s, t) || sim_nodes_split(r->self, s, t)))) {
 		r->cut_off++;
 		return 0;
 	}

@@ -41,7 +41,10 @@ int kpatch_seq_feed(struct kpatch_seq_tracker *t,
 		t->st.xruns++;
 	if (t->have_seq && rec->seq != t->next_seq) {
 		event = 1;
-		if (rec->seq > t->next_seq) {
+		/* A forward jump of 2^32 records or more is no loss (that is
+		 * over a year of periods at 100 Hz) but a producer counting from
+		 * elsewhere: counted as a reset, so seq_lost cannot wrap. */
+		if (rec->seq > t->next_seq && rec->seq - t->next_seq < KPATCH_SEQ_MAX_JUMP) {
 			t->st.seq_gaps++;
 			t->st.seq_lost += rec->seq - t->next_seq;
 		} else {

@@ -26,6 +26,10 @@ struct kpatch_seq_stats {
 	uint64_t xruns;      /* records flagged CHORUS_KPATCH_F_XRUN */
 };
 
+/* The largest forward jump of seq taken as records lost (a larger one is a
+ * producer restarted with another count: a reset). */
+#define KPATCH_SEQ_MAX_JUMP (1ULL << 32)
+
 /* Tracks seq and dropped across records of one substream. */
 struct kpatch_seq_tracker {
 	struct kpatch_seq_stats st;

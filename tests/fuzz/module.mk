@@ -12,6 +12,8 @@
 #               (apps/detect/profile.c), as files
 #   fuzz_request the parameters of a request on audio/<k>/data
 #               (audiod/request.c)
+#   fuzz_kpatch the kernel module's (or side channel's) records and the
+#               sequence tracker (kpatch/record.c)
 FUZZ_SRCS_rbs := tests/fuzz/fuzz_rbs.c syncd/rbs_wire.c libsync/conv.c libsync/clockid.c libdev/netkey.c libdev/common.c
 FUZZ_PKGS_rbs := glib-2.0 gsl
 FUZZ_SRCS_share := tests/fuzz/fuzz_share.c apps/collab/share.c apps/detect/event.c libdev/replay.c libdev/ratelog.c \
@@ -26,7 +28,9 @@ FUZZ_SRCS_config := tests/fuzz/fuzz_config.c syncd/config.c apps/detect/profile.
 FUZZ_PKGS_config := glib-2.0 sndfile fftw3f
 FUZZ_SRCS_request := tests/fuzz/fuzz_request.c audiod/request.c audiod/error.c libsync/clockid.c
 FUZZ_PKGS_request := glib-2.0
-FUZZ_NAMES := rbs share scenario config request
+FUZZ_SRCS_kpatch := tests/fuzz/fuzz_kpatch.c kpatch/record.c
+FUZZ_PKGS_kpatch := glib-2.0
+FUZZ_NAMES := rbs share scenario config request kpatch
 TESTS += $(patsubst %,$(B)/tests/fuzz_%,$(FUZZ_NAMES))
 ifneq ($(CLANG),)
 define fuzz_rules

@@ -523,6 +523,19 @@ START_TEST(bad_params)
 }
 END_TEST
 
+/* A numbering of an 8-period buffer whose run starts at hw_ptr 0 and cpu
+ * time 1 s. */
+static numbering *started_at_zero(void)
+{
+	const char *why = NULL;
+	numbering_params p = {.rate_hz = RATE, .period = PERIOD, .buffer = 8 * PERIOD, .boundary = BOUNDARY};
+	numbering *n = numbering_new(&p, &why);
+	ck_assert_ptr_nonnull(n);
+	numbering_set_hw_start(n, 0);
+	numbering_start(n, 1000000000);
+	return n;
+}
+
 /* A kernel driver's first record is not on the period boundary: snd-dummy's
  * timer runs late (its hw_ptr says by how much), snd-aloop moves in
  * jiffies.  With the run's starting hw_ptr known (0: ALSA resets it at
@@ -531,13 +544,8 @@ END_TEST
  * observation was 282 frames off the data on snd-aloop). */
 START_TEST(first_record_late)
 {
-	const char *why = NULL;
-	numbering_params p = {.rate_hz = RATE, .period = PERIOD, .buffer = 8 * PERIOD, .boundary = BOUNDARY};
-	numbering *n = numbering_new(&p, &why);
+	numbering *n = started_at_zero();
 	numbering_out out;
-	ck_assert_ptr_nonnull(n);
-	numbering_set_hw_start(n, 0);
-	numbering_start(n, 1000000000);
 	const uint64_t hw[] = {PERIOD + 63, 2 * PERIOD + 576 - PERIOD, 3 * PERIOD + 5};
 	for (int i = 0; i < 3; i++) {
 		numbering_record(n, hw[i], 1000000000 + (int64_t)(hw[i] * 1e9 / RATE), &out);
@@ -554,13 +562,8 @@ END_TEST
  * in chorus-sim: a restart "at frame 5764607523034254497", 5 x 2^60 + ...). */
 START_TEST(record_behind_is_left_out)
 {
-	const char *why = NULL;
-	numbering_params p = {.rate_hz = RATE, .period = PERIOD, .buffer = 8 * PERIOD, .boundary = BOUNDARY};
-	numbering *n = numbering_new(&p, &why);
+	numbering *n = started_at_zero();
 	numbering_out out;
-	ck_assert_ptr_nonnull(n);
-	numbering_set_hw_start(n, 0);
-	numbering_start(n, 1000000000);
 	const uint64_t hw[] = {PERIOD, 2 * PERIOD, 2 * PERIOD - 7, 3 * PERIOD};
 	const int behind[] = {0, 0, 1, 0};
 	for (int i = 0; i < 4; i++) {

@@ -10,6 +10,7 @@
 #include "libdev/link.h"
 #include "libsync/graph.h"
 #include "libsync/now.h"
+#include "libsync/ticker_read.h"
 #include "libsync/ticker_wire.h"
 #include "sim/samplefmt.h"
 #include "sim/world.h"
@@ -31,6 +32,7 @@ typedef struct {
 	int renumbered; /* restarts after which f0 differed */
 	sync_graph *g;
 	gboolean have;
+	gboolean warned; /* its ticker's first failure was reported */
 	uint32_t root;
 } tnode;
 
@@ -263,24 +265,22 @@ void csim_truth_set_down(csim_truth *t, int node, gboolean down)
 static void read_ticker(csim_truth *t, tnode *n)
 {
 	node_env saved = enter_node(t, n);
-	GByteArray *b = g_byte_array_new();
+	sync_ticker_asm *a = sync_ticker_asm_new();
+	char why[300];
 	n->have = FALSE;
-	if (dev_status_read_sync("sync/ticker", TRUE, b, 2000) == 0) {
-		sync_ticker_head h;
-		char why[160];
-		if (sync_ticker_to_graph(b->data, b->len, n->g, &h, NULL, why, sizeof why) >= 0) {
-			n->have = TRUE;
-			n->root = h.root;
-			g_array_set_size(n->ent, 0);
-			for (size_t i = 0; i < h.count; i++) {
-				sync_ticker_entry e;
-				const char *r;
-				if (sync_ticker_unpack_entry(b->data, i, &e, &r) == 0)
-					g_array_append_val(n->ent, e);
-			}
-		}
+	if (sync_ticker_fetch(2000, a, why, sizeof why) >= 0) {
+		size_t k;
+		const sync_ticker_entry *e = sync_ticker_asm_entries(a, &k);
+		sync_ticker_entries_to_graph(e, k, n->g, NULL, why, sizeof why);
+		n->have = TRUE;
+		n->root = sync_ticker_asm_head(a)->root;
+		g_array_set_size(n->ent, 0);
+		g_array_append_vals(n->ent, e, (guint)k);
+	} else if (!n->warned) {
+		fprintf(stderr, "chorus-sim: node%d: %s\n", n->id, why);
+		n->warned = TRUE;
 	}
-	g_byte_array_free(b, TRUE);
+	sync_ticker_asm_free(a);
 	leave_node(&saved);
 }
 

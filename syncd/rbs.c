@@ -48,6 +48,7 @@ struct syncd_rbs {
 	GSource *io, *t_beacon, *t_report, *t_advert;
 	uint32_t seq[4];      /* next sequence number per packet type */
 	guint64 rx[4], tx[4]; /* packets by type (index 0: own beacons looped back) */
+	guint64 tx_bytes;     /* UDP payload bytes sent (the radio's load) */
 	guint64 bad[N_BAD];
 	guint64 no_tstamp; /* dropped: no kernel timestamp */
 	guint64 send_errors;
@@ -79,8 +80,10 @@ static void send_packet(syncd_rbs *r, rbs_packet *p)
 	if (sendto(r->fd, buf, (size_t)n, 0, (struct sockaddr *)&r->dest, sizeof r->dest) < 0 && ++r->send_errors)
 		ratelog(G_LOG_LEVEL_WARNING, r->send_errors, "rbs: send to %s:%u failed: %s", inet_ntoa(r->dest.sin_addr),
 			ntohs(r->dest.sin_port), g_strerror(errno));
-	else
+	else {
 		r->tx[p->type]++;
+		r->tx_bytes += (guint64)n;
+	}
 }
 
 /* Re-arm a one-shot timer at mean * U(0.5, 1.5): random phase, so nodes
@@ -566,9 +569,9 @@ void syncd_rbs_describe(syncd_rbs *r, int64_t now_ns, GString *out)
 	g_string_append_printf(out,
 			       "packets: rx_beacon=%" G_GUINT64_FORMAT " rx_report=%" G_GUINT64_FORMAT
 			       " rx_advert=%" G_GUINT64_FORMAT " own_beacons=%" G_GUINT64_FORMAT " tx_beacon=%" G_GUINT64_FORMAT
-			       " tx_report=%" G_GUINT64_FORMAT " tx_advert=%" G_GUINT64_FORMAT "\n",
+			       " tx_report=%" G_GUINT64_FORMAT " tx_advert=%" G_GUINT64_FORMAT " tx_bytes=%" G_GUINT64_FORMAT "\n",
 			       r->rx[RBS_BEACON], r->rx[RBS_REPORT], r->rx[RBS_ADVERT], r->rx[0], r->tx[RBS_BEACON],
-			       r->tx[RBS_REPORT], r->tx[RBS_ADVERT]);
+			       r->tx[RBS_REPORT], r->tx[RBS_ADVERT], r->tx_bytes);
 	g_string_append(out, "dropped:");
 	for (int i = 0; i < N_BAD; i++)
 		g_string_append_printf(out, " %s=%" G_GUINT64_FORMAT, bad_names[i], r->bad[i]);

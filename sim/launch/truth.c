@@ -34,6 +34,7 @@ typedef struct {
 	gboolean have;
 	gboolean warned; /* its ticker's first failure was reported */
 	uint32_t root;
+	GArray *near; /* guint: indices of the nodes in its radio range */
 } tnode;
 
 struct csim_truth {
@@ -46,6 +47,9 @@ struct csim_truth {
 	GArray *nodes; /* tnode */
 	GArray *all, *last;
 	int64_t t0_ns;
+	guint vias, targets; /* measuring budget per sample (0: every pair) */
+	guint cursor;        /* next via, in node order */
+	guint64 samples;
 };
 
 static int64_t host_raw(void)
@@ -71,9 +75,29 @@ csim_truth *csim_truth_new(const sim_scenario *sc, const char *run_dir, int64_t 
 		n.cpu.epoch_ns = epoch_ns;
 		g_array_append_val(t->nodes, n);
 	}
+	double r = sim_scenario_world(sc)->radio_range_m;
+	for (guint i = 0; i < t->nodes->len; i++) {
+		tnode *a = &g_array_index(t->nodes, tnode, i);
+		const sim_node_cfg *ca = sim_scenario_node(sc, i);
+		a->near = g_array_new(FALSE, FALSE, sizeof(guint));
+		for (guint j = 0; j < t->nodes->len; j++) {
+			const sim_node_cfg *cb = sim_scenario_node(sc, j);
+			double d2 = 0;
+			for (int k = 0; k < 3; k++)
+				d2 += (ca->pos_m[k] - cb->pos_m[k]) * (ca->pos_m[k] - cb->pos_m[k]);
+			if (j != i && sqrt(d2) <= r)
+				g_array_append_val(a->near, j);
+		}
+	}
 	t->epoch_ns = epoch_ns;
 	t->t0_ns = host_raw();
 	return t;
+}
+
+void csim_truth_set_budget(csim_truth *t, unsigned vias, unsigned targets)
+{
+	t->vias = vias;
+	t->targets = targets;
 }
 
 void csim_truth_free(csim_truth *t)
@@ -83,6 +107,7 @@ void csim_truth_free(csim_truth *t)
 	for (guint i = 0; i < t->nodes->len; i++) {
 		sync_graph_free(g_array_index(t->nodes, tnode, i).g);
 		g_array_free(g_array_index(t->nodes, tnode, i).ent, TRUE);
+		g_array_free(g_array_index(t->nodes, tnode, i).near, TRUE);
 	}
 	g_array_free(t->nodes, TRUE);
 	g_array_free(t->all, TRUE);
@@ -387,39 +412,79 @@ static int audio_sample(csim_truth *t, int64_t h, gboolean keep)
 	return ok;
 }
 
+/* Measure node v's cpu to node b's (NULL: global); record it. */
+static int measure_one(csim_truth *t, tnode *v, tnode *b, int64_t h, gboolean keep)
+{
+	char why[200];
+	csim_meas m = {.t_s = (double)(h - t->t0_ns) * 1e-9};
+	if (b == v || (b && b->down))
+		return 0;
+	tnode *root = b ? NULL : find(t, (int)v->root);
+	if (!b && (!root || root == v))
+		return 0; /* the root's own global is exact by definition */
+	if (measure(v, v, b, root, h, &m, why, sizeof why) < 0)
+		return 0;
+	g_array_append_val(t->last, m);
+	if (keep)
+		g_array_append_val(t->all, m);
+	return 1;
+}
+
+/* Within the budget: `vias` nodes (in turn) each to `targets` of the nodes
+ * in its radio range (in turn) and to global. */
+static int sample_budget(csim_truth *t, gboolean keep)
+{
+	guint n = t->nodes->len, nv = MIN(t->vias, n);
+	guint *via = g_new(guint, nv);
+	for (guint k = 0; k < nv; k++) {
+		via[k] = (t->cursor + k) % n;
+		tnode *v = &g_array_index(t->nodes, tnode, via[k]);
+		if (!v->down)
+			read_ticker(t, v);
+	}
+	t->cursor = (t->cursor + nv) % n;
+	int64_t h = host_raw();
+	int ok = 0;
+	for (guint k = 0; k < nv; k++) {
+		tnode *v = &g_array_index(t->nodes, tnode, via[k]);
+		if (v->down || !v->have)
+			continue;
+		guint nn = v->near->len, m = MIN(t->targets, nn);
+		for (guint j = 0; j < m; j++) {
+			guint b = g_array_index(v->near, guint, (guint)((t->samples * m + j) % nn));
+			ok += measure_one(t, v, &g_array_index(t->nodes, tnode, b), h, keep);
+		}
+		ok += measure_one(t, v, NULL, h, keep);
+	}
+	g_free(via);
+	return ok;
+}
+
 int csim_truth_sample(csim_truth *t, gboolean keep)
 {
+	g_array_set_size(t->last, 0);
+	if (t->vias) {
+		int ok = sample_budget(t, keep);
+		t->samples++;
+		return ok;
+	}
 	for (guint i = 0; i < t->nodes->len; i++) {
 		tnode *n = &g_array_index(t->nodes, tnode, i);
 		if (!n->down)
 			read_ticker(t, n);
 	}
 	int64_t h = host_raw();
-	g_array_set_size(t->last, 0);
 	int ok = 0;
 	for (guint i = 0; i < t->nodes->len; i++) {
 		tnode *v = &g_array_index(t->nodes, tnode, i);
 		if (v->down || !v->have)
 			continue;
-		char why[200];
-		for (guint j = 0; j <= t->nodes->len; j++) {
-			csim_meas m = {.t_s = (double)(h - t->t0_ns) * 1e-9};
-			tnode *b = j < t->nodes->len ? &g_array_index(t->nodes, tnode, j) : NULL;
-			if (b == v || (b && b->down))
-				continue;
-			tnode *root = b ? NULL : find(t, (int)v->root);
-			if (!b && (!root || root == v))
-				continue; /* the root's own global is exact by definition */
-			if (measure(v, v, b, root, h, &m, why, sizeof why) < 0)
-				continue;
-			g_array_append_val(t->last, m);
-			if (keep)
-				g_array_append_val(t->all, m);
-			ok++;
-		}
+		for (guint j = 0; j <= t->nodes->len; j++)
+			ok += measure_one(t, v, j < t->nodes->len ? &g_array_index(t->nodes, tnode, j) : NULL, h, keep);
 	}
 	if (t->world)
 		ok += audio_sample(t, h, keep);
+	t->samples++;
 	return ok;
 }
 

@@ -1,9 +1,9 @@
 /* test_ticker_field.c — the ticker of a dense field through every reader:
  * 48 nodes of syncd all in radio range (chorus-sim's launcher on loopback,
  * syncd only), whose node1 knows 1130 conversions — 135,624 bytes as one
- * version-1 message, more than
- * one libdev message, which made `synctool` fail with "Message too long"
- * and chorus-sim measure nothing before the ticker came in parts
+ * version-1 message, over libdev's 131,072, which made `synctool` fail with
+ * "Message too long" and chorus-sim measure nothing before the ticker came
+ * in parts
  * (docs/protocol.md "sync/ticker").  Checked here: the blocking reader
  * (sync_ticker_fetch) gets every entry of one snapshot; `synctool ticker`
  * lists them all and `synctool convert` converts through an entry of the

@@ -20,6 +20,7 @@
 #include "syncd/conversions.h"
 #include "libdev/replay.h"
 #include "syncd/rtcpu.h"
+#include "syncd/rxbpf.h"
 #include "syncd/rxfilter_load.h"
 
 #define RBS_ERROR g_quark_from_static_string("syncd-rbs") /* codes: errno values */
@@ -359,6 +360,24 @@ static gboolean on_readable(gint fd, GIOCondition cond, gpointer data)
 
 /* --- set-up ----------------------------------------------------------- */
 
+/* The receive filter names the only senders it could keep: let the kernel
+ * drop the rest before we wake (rxbpf.h).  Without it, every packet is
+ * still judged by the filter itself, so a failure here costs only CPU. */
+static void attach_kernel_filter(syncd_rbs *r)
+{
+	uint32_t ids[SYNCD_RXBPF_MAX];
+	char why[160];
+	int n = syncd_rxf_senders(r->filter, ids, SYNCD_RXBPF_MAX);
+	if (n < 0)
+		return;
+	if (n > SYNCD_RXBPF_MAX || syncd_rxbpf_attach(r->fd, ids, (size_t)n, why, sizeof why) < 0) {
+		g_message("rbs: no kernel filter for the receive filter's %d senders: %s", n,
+			  n > SYNCD_RXBPF_MAX ? "too many" : why);
+		return;
+	}
+	g_message("rbs: kernel filter: packets from %d senders only (the receive filter's)", n);
+}
+
 static int open_socket(syncd_rbs *r, GError **err)
 {
 	const syncd_config *c = r->cfg;
@@ -479,6 +498,8 @@ syncd_rbs *syncd_rbs_new(const syncd_config *cfg, syncd_pairs *pairs, syncd_root
 	}
 	if (open_socket(r, err) < 0)
 		goto fail;
+	if (r->filter)
+		attach_kernel_filter(r);
 	r->io = g_unix_fd_source_new(r->fd, G_IO_IN);
 	g_source_set_callback(r->io, (GSourceFunc)(void (*)(void))on_readable, r, NULL);
 	g_source_attach(r->io, r->ctx);

@@ -9,9 +9,10 @@
 #include "syncd/rxfilter.h"
 
 struct syncd_rxf {
-	void *dl;                      /* dlopen handle */
-	const syncd_rxfilter_ops *ops; /* the object's syncd_rxfilter */
-	void *h;                       /* what ops->open returned */
+	void *dl;                          /* dlopen handle */
+	const syncd_rxfilter_ops *ops;     /* the object's syncd_rxfilter */
+	syncd_rxfilter_senders_fn senders; /* optional syncd_rxfilter_senders, or NULL */
+	void *h;                           /* what ops->open returned */
 	char *path;
 };
 
@@ -57,6 +58,7 @@ syncd_rxf *syncd_rxf_load(const char *path, const char *arg, uint32_t self, GErr
 	syncd_rxf *f = g_new0(syncd_rxf, 1);
 	f->dl = dl;
 	f->ops = ops;
+	f->senders = (syncd_rxfilter_senders_fn)dlsym(dl, "syncd_rxfilter_senders");
 	f->h = h;
 	f->path = g_strdup(path);
 	return f;
@@ -75,6 +77,11 @@ gboolean syncd_rxf_load_env(uint32_t self, syncd_rxf **out, GError **err)
 gboolean syncd_rxf_deliver(syncd_rxf *f, uint32_t sender, int64_t *rx_ns)
 {
 	return f->ops->deliver(f->h, sender, rx_ns) != 0;
+}
+
+int syncd_rxf_senders(syncd_rxf *f, uint32_t *out, size_t max)
+{
+	return f->senders ? f->senders(f->h, out, max) : -1;
 }
 
 void syncd_rxf_describe(syncd_rxf *f, GString *out)

@@ -19,7 +19,10 @@
  *      libsync stated, and conversions beyond 5 s.e. (must be 0: the run
  *      fails otherwise).  Every sample reads 16 tickers in turn and
  *      converts each to 8 radio neighbours and global
- *      (csim_truth_set_budget).  Absolute figures are this machine's.
+ *      (csim_truth_set_budget).  A syncd-only row whose load, projected
+ *      from the previous one as N^2 (loopback hands every packet to every
+ *      node's socket), exceeds the machine is not run and says so.
+ *      Absolute figures are this machine's.
  * Prints a table and writes CHORUS_BENCH_OUT/rbs.csv.  Environment:
  * RBS_BENCH_QUICK=1 shortens the runs; RBS_BENCH_SCALE="10 20 30" the sizes;
  * RBS_BENCH_TABLE="audio:10 sync:300" the scale table's rows; RBS_BENCH_ONLY=table
@@ -346,8 +349,8 @@ static int scale_table(void)
 {
 	const char *rows = getenv("RBS_BENCH_TABLE");
 	gchar **v = g_strsplit(rows ? rows : (g_quick ? "audio:10 sync:10 sync:48" : "audio:10 audio:30 audio:48 sync:10 sync:30 sync:48 sync:100 sync:300"), " ", -1);
-	double secs = g_quick ? 20 : 40;
-	int failed = 0;
+	double secs = g_quick ? 20 : 40, last_busy = 0;
+	int failed = 0, last_n = 0;
 	printf("scale table (grid 10 m apart, range 15 m: 8 neighbours; default timers; %.0f s each, measured over the second half;\n"
 	       "  absolute figures are this machine's: %ld cores)\n",
 	       secs, sysconf(_SC_NPROCESSORS_ONLN));
@@ -358,6 +361,16 @@ static int scale_table(void)
 		int n = atoi(strchr(v[k], ':') ? strchr(v[k], ':') + 1 : v[k]);
 		if (n <= 0)
 			continue;
+		/* The simulation's load grows as N^2 (every packet reaches every
+		 * node's socket): a row projected beyond the machine is not run. */
+		double projected = last_n > 0 ? last_busy * ((double)n / last_n) * ((double)n / last_n) : 0;
+		if (last_n > 0 && projected > 1.0) {
+			printf("  %-6s %5d  not run: projected %.0f%% of this machine (%.0f%% at %d nodes, growing as N^2)\n",
+			       audio ? "audio" : "syncd", n, projected * 100, last_busy * 100, last_n);
+			g_string_append_printf(g_csv, "table_%s,%d,,,,,,,not_run_projected_busy_pct=%.0f\n", audio ? "audio" : "sync",
+					       n, projected * 100);
+			continue;
+		}
 		GString *sc = grid(n);
 		char name[32];
 		g_snprintf(name, sizeof name, "table-%s%d", audio ? "audio" : "sync", n);
@@ -404,6 +417,10 @@ static int scale_table(void)
 				       audio ? "audio" : "sync", n, n1, rms * 1e-3, se * 1e-3, rms / se, bps, c0, audio ? c1 : 0.0,
 				       busy * 100, tk, out);
 		csim_truth_free(t);
+		if (!audio) {
+			last_busy = busy;
+			last_n = n;
+		}
 	}
 	g_strfreev(v);
 	return failed;

@@ -9,17 +9,34 @@
  *      path length, against sqrt(hops) times the one-hop error;
  *   3. scale: N nodes of syncd + audiod at 16 kHz for 20 s: the largest N
  *      with every process alive, no xrun and every frame captured (the
- *      conversions beyond 5 standard errors are shown beside it).
+ *      conversions beyond 5 standard errors are shown beside it);
+ *   4. scale table: grids of N nodes 10 m apart, radio range 15 m (8
+ *      neighbours), default timers, with audio (audiod at 16 kHz) and
+ *      syncd only up to 300: bytes per node per second on the radio (UDP
+ *      payload, sync/rbs tx_bytes), CPU per node (syncd, audiod; % of one
+ *      core, from /proc), the machine's busy share, conversions in a
+ *      ticker, RMS error at one hop against the RMS of the standard errors
+ *      libsync stated, and conversions beyond 5 s.e. (must be 0: the run
+ *      fails otherwise).  Every sample reads 16 tickers in turn and
+ *      converts each to 8 radio neighbours and global
+ *      (csim_truth_set_budget).  A syncd-only row whose load, projected
+ *      from the previous one as N^2 (loopback hands every packet to every
+ *      node's socket), exceeds the machine is not run and says so.
+ *      Absolute figures are this machine's.
  * Prints a table and writes CHORUS_BENCH_OUT/rbs.csv.  Environment:
- * RBS_BENCH_QUICK=1 shortens the runs; RBS_BENCH_SCALE="10 20 30" the sizes.
+ * RBS_BENCH_QUICK=1 shortens the runs; RBS_BENCH_SCALE="10 20 30" the sizes;
+ * RBS_BENCH_TABLE="audio:10 sync:300" the scale table's rows; RBS_BENCH_ONLY=table
+ * runs the scale table alone.
  */
 #include <glib.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "libdev/link.h"
+#include "libsync/ticker_read.h"
 #include "sim/launch/launch.h"
 #include "sim/launch/truth.h"
 
@@ -243,6 +260,172 @@ static void scale(void)
 	g_strfreev(v);
 }
 
+/* CPU seconds (user + system) of process pid so far, from /proc; 0 when
+ * it is gone. */
+static double proc_cpu_s(pid_t pid)
+{
+	char path[64], *txt = NULL;
+	g_snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if (pid <= 0 || !g_file_get_contents(path, &txt, NULL, NULL))
+		return 0;
+	const char *p = strrchr(txt, ')');
+	unsigned long long ut = 0, st = 0;
+	/* after the command: state (field 3) ... utime (14), stime (15) */
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		ut = st = 0;
+	g_free(txt);
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* Node n's sync/rbs counter `name` (tx_bytes ...), or 0. */
+static guint64 rbs_counter(csim *s, int n, const char *name)
+{
+	char id[16], key[32];
+	g_snprintf(id, sizeof id, "%d", n);
+	g_snprintf(key, sizeof key, " %s=", name);
+	g_setenv("CHORUS_NODE", id, TRUE);
+	g_setenv("CHORUS_RUN", csim_run_dir(s), TRUE);
+	GByteArray *b = g_byte_array_new();
+	guint64 v = 0;
+	if (dev_status_read_sync("sync/rbs", FALSE, b, 3000) == 0) {
+		const char *p = strstr((const char *)b->data, key);
+		v = p ? g_ascii_strtoull(p + strlen(key), NULL, 10) : 0;
+	}
+	g_byte_array_free(b, TRUE);
+	g_unsetenv("CHORUS_NODE");
+	return v;
+}
+
+/* Node n's ticker: its conversions, or -1. */
+static int ticker_size(csim *s, int n)
+{
+	char id[16], why[200];
+	g_snprintf(id, sizeof id, "%d", n);
+	g_setenv("CHORUS_NODE", id, TRUE);
+	g_setenv("CHORUS_RUN", csim_run_dir(s), TRUE);
+	sync_ticker_asm *a = sync_ticker_asm_new();
+	int rc = sync_ticker_fetch(5000, a, why, sizeof why);
+	sync_ticker_asm_free(a);
+	g_unsetenv("CHORUS_NODE");
+	return rc;
+}
+
+typedef struct {
+	double cpu[2]; /* syncd, audiod: CPU seconds of all nodes */
+	guint64 tx;    /* bytes sent by all nodes */
+	gint64 t_us;   /* monotonic */
+} totals;
+
+static totals take_totals(csim *s, int n, gboolean audio)
+{
+	totals x = {{0, 0}, 0, g_get_monotonic_time()};
+	for (int i = 1; i <= n; i++) {
+		x.cpu[0] += proc_cpu_s(csim_pid(s, i, "syncd"));
+		if (audio)
+			x.cpu[1] += proc_cpu_s(csim_pid(s, i, "audiod"));
+		x.tx += rbs_counter(s, i, "tx_bytes");
+	}
+	return x;
+}
+
+static GString *grid(int n)
+{
+	GString *sc = g_string_new("[world]\nseed = 404\nradio_range_m = 15\n");
+	GRand *g = g_rand_new_with_seed(404);
+	int side = (int)ceil(sqrt(n));
+	for (int i = 1; i <= n; i++)
+		g_string_append_printf(sc,
+				       "[node.%d]\nposition_m = %d,%d,0\ncpu_skew_ppm = %g\ncpu_offset_ns = %d\n"
+				       "audio_skew_ppm = %g\nradio_jitter_ns = 1000\n",
+				       i, 10 * ((i - 1) % side), 10 * ((i - 1) / side), g_rand_double_range(g, -100, 100),
+				       i * 1000000, g_rand_double_range(g, -40, 40));
+	g_rand_free(g);
+	return sc;
+}
+
+/* The scale table; returns the rows that failed (beyond 5 s.e., nothing
+ * measured, or a process died). */
+static int scale_table(void)
+{
+	const char *rows = getenv("RBS_BENCH_TABLE");
+	gchar **v = g_strsplit(rows ? rows : (g_quick ? "audio:10 sync:10 sync:48" : "audio:10 audio:30 audio:48 sync:10 sync:30 sync:48 sync:100 sync:300"), " ", -1);
+	double secs = g_quick ? 20 : 40, last_busy = 0;
+	int failed = 0, last_n = 0;
+	printf("scale table (grid 10 m apart, range 15 m: 8 neighbours; default timers; %.0f s each, measured over the second half;\n"
+	       "  absolute figures are this machine's: %ld cores)\n",
+	       secs, sysconf(_SC_NPROCESSORS_ONLN));
+	printf("  %-6s %5s %9s %9s %9s %8s %7s %8s %8s %6s %6s %5s  %s\n", "mode", "nodes", "B/node/s", "syncd_%", "audiod_%",
+	       "busy_%", "ticker", "rms1_us", "se1_us", "ratio", "n1", ">5se", "note");
+	for (int k = 0; v[k]; k++) {
+		gboolean audio = g_str_has_prefix(v[k], "audio:");
+		int n = atoi(strchr(v[k], ':') ? strchr(v[k], ':') + 1 : v[k]);
+		if (n <= 0)
+			continue;
+		/* The simulation's load grows as N^2 (every packet reaches every
+		 * node's socket): a row projected beyond the machine is not run. */
+		double projected = last_n > 0 ? last_busy * ((double)n / last_n) * ((double)n / last_n) : 0;
+		if (last_n > 0 && projected > 1.0) {
+			printf("  %-6s %5d  not run: projected %.0f%% of this machine (%.0f%% at %d nodes, growing as N^2)\n",
+			       audio ? "audio" : "syncd", n, projected * 100, last_busy * 100, last_n);
+			g_string_append_printf(g_csv, "table_%s,%d,,,,,,,not_run_projected_busy_pct=%.0f\n", audio ? "audio" : "sync",
+					       n, projected * 100);
+			continue;
+		}
+		GString *sc = grid(n);
+		char name[32];
+		g_snprintf(name, sizeof name, "table-%s%d", audio ? "audio" : "sync", n);
+		csim *s = start(name, sc->str, audio, "# default timers\n");
+		g_string_free(sc, TRUE);
+		if (!s) {
+			printf("  %-6s %5d  could not start\n", audio ? "audio" : "syncd", n);
+			g_string_append_printf(g_csv, "table_%s,%d,,,,,,,start_failed\n", audio ? "audio" : "sync", n);
+			failed++;
+			continue;
+		}
+		csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s), csim_epoch_ns(s));
+		csim_truth_set_budget(t, (unsigned)MIN(n, 16), 8);
+		run(t, secs / 2, secs / 2);
+		totals a = take_totals(s, n, audio);
+		cpu_busy();
+		for (double e = 0; e < secs / 2; e += 0.5) {
+			g_usleep(500000);
+			csim_truth_sample(t, TRUE);
+		}
+		double busy = cpu_busy();
+		totals b = take_totals(s, n, audio);
+		int tk = ticker_size(s, (n + 1) / 2);
+		gboolean alive = TRUE;
+		for (int i = 1; i <= n && alive; i++)
+			alive = csim_node_running(s, i);
+		csim_stop(s);
+		double w = (double)(b.t_us - a.t_us) * 1e-6;
+		double bps = (double)(b.tx - a.tx) / (n * w), c0 = 100 * (b.cpu[0] - a.cpu[0]) / (n * w),
+		       c1 = 100 * (b.cpu[1] - a.cpu[1]) / (n * w);
+		size_t n1;
+		double rms = csim_truth_rms(t, CSIM_CPU, 1, &n1), se = csim_truth_sd_rms(t, CSIM_CPU, 1);
+		guint out = csim_truth_outliers(t, 5.0), all = csim_truth_all(t)->len;
+		const char *note = !alive ? "a process died" : all == 0 ? "nothing measured"
+						       : out            ? "BEYOND 5 s.e."
+						       : busy > 0.95    ? "machine saturated: not real time"
+									: "";
+		failed += !alive || all == 0 || out;
+		char ac[16];
+		g_snprintf(ac, sizeof ac, audio ? "%.2f" : "-", c1);
+		printf("  %-6s %5d %9.0f %9.2f %9s %7.0f%% %7d %8.3f %8.3f %6.2f %6zu %5u  %s\n", audio ? "audio" : "syncd", n, bps, c0,
+		       ac, busy * 100, tk, rms * 1e-3, se * 1e-3, rms / se, n1, out, note);
+		g_string_append_printf(g_csv, "table_%s,%d,1,%zu,%.4f,,%.4f,%.3f,bytes_per_node_s=%.0f syncd_cpu_pct=%.3f audiod_cpu_pct=%.3f busy_pct=%.1f ticker=%d beyond5se=%u\n",
+				       audio ? "audio" : "sync", n, n1, rms * 1e-3, se * 1e-3, rms / se, bps, c0, audio ? c1 : 0.0,
+				       busy * 100, tk, out);
+		csim_truth_free(t);
+		if (!audio) {
+			last_busy = busy;
+			last_n = n;
+		}
+	}
+	g_strfreev(v);
+	return failed;
+}
+
 int main(void)
 {
 	const char *out = getenv("CHORUS_BENCH_OUT");
@@ -250,9 +433,13 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0); /* partial results survive an interrupted run */
 	g_root = g_dir_make_tmp("chorus-bench-rbs-XXXXXX", NULL);
 	g_csv = g_string_new("case,nodes,hops,n,rms_us,bound_us,sd_us,ratio,note\n");
-	single_hop();
-	hops();
-	scale();
+	const char *only = getenv("RBS_BENCH_ONLY"); /* "table": the scale table alone */
+	if (!only || strcmp(only, "table")) {
+		single_hop();
+		hops();
+		scale();
+	}
+	int failed = scale_table();
 	if (out) {
 		g_mkdir_with_parents(out, 0755);
 		char *p = g_build_filename(out, "rbs.csv", NULL);
@@ -266,5 +453,7 @@ int main(void)
 		fprintf(stderr, "bench/rbs: could not remove %s\n", g_root);
 	g_free(rm);
 	g_free(g_root);
-	return 0;
+	if (failed)
+		fprintf(stderr, "bench/rbs: %d scale-table rows failed (beyond 5 s.e., nothing measured or a process died)\n", failed);
+	return failed ? 1 : 0;
 }

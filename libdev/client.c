@@ -151,7 +151,11 @@ static void handle(dev_client *c, const dev_msg *m)
 				if (pd->done)
 					pd->done(pd->user, 0, 0, text, m->len);
 			} else {
-				text = g_strndup((const char *)m->u.reply.data, m->u.reply.len);
+				/* A query's reply is bytes: copied whole (g_strndup
+				 * would stop at its first NUL), NUL added after. */
+				text = g_malloc(m->u.reply.len + 1);
+				memcpy(text, m->u.reply.data, m->u.reply.len);
+				text[m->u.reply.len] = 0;
 				if (pd->done)
 					pd->done(pd->user, 0, m->u.reply.status, text, m->u.reply.len);
 			}

@@ -1,12 +1,12 @@
-/* ticker_wire.c — binary ticker encode/decode (see ticker_wire.h). */
+/* ticker_wire.c — binary ticker parts encode/decode (see ticker_wire.h). */
 #include "libsync/ticker_wire.h"
-
-#include "libdev/le.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "libdev/le.h"
 
 static void put_clock(uint8_t *p, sync_clock_id c)
 {
@@ -21,44 +21,74 @@ static sync_clock_id get_clock(const uint8_t *p)
 	return c;
 }
 
-size_t sync_ticker_size(size_t count)
+size_t sync_ticker_part_size(size_t n)
 {
-	return SYNC_TICKER_HDR + count * SYNC_TICKER_ENTRY;
+	return SYNC_TICKER_HDR + n * SYNC_TICKER_ENTRY;
 }
 
-size_t sync_ticker_pack(const sync_ticker_head *h, const sync_ticker_entry *e, uint8_t *buf)
+void sync_ticker_pack_part_head(const sync_ticker_part *p, uint8_t *buf)
 {
 	le_put32(buf, SYNC_TICKER_MAGIC);
 	le_put16(buf + 4, SYNC_TICKER_VERSION);
-	le_put16(buf + 6, (uint16_t)h->count);
-	le_put32(buf + 8, h->node);
-	le_put32(buf + 12, h->root);
-	le_put64(buf + 16, (uint64_t)h->now_ns);
-	for (size_t i = 0; i < h->count; i++) {
-		uint8_t *p = buf + SYNC_TICKER_HDR + i * SYNC_TICKER_ENTRY;
-		put_clock(p, e[i].from);
-		put_clock(p + 8, e[i].to);
-		sync_conv_pack(&e[i].conv, p + 16);
-	}
-	return sync_ticker_size(h->count);
+	le_put16(buf + 6, 0);
+	le_put32(buf + 8, p->head.node);
+	le_put32(buf + 12, p->head.root);
+	le_put64(buf + 16, (uint64_t)p->head.now_ns);
+	le_put64(buf + 24, p->epoch);
+	le_put32(buf + 32, (uint32_t)p->head.count);
+	le_put32(buf + 36, (uint32_t)p->first);
+	le_put32(buf + 40, (uint32_t)p->n);
 }
 
-int sync_ticker_unpack_head(const uint8_t *buf, size_t len, sync_ticker_head *h, const char **why)
+void sync_ticker_pack_entry(const sync_ticker_entry *e, uint8_t *buf)
 {
-	if (len < SYNC_TICKER_HDR) {
-		*why = "ticker shorter than its header";
+	put_clock(buf, e->from);
+	put_clock(buf + 8, e->to);
+	sync_conv_pack(&e->conv, buf + 16);
+}
+
+int sync_ticker_unpack_part(const uint8_t *buf, size_t len, sync_ticker_part *p, const char **why)
+{
+	if (len < 6) {
+		*why = "ticker part shorter than its header";
 		return -EMSGSIZE;
 	}
-	if (le_get32(buf) != SYNC_TICKER_MAGIC || le_get16(buf + 4) != SYNC_TICKER_VERSION) {
-		*why = "not a version-1 chorus ticker (bad magic or version)";
+	if (le_get32(buf) != SYNC_TICKER_MAGIC) {
+		*why = "not a chorus ticker (bad magic)";
 		return -EBADMSG;
 	}
-	h->count = le_get16(buf + 6);
-	h->node = le_get32(buf + 8);
-	h->root = le_get32(buf + 12);
-	h->now_ns = (int64_t)le_get64(buf + 16);
-	if (len != sync_ticker_size(h->count)) {
-		*why = "ticker size does not match its entry count";
+	unsigned v = le_get16(buf + 4);
+	if (v != SYNC_TICKER_VERSION) {
+		*why = v < SYNC_TICKER_VERSION ? "ticker version 1 (one message) from an older syncd: this reader "
+						 "knows version 2 (parts); update syncd"
+					       : "ticker of a newer version than 2: this reader is older than syncd; update libsync";
+		return -EBADMSG;
+	}
+	if (len < SYNC_TICKER_HDR) {
+		*why = "ticker part shorter than its header";
+		return -EMSGSIZE;
+	}
+	if (le_get16(buf + 6) != 0) {
+		*why = "ticker part has flags this reader does not know";
+		return -EBADMSG;
+	}
+	p->head.node = le_get32(buf + 8);
+	p->head.root = le_get32(buf + 12);
+	p->head.now_ns = (int64_t)le_get64(buf + 16);
+	p->epoch = le_get64(buf + 24);
+	p->head.count = le_get32(buf + 32);
+	p->first = le_get32(buf + 36);
+	p->n = le_get32(buf + 40);
+	if (p->epoch == 0) {
+		*why = "ticker part of epoch 0 (epochs start at 1)";
+		return -EBADMSG;
+	}
+	if (p->n > SYNC_TICKER_PART_MAX || p->first > p->head.count || p->n > p->head.count - p->first) {
+		*why = "ticker part's entries lie outside its snapshot (first + count > total, or too many)";
+		return -EMSGSIZE;
+	}
+	if (len != sync_ticker_part_size(p->n)) {
+		*why = "ticker part's size does not match its entry count (truncated?)";
 		return -EMSGSIZE;
 	}
 	return 0;
@@ -76,25 +106,68 @@ int sync_ticker_unpack_entry(const uint8_t *buf, size_t i, sync_ticker_entry *e,
 	return sync_conv_unpack(p + 16, SYNC_CONV_WIRE_SIZE, &e->conv, why);
 }
 
-int sync_ticker_to_graph(const uint8_t *buf, size_t len, sync_graph *g, sync_ticker_head *h, size_t *skipped,
-			 char *why, size_t wlen)
+void sync_ticker_pack_req(const sync_ticker_req *r, uint8_t *buf)
 {
-	const char *reason = NULL;
+	le_put32(buf, SYNC_TICKER_REQ_MAGIC);
+	le_put16(buf + 4, SYNC_TICKER_VERSION);
+	le_put16(buf + 6, 0);
+	le_put64(buf + 8, r->epoch);
+	le_put32(buf + 16, (uint32_t)r->first);
+}
+
+int sync_ticker_unpack_req(const uint8_t *buf, size_t len, sync_ticker_req *r, const char **why)
+{
+	if (len != SYNC_TICKER_REQ) {
+		*why = "ticker part request is not 20 bytes";
+		return -EMSGSIZE;
+	}
+	if (le_get32(buf) != SYNC_TICKER_REQ_MAGIC || le_get16(buf + 4) != SYNC_TICKER_VERSION ||
+	    le_get16(buf + 6) != 0) {
+		*why = "not a version-2 ticker part request (bad magic, version or flags)";
+		return -EBADMSG;
+	}
+	r->epoch = le_get64(buf + 8);
+	r->first = le_get32(buf + 16);
+	return 0;
+}
+
+size_t sync_ticker_size(size_t count)
+{
+	return sync_ticker_part_size(count);
+}
+
+size_t sync_ticker_pack(const sync_ticker_head *h, const sync_ticker_entry *e, uint8_t *buf)
+{
+	sync_ticker_part p = {*h, 1, 0, h->count};
+	sync_ticker_pack_part_head(&p, buf);
+	for (size_t i = 0; i < h->count; i++)
+		sync_ticker_pack_entry(&e[i], buf + SYNC_TICKER_HDR + i * SYNC_TICKER_ENTRY);
+	return sync_ticker_part_size(h->count);
+}
+
+int sync_ticker_unpack_head(const uint8_t *buf, size_t len, sync_ticker_head *h, const char **why)
+{
+	sync_ticker_part p;
+	int rc = sync_ticker_unpack_part(buf, len, &p, why);
+	if (rc < 0)
+		return rc;
+	if (p.first != 0 || p.n != p.head.count) {
+		*why = "ticker in several parts: read it with sync_ticker_fetch or sync_ticker_asm";
+		return -EMSGSIZE;
+	}
+	*h = p.head;
+	return 0;
+}
+
+int sync_ticker_entries_to_graph(const sync_ticker_entry *e, size_t n, sync_graph *g, size_t *skipped, char *why,
+				 size_t wlen)
+{
 	size_t bad = 0;
 	int loaded = 0;
-	int rc = sync_ticker_unpack_head(buf, len, h, &reason);
-	if (rc < 0) {
-		snprintf(why, wlen, "%s", reason);
-		return rc;
-	}
 	sync_graph_clear(g);
-	for (size_t i = 0; i < h->count; i++) {
-		sync_ticker_entry e;
+	for (size_t i = 0; i < n; i++) {
 		char r[160];
-		if (sync_ticker_unpack_entry(buf, i, &e, &reason) < 0) {
-			snprintf(why, wlen, "entry %zu: %s", i, reason);
-			bad++;
-		} else if (sync_graph_set(g, e.from, e.to, &e.conv, r, sizeof r) < 0) {
+		if (sync_graph_set(g, e[i].from, e[i].to, &e[i].conv, r, sizeof r) < 0) {
 			snprintf(why, wlen, "entry %zu: %s", i, r);
 			bad++;
 		} else {
@@ -103,5 +176,36 @@ int sync_ticker_to_graph(const uint8_t *buf, size_t len, sync_graph *g, sync_tic
 	}
 	if (skipped)
 		*skipped = bad;
+	return loaded;
+}
+
+int sync_ticker_to_graph(const uint8_t *buf, size_t len, sync_graph *g, sync_ticker_head *h, size_t *skipped,
+			 char *why, size_t wlen)
+{
+	const char *reason = NULL;
+	size_t bad = 0, more = 0;
+	int rc = sync_ticker_unpack_head(buf, len, h, &reason);
+	if (rc < 0) {
+		snprintf(why, wlen, "%s", reason);
+		return rc;
+	}
+	sync_ticker_entry *e = h->count ? malloc(h->count * sizeof *e) : NULL;
+	size_t k = 0;
+	if (h->count && !e) {
+		snprintf(why, wlen, "no memory for %zu entries", h->count);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < h->count; i++) {
+		if (sync_ticker_unpack_entry(buf, i, &e[k], &reason) < 0) {
+			snprintf(why, wlen, "entry %zu: %s", i, reason);
+			bad++;
+		} else {
+			k++;
+		}
+	}
+	int loaded = sync_ticker_entries_to_graph(e, k, g, &more, why, wlen);
+	free(e);
+	if (skipped)
+		*skipped = bad + more;
 	return loaded;
 }

@@ -23,6 +23,8 @@ static const cfg_key realtime_keys[] = {
 };
 static const cfg_key ticker_keys[] = {
 	R("interval_s", "interval", CFG_DOUBLE, "0.2", 0.001, 60, ticker_interval_s, "least seconds between ticker notifications"),
+	K("part_entries", CFG_INT, "1000", 1, 1000, ticker_part, "conversions per binary ticker part (docs/protocol.md \"sync/ticker\"); fewer only to test the parts"),
+	K("keep", CFG_INT, "4", 1, 64, ticker_keep, "ticker snapshots held for readers of their later parts"),
 	{NULL},
 };
 static const cfg_key fit_keys[] = {

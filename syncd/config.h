@@ -13,6 +13,8 @@ typedef struct {
 	double rtcpu_interval_s;  /* s between realtime<->cpu samples */
 	gint64 rtcpu_tries;       /* sandwiches per sample (tightest kept) */
 	double ticker_interval_s; /* s: least time between ticker notifications */
+	gint64 ticker_part;       /* conversions per binary ticker part (<= SYNC_TICKER_PART_MAX) */
+	gint64 ticker_keep;       /* ticker snapshots held for their later parts */
 	gint64 window;            /* observations per fit */
 	double reject_k;          /* outlier rejection, robust sigmas */
 	double wander_ppm;        /* frequency wander for aging, ppm */

@@ -4,10 +4,13 @@
 #include <math.h>
 #include <string.h>
 
+#include "libdev/wire.h"
 #include "libsync/now.h"
+#include "libsync/ticker_text.h"
 #include "syncd/commands.h"
 #include "syncd/conversions.h"
 #include "syncd/devices.h"
+#include "syncd/ticker_store.h"
 
 /* The ticker: every conversion, plus global <-> root cpu (new array, *n). */
 static sync_ticker_entry *ticker_entries(syncd *s, int64_t now_ns, size_t *n)
@@ -15,44 +18,83 @@ static sync_ticker_entry *ticker_entries(syncd *s, int64_t now_ns, size_t *n)
 	return syncd_conversions_ticker(s->pairs, s->root, syncd_rbs_core(s->rbs), syncd_rbs_mesh(s->rbs), now_ns, n);
 }
 
+static sync_ticker_head ticker_head(syncd *s, int64_t now_ns, size_t n)
+{
+	sync_ticker_head h = {(uint32_t)s->cfg.node,
+			      syncd_root_have_global(s->root) ? syncd_root_node(s->root) : SYNC_TICKER_NO_ROOT, now_ns, n};
+	return h;
+}
+
+/* Make sure the newest snapshot stands for the state now: a new one when
+ * the state changed or the newest is older than a ticker interval. */
+static void ticker_snapshot(syncd *s, int64_t now_ns)
+{
+	guint64 gen = syncd_pairs_generation(s->pairs) + s->net_gen;
+	if (syncd_ticker_store_fresh(s->tstore, gen, now_ns, (int64_t)(s->cfg.ticker_interval_s * 1e9)))
+		return;
+	size_t n;
+	sync_ticker_entry *e = ticker_entries(s, now_ns, &n);
+	sync_ticker_head h = ticker_head(s, now_ns, n);
+	syncd_ticker_store_take(s->tstore, gen, &h, e, n);
+	g_free(e);
+}
+
+/* sync/ticker binary: the first part of the newest snapshot. */
 static int ticker_binary(void *user, GByteArray *out)
 {
 	syncd *s = user;
-	size_t n;
-	int64_t now_ns = sync_now(SYNC_KIND_CPU);
-	sync_ticker_entry *e = ticker_entries(s, now_ns, &n);
-	sync_ticker_head h = {(uint32_t)s->cfg.node,
-			      syncd_root_have_global(s->root) ? syncd_root_node(s->root) : SYNC_TICKER_NO_ROOT, now_ns, n};
-	g_byte_array_set_size(out, (guint)sync_ticker_size(n));
-	sync_ticker_pack(&h, e, out->data);
-	g_free(e);
-	return 0;
+	char why[200];
+	ticker_snapshot(s, sync_now(SYNC_KIND_CPU));
+	int rc = syncd_ticker_store_part(s->tstore, 0, 0, out, why, sizeof why);
+	if (rc < 0)
+		g_warning("sync/ticker: %s", why);
+	return rc;
 }
+
+/* sync/ticker-part: the part of a held snapshot a reader asks for. */
+static void ticker_part_query(void *user, const dev_creds *who, const void *req, size_t len, dev_query_handle *qh)
+{
+	syncd *s = user;
+	sync_ticker_req r;
+	const char *bad;
+	char why[200];
+	GByteArray *out = g_byte_array_new();
+	int rc = sync_ticker_unpack_req(req, len, &r, &bad);
+	if (rc < 0) {
+		g_snprintf(why, sizeof why, "%s", bad);
+	} else {
+		if (r.epoch == 0)
+			ticker_snapshot(s, sync_now(SYNC_KIND_CPU));
+		rc = syncd_ticker_store_part(s->tstore, r.epoch, r.first, out, why, sizeof why);
+	}
+	int e = rc < 0 ? dev_query_complete(qh, rc, why, strlen(why)) : dev_query_complete(qh, 0, out->data, out->len);
+	if (e < 0 && e != -ENOTCONN)
+		g_warning("%s: reply to pid %d not sent: %s", SYNC_TICKER_PART_DEVICE, who ? (int)who->pid : 0, g_strerror(-e));
+	g_byte_array_unref(out);
+}
+
+/* The text form stops before libdev's message limit, saying so; `synctool
+ * ticker` lists every conversion (from the binary parts). */
+#define TEXT_MAX (DEV_WIRE_MAX_PAYLOAD - 512)
 
 static int ticker_text(void *user, GString *out)
 {
 	syncd *s = user;
 	size_t n;
-	char a[SYNC_CLOCK_NAME_MAX], b[SYNC_CLOCK_NAME_MAX];
 	int64_t now_ns = sync_now(SYNC_KIND_CPU);
 	sync_ticker_entry *e = ticker_entries(s, now_ns, &n);
-	g_string_append_printf(out, "ticker node%" G_GINT64_FORMAT " now=%" G_GINT64_FORMAT " conversions=%zu",
-			       s->cfg.node, now_ns, n);
-	if (syncd_root_have_global(s->root))
-		g_string_append_printf(out, " root=node%u", syncd_root_node(s->root));
-	g_string_append(out, "\n");
+	sync_ticker_head h = ticker_head(s, now_ns, n);
+	sync_ticker_format_head(&h, out);
 	for (size_t i = 0; i < n; i++) {
-		const sync_conv *c = &e[i].conv;
-		sync_tval end = sync_tval_of(c->xmax);
-		g_string_append_printf(out, "%s -> %s slope=%.15g", sync_clock_format(e[i].from, a, sizeof a),
-				       sync_clock_format(e[i].to, b, sizeof b), c->slope);
-		if (c->flags & SYNC_CONV_FIXED) {
-			g_string_append_printf(out, " exact x0=%" G_GINT64_FORMAT " y0=%" G_GINT64_FORMAT "\n", c->x0, c->y0);
-			continue;
+		gsize before = out->len;
+		sync_ticker_format_entry(&e[i], now_ns, out);
+		if (out->len > TEXT_MAX) {
+			g_string_truncate(out, before);
+			g_string_append_printf(out,
+					       "... %zu more conversions: the text form stops at %d bytes; `synctool ticker` lists them all\n",
+					       n - i, TEXT_MAX);
+			break;
 		}
-		g_string_append_printf(out, " n=%u rms=%.4g se_end=%.4g age=%.3fs%s\n", c->n, c->rms,
-				       sqrt(sync_conv_var(c, end)), (double)(now_ns - c->updated_ns) * 1e-9,
-				       c->flags & SYNC_CONV_LOWER ? " lower-envelope" : "");
 	}
 	g_free(e);
 	return 0;
@@ -101,8 +143,12 @@ gboolean syncd_devices_open(syncd *s, GMainContext *ctx, GError **err)
 		o.group = s->cfg.group;
 		o.mode = 0664; /* others may read the ticker; writers must be in the group */
 	}
+	s->tstore = syncd_ticker_store_new((unsigned)s->cfg.ticker_keep, (size_t)s->cfg.ticker_part);
 	s->ticker = dev_status_new("sync/ticker", &o, ctx, ticker_text, ticker_binary, s, err);
 	if (!s->ticker)
+		return FALSE;
+	s->ticker_part = dev_query_new(SYNC_TICKER_PART_DEVICE, &o, ctx, ticker_part_query, s, err);
+	if (!s->ticker_part)
 		return FALSE;
 	s->clocks = dev_status_new("sync/clocks", &o, ctx, clocks_text, NULL, s, err);
 	if (!s->clocks)
@@ -158,7 +204,11 @@ void syncd_devices_close(syncd *s)
 	dev_command_free(s->command);
 	dev_status_free(s->rbs_status);
 	dev_status_free(s->clocks);
+	dev_query_free(s->ticker_part);
 	dev_status_free(s->ticker);
+	syncd_ticker_store_free(s->tstore);
+	s->ticker_part = NULL;
+	s->tstore = NULL;
 	s->command = NULL;
 	s->rbs_status = NULL;
 	s->clocks = NULL;

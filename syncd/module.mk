@@ -15,10 +15,10 @@ $(B)/bin/synctool: $(B)/apps/tools/synctool.o $(B)/libsync.a $(B)/libdev.a
 	$(link) $(call pkglibs,glib-2.0 gsl) -lm
 
 # Unit tests of the pure parts (codec, RBS matching and fit, mesh), the
-# pairs table, the conversion list, the command language and the
-# receive-filter loader.
+# pairs table, the conversion list, the command language, the
+# receive-filter loader and the ticker's parts.
 TESTS += $(B)/tests/test_rbs_wire $(B)/tests/test_rbs_core $(B)/tests/test_rbs_replay $(B)/tests/test_pairs $(B)/tests/test_syncd_command \
-	$(B)/tests/test_rxfilter $(B)/tests/test_conversions
+	$(B)/tests/test_rxfilter $(B)/tests/test_conversions $(B)/tests/test_ticker_parts
 $(B)/tests/test_rbs_%: $(B)/tests/test_rbs_%.o $(B)/libsyncd.a $(B)/libdev.a $(B)/libsync.a $(B)/libcfg.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0 gsl) -lm
@@ -26,6 +26,10 @@ $(B)/tests/test_pairs: $(B)/tests/test_pairs.o $(B)/libsyncd.a $(B)/libsync.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0 gsl) -lm
 $(B)/tests/test_conversions: $(B)/tests/test_conversions.o $(B)/libsyncd.a $(B)/libsync.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check glib-2.0 gsl) -lm
+# The ticker in parts: syncd's snapshot store and libsync's assembler.
+$(B)/tests/test_ticker_parts: $(B)/tests/test_ticker_parts.o $(B)/libsyncd.a $(B)/libsync.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0 gsl) -lm
 $(B)/tests/test_syncd_command: $(B)/tests/test_syncd_command.o $(B)/libsyncd.a $(B)/libdev.a $(B)/libsync.a \

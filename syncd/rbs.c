@@ -20,6 +20,7 @@
 #include "syncd/conversions.h"
 #include "libdev/replay.h"
 #include "syncd/rtcpu.h"
+#include "syncd/rxbpf.h"
 #include "syncd/rxfilter_load.h"
 
 #define RBS_ERROR g_quark_from_static_string("syncd-rbs") /* codes: errno values */
@@ -48,6 +49,7 @@ struct syncd_rbs {
 	GSource *io, *t_beacon, *t_report, *t_advert;
 	uint32_t seq[4];      /* next sequence number per packet type */
 	guint64 rx[4], tx[4]; /* packets by type (index 0: own beacons looped back) */
+	guint64 tx_bytes;     /* UDP payload bytes sent (the radio's load) */
 	guint64 bad[N_BAD];
 	guint64 no_tstamp; /* dropped: no kernel timestamp */
 	guint64 send_errors;
@@ -81,8 +83,10 @@ static void send_packet(syncd_rbs *r, rbs_packet *p)
 	if (sendto(r->fd, buf, (size_t)n, 0, (struct sockaddr *)&r->dest, sizeof r->dest) < 0 && ++r->send_errors)
 		ratelog(G_LOG_LEVEL_WARNING, r->send_errors, "rbs: send to %s:%u failed: %s", inet_ntoa(r->dest.sin_addr),
 			ntohs(r->dest.sin_port), g_strerror(errno));
-	else
+	else {
 		r->tx[p->type]++;
+		r->tx_bytes += (guint64)n;
+	}
 }
 
 /* Re-arm a one-shot timer at mean * U(0.5, 1.5): random phase, so nodes
@@ -358,6 +362,24 @@ static gboolean on_readable(gint fd, GIOCondition cond, gpointer data)
 
 /* --- set-up ----------------------------------------------------------- */
 
+/* The receive filter names the only senders it could keep: let the kernel
+ * drop the rest before we wake (rxbpf.h).  Without it, every packet is
+ * still judged by the filter itself, so a failure here costs only CPU. */
+static void attach_kernel_filter(syncd_rbs *r)
+{
+	uint32_t ids[SYNCD_RXBPF_MAX];
+	char why[160];
+	int n = syncd_rxf_senders(r->filter, ids, SYNCD_RXBPF_MAX);
+	if (n < 0)
+		return;
+	if (n > SYNCD_RXBPF_MAX || syncd_rxbpf_attach(r->fd, ids, (size_t)n, why, sizeof why) < 0) {
+		g_message("rbs: no kernel filter for the receive filter's %d senders: %s", n,
+			  n > SYNCD_RXBPF_MAX ? "too many" : why);
+		return;
+	}
+	g_message("rbs: kernel filter: packets from %d senders only (the receive filter's)", n);
+}
+
 static int open_socket(syncd_rbs *r, GError **err)
 {
 	const syncd_config *c = r->cfg;
@@ -482,6 +504,8 @@ syncd_rbs *syncd_rbs_new(const syncd_config *cfg, syncd_pairs *pairs, syncd_root
 	}
 	if (open_socket(r, err) < 0)
 		goto fail;
+	if (r->filter)
+		attach_kernel_filter(r);
 	r->io = g_unix_fd_source_new(r->fd, G_IO_IN);
 	g_source_set_callback(r->io, (GSourceFunc)(void (*)(void))on_readable, r, NULL);
 	g_source_attach(r->io, r->ctx);
@@ -629,9 +653,9 @@ void syncd_rbs_describe(syncd_rbs *r, int64_t now_ns, GString *out)
 	g_string_append_printf(out,
 			       "packets: rx_beacon=%" G_GUINT64_FORMAT " rx_report=%" G_GUINT64_FORMAT
 			       " rx_advert=%" G_GUINT64_FORMAT " own_beacons=%" G_GUINT64_FORMAT " tx_beacon=%" G_GUINT64_FORMAT
-			       " tx_report=%" G_GUINT64_FORMAT " tx_advert=%" G_GUINT64_FORMAT "\n",
+			       " tx_report=%" G_GUINT64_FORMAT " tx_advert=%" G_GUINT64_FORMAT " tx_bytes=%" G_GUINT64_FORMAT "\n",
 			       r->rx[RBS_BEACON], r->rx[RBS_REPORT], r->rx[RBS_ADVERT], r->rx[0], r->tx[RBS_BEACON],
-			       r->tx[RBS_REPORT], r->tx[RBS_ADVERT]);
+			       r->tx[RBS_REPORT], r->tx[RBS_ADVERT], r->tx_bytes);
 	g_string_append(out, "dropped:");
 	for (int i = 0; i < N_BAD; i++)
 		g_string_append_printf(out, " %s=%" G_GUINT64_FORMAT, bad_names[i], r->bad[i]);

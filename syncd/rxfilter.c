@@ -9,9 +9,10 @@
 #include "syncd/rxfilter.h"
 
 struct syncd_rxf {
-	void *dl;                      /* dlopen handle */
-	const syncd_rxfilter_ops *ops; /* the object's syncd_rxfilter */
-	void *h;                       /* what ops->open returned */
+	void *dl;                          /* dlopen handle */
+	const syncd_rxfilter_ops *ops;     /* the object's syncd_rxfilter */
+	syncd_rxfilter_senders_fn senders; /* optional syncd_rxfilter_senders, or NULL */
+	void *h;                           /* what ops->open returned */
 	char *path;
 };
 
@@ -57,6 +58,7 @@ syncd_rxf *syncd_rxf_load(const char *path, const char *arg, uint32_t self, GErr
 	syncd_rxf *f = g_new0(syncd_rxf, 1);
 	f->dl = dl;
 	f->ops = ops;
+	f->senders = (syncd_rxfilter_senders_fn)dlsym(dl, "syncd_rxfilter_senders");
 	f->h = h;
 	f->path = g_strdup(path);
 	return f;
@@ -80,6 +82,11 @@ gboolean syncd_rxf_deliver(syncd_rxf *f, uint32_t sender, int64_t *rx_ns)
 gboolean syncd_rxf_reachable(syncd_rxf *f, uint32_t peer, int64_t now_ns)
 {
 	return !f->ops->reachable || f->ops->reachable(f->h, peer, now_ns) != 0;
+}
+
+int syncd_rxf_senders(syncd_rxf *f, uint32_t *out, size_t max)
+{
+	return f->senders ? f->senders(f->h, out, max) : -1;
 }
 
 void syncd_rxf_describe(syncd_rxf *f, GString *out)

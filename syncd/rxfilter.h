@@ -50,4 +50,13 @@ typedef struct {
 /* The symbol the object exports. */
 extern const syncd_rxfilter_ops syncd_rxfilter;
 
+/* Optional second symbol, `syncd_rxfilter_senders`: the senders whose
+ * packets deliver() could ever keep (our own number included), so that
+ * syncd can have the kernel drop every other packet before it wakes
+ * (syncd/rxbpf.h).  It matters for a large simulated field, where loopback
+ * broadcast hands every packet to every node.  Writes up to `max` node
+ * numbers to out and returns how many there are (more than max: syncd
+ * filters nothing in the kernel), or -1: any sender, no kernel filter. */
+typedef int (*syncd_rxfilter_senders_fn)(void *h, uint32_t *out, size_t max);
+
 #endif

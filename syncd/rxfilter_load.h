@@ -37,6 +37,11 @@ gboolean syncd_rxf_deliver(syncd_rxf *f, uint32_t sender, int64_t *rx_ns);
  * `reachable`; TRUE when it has none). */
 gboolean syncd_rxf_reachable(syncd_rxf *f, uint32_t peer, int64_t now_ns);
 
+/* The senders the filter could ever keep (rxfilter.h
+ * syncd_rxfilter_senders): up to max into out, returning how many there
+ * are, or -1 when the filter does not say (any sender). */
+int syncd_rxf_senders(syncd_rxf *f, uint32_t *out, size_t max);
+
 /* The filter's one-line description and counters, with a newline,
  * appended to out. */
 void syncd_rxf_describe(syncd_rxf *f, GString *out);

@@ -21,6 +21,7 @@
 #include "syncd/pairs.h"
 #include "syncd/rbs.h"
 #include "syncd/root.h"
+#include "syncd/ticker_store.h"
 
 typedef struct {
 	syncd_config cfg;
@@ -31,6 +32,8 @@ typedef struct {
 	guint64 notified_gen;   /* pairs generation + net_gen at that notification */
 	guint64 net_gen;        /* bumped when root or network state changes what the devices show */
 	dev_status *ticker;
+	dev_query *ticker_part;     /* sync/ticker-part: later parts of a snapshot */
+	syncd_ticker_store *tstore; /* the snapshots both hand out */
 	dev_status *clocks;
 	dev_status *rbs_status; /* sync/rbs */
 	dev_command *command;

@@ -33,6 +33,7 @@ typedef struct {
 	int err[16];
 	int status[16];
 	char data[16][128];
+	size_t len[16];
 } replies;
 
 static void on_reply(void *user, int err, int status, const char *data, size_t len)
@@ -42,6 +43,8 @@ static void on_reply(void *user, int err, int status, const char *data, size_t l
 		r->err[r->n] = err;
 		r->status[r->n] = status;
 		g_strlcpy(r->data[r->n], data, sizeof r->data[0]);
+		r->len[r->n] = len;
+		memcpy(r->data[r->n], data, MIN(len, sizeof r->data[0] - 1));
 	}
 	r->n++;
 }
@@ -155,6 +158,11 @@ static void on_query(void *user, const dev_creds *who, const void *req, size_t l
 		g_free(s);
 		return;
 	}
+	if (strcmp(s, "bin") == 0) { /* bytes with NULs in them */
+		dev_query_complete(h, 0, "a\0b\0c", 5);
+		g_free(s);
+		return;
+	}
 	g_ptr_array_add(q->handles, h);
 	g_ptr_array_add(q->reqs, s);
 }
@@ -227,6 +235,11 @@ START_TEST(test_query_order_and_async)
 	SPIN_UNTIL(ra.n == 4);
 	ck_assert_int_eq(ra.status[3], 7);
 	ck_assert_str_eq(ra.data[3], "at once");
+	/* a binary reply arrives whole, NULs and all */
+	dev_caller_call(a, "bin", 3, on_reply, &ra);
+	SPIN_UNTIL(ra.n == 5);
+	ck_assert_uint_eq(ra.len[4], 5);
+	ck_assert(memcmp(ra.data[4], "a\0b\0c", 5) == 0);
 
 	/* completion after the client left: a no-op returning -ENOTCONN */
 	dev_caller_call(b, "late", 4, on_reply, &rb);
@@ -247,8 +260,8 @@ START_TEST(test_query_order_and_async)
 	h = q.handles->pdata[0];
 	ck_assert_int_eq(dev_query_handle_creds(h)->uid, getuid());
 	dev_query_free(d);
-	SPIN_UNTIL(ra.n == 5); /* the caller sees the connection reset */
-	ck_assert_int_eq(ra.err[4], -ECONNRESET);
+	SPIN_UNTIL(ra.n == 6); /* the caller sees the connection reset */
+	ck_assert_int_eq(ra.err[5], -ECONNRESET);
 	ck_assert_int_eq(dev_query_complete(h, 0, "x", 1), -ENOTCONN);
 	dev_caller_free(a);
 	g_ptr_array_free(q.handles, TRUE);

@@ -19,6 +19,7 @@
 #include "libsync/now.h"
 #include "syncd/rbs.h"
 #include "syncd/rbs_wire.h"
+#include "syncd/rxbpf.h"
 #include "syncd/rxfilter_load.h"
 
 #define S_NS 1000000000LL
@@ -281,6 +282,56 @@ START_TEST(test_rbs_refuses_bad_filter)
 }
 END_TEST
 
+/* A datagram whose RBS header names `sender` (offset 8, little-endian),
+ * `len` bytes long, from tx to port. */
+static void send_from(int tx, int port, uint32_t sender, size_t len)
+{
+	uint8_t b[64] = {0};
+	b[8] = (uint8_t)sender;
+	b[9] = (uint8_t)(sender >> 8);
+	b[10] = (uint8_t)(sender >> 16);
+	b[11] = (uint8_t)(sender >> 24);
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	ck_assert_int_eq(sendto(tx, b, len, 0, (struct sockaddr *)&to, sizeof to), (ssize_t)len);
+}
+
+/* The kernel filter (syncd/rxbpf.h) keeps only the named senders' packets,
+ * and drops one too short to name a sender. */
+START_TEST(test_kernel_filter)
+{
+	int rx = socket(AF_INET, SOCK_DGRAM, 0), tx = socket(AF_INET, SOCK_DGRAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t al = sizeof a;
+	ck_assert_int_eq(bind(rx, (struct sockaddr *)&a, sizeof a), 0);
+	ck_assert_int_eq(getsockname(rx, (struct sockaddr *)&a, &al), 0);
+	int port = ntohs(a.sin_port);
+	const uint32_t keep[] = {2, 0x01020305u, 77};
+	char why[160];
+	ck_assert_int_eq(syncd_rxbpf_attach(rx, keep, 3, why, sizeof why), 0);
+	uint32_t many[SYNCD_RXBPF_MAX + 1] = {0};
+	ck_assert_int_eq(syncd_rxbpf_attach(rx, many, SYNCD_RXBPF_MAX + 1, why, sizeof why), -E2BIG);
+	send_from(tx, port, 3, 24);
+	send_from(tx, port, 2, 24);
+	send_from(tx, port, 0x05030201u, 24); /* the bytes of a kept id, reversed */
+	send_from(tx, port, 77, 11);          /* too short to hold the sender */
+	send_from(tx, port, 0x01020305u, 40);
+	send_from(tx, port, 77, 12);
+	uint32_t got[8];
+	int n = 0;
+	uint8_t b[64];
+	ssize_t r;
+	g_usleep(50000);
+	while (n < 8 && (r = recv(rx, b, sizeof b, MSG_DONTWAIT)) > 0)
+		got[n++] = (uint32_t)b[8] | (uint32_t)b[9] << 8 | (uint32_t)b[10] << 16 | (uint32_t)b[11] << 24;
+	ck_assert_int_eq(n, 3);
+	ck_assert_uint_eq(got[0], 2);
+	ck_assert_uint_eq(got[1], 0x01020305u);
+	ck_assert_uint_eq(got[2], 77);
+	close(rx);
+	close(tx);
+}
+END_TEST
+
 int main(void)
 {
 	const char *why = NULL;
@@ -293,6 +344,7 @@ int main(void)
 	tcase_add_test(tc, test_load_and_call);
 	tcase_add_test(tc, test_load_errors);
 	tcase_add_test(tc, test_load_env);
+	tcase_add_test(tc, test_kernel_filter);
 	suite_add_tcase(s, tc);
 	TCase *tr = tcase_create("rbs");
 	tcase_add_test(tr, test_rbs_receive_path);

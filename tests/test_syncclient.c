@@ -12,9 +12,14 @@
 #include "libsync/client.h"
 #include "libsync/now.h"
 
+/* The loop test's configurations: the whole ticker in one part, and one
+ * conversion per part (the client then reads sync/ticker-part too). */
+static const char *const confs[] = {SRCDIR "/tests/data/syncd-alone.conf", SRCDIR "/tests/data/syncd-parts.conf"};
+static const char *g_conf;
+
 static GPid start_syncd(void)
 {
-	char *argv[] = {BINDIR "/syncd", "-c", SRCDIR "/tests/data/syncd-alone.conf", "-n", "7", NULL};
+	char *argv[] = {BINDIR "/syncd", "-c", (char *)g_conf, "-n", "7", NULL};
 	GPid pid;
 	ck_assert(g_spawn_async(NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
 				&pid, NULL));
@@ -55,6 +60,7 @@ START_TEST(converts_and_survives_restart)
 	GError *err = NULL;
 	char why[256];
 	sync_graph_result r;
+	g_conf = confs[_i];
 	/* The client may start before syncd: it keeps trying. */
 	sync_client *cl = sync_client_new(NULL, NULL, on_change, &c, &err);
 	ck_assert_ptr_nonnull(cl);
@@ -107,7 +113,7 @@ int main(void)
 	Suite *s = suite_create("syncclient");
 	TCase *tc = tcase_create("syncclient");
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, converts_and_survives_restart);
+	tcase_add_loop_test(tc, converts_and_survives_restart, 0, 2);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -40,9 +40,11 @@ static int run(char **out, char **err, const char *prog, ...)
 		ck_assert_msg(rc_ == (want), "exit %d, stderr: %s", rc_, e ? e : ""); \
 	} while (0)
 
+static const char *g_conf = SRCDIR "/tests/data/syncd-alone.conf";
+
 static void start_syncd(void)
 {
-	char *argv[] = {BINDIR "/syncd", "-c", SRCDIR "/tests/data/syncd-alone.conf", "-n", "4", NULL};
+	char *argv[] = {BINDIR "/syncd", "-c", (char *)g_conf, "-n", "4", NULL};
 	GError *e = NULL;
 	ck_assert(g_spawn_async(NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
 				&syncd_pid, &e));
@@ -196,6 +198,48 @@ START_TEST(realtime_and_global)
 }
 END_TEST
 
+/* A ticker in parts of one conversion each (tests/data/syncd-parts.conf):
+ * synctool reads them all, lists every one and converts through them. */
+START_TEST(ticker_in_parts)
+{
+	g_conf = SRCDIR "/tests/data/syncd-parts.conf";
+	start_syncd();
+	char *o = NULL, *e = NULL;
+	RUN_EXPECT(0, "chorus-ctl", "sync/command", "pair", "audio0", "cpu", "mean", "20833.3");
+	g_free(o);
+	g_free(e);
+	for (int i = 1; i <= 6; i++) {
+		char f[32], c[32];
+		g_snprintf(f, sizeof f, "%d", i * 48000);
+		g_snprintf(c, sizeof c, "%lld", 5000000000000LL + i * 1000000000LL);
+		RUN_EXPECT(0, "chorus-ctl", "sync/command", "obs", "audio0", "cpu", f, c);
+		g_free(o);
+		g_free(e);
+	}
+	RUN_EXPECT(0, "synctool", "ticker");
+	const char *n = strstr(o, "conversions=");
+	ck_assert_msg(n != NULL, "%s", o);
+	int count = atoi(n + 12), lines = 0;
+	for (const char *p = o; *p; p++)
+		lines += *p == '\n';
+	ck_assert_int_ge(count, 3); /* audio0 -> cpu, cpu -> realtime, cpu -> global */
+	ck_assert_msg(lines == count + 1, "%d lines for %d conversions:\n%s", lines, count, o);
+	ck_assert_msg(strstr(o, "node4:audio0 -> node4:cpu") && strstr(o, "node4:cpu -> global"), "%s", o);
+	g_free(o);
+	g_free(e);
+	/* An exact line through the fit: 2.5 s of frames is 2.5e9 ns on. */
+	RUN_EXPECT(0, "synctool", "convert", "audio0", "cpu", "120000");
+	ck_assert_msg(g_str_has_prefix(o, "5002500000000.000 "), "%s", o);
+	g_free(o);
+	g_free(e);
+	RUN_EXPECT(0, "synctool", "now", "global");
+	g_free(o);
+	g_free(e);
+	stop_syncd();
+	g_conf = SRCDIR "/tests/data/syncd-alone.conf";
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("synctool");
@@ -204,6 +248,7 @@ int main(void)
 	tcase_add_test(tc, fit_through_devices);
 	tcase_add_test(tc, errors_are_clear);
 	tcase_add_test(tc, realtime_and_global);
+	tcase_add_test(tc, ticker_in_parts);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

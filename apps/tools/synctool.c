@@ -21,6 +21,8 @@
 #include "libdev/link.h"
 #include "libsync/graph.h"
 #include "libsync/now.h"
+#include "libsync/ticker_read.h"
+#include "libsync/ticker_text.h"
 #include "libsync/ticker_wire.h"
 
 #define TIMEOUT_MS 2000
@@ -42,26 +44,64 @@ typedef struct {
 	sync_ticker_head h;
 } ticker;
 
+/* Read the whole ticker (every part) into a, saying why not on stderr. */
+static int fetch(sync_ticker_asm *a)
+{
+	char why[300];
+	if (sync_ticker_fetch(TIMEOUT_MS, a, why, sizeof why) < 0) {
+		fprintf(stderr, "synctool: %s\n", why);
+		return -1;
+	}
+	return 0;
+}
+
 static int load(ticker *t)
 {
-	GByteArray *b = g_byte_array_new();
 	char why[200];
-	int rc = dev_status_read_sync("sync/ticker", TRUE, b, TIMEOUT_MS);
-	if (rc < 0) {
-		fprintf(stderr, "synctool: sync/ticker: %s\n", (char *)b->data);
-		g_byte_array_unref(b);
+	size_t n;
+	sync_ticker_asm *a = sync_ticker_asm_new();
+	if (fetch(a) < 0) {
+		sync_ticker_asm_free(a);
 		return -1;
 	}
 	sync_graph_params p;
 	sync_graph_params_default(&p);
 	t->g = sync_graph_new(&p);
-	rc = sync_ticker_to_graph(b->data, b->len, t->g, &t->h, NULL, why, sizeof why);
-	g_byte_array_unref(b);
-	if (rc < 0) {
-		fprintf(stderr, "synctool: sync/ticker: %s\n", why);
-		return -1;
-	}
+	t->h = *sync_ticker_asm_head(a);
+	const sync_ticker_entry *e = sync_ticker_asm_entries(a, &n);
+	sync_ticker_entries_to_graph(e, n, t->g, NULL, why, sizeof why);
+	sync_ticker_asm_free(a);
 	return 0;
+}
+
+/* synctool ticker: every conversion, from the binary parts, in the text
+ * form's lines (the text form itself stops at libdev's message size). */
+static int cmd_ticker(void)
+{
+	sync_ticker_asm *a = sync_ticker_asm_new();
+	if (fetch(a) < 0) {
+		sync_ticker_asm_free(a);
+		return 2;
+	}
+	const sync_ticker_head *h = sync_ticker_asm_head(a);
+	size_t n;
+	const sync_ticker_entry *e = sync_ticker_asm_entries(a, &n);
+	GString *out = g_string_new(NULL);
+	sync_ticker_format_head(h, out);
+	for (size_t i = 0; i < n; i++)
+		sync_ticker_format_entry(&e[i], h->now_ns, out);
+	const char *bad;
+	size_t skipped = sync_ticker_asm_skipped(a, &bad);
+	int rc = 0;
+	if (fwrite(out->str, 1, out->len, stdout) != out->len || fflush(stdout) != 0) {
+		fprintf(stderr, "synctool: cannot write the ticker: %s\n", g_strerror(errno));
+		rc = 2;
+	}
+	if (skipped)
+		fprintf(stderr, "synctool: %zu malformed entries skipped, last: %s\n", skipped, bad);
+	g_string_free(out, TRUE);
+	sync_ticker_asm_free(a);
+	return rc;
 }
 
 static int parse_clock(const ticker *t, const char *name, sync_clock_id *id)
@@ -188,7 +228,7 @@ int main(int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "clocks"))
 		return print_status("sync/clocks");
 	if (argc >= 2 && !strcmp(argv[1], "ticker"))
-		return print_status("sync/ticker");
+		return cmd_ticker();
 	if (argc >= 2 && !strcmp(argv[1], "convert"))
 		return cmd_convert(argc, argv);
 	if (argc >= 2 && !strcmp(argv[1], "now"))

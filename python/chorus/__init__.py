@@ -252,15 +252,22 @@ class TickerEntry:
             self.src, self.dst, self.slope, self.n, self.se_end, self.age_s)
 
 
-def ticker(timeout_s=2.0, max_entries=1024):
-    """Every conversion in the node's ticker (sync/ticker) now, as a list of TickerEntry."""
+def ticker(timeout_s=2.0, max_entries=None):
+    """Every conversion in the node's ticker (sync/ticker, all its parts) now, as a list of TickerEntry.
+
+    max_entries: at most this many (None: all of them, however large the field)."""
     h = _TickerHead()
-    buf = (_TickerEntry * max_entries)()
     why = ctypes.create_string_buffer(_WHY)
-    n = _lib.sync_ticker_read(int(timeout_s * 1000), ctypes.byref(h), buf, max_entries, why, _WHY)
-    if n < 0:
-        raise SyncError(-n, why.value.decode())
-    return [TickerEntry(buf[i], h.now_ns) for i in range(n)]
+    size = 1024 if max_entries is None else max_entries
+    while True:
+        buf = (_TickerEntry * size)()
+        n = _lib.sync_ticker_read(int(timeout_s * 1000), ctypes.byref(h), buf, size, why, _WHY)
+        if n < 0:
+            raise SyncError(-n, why.value.decode())
+        # The ticker grew past the buffer: read it again with room for all.
+        if max_entries is not None or n < size or h.count <= size:
+            return [TickerEntry(buf[i], h.now_ns) for i in range(n)]
+        size = h.count + 64
 
 
 _DTYPES = {"S16_LE": np.dtype("<i2"), "S32_LE": np.dtype("<i4"), "FLOAT_LE": np.dtype("<f4")}

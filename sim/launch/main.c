@@ -2,7 +2,14 @@
  * time conversions against ground truth (docs/architecture.md §5.4, docs/deployment.md).
  *
  *   chorus-sim SCENARIO [--duration S] [--out DIR] [--netns] [--no-audio]
+ *              [--measure-nodes N [--measure-targets K]]
  *              [--app "detect -p apps/profiles/frog.ini"]... ...
+ *
+ * --no-audio is the syncd-only mode: no audiod, only syncd per node.  A
+ * field of more than 64 nodes (300 and beyond) is measured within a budget
+ * (truth.h csim_truth_set_budget): each sample reads N tickers in turn
+ * (default 16) and converts each to K nodes in its radio range (default 8)
+ * and to global, instead of every pair.
  *
  * Every node runs syncd, audiod (unless --no-audio) and each --app, a
  * command line of a program in the bin directory ("%n" in it becomes the
@@ -68,7 +75,7 @@ int main(int argc, char **argv)
 	char *out = NULL, *bin = NULL, *extra_file = NULL, *csv = NULL, *tstamp = NULL;
 	char **apps = NULL;
 	gboolean netns = FALSE, no_audio = FALSE;
-	gint port = 0, rate_hz = 16000;
+	gint port = 0, rate_hz = 16000, measure_nodes = -1, measure_targets = 8;
 	gint64 chaos_seed = -1;
 	double chaos_interval_s = 10;
 	GOptionEntry entries[] = {
@@ -79,6 +86,8 @@ int main(int argc, char **argv)
 		{"rate", 0, 0, G_OPTION_ARG_INT, &rate_hz, "audiod sample rate, Hz (default 16000)", "HZ"},
 		{"warmup", 0, 0, G_OPTION_ARG_DOUBLE, &warmup_s, "seconds before measurements count (default min(10, duration/3))", "S"},
 		{"interval", 0, 0, G_OPTION_ARG_DOUBLE, &interval_s, "seconds between truth samples (default 1)", "S"},
+		{"measure-nodes", 0, 0, G_OPTION_ARG_INT, &measure_nodes, "tickers read per sample, in turn (default: all up to 64 nodes, else 16; 0 = all)", "N"},
+		{"measure-targets", 0, 0, G_OPTION_ARG_INT, &measure_targets, "with --measure-nodes: radio neighbours each is converted to (default 8)", "K"},
 		{"port", 0, 0, G_OPTION_ARG_INT, &port, "UDP port of the sync protocol (default from our pid)", "PORT"},
 		{"syncd-conf", 0, 0, G_OPTION_ARG_FILENAME, &extra_file, "INI text appended to every node's syncd.conf", "FILE"},
 		{"csv", 0, 0, G_OPTION_ARG_FILENAME, &csv, "CSV of the error table (default DIR/truth.csv)", "FILE"},
@@ -138,8 +147,16 @@ int main(int argc, char **argv)
 		netns ? ", netns" : "", duration_s, warmup_s);
 	run_state r = {g_main_loop_new(NULL, FALSE), csim_truth_new(csim_scenario(s), csim_run_dir(s), csim_epoch_ns(s)), warmup_s, duration_s,
 		       0, interval_s, 0};
+	size_t nodes = sim_scenario_n_nodes(csim_scenario(s));
+	if (measure_nodes < 0)
+		measure_nodes = nodes > 64 ? 16 : 0;
+	if (measure_nodes > 0) {
+		csim_truth_set_budget(r.truth, (unsigned)measure_nodes, (unsigned)MAX(measure_targets, 0));
+		fprintf(stderr, "chorus-sim: measuring %d tickers per sample, each to %d radio neighbours and global\n",
+			measure_nodes, MAX(measure_targets, 0));
+	}
 	const char *why = NULL;
-	if (o.audio && csim_truth_set_audio(r.truth, csim_epoch_ns(s), (unsigned)rate_hz, bin, &why) < 0)
+	if (o.audio && !measure_nodes && csim_truth_set_audio(r.truth, csim_epoch_ns(s), (unsigned)rate_hz, bin, &why) < 0)
 		fprintf(stderr, "chorus-sim: audio not measured: %s\n", why);
 	g_timeout_add((guint)(interval_s * 1000), on_sample, &r);
 	g_unix_signal_add(SIGINT, on_signal, r.loop);

@@ -32,6 +32,15 @@ $(B)/tests/test_archive_outage: $(B)/tests/test_archive_outage.o $(B)/libcsim.a 
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0 gsl sndfile fftw3f) -lm
 
+# The ticker of a 48-node dense field through synctool, libsync and the truth
+# (tests/test_ticker_field.c).
+TESTS += $(B)/tests/test_ticker_field
+$(B)/tests/test_ticker_field.o: CFLAGS += -DCSIM_BIN_DIR='"$(abspath $(B)/bin)"'
+$(B)/tests/test_ticker_field: $(B)/tests/test_ticker_field.o $(B)/libcsim.a $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libdev.a \
+		$(B)/libsync.a | $(B)/bin/syncd $(B)/bin/synctool $(B)/sim/libchorus_sim_radio.so
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check glib-2.0 gsl sndfile fftw3f) -lm
+
 # bench/rbs: RBS accuracy and scale through the launcher (real processes).
 BENCHES += $(B)/bench/rbs
 $(B)/bench/rbs.o: CFLAGS += -DCSIM_BIN_DIR='"$(abspath $(B)/bin)"'

@@ -10,6 +10,7 @@
 #include "libdev/link.h"
 #include "libsync/graph.h"
 #include "libsync/now.h"
+#include "libsync/ticker_read.h"
 #include "libsync/ticker_wire.h"
 #include "sim/samplefmt.h"
 #include "sim/world.h"
@@ -31,7 +32,9 @@ typedef struct {
 	int renumbered; /* restarts after which f0 differed */
 	sync_graph *g;
 	gboolean have;
+	gboolean warned; /* its ticker's first failure was reported */
 	uint32_t root;
+	GArray *near; /* guint: indices of the nodes in its radio range */
 } tnode;
 
 struct csim_truth {
@@ -50,7 +53,10 @@ struct csim_truth {
 	int64_t def_x0;
 	double def_y0_f, def_slope;
 	int64_t def_y0;
-	GArray *handovers; /* csim_handover */
+	GArray *handovers;   /* csim_handover */
+	guint vias, targets; /* measuring budget per sample (0: every pair) */
+	guint cursor;        /* next via, in node order */
+	guint64 samples;
 };
 
 static int64_t host_raw(void)
@@ -76,11 +82,31 @@ csim_truth *csim_truth_new(const sim_scenario *sc, const char *run_dir, int64_t 
 		n.cpu.epoch_ns = epoch_ns;
 		g_array_append_val(t->nodes, n);
 	}
+	double r = sim_scenario_world(sc)->radio_range_m;
+	for (guint i = 0; i < t->nodes->len; i++) {
+		tnode *a = &g_array_index(t->nodes, tnode, i);
+		const sim_node_cfg *ca = sim_scenario_node(sc, i);
+		a->near = g_array_new(FALSE, FALSE, sizeof(guint));
+		for (guint j = 0; j < t->nodes->len; j++) {
+			const sim_node_cfg *cb = sim_scenario_node(sc, j);
+			double d2 = 0;
+			for (int k = 0; k < 3; k++)
+				d2 += (ca->pos_m[k] - cb->pos_m[k]) * (ca->pos_m[k] - cb->pos_m[k]);
+			if (j != i && sqrt(d2) <= r)
+				g_array_append_val(a->near, j);
+		}
+	}
 	t->epoch_ns = epoch_ns;
 	t->t0_ns = host_raw();
 	t->def_root = -1;
 	t->handovers = g_array_new(FALSE, FALSE, sizeof(csim_handover));
 	return t;
+}
+
+void csim_truth_set_budget(csim_truth *t, unsigned vias, unsigned targets)
+{
+	t->vias = vias;
+	t->targets = targets;
 }
 
 void csim_truth_free(csim_truth *t)
@@ -90,6 +116,7 @@ void csim_truth_free(csim_truth *t)
 	for (guint i = 0; i < t->nodes->len; i++) {
 		sync_graph_free(g_array_index(t->nodes, tnode, i).g);
 		g_array_free(g_array_index(t->nodes, tnode, i).ent, TRUE);
+		g_array_free(g_array_index(t->nodes, tnode, i).near, TRUE);
 	}
 	g_array_free(t->nodes, TRUE);
 	g_array_free(t->all, TRUE);
@@ -273,24 +300,22 @@ void csim_truth_set_down(csim_truth *t, int node, gboolean down)
 static void read_ticker(csim_truth *t, tnode *n)
 {
 	node_env saved = enter_node(t, n);
-	GByteArray *b = g_byte_array_new();
+	sync_ticker_asm *a = sync_ticker_asm_new();
+	char why[300];
 	n->have = FALSE;
-	if (dev_status_read_sync("sync/ticker", TRUE, b, 2000) == 0) {
-		sync_ticker_head h;
-		char why[160];
-		if (sync_ticker_to_graph(b->data, b->len, n->g, &h, NULL, why, sizeof why) >= 0) {
-			n->have = TRUE;
-			n->root = h.root;
-			g_array_set_size(n->ent, 0);
-			for (size_t i = 0; i < h.count; i++) {
-				sync_ticker_entry e;
-				const char *r;
-				if (sync_ticker_unpack_entry(b->data, i, &e, &r) == 0)
-					g_array_append_val(n->ent, e);
-			}
-		}
+	if (sync_ticker_fetch(2000, a, why, sizeof why) >= 0) {
+		size_t k;
+		const sync_ticker_entry *e = sync_ticker_asm_entries(a, &k);
+		sync_ticker_entries_to_graph(e, k, n->g, NULL, why, sizeof why);
+		n->have = TRUE;
+		n->root = sync_ticker_asm_head(a)->root;
+		g_array_set_size(n->ent, 0);
+		g_array_append_vals(n->ent, e, (guint)k);
+	} else if (!n->warned) {
+		fprintf(stderr, "chorus-sim: node%d: %s\n", n->id, why);
+		n->warned = TRUE;
 	}
-	g_byte_array_free(b, TRUE);
+	sync_ticker_asm_free(a);
 	leave_node(&saved);
 }
 
@@ -464,8 +489,63 @@ const GArray *csim_truth_handovers(const csim_truth *t)
 	return t->handovers;
 }
 
+/* Measure node v's cpu to node b's (NULL: global); record it. */
+static int measure_one(csim_truth *t, tnode *v, tnode *b, int64_t h, gboolean keep)
+{
+	char why[200];
+	csim_meas m = {.t_s = (double)(h - t->t0_ns) * 1e-9};
+	if (b == v || (b && b->down))
+		return 0;
+	tnode *root = b ? NULL : find(t, (int)v->root);
+	if (!b && (!root || root == v))
+		return 0; /* the root's own global is exact by definition */
+	if (measure(v, v, b, root, h, &m, why, sizeof why) < 0)
+		return 0;
+	m.phase = phase_of(t, m.from, m.to, h);
+	g_array_append_val(t->last, m);
+	if (keep)
+		g_array_append_val(t->all, m);
+	return 1;
+}
+
+/* Within the budget: `vias` nodes (in turn) each to `targets` of the nodes
+ * in its radio range (in turn) and to global. */
+static int sample_budget(csim_truth *t, gboolean keep)
+{
+	guint n = t->nodes->len, nv = MIN(t->vias, n);
+	guint *via = g_new(guint, nv);
+	for (guint k = 0; k < nv; k++) {
+		via[k] = (t->cursor + k) % n;
+		tnode *v = &g_array_index(t->nodes, tnode, via[k]);
+		if (!v->down)
+			read_ticker(t, v);
+	}
+	t->cursor = (t->cursor + nv) % n;
+	int64_t h = host_raw();
+	int ok = 0;
+	for (guint k = 0; k < nv; k++) {
+		tnode *v = &g_array_index(t->nodes, tnode, via[k]);
+		if (v->down || !v->have)
+			continue;
+		guint nn = v->near->len, m = MIN(t->targets, nn);
+		for (guint j = 0; j < m; j++) {
+			guint b = g_array_index(v->near, guint, (guint)((t->samples * m + j) % nn));
+			ok += measure_one(t, v, &g_array_index(t->nodes, tnode, b), h, keep);
+		}
+		ok += measure_one(t, v, NULL, h, keep);
+	}
+	g_free(via);
+	return ok;
+}
+
 int csim_truth_sample(csim_truth *t, gboolean keep)
 {
+	g_array_set_size(t->last, 0);
+	if (t->vias) {
+		int ok = sample_budget(t, keep);
+		t->samples++;
+		return ok;
+	}
 	for (guint i = 0; i < t->nodes->len; i++) {
 		tnode *n = &g_array_index(t->nodes, tnode, i);
 		if (!n->down)
@@ -473,32 +553,17 @@ int csim_truth_sample(csim_truth *t, gboolean keep)
 	}
 	int64_t h = host_raw();
 	track_root(t, h);
-	g_array_set_size(t->last, 0);
 	int ok = 0;
 	for (guint i = 0; i < t->nodes->len; i++) {
 		tnode *v = &g_array_index(t->nodes, tnode, i);
 		if (v->down || !v->have)
 			continue;
-		char why[200];
-		for (guint j = 0; j <= t->nodes->len; j++) {
-			csim_meas m = {.t_s = (double)(h - t->t0_ns) * 1e-9};
-			tnode *b = j < t->nodes->len ? &g_array_index(t->nodes, tnode, j) : NULL;
-			if (b == v || (b && b->down))
-				continue;
-			tnode *root = b ? NULL : find(t, (int)v->root);
-			if (!b && (!root || root == v))
-				continue; /* the root's own global is exact by definition */
-			if (measure(v, v, b, root, h, &m, why, sizeof why) < 0)
-				continue;
-			m.phase = phase_of(t, m.from, m.to, h);
-			g_array_append_val(t->last, m);
-			if (keep)
-				g_array_append_val(t->all, m);
-			ok++;
-		}
+		for (guint j = 0; j <= t->nodes->len; j++)
+			ok += measure_one(t, v, j < t->nodes->len ? &g_array_index(t->nodes, tnode, j) : NULL, h, keep);
 	}
 	if (t->world)
 		ok += audio_sample(t, h, keep);
+	t->samples++;
 	return ok;
 }
 

@@ -72,6 +72,13 @@ void csim_truth_free(csim_truth *t);
  * built; *why). */
 int csim_truth_set_audio(csim_truth *t, int64_t epoch_ns, unsigned rate_hz, const char *bin_dir, const char **why);
 
+/* Bound each sample's work for large fields: read the tickers of `vias`
+ * nodes only (the next ones in turn, so every node's comes round) and
+ * measure each of them to `targets` of the nodes in its radio range (in
+ * turn) and to global; audio is not measured then.  vias = 0 (the
+ * default): every ticker, every pair. */
+void csim_truth_set_budget(csim_truth *t, unsigned vias, unsigned targets);
+
 /* Skip nodes that are down (their tickers are not read). */
 void csim_truth_set_down(csim_truth *t, int node, gboolean down);
 

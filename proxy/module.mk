@@ -1,0 +1,10 @@
+# proxy: chorus-proxy, this node's devices for other machines over TCP
+# (issue 19 item 1; docs/protocol.md "Remote devices").  The client half
+# is in libdev (remote.c, frame.c, proxy_wire.c): every libdev client
+# reaches nodeN:NAME through it.
+PROXY_OBJS := $(patsubst %.c,$(B)/%.o,$(filter-out proxy/main.c,$(wildcard proxy/*.c)))
+$(B)/libproxy.a: $(PROXY_OBJS)
+PROGS += $(B)/bin/chorus-proxy
+$(B)/bin/chorus-proxy: $(B)/proxy/main.o $(B)/libproxy.a $(B)/libdev.a $(B)/libcfg.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,glib-2.0 libsystemd)

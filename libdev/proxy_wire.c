@@ -113,7 +113,8 @@ static gchar **words(const char *line, const char **why)
 {
 	size_t n = strcspn(line, "\n");
 	if (n == 0 || n > DEV_PROXY_LINE_MAX || strchr(line, '\r') || memchr(line, '\t', n)) {
-		*why = n == 0 ? "empty line" : n > DEV_PROXY_LINE_MAX ? "line too long" : "tab or CR in the line";
+		*why = n == 0 ? "empty line" : n > DEV_PROXY_LINE_MAX ? "line too long"
+								      : "tab or CR in the line";
 		return NULL;
 	}
 	gchar *l = g_strndup(line, n);

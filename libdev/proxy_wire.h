@@ -39,12 +39,12 @@ typedef struct {
 } dev_proxy_open;
 
 typedef struct {
-	gboolean ok;       /* OK; FALSE: ERR */
-	gboolean write;    /* OK: writes allowed */
-	int keepalive_ms;  /* OK: heartbeat period */
-	gboolean has_mac;  /* OK: the proxy proved the key */
-	int err;           /* ERR: positive errno */
-	char text[512];    /* ERR: the reason */
+	gboolean ok;      /* OK; FALSE: ERR */
+	gboolean write;   /* OK: writes allowed */
+	int keepalive_ms; /* OK: heartbeat period */
+	gboolean has_mac; /* OK: the proxy proved the key */
+	int err;          /* ERR: positive errno */
+	char text[512];   /* ERR: the reason */
 } dev_proxy_reply;
 
 /* A fresh nonce of DEV_PROXY_NONCE_LEN hex digits (from GLib's random

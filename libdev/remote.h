@@ -26,8 +26,8 @@
 
 typedef struct {
 	uint32_t node;
-	char name[DEV_PATH_MAX];        /* the device's name on its node */
-	char label[DEV_PATH_MAX + 16];  /* "node3:sync/ticker", for messages */
+	char name[DEV_PATH_MAX];       /* the device's name on its node */
+	char label[DEV_PATH_MAX + 16]; /* "node3:sync/ticker", for messages */
 } dev_remote_target;
 
 /* An open remote connection (after OK; frames follow). */

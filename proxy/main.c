@@ -160,7 +160,8 @@ static gboolean derive(proxy *p, struct sockaddr_in6 *a, GError **err)
 {
 	const char *env = g_getenv("CHORUS_NODE");
 	gboolean sim = env && *env;
-	p->node = p->cfg.node >= 0 ? (uint32_t)p->cfg.node : sim ? (uint32_t)strtoul(env, NULL, 10) : 0;
+	p->node = p->cfg.node >= 0 ? (uint32_t)p->cfg.node : sim ? (uint32_t)strtoul(env, NULL, 10)
+								 : 0;
 	p->port = (int)p->cfg.port + (sim ? (int)strtoul(env, NULL, 10) : 0);
 	if (p->port > 65535) {
 		g_set_error(err, DEV_ERROR, EINVAL, "[proxy] port %d + node is over 65535", (int)p->cfg.port);

@@ -8,3 +8,10 @@ PROGS += $(B)/bin/chorus-proxy
 $(B)/bin/chorus-proxy: $(B)/proxy/main.o $(B)/libproxy.a $(B)/libdev.a $(B)/libcfg.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,glib-2.0 libsystemd)
+
+# Over loopback TCP against a real chorus-proxy child (tests/test_proxy.c,
+# its node in tests/proxy_fixture.c).
+TESTS += $(B)/tests/test_proxy
+$(B)/tests/test_proxy: $(B)/tests/test_proxy.o $(B)/tests/proxy_fixture.o $(B)/tests/libdev_testutil.o $(B)/libdev.a | $(B)/bin/chorus-proxy $(B)/bin/chorus-cat $(B)/bin/chorus-ctl
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check glib-2.0) -lm

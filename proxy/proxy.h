@@ -35,15 +35,15 @@ typedef struct proxy_session proxy_session;
 typedef struct {
 	proxy_cfg cfg;
 	uint32_t node;
-	int port;             /* the port listened on */
-	uint8_t *key;         /* NULL: no key (insecure) */
+	int port;     /* the port listened on */
+	uint8_t *key; /* NULL: no key (insecure) */
 	size_t klen;
-	gchar **exported;     /* globs */
-	gchar **writable;     /* globs */
-	GList *sessions;      /* proxy_session * */
+	gchar **exported; /* globs */
+	gchar **writable; /* globs */
+	GList *sessions;  /* proxy_session * */
 	guint nsessions;
 	proxy_counts n;
-	dev_status *status;   /* proxy/status */
+	dev_status *status; /* proxy/status */
 } proxy;
 
 /* Whether device `name` matches one of the globs.  Pure. */

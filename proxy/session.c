@@ -16,8 +16,8 @@
 #define READS_PER_DISPATCH 32
 
 typedef struct {
-	GBytes *b;     /* a frame (or a handshake line) */
-	uint8_t type;  /* libdev type of the message in it; 0: not droppable */
+	GBytes *b;    /* a frame (or a handshake line) */
+	uint8_t type; /* libdev type of the message in it; 0: not droppable */
 	uint16_t flags;
 } item;
 
@@ -37,8 +37,8 @@ struct proxy_session {
 	dev_framer in;    /* client frames */
 	GQueue tq;        /* item *, to the client */
 	size_t tq_bytes, t_off;
-	GQueue dq;        /* GBytes *, datagrams to the device that did not fit */
-	gint64 last_rx;   /* monotonic µs */
+	GQueue dq;      /* GBytes *, datagrams to the device that did not fit */
+	gint64 last_rx; /* monotonic µs */
 	guint64 rx_bytes, tx_bytes, dropped;
 	uint8_t *rbuf;
 };

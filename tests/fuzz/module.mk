@@ -6,12 +6,17 @@
 #   fuzz_rbs    syncd's RBS packets (syncd/rbs_wire.c), keyed and not
 #   fuzz_share  collab's shared detections (apps/collab/share.c, the event
 #               text of apps/detect/event.c), keyed and not
+#   fuzz_frame  remote device streams: libdev's frame reassembler, the
+#               messages in it and chorus-proxy's handshake lines
 FUZZ_SRCS_rbs := tests/fuzz/fuzz_rbs.c syncd/rbs_wire.c libsync/conv.c libsync/clockid.c libdev/netkey.c libdev/common.c
 FUZZ_PKGS_rbs := glib-2.0 gsl
 FUZZ_SRCS_share := tests/fuzz/fuzz_share.c apps/collab/share.c apps/detect/event.c libdev/replay.c libdev/ratelog.c \
 	libdev/common.c libdev/netkey.c
 FUZZ_PKGS_share := glib-2.0
-FUZZ_NAMES := rbs share
+FUZZ_SRCS_frame := tests/fuzz/fuzz_frame.c libdev/frame.c libdev/wire.c libdev/proxy_wire.c libdev/path.c libdev/netkey.c \
+	libdev/common.c
+FUZZ_PKGS_frame := glib-2.0
+FUZZ_NAMES := rbs share frame
 TESTS += $(patsubst %,$(B)/tests/fuzz_%,$(FUZZ_NAMES))
 ifneq ($(CLANG),)
 define fuzz_rules

@@ -167,8 +167,8 @@ static void bound(proxy_session *s, uint32_t *carry)
 			s->tq_bytes -= g_bytes_get_size(it->b);
 			g_queue_delete_link(&s->tq, l);
 			item_free(it);
-			s->dropped += lost;
-			s->p->n.dropped += lost;
+			s->dropped++; /* `lost` also counts earlier ones, carried */
+			s->p->n.dropped++;
 			add_dropped(s, next, lost, carry);
 		}
 		l = next;

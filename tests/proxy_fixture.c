@@ -180,6 +180,7 @@ pfx *pfx_start(const char *bindir, int keepalive_ms, const char *extra)
 	dev_options po;
 	dev_options_init(&po);
 	po.queue_limit = 4096;
+	po.overflow = DEV_OVERFLOW_BACKPRESSURE; /* a slow reader would stall it: the proxy must not be one */
 	if (f->locked)
 		f->pk = dev_packet_new("demo/events", &po, f->ctx, &pops, f, &e);
 	dev_sensor_ops sops = {sn_range, sn_read, NULL, NULL};

@@ -509,6 +509,112 @@ START_TEST(dead_link)
 }
 END_TEST
 
+typedef struct {
+	int from, n, size;
+	int refused; /* dev_packet_send that did not return 0 */
+} flood;
+
+static void send_flood(pfx *f, void *data)
+{
+	flood *fl = data;
+	uint8_t *m = g_malloc0((size_t)fl->size);
+	for (int i = fl->from; i < fl->from + fl->n; i++) {
+		uint32_t seq = (uint32_t)i;
+		memcpy(m, &seq, 4);
+		if (dev_packet_send(f->pk, m, (size_t)fl->size) < 0)
+			fl->refused++;
+	}
+	g_free(m);
+}
+
+/* The session's "queued=N" on proxy/status (the only session but ours). */
+static long queued_of(const char *s, const char *dev)
+{
+	const char *l = strstr(s, dev);
+	const char *q = l ? strstr(l, "queued=") : NULL;
+	return q ? atol(q + 7) : -1;
+}
+
+START_TEST(slow_client)
+{
+	/* a small bound, and a client that subscribes and then does not read */
+	pfx_proxy_stop(F);
+	FILE *c = fopen(F->conf, "a");
+	ck_assert(c && fputs("queue_bytes = 65536\n", c) >= 0 && fclose(c) == 0);
+	pfx_proxy_start(F);
+	char g[1100], o[1100], r[1100];
+	GBytes *k = key();
+	int fd = raw_open("demo/events", k, g, o, r, sizeof g);
+	ck_assert_msg(g_str_has_prefix(r, "OK"), "%s", r);
+	raw_msg(fd, DEV_MSG_PKT_SUB, 0, 1, NULL, 0);
+	g_usleep(100000);
+	/* 30000 messages of 1000 bytes (30 MB: beyond the socket buffers,
+	 * at most 4 + 6 MB on Linux loopback, and the bound), in bursts the
+	 * proxy can keep up with */
+	const int total = 30000, size = 1000, burst = 200;
+	flood fl = {.n = burst, .size = size};
+	long most = 0;
+	for (fl.from = 0; fl.from < total; fl.from += burst) {
+		pfx_call(F, send_flood, &fl);
+		g_usleep(2000);
+		raw_send(fd, "\0\0\0\0", 4); /* alive (a heartbeat), just not reading */
+		if (fl.from % 4000 == 0) {
+			char *s = proxy_status();
+			long q = queued_of(s, "demo/events");
+			most = MAX(most, q);
+			g_free(s);
+		}
+	}
+	/* the service was never refused; the proxy's queue stayed within its
+	 * bound plus the one message that crossed it (and a frame header) */
+	ck_assert_int_eq(fl.refused, 0);
+	ck_assert_msg(most >= 0 && most <= 65536 + DEV_WIRE_HDR + 8 + size + DEV_FRAME_HDR, "queued %ld", most);
+	char *s = proxy_status();
+	ck_assert_msg(!strstr(s, "dropped=0 dead"), "%s", s);
+	g_free(s);
+	/* now read: every message arrived or is counted as dropped, and the
+	 * last one is there */
+	dev_framer fr;
+	dev_framer_init(&fr);
+	guint64 got = 0, dropped = 0;
+	uint32_t last = 0;
+	gint64 end = now_ms() + 20000;
+	while (last != (uint32_t)(total - 1) && now_ms() < end) {
+		const uint8_t *p;
+		size_t n;
+		int e;
+		while ((e = dev_framer_next(&fr, &p, &n, NULL)) == 1) {
+			dev_msg m;
+			if (n == 0 || dev_wire_decode(p, n, &m, NULL) < 0 || m.type != DEV_MSG_PKT_DATA)
+				continue;
+			got++;
+			dropped += m.u.pkt.dropped;
+			memcpy(&last, m.u.pkt.data, 4);
+		}
+		ck_assert_int_eq(e, 0);
+		struct pollfd pf = {fd, POLLIN, 0};
+		if (poll(&pf, 1, 100) == 1)
+			ck_assert_int_gt(dev_framer_read(&fr, fd, 65536), 0);
+		raw_send(fd, "\0\0\0\0", 4);
+	}
+	if (last != (uint32_t)(total - 1)) {
+		char *st = proxy_status(), *lg = NULL;
+		g_file_get_contents(F->log, &lg, NULL, NULL);
+		ck_abort_msg("last message read %u of %d (got %" G_GUINT64_FORMAT ", dropped %" G_GUINT64_FORMAT ")\n%s\n%s", last, total,
+			     got, dropped, st, lg ? lg : "");
+	}
+	ck_assert_msg(got + dropped == (guint64)total, "got %" G_GUINT64_FORMAT " + dropped %" G_GUINT64_FORMAT, got, dropped);
+	ck_assert_uint_gt(dropped, 0);
+	dev_framer_clear(&fr);
+	close(fd);
+	/* the service and the proxy serve others as before */
+	GByteArray *b = g_byte_array_new();
+	ck_assert_int_eq(dev_status_read_sync("node3:demo/status", FALSE, b, TMO_MS), 0);
+	g_byte_array_unref(b);
+	g_bytes_unref(k);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
 	char *dir = g_path_get_dirname(argv[0]);
@@ -531,6 +637,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, malformed);
 	tcase_add_test(tc, proxy_restart);
 	tcase_add_test(tc, dead_link);
+	tcase_add_test(tc, slow_client);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

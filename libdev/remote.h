@@ -1,6 +1,7 @@
 /* remote.h — devices of another node, through its chorus-proxy
- * (docs/protocol.md "Remote devices"; internal to libdev, used by link.c
- * and client.c so every client half reaches remote devices unchanged).
+ * (docs/protocol.md "Remote devices"): link.c and client.c use it so every
+ * client half reaches remote devices unchanged; tools call
+ * dev_remote_use_node for their --node.
  *
  * A name "nodeN:NAME" is device NAME on node N; with CHORUS_REMOTE=N in the
  * environment every plain name is (what tools' --node N sets, see

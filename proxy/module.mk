@@ -15,3 +15,10 @@ TESTS += $(B)/tests/test_proxy
 $(B)/tests/test_proxy: $(B)/tests/test_proxy.o $(B)/tests/proxy_fixture.o $(B)/tests/libdev_testutil.o $(B)/libdev.a | $(B)/bin/chorus-proxy $(B)/bin/chorus-cat $(B)/bin/chorus-ctl
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0) -lm
+
+# The tools on another machine against a simulated node's real syncd and
+# audiod through its proxy (tests/test_proxy_node.sh).
+TESTS += $(B)/tests/test_proxy_node
+$(B)/tests/test_proxy_node: tests/test_proxy_node.sh tests/sim_node.sh | $(B)/bin/chorus-proxy $(B)/bin/syncd $(B)/bin/audiod $(B)/bin/chorus-cat $(B)/bin/chorus-ctl $(B)/bin/synctool $(B)/bin/audioget $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf
+	@mkdir -p $(dir $@)
+	printf '#!/bin/sh\nexec sh "%s/tests/test_proxy_node.sh" "%s" "%s"\n' "$(CURDIR)" "$(abspath $(B))" "$(CURDIR)" >$@ && chmod +x $@

@@ -22,3 +22,9 @@ TESTS += $(B)/tests/test_proxy_node
 $(B)/tests/test_proxy_node: tests/test_proxy_node.sh tests/sim_node.sh | $(B)/bin/chorus-proxy $(B)/bin/syncd $(B)/bin/audiod $(B)/bin/chorus-cat $(B)/bin/chorus-ctl $(B)/bin/synctool $(B)/bin/audioget $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf
 	@mkdir -p $(dir $@)
 	printf '#!/bin/sh\nexec sh "%s/tests/test_proxy_node.sh" "%s" "%s"\n' "$(CURDIR)" "$(abspath $(B))" "$(CURDIR)" >$@ && chmod +x $@
+
+# Benchmark: remote against local device access in one run (bench/proxy.c).
+BENCHES += $(B)/bench/proxy
+$(B)/bench/proxy: $(B)/bench/proxy.o $(B)/tests/proxy_fixture.o $(B)/libdev.a | $(B)/bin/chorus-proxy
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,glib-2.0) -pthread -lm

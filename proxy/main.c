@@ -262,5 +262,6 @@ int main(int argc, char **argv)
 	g_strfreev(p.writable);
 	g_free(p.key);
 	cfg_clear(table, &p.cfg);
+	g_free(conf);
 	return 0;
 }

@@ -128,6 +128,12 @@ void pfx_proxy_stop(pfx *f)
 	waitpid(f->pid, &st, 0);
 	g_spawn_close_pid(f->pid);
 	f->pid = 0;
+	/* a clean exit: no crash, and (under SANITIZE=1) no leak or error report */
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		char *log = NULL;
+		g_file_get_contents(f->log, &log, NULL, NULL);
+		g_error("chorus-proxy ended with status 0x%x; its log:\n%s", st, log ? log : "");
+	}
 }
 
 pfx *pfx_start(const char *bindir, int keepalive_ms, const char *extra)

@@ -35,7 +35,8 @@ typedef struct {
  * with keepalive_ms (and `extra` lines appended to its [proxy] group). */
 pfx *pfx_start(const char *bindir, int keepalive_ms, const char *extra);
 
-/* Start / stop (SIGTERM, reaped) the proxy alone. */
+/* Start / stop (SIGTERM, reaped; anything but a clean exit 0, such as a
+ * sanitizer's report, aborts with the proxy's log) the proxy alone. */
 void pfx_proxy_start(pfx *f);
 void pfx_proxy_stop(pfx *f);
 

@@ -228,6 +228,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "chorus-proxy: %s\n", err->message);
 		return 2;
 	}
+	/* the signals first: once it accepts, a SIGTERM must stop it cleanly */
+	GMainLoop *loop = g_main_loop_new(NULL, FALSE);
+	g_unix_signal_add(SIGINT, on_signal, loop);
+	g_unix_signal_add(SIGTERM, on_signal, loop);
 	int fd = socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	int one = 1, zero = 0;
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
@@ -242,10 +246,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "chorus-proxy: %s\n", err->message);
 		return 2;
 	}
-	GMainLoop *loop = g_main_loop_new(NULL, FALSE);
 	accept_watch = g_unix_fd_add(fd, G_IO_IN, on_accept, &p);
-	g_unix_signal_add(SIGINT, on_signal, loop);
-	g_unix_signal_add(SIGTERM, on_signal, loop);
 	g_message("node%u: serving %s on %s port %d, %s", p.node, p.cfg.exported, p.cfg.bind, p.port,
 		  p.key ? "with the network key" : "without a key (reads only)");
 	sd_notify(0, "READY=1\nSTATUS=serving");

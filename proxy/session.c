@@ -246,6 +246,7 @@ static void refuse(proxy_session *s, int err, const char *text)
 static gboolean on_timer(gpointer user);
 
 static gboolean on_dev(gpointer user, GIOCondition rev);
+static gboolean relay_read(proxy_session *s);
 
 /* Connect to the local device; fd or -errno with text in why. */
 static int connect_dev(const char *name, char *why, size_t len)
@@ -392,6 +393,9 @@ static gboolean handshake_read(proxy_session *s)
 	g_byte_array_append(s->line, (const guint8 *)"", 1);
 	dev_framer_feed(&s->in, buf + take, (size_t)r - take);
 	open_line(s, (const char *)s->line->data);
+	/* frames sent right behind the OPEN wait in the reassembler */
+	if (s->relay && dev_framer_pending(&s->in))
+		return relay_read(s);
 	return TRUE;
 }
 
@@ -430,13 +434,16 @@ static gboolean relay_read(proxy_session *s)
 static gboolean on_tcp(gpointer user, GIOCondition rev)
 {
 	proxy_session *s = user;
+	if ((rev & (G_IO_HUP | G_IO_ERR)) && (s->dq.length || s->closing)) {
+		/* gone while its input was paused (or while closing): nothing
+		 * more will be read, and HUP would fire forever */
+		end(s, NULL);
+		return G_SOURCE_REMOVE;
+	}
 	if (!s->closing && (rev & (G_IO_IN | G_IO_HUP | G_IO_ERR))) {
 		s->last_rx = g_get_monotonic_time();
 		if (!(s->relay ? relay_read(s) : handshake_read(s)))
 			return G_SOURCE_REMOVE; /* the session ended */
-	} else if (rev & (G_IO_HUP | G_IO_ERR)) {
-		end(s, NULL);
-		return G_SOURCE_REMOVE;
 	}
 	if (!flush_tcp(s) || (s->closing && !s->tq.length)) {
 		end(s, NULL);
@@ -457,8 +464,13 @@ static gboolean on_dev(gpointer user, GIOCondition rev)
 	uint32_t carry = 0;
 	for (int i = 0; i < READS_PER_DISPATCH && (rev & (G_IO_IN | G_IO_HUP | G_IO_ERR)); i++) {
 		gboolean paced = !(s->pattern == DEV_PATTERN_PACKET || s->pattern == DEV_PATTERN_STATUS);
-		if (paced && s->tq_bytes > limit)
+		if (paced && s->tq_bytes > limit) {
+			if (rev & (G_IO_HUP | G_IO_ERR)) { /* the service left; HUP would fire forever */
+				end(s, "the device closed (service stopped?)");
+				return G_SOURCE_REMOVE;
+			}
 			break;
+		}
 		ssize_t r = recv(s->dev, s->rbuf, DEV_WIRE_MAX_MSG + 1, MSG_DONTWAIT | MSG_TRUNC);
 		if (r < 0 && (errno == EAGAIN || errno == EINTR))
 			break;

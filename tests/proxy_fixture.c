@@ -59,6 +59,19 @@ static int sn_read(void *u, void *c, int64_t first, size_t n, void *buf)
 	return 0;
 }
 
+void pfx_status_restart(pfx *f, gboolean up)
+{
+	if (!up) {
+		dev_status_free(f->st);
+		f->st = NULL;
+		return;
+	}
+	GError *e = NULL;
+	f->st = dev_status_new("demo/status", NULL, f->ctx, st_text, st_bin, f, &e);
+	if (!f->st)
+		g_error("demo/status: %s", e->message);
+}
+
 static gpointer run(gpointer p)
 {
 	pfx *f = p;

@@ -40,6 +40,10 @@ pfx *pfx_start(const char *bindir, int keepalive_ms, const char *extra);
 void pfx_proxy_start(pfx *f);
 void pfx_proxy_stop(pfx *f);
 
+/* Stop (up FALSE) or start again demo/status, as its service would; call
+ * it through pfx_call. */
+void pfx_status_restart(pfx *f, gboolean up);
+
 /* Run fn(data) on the services' thread and wait for it. */
 void pfx_call(pfx *f, void (*fn)(pfx *f, void *data), void *data);
 

@@ -240,7 +240,8 @@ static void send_packets(pfx *f, void *data)
 static void set_value(pfx *f, void *data)
 {
 	f->value = *(int *)data;
-	dev_status_notify(f->st);
+	if (f->st)
+		dev_status_notify(f->st);
 }
 
 START_TEST(subscriptions)
@@ -447,6 +448,43 @@ START_TEST(malformed)
 }
 END_TEST
 
+START_TEST(pipelined)
+{
+	/* the OPEN and a first request in one segment: the request is served */
+	GBytes *k = key();
+	char g[1100], r[1100];
+	int fd = pfx_tcp(F);
+	raw_line(fd, g, sizeof g);
+	dev_proxy_greeting gr;
+	const char *why;
+	ck_assert_int_eq(dev_proxy_parse_greeting(g, &gr, &why), 0);
+	char cn[DEV_PROXY_NONCE_LEN + 1];
+	dev_proxy_nonce(cn);
+	gsize kl;
+	const uint8_t *kd = g_bytes_get_data(k, &kl);
+	gchar *open = dev_proxy_open_line("demo/status", cn, kd, kl, gr.nonce);
+	GByteArray *seg = g_byte_array_new(), *m = g_byte_array_new();
+	g_byte_array_append(seg, (const guint8 *)open, (guint)strlen(open));
+	dev_wire_begin(m, DEV_MSG_STATUS_GET, 0, 5);
+	ck_assert_int_eq(dev_wire_end(m), 0);
+	dev_frame_append(seg, m->data, m->len);
+	raw_send(fd, seg->data, seg->len);
+	raw_line(fd, r, sizeof r);
+	ck_assert_msg(g_str_has_prefix(r, "OK"), "%s", r);
+	dev_msg msg;
+	raw_frame(fd, m, &msg);
+	ck_assert_int_eq(msg.type, DEV_MSG_HELLO);
+	raw_frame(fd, m, &msg);
+	ck_assert_int_eq(msg.type, DEV_MSG_STATUS_DATA);
+	ck_assert_uint_eq(msg.id, 5);
+	close(fd);
+	g_free(open);
+	g_byte_array_unref(seg);
+	g_byte_array_unref(m);
+	g_bytes_unref(k);
+}
+END_TEST
+
 START_TEST(proxy_restart)
 {
 	watch w = {.last = g_string_new(NULL)};
@@ -470,6 +508,32 @@ START_TEST(proxy_restart)
 	SPIN_UNTIL(strcmp(w.last->str, "value 12\n") == 0);
 	dev_status_reader_free(sr);
 	g_byte_array_unref(b);
+	g_string_free(w.last, TRUE);
+}
+END_TEST
+
+static void status_down(pfx *f, void *d) { pfx_status_restart(f, FALSE); }
+static void status_up(pfx *f, void *d) { pfx_status_restart(f, TRUE); }
+
+START_TEST(service_restart)
+{
+	/* the service behind the proxy goes away and comes back: the remote
+	 * reader is told once and resubscribes, as a local one */
+	watch w = {.last = g_string_new(NULL)};
+	dev_status_reader *sr = dev_status_reader_new("node3:demo/status", FALSE, NULL, on_status, on_state, &w, NULL);
+	SPIN_UNTIL(w.updates >= 1 && w.ups == 1);
+	pfx_call(F, status_down, NULL);
+	SPIN_UNTIL(w.downs == 1);
+	ck_assert_int_eq(w.last_err, -ECONNRESET);
+	GByteArray *b = g_byte_array_new();
+	ck_assert_int_eq(dev_status_read_sync("node3:demo/status", FALSE, b, TMO_MS), -ENOENT);
+	g_byte_array_unref(b);
+	int v = 21;
+	pfx_call(F, set_value, &v); /* (no device: only the value changes) */
+	pfx_call(F, status_up, NULL);
+	SPIN_UNTIL(w.ups == 2 && strcmp(w.last->str, "value 21\n") == 0);
+	ck_assert_int_eq(w.downs, 1);
+	dev_status_reader_free(sr);
 	g_string_free(w.last, TRUE);
 }
 END_TEST
@@ -635,7 +699,9 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, commands_by_policy);
 	tcase_add_test(tc, refusals);
 	tcase_add_test(tc, malformed);
+	tcase_add_test(tc, pipelined);
 	tcase_add_test(tc, proxy_restart);
+	tcase_add_test(tc, service_restart);
 	tcase_add_test(tc, dead_link);
 	tcase_add_test(tc, slow_client);
 	suite_add_tcase(s, tc);

@@ -90,6 +90,13 @@ gchar *dev_proxy_open_line(const char *dev, const char *cnonce, const uint8_t *k
 	return with_mac(s, key, klen, snonce);
 }
 
+gchar *dev_proxy_list_line(const char *cnonce, const uint8_t *key, size_t klen, const char *snonce)
+{
+	GString *s = g_string_new(NULL);
+	g_string_printf(s, "LIST v=%d cnonce=%s", DEV_PROXY_VERSION, cnonce);
+	return with_mac(s, key, klen, snonce);
+}
+
 gchar *dev_proxy_ok_line(gboolean write, int keepalive_ms, const uint8_t *key, size_t klen, const char *cnonce)
 {
 	GString *s = g_string_new(NULL);
@@ -193,6 +200,21 @@ int dev_proxy_parse_open(const char *line, dev_proxy_open *o, const char **why)
 	memset(o, 0, sizeof *o);
 	guint n = g_strv_length(w);
 	int e = -EBADMSG;
+	if (n >= 1 && !strcmp(w[0], "LIST")) {
+		*why = "expected LIST v=1 cnonce=HEX [mac=HEX]";
+		const char *lv = n >= 2 ? val(w[1], "v") : NULL;
+		const char *mac = n == 4 ? val(w[3], "mac") : NULL;
+		if ((n == 3 || n == 4) && lv && (e = version(lv, why)) == 0) {
+			e = -EBADMSG;
+			if (hex_nonce(val(w[2], "cnonce"), o->cnonce) && (n == 3 || (mac && strlen(mac) == 64))) {
+				o->list = TRUE;
+				o->has_mac = n == 4;
+				e = 0;
+			}
+		}
+		g_strfreev(w);
+		return e;
+	}
 	*why = "expected OPEN v=1 dev=NAME cnonce=HEX [mac=HEX]";
 	const char *v = n >= 2 ? val(w[1], "v") : NULL;
 	if ((n == 4 || n == 5) && !strcmp(w[0], "OPEN") && v && (e = version(v, why)) == 0) {

@@ -7,6 +7,11 @@
  *   client: OPEN v=1 dev=NAME cnonce=C[ mac=M]\n
  *   proxy:  OK v=1 write=W keepalive_ms=K[ mac=R]\n     (or ERR errno=E text\n, close)
  *
+ * or, to list the devices the proxy exports (names only; then it closes):
+ *
+ *   client: LIST v=1 cnonce=C[ mac=M]\n
+ *   proxy:  OK … as above, then DEV NAME\n per device, then END N\n
+ *
  * S and C are 32 hex digits, fresh per connection.  M is HMAC-SHA256 (hex)
  * under the field's network key of "S\n" followed by the OPEN line before
  * " mac=": a recorded OPEN is useless on another connection.  R is the
@@ -33,6 +38,7 @@ typedef struct {
 } dev_proxy_greeting;
 
 typedef struct {
+	gboolean list; /* a LIST, not an OPEN (dev is empty) */
 	char dev[256];
 	char cnonce[DEV_PROXY_NONCE_LEN + 1];
 	gboolean has_mac;
@@ -62,13 +68,14 @@ int dev_proxy_check_mac(const uint8_t *key, size_t klen, const char *nonce, cons
 /* Lines, newline included (g_free them).  `key` NULL: no mac. */
 gchar *dev_proxy_greeting_line(uint32_t node, const char *nonce);
 gchar *dev_proxy_open_line(const char *dev, const char *cnonce, const uint8_t *key, size_t klen, const char *snonce);
+gchar *dev_proxy_list_line(const char *cnonce, const uint8_t *key, size_t klen, const char *snonce);
 gchar *dev_proxy_ok_line(gboolean write, int keepalive_ms, const uint8_t *key, size_t klen, const char *cnonce);
 gchar *dev_proxy_err_line(int err, const char *text);
 
 /* Parse one line (without or with its newline).  0, or -EBADMSG /
  * -EPROTONOSUPPORT (another version) with *why.  Pure. */
 int dev_proxy_parse_greeting(const char *line, dev_proxy_greeting *g, const char **why);
-int dev_proxy_parse_open(const char *line, dev_proxy_open *o, const char **why);
+int dev_proxy_parse_open(const char *line, dev_proxy_open *o, const char **why); /* OPEN or LIST */
 int dev_proxy_parse_reply(const char *line, dev_proxy_reply *r, const char **why);
 
 #endif

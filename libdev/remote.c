@@ -281,7 +281,7 @@ static void load_key(uint8_t **key, size_t *klen)
 	}
 }
 
-/* The handshake on a connected fd. */
+/* The handshake on a connected fd: OPEN t->name, or LIST when t is NULL. */
 static int handshake(int fd, const dev_remote_target *t, int64_t dl, dev_remote_conn *c, char *why, size_t len)
 {
 	char line[DEV_PROXY_LINE_MAX + 2];
@@ -299,7 +299,7 @@ static int handshake(int fd, const dev_remote_target *t, int64_t dl, dev_remote_
 	load_key(&key, &klen);
 	char cn[DEV_PROXY_NONCE_LEN + 1];
 	dev_proxy_nonce(cn);
-	gchar *open = dev_proxy_open_line(t->name, cn, key, klen, g.nonce);
+	gchar *open = t ? dev_proxy_open_line(t->name, cn, key, klen, g.nonce) : dev_proxy_list_line(cn, key, klen, g.nonce);
 	e = send_all(fd, open, strlen(open), dl);
 	g_free(open);
 	if (e == 0)
@@ -325,17 +325,17 @@ static int handshake(int fd, const dev_remote_target *t, int64_t dl, dev_remote_
 	return e;
 }
 
-int dev_remote_connect(const dev_remote_target *t, int timeout_ms, dev_remote_conn *c, char *why, size_t len)
+/* Resolve, connect and shake hands (t NULL: LIST on node `node`). */
+static int connect_node(uint32_t node, const dev_remote_target *t, int64_t dl, dev_remote_conn *c, char *why, size_t len)
 {
 	char host[128];
 	int port;
 	memset(c, 0, sizeof *c);
 	c->fd = -1;
-	int e = dev_remote_resolve(t->node, host, sizeof host, &port, why, len);
+	int e = dev_remote_resolve(node, host, sizeof host, &port, why, len);
 	if (e < 0)
 		return e;
 	g_snprintf(c->where, sizeof c->where, "%s:%d", host, port);
-	int64_t dl = now_ms() + (timeout_ms < 0 ? 10000 : timeout_ms);
 	int fd = tcp_connect(host, port, dl, why, len);
 	if (fd < 0)
 		return fd;
@@ -344,8 +344,46 @@ int dev_remote_connect(const dev_remote_target *t, int timeout_ms, dev_remote_co
 		close(fd);
 		return e;
 	}
-	int fl = fcntl(fd, F_GETFL);
-	fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	c->fd = fd;
 	return 0;
+}
+
+int dev_remote_connect(const dev_remote_target *t, int timeout_ms, dev_remote_conn *c, char *why, size_t len)
+{
+	int64_t dl = now_ms() + (timeout_ms < 0 ? 10000 : timeout_ms);
+	int e = connect_node(t->node, t, dl, c, why, len);
+	if (e < 0)
+		return e;
+	int fl = fcntl(c->fd, F_GETFL);
+	fcntl(c->fd, F_SETFL, fl & ~O_NONBLOCK);
+	return 0;
+}
+
+int dev_remote_list(uint32_t node, int timeout_ms, GPtrArray *names, char *why, size_t len)
+{
+	int64_t dl = now_ms() + (timeout_ms < 0 ? 10000 : timeout_ms);
+	dev_remote_conn c;
+	int e = connect_node(node, NULL, dl, &c, why, len);
+	if (e < 0)
+		return e;
+	char line[DEV_PROXY_LINE_MAX + 2];
+	for (;;) {
+		e = recv_line(c.fd, line, sizeof line, dl);
+		if (e < 0) {
+			g_snprintf(why, len, "%s: the list ended early: %s", c.where, g_strerror(-e));
+			break;
+		}
+		if (g_str_has_prefix(line, "END ")) {
+			e = (int)names->len;
+			break;
+		}
+		if (!g_str_has_prefix(line, "DEV ") || dev_name_check(line + 4, NULL) < 0) {
+			g_snprintf(why, len, "%s: bad line in the list", c.where);
+			e = -EPROTO;
+			break;
+		}
+		g_ptr_array_add(names, g_strdup(line + 4));
+	}
+	close(c.fd);
+	return e;
 }

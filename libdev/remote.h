@@ -54,6 +54,11 @@ int dev_remote_resolve(uint32_t node, char *host, size_t hlen, int *port, char *
  * proxy's errno for the device (-ENOENT: no such device there), -EPROTO. */
 int dev_remote_connect(const dev_remote_target *t, int timeout_ms, dev_remote_conn *c, char *why, size_t len);
 
+/* The names of the devices node N's proxy exports, appended to `names`
+ * (g_free'd strings), within timeout_ms.  Their count, or -errno with the
+ * reason in why[len] (as dev_remote_connect). */
+int dev_remote_list(uint32_t node, int timeout_ms, GPtrArray *names, char *why, size_t len);
+
 /* Called on the context given to dev_remote_connect_async: err 0 and *c
  * (the callee owns c->fd), or -errno and the reason. */
 typedef void (*dev_remote_done_fn)(void *user, int err, const dev_remote_conn *c, const char *why);

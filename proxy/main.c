@@ -46,14 +46,6 @@ static const cfg_group table[] = {
 	{NULL},
 };
 
-gboolean proxy_match(gchar **globs, const char *name)
-{
-	for (gchar **g = globs; g && *g; g++)
-		if (**g && g_pattern_match_simple(*g, name))
-			return TRUE;
-	return FALSE;
-}
-
 void proxy_changed(proxy *p)
 {
 	if (p->status)
@@ -68,8 +60,9 @@ static int status_text(void *user, GString *out)
 			       p->key ? "authenticated (HMAC-SHA256)" : "WITHOUT A KEY (reads only)", p->cfg.exported,
 			       *p->cfg.writable ? p->cfg.writable : "(none)");
 	g_string_append_printf(out,
-			       "connections: accepted=%" G_GUINT64_FORMAT " opened=%" G_GUINT64_FORMAT " now=%u max=%" G_GINT64_FORMAT "\n",
-			       n->accepted, n->opened, p->nsessions, p->cfg.max_clients);
+			       "connections: accepted=%" G_GUINT64_FORMAT " opened=%" G_GUINT64_FORMAT " listed=%" G_GUINT64_FORMAT
+			       " now=%u max=%" G_GINT64_FORMAT "\n",
+			       n->accepted, n->opened, n->listed, p->nsessions, p->cfg.max_clients);
 	g_string_append_printf(out,
 			       "refused: auth=%" G_GUINT64_FORMAT " not_exported=%" G_GUINT64_FORMAT " busy=%" G_GUINT64_FORMAT
 			       " no_device=%" G_GUINT64_FORMAT " bad_handshake=%" G_GUINT64_FORMAT "\n",

@@ -26,7 +26,7 @@ typedef struct {
 
 /* Counters shown on proxy/status. */
 typedef struct {
-	guint64 accepted, opened, refused_auth, refused_policy, refused_busy, refused_device;
+	guint64 accepted, opened, listed, refused_auth, refused_policy, refused_busy, refused_device;
 	guint64 bad_handshake, bad_frames, malformed, writes_denied, dropped, dead_peers;
 } proxy_counts;
 
@@ -46,8 +46,13 @@ typedef struct {
 	dev_status *status; /* proxy/status */
 } proxy;
 
-/* Whether device `name` matches one of the globs.  Pure. */
+/* Whether device `name` matches one of the globs.  Pure (export.c). */
 gboolean proxy_match(gchar **globs, const char *name);
+
+/* The exported devices: every socket under this node's run directory whose
+ * name passes dev_name_check and matches p->exported, sorted, as
+ * "DEV NAME\n" lines appended to out; returns how many (export.c). */
+guint proxy_list(const proxy *p, GString *out);
 
 /* The state changed (proxy/status subscribers are told). */
 void proxy_changed(proxy *p);

@@ -292,6 +292,16 @@ static void open_line(proxy_session *s, const char *line)
 		refuse(s, EACCES, why);
 		return;
 	}
+	if (o.list) { /* the exported devices' names, then close */
+		GString *l = g_string_new(NULL);
+		guint n = proxy_list(p, l);
+		g_string_append_printf(l, "END %u\n", n);
+		push_text(s, dev_proxy_ok_line(FALSE, (int)p->cfg.keepalive_ms, p->key, p->klen, o.cnonce));
+		push_text(s, g_string_free(l, FALSE));
+		s->closing = TRUE;
+		p->n.listed++;
+		return;
+	}
 	if (!proxy_match(p->exported, o.dev)) {
 		p->n.refused_policy++;
 		char t[400];

@@ -485,6 +485,36 @@ START_TEST(pipelined)
 }
 END_TEST
 
+START_TEST(listing)
+{
+	GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+	char why[400];
+	ck_assert_int_eq(dev_remote_list(PFX_NODE, TMO_MS, names, why, sizeof why), 7);
+	const char *want[] = {"demo/ctl", "demo/data", "demo/events", "demo/locked", "demo/ro", "demo/status", "proxy/status"};
+	for (int i = 0; i < 7; i++)
+		ck_assert_str_eq(names->pdata[i], want[i]);
+	g_ptr_array_unref(names);
+	/* what the tool shows: every name with its pattern, found through the proxy */
+	char *out, *err;
+	ck_assert_int_eq(tool(&out, &err, "chorus-cat", "node3:", NULL), 0);
+	ck_assert_msg(strstr(out, "node3:demo/data") && strstr(out, "sensor") && strstr(out, "node3:demo/ro") &&
+			      strstr(out, "command") && !strstr(out, "not answering"),
+		      "%s", out);
+	g_free(out), g_free(err);
+	/* the list needs the key too */
+	names = g_ptr_array_new_with_free_func(g_free);
+	char *wrong = g_build_filename(F->dir, "wrong.key", NULL);
+	ck_assert(g_file_set_contents(wrong, "0123456789abcdef0123456789abcdef", 32, NULL));
+	g_setenv("CHORUS_KEY_FILE", wrong, TRUE);
+	ck_assert_int_eq(dev_remote_list(PFX_NODE, TMO_MS, names, why, sizeof why), -EACCES);
+	ck_assert_uint_eq(names->len, 0);
+	g_setenv("CHORUS_KEY_FILE", F->key, TRUE);
+	unlink(wrong);
+	g_free(wrong);
+	g_ptr_array_unref(names);
+}
+END_TEST
+
 START_TEST(proxy_restart)
 {
 	watch w = {.last = g_string_new(NULL)};
@@ -700,6 +730,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, refusals);
 	tcase_add_test(tc, malformed);
 	tcase_add_test(tc, pipelined);
+	tcase_add_test(tc, listing);
 	tcase_add_test(tc, proxy_restart);
 	tcase_add_test(tc, service_restart);
 	tcase_add_test(tc, dead_link);

@@ -288,6 +288,12 @@ static int handshake(int fd, const dev_remote_target *t, int64_t dl, dev_remote_
 	const char *w;
 	int e = recv_line(fd, line, sizeof line, dl);
 	dev_proxy_greeting g;
+	dev_proxy_reply busy;
+	if (e == 0 && g_str_has_prefix(line, "ERR ") && dev_proxy_parse_reply(line, &busy, &w) == 0) {
+		/* refused before the greeting (too many sessions) */
+		g_snprintf(why, len, "%s: refused: %s", c->where, busy.text);
+		return -busy.err;
+	}
 	if (e == 0 && (e = dev_proxy_parse_greeting(line, &g, &w)) < 0)
 		e = -EPROTO;
 	if (e < 0) {

@@ -515,6 +515,39 @@ START_TEST(listing)
 }
 END_TEST
 
+START_TEST(busy)
+{
+	/* max_clients sessions at once; one more is refused at once, and a
+	 * place is free again when one leaves */
+	pfx_proxy_stop(F);
+	FILE *c = fopen(F->conf, "a");
+	ck_assert(c && fputs("max_clients = 2\n", c) >= 0 && fclose(c) == 0);
+	pfx_proxy_start(F);
+	char g[1100], o[1100], r[1100];
+	GBytes *k = key();
+	int a = raw_open("demo/status", k, g, o, r, sizeof g);
+	ck_assert_msg(g_str_has_prefix(r, "OK"), "%s", r);
+	int b = raw_open("demo/status", k, g, o, r, sizeof g);
+	ck_assert_msg(g_str_has_prefix(r, "OK"), "%s", r);
+	int x = pfx_tcp(F);
+	raw_line(x, r, sizeof r);
+	ck_assert_msg(g_str_has_prefix(r, "ERR errno=16 busy"), "%s", r);
+	close(x);
+	GByteArray *buf = g_byte_array_new();
+	ck_assert_int_eq(dev_status_read_sync("node3:demo/status", FALSE, buf, TMO_MS), -EBUSY);
+	ck_assert_msg(strstr((char *)buf->data, "max_clients"), "%s", buf->data);
+	close(a);
+	int e;
+	/* the proxy sees a's end at its next read */
+	for (int i = 0; i < 100 && (e = dev_status_read_sync("node3:demo/status", FALSE, buf, TMO_MS)) == -EBUSY; i++)
+		g_usleep(10000);
+	ck_assert_msg(e == 0, "%s", buf->data);
+	g_byte_array_unref(buf);
+	close(b);
+	g_bytes_unref(k);
+}
+END_TEST
+
 START_TEST(proxy_restart)
 {
 	watch w = {.last = g_string_new(NULL)};
@@ -731,6 +764,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, malformed);
 	tcase_add_test(tc, pipelined);
 	tcase_add_test(tc, listing);
+	tcase_add_test(tc, busy);
 	tcase_add_test(tc, proxy_restart);
 	tcase_add_test(tc, service_restart);
 	tcase_add_test(tc, dead_link);

@@ -144,11 +144,13 @@ static double sensor_rate(const char *name)
 
 static void grow(pfx *f, void *data) { f->sn_next = *(int64_t *)data; }
 
-/* Real-time pacing: 320 items (16 kHz x 2 channels) every 10 ms. */
+/* Real-time pacing: 32000 items a second (16 kHz x 2 channels), by the
+ * clock (a late timer catches up), announced every 10 ms. */
+static int64_t pace_t0, pace_base;
 static gboolean pace(gpointer data)
 {
 	pfx *f = data;
-	f->sn_next += 320;
+	f->sn_next = pace_base + (now_ns() - pace_t0) * 32000 / 1000000000;
 	dev_sensor_advance(f->sn, f->sn_next);
 	f->value++;
 	if (f->value % 10 == 0)
@@ -159,6 +161,8 @@ static gboolean pace(gpointer data)
 static guint pace_id;
 static void start_pace(pfx *f, void *data)
 {
+	pace_t0 = now_ns();
+	pace_base = f->sn_next;
 	GSource *s = g_timeout_source_new(10);
 	g_source_set_callback(s, pace, f, NULL);
 	pace_id = g_source_attach(s, f->ctx);

@@ -38,6 +38,7 @@ struct proxy_session {
 	GQueue tq;        /* item *, to the client */
 	size_t tq_bytes, t_off;
 	GQueue dq;      /* GBytes *, datagrams to the device that did not fit */
+	uint32_t carry; /* messages dropped here, for the next PKT_DATA's field */
 	gint64 last_rx; /* monotonic µs */
 	guint64 rx_bytes, tx_bytes, dropped;
 	uint8_t *rbuf;
@@ -126,8 +127,8 @@ static void push_error(proxy_session *s, uint32_t id, uint8_t ref, int err, cons
 }
 
 /* Add `n` lost messages to the first queued PKT_DATA not yet being sent
- * (its `dropped` field), or to `carry` when there is none. */
-static void add_dropped(proxy_session *s, GList *from, uint32_t n, uint32_t *carry)
+ * (its `dropped` field), or to s->carry when there is none. */
+static void add_dropped(proxy_session *s, GList *from, uint32_t n)
 {
 	for (GList *l = from; l; l = l->next) {
 		item *it = l->data;
@@ -142,18 +143,19 @@ static void add_dropped(proxy_session *s, GList *from, uint32_t n, uint32_t *car
 		it->b = g_bytes_new_take(c, len);
 		return;
 	}
-	*carry += n;
+	s->carry = s->carry + n > s->carry ? s->carry + n : UINT32_MAX;
 }
 
 /* Over the bound: drop what the pattern allows, oldest first (never the
- * head once it is partly sent). */
-static void bound(proxy_session *s, uint32_t *carry)
+ * head once it is partly sent, never the newest: a message larger than
+ * the bound still goes). */
+static void bound(proxy_session *s)
 {
 	size_t limit = (size_t)s->p->cfg.queue_bytes;
 	GList *l = s->tq.head;
 	if (l && s->t_off)
 		l = l->next;
-	while (s->tq_bytes > limit && l) {
+	while (s->tq_bytes > limit && l && l->next) {
 		GList *next = l->next;
 		item *it = l->data;
 		gboolean drop = it->type == DEV_MSG_PKT_DATA;
@@ -169,7 +171,7 @@ static void bound(proxy_session *s, uint32_t *carry)
 			item_free(it);
 			s->dropped++; /* `lost` also counts earlier ones, carried */
 			s->p->n.dropped++;
-			add_dropped(s, next, lost, carry);
+			add_dropped(s, next, lost);
 		}
 		l = next;
 	}
@@ -471,7 +473,6 @@ static gboolean on_dev(gpointer user, GIOCondition rev)
 		return G_SOURCE_REMOVE;
 	}
 	size_t limit = (size_t)s->p->cfg.queue_bytes;
-	uint32_t carry = 0;
 	for (int i = 0; i < READS_PER_DISPATCH && (rev & (G_IO_IN | G_IO_HUP | G_IO_ERR)); i++) {
 		gboolean paced = !(s->pattern == DEV_PATTERN_PACKET || s->pattern == DEV_PATTERN_STATUS);
 		if (paced && s->tq_bytes > limit) {
@@ -497,14 +498,14 @@ static gboolean on_dev(gpointer user, GIOCondition rev)
 			s->pattern = m.u.hello.pattern;
 		if (m.type == DEV_MSG_STATUS_DATA && (m.flags & DEV_F_NOTIFY))
 			supersede(s);
-		if (m.type == DEV_MSG_PKT_DATA && carry) {
+		if (m.type == DEV_MSG_PKT_DATA && s->carry) {
 			uint32_t was = le_get32(s->rbuf + DEV_WIRE_HDR);
-			le_put32(s->rbuf + DEV_WIRE_HDR, was + carry > was ? was + carry : UINT32_MAX);
-			carry = 0;
+			le_put32(s->rbuf + DEV_WIRE_HDR, was + s->carry > was ? was + s->carry : UINT32_MAX);
+			s->carry = 0;
 		}
 		push_frame(s, s->rbuf, (size_t)r, m.type, m.flags);
 		if (s->tq_bytes > limit)
-			bound(s, &carry);
+			bound(s);
 	}
 	if (!flush_tcp(s)) {
 		end(s, NULL);

@@ -74,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (dev_proxy_parse_greeting(s, &g, &why) == 0)
 		assert(strlen(g.nonce) == DEV_PROXY_NONCE_LEN);
 	if (dev_proxy_parse_open(s, &o, &why) == 0)
-		assert(strlen(o.cnonce) == DEV_PROXY_NONCE_LEN && o.dev[0]);
+		assert(strlen(o.cnonce) == DEV_PROXY_NONCE_LEN && (o.list ? !o.dev[0] : o.dev[0] != 0));
 	if (dev_proxy_parse_reply(s, &r, &why) == 0)
 		assert(r.ok ? r.keepalive_ms >= 10 : r.err > 0);
 	static const uint8_t key[16] = "0123456789abcdef";

@@ -14,6 +14,7 @@
  * (tests/proxy_fixture.h).  Prints a table and writes
  * $CHORUS_BENCH_OUT/proxy.csv.  Timing is CLOCK_MONOTONIC; no assertions. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,9 +55,13 @@ static lat summarize(int64_t *t, int n)
 	return (lat){t[n / 2] / 1e3, t[n * 9 / 10] / 1e3, t[n * 99 / 100] / 1e3, s / n / 1e3};
 }
 
+static pfx *the_node; /* for die(): the proxy child must not outlive us */
+
 static void die(const char *what, int e, const char *msg)
 {
 	fprintf(stderr, "bench proxy: %s: %s (%s)\n", what, g_strerror(-e), msg ? msg : "");
+	if (the_node && the_node->pid)
+		kill(the_node->pid, SIGTERM);
 	exit(1);
 }
 
@@ -236,6 +241,7 @@ int main(int argc, char **argv)
 	char *bindir = g_build_filename(dir, "..", "bin", NULL);
 	g_free(dir);
 	pfx *f = pfx_start(bindir, 1000, NULL);
+	the_node = f;
 	int64_t n = STREAM_ITEMS;
 	pfx_call(f, grow, &n);
 
@@ -246,6 +252,7 @@ int main(int argc, char **argv)
 	guint64 bytes;
 	double cpu = proxy_cpu(f, &bytes);
 	pfx_stop(f);
+	the_node = NULL;
 	rmdir(run);
 
 	struct {

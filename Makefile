@@ -89,6 +89,7 @@ LOG_DOMAIN_tests        := chorus-test
 LOG_DOMAIN_bench        := chorus-bench
 LOG_DOMAIN_selftest     := chorus-selftest
 LOG_DOMAIN_archive      := chorus-archive
+LOG_DOMAIN_proxy        := chorus-proxy
 log_domain = $(if $(filter apps/tools/%,$(1)),$(basename $(notdir $(1))),$(or $(LOG_DOMAIN_$(patsubst %/,%,$(dir $(1)))),chorus-$(basename $(notdir $(1)))))
 
 $(B)/%.o: %.c

@@ -21,7 +21,7 @@ $(B)/dist/%.service: dist/%.service.in $(B)/dist/paths
 # /etc/chorus/NAME.conf: the program's --print-config under a header; detect
 # prints its profile's keys after its own ("# profile"), which stay out.
 DIST_CONF_PROGS := syncd audiod fft detect collab chorus-archive
-DIST_CONFS := $(patsubst %,$(B)/dist/etc/%.conf,$(DIST_CONF_PROGS)) $(B)/dist/etc/mqtt.conf
+DIST_CONFS := $(patsubst %,$(B)/dist/etc/%.conf,$(DIST_CONF_PROGS)) $(B)/dist/etc/mqtt.conf $(B)/dist/etc/proxy.conf
 $(B)/dist/etc/%.conf: $(B)/bin/% $(B)/dist/paths
 	@mkdir -p $(dir $@)
 	{ printf '# %s/chorus/%s.conf: %s'"'"'s configuration (docs/configuration.md).\n' $(SYSCONFDIR) $* $*; \
@@ -33,6 +33,13 @@ $(B)/dist/etc/mqtt.conf: $(B)/bin/chorus-mqtt $(B)/dist/paths
 	@mkdir -p $(dir $@)
 	{ printf '# %s/chorus/mqtt.conf: chorus-mqtt'"'"'s configuration (docs/mqtt.md).\n' $(SYSCONFDIR); \
 	  printf '# Every key, commented out, with its default (`chorus-mqtt --print-config`).\n\n'; \
+	  env -u CHORUS_NODE $< --print-config; } > $@.tmp && mv $@.tmp $@
+
+# chorus-proxy reads /etc/chorus/proxy.conf (the same rule).
+$(B)/dist/etc/proxy.conf: $(B)/bin/chorus-proxy $(B)/dist/paths
+	@mkdir -p $(dir $@)
+	{ printf '# %s/chorus/proxy.conf: chorus-proxy'"'"'s configuration (chorus-proxy(8), docs/protocol.md).\n' $(SYSCONFDIR); \
+	  printf '# Every key, commented out, with its default (`chorus-proxy --print-config`).\n\n'; \
 	  env -u CHORUS_NODE $< --print-config; } > $@.tmp && mv $@.tmp $@
 
 INSTALL_FILES += $(DIST_UNITS) $(DIST_CONFS) $(B)/libsync.a $(B)/libdev.a \

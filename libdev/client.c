@@ -5,13 +5,18 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <glib-unix.h>
 #include <unistd.h>
 
 #include "libdev/fdsource.h"
+#include "libdev/frame.h"
 #include "libdev/path.h"
+#include "libdev/remote.h"
 #include "libdev/server.h"
 
 #define READS_PER_DISPATCH 64
+/* Remote: one connection attempt (TCP, handshake, HELLO) at most, ms. */
+#define REMOTE_CONNECT_MS 5000
 
 typedef struct {
 	uint32_t id;
@@ -40,6 +45,16 @@ struct dev_client {
 	gboolean freed;
 	gboolean warned; /* the wrong-pattern warning was logged */
 	uint8_t *rbuf;
+	/* a device of another node, through its chorus-proxy (remote.h) */
+	gboolean remote;
+	dev_remote_target rt;
+	dev_framer fr;       /* bytes received, not yet taken */
+	size_t out_off;      /* bytes of the head of `out` already sent */
+	gboolean connecting; /* a connection thread runs (holds a ref) */
+	int dead_ms;         /* nothing received this long: the link is dead */
+	gint64 last_rx;      /* monotonic µs of the last bytes received */
+	GSource *hb;         /* checks the link every keepalive period */
+	char why[400];       /* the last remote failure, logged once per outage */
 };
 
 static void schedule(dev_client *c, guint ms);
@@ -51,6 +66,8 @@ static void client_unref(dev_client *c)
 	g_queue_clear_full(&c->out, (GDestroyNotify)g_bytes_unref);
 	g_queue_clear_full(&c->pend, g_free);
 	g_free(c->rbuf);
+	if (c->remote)
+		dev_framer_clear(&c->fr);
 	g_main_context_unref(c->ctx);
 	g_free(c);
 }
@@ -74,6 +91,17 @@ static void drop(dev_client *c, int err, guint retry_ms)
 		close(c->fd);
 	c->fd = -1;
 	c->up = FALSE;
+	c->out_off = 0;
+	if (c->hb) {
+		g_source_destroy(c->hb);
+		g_source_unref(c->hb);
+		c->hb = NULL;
+	}
+	if (c->remote) {
+		dev_framer_reset(&c->fr);
+		if (c->reported != -1 && *c->why)
+			g_message("device %s: %s", c->rt.label, c->why);
+	}
 	g_queue_clear_full(&c->out, (GDestroyNotify)g_bytes_unref);
 	g_queue_init(&c->out);
 	GQueue failed = c->pend;
@@ -100,12 +128,18 @@ static gboolean flush(dev_client *c)
 	while (c->out.length) {
 		GBytes *b = g_queue_peek_head(&c->out);
 		gsize n;
-		const void *d = g_bytes_get_data(b, &n);
-		if (send(c->fd, d, n, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+		const uint8_t *d = g_bytes_get_data(b, &n);
+		ssize_t r = send(c->fd, d + c->out_off, n - c->out_off, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (r < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				break;
 			return FALSE;
 		}
+		if (c->remote && c->out_off + (size_t)r < n) { /* a stream takes part of it */
+			c->out_off += (size_t)r;
+			break;
+		}
+		c->out_off = 0;
 		g_bytes_unref(g_queue_pop_head(&c->out));
 	}
 	update(c);
@@ -168,12 +202,63 @@ static void handle(dev_client *c, const dev_msg *m)
 		c->ops.msg(c->user, m);
 }
 
+static void queue_frame(dev_client *c, const void *p, size_t n)
+{
+	GByteArray *f = g_byte_array_sized_new((guint)(n + DEV_FRAME_HDR));
+	dev_frame_append(f, p, n);
+	g_queue_push_tail(&c->out, g_byte_array_free_to_bytes(f));
+}
+
+/* Remote: read what the stream has and handle every whole frame. */
+static void read_stream(dev_client *c)
+{
+	for (int i = 0; i < READS_PER_DISPATCH && c->fd >= 0 && !c->freed; i++) {
+		ssize_t r = dev_framer_read(&c->fr, c->fd, 65536);
+		if (r < 0 && (errno == EAGAIN || errno == EINTR))
+			break;
+		if (r <= 0) {
+			g_snprintf(c->why, sizeof c->why, "the connection to the proxy %s", r == 0 ? "closed" : g_strerror(errno));
+			drop(c, r == 0 ? -ECONNRESET : -errno, c->backoff_ms);
+			return;
+		}
+		c->last_rx = g_get_monotonic_time();
+		const uint8_t *p;
+		size_t n;
+		const char *why = "";
+		int e = 0;
+		while (c->fd >= 0 && !c->freed && (e = dev_framer_next(&c->fr, &p, &n, &why)) == 1) {
+			if (n == 0) { /* the proxy's heartbeat: answer it */
+				queue_frame(c, NULL, 0);
+				flush(c);
+				continue;
+			}
+			dev_msg m;
+			if (dev_wire_decode(p, n, &m, &why) < 0)
+				e = -EBADMSG;
+			else
+				handle(c, &m);
+			if (e < 0)
+				break;
+		}
+		if (e < 0 && c->fd >= 0 && !c->freed) {
+			g_snprintf(c->why, sizeof c->why, "bad data from the proxy (%s); reconnecting", why);
+			drop(c, -EPROTO, c->backoff_ms);
+			return;
+		}
+	}
+}
+
 static gboolean dispatch(gpointer user, GIOCondition rev)
 {
 	dev_client *c = user;
 	c->refs++;
 	if ((rev & G_IO_OUT) && !flush(c)) {
 		drop(c, -ECONNRESET, c->backoff_ms);
+		goto out;
+	}
+	if (c->remote) {
+		if (rev & (G_IO_IN | G_IO_HUP | G_IO_ERR))
+			read_stream(c);
 		goto out;
 	}
 	for (int i = 0; i < READS_PER_DISPATCH && c->fd >= 0 && !c->freed && (rev & (G_IO_IN | G_IO_HUP | G_IO_ERR)); i++) {
@@ -203,11 +288,58 @@ out:;
 	return keep ? G_SOURCE_CONTINUE : G_SOURCE_REMOVE;
 }
 
+/* Remote: every keepalive period, whether anything came recently. */
+static gboolean check_link(gpointer user)
+{
+	dev_client *c = user;
+	if (g_get_monotonic_time() - c->last_rx > (gint64)c->dead_ms * 1000) {
+		g_snprintf(c->why, sizeof c->why, "nothing from the proxy for %d ms: the link is dead", c->dead_ms);
+		drop(c, -ETIMEDOUT, c->backoff_ms);
+		return G_SOURCE_REMOVE;
+	}
+	return G_SOURCE_CONTINUE;
+}
+
+static void remote_done(void *user, int err, const dev_remote_conn *rc, const char *why)
+{
+	dev_client *c = user;
+	c->connecting = FALSE;
+	if (c->freed) {
+		if (err == 0)
+			close(rc->fd);
+		client_unref(c);
+		return;
+	}
+	if (err < 0) {
+		g_strlcpy(c->why, why, sizeof c->why);
+		drop(c, err, err == -EACCES ? DEV_BACKOFF_MAX_MS : c->backoff_ms);
+	} else {
+		g_unix_set_fd_nonblocking(rc->fd, TRUE, NULL);
+		c->fd = rc->fd;
+		c->out_off = 0;
+		c->why[0] = 0;
+		dev_framer_reset(&c->fr);
+		c->last_rx = g_get_monotonic_time();
+		c->dead_ms = dev_remote_dead_ms(rc->keepalive_ms);
+		c->hb = g_timeout_source_new((guint)rc->keepalive_ms);
+		g_source_set_callback(c->hb, check_link, c, NULL);
+		g_source_attach(c->hb, c->ctx);
+		c->src = dev_fd_source_new(c->fd, G_IO_IN | G_IO_HUP | G_IO_ERR, dispatch, c, c->ctx);
+	}
+	client_unref(c);
+}
+
 static gboolean attempt(gpointer user)
 {
 	dev_client *c = user;
 	g_source_unref(c->timer);
 	c->timer = NULL;
+	if (c->remote) {
+		c->connecting = TRUE;
+		c->refs++;
+		dev_remote_connect_async(&c->rt, REMOTE_CONNECT_MS, c->ctx, remote_done, c);
+		return G_SOURCE_REMOVE;
+	}
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		drop(c, -errno, c->backoff_ms);
@@ -241,10 +373,21 @@ dev_client *dev_client_new(const char *name, GMainContext *ctx, const dev_client
 {
 	const char *why;
 	char path[DEV_PATH_MAX];
-	int e = dev_path(name, path, sizeof path, &why);
+	dev_remote_target rt;
+	int remote = dev_remote_parse(name, &rt, &why);
+	if (remote < 0)
+		return dev_set_error(error, remote, "device %s: %s", name, why);
+	int e = remote ? 0 : dev_path(name, path, sizeof path, &why);
 	if (e < 0)
 		return dev_set_error(error, e, "device %s: %s", name, why);
+	if (remote)
+		g_strlcpy(path, rt.label, sizeof path);
 	dev_client *c = g_new0(dev_client, 1);
+	if (remote) {
+		c->remote = TRUE;
+		c->rt = rt;
+		dev_framer_init(&c->fr);
+	}
 	g_strlcpy(c->name, name, sizeof c->name);
 	g_strlcpy(c->path, path, sizeof c->path);
 	c->ctx = ctx ? g_main_context_ref(ctx) : g_main_context_ref(g_main_context_default());
@@ -280,6 +423,11 @@ int dev_client_send(dev_client *c, const GByteArray *b)
 		return -ENOTCONN;
 	if (b->len > DEV_WIRE_MAX_MSG)
 		return -EMSGSIZE;
+	if (c->remote) { /* a stream: framed, sent in as many pieces as it takes */
+		queue_frame(c, b->data, b->len);
+		flush(c);
+		return 0;
+	}
 	if (!c->out.length && send(c->fd, b->data, b->len, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)b->len)
 		return 0;
 	/* EAGAIN or a hard error: queue; a hard error shows up at dispatch */
@@ -310,6 +458,11 @@ void dev_client_free(dev_client *c)
 	c->freed = TRUE;
 	dev_fd_source_drop(c->src);
 	c->src = NULL;
+	if (c->hb) {
+		g_source_destroy(c->hb);
+		g_source_unref(c->hb);
+		c->hb = NULL;
+	}
 	if (c->timer) {
 		g_source_destroy(c->timer);
 		g_source_unref(c->timer);

@@ -7,6 +7,10 @@
  * dev_client_request() are matched to their replies by id; requests in
  * flight when the connection drops fail with -ECONNRESET.  Replies and
  * unsolicited messages run callbacks from the main loop only.
+ * A remote name ("nodeN:NAME", remote.h) connects through that node's
+ * chorus-proxy, in a thread so the loop never waits; frames, heartbeats and
+ * the dead-link check (nothing received for dev_remote_dead_ms) are handled
+ * here, and everything above sees the same messages and states as locally.
  */
 #ifndef CHORUS_DEV_CLIENT_H
 #define CHORUS_DEV_CLIENT_H

@@ -19,6 +19,7 @@
 #include "libdev/packet_sub.h"
 #include "libdev/path.h"
 #include "libdev/query.h"
+#include "libdev/remote.h"
 #include "libdev/sensor.h"
 #include "libdev/sensor_reader.h"
 #include "libdev/status.h"

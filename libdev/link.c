@@ -10,7 +10,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "libdev/frame.h"
 #include "libdev/path.h"
+#include "libdev/remote.h"
 
 struct dev_link {
 	int fd;
@@ -20,7 +22,12 @@ struct dev_link {
 	char name[DEV_PATH_MAX];
 	GByteArray *msg; /* scratch for requests */
 	int tmo_ms;      /* SO_RCVTIMEO/SO_SNDTIMEO now set, ms; -2 = unknown */
+	gboolean remote; /* a TCP stream to a node's chorus-proxy (frame.h) */
+	dev_framer fr;   /* remote: bytes received, not yet taken */
 };
+
+static int64_t now_ms(void);
+static int recv_stream(dev_link *l, GByteArray *buf, dev_msg *m);
 
 /* Blocking I/O bounded by socket timeouts: one system call per message,
  * where a non-blocking try + poll + retry costs three on every reply.  The
@@ -44,6 +51,8 @@ static void set_timeout(dev_link *l, int ms)
 /* Receive one message, blocking up to the socket timeout. */
 static int recv_blocking(dev_link *l, GByteArray *buf, dev_msg *m)
 {
+	if (l->remote)
+		return recv_stream(l, buf, m);
 	g_byte_array_set_size(buf, DEV_WIRE_MAX_MSG + 1);
 	for (;;) {
 		ssize_t r = recv(l->fd, buf->data, buf->len, MSG_TRUNC);
@@ -86,9 +95,63 @@ static int wait_fd(int fd, short ev, int64_t deadline)
 
 static int64_t deadline_of(int timeout_ms) { return timeout_ms < 0 ? -1 : now_ms() + timeout_ms; }
 
+/* Write all n bytes at p to a stream, blocking up to the socket timeout. */
+static int send_stream(dev_link *l, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t r = send(l->fd, p, n, MSG_NOSIGNAL);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno == EAGAIN || errno == EWOULDBLOCK ? -ETIMEDOUT : -errno;
+		}
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+/* Remote: the next message from the stream; heartbeats are answered and
+ * skipped, and do not extend the wait past the timeout. */
+static int recv_stream(dev_link *l, GByteArray *buf, dev_msg *m)
+{
+	int64_t dl = l->tmo_ms >= 0 ? now_ms() + l->tmo_ms : -1;
+	for (;;) {
+		const uint8_t *p;
+		size_t n;
+		int e = dev_framer_next(&l->fr, &p, &n, NULL);
+		if (e < 0)
+			return -EPROTO;
+		if (e == 1 && n == 0) {
+			static const uint8_t hb[DEV_FRAME_HDR];
+			if (send(l->fd, hb, sizeof hb, MSG_NOSIGNAL | MSG_DONTWAIT) < 0 && errno != EAGAIN)
+				return -errno;
+			continue;
+		}
+		if (e == 1) {
+			g_byte_array_set_size(buf, (guint)n);
+			memcpy(buf->data, p, n);
+			return dev_wire_decode(buf->data, n, m, NULL) < 0 ? -EBADMSG : 0;
+		}
+		if (dl >= 0 && now_ms() > dl)
+			return -ETIMEDOUT;
+		ssize_t r = dev_framer_read(&l->fr, l->fd, 65536);
+		if (r == 0)
+			return -ECONNRESET;
+		if (r < 0 && errno != EINTR)
+			return errno == EAGAIN || errno == EWOULDBLOCK ? -ETIMEDOUT : -errno;
+	}
+}
+
 int dev_link_send(dev_link *l, const GByteArray *b, int timeout_ms)
 {
 	set_timeout(l, timeout_ms);
+	if (l->remote) {
+		uint8_t h[DEV_FRAME_HDR] = {(uint8_t)b->len, (uint8_t)(b->len >> 8), (uint8_t)(b->len >> 16),
+					    (uint8_t)(b->len >> 24)};
+		int e = send_stream(l, h, sizeof h);
+		return e < 0 ? e : send_stream(l, b->data, b->len);
+	}
 	for (;;) {
 		if (send(l->fd, b->data, b->len, MSG_NOSIGNAL) == (ssize_t)b->len)
 			return 0;
@@ -125,11 +188,53 @@ int dev_link_recv(dev_link *l, GByteArray *buf, dev_msg *m, int timeout_ms)
 	return recv_blocking(l, buf, m);
 }
 
+/* Open a device of another node through its proxy (remote.h). */
+static dev_link *open_remote(const dev_remote_target *t, int timeout_ms, GError **error)
+{
+	char why[400];
+	dev_remote_conn c;
+	int e = dev_remote_connect(t, timeout_ms, &c, why, sizeof why);
+	if (e < 0) {
+		g_set_error(error, DEV_ERROR, -e, "device %s: %s", t->label, why);
+		return NULL;
+	}
+	dev_link *l = g_new0(dev_link, 1);
+	l->fd = c.fd;
+	l->remote = TRUE;
+	l->tmo_ms = -2;
+	l->next_id = 1;
+	l->msg = g_byte_array_new();
+	dev_framer_init(&l->fr);
+	g_strlcpy(l->name, t->label, sizeof l->name);
+	set_timeout(l, timeout_ms);
+	dev_msg m;
+	e = recv_stream(l, l->msg, &m);
+	if (e == 0 && m.type != DEV_MSG_HELLO)
+		e = -EPROTO;
+	if (e < 0) {
+		g_set_error(error, DEV_ERROR, -e, "device %s (%s): no valid HELLO through the proxy: %s", t->label, c.where,
+			    g_strerror(-e));
+		dev_link_close(l);
+		return NULL;
+	}
+	l->pattern = m.u.hello.pattern;
+	l->item_size = m.u.hello.item_size;
+	return l;
+}
+
 dev_link *dev_link_open(const char *name, int timeout_ms, GError **error)
 {
 	const char *why;
 	char path[DEV_PATH_MAX];
-	int e = dev_path(name, path, sizeof path, &why);
+	dev_remote_target rt;
+	int e = dev_remote_parse(name, &rt, &why);
+	if (e < 0) {
+		g_set_error(error, DEV_ERROR, -e, "device %s: %s", name, why);
+		return NULL;
+	}
+	if (e == 1)
+		return open_remote(&rt, timeout_ms, error);
+	e = dev_path(name, path, sizeof path, &why);
 	if (e < 0) {
 		g_set_error(error, DEV_ERROR, -e, "device %s: %s", name, why);
 		return NULL;
@@ -272,6 +377,8 @@ void dev_link_close(dev_link *l)
 		return;
 	close(l->fd);
 	g_byte_array_unref(l->msg);
+	if (l->remote)
+		dev_framer_clear(&l->fr);
 	g_free(l);
 }
 

@@ -5,6 +5,9 @@
  * one thing and disconnect.  Errors are negative errno values; when the
  * device answered an ERROR, the return is its errno and `msg`/`out` holds
  * its text; when the connection failed, the text names the path tried.
+ * A name "nodeN:NAME" (or any name under CHORUS_REMOTE=N) is a device of
+ * node N, reached through its chorus-proxy (remote.h): the same calls, the
+ * same timeouts, the text naming the node, the address and the reason.
  */
 #ifndef CHORUS_DEV_LINK_H
 #define CHORUS_DEV_LINK_H

@@ -50,6 +50,9 @@ done
 [ -s "$stage/usr/lib/python3/dist-packages/chorus/__init__.py" ] || bad "no chorus Python module"
 [ -s "$stage/usr/lib/systemd/system/chorus-mqtt.service" ] || bad "no chorus-mqtt.service"
 [ -s "$stage/etc/chorus/mqtt.conf" ] || bad "no /etc/chorus/mqtt.conf"
+[ -s "$stage/usr/lib/systemd/system/chorus-proxy.service" ] || bad "no chorus-proxy.service"
+[ -s "$stage/etc/chorus/proxy.conf" ] || bad "no /etc/chorus/proxy.conf"
+[ -s "$stage/usr/share/man/man8/chorus-proxy.8" ] || bad "no chorus-proxy(8)"
 
 [ "$nfail" -eq 0 ] || { echo "check-install: $nfail check(s) failed"; exit 1; }
 echo "check-install: make install PREFIX=/usr: 5 units with /usr/bin paths, man pages for $n programs," \

@@ -300,7 +300,7 @@ int main(int argc, char **argv)
 	gint64 node = -1, device = 0, first = -1, last = -1;
 	gboolean follow = FALSE, wav = FALSE;
 	GOptionEntry entries[] = {
-		{"node", 'N', 0, G_OPTION_ARG_INT64, &node, "simulated node to ask (sets CHORUS_NODE)", "N"},
+		{"node", 'N', 0, G_OPTION_ARG_INT64, &node, "node to ask: through its chorus-proxy when the nodes file lists it, else a simulated node here (CHORUS_NODE)", "N"},
 		{"device", 'd', 0, G_OPTION_ARG_INT64, &device, "audio device index (default 0)", "K"},
 		{"clock", 'c', 0, G_OPTION_ARG_STRING, &clock, "clock of --from/--to (global, cpu, node3:cpu, …)", "CLOCK"},
 		{"from", 0, 0, G_OPTION_ARG_STRING, &from, "start time on CLOCK", "T0"},
@@ -334,11 +334,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "audioget: give --clock with --from/--to, or --first/--last\n");
 		return 2;
 	}
-	if (node >= 0) {
-		char n[24];
-		g_snprintf(n, sizeof n, "%" G_GINT64_FORMAT, node);
-		g_setenv("CHORUS_NODE", n, TRUE);
-	}
+	if (node >= 0 && node <= UINT32_MAX) /* remote through its chorus-proxy when the nodes file lists it */
+		dev_remote_use_node((uint32_t)node);
 	archive_request aq = {.device = (uint32_t)device, .first = first, .last = last};
 	const char *envnode = g_getenv("CHORUS_NODE");
 	aq.node = (uint32_t)(node >= 0 ? node : envnode && *envnode ? atoll(envnode)
@@ -367,7 +364,11 @@ int main(int argc, char **argv)
 	char name[32];
 	g_snprintf(name, sizeof name, "audio/%" G_GINT64_FORMAT "/data", device);
 	const char *why;
-	if (dev_path(name, g.path, sizeof g.path, &why) < 0)
+	dev_remote_target rt;
+	gboolean remote = dev_remote_parse(name, &rt, &why) == 1;
+	if (remote)
+		g_strlcpy(g.path, rt.label, sizeof g.path);
+	else if (dev_path(name, g.path, sizeof g.path, &why) < 0)
 		g_strlcpy(g.path, name, sizeof g.path);
 	dev_sensor_reader_ops ops = {on_opened, on_data, on_gap, on_end, on_error, on_state};
 	uint32_t flags = (first < 0 && !clock) ? DEV_SENSOR_FROM_NEXT : 0;
@@ -385,7 +386,10 @@ int main(int argc, char **argv)
 		const char *env = g_getenv("CHORUS_ARCHIVE_DIR");
 		const char *dir = archive_dir ? archive_dir : env && *env ? env
 									  : "/var/lib/chorus/archive";
-		if (channels) {
+		if (remote && !archive_dir) {
+			fprintf(stderr, "audioget: %s; the archive is on node %u: run audioget there, or give -A\n", g.why, rt.node);
+			g.rc = 1;
+		} else if (channels) {
 			fprintf(stderr, "audioget: %s; the archive keeps every channel: ask without --channels\n", g.why);
 			g.rc = 1;
 		} else if (clock && !aq.by_time) {

@@ -223,6 +223,35 @@ static int list_devices(void)
 	return 0;
 }
 
+/* List the devices node N's chorus-proxy exports, with their patterns. */
+static int list_remote(uint32_t node)
+{
+	GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+	char why[400];
+	int n = dev_remote_list(node, opt_timeout, names, why, sizeof why);
+	if (n < 0) {
+		fprintf(stderr, "chorus-cat: node%u: %s\n", node, why);
+		g_ptr_array_unref(names);
+		return 1;
+	}
+	for (guint i = 0; i < names->len; i++) {
+		char *r = g_strdup_printf("node%u:%s", node, (char *)names->pdata[i]);
+		GError *err = NULL;
+		dev_link *l = dev_link_open(r, opt_timeout, &err);
+		if (l)
+			printf("%-40s %s\n", r, dev_pattern_name(dev_link_pattern(l)));
+		else
+			printf("%-40s (not answering: %s)\n", r, g_strerror(err->code));
+		dev_link_close(l);
+		g_clear_error(&err);
+		g_free(r);
+	}
+	if (!n)
+		fprintf(stderr, "chorus-cat: node%u exports no devices\n", node);
+	g_ptr_array_unref(names);
+	return 0;
+}
+
 static int cat_status_once(void)
 {
 	GByteArray *out = g_byte_array_new();
@@ -246,14 +275,29 @@ int main(int argc, char **argv)
 	GOptionContext *oc = g_option_context_new("[DEVICE] — print or follow a chorus device");
 	g_option_context_add_main_entries(oc, entries, NULL);
 	g_option_context_set_description(oc, "With no DEVICE, list the devices under the run directory "
-					     "($CHORUS_RUN, with sim/node<N> when CHORUS_NODE is set).");
+					     "($CHORUS_RUN, with sim/node<N> when CHORUS_NODE is set); with nodeN: (or "
+					     "CHORUS_REMOTE=N), the devices node N's chorus-proxy exports.  DEVICE may be "
+					     "nodeN:NAME, a device of node N through its chorus-proxy.");
 	if (!g_option_context_parse(oc, &argc, &argv, &err)) {
 		fprintf(stderr, "chorus-cat: %s\n", err->message);
 		return 2;
 	}
 	g_option_context_free(oc);
+	const char *remote = g_getenv("CHORUS_REMOTE");
+	if (argc < 2 && remote && *remote)
+		return list_remote((uint32_t)strtoul(remote, NULL, 10));
 	if (argc < 2)
 		return list_devices();
+	size_t al = strlen(argv[1]);
+	if (g_str_has_prefix(argv[1], "node") && al > 5 && argv[1][al - 1] == ':') { /* "node3:": its devices */
+		char *end;
+		unsigned long nd = strtoul(argv[1] + 4, &end, 10);
+		if (end != argv[1] + al - 1 || nd > UINT32_MAX) {
+			fprintf(stderr, "chorus-cat: %s: a remote node is nodeN:\n", argv[1]);
+			return 2;
+		}
+		return list_remote((uint32_t)nd);
+	}
 	if (argc > 2) {
 		fprintf(stderr, "chorus-cat: one device at a time\n");
 		return 2;

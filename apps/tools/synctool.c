@@ -5,6 +5,7 @@
  *   synctool convert FROM TO VALUE…   convert values (or "-": one per line on
  *                                     stdin); prints "value ± standard error"
  *   synctool now CLOCK                the current time on CLOCK
+ *   synctool --node N …               the same of node N (its chorus-proxy)
  *
  * Clock names: node3:cpu, node3:realtime, node3:audio0, global; a bare kind
  * (cpu, audio0) means the node syncd runs on.  Exit status: 0 ok, 1 a
@@ -19,6 +20,7 @@
 #include <string.h>
 
 #include "libdev/link.h"
+#include "libdev/remote.h"
 #include "libsync/graph.h"
 #include "libsync/now.h"
 #include "libsync/ticker_read.h"
@@ -225,6 +227,25 @@ int main(int argc, char **argv)
 		fprintf(stderr, "synctool: %s\n", why);
 		return 2;
 	}
+	/* --node N: another node's syncd, through its chorus-proxy when the
+	 * nodes file lists it (libdev/remote.h), else a simulated node here */
+	gboolean remote = FALSE;
+	if (argc >= 3 && (!strcmp(argv[1], "--node") || !strcmp(argv[1], "-N"))) {
+		char *end;
+		unsigned long n = strtoul(argv[2], &end, 10);
+		if (*end || !*argv[2] || n > UINT32_MAX) {
+			fprintf(stderr, "synctool: --node: '%s' is not a node number\n", argv[2]);
+			return 2;
+		}
+		remote = dev_remote_use_node((uint32_t)n) == 1;
+		argv[2] = argv[0];
+		argv += 2;
+		argc -= 2;
+	}
+	if (remote && argc >= 2 && !strcmp(argv[1], "now")) {
+		fprintf(stderr, "synctool: now reads this machine's clocks: run it on the node itself\n");
+		return 2;
+	}
 	if (argc >= 2 && !strcmp(argv[1], "clocks"))
 		return print_status("sync/clocks");
 	if (argc >= 2 && !strcmp(argv[1], "ticker"))
@@ -233,6 +254,6 @@ int main(int argc, char **argv)
 		return cmd_convert(argc, argv);
 	if (argc >= 2 && !strcmp(argv[1], "now"))
 		return cmd_now(argc, argv);
-	fprintf(stderr, "usage: synctool clocks | ticker | convert FROM TO VALUE... | now CLOCK\n");
+	fprintf(stderr, "usage: synctool [--node N] clocks | ticker | convert FROM TO VALUE... | now CLOCK\n");
 	return 2;
 }

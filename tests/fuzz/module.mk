@@ -14,6 +14,8 @@
 #               (audiod/request.c)
 #   fuzz_kpatch the kernel module's (or side channel's) records and the
 #               sequence tracker (kpatch/record.c)
+#   fuzz_frame  remote device streams: libdev's frame reassembler, the
+#               messages in it and chorus-proxy's handshake lines
 FUZZ_SRCS_rbs := tests/fuzz/fuzz_rbs.c syncd/rbs_wire.c libsync/conv.c libsync/clockid.c libdev/netkey.c libdev/common.c
 FUZZ_PKGS_rbs := glib-2.0 gsl
 FUZZ_SRCS_share := tests/fuzz/fuzz_share.c apps/collab/share.c apps/detect/event.c libdev/replay.c libdev/ratelog.c \
@@ -30,7 +32,10 @@ FUZZ_SRCS_request := tests/fuzz/fuzz_request.c audiod/request.c audiod/error.c l
 FUZZ_PKGS_request := glib-2.0
 FUZZ_SRCS_kpatch := tests/fuzz/fuzz_kpatch.c kpatch/record.c
 FUZZ_PKGS_kpatch := glib-2.0
-FUZZ_NAMES := rbs share scenario config request kpatch
+FUZZ_SRCS_frame := tests/fuzz/fuzz_frame.c libdev/frame.c libdev/wire.c libdev/proxy_wire.c libdev/path.c libdev/netkey.c \
+	libdev/common.c
+FUZZ_PKGS_frame := glib-2.0
+FUZZ_NAMES := rbs share scenario config request kpatch frame
 TESTS += $(patsubst %,$(B)/tests/fuzz_%,$(FUZZ_NAMES))
 ifneq ($(CLANG),)
 define fuzz_rules

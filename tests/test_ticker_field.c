@@ -202,6 +202,15 @@ static void teardown(void)
 
 int main(void)
 {
+#ifdef __SANITIZE_ADDRESS__
+	/* 48 syncds under ASan (2-3 times the CPU) do not keep up in real time
+	 * on two cores: node 1's ticker held 1046 of 1128 pairs after 90 s
+	 * there.  The ticker code itself runs under the sanitizers in
+	 * test_ticker_parts (3000 conversions) and test_synctool/test_syncclient
+	 * (one conversion per part). */
+	fprintf(stderr, "test_ticker_field: SKIP: a 48-node field does not run in real time under ASan here\n");
+	return 77;
+#endif
 	/* Each node's syncd holds a handful of sockets; the launcher a few per
 	 * node more. */
 	struct rlimit rl;

@@ -21,6 +21,7 @@
  *     exceeds 20 us.
  * Prints a table and writes $CHORUS_BENCH_OUT/audio.csv (metric,clients,value,unit).
  */
+#include "bench/timing.h"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -90,17 +91,11 @@ static void proc_cpu(GPid pid, int64_t *ns, int64_t *ticks)
 	*ticks = (int64_t)(ut + st);
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
 static int64_t quantile(GArray *a, double q)
 {
 	if (!a->len)
 		return 0;
-	g_array_sort(a, cmp_i64);
+	g_array_sort(a, bench_cmp_i64);
 	size_t i = (size_t)(q * (a->len - 1) + 0.5);
 	return g_array_index(a, int64_t, i);
 }

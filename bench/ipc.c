@@ -9,6 +9,7 @@
  * The services (and the raw echo/writer) run on a second thread with its own
  * GMainContext; the client is this thread.  Prints a table and writes
  * $CHORUS_BENCH_OUT/ipc.csv.  Timing is CLOCK_MONOTONIC; no assertions. */
+#include "bench/timing.h"
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -25,26 +26,13 @@
 #define STREAM_BYTES_4K (64ull << 20)
 #define STREAM_BYTES_64K (256ull << 20)
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
 typedef struct {
 	double p50, p99;
 } pct;
 
 static pct percentiles(int64_t *v, int n)
 {
-	qsort(v, (size_t)n, sizeof *v, cmp_i64);
+	qsort(v, (size_t)n, sizeof *v, bench_cmp_i64);
 	return (pct){v[n / 2] / 1e3, v[(int)(n * 0.99)] / 1e3};
 }
 
@@ -149,10 +137,10 @@ static void raw_close(raw_pair *p)
 static int64_t raw_rt(raw_pair *p, size_t req)
 {
 	uint8_t buf[256] = {0};
-	int64_t t0 = now_ns();
+	int64_t t0 = bench_now_ns();
 	send(p->sv[0], buf, req, MSG_NOSIGNAL);
 	recv(p->sv[0], buf, sizeof buf, 0);
-	return now_ns() - t0;
+	return bench_now_ns() - t0;
 }
 
 static double raw_stream(size_t chunk_payload, uint64_t total)
@@ -162,7 +150,7 @@ static double raw_stream(size_t chunk_payload, uint64_t total)
 	size_t msg = chunk_payload + 32; /* same datagram size as a SENS_DATA */
 	raw_peer rp = {sv[1], msg, total};
 	uint8_t *buf = g_malloc(msg);
-	int64_t t0 = now_ns();
+	int64_t t0 = bench_now_ns();
 	GThread *t = g_thread_new("writer", raw_writer, &rp);
 	uint64_t got = 0;
 	while (got < total) {
@@ -171,7 +159,7 @@ static double raw_stream(size_t chunk_payload, uint64_t total)
 			break;
 		got += (uint64_t)n - 32;
 	}
-	double s = (now_ns() - t0) / 1e9;
+	double s = (bench_now_ns() - t0) / 1e9;
 	g_thread_join(t);
 	close(sv[0]);
 	close(sv[1]);
@@ -195,9 +183,9 @@ static void interleaved(gboolean status, pct *dev, pct *raw)
 	int64_t *v = g_new(int64_t, RT_ITERS), *w = g_new(int64_t, RT_ITERS);
 	int st;
 	for (int i = -RT_WARMUP; i < RT_ITERS; i++) {
-		int64_t t0 = now_ns();
+		int64_t t0 = bench_now_ns();
 		int e = status ? dev_link_status(l, FALSE, out, 5000) : dev_link_call(l, "ping", 4, &st, out, 5000);
-		int64_t dt = now_ns() - t0;
+		int64_t dt = bench_now_ns() - t0;
 		if (e < 0)
 			g_error("bench: libdev request failed: %s", g_strerror(-e));
 		int64_t rt = raw_rt(&rp, req);
@@ -230,10 +218,10 @@ static double dev_stream(const char *name, uint64_t total)
 	g_main_context_push_thread_default(ctx);
 	stream_rx rx = {g_main_loop_new(ctx, FALSE), 0};
 	dev_sensor_reader_ops ops = {NULL, rx_data, NULL, rx_end, rx_error, NULL};
-	int64_t t0 = now_ns();
+	int64_t t0 = bench_now_ns();
 	dev_sensor_reader *r = dev_sensor_reader_new(name, 0, (int64_t)(total / ITEM), 0, NULL, 0, ctx, &ops, &rx, NULL);
 	g_main_loop_run(rx.loop);
-	double s = (now_ns() - t0) / 1e9;
+	double s = (bench_now_ns() - t0) / 1e9;
 	dev_sensor_reader_free(r);
 	g_main_loop_unref(rx.loop);
 	g_main_context_pop_thread_default(ctx);

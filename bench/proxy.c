@@ -13,6 +13,7 @@
  * The devices run on a thread of this process, the proxy is a child
  * (tests/proxy_fixture.h).  Prints a table and writes
  * $CHORUS_BENCH_OUT/proxy.csv.  Timing is CLOCK_MONOTONIC; no assertions. */
+#include "bench/timing.h"
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -33,22 +34,9 @@ typedef struct {
 	double p50, p90, p99, mean;
 } lat;
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
-}
-
 static lat summarize(int64_t *t, int n)
 {
-	qsort(t, (size_t)n, sizeof *t, cmp_i64);
+	qsort(t, (size_t)n, sizeof *t, bench_cmp_i64);
 	double s = 0;
 	for (int i = 0; i < n; i++)
 		s += (double)t[i];
@@ -75,12 +63,12 @@ static lat on_link(const char *name, gboolean command)
 	GByteArray *out = g_byte_array_new();
 	int64_t *t = g_new(int64_t, LAT_ITERS);
 	for (int i = -LAT_WARMUP; i < LAT_ITERS; i++) {
-		int64_t t0 = now_ns();
+		int64_t t0 = bench_now_ns();
 		int st, e = command ? dev_link_call(l, "set 1", 5, &st, out, 2000) : dev_link_status(l, FALSE, out, 2000);
 		if (e < 0)
 			die(name, e, NULL);
 		if (i >= 0)
-			t[i] = now_ns() - t0;
+			t[i] = bench_now_ns() - t0;
 	}
 	lat r = summarize(t, LAT_ITERS);
 	g_free(t);
@@ -94,12 +82,12 @@ static lat oneshot(const char *name)
 	GByteArray *out = g_byte_array_new();
 	int64_t *t = g_new(int64_t, ONESHOT_ITERS);
 	for (int i = -10; i < ONESHOT_ITERS; i++) {
-		int64_t t0 = now_ns();
+		int64_t t0 = bench_now_ns();
 		int e = dev_status_read_sync(name, FALSE, out, 2000);
 		if (e < 0)
 			die(name, e, (char *)out->data);
 		if (i >= 0)
-			t[i] = now_ns() - t0;
+			t[i] = bench_now_ns() - t0;
 	}
 	lat r = summarize(t, ONESHOT_ITERS);
 	g_free(t);
@@ -136,11 +124,11 @@ static double sensor_rate(const char *name)
 {
 	stream s = {.end = -1};
 	dev_sensor_reader_ops ops = {NULL, s_data, NULL, s_end, s_error, NULL};
-	int64_t t0 = now_ns();
+	int64_t t0 = bench_now_ns();
 	dev_sensor_reader *r = dev_sensor_reader_new(name, 0, STREAM_ITEMS, 0, NULL, 0, NULL, &ops, &s, NULL);
 	while (s.end < 0)
 		g_main_context_iteration(NULL, TRUE);
-	double dt = (double)(now_ns() - t0) / 1e9;
+	double dt = (double)(bench_now_ns() - t0) / 1e9;
 	dev_sensor_reader_free(r);
 	if (s.bad || s.bytes != (guint64)STREAM_ITEMS * 2)
 		die(name, -EIO, "the stream lost or reordered items");
@@ -155,7 +143,7 @@ static int64_t pace_t0, pace_base;
 static gboolean pace(gpointer data)
 {
 	pfx *f = data;
-	f->sn_next = pace_base + (now_ns() - pace_t0) * 32000 / 1000000000;
+	f->sn_next = pace_base + (bench_now_ns() - pace_t0) * 32000 / 1000000000;
 	dev_sensor_advance(f->sn, f->sn_next);
 	f->value++;
 	if (f->value % 10 == 0)
@@ -166,7 +154,7 @@ static gboolean pace(gpointer data)
 static guint pace_id;
 static void start_pace(pfx *f, void *data)
 {
-	pace_t0 = now_ns();
+	pace_t0 = bench_now_ns();
 	pace_base = f->sn_next;
 	GSource *s = g_timeout_source_new(10);
 	g_source_set_callback(s, pace, f, NULL);
@@ -211,18 +199,18 @@ static double proxy_cpu(pfx *f, guint64 *bytes)
 						     NULL, &ops, &s, NULL);
 	int ups = 0;
 	dev_status_reader *sr = dev_status_reader_new("node3:demo/status", FALSE, NULL, st_upd, NULL, &ups, NULL);
-	int64_t until = now_ns() + 1000000000; /* settle 1 s */
-	while (now_ns() < until)
+	int64_t until = bench_now_ns() + 1000000000; /* settle 1 s */
+	while (bench_now_ns() < until)
 		if (!g_main_context_iteration(NULL, FALSE))
 			g_usleep(1000);
 	double c0 = cpu_of(f->pid);
 	guint64 b0 = s.bytes;
-	int64_t t0 = now_ns();
+	int64_t t0 = bench_now_ns();
 	until = t0 + (int64_t)CPU_SECONDS * 1000000000;
-	while (now_ns() < until)
+	while (bench_now_ns() < until)
 		if (!g_main_context_iteration(NULL, FALSE))
 			g_usleep(1000);
-	double dt = (double)(now_ns() - t0) / 1e9;
+	double dt = (double)(bench_now_ns() - t0) / 1e9;
 	double c1 = cpu_of(f->pid);
 	*bytes = s.bytes - b0;
 	dev_status_reader_free(sr);

@@ -115,7 +115,7 @@ static const cfg_key keys[] = {
 	  "the queue's file; empty = $STATE_DIRECTORY/collab.outbox (systemd) or RUN/collab.outbox"),
 	K("queue_max", CFG_INT, "4096", 16, 1000000, queue_max, "detections queued at most (the oldest are dropped)"),
 	K("queue_s", CFG_DOUBLE, "3600", 10, 864000, queue_s,
-	  "seconds a detection stays queued, and closed groups are kept for late ones (audio must last as long to locate them: ring_seconds or chorus-archive)"),
+	  "seconds a detection stays queued, and closed groups are kept for late ones (audio must last as long to locate them: audiod ring_s)"),
 	K("catchup_ms", CFG_INT, "2000", 100, 60000, catchup_ms, "how often a node says what it queues and asks for what it missed, ms"),
 	K("resend_per_s", CFG_INT, "200", 1, 100000, resend_per_s, "detections resent per second at most"),
 	{NULL},

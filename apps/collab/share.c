@@ -111,8 +111,8 @@ static void take_want(collab_share *s, const collab_msg *m)
 	collab_outbox_range(s->cfg.outbox, &first, &last);
 	for (guint r = 0; r < m->n_ranges; r++) {
 		uint64_t lo = MAX(m->ranges[r][0], first), hi = MIN(m->ranges[r][1], last);
-		if (m->ranges[r][0] < first)
-			s->st.gone += MIN(m->ranges[r][1] + 1, first) - m->ranges[r][0];
+		if (m->ranges[r][0] < first) /* asked for, no longer queued (first >= 1) */
+			s->st.gone += MIN(m->ranges[r][1], first - 1) - m->ranges[r][0] + 1;
 		for (uint64_t id = lo; id <= hi && g_tree_nnodes(s->pending) < (gint)s->cfg.span; id++) {
 			s->st.wanted++;
 			if (!g_tree_lookup(s->pending, &id)) {

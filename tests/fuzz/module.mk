@@ -17,6 +17,8 @@
 #               sequence tracker (kpatch/record.c)
 #   fuzz_clip   the clip service's request and reply lines
 #               (apps/collab/clipmsg.c)
+#   fuzz_ticker the binary ticker in parts (libsync/ticker_wire.c,
+#               ticker_asm.c) into a conversion graph
 #   fuzz_frame  remote device streams: libdev's frame reassembler, the
 #               messages in it and chorus-proxy's handshake lines
 FUZZ_SRCS_rbs := tests/fuzz/fuzz_rbs.c syncd/rbs_wire.c libsync/conv.c libsync/clockid.c libdev/netkey.c libdev/common.c
@@ -25,6 +27,9 @@ FUZZ_SRCS_share := tests/fuzz/fuzz_share.c apps/collab/sharemsg.c apps/detect/ev
 FUZZ_PKGS_share := glib-2.0
 FUZZ_SRCS_clip := tests/fuzz/fuzz_clip.c apps/collab/clipmsg.c
 FUZZ_PKGS_clip := glib-2.0
+FUZZ_SRCS_ticker := tests/fuzz/fuzz_ticker.c libsync/ticker_asm.c libsync/ticker_wire.c libsync/graph.c libsync/conv.c \
+	libsync/clockid.c
+FUZZ_PKGS_ticker := glib-2.0 gsl
 FUZZ_SRCS_scenario := tests/fuzz/fuzz_scenario.c sim/scenario.c sim/outage.c sim/rng.c sim/acoustics.c \
 	libcfg/cfg.c libcfg/spec.c libcfg/table.c libsync/now.c libsync/simwander.c apps/dsp/air.c
 FUZZ_PKGS_scenario := glib-2.0 sndfile gsl
@@ -39,7 +44,7 @@ FUZZ_PKGS_kpatch := glib-2.0
 FUZZ_SRCS_frame := tests/fuzz/fuzz_frame.c libdev/frame.c libdev/wire.c libdev/proxy_wire.c libdev/path.c libdev/netkey.c \
 	libdev/common.c
 FUZZ_PKGS_frame := glib-2.0
-FUZZ_NAMES := rbs share clip scenario config request kpatch frame
+FUZZ_NAMES := rbs share clip ticker scenario config request kpatch frame
 TESTS += $(patsubst %,$(B)/tests/fuzz_%,$(FUZZ_NAMES))
 ifneq ($(CLANG),)
 define fuzz_rules

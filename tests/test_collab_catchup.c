@@ -21,6 +21,8 @@
 #include "apps/collab/seen.h"
 #include "apps/collab/share.h"
 #include "apps/collab/sharemsg.h"
+#include "tests/collab_testutil.h"
+#include "tests/tmpdir.h"
 
 static const uint8_t KEY[] = "the-field-network-key-2026";
 
@@ -99,34 +101,11 @@ START_TEST(seen_holes_and_duplicates)
 }
 END_TEST
 
-static char *tmpdir(void)
-{
-	GError *err = NULL;
-	char *d = g_dir_make_tmp("catchup-XXXXXX", &err);
-	ck_assert_msg(d, "%s", err ? err->message : "");
-	return d;
-}
-
-static void rmtree(char *dir)
-{
-	GDir *g = g_dir_open(dir, 0, NULL);
-	const char *n;
-	while (g && (n = g_dir_read_name(g))) {
-		char *p = g_build_filename(dir, n, NULL);
-		g_unlink(p);
-		g_free(p);
-	}
-	if (g)
-		g_dir_close(g);
-	g_rmdir(dir);
-	g_free(dir);
-}
-
 /* The queue survives a restart with its ids and epoch; bounds drop the
  * oldest; a torn last line is dropped, a malformed one names the line. */
 START_TEST(outbox_durable_and_bounded)
 {
-	char *dir = tmpdir();
+	char *dir = tu_tmpdir("catchup-XXXXXX");
 	char *path = g_build_filename(dir, "collab.outbox", NULL);
 	GError *err = NULL;
 	collab_outbox *o = collab_outbox_open(path, 5, 100 * 1000000000LL, &err);
@@ -191,7 +170,8 @@ START_TEST(outbox_durable_and_bounded)
 	ck_assert_msg(strstr(err->message, ":1: not a collab outbox"), "%s", err->message);
 	g_clear_error(&err);
 	g_free(path);
-	rmtree(dir);
+	tu_rm_rf(dir);
+	g_free(dir);
 }
 END_TEST
 
@@ -305,25 +285,6 @@ START_TEST(late_detections_complete_groups)
 }
 END_TEST
 
-static int udp_port(void)
-{
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t l = sizeof a;
-	ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-	getsockname(fd, (struct sockaddr *)&a, &l);
-	close(fd);
-	return ntohs(a.sin_port);
-}
-
-static void spin(int ms)
-{
-	gint64 end = g_get_monotonic_time() + ms * 1000;
-	while (g_get_monotonic_time() < end)
-		if (!g_main_context_iteration(NULL, FALSE))
-			g_usleep(1000);
-}
-
 typedef struct {
 	GArray *seqs; /* uint64_t: the detections' seq, in arrival order */
 	guint late;
@@ -349,8 +310,8 @@ static gboolean reach(void *ctx, uint32_t peer)
  * a restarted node 2 (its queue reopened) is not asked again. */
 START_TEST(two_nodes_catch_up_after_an_outage)
 {
-	int port = udp_port();
-	char *dir = tmpdir();
+	int port = tu_udp_port();
+	char *dir = tu_tmpdir("catchup-XXXXXX");
 	char *p2 = g_build_filename(dir, "n2.outbox", NULL), *p3 = g_build_filename(dir, "n3.outbox", NULL);
 	GError *err = NULL;
 	collab_outbox *o2 = collab_outbox_open(p2, 1000, 3600 * 1000000000LL, &err);
@@ -375,13 +336,13 @@ START_TEST(two_nodes_catch_up_after_an_outage)
 		ck_assert_int_eq(collab_share_send(s2, &e2, FALSE), 0);
 		ck_assert_int_eq(collab_share_send(s3, &e3, FALSE), 0);
 		if (i < 46)
-			spin(10); /* 46..60 go out at once: live, before any resend */
+			tu_spin(10); /* 46..60 go out at once: live, before any resend */
 	}
 	/* Two HAVE/WANT rounds and the resends at 50 per second. */
 	gint64 end = g_get_monotonic_time() + 8000000;
 	collab_share_stats st2, st3;
 	do {
-		spin(100);
+		tu_spin(100);
 		collab_share_counts(s2, &st2);
 		collab_share_counts(s3, &st3);
 	} while ((b2.seqs->len < 60 || b3.seqs->len < 60 || st2.missing || st3.missing) && g_get_monotonic_time() < end);
@@ -417,7 +378,7 @@ START_TEST(two_nodes_catch_up_after_an_outage)
 	ck_assert(s2);
 	det_event e2 = event(2, 61, 61000000000LL);
 	ck_assert_int_eq(collab_share_send(s2, &e2, FALSE), 0);
-	spin(1500);
+	tu_spin(1500);
 	collab_share_counts(s3, &st3);
 	ck_assert_uint_eq(st3.missing, 0);
 	ck_assert_uint_eq(b3.seqs->len, 61);
@@ -432,7 +393,8 @@ START_TEST(two_nodes_catch_up_after_an_outage)
 	g_array_free(b3.seqs, TRUE);
 	g_free(p2);
 	g_free(p3);
-	rmtree(dir);
+	tu_rm_rf(dir);
+	g_free(dir);
 }
 END_TEST
 

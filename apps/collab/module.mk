@@ -18,13 +18,13 @@ $(B)/tests/test_collab: $(B)/tests/test_collab.o $(COLLAB_LIBS) $(B)/libcsim.a $
 
 # Shared detections and the clip service over real sockets (issue 15).
 TESTS += $(B)/tests/test_collab_share
-$(B)/tests/test_collab_share: $(B)/tests/test_collab_share.o $(COLLAB_LIBS)
+$(B)/tests/test_collab_share: $(B)/tests/test_collab_share.o $(B)/tests/collab_testutil.o $(COLLAB_LIBS)
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check $(COLLAB_PKGS)) -lm -pthread
 
 # Catching up after an outage: queue, held ids, HAVE/WANT, late groups.
 TESTS += $(B)/tests/test_collab_catchup
-$(B)/tests/test_collab_catchup: $(B)/tests/test_collab_catchup.o $(COLLAB_LIBS)
+$(B)/tests/test_collab_catchup: $(B)/tests/test_collab_catchup.o $(B)/tests/collab_testutil.o $(B)/tests/tmpdir.o $(COLLAB_LIBS)
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check $(COLLAB_PKGS)) -lm -pthread
 

@@ -30,7 +30,7 @@ for sc in ${OUTAGE_SCENARIOS:-sim/scenarios/outage/radio60.ini sim/scenarios/out
     echo "-- $name ($sc)"
     "$B/chorus-sim" "$sc" --bin "$B" --no-audio --out "$run" >"$run/sim.log" 2>&1
     rc=$?
-    grep -E '^(kind|cpu|global) |^global hand-over|^outages' "$run/sim.log"
+    grep -E '^(kind|cpu|global) |^global hand-over|^timescale of|^outages' "$run/sim.log"
     if [ -s "$run/truth.csv" ]; then
         if [ "$first" = 1 ]; then
             sed -n '1s/^/scenario,/p' "$run/truth.csv" > "$csv"

@@ -1,5 +1,6 @@
 /* truth.c — conversion errors against the simulator's clocks (see truth.h). */
 #include "sim/launch/truth.h"
+#include "sim/launch/truth_priv.h"
 
 #include <errno.h>
 #include <math.h>
@@ -17,47 +18,6 @@
 
 #include <sndfile.h>
 #include <string.h>
-
-typedef struct {
-	int id;
-	sync_simclock cpu;
-	double jitter_ns; /* scenario receive jitter, sd */
-	gboolean down;
-	GArray *ent;     /* last ticker's entries (sync_ticker_entry) */
-	gboolean locked; /* f0 known */
-	int64_t f0;      /* world frame of audiod's frame 0 */
-	int lock_tries;
-	gboolean relock; /* audiod restarted: f0 is found again, and compared */
-	int64_t old_f0;
-	int renumbered; /* restarts after which f0 differed */
-	sync_graph *g;
-	gboolean have;
-	gboolean warned; /* its ticker's first failure was reported */
-	uint32_t root;
-	GArray *near; /* guint: indices of the nodes in its radio range */
-} tnode;
-
-struct csim_truth {
-	char *run_dir;
-	const sim_scenario *sc;
-	sim_world *world; /* NULL: audio not measured */
-	int64_t epoch_ns;
-	unsigned rate_hz;
-	char *bin_dir;
-	GArray *nodes; /* tnode */
-	GArray *all, *last;
-	int64_t t0_ns;
-	/* The timescale of the root the tickers name: its definition on its
-	 * cpu clock (global = y0 + slope (x - x0)), and the hand-overs seen. */
-	int def_root; /* -1: none yet */
-	int64_t def_x0;
-	double def_y0_f, def_slope;
-	int64_t def_y0;
-	GArray *handovers;   /* csim_handover */
-	guint vias, targets; /* measuring budget per sample (0: every pair) */
-	guint cursor;        /* next via, in node order */
-	guint64 samples;
-};
 
 static int64_t host_raw(void)
 {
@@ -100,6 +60,7 @@ csim_truth *csim_truth_new(const sim_scenario *sc, const char *run_dir, int64_t 
 	t->t0_ns = host_raw();
 	t->def_root = -1;
 	t->handovers = g_array_new(FALSE, FALSE, sizeof(csim_handover));
+	t->node_steps = g_array_new(FALSE, FALSE, sizeof(csim_node_step));
 	return t;
 }
 
@@ -122,13 +83,14 @@ void csim_truth_free(csim_truth *t)
 	g_array_free(t->all, TRUE);
 	g_array_free(t->last, TRUE);
 	g_array_free(t->handovers, TRUE);
+	g_array_free(t->node_steps, TRUE);
 	sim_world_free(t->world);
 	g_free(t->bin_dir);
 	g_free(t->run_dir);
 	g_free(t);
 }
 
-static tnode *find(csim_truth *t, int id)
+tnode *csim_truth_node(csim_truth *t, int id)
 {
 	for (guint i = 0; i < t->nodes->len; i++)
 		if (g_array_index(t->nodes, tnode, i).id == id)
@@ -271,7 +233,7 @@ static void audio_lock(csim_truth *t, tnode *n, int64_t h)
 
 void csim_truth_audio_restarted(csim_truth *t, int node)
 {
-	tnode *n = find(t, node);
+	tnode *n = csim_truth_node(t, node);
 	if (!n || !n->locked)
 		return;
 	n->old_f0 = n->f0;
@@ -290,7 +252,7 @@ int csim_truth_renumbered(const csim_truth *t, int node)
 
 void csim_truth_set_down(csim_truth *t, int node, gboolean down)
 {
-	tnode *n = find(t, node);
+	tnode *n = csim_truth_node(t, node);
 	if (n)
 		n->down = down;
 }
@@ -430,65 +392,6 @@ static int audio_sample(csim_truth *t, int64_t h, gboolean keep)
 	return ok;
 }
 
-/* The root most tickers name now (-1: none). */
-static int named_root(const csim_truth *t)
-{
-	int best = -1, best_n = 0;
-	for (guint i = 0; i < t->nodes->len; i++) {
-		const tnode *a = &g_array_index(t->nodes, tnode, i);
-		if (a->down || !a->have || a->root == SYNC_TICKER_NO_ROOT)
-			continue;
-		int n = 0;
-		for (guint j = 0; j < t->nodes->len; j++) {
-			const tnode *b = &g_array_index(t->nodes, tnode, j);
-			n += !b->down && b->have && b->root == a->root;
-		}
-		if (n > best_n || (n == best_n && (int)a->root < best)) {
-			best_n = n;
-			best = (int)a->root;
-		}
-	}
-	return best;
-}
-
-/* Follow the named root's timescale; a change of root is a hand-over, and
- * its step is the new definition minus the old one (on the old root's
- * simulated clock, known after it died) at host time h. */
-static void track_root(csim_truth *t, int64_t h)
-{
-	int r = named_root(t);
-	tnode *root = r >= 0 ? find(t, r) : NULL;
-	if (!root || root->down || !root->have || (int)root->root != r)
-		return;
-	int64_t x1 = sync_simclock_apply(&root->cpu, h), x2 = x1 + 100000000000LL;
-	sync_graph_result g1, g2;
-	char why[160];
-	if (sync_graph_convert(root->g, sync_clock_cpu((uint32_t)r), sync_clock_global(), sync_tval_of(x1), x1, &g1, why,
-			       sizeof why) < 0 ||
-	    sync_graph_convert(root->g, sync_clock_cpu((uint32_t)r), sync_clock_global(), sync_tval_of(x2), x1, &g2, why,
-			       sizeof why) < 0)
-		return;
-	double slope = ((double)(g2.value.i - g1.value.i) + (g2.value.f - g1.value.f)) / (double)(x2 - x1);
-	if (t->def_root >= 0 && t->def_root != r) {
-		tnode *old = find(t, t->def_root);
-		double y_old = (double)(t->def_y0 - g1.value.i) + t->def_y0_f +
-			       t->def_slope * (double)(sync_simclock_apply(&old->cpu, h) - t->def_x0);
-		csim_handover ho = {.t_s = (double)(h - t->t0_ns) * 1e-9, .from = t->def_root, .to = r, .step_ns = g1.value.f - y_old};
-		g_array_append_val(t->handovers, ho);
-		g_message("truth: global hand-over node%d -> node%d: global stepped %+.0f ns", ho.from, ho.to, ho.step_ns);
-	}
-	t->def_root = r;
-	t->def_x0 = x1;
-	t->def_y0 = g1.value.i;
-	t->def_y0_f = g1.value.f;
-	t->def_slope = slope;
-}
-
-const GArray *csim_truth_handovers(const csim_truth *t)
-{
-	return t->handovers;
-}
-
 /* Measure node v's cpu to node b's (NULL: global); record it. */
 static int measure_one(csim_truth *t, tnode *v, tnode *b, int64_t h, gboolean keep)
 {
@@ -496,7 +399,7 @@ static int measure_one(csim_truth *t, tnode *v, tnode *b, int64_t h, gboolean ke
 	csim_meas m = {.t_s = (double)(h - t->t0_ns) * 1e-9};
 	if (b == v || (b && b->down))
 		return 0;
-	tnode *root = b ? NULL : find(t, (int)v->root);
+	tnode *root = b ? NULL : csim_truth_node(t, (int)v->root);
 	if (!b && (!root || root == v))
 		return 0; /* the root's own global is exact by definition */
 	if (measure(v, v, b, root, h, &m, why, sizeof why) < 0)
@@ -552,7 +455,7 @@ int csim_truth_sample(csim_truth *t, gboolean keep)
 			read_ticker(t, n);
 	}
 	int64_t h = host_raw();
-	track_root(t, h);
+	csim_truth_track(t, h);
 	int ok = 0;
 	for (guint i = 0; i < t->nodes->len; i++) {
 		tnode *v = &g_array_index(t->nodes, tnode, i);
@@ -592,7 +495,7 @@ guint csim_truth_outliers(const csim_truth *t, double k)
 
 int csim_truth_convert(csim_truth *t, int via, int a, int b, csim_meas *out, char *why, size_t len)
 {
-	tnode *v = find(t, via), *na = find(t, a), *nb = b >= 0 ? find(t, b) : NULL;
+	tnode *v = csim_truth_node(t, via), *na = csim_truth_node(t, a), *nb = b >= 0 ? csim_truth_node(t, b) : NULL;
 	if (!v || !na || (b >= 0 && !nb)) {
 		snprintf(why, len, "unknown node");
 		return -ENOENT;
@@ -604,7 +507,7 @@ int csim_truth_convert(csim_truth *t, int via, int a, int b, csim_meas *out, cha
 	}
 	int64_t h = host_raw();
 	csim_meas m = {.t_s = (double)(h - t->t0_ns) * 1e-9};
-	int rc = measure(v, na, nb, nb ? NULL : find(t, (int)v->root), h, &m, why, len);
+	int rc = measure(v, na, nb, nb ? NULL : csim_truth_node(t, (int)v->root), h, &m, why, len);
 	if (rc == 0) {
 		m.phase = phase_of(t, m.from, m.to, h);
 		*out = m;
@@ -641,7 +544,7 @@ int csim_truth_frame_at(const csim_truth *t, int node, double w_s, int64_t *fram
 
 int csim_truth_global_at(csim_truth *t, int root_id, int64_t h, int64_t *global_ns, double *frac_ns, char *why, size_t len)
 {
-	tnode *root = find(t, root_id);
+	tnode *root = csim_truth_node(t, root_id);
 	if (!root) {
 		snprintf(why, len, "no node%d", root_id);
 		return -ENOENT;
@@ -785,6 +688,12 @@ int csim_truth_report(const csim_truth *t, GString *out, const char *csv_path)
 		const csim_handover *ho = &g_array_index(t->handovers, csim_handover, i);
 		g_string_append_printf(out, "global hand-over node%d -> node%d at %.0f s: global stepped %+.3f us\n", ho->from,
 				       ho->to, ho->t_s, ho->step_ns * 1e-3);
+	}
+	for (guint i = 0; i < t->node_steps->len; i++) {
+		const csim_node_step *ns = &g_array_index(t->node_steps, csim_node_step, i);
+		g_string_append_printf(out, "timescale of node%d: root node%d -> node%d at %.0f s: its global stepped %+.3f us (%.1f s.e.)\n",
+				       ns->node, ns->from, ns->to, ns->t_s, ns->step_ns * 1e-3,
+				       ns->se_ns > 0 ? fabs(ns->step_ns) / ns->se_ns : INFINITY);
 	}
 	int rc = 0;
 	if (csv_path && !g_file_set_contents(csv_path, csv->str, (gssize)csv->len, NULL))

@@ -61,6 +61,17 @@ typedef struct {
 			 * definition on its simulated cpu clock), at that sample */
 } csim_handover;
 
+/* A step of one node's own global timescale: the root it follows changed
+ * (its half of a partition joined the other's timescale, or a hand-over),
+ * and its global moved by step_ns against its line before, extended. */
+typedef struct {
+	double t_s;     /* s since the truth object was made */
+	int node;       /* the node */
+	int from, to;   /* the roots it followed before and after */
+	double step_ns; /* its global after minus its line before, extended, at that sample */
+	double se_ns;   /* the two conversions' stated s.e. combined (the line's at its last sample) */
+} csim_node_step;
+
 /* A measurer for the nodes of sc whose devices are under run_dir; epoch_ns
  * is the world epoch (host raw ns) the cpu clocks' wander starts at. */
 csim_truth *csim_truth_new(const sim_scenario *sc, const char *run_dir, int64_t epoch_ns);
@@ -97,6 +108,9 @@ int csim_truth_sample(csim_truth *t, gboolean keep);
 
 /* The hand-overs seen (GArray of csim_handover). */
 const GArray *csim_truth_handovers(const csim_truth *t);
+
+/* The steps of the nodes' own timescales seen (GArray of csim_node_step). */
+const GArray *csim_truth_node_steps(const csim_truth *t);
 
 /* Measurements of the last sample (kept or not). */
 const GArray *csim_truth_last(const csim_truth *t);

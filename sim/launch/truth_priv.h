@@ -1,0 +1,71 @@
+/* truth_priv.h — the truth object's insides, shared by truth.c and
+ * timescale.c (the hand-overs and every node's timescale); not for users of
+ * truth.h. */
+#ifndef CHORUS_SIM_LAUNCH_TRUTH_PRIV_H
+#define CHORUS_SIM_LAUNCH_TRUTH_PRIV_H
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "libsync/graph.h"
+#include "libsync/now.h"
+#include "sim/launch/truth.h"
+#include "sim/world.h"
+
+typedef struct {
+	int id;
+	sync_simclock cpu;
+	double jitter_ns; /* scenario receive jitter, sd */
+	gboolean down;
+	GArray *ent;     /* last ticker's entries (sync_ticker_entry) */
+	gboolean locked; /* f0 known */
+	int64_t f0;      /* world frame of audiod's frame 0 */
+	int lock_tries;
+	gboolean relock; /* audiod restarted: f0 is found again, and compared */
+	int64_t old_f0;
+	int renumbered; /* restarts after which f0 differed */
+	sync_graph *g;
+	gboolean have;
+	gboolean warned; /* its ticker's first failure was reported */
+	uint32_t root;
+	GArray *near; /* guint: indices of the nodes in its radio range */
+	/* Its own global timescale as its ticker defines it (timescale.c):
+	 * the root it follows and its line cpu -> global at the last sample. */
+	gboolean ts_have;
+	int ts_root;
+	int64_t ts_x0, ts_y0;
+	double ts_y0_f, ts_slope, ts_var;
+} tnode;
+
+struct csim_truth {
+	char *run_dir;
+	const sim_scenario *sc;
+	sim_world *world; /* NULL: audio not measured */
+	int64_t epoch_ns;
+	unsigned rate_hz;
+	char *bin_dir;
+	GArray *nodes; /* tnode */
+	GArray *all, *last;
+	int64_t t0_ns;
+	/* The timescale of the root the tickers name: its definition on its
+	 * cpu clock (global = y0 + slope (x - x0)), and the hand-overs seen. */
+	int def_root; /* -1: none yet */
+	int64_t def_x0;
+	double def_y0_f, def_slope;
+	int64_t def_y0;
+	GArray *handovers;   /* csim_handover */
+	GArray *node_steps;  /* csim_node_step */
+	guint vias, targets; /* measuring budget per sample (0: every pair) */
+	guint cursor;        /* next via, in node order */
+	guint64 samples;
+};
+
+/* The node with this id, or NULL. */
+tnode *csim_truth_node(csim_truth *t, int id);
+
+/* After the tickers were read at host time h: follow the root the tickers
+ * name (hand-overs) and each node's own timescale (its steps when the root
+ * it follows changes).  timescale.c. */
+void csim_truth_track(csim_truth *t, int64_t h);
+
+#endif

@@ -30,3 +30,10 @@ TESTS += $(B)/tests/test_web_api $(B)/tests/test_web_browser
 $(B)/tests/test_web_%: tests/test_web_%.sh tests/web_field.sh | $(WEB_FIELD_DEPS)
 	@mkdir -p $(dir $@)
 	printf '#!/bin/sh\nexec sh "%s/tests/test_web_$*.sh" "%s" "%s"\n' "$(CURDIR)" "$(abspath $(B))" "$(CURDIR)" >$@ && chmod +x $@
+
+# bench/web: page open time, update latency, CPU of chorus-web + proxies
+# per node (bench/web.sh, bench/web_measure.py), as `make bench` runs it.
+BENCHES += $(B)/bench/web
+$(B)/bench/web: bench/web.sh bench/web_measure.py | $(WEB_FIELD_DEPS)
+	@mkdir -p $(dir $@)
+	printf '#!/bin/sh\nWEB_BENCH_BIN=%s WEB_BENCH_SRC=%s exec sh %s\n' "$(abspath $(B))" "$(CURDIR)" "$(abspath $<)" > $@ && chmod +x $@

@@ -10,14 +10,8 @@ set -u
 b=$1; src=$2
 command -v /usr/bin/python3 >/dev/null || { echo "test_web_api: SKIP: python3 not found (make deps)"; exit 77; }
 . "$src/tests/web_field.sh"
-trap 'web_field_stop' EXIT INT TERM
-fail() {
-    echo "test_web_api: FAIL: $*"
-    tail -5 "$WEB_DIR/sim.log" "$WEB_DIR/sim/chorus-web.log" 2>/dev/null
-    exit 1
-}
-web_field_start "$b" "$src" "$CHORUS_RUN/field" 150 || fail "the field did not start"
-web_field_wait_calls 1 120 || fail "collab located no call in 120 s"
+fail() { web_test_fail test_web_api "$*"; }
+web_test_field test_web_api "$b" "$src"
 /usr/bin/python3 "$src/tests/web_api.py" "$WEB_BASE" "$WEB_TOKEN" "$WEB_NODES" || fail "the API (above)"
 kill -0 "$WEB_SIM" || fail "chorus-sim is gone"
 echo "test_web_api: PASS"

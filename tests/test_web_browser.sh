@@ -14,14 +14,8 @@ command -v chromedriver >/dev/null || { echo "test_web_browser: SKIP: chromedriv
 out=${WEB_TEST_OUT:-$b/tests/web-out}
 mkdir -p "$out"
 . "$src/tests/web_field.sh"
-trap 'web_field_stop' EXIT INT TERM
-fail() {
-    echo "test_web_browser: FAIL: $*"
-    tail -5 "$WEB_DIR/sim.log" "$WEB_DIR/sim/chorus-web.log" 2>/dev/null
-    exit 1
-}
-web_field_start "$b" "$src" "$CHORUS_RUN/field" 150 || fail "the field did not start"
-web_field_wait_calls 1 120 || fail "collab located no call in 120 s"
+fail() { web_test_fail test_web_browser "$*"; }
+web_test_field test_web_browser "$b" "$src"
 /usr/bin/python3 "$src/tests/web_browser.py" "$WEB_URL" "$WEB_NODES" "$out"
 rc=$?
 [ $rc = 77 ] && exit 77

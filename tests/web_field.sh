@@ -44,3 +44,16 @@ web_field_stop() {
     [ -n "$WEB_SIM" ] && kill "$WEB_SIM" 2>/dev/null && wait "$WEB_SIM" 2>/dev/null
     WEB_SIM=
 }
+# web_test_fail NAME WHY: a test's failure with the field's last log lines.
+web_test_fail() {
+    echo "$1: FAIL: $2"
+    tail -5 "$WEB_DIR/sim.log" "$WEB_DIR/sim/chorus-web.log" 2>/dev/null
+    exit 1
+}
+# web_test_field NAME BUILD SRCDIR: start the field for test NAME and wait
+# for collab's first located call (failing the test otherwise).
+web_test_field() {
+    trap 'web_field_stop' EXIT INT TERM
+    web_field_start "$2" "$3" "$CHORUS_RUN/field" 150 || web_test_fail "$1" "the field did not start"
+    web_field_wait_calls 1 120 || web_test_fail "$1" "collab located no call in 120 s"
+}

@@ -28,6 +28,7 @@ static void h_info(SoupServer *s, SoupServerMessage *msg, const char *path, GHas
 	json_object_set_int_member(o, "requests", (gint64)w->requests);
 	json_object_set_int_member(o, "refused", (gint64)w->refused);
 	json_object_set_int_member(o, "bad_requests", (gint64)w->bad);
+	json_object_set_int_member(o, "busy", (gint64)w->busy);
 	json_object_set_boolean_member(o, "truth", *w->cfg.truth != 0);
 	json_object_set_boolean_member(o, "authenticated", w->keyed);
 	json_object_set_int_member(o, "now_ms", g_get_monotonic_time() / 1000);

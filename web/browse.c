@@ -18,11 +18,14 @@ typedef struct {
 	int err;
 	char why[512];
 	JsonNode *reply;
+	gboolean gone; /* the client went away: nothing to answer */
+	gulong finished;
 } job;
 
 static void job_free(gpointer data)
 {
 	job *j = data;
+	g_signal_handler_disconnect(j->msg, j->finished);
 	g_object_unref(j->msg);
 	g_free(j->name);
 	if (j->reply)
@@ -100,6 +103,8 @@ static void run(GTask *t, gpointer src, gpointer data, GCancellable *c)
 static void done(GObject *src, GAsyncResult *res, gpointer data)
 {
 	job *j = g_task_get_task_data(G_TASK(res));
+	if (j->gone)
+		return;
 	if (j->err) {
 		guint st = j->err == -ENOENT       ? SOUP_STATUS_NOT_FOUND
 			   : j->err == -EPROTOTYPE ? SOUP_STATUS_UNPROCESSABLE_ENTITY
@@ -114,6 +119,11 @@ static void done(GObject *src, GAsyncResult *res, gpointer data)
 	soup_server_message_unpause(j->msg);
 }
 
+static void on_finished(SoupServerMessage *msg, gpointer data)
+{
+	((job *)data)->gone = TRUE;
+}
+
 static void start(web *w, SoupServerMessage *msg, uint32_t node, const char *name)
 {
 	job *j = g_new0(job, 1);
@@ -122,6 +132,7 @@ static void start(web *w, SoupServerMessage *msg, uint32_t node, const char *nam
 	j->name = g_strdup(name);
 	j->timeout_ms = (int)(w->cfg.fetch_timeout_s * 1000);
 	soup_server_message_pause(msg);
+	j->finished = g_signal_connect(msg, "finished", G_CALLBACK(on_finished), j);
 	GTask *t = g_task_new(NULL, NULL, done, NULL);
 	g_task_set_task_data(t, j, job_free);
 	g_task_run_in_thread(t, run);

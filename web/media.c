@@ -15,6 +15,7 @@
 #define CLIP_POST_NS 1000000000LL
 
 typedef struct {
+	web *w;
 	SoupServerMessage *msg;
 	web_audio *fetch;
 	char *filename;
@@ -23,6 +24,7 @@ typedef struct {
 
 static void pending_free(pending *p)
 {
+	p->w->fetching--;
 	if (p->finished)
 		g_signal_handler_disconnect(p->msg, p->finished);
 	g_object_unref(p->msg);
@@ -68,7 +70,17 @@ static void on_audio(void *user, int err, const char *why, GBytes *wav, const we
 
 static void start_fetch(web *w, SoupServerMessage *msg, uint32_t node, int64_t from, int64_t to, char *filename)
 {
+	if (w->fetching >= WEB_FETCHES_MAX) {
+		w->busy++;
+		g_free(filename);
+		soup_message_headers_replace(soup_server_message_get_response_headers(msg), "Retry-After", "1");
+		web_reply_error(msg, SOUP_STATUS_SERVICE_UNAVAILABLE, NULL, "busy: %d audio fetches in flight already; try again",
+				WEB_FETCHES_MAX);
+		return;
+	}
 	pending *p = g_new0(pending, 1);
+	p->w = w;
+	w->fetching++;
 	p->msg = g_object_ref(msg);
 	p->filename = filename;
 	soup_server_message_pause(msg);

@@ -19,6 +19,13 @@ install-web:
 	install -d $(DESTDIR)$(PREFIX)/share/chorus/web
 	install -m 644 $(WEB_ASSETS) $(DESTDIR)$(PREFIX)/share/chorus/web/
 
+# The pure parts: token, text forms, detections, spectrogram bytes, WAV
+# (tests/test_web_parts.c).
+TESTS += $(B)/tests/test_web_parts
+$(B)/tests/test_web_parts: $(B)/tests/test_web_parts.o $(B)/libweb.a $(B)/libdev.a $(B)/libaudiod.a $(B)/libsync.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check $(WEB_PKGS)) -lm
+
 # Tests on a simulated field with chorus-sim --web (tests/web_field.sh):
 # the API and its refusals (tests/test_web_api.sh, tests/web_api.py) and
 # the page in headless Chromium (tests/test_web_browser.sh,

@@ -39,8 +39,13 @@ typedef struct {
 	web_live *live;
 	GHashTable *specs; /* node (GUINT_TO_POINTER) -> web_spec_slot * */
 	SoupServer *soup;
-	guint64 requests, refused, bad;
+	guint fetching; /* audio fetches in flight (at most WEB_FETCHES_MAX) */
+	guint64 requests, refused, bad, busy;
 } web;
+
+/* Audio fetches served at once; more are answered 503 (each holds up to a
+ * minute of audio in memory until it is sent). */
+#define WEB_FETCHES_MAX 8
 
 /* Register every handler on w->soup. */
 void web_handlers_add(web *w);

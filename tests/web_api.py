@@ -2,7 +2,7 @@
 """tests/web_api.py BASE TOKEN NODES_FILE — every chorus-web endpoint and
 its refusals (docs/protocol.md "chorus-web"), standard library only.
 Prints one line per check; exit 0 when all pass, 1 otherwise."""
-import io, json, sys, time, urllib.error, urllib.request, wave
+import io, json, socket, sys, time, urllib.error, urllib.parse, urllib.request, wave
 
 base, token, nodes_file = sys.argv[1], sys.argv[2], sys.argv[3]
 nodes = [int(l.split()[0]) for l in open(nodes_file) if l.strip() and not l.startswith("#")]
@@ -46,6 +46,14 @@ def refused(path, status, param, **kw):
     ok = st == status and isinstance(j, dict) and "error" in j and (param is None or j.get("param") == param)
     check(ok, "%s %s -> %d %s (%s)" % (kw.get("how", "header") if kw.get("auth", True) else "no token", path, st,
                                          (j or {}).get("param"), (j or {}).get("error")))
+
+# --- a browser that never reads: opened first, it stays stalled through
+# every check below, which must all be answered all the same ---------------
+host = urllib.parse.urlsplit(base)
+slow = socket.socket()
+slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+slow.connect((host.hostname, host.port))
+slow.sendall(("GET /api/events?spec=%d HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n" % (nodes[0], token)).encode())
 
 # --- refusals: no token, a wrong one, in every place --------------------------
 wrong = "0" * 64
@@ -153,7 +161,18 @@ refused("/api/spectrogram", 400, "node")
 refused("/api/events?spec=77", 404, "spec")
 refused("/api/nope", 404, None)
 refused("/../etc/passwd", 404, None)
+# not HTTP at all: answered (400) or closed, and the service goes on
+g = socket.create_connection((host.hostname, host.port), 10)
+g.sendall(b"\x00\x01\xffGARBAGE /\x7f HTTP/9\r\n\r\n")
+g.settimeout(10)
+try:
+    answer = g.recv(200)
+except OSError:
+    answer = b""
+g.close()
+check(answer == b"" or answer[:9] in (b"HTTP/1.0 ", b"HTTP/1.1 ") and answer[9:12] == b"400", "a malformed HTTP request: %r" % answer[:40])
 st, j = get_json("/api/info")
+check(st == 200 and j["clients"] >= 1, "the stalled client is still connected (%d clients), the rest was served" % j["clients"])
 check(st == 200 and j["bad_requests"] >= 10 and j["refused"] >= 10, "still serving after the bad requests (%s)" % j)
 
 # --- live: server-sent events ---------------------------------------------------------------
@@ -166,5 +185,6 @@ with urllib.request.urlopen(req, timeout=20) as r:
         if line.startswith("event: "):
             seen.add(line[7:].strip())
 check({"hello", "node", "spec", "det"} <= seen, "/api/events sent %s" % sorted(seen))
+slow.close()
 print("web_api: %d failed" % failed)
 sys.exit(1 if failed else 0)

@@ -1,10 +1,12 @@
 #!/usr/bin/python3
-"""tests/web_api.py BASE TOKEN NODES_FILE — every chorus-web endpoint and
-its refusals (docs/protocol.md "chorus-web"), standard library only.
+"""tests/web_api.py BASE TOKEN NODES_FILE PROXY_CONF — every chorus-web
+endpoint and its refusals (docs/protocol.md "chorus-web"), standard library
+only; last, the last node's chorus-proxy (the one started with PROXY_CONF
+under CHORUS_NODE=N) is killed and that node must be shown down.
 Prints one line per check; exit 0 when all pass, 1 otherwise."""
 import io, json, socket, sys, time, urllib.error, urllib.parse, urllib.request, wave
 
-base, token, nodes_file = sys.argv[1], sys.argv[2], sys.argv[3]
+base, token, nodes_file, proxy_conf = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 nodes = [int(l.split()[0]) for l in open(nodes_file) if l.strip() and not l.startswith("#")]
 failed = 0
 
@@ -186,5 +188,29 @@ with urllib.request.urlopen(req, timeout=20) as r:
             seen.add(line[7:].strip())
 check({"hello", "node", "spec", "det"} <= seen, "/api/events sent %s" % sorted(seen))
 slow.close()
+
+# --- a node whose proxy dies is shown down, and the rest stays up -----------
+import glob, os, signal
+victim, gone = nodes[-1], None
+for p in glob.glob("/proc/[0-9]*"):
+    try:
+        cmd = open(p + "/cmdline", "rb").read().split(b"\0")
+        env = open(p + "/environ", "rb").read().split(b"\0")
+    except OSError:
+        continue
+    if os.path.basename(cmd[0]) == b"chorus-proxy" and proxy_conf.encode() in cmd and ("CHORUS_NODE=%d" % victim).encode() in env:
+        gone = int(os.path.basename(p))
+check(gone is not None, "node%d's chorus-proxy found (pid %s)" % (victim, gone))
+if gone:
+    os.kill(gone, signal.SIGKILL)
+    states, t_end = {}, time.time() + 30
+    while time.time() < t_end:
+        st, ns = get_json("/api/nodes")
+        states = {n["id"]: n["state"] for n in ns}
+        if states.get(victim) == "down":
+            break
+        time.sleep(0.5)
+    check(states.get(victim) == "down" and all(s != "down" for i, s in states.items() if i != victim),
+          "node%d shown down when its proxy died, the others not: %s" % (victim, states))
 print("web_api: %d failed" % failed)
 sys.exit(1 if failed else 0)

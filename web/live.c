@@ -11,7 +11,6 @@ typedef struct {
 	int64_t spec_node;
 	size_t queued; /* bytes appended, not yet written */
 	gboolean lagging;
-	gboolean paused_by_us;
 } client;
 
 struct web_live {

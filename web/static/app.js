@@ -261,10 +261,11 @@ function connect() {
   es.onerror = () => { $("#live").dataset.state = "lost"; $("#live").textContent = "reconnecting"; };
 }
 async function loadState() {
-  const [nodes, calls] = await Promise.all([api("/api/nodes"), api("/api/calls")]);
+  const [nodes, calls, truth] = await Promise.all([api("/api/nodes"), api("/api/calls"), api("/api/truth").catch(() => null)]);
   for (const n of nodes) st.nodes.set(n.id, n);
   for (const c of calls) addCall(c);
-  try { st.truth = await api("/api/truth"); $("#truthnote").textContent = ", simulation truth ✕"; } catch (e) { st.truth = null; }
+  st.truth = truth;
+  if (truth) $("#truthnote").textContent = ", simulation truth ✕";
   drawMap(); drawNodes(); drawCalls();
 }
 function fillSelects() {

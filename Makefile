@@ -41,7 +41,7 @@ comma   := ,
 SAN     := $(if $(SANITIZE),-fsanitize=address$(comma)undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
 # Every dependency comes through pkg-config; `=` keeps the shell calls lazy so
 # `make deps` works before the packages exist.
-PKGS     = glib-2.0 gsl fftw3f alsa sndfile check libsystemd json-glib-1.0 libmosquitto fuse3 libsoup-3.0
+PKGS     = glib-2.0 gsl fftw3f alsa sndfile check libsystemd json-glib-1.0 libmosquitto fuse3
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 pkglibs  = $(shell pkg-config --libs $(1))
 CFLAGS  += $(CSTD) $(WARN) $(OPT) $(SAN) -fPIC -MMD -MP -I. $(PKG_CFLAGS)

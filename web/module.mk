@@ -5,6 +5,9 @@
 # build step) is installed under share/chorus/web.
 WEB_OBJS := $(patsubst %.c,$(B)/%.o,$(filter-out web/main.c,$(wildcard web/*.c)))
 WEB_PKGS = glib-2.0 gio-2.0 libsoup-3.0 json-glib-1.0 fftw3f sndfile libsystemd
+# libsoup's flags for chorus-web's objects only (not in PKGS: nothing else
+# needs its include paths, and a cross build without it fails here alone).
+$(WEB_OBJS) $(B)/web/main.o $(B)/tests/test_web_parts.o: CFLAGS += $(shell pkg-config --cflags libsoup-3.0 2>/dev/null)
 $(B)/libweb.a: $(WEB_OBJS)
 PROGS += $(B)/bin/chorus-web
 $(B)/bin/chorus-web: $(B)/web/main.o $(B)/libweb.a $(B)/apps/collab/nodes.o $(B)/libdev.a $(B)/libcfg.a $(B)/libaudiod.a $(B)/libsync.a

@@ -22,6 +22,8 @@ static const cfg_key audiod_keys[] = {
 	K(audiod_config, "lock_memory", CFG_BOOL, "false", 1, 0, lock_memory, "lock all memory (mlockall) so capture never pages"),
 	R(audiod_config, "status_interval_s", "status_interval", CFG_DOUBLE, "0.5", 0.01, 60, status_interval_s,
 	  "seconds between status notifications"),
+	K(audiod_config, "archive_dir", CFG_STRING, "", 0, 0, archive_dir,
+	  "chorus-archive's directory: requests older than the ring are served from it; empty = $CHORUS_ARCHIVE_DIR, else /var/lib/chorus/archive if it exists; none = never"),
 	{NULL},
 };
 

@@ -34,6 +34,7 @@ typedef struct {
 	gint64 rt_priority;       /* SCHED_FIFO priority of capture threads; 0 = none */
 	gboolean lock_memory;     /* mlockall */
 	double status_interval_s; /* s between status notifications */
+	char *archive_dir;        /* chorus-archive's directory ("" = $CHORUS_ARCHIVE_DIR or the default if there; "none") */
 	audiod_device_config dev[AUDIOD_MAX_DEVICES];
 } audiod_config;
 

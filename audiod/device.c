@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "audiod/archived.h"
 #include "audiod/request.h"
 #include "audiod/ringserver.h"
 #include "libdev/dev.h"
@@ -20,6 +21,7 @@ typedef struct {
 	uint16_t chan[AUDIO_MAX_CHANNELS]; /* which, in order */
 	uint8_t *tmp;                      /* whole frames read from the ring */
 	size_t tmp_frames;
+	audiod_archive *ar; /* frames older than the ring, from chorus-archive (or NULL) */
 } client_ctx;
 
 struct audio_dev {
@@ -52,6 +54,8 @@ struct audio_dev {
 	gboolean fresh_numbering; /* frame 0 is this run's first frame (no continuation) */
 	GMainContext *ctx;        /* where the devices live */
 	gboolean changed;
+	char *archive_dir;     /* chorus-archive's directory for older frames, or NULL */
+	guint64 archive_opens; /* streams that began in the archive */
 };
 
 /* The error of this card's timestamps no observation reveals, ns: the
@@ -94,21 +98,41 @@ static void op_range(void *user, int64_t *oldest, int64_t *next)
 		*oldest += d->rate_hz / 4;
 }
 
+/* Whole frames [first, first + n) from the ring, or from the archive below
+ * it (the sensor asks for those only where _below said so). */
+static int read_frames(audio_dev *d, client_ctx *c, int64_t first, size_t n, void *buf)
+{
+	int64_t oldest, next;
+	audio_ring_span(d->ring, &oldest, &next);
+	if (c->ar && first < oldest)
+		return audiod_archive_read(c->ar, first, n, buf);
+	int rc = audio_ring_read(d->ring, first, n, buf, NULL);
+	return rc == -ESTALE ? -ERANGE : rc;
+}
+
+static gboolean op_below(void *user, void *client, int64_t from, int64_t oldest, int64_t *to)
+{
+	client_ctx *c = client;
+	if (!c || !c->ar) {
+		*to = from;
+		return FALSE;
+	}
+	return audiod_archive_below(c->ar, from, oldest, to);
+}
+
 static int op_read(void *user, void *client, int64_t first, size_t n, void *buf)
 {
 	audio_dev *d = user;
 	client_ctx *c = client;
-	if (!c->nchan) {
-		int rc = audio_ring_read(d->ring, first, n, buf, NULL);
-		return rc == -ESTALE ? -ERANGE : rc;
-	}
+	if (!c->nchan)
+		return read_frames(d, c, first, n, buf);
 	if (c->tmp_frames < n) {
 		c->tmp = g_realloc(c->tmp, n * d->frame_bytes);
 		c->tmp_frames = n;
 	}
-	int rc = audio_ring_read(d->ring, first, n, c->tmp, NULL);
+	int rc = read_frames(d, c, first, n, c->tmp);
 	if (rc < 0)
-		return rc == -ESTALE ? -ERANGE : rc;
+		return rc;
 	uint8_t *out = buf;
 	for (size_t f = 0; f < n; f++)
 		for (uint32_t i = 0; i < c->nchan; i++) {
@@ -208,7 +232,8 @@ static int op_open(void *user, const dev_creds *who, dev_sensor_request *req, vo
 {
 	audio_dev *d = user;
 	audio_request r;
-	GString *out = g_string_new(NULL);
+	GString *out = g_string_new(NULL), *arep = g_string_new(NULL);
+	audiod_archive *ar = NULL;
 	int64_t oldest, next;
 	GError *perr = NULL;
 	int rc = audio_request_parse(req->params, req->params_len, d->channels, d->node, &r, &perr);
@@ -220,33 +245,75 @@ static int op_open(void *user, const dev_creds *who, dev_sensor_request *req, vo
 	if (rc < 0)
 		goto refuse;
 	op_range(d, &oldest, &next);
-	if (r.by_time && !(req->flags & DEV_SENSOR_RESUME)) {
+	gboolean resume = (req->flags & DEV_SENSOR_RESUME) != 0;
+	if (r.by_time && !resume) {
 		sync_tval f0, f1;
 		double v0 = 0, v1 = 0;
-		char cn[SYNC_CLOCK_NAME_MAX], tb[24];
-		if ((rc = time_to_frame(d, r.clock, r.from, &f0, &v0, why, wlen)) < 0)
-			goto refuse;
-		req->first = ceil_frame(f0);
+		char cn[SYNC_CLOCK_NAME_MAX], tb[24], why1[256] = "";
+		int rc0 = time_to_frame(d, r.clock, r.from, &f0, &v0, why, wlen), rc1 = 0;
+		req->first = rc0 == 0 ? ceil_frame(f0) : INT64_MIN;
 		req->last = DEV_SENSOR_OPEN_END;
 		if (r.to != INT64_MAX) {
-			if ((rc = time_to_frame(d, r.clock, r.to, &f1, &v1, why, wlen)) < 0)
-				goto refuse;
-			req->last = ceil_frame(f1);
+			rc1 = time_to_frame(d, r.clock, r.to, &f1, &v1, why1, sizeof why1);
+			req->last = rc1 == 0 ? ceil_frame(f1) : INT64_MIN;
 		}
-		double se = sqrt(v0 > v1 ? v0 : v1);
-		g_string_append_printf(out, " clock=%s from=%" G_GINT64_FORMAT " to=%s se_frames=%.4g se_ns=%.4g",
-				       sync_clock_format(r.clock, cn, sizeof cn), r.from,
-				       fmt_end(tb, sizeof tb, r.to, INT64_MAX), se,
-				       se * 1e9 / d->rate_hz);
+		/* Older than the ring (or than the history audiod kept): the
+		 * archive places it in global time by its own records. */
+		if ((rc0 < 0 || req->first < oldest) && d->archive_dir && sync_clock_equal(r.clock, sync_clock_global())) {
+			GError *aerr = NULL;
+			int64_t first = req->first, last = req->last == DEV_SENSOR_OPEN_END ? INT64_MAX : req->last;
+			ar = audiod_archive_open(d->archive_dir, d->node, (uint32_t)d->k, snd_pcm_format_name(d->format),
+						 d->frame_bytes, TRUE, r.from, r.to, &first, &last, arep, &aerr);
+			if (ar) {
+				req->first = first;
+				req->last = last == INT64_MAX ? DEV_SENSOR_OPEN_END : last;
+				rc0 = rc1 = 0;
+			} else if (rc0 == 0) {
+				/* Ring time, older than the ring: the archive's reason. */
+				g_snprintf(why, wlen, "%s (the ring keeps %.1f s; the archive: %s)", "time older than the oldest frame held",
+					   (double)audio_ring_header(d->ring)->capacity / d->rate_hz, aerr->message);
+				rc0 = -ERANGE;
+			}
+			g_clear_error(&aerr);
+		}
+		if (rc0 == 0 && rc1 < 0)
+			g_strlcpy(why, why1, wlen);
+		if ((rc = rc0 < 0 ? rc0 : rc1) < 0 || req->last == INT64_MIN) {
+			rc = rc < 0 ? rc : -ERANGE;
+			goto refuse;
+		}
+		if (ar) {
+			g_string_append_printf(out, " clock=%s from=%" G_GINT64_FORMAT " to=%s", sync_clock_format(r.clock, cn, sizeof cn),
+					       r.from, fmt_end(tb, sizeof tb, r.to, INT64_MAX));
+		} else {
+			double se = sqrt(v0 > v1 ? v0 : v1);
+			g_string_append_printf(out, " clock=%s from=%" G_GINT64_FORMAT " to=%s se_frames=%.4g se_ns=%.4g",
+					       sync_clock_format(r.clock, cn, sizeof cn), r.from,
+					       fmt_end(tb, sizeof tb, r.to, INT64_MAX), se, se * 1e9 / d->rate_hz);
+		}
 	}
-	if ((req->flags & DEV_SENSOR_RESUME) && req->first > next + (int64_t)d->rate_hz) {
+	if (resume && req->first > next + (int64_t)d->rate_hz) {
 		/* A stream resumed from another numbering (an audiod run that
 		 * could not number on): its indices mean other instants here. */
 		g_snprintf(why, wlen, "frame %" G_GINT64_FORMAT " belongs to an earlier run's numbering (this run is at %" G_GINT64_FORMAT "); open the stream again", req->first, next);
 		rc = -ESTALE;
 		goto refuse;
 	}
-	if (req->first < oldest && !(req->flags & DEV_SENSOR_RESUME)) {
+	if (!ar && req->first < oldest && !resume && d->archive_dir) {
+		/* By frames, older than the ring: from the archive. */
+		GError *aerr = NULL;
+		int64_t first = req->first, last = req->last == DEV_SENSOR_OPEN_END ? INT64_MAX : req->last;
+		ar = audiod_archive_open(d->archive_dir, d->node, (uint32_t)d->k, snd_pcm_format_name(d->format),
+					 d->frame_bytes, FALSE, 0, 0, &first, &last, arep, &aerr);
+		if (!ar) {
+			g_snprintf(why, wlen, "frame %" G_GINT64_FORMAT " is older than the oldest held, %" G_GINT64_FORMAT " (the ring keeps %.1f s), and the archive: %s",
+				   req->first, oldest, (double)audio_ring_header(d->ring)->capacity / d->rate_hz, aerr->message);
+			g_error_free(aerr);
+			rc = -ERANGE;
+			goto refuse;
+		}
+	}
+	if (!ar && req->first < oldest && !resume) {
 		g_snprintf(why, wlen, "frame %" G_GINT64_FORMAT " is older than the oldest held, %" G_GINT64_FORMAT " (the ring keeps %.1f s)", req->first, oldest,
 			   (double)audio_ring_header(d->ring)->capacity / d->rate_hz);
 		rc = -ERANGE;
@@ -257,8 +324,15 @@ static int op_open(void *user, const dev_creds *who, dev_sensor_request *req, vo
 		rc = -EINVAL;
 		goto refuse;
 	}
-	append_first_time(d, r.by_time ? r.clock : sync_clock_global(), req->first, out);
+	if (ar) {
+		g_string_append(out, arep->str); /* the first frame's time as the archive places it */
+		d->archive_opens++;
+	} else {
+		append_first_time(d, r.by_time ? r.clock : sync_clock_global(), req->first, out);
+	}
+	g_string_free(arep, TRUE);
 	client_ctx *c = g_new0(client_ctx, 1);
+	c->ar = ar;
 	c->nchan = r.nchan;
 	memcpy(c->chan, r.chan, sizeof c->chan);
 	req->item_size = (r.nchan ? r.nchan : d->channels) * d->sample_bytes;
@@ -276,6 +350,8 @@ static int op_open(void *user, const dev_creds *who, dev_sensor_request *req, vo
 	return 0;
 refuse:
 	d->refused++;
+	audiod_archive_free(ar);
+	g_string_free(arep, TRUE);
 	g_string_free(out, TRUE);
 	return rc;
 }
@@ -284,12 +360,13 @@ static void op_close(void *user, void *client)
 {
 	audio_dev *d = user;
 	client_ctx *c = client;
+	audiod_archive_free(c->ar);
 	g_free(c->tmp);
 	g_free(c);
 	d->changed = TRUE;
 }
 
-static const dev_sensor_ops sensor_ops = {op_range, op_read, op_open, op_close};
+static const dev_sensor_ops sensor_ops = {op_range, op_read, op_open, op_close, op_below};
 
 /* ---- feeding syncd ------------------------------------------------------- */
 
@@ -472,6 +549,9 @@ static int status_text(void *user, GString *out)
 			       st.xruns, st.frames_lost, st.restart_se_frames);
 	g_string_append_printf(out, "clients streams=%u bulk=%" G_GUINT64_FORMAT " requests=%" G_GUINT64_FORMAT " refused=%" G_GUINT64_FORMAT "\n", d->data ? dev_sensor_readers(d->data) : 0,
 			       ringserver_served(d->rs), d->opens, d->refused);
+	if (d->archive_dir)
+		g_string_append_printf(out, "archive %s streams_from_archive=%" G_GUINT64_FORMAT "\n", d->archive_dir,
+				       d->archive_opens);
 	g_string_append_printf(out, "tstamp source=%s%s%s records=%" G_GUINT64_FORMAT " lost=%" G_GUINT64_FORMAT " malformed=%" G_GUINT64_FORMAT " behind=%" G_GUINT64_FORMAT " floor_us=%.3f floor_sd_us=%.3f systematic_us=%.3f audio_tstamp=%s\n", tsrc_name(st.source), *st.source_path ? " path=" : "",
 			       st.source_path, st.records, st.records_lost, st.malformed, st.behind, (double)d->floor_ns * 1e-3,
 			       d->floor_sd_ns * 1e-3, systematic_ns(d) * 1e-3, audio_tstamp_name(st.audio_type));
@@ -614,5 +694,12 @@ void audio_dev_free(audio_dev *d)
 	dev_sensor_free(d->data);
 	timehist_free(d->th);
 	g_string_free(d->pending, TRUE);
+	g_free(d->archive_dir);
 	g_free(d);
+}
+
+void audio_dev_set_archive(audio_dev *d, const char *dir)
+{
+	g_free(d->archive_dir);
+	d->archive_dir = dir && *dir ? g_strdup(dir) : NULL;
 }

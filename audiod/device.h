@@ -19,6 +19,10 @@ typedef struct audio_dev audio_dev;
 audio_dev *audio_dev_new(int k, const stream_cfg *cfg, uint32_t node, GMainContext *ctx, sync_client *clocks,
 			 GError **err);
 
+/* Serve requests older than the ring from chorus-archive's directory dir
+ * (NULL or "": refuse them, as without an archive; audiod/archived.h). */
+void audio_dev_set_archive(audio_dev *d, const char *dir);
+
 /* Start capturing.  FALSE with *err on failure. */
 gboolean audio_dev_start(audio_dev *d, GError **err);
 

@@ -112,6 +112,16 @@ int main(int argc, char **argv)
 	 * run of audiod (for numbering on); give its ticker a moment. */
 	sync_client_wait(a.clocks, 1000);
 	int ndev = 0, rc = 0;
+	/* The archive behind the ring: as configured, else where chorus-archive
+	 * keeps it by default (as audioget looks). */
+	const char *archive_dir = a.cfg.archive_dir;
+	if (!*archive_dir)
+		archive_dir = g_getenv("CHORUS_ARCHIVE_DIR") && *g_getenv("CHORUS_ARCHIVE_DIR")
+				      ? g_getenv("CHORUS_ARCHIVE_DIR")
+			      : g_file_test("/var/lib/chorus/archive", G_FILE_TEST_IS_DIR) ? "/var/lib/chorus/archive"
+											   : NULL;
+	else if (!strcmp(archive_dir, "none"))
+		archive_dir = NULL;
 	for (int k = 0; k < AUDIOD_MAX_DEVICES; k++) {
 		audiod_device_config *dc = &a.cfg.dev[k];
 		if (!dc->pcm || !*dc->pcm)
@@ -139,6 +149,8 @@ int main(int argc, char **argv)
 		sc.cap.format = formats[dc->format];
 		sc.tstamp = (tsrc_kind)dc->tstamp;
 		a.dev[k] = audio_dev_new(k, &sc, (uint32_t)a.cfg.node, NULL, a.clocks, &err);
+		if (a.dev[k])
+			audio_dev_set_archive(a.dev[k], archive_dir);
 		if (!a.dev[k] || !audio_dev_start(a.dev[k], &err)) {
 			fprintf(stderr, "audiod: %s\n", err->message);
 			rc = 1;

@@ -12,11 +12,13 @@ $(B)/tests/test_numbering: $(B)/tests/test_numbering.o $(B)/libaudiod.a $(B)/lib
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check gsl glib-2.0) -lm
 
-AUDIOD_LIBS := $(B)/libaudiod.a $(B)/libdev.a $(B)/libsync.a $(B)/libtimehist.a $(B)/libcfg.a $(B)/libkpatch.a
+# libarchive.a: requests older than the ring, served from chorus-archive's
+# segments (audiod/archived.h).
+AUDIOD_LIBS := $(B)/libaudiod.a $(B)/libarchive.a $(B)/libdev.a $(B)/libsync.a $(B)/libtimehist.a $(B)/libcfg.a $(B)/libkpatch.a
 PROGS += $(B)/bin/audiod
 $(B)/bin/audiod: $(B)/audiod/main.o $(AUDIOD_LIBS)
 	@mkdir -p $(dir $@)
-	$(link) $(call pkglibs,glib-2.0 gsl alsa libsystemd) -lm -lpthread
+	$(link) $(call pkglibs,glib-2.0 gsl alsa libsystemd sndfile) -lm -lpthread
 
 PROGS += $(B)/bin/audioget
 $(B)/bin/audioget: $(B)/apps/tools/audioget.o $(B)/libarchive.a $(B)/libaudiod.a $(B)/libsync.a $(B)/libdev.a

@@ -254,7 +254,7 @@ int main(void)
 	GError *e = NULL;
 	dev_command *cmd = dev_command_new("bench/cmd", NULL, s.ctx, cmd_run, NULL, NULL, &e);
 	dev_status *st = cmd ? dev_status_new("bench/status", NULL, s.ctx, st_text, NULL, NULL, &e) : NULL;
-	dev_sensor_ops sops = {sn_range, sn_read, NULL, NULL};
+	dev_sensor_ops sops = {sn_range, sn_read, NULL, NULL, NULL};
 	dev_options o4, o64;
 	dev_options_init(&o4);
 	dev_options_init(&o64);

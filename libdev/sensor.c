@@ -99,8 +99,13 @@ static void se_pump(dev_server *s, dev_peer *p)
 		int64_t oldest, held;
 		d->ops.range(d->user, &oldest, &held);
 		int64_t stop, skip = gap_end(d, sp->next, &stop);
-		if (sp->next < oldest && oldest > skip)
-			skip = MIN(oldest, held);
+		if (sp->next < oldest && oldest > skip) {
+			int64_t to = sp->next;
+			if (d->ops.below && d->ops.below(d->user, sp->client, sp->next, oldest, &to) && to > sp->next)
+				stop = MIN(stop, to); /* served from below the held range */
+			else
+				skip = to > sp->next ? MIN(to, oldest) : MIN(oldest, held);
+		}
 		if (skip > sp->next) {
 			int64_t to = MIN(skip, sp->last);
 			if (to <= sp->next)

@@ -45,6 +45,12 @@ typedef struct {
 		    char *why, size_t len);
 	/* The stream of `client` ended (END sent, closed, disconnected).  May be NULL. */
 	void (*close)(void *user, void *client);
+	/* Items older than the held range that this client can still be served
+	 * (an archive behind a ring): for `from` < oldest, TRUE when `read`
+	 * may be asked for [from, *to) (*to <= oldest), or FALSE when [from,
+	 * *to) is lost for it too (a GAP; *to <= oldest, or `from` itself when
+	 * nothing older is kept at all).  May be NULL: nothing below oldest. */
+	gboolean (*below)(void *user, void *client, int64_t from, int64_t oldest, int64_t *to);
 } dev_sensor_ops;
 
 /* Create sensor device `name` with items of `item_size` bytes (1 ..

@@ -53,6 +53,8 @@
 #define WANDER_K_FREQ 0.754
 #define WANDER_MEMORY 4.0
 #define WANDER_SIGNIF 3.0
+#define WANDER_BOUND_K 1.0 /* sync_fit_wander_bound: mean + this many s.e. */
+
 /* Each half fit keeps at least this many points, the adapted window at
  * least this many and a quarter of the window. */
 #define WANDER_MIN_POINTS 12
@@ -520,6 +522,13 @@ double sync_fit_wander(const sync_fit *f)
 	/* The weighted mean's variance is 1 / (sum of weights). */
 	double mean = f->ws_q / f->ws_w, se = 1.0 / sqrt(f->ws_w);
 	return mean > WANDER_SIGNIF * se ? mean : 0.0;
+}
+
+double sync_fit_wander_bound(const sync_fit *f)
+{
+	if (!(f->ws_w > 0))
+		return 0.0;
+	return fmax(0.0, f->ws_q / f->ws_w + WANDER_BOUND_K / sqrt(f->ws_w));
 }
 
 size_t sync_fit_used_from(const sync_fit *f)

@@ -90,6 +90,11 @@ int sync_fit_solve(sync_fit *f, sync_conv *out, const char **why);
  * averages. */
 double sync_fit_wander(const sync_fit *f);
 
+/* An upper bound of that wander: its running mean plus one of its standard
+ * errors (0 before any measurement), what a bridge across an outage must
+ * assume while the wander is not resolved (timehist.h). */
+double sync_fit_wander_bound(const sync_fit *f);
+
 /* How many of the oldest observations the last solve left out because the
  * wander made them more harm than help (0: it used the whole window). */
 size_t sync_fit_used_from(const sync_fit *f);

@@ -202,7 +202,7 @@ pfx *pfx_start(const char *bindir, int keepalive_ms, const char *extra)
 	po.overflow = DEV_OVERFLOW_BACKPRESSURE; /* a slow reader would stall it: the proxy must not be one */
 	if (f->locked)
 		f->pk = dev_packet_new("demo/events", &po, f->ctx, &pops, f, &e);
-	dev_sensor_ops sops = {sn_range, sn_read, NULL, NULL};
+	dev_sensor_ops sops = {sn_range, sn_read, NULL, NULL, NULL};
 	if (f->pk)
 		f->sn = dev_sensor_new("demo/data", NULL, f->ctx, 2, &sops, f, &e);
 	if (!f->sn)

@@ -498,6 +498,88 @@ START_TEST(kill9_then_recover)
 }
 END_TEST
 
+/* audiod's own audio/0/data serves what its ring no longer holds from the
+ * archive (issue 21 item 3): by frames, the world's samples, the reply
+ * saying so; a stream from the archive on into the ring, without a seam;
+ * and by global time, the frames the archive's records put there.  A range
+ * the archive does not hold either is refused with both reasons. */
+START_TEST(audiod_serves_from_the_archive)
+{
+	ah_node h;
+	GError *err = NULL;
+	char *dir = g_dir_make_tmp("chorus-arch-XXXXXX", &err);
+	ck_assert_msg(dir, "%s", err ? err->message : "");
+	g_setenv("CHORUS_ARCHIVE_DIR", dir, TRUE); /* audiod's default archive_dir */
+	ah_opts o = {.audiod_conf = "[device.0]\nring_s = 3\nperiods = 64\n"};
+	ah_start(&h, NODE, "arch-srv", &o);
+	g_unsetenv("CHORUS_ARCHIVE_DIR");
+	ah_find_f0(&h);
+	GPid a = spawn_archive(&h, dir, "segment_s = 1\nflush_s = 0.4\n");
+	g_free(wait_field("segments", 6));
+	/* Frames [0, RATE) left the 3 s ring seconds ago. */
+	ah_reader *r = ah_read(0, RATE, NULL);
+	ck_assert_msg(r->ended && !r->err, "audiod refused: %s", r->errmsg ? r->errmsg : "");
+	ck_assert_msg(strstr(r->reply, "source=archive") && strstr(r->reply, "t0="), "reply: %s", r->reply);
+	ck_assert_int_eq(r->gaps, 0);
+	ck_assert_uint_eq(r->data->len, (guint)(RATE * h.channels * 2));
+	ck_assert_int_lt(ah_mismatch(&h, (const int16_t *)r->data->data, RATE, h.channels, NULL, h.f0), 0);
+	ah_reader_free(r);
+	/* From the archive on into the ring: every frame, the world's. */
+	char *st = arch_status();
+	int64_t now = field(st, "next");
+	g_free(st);
+	ah_reader *x = ah_read(RATE, now, NULL);
+	ck_assert_msg(x->ended && !x->err, "%s", x->errmsg ? x->errmsg : "");
+	ck_assert_int_eq(x->gaps, 0);
+	ck_assert_uint_eq(x->data->len, (guint)((now - RATE) * h.channels * 2));
+	ck_assert_int_lt(ah_mismatch(&h, (const int16_t *)x->data->data, (size_t)(now - RATE), h.channels, NULL,
+				     h.f0 + RATE),
+			 0);
+	ah_reader_free(x);
+	/* By global time: the archive's own placing of a frame in the middle
+	 * of the segment holding 2 s. */
+	archive_store *s = archive_store_open(dir, FALSE, &err);
+	ck_assert_msg(s, "%s", err ? err->message : "");
+	const archive_entry *en = archive_store_find_frame(s, NODE, 0, 2 * RATE);
+	ck_assert(en);
+	int64_t mid = en->x->first + en->x->frames / 2;
+	archive_when when;
+	char why[256];
+	ck_assert_msg(archive_time_of_frame(en->x, mid, &when, why, sizeof why) == 0, "%s", why);
+	char params[160];
+	g_snprintf(params, sizeof params, "clock=global from=%lld to=%lld", (long long)when.global_ns + 1,
+		   (long long)when.global_ns + 1 + 250000000LL);
+	ah_reader *t = ah_read(0, DEV_SENSOR_OPEN_END, params);
+	ck_assert_msg(t->ended && !t->err, "by time: %s", t->errmsg ? t->errmsg : "");
+	ck_assert_msg(strstr(t->reply, "source=archive"), "reply: %s", t->reply);
+	/* The first whole frame at or after T: mid + 1, or a frame either side
+	 * when the segment the archive places T by is a neighbour (their
+	 * records differ by their conversions' errors, microseconds; a frame
+	 * is 20.8 us). */
+	ck_assert_int_le(llabs(t->first - (mid + 1)), 1);
+	ck_assert_int_le(llabs(t->last - t->first - RATE / 4), 2);
+	ck_assert_int_lt(ah_mismatch(&h, (const int16_t *)t->data->data, (size_t)(t->last - t->first), h.channels, NULL,
+				     h.f0 + t->first),
+			 0);
+	ah_reader_free(t);
+	archive_store_free(s);
+	st = arch_status();
+	int64_t end = field(st, "next");
+	g_free(st);
+	int ex = stop(a, SIGTERM);
+	ck_assert_msg(WIFEXITED(ex) && WEXITSTATUS(ex) == 0, "exit status %d", ex);
+	/* After the archive stopped and before the ring: refused, with the
+	 * ring's and the archive's reasons. */
+	ah_wait_frames(end + 5 * RATE);
+	ah_reader *no = ah_read(end + RATE, end + 2 * RATE, NULL);
+	ck_assert(no->err);
+	ck_assert_msg(strstr(no->errmsg, "older than the oldest held") && strstr(no->errmsg, "archive"), "%s", no->errmsg);
+	ah_reader_free(no);
+	ah_stop(&h);
+	g_free(dir);
+}
+END_TEST
+
 START_TEST(tiny_fs_keeps_the_newest)
 {
 	ah_node h;
@@ -646,6 +728,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, round_trip_segments_and_gap);
 	tcase_add_test(tc, kill9_then_recover);
+	tcase_add_test(tc, audiod_serves_from_the_archive);
 	tcase_add_test(tc, tiny_fs_keeps_the_newest);
 	tcase_add_test(tc, full_disk_drops_the_oldest);
 	suite_add_tcase(su, tc);

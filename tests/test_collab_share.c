@@ -18,6 +18,7 @@
 #include "apps/collab/share.h"
 #include "apps/detect/jsonl.h"
 #include "libsync/client.h"
+#include "tests/collab_testutil.h"
 
 static const uint8_t KEY[] = "the-field-network-key-2026";
 static const uint8_t WRONG[] = "not-the-field-network-key";
@@ -110,29 +111,10 @@ START_TEST(nonsense_refused)
 }
 END_TEST
 
-static int udp_port(void)
-{
-	int fd = socket(AF_INET, SOCK_DGRAM, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t l = sizeof a;
-	ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-	getsockname(fd, (struct sockaddr *)&a, &l);
-	close(fd);
-	return ntohs(a.sin_port);
-}
-
 static int got;
-static void on_det(void *user, const det_event *e)
+static void on_det(void *user, const det_event *e, gboolean late)
 {
 	got++;
-}
-
-static void spin(int ms)
-{
-	gint64 end = g_get_monotonic_time() + ms * 1000;
-	while (g_get_monotonic_time() < end)
-		if (!g_main_context_iteration(NULL, FALSE))
-			g_usleep(1000);
 }
 
 /* Over UDP: node 2 shares to node 3 under the key; a copy of a datagram
@@ -140,9 +122,9 @@ static void spin(int ms)
  * refused and counted; the genuine ones arrive once. */
 START_TEST(replays_over_udp)
 {
-	int port = udp_port();
+	int port = tu_udp_port();
 	GError *err = NULL;
-	collab_share_cfg c3 = {3, "127.0.0.1", port, KEY, sizeof KEY - 1, 1000, 16, NULL, NULL};
+	collab_share_cfg c3 = {3, "127.0.0.1", port, KEY, sizeof KEY - 1, 1000, 16, NULL, NULL, NULL, 0, 0, 0};
 	collab_share *rx = collab_share_new(&c3, on_det, NULL, &err);
 	ck_assert_msg(rx != NULL, "%s", err ? err->message : "");
 	int fd = socket(AF_INET, SOCK_DGRAM, 0);
@@ -154,7 +136,7 @@ START_TEST(replays_over_udp)
 		for (int k = 0; k < 3; k++) /* each twice more: replays */
 			ck_assert_int_eq(sendto(fd, m->str, m->len, 0, (struct sockaddr *)&to, sizeof to), (ssize_t)m->len);
 		g_string_free(m, TRUE);
-		spin(5);
+		tu_spin(5);
 	}
 	GString *old = collab_share_encode(&e, 499, 60, KEY, sizeof KEY - 1); /* an earlier boot */
 	GString *forged = collab_share_encode(&e, 500, 61, WRONG, sizeof WRONG - 1);
@@ -162,7 +144,7 @@ START_TEST(replays_over_udp)
 	sendto(fd, forged->str, forged->len, 0, (struct sockaddr *)&to, sizeof to);
 	g_string_free(old, TRUE);
 	g_string_free(forged, TRUE);
-	spin(200);
+	tu_spin(200);
 	collab_share_stats st;
 	collab_share_counts(rx, &st);
 	ck_assert_int_eq(got, 10);
@@ -184,9 +166,9 @@ static gboolean reach(void *ctx, uint32_t peer)
 
 START_TEST(cut_off_nodes_are_not_heard)
 {
-	int port = udp_port(), cut = 1;
+	int port = tu_udp_port(), cut = 1;
 	GError *err = NULL;
-	collab_share_cfg c3 = {3, "127.0.0.1", port, KEY, sizeof KEY - 1, 1000, 16, reach, &cut};
+	collab_share_cfg c3 = {3, "127.0.0.1", port, KEY, sizeof KEY - 1, 1000, 16, reach, &cut, NULL, 0, 0, 0};
 	collab_share *rx = collab_share_new(&c3, on_det, NULL, &err);
 	ck_assert_msg(rx != NULL, "%s", err ? err->message : "");
 	int fd = socket(AF_INET, SOCK_DGRAM, 0);
@@ -202,9 +184,9 @@ START_TEST(cut_off_nodes_are_not_heard)
 		ck_assert_int_eq(sendto(fd, n->str, n->len, 0, (struct sockaddr *)&to, sizeof to), (ssize_t)n->len);
 		g_string_free(m, TRUE);
 		g_string_free(n, TRUE);
-		spin(20);
+		tu_spin(20);
 	}
-	spin(100);
+	tu_spin(100);
 	collab_share_stats st;
 	collab_share_counts(rx, &st);
 	ck_assert_uint_eq(st.cut_off, 3);
@@ -241,9 +223,9 @@ static void fetch(fetch_job *j)
 	GThread *t = g_thread_new("fetch", fetch_thread, j);
 	gint64 end = g_get_monotonic_time() + 10000000;
 	while (g_atomic_int_get(&j->rc) == 1 && g_get_monotonic_time() < end)
-		spin(20);
+		tu_spin(20);
 	g_thread_join(t);
-	spin(20);
+	tu_spin(20);
 }
 
 static int connect_to(int port)
@@ -259,7 +241,7 @@ static void read_reply(int fd, char *buf, size_t n)
 	size_t h = 0;
 	gint64 end = g_get_monotonic_time() + 8000000;
 	while (h < n - 1 && g_get_monotonic_time() < end) {
-		spin(10);
+		tu_spin(10);
 		ssize_t k = recv(fd, buf + h, n - 1 - h, MSG_DONTWAIT);
 		if (k == 0)
 			break;
@@ -275,7 +257,7 @@ static void read_reply(int fd, char *buf, size_t n)
  * its request is closed after 5 s; beyond max_conns, ERR busy at once. */
 START_TEST(clip_service_edges)
 {
-	int port = udp_port(); /* a free port number; TCP's is free too in practice */
+	int port = tu_udp_port(); /* a free port number; TCP's is free too in practice */
 	GError *err = NULL;
 	sync_client *clocks = sync_client_new(NULL, NULL, NULL, NULL, &err);
 	ck_assert_msg(clocks != NULL, "%s", err ? err->message : "");
@@ -295,7 +277,7 @@ START_TEST(clip_service_edges)
 	/* Two idle connections fill it: a third is refused at once; the idle
 	 * ones are closed with an ERR after the request deadline. */
 	int a = connect_to(port), b = connect_to(port);
-	spin(100);
+	tu_spin(100);
 	int c = connect_to(port);
 	char buf[256];
 	read_reply(c, buf, sizeof buf);

@@ -129,7 +129,7 @@ static int r_read(void *user, void *client, int64_t first, size_t n, void *buf)
 	return 0;
 }
 
-static const dev_sensor_ops ring_ops = {r_range, r_read, NULL, NULL};
+static const dev_sensor_ops ring_ops = {r_range, r_read, NULL, NULL, NULL};
 
 static void open_payload(uint8_t p[24], int64_t first, int64_t last, uint32_t flags)
 {

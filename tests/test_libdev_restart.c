@@ -192,7 +192,7 @@ static int r_open(void *user, const dev_creds *who, dev_sensor_request *req, voi
 	return 0;
 }
 
-static const dev_sensor_ops ring_ops = {r_range, r_read, r_open, NULL};
+static const dev_sensor_ops ring_ops = {r_range, r_read, r_open, NULL, NULL};
 
 typedef struct {
 	conn c;

@@ -60,7 +60,7 @@ static int r_open(void *user, const dev_creds *who, dev_sensor_request *req, voi
 
 static void r_close(void *user, void *client) { ((ring *)user)->closes++; }
 
-static const dev_sensor_ops ring_ops = {r_range, r_read, r_open, r_close};
+static const dev_sensor_ops ring_ops = {r_range, r_read, r_open, r_close, NULL};
 
 /* What a reader saw, checked as it arrives. */
 typedef struct {

@@ -101,7 +101,7 @@ static svc *start(void)
 	s->q = dev_query_new("demo/query", NULL, s->ctx, q_fn, s, NULL);
 	dev_packet_ops pops = {.recv = pk_recv};
 	s->pk = dev_packet_new("demo/events", NULL, s->ctx, &pops, s, NULL);
-	dev_sensor_ops sops = {sn_range, sn_read, NULL, NULL};
+	dev_sensor_ops sops = {sn_range, sn_read, NULL, NULL, NULL};
 	s->sn = dev_sensor_new("demo/data", NULL, s->ctx, 2, &sops, s, NULL);
 	ck_assert(s->st && s->cmd && s->q && s->pk && s->sn);
 	s->th = g_thread_new("svc", run, s);

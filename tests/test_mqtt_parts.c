@@ -14,27 +14,7 @@
 #include "apps/detect/event.h"
 #include "apps/mqtt/payload.h"
 #include "apps/mqtt/queue.h"
-
-static char *tmpdir(void)
-{
-	char *d = g_dir_make_tmp("mqttq-XXXXXX", NULL);
-	ck_assert(d);
-	return d;
-}
-
-static void rm_rf(const char *dir)
-{
-	GDir *d = g_dir_open(dir, 0, NULL);
-	const char *n;
-	while (d && (n = g_dir_read_name(d))) {
-		char *p = g_build_filename(dir, n, NULL);
-		g_unlink(p);
-		g_free(p);
-	}
-	if (d)
-		g_dir_close(d);
-	g_rmdir(dir);
-}
+#include "tests/tmpdir.h"
 
 static guint64 take(mqtt_queue *q, char **topic, char **payload)
 {
@@ -51,7 +31,7 @@ static guint64 take(mqtt_queue *q, char **topic, char **payload)
 
 START_TEST(queue_order_ack_reopen)
 {
-	char *dir = tmpdir();
+	char *dir = tu_tmpdir("mqttq-XXXXXX");
 	GError *err = NULL;
 	mqtt_queue *q = mqtt_queue_open(dir, 100, 1 << 20, &err);
 	ck_assert(q);
@@ -105,14 +85,14 @@ START_TEST(queue_order_ack_reopen)
 	q = mqtt_queue_open(dir, 100, 1 << 20, &err);
 	ck_assert_uint_eq(mqtt_queue_peek_seq(q), 11);
 	mqtt_queue_free(q);
-	rm_rf(dir);
+	tu_rm_rf(dir);
 	g_free(dir);
 }
 END_TEST
 
 START_TEST(queue_bound_drops_oldest_unsent)
 {
-	char *dir = tmpdir();
+	char *dir = tu_tmpdir("mqttq-XXXXXX");
 	GError *err = NULL;
 	mqtt_queue *q = mqtt_queue_open(dir, 5, 1 << 20, &err);
 	for (int i = 0; i < 3; i++)
@@ -138,7 +118,7 @@ START_TEST(queue_bound_drops_oldest_unsent)
 	ck_assert_int_eq(err->code, EMSGSIZE);
 	g_clear_error(&err);
 	mqtt_queue_free(q);
-	rm_rf(dir);
+	tu_rm_rf(dir);
 	g_free(dir);
 }
 END_TEST

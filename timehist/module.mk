@@ -6,3 +6,9 @@ TESTS += $(B)/tests/test_timehist
 $(B)/tests/test_timehist: $(B)/tests/test_timehist.o $(B)/libtimehist.a $(B)/libsync.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check gsl glib-2.0) -lm
+
+# Bridging an outage against seeded random-walk clocks (issue 16 item 3).
+TESTS += $(B)/tests/test_timehist_bridge
+$(B)/tests/test_timehist_bridge: $(B)/tests/test_timehist_bridge.o $(B)/libtimehist.a $(B)/libsync.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check gsl glib-2.0) -lm -pthread

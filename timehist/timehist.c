@@ -9,12 +9,14 @@
 #include <string.h>
 
 typedef struct {
-	sync_conv c;  /* the fit; its data [c.xmin, c.xmax] */
-	int64_t from; /* the first observation fed since the piece before (it
+	sync_conv c;   /* the fit; its data [c.xmin, c.xmax] */
+	int64_t from;  /* the first observation fed since the piece before (it
 		       * increases from piece to piece): the piece answers for
 		       * [from, c.xmax] even where its fit's window was shortened
 		       * (libsync/fit.h) and starts after from */
-	uint32_t seg; /* segment number */
+	uint32_t seg;  /* segment number */
+	int gap_after; /* an outage follows it (bridged up to the next piece) */
+	double q2;     /* the rate random walk its fit measured, (y/x)^2 per x */
 } piece;
 
 struct timehist {
@@ -35,6 +37,8 @@ struct timehist {
 	uint32_t npend;
 	piece *pieces; /* ring, oldest at phead */
 	size_t phead, pcount;
+	uint32_t gaps;  /* outages bridged */
+	double live_q2; /* the wander measured before the last gap (the fit restarted) */
 };
 
 void timehist_params_default(timehist_params *p)
@@ -55,9 +59,10 @@ timehist *timehist_new(const timehist_params *p, const char **why)
 	if (!why)
 		why = &dummy;
 	if (!(p->jump_k > 0.0) || !isfinite(p->jump_k) || !(p->jump_min >= 0.0) || p->confirm < 1 ||
-	    p->confirm > 1024 || p->max_pieces < 1 || p->max_history < 0 || p->tolerance < 0) {
+	    p->confirm > 1024 || p->max_pieces < 1 || p->max_history < 0 || p->tolerance < 0 || p->gap < 0 ||
+	    !(p->bridge_q2 >= 0) || !isfinite(p->bridge_q2)) {
 		*why = "timehist parameter out of range (jump_k > 0, jump_min >= 0, confirm 1..1024, "
-		       "max_pieces >= 1, history and tolerance >= 0)";
+		       "max_pieces >= 1, history, tolerance, gap and bridge_q2 >= 0)";
 		return NULL;
 	}
 	timehist *h = calloc(1, sizeof *h);
@@ -115,6 +120,25 @@ static void keep_piece(timehist *h)
 	pc->c = h->live;
 	pc->from = h->piece_start;
 	pc->seg = h->seg;
+	pc->gap_after = 0;
+	pc->q2 = fmax(sync_fit_wander_bound(h->fit), h->live_q2);
+}
+
+/* An outage before the observation at x: keep the piece before it, mark
+ * it, and fit afresh after it (same segment: the clocks did not step). */
+static void open_gap(timehist *h)
+{
+	if (h->since_piece > 0)
+		keep_piece(h);
+	if (h->pcount && piece_at(h, h->pcount - 1)->seg == h->seg) {
+		piece *pc = piece_at(h, h->pcount - 1);
+		pc->gap_after = 1;
+		h->live_q2 = pc->q2;
+	}
+	sync_fit_reset(h->fit);
+	h->live_ok = 0;
+	h->since_piece = 0;
+	h->gaps++;
 }
 
 static void forget_old(timehist *h)
@@ -196,7 +220,10 @@ int timehist_add(timehist *h, int64_t x, int64_t y, char *why, size_t len)
 			snprintf(why, len, "observation out of order: x=%" PRId64 " after x=%" PRId64, x, h->last_x);
 		return -EINVAL;
 	}
+	int64_t prev = h->last_x;
 	h->last_x = x;
+	if (h->p.gap > 0 && prev != INT64_MIN && h->seg_count > 0 && h->npend == 0 && x - prev > h->p.gap)
+		open_gap(h);
 	if (h->live_ok) {
 		sync_tval xv = sync_tval_of(x);
 		sync_tval yf = sync_conv_apply(&h->live, xv);
@@ -272,9 +299,18 @@ static long last_piece_before(const timehist *h, sync_tval x)
 	return best;
 }
 
-/* The fit that held at x, or an error saying why there is none. */
-static int find(const timehist *h, sync_tval x, const sync_conv **out, char *why, size_t len)
+/* Across an outage: the fits on either side and the rate random walk
+ * assumed. */
+typedef struct {
+	const sync_conv *a, *b;
+	double q2;
+} bridge;
+
+/* The fit that held at x (*br->a NULL), or in an outage the bridge (*out
+ * NULL, *br filled), or an error saying why there is neither. */
+static int find(const timehist *h, sync_tval x, const sync_conv **out, bridge *br, char *why, size_t len)
 {
+	br->a = NULL;
 	char dummy[1];
 	if (!why) {
 		why = dummy;
@@ -346,6 +382,30 @@ static int find(const timehist *h, sync_tval x, const sync_conv **out, char *why
 			 x.i, p->seg, p->c.xmax);
 		return -ERANGE;
 	}
+	if (p->gap_after && nseg == p->seg) {
+		int64_t xb = (size_t)k + 1 < h->pcount ? next->xmin : h->live_ok ? h->live.xmin
+										 : nstart;
+		if (!next) {
+			snprintf(why, len,
+				 "x=%" PRId64 " is in an outage (x=%" PRId64 "..%" PRId64
+				 "): bridged once the fit after it has 3 observations",
+				 x.i, p->c.xmax, nstart);
+			return -EAGAIN;
+		}
+		if (gt(x, p->c.xmax) && lt(x, xb)) {
+			*out = NULL;
+			br->a = &p->c;
+			br->b = next;
+			br->q2 = fmax(h->p.bridge_q2, p->q2);
+			if ((size_t)k + 1 < h->pcount)
+				br->q2 = fmax(br->q2, piece_at(h, (size_t)k + 1)->q2);
+			else
+				br->q2 = fmax(br->q2, fmax(sync_fit_wander_bound(h->fit), h->live_q2));
+			return 0;
+		}
+		*out = next; /* between the fit's data start and its first observation */
+		return 0;
+	}
 	if (nseg != p->seg || !next) {
 		snprintf(why, len,
 			 "x=%" PRId64 " falls in the break between segment %u (ends x=%" PRId64
@@ -359,12 +419,51 @@ static int find(const timehist *h, sync_tval x, const sync_conv **out, char *why
 	return 0;
 }
 
+/* A fit's centre (where its line is best known), its rate's variance there
+ * (the slope's, plus how far the rate at the centre may differ from the
+ * window's mean rate under a random walk of diffusion q2: q2 L / 12 for a
+ * window of span L). */
+static int64_t centre(const sync_conv *c)
+{
+	return c->x0 + (int64_t)llround(c->xbar);
+}
+
+static double rate_var(const sync_conv *c, double q2)
+{
+	return c->var_s + q2 * (double)(c->xmax - c->xmin) / 12.0;
+}
+
+sync_tval timehist_bridge(const sync_conv *a, const sync_conv *b, double q2, sync_tval x, double *var)
+{
+	int64_t xa = centre(a), xb = centre(b);
+	double T = (double)(xb - xa), u = sync_tval_diff(x, xa), w = u / T;
+	double h01 = w * w * (3 - 2 * w), h00 = 1 - h01, h10 = w * (1 - w) * (1 - w), h11 = w * w * (w - 1);
+	sync_tval ya = sync_conv_apply(a, sync_tval_of(xa)), yb = sync_conv_apply(b, sync_tval_of(xb));
+	double d = (double)(yb.i - ya.i) + (yb.f - ya.f);
+	/* h00 ya + h01 yb = ya + h01 (yb - ya): the integer parts stay exact. */
+	double off = h01 * d + T * (h10 * a->slope + h11 * b->slope);
+	double fl = floor(off + ya.f + 0.5);
+	sync_tval y = {ya.i + (int64_t)fl, off + ya.f - fl};
+	if (var) {
+		/* At its centre a fit's value and slope are uncorrelated. */
+		double ta = h10 * T, tb = h11 * T, r = T - u;
+		double v = h00 * h00 * a->var_c + ta * ta * rate_var(a, q2) + h01 * h01 * b->var_c + tb * tb * rate_var(b, q2);
+		*var = v + q2 * u * u * u * r * r * r / (3 * T * T * T);
+	}
+	return y;
+}
+
 int timehist_convert(const timehist *h, sync_tval x, sync_tval *y, double *var, char *why, size_t len)
 {
 	const sync_conv *c;
-	int rc = find(h, x, &c, why, len);
+	bridge br;
+	int rc = find(h, x, &c, &br, why, len);
 	if (rc < 0)
 		return rc;
+	if (br.a) {
+		*y = timehist_bridge(br.a, br.b, br.q2, x, var);
+		return 0;
+	}
 	*y = sync_conv_apply(c, x);
 	if (var)
 		*var = sync_conv_var(c, x);
@@ -409,13 +508,30 @@ int timehist_invert(const timehist *h, sync_tval y, sync_tval *x, double *var, c
 	if (!guess) {
 		sync_tval x0 = sync_tval_of(h->seg_count ? h->seg_start : INT64_MIN);
 		const sync_conv *c;
-		return find(h, x0, &c, why, len); /* reports why nothing converts */
+		bridge br;
+		return find(h, x0, &c, &br, why, len); /* reports why nothing converts */
 	}
 	sync_tval xe = sync_conv_invert(guess, y);
 	const sync_conv *c;
-	int rc = find(h, xe, &c, why, len);
+	bridge br;
+	int rc = find(h, xe, &c, &br, why, len);
 	if (rc < 0)
 		return rc;
+	if (br.a) {
+		/* In an outage: Newton on the bridge (its slope is the fits', to
+		 * within their wander). */
+		double slope = 0.5 * (br.a->slope + br.b->slope), vy = 0;
+		for (int it = 0; it < 4; it++) {
+			sync_tval yx = timehist_bridge(br.a, br.b, br.q2, xe, &vy);
+			double dx = ((double)(y.i - yx.i) + (y.f - yx.f)) / slope, fl = floor(xe.f + dx + 0.5);
+			xe.i += (int64_t)fl;
+			xe.f = xe.f + dx - fl;
+		}
+		*x = xe;
+		if (var)
+			*var = vy / (slope * slope);
+		return 0;
+	}
 	*x = c == guess ? xe : sync_conv_invert(c, y);
 	if (var)
 		*var = sync_conv_var_inv(c, y);
@@ -448,4 +564,9 @@ int timehist_piece(const timehist *h, size_t k, sync_conv *out, uint32_t *segmen
 uint32_t timehist_segment(const timehist *h)
 {
 	return h->seg;
+}
+
+uint32_t timehist_gaps(const timehist *h)
+{
+	return h->gaps;
 }

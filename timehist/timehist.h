@@ -12,6 +12,17 @@
  * the history kept, or too far past the newest observation is an error that
  * says which.  Memory is bounded (max_pieces, max_history).
  *
+ * Outages (gap > 0): an observation more than `gap` after the one before
+ * it — the clocks ran on, nobody measured them (a radio outage) — is not a
+ * break: the piece before the gap is kept, the fit starts afresh after it,
+ * and a time inside the gap is bridged between the two fits (issue 16 item
+ * 3): the cubic Hermite curve through the fits before and after (their
+ * values and slopes at their centres a and b), whose error under a random
+ * walk of the rate (the wander the fits measure, libsync/fit.h; at least
+ * bridge_q2) is that of an integrated Brownian motion pinned at both,
+ *     var = q^2 (x - a)^3 (b - x)^3 / (3 (b - a)^3),
+ * plus the two fits' own errors carried through the curve.
+ *
  * Pure: no I/O, no clocks; allocation only in timehist_new().  Not thread
  * safe.  Errors: negative errno, reason written to the caller's buffer.
  */
@@ -32,12 +43,14 @@ typedef struct {
 	uint32_t max_pieces; /* pieces of history kept (>= 1) */
 	int64_t max_history; /* forget pieces ending before newest x - max_history, x units; 0 = no limit */
 	int64_t tolerance;   /* how far past the newest observation x may go, x units (>= 0) */
+	int64_t gap;         /* a pause longer than this between observations is an outage, bridged (x units; 0: off) */
+	double bridge_q2;    /* the least rate random walk assumed across one, (y/x)^2 per x unit (>= 0) */
 } timehist_params;
 
 typedef struct timehist timehist;
 
 /* Fill *p with defaults: fit defaults, jump_k 8, jump_min 0, confirm 4,
- * max_pieces 256, no history limit, tolerance 0. */
+ * max_pieces 256, no history limit, tolerance 0, no gaps bridged. */
 void timehist_params_default(timehist_params *p);
 
 /* A new empty history.  Returns it, or NULL with a static reason in *why. */
@@ -64,7 +77,8 @@ int timehist_break(timehist *h);
  * observation).  Returns 0. */
 int timehist_break_at(timehist *h, int64_t x_from);
 
-/* Convert x to y with the fit that held at x; *var gets the variance of y
+/* Convert x to y with the fit that held at x, or across an outage the
+ * bridge between the fits on either side; *var gets the variance of y
  * (y units^2).  Returns 0, or -ERANGE (before the history kept, in the break
  * between two segments, beyond the tolerance past the newest observation),
  * -EAGAIN (the segment has fewer than 3 observations, or a discontinuity
@@ -87,5 +101,18 @@ int timehist_piece(const timehist *h, size_t k, sync_conv *out, uint32_t *segmen
 
 /* Segment number of the current segment (0 for the first; +1 per break). */
 uint32_t timehist_segment(const timehist *h);
+
+/* Outages bridged so far (pauses longer than gap). */
+uint32_t timehist_gaps(const timehist *h);
+
+/* The bridge (pure): y at x between fit `a` (before the outage) and fit
+ * `b` (after it), for a rate random walk of diffusion q2 ((y/x)^2 per x
+ * unit): the cubic Hermite curve through each fit's centre, with its value
+ * and slope there; *var as timehist_convert's: the fits' errors carried
+ * through the curve (each rate's including how far a random walk moves it
+ * from the window's mean, q2 L / 12 for a window of span L) and the pinned
+ * integrated Brownian motion's q2 u^3 (T - u)^3 / (3 T^3), T the distance
+ * between the centres and u that of x from a's. */
+sync_tval timehist_bridge(const sync_conv *a, const sync_conv *b, double q2, sync_tval x, double *var);
 
 #endif

@@ -236,7 +236,13 @@ web_audio *web_audio_fetch(uint32_t node, int64_t from_ns, int64_t to_ns, int ti
 	char name[64], params[128];
 	g_snprintf(name, sizeof name, "node%u:audio/0/data", node);
 	g_snprintf(params, sizeof params, "clock=global from=%" G_GINT64_FORMAT " to=%" G_GINT64_FORMAT, from_ns, to_ns);
-	static const dev_sensor_reader_ops ops = {on_opened, on_data, on_gap, on_end, on_error, on_state};
+	static const dev_sensor_reader_ops ops = {
+		.opened = on_opened,
+		.data = on_data,
+		.gap = on_gap,
+		.end = on_end,
+		.error = on_error,
+		.state = on_state};
 	GError *e = NULL;
 	a->r = dev_sensor_reader_new(name, 0, DEV_SENSOR_OPEN_END, 0, params, strlen(params), NULL, &ops, a, &e);
 	if (!a->r) {

@@ -163,7 +163,7 @@ web_spec *web_spec_new(uint32_t node, web_spec_fn fn, void *user)
 		s->win[i] = (float)(0.5 - 0.5 * cos(2 * M_PI * i / WEB_SPEC_SIZE));
 	char name[64];
 	g_snprintf(name, sizeof name, "node%u:audio/0/data", node);
-	static const dev_sensor_reader_ops ops = {on_opened, on_data, NULL, NULL, on_error, NULL};
+	static const dev_sensor_reader_ops ops = {.opened = on_opened, .data = on_data, .error = on_error};
 	GError *e = NULL;
 	s->r = dev_sensor_reader_new(name, 0, DEV_SENSOR_OPEN_END, DEV_SENSOR_FROM_NEXT, "channels=0", 10, NULL, &ops, s, &e);
 	if (!s->r) {

@@ -1,6 +1,7 @@
 /* clip.c — clip service, server and client halves (see clip.h). */
 #include "audiod/request.h"
 #include "apps/collab/clip.h"
+#include "apps/collab/clipmsg.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -212,10 +213,10 @@ static void start(conn *c)
 {
 	clip_server *s = c->s;
 	int64_t t0 = 0, t1 = 0;
-	int ch = -1, v = 0;
-	long long a, b;
-	if (sscanf(c->req, "GET v=%d from=%lld to=%lld channel=%d", &v, &a, &b, &ch) != 4 || v != 2) {
-		g_snprintf(c->err, sizeof c->err, "bad request (expected \"GET v=2 from=T0 to=T1 channel=C [mac=M]\")");
+	int ch = -1;
+	char why[256];
+	if (clip_parse_request(c->req, &t0, &t1, &ch, why, sizeof why) < 0) {
+		g_snprintf(c->err, sizeof c->err, "%s", why);
 		finish(c);
 		return;
 	}
@@ -225,16 +226,8 @@ static void start(conn *c)
 		finish(c);
 		return;
 	}
-	t0 = a;
-	t1 = b;
-	if (t1 <= t0 || t1 - t0 > CLIP_MAX_NS || ch < 0 || ch > 63) {
-		g_snprintf(c->err, sizeof c->err, "bad range or channel (0 < to - from <= %lld ns, channel 0..63)", CLIP_MAX_NS);
-		finish(c);
-		return;
-	}
 	sync_clock_id audio = sync_clock_audio(s->node, (uint16_t)s->device);
 	sync_graph_result r0, r1;
-	char why[256];
 	if (sync_client_convert(s->clocks, sync_clock_global(), audio, sync_tval_of(t0), &r0, why, sizeof why) < 0 ||
 	    sync_client_convert(s->clocks, sync_clock_global(), audio, sync_tval_of(t1), &r1, why, sizeof why) < 0) {
 		g_snprintf(c->err, sizeof c->err, "global to audio%d: %s", s->device, why);
@@ -573,33 +566,19 @@ int clip_fetch(const char *host, int port, int64_t t0_ns, int64_t t1_ns, int cha
 		close(fd);
 		return rc;
 	}
-	unsigned node;
-	char rate[32], frac[40], se[32];
-	long long first, t0;
-	size_t n;
 	if (!strncmp(head, "ERR ", 4)) {
 		g_snprintf(why, len, "%s", head + 4);
 		close(fd);
 		return -EREMOTEIO;
 	}
-	if (sscanf(head, "OK v=1 node=%u rate=%31s first=%lld n=%zu t0_ns=%lld t0_frac=%39s se_ns=%31s", &node, rate, &first,
-		   &n, &t0, frac, se) != 7 ||
-	    n == 0 || n > 10000000) {
-		g_snprintf(why, len, "%s:%d: malformed reply \"%.80s\"", host, port, head);
+	char pw[200];
+	if (clip_parse_reply(head, out, pw, sizeof pw) < 0) {
+		g_snprintf(why, len, "%s:%d: %s", host, port, pw);
 		close(fd);
 		return -EBADMSG;
 	}
-	out->node = node;
-	out->rate_hz = g_ascii_strtod(rate, NULL);
-	out->first = first;
-	out->n = n;
-	out->t0_ns = t0;
-	out->t0_frac_ns = g_ascii_strtod(frac, NULL);
-	out->se_ns = g_ascii_strtod(se, NULL);
-	const char *re = strstr(head, " rate_eff=");
-	out->rate_eff_hz = re ? g_ascii_strtod(re + 10, NULL) : 0;
-	out->x = g_new(float, n);
-	if ((rc = read_full(fd, out->x, n * sizeof(float))) < 0) {
+	out->x = g_new(float, out->n);
+	if ((rc = read_full(fd, out->x, out->n * sizeof(float))) < 0) {
 		g_snprintf(why, len, "%s:%d: samples: %s", host, port, rc == -ETIMEDOUT ? "timed out" : g_strerror(-rc));
 		g_free(out->x);
 		out->x = NULL;

@@ -5,10 +5,26 @@
 #include <math.h>
 #include <string.h>
 
+typedef struct {
+	collab_group *gr;
+	int64_t closed_ns;
+	guint n_at_close; /* detections when it closed (located if >= min_nodes) */
+} kept;
+
 struct collab_grouper {
 	int64_t aperture_ns, margin_ns, hold_ns;
 	GPtrArray *open; /* collab_group * */
+	GQueue history;  /* kept *, oldest first */
+	guint min_nodes, max_kept;
+	int64_t keep_ns;
 };
+
+static void kept_free(gpointer p)
+{
+	kept *k = p;
+	collab_group_free(k->gr);
+	g_free(k);
+}
 
 collab_grouper *collab_grouper_new(int64_t aperture_ns, int64_t margin_ns, int64_t hold_ns)
 {
@@ -25,6 +41,7 @@ void collab_grouper_free(collab_grouper *g)
 	if (!g)
 		return;
 	g_ptr_array_free(g->open, TRUE);
+	g_queue_clear_full(&g->history, kept_free);
 	g_free(g);
 }
 
@@ -55,47 +72,139 @@ static gint by_onset(gconstpointer a, gconstpointer b)
 									      : (x->node < y->node ? -1 : x->node > y->node);
 }
 
-int collab_grouper_add(collab_grouper *g, const det_event *e, int64_t now_ns)
+/* Whether e may join gr, and how far from its first onset: -1 no, -2 a
+ * duplicate of one it holds, else the distance. */
+static int64_t fits(const collab_grouper *g, const collab_group *gr, const det_event *e)
 {
-	if (!e->has_global)
-		return -EINVAL;
+	gboolean dup = FALSE;
+	int64_t d = llabs(e->global_ns - gr->first_ns);
+	/* The window is measured from the earliest onset in either direction:
+	 * the first arrival may be shared last. */
+	double win = (double)(g->aperture_ns + g->margin_ns) + 3 * e->global_se_ns;
+	if (has_node(gr, e->node, e->seq, &dup))
+		return dup ? -2 : -1;
+	/* A call matched by one template is not a call matched by another
+	 * (two species calling at once); 0 = no template. */
+	const det_event *f = &g_array_index(gr->dets, det_event, 0);
+	gboolean kind_ok = !strcmp(f->profile, e->profile) &&
+			   (f->template_id == 0 || e->template_id == 0 || f->template_id == e->template_id);
+	return kind_ok && (double)d <= win ? d : -1;
+}
+
+static void join(collab_group *gr, const det_event *e)
+{
+	g_array_append_val(gr->dets, *e);
+	g_array_sort(gr->dets, by_onset);
+	gr->first_ns = g_array_index(gr->dets, det_event, 0).global_ns;
+}
+
+/* The open group e fits best, or NULL; -EALREADY in *dup for a duplicate. */
+static collab_group *best_open(const collab_grouper *g, const det_event *e, gboolean *dup)
+{
 	collab_group *best = NULL;
 	int64_t best_d = INT64_MAX;
 	for (guint i = 0; i < g->open->len; i++) {
 		collab_group *gr = g_ptr_array_index(g->open, i);
-		gboolean dup = FALSE;
-		int64_t d = llabs(e->global_ns - gr->first_ns);
-		/* The window is measured from the earliest onset in either
-		 * direction: the first arrival may be shared last. */
-		double win = (double)(g->aperture_ns + g->margin_ns) + 3 * e->global_se_ns;
-		if (has_node(gr, e->node, e->seq, &dup)) {
-			if (dup)
-				return -EALREADY;
-			continue;
-		}
-		/* A call matched by one template is not a call matched by
-		 * another (two species calling at once); 0 = no template. */
-		const det_event *f = &g_array_index(gr->dets, det_event, 0);
-		gboolean kind_ok = !strcmp(f->profile, e->profile) &&
-				   (f->template_id == 0 || e->template_id == 0 || f->template_id == e->template_id);
-		if (kind_ok && (double)d <= win && d < best_d) {
+		int64_t d = fits(g, gr, e);
+		if (d == -2)
+			*dup = TRUE;
+		if (d >= 0 && d < best_d) {
 			best = gr;
 			best_d = d;
 		}
 	}
-	if (best) {
-		g_array_append_val(best->dets, *e);
-		g_array_sort(best->dets, by_onset);
-		best->first_ns = g_array_index(best->dets, det_event, 0).global_ns;
-		return 1;
-	}
+	return best;
+}
+
+static collab_group *open_new(collab_grouper *g, const det_event *e, int64_t now_ns, gboolean late)
+{
 	collab_group *gr = g_new0(collab_group, 1);
 	gr->dets = g_array_new(FALSE, FALSE, sizeof(det_event));
 	g_array_append_val(gr->dets, *e);
 	gr->created_ns = now_ns;
 	gr->first_ns = e->global_ns;
+	gr->late = late;
 	g_ptr_array_add(g->open, gr);
+	return gr;
+}
+
+int collab_grouper_add(collab_grouper *g, const det_event *e, int64_t now_ns)
+{
+	if (!e->has_global)
+		return -EINVAL;
+	gboolean dup = FALSE;
+	collab_group *best = best_open(g, e, &dup);
+	if (dup)
+		return -EALREADY;
+	if (best) {
+		join(best, e);
+		return 1;
+	}
+	open_new(g, e, now_ns, FALSE);
 	return 0;
+}
+
+int collab_grouper_add_late(collab_grouper *g, const det_event *e, int64_t now_ns)
+{
+	if (!e->has_global)
+		return -EINVAL;
+	gboolean dup = FALSE;
+	collab_group *best = best_open(g, e, &dup);
+	GList *bk = NULL;
+	int64_t best_d = INT64_MAX;
+	for (GList *l = g->history.head; l; l = l->next) {
+		int64_t d = fits(g, ((kept *)l->data)->gr, e);
+		if (d == -2)
+			dup = TRUE;
+		if (!best && d >= 0 && d < best_d) {
+			bk = l;
+			best_d = d;
+		}
+	}
+	if (dup)
+		return -EALREADY;
+	if (best) {
+		join(best, e);
+		best->late = TRUE;
+		return COLLAB_LATE_JOINED;
+	}
+	if (!bk) {
+		open_new(g, e, now_ns, TRUE);
+		return COLLAB_LATE_OPENED;
+	}
+	kept *k = bk->data;
+	join(k->gr, e);
+	if (k->n_at_close >= g->min_nodes || k->gr->dets->len < g->min_nodes)
+		return COLLAB_LATE_KEPT;
+	/* Complete now, never located: open again, late. */
+	collab_group *gr = k->gr;
+	k->gr = NULL;
+	g_queue_delete_link(&g->history, bk);
+	kept_free(k);
+	gr->created_ns = now_ns;
+	gr->late = TRUE;
+	g_ptr_array_add(g->open, gr);
+	return COLLAB_LATE_REOPENED;
+}
+
+void collab_grouper_keep(collab_grouper *g, guint min_nodes, int64_t keep_ns, guint max_groups)
+{
+	g->min_nodes = min_nodes;
+	g->keep_ns = keep_ns;
+	g->max_kept = max_groups;
+}
+
+guint collab_grouper_kept(const collab_grouper *g)
+{
+	return g->history.length;
+}
+
+static collab_group *copy_group(const collab_group *gr)
+{
+	collab_group *c = g_new0(collab_group, 1);
+	*c = *gr;
+	c->dets = g_array_copy(gr->dets);
+	return c;
 }
 
 guint collab_grouper_poll(collab_grouper *g, int64_t now_ns, GPtrArray *out)
@@ -106,10 +215,20 @@ guint collab_grouper_poll(collab_grouper *g, int64_t now_ns, GPtrArray *out)
 		if (now_ns - gr->created_ns >= g->hold_ns) {
 			g_ptr_array_add(out, g_ptr_array_steal_index(g->open, i));
 			n++;
+			if (g->max_kept) {
+				kept *k = g_new0(kept, 1);
+				k->gr = copy_group(gr);
+				k->closed_ns = now_ns;
+				k->n_at_close = gr->dets->len;
+				g_queue_push_tail(&g->history, k);
+			}
 		} else {
 			i++;
 		}
 	}
+	while (g->history.length &&
+	       (g->history.length > g->max_kept || now_ns - ((kept *)g->history.head->data)->closed_ns > g->keep_ns))
+		kept_free(g_queue_pop_head(&g->history));
 	return n;
 }
 

@@ -18,6 +18,17 @@
  * whose clip is also the cleanest reference.  Detections without global time
  * cannot be grouped and are ignored.  Times are int64 ns; no clocks are read
  * here: the caller passes `now_ns` (its cpu clock).
+ *
+ * Late detections (share.h: resends of detections a node missed while cut
+ * off).  With a history (collab_grouper_keep), closed groups are remembered
+ * for keep_ns.  A late detection joins an open group as usual; failing that
+ * it joins the closed group it belongs to.  A closed group that had fewer
+ * than min_nodes detections when it closed — never located — and now has
+ * min_nodes is opened again, late, and closes `hold` later like any other,
+ * so every node hands it out once more and the rule picks its one reporter.
+ * A closed group that was large enough when it closed was located then: a
+ * late detection is kept with it and nothing more happens (one call, one
+ * answer).  A late detection belonging to no group opens one.
  */
 #ifndef CHORUS_COLLAB_GROUP_H
 #define CHORUS_COLLAB_GROUP_H
@@ -29,8 +40,9 @@
 
 typedef struct {
 	GArray *dets;       /* det_event, sorted by global onset */
-	int64_t created_ns; /* caller's clock when the group was created */
+	int64_t created_ns; /* caller's clock when the group was created (or reopened) */
 	int64_t first_ns;   /* earliest global onset, ns */
+	gboolean late;      /* holds a late detection */
 } collab_group;
 
 typedef struct collab_grouper collab_grouper;
@@ -41,13 +53,35 @@ collab_grouper *collab_grouper_new(int64_t aperture_ns, int64_t margin_ns, int64
 
 void collab_grouper_free(collab_grouper *g);
 
+/* Remember closed groups for keep_ns (at most max_groups, the oldest
+ * forgotten first); min_nodes: the fewest a located group had. */
+void collab_grouper_keep(collab_grouper *g, guint min_nodes, int64_t keep_ns, guint max_groups);
+
 /* Add detection e received at caller time now_ns.  Returns 1 when it joined
  * an open group, 0 when it opened one, -EINVAL without global time, -EALREADY
  * for a duplicate (same node and seq already held). */
 int collab_grouper_add(collab_grouper *g, const det_event *e, int64_t now_ns);
 
+/* What a late detection did (collab_grouper_add_late). */
+enum {
+	COLLAB_LATE_OPENED = 0,   /* opened a group of its own */
+	COLLAB_LATE_JOINED = 1,   /* joined an open group */
+	COLLAB_LATE_REOPENED = 2, /* completed a closed group: open again */
+	COLLAB_LATE_KEPT = 3,     /* joined a closed group (located already, or still too small) */
+};
+
+/* Add a late detection as above.  Returns COLLAB_LATE_*, or -EINVAL /
+ * -EALREADY as collab_grouper_add (a duplicate of one held, open or
+ * closed). */
+int collab_grouper_add_late(collab_grouper *g, const det_event *e, int64_t now_ns);
+
+/* Closed groups remembered. */
+guint collab_grouper_kept(const collab_grouper *g);
+
 /* Closed groups (held for hold_ns): moved into `out` (collab_group *,
- * free with collab_group_free).  Returns how many. */
+ * free with collab_group_free), a copy of each remembered when keeping
+ * history; remembered ones older than keep_ns forgotten.  Returns how many
+ * closed. */
 guint collab_grouper_poll(collab_grouper *g, int64_t now_ns, GPtrArray *out);
 
 /* Groups still open. */

@@ -21,6 +21,7 @@
 
 #include "apps/collab/clip.h"
 #include "apps/collab/group.h"
+#include "apps/collab/held.h"
 #include "apps/collab/nodes.h"
 #include "apps/collab/result.h"
 #include "apps/collab/share.h"
@@ -57,6 +58,12 @@ typedef struct {
 	double source_z_m;
 	char *jsonl, *map;
 	gint64 map_every, fetch_timeout_ms;
+	gboolean queue;    /* queue shared detections on disk and catch up */
+	char *queue_file;  /* its path ("" = state directory) */
+	gint64 queue_max;  /* detections queued at most */
+	double queue_s;    /* and none older, s */
+	gint64 catchup_ms; /* HAVE/WANT period */
+	gint64 resend_per_s;
 } collab_cfg;
 
 #define K(...) CFG_KEY(collab_cfg, __VA_ARGS__)
@@ -102,6 +109,15 @@ static const cfg_key keys[] = {
 	K("map", CFG_STRING, "", 0, 0, map, "PNG map redrawn as results come; empty = none"),
 	K("map_every", CFG_INT, "5", 1, 100000, map_every, "redraw the map every this many results (and at exit)"),
 	K("fetch_timeout_ms", CFG_INT, "3000", 100, 60000, fetch_timeout_ms, "clip fetch time limit, ms"),
+	K("queue", CFG_BOOL, "true", 0, 0, queue,
+	  "queue shared detections on disk and catch up after an outage (docs/protocol.md \"Catching up\")"),
+	K("queue_file", CFG_STRING, "", 0, 0, queue_file,
+	  "the queue's file; empty = $STATE_DIRECTORY/collab.outbox (systemd) or RUN/collab.outbox"),
+	K("queue_max", CFG_INT, "4096", 16, 1000000, queue_max, "detections queued at most (the oldest are dropped)"),
+	K("queue_s", CFG_DOUBLE, "3600", 10, 864000, queue_s,
+	  "seconds a detection stays queued, and closed groups are kept for late ones (audio must last as long to locate them: audiod ring_s)"),
+	K("catchup_ms", CFG_INT, "2000", 100, 60000, catchup_ms, "how often a node says what it queues and asks for what it missed, ms"),
+	K("resend_per_s", CFG_INT, "200", 1, 100000, resend_per_s, "detections resent per second at most"),
 	{NULL},
 };
 static const cfg_group table[] = {
@@ -119,6 +135,9 @@ typedef struct {
 	dev_packet *events;
 	dev_status *status;
 	collab_share *share;
+	collab_outbox *outbox; /* or NULL (queue = false) */
+	collab_held *held;     /* own detections waiting for a global time */
+	guint polls;
 	clip_server *clips;
 	collab_grouper *grouper;
 	GThreadPool *pool;
@@ -129,6 +148,7 @@ typedef struct {
 	guint64 share_failed;  /* detections whose send failed */
 	guint64 unknown_nodes; /* shared detections from nodes not in the nodes file */
 	guint64 local_dets, groups, small_groups, not_mine, located, failed, seq;
+	guint64 late_dets, late_reopened, late_kept, late_located;
 	double last_latency_s;
 	collab_result recent[16]; /* the last ok results, for duplicates */
 	guint n_recent;
@@ -145,10 +165,32 @@ typedef struct {
 	collab_result res;
 } job;
 
-static void share_in(collabd *d, const det_event *e)
+static void share_in(collabd *d, const det_event *e, gboolean late)
 {
 	int64_t now_ns = sync_now(SYNC_KIND_CPU);
-	collab_grouper_add(d->grouper, e, now_ns);
+	if (!late) {
+		collab_grouper_add(d->grouper, e, now_ns);
+		return;
+	}
+	d->late_dets++;
+	int rc = collab_grouper_add_late(d->grouper, e, now_ns);
+	d->late_reopened += rc == COLLAB_LATE_REOPENED;
+	d->late_kept += rc == COLLAB_LATE_KEPT;
+}
+
+/* Share this node's detection and group it. */
+static void take_local(collabd *d, const det_event *e, gboolean late)
+{
+	int src = collab_share_send(d->share, e, late);
+	if (src < 0) {
+		/* The other nodes lose this node's arrival of the call. */
+		d->share_failed++;
+		g_snprintf(d->last_error, sizeof d->last_error, "sharing a detection to %s:%" G_GINT64_FORMAT ": %s (%" G_GUINT64_FORMAT " so far)",
+			   d->cfg.share_address, d->cfg.share_port, g_strerror(-src), d->share_failed);
+		g_warning("collab: %s", d->last_error);
+	}
+	share_in(d, e, late);
+	dev_status_notify(d->status);
 }
 
 static void on_local(void *user, const char *msg, size_t len, uint32_t dropped)
@@ -159,22 +201,29 @@ static void on_local(void *user, const char *msg, size_t len, uint32_t dropped)
 		g_snprintf(d->last_error, sizeof d->last_error, "detect/events: %s", d->why);
 		return;
 	}
-	if (e.node != (uint32_t)d->cfg.node || !e.has_global)
+	if (e.node != (uint32_t)d->cfg.node)
 		return;
 	d->local_dets++;
-	int src = collab_share_send(d->share, &e);
-	if (src < 0) {
-		/* The other nodes lose this node's arrival of the call. */
-		d->share_failed++;
-		g_snprintf(d->last_error, sizeof d->last_error, "sharing a detection to %s:%" G_GINT64_FORMAT ": %s (%" G_GUINT64_FORMAT " so far)",
-			   d->cfg.share_address, d->cfg.share_port, g_strerror(-src), d->share_failed);
-		g_warning("collab: %s", d->last_error);
+	if (!e.has_global) {
+		/* Timed on the cpu clock only: held until it converts. */
+		if (d->held && isfinite(e.cpu_se_ns))
+			collab_held_add(d->held, &e);
+		return;
 	}
-	share_in(d, &e);
-	dev_status_notify(d->status);
+	take_local(d, &e, FALSE);
 }
 
-static void on_remote(void *user, const det_event *e)
+/* Held detections whose onset converts now: shared and grouped, late. */
+static void retry_held(collabd *d)
+{
+	GArray *ready = g_array_new(FALSE, FALSE, sizeof(det_event));
+	collab_held_retry(d->held, d->clocks, sync_now(SYNC_KIND_CPU), ready);
+	for (guint i = 0; i < ready->len; i++)
+		take_local(d, &g_array_index(ready, det_event, i), TRUE);
+	g_array_free(ready, TRUE);
+}
+
+static void on_remote(void *user, const det_event *e, gboolean late)
 {
 	collabd *d = user;
 	if (!collab_nodes_find(d->nodes, e->node)) {
@@ -185,7 +234,7 @@ static void on_remote(void *user, const det_event *e)
 			   e->node, d->unknown_nodes);
 		return;
 	}
-	share_in(d, e);
+	share_in(d, e, late);
 }
 
 /* Worker thread: fetch the clips and solve.  Only the job's own data. */
@@ -353,6 +402,7 @@ static gboolean publish_idle(gpointer data)
 			   d->jsonl_path, g_strerror(errno), d->jsonl_failed);
 		g_warning("%s", d->last_error);
 	}
+	d->late_located += r->rc == 0 && r->late;
 	if (r->rc == 0) {
 		d->located++;
 		d->last_latency_s = r->latency_s;
@@ -378,6 +428,8 @@ static gboolean on_poll(gpointer data)
 {
 	collabd *d = data;
 	GPtrArray *closed = g_ptr_array_new();
+	if (d->held && ++d->polls % 10 == 0)
+		retry_held(d); /* every second */
 	collab_grouper_poll(d->grouper, sync_now(SYNC_KIND_CPU), closed);
 	for (guint i = 0; i < closed->len; i++) {
 		collab_group *gr = g_ptr_array_index(closed, i);
@@ -397,6 +449,7 @@ static gboolean on_poll(gpointer data)
 			j->res.latency_s = NAN;
 			j->res.t_cpu_ns = INT64_MIN;
 			j->res.onset_cpu_ns = INT64_MIN;
+			j->res.late = gr->late;
 			for (guint k = 0; k < gr->dets->len; k++) {
 				const det_event *e = &g_array_index(gr->dets, det_event, k);
 				if (e->node == (uint32_t)d->cfg.node && isfinite(e->cpu_se_ns))
@@ -431,11 +484,49 @@ static int status_text(void *user, GString *out)
 	g_string_append_printf(out, "groups closed=%" G_GUINT64_FORMAT " open=%u reported_elsewhere=%" G_GUINT64_FORMAT " too_small=%" G_GUINT64_FORMAT " located=%" G_GUINT64_FORMAT " failed=%" G_GUINT64_FORMAT "\n",
 			       d->groups, collab_grouper_open(d->grouper), d->not_mine, d->small_groups, d->located, d->failed);
 	g_string_append_printf(out, "duplicates=%" G_GUINT64_FORMAT "\n", d->duplicates);
+	if (d->outbox) {
+		collab_outbox_stats os;
+		collab_outbox_counts(d->outbox, &os);
+		g_string_append_printf(out, "queue %s queued=%u max=%" G_GINT64_FORMAT " added=%" G_GUINT64_FORMAT " dropped=%" G_GUINT64_FORMAT " write_errors=%" G_GUINT64_FORMAT " torn=%" G_GUINT64_FORMAT "\n",
+				       collab_outbox_path(d->outbox), os.queued, d->cfg.queue_max, os.added, os.dropped,
+				       os.write_errors, os.torn);
+		g_string_append_printf(out, "catchup late=%" G_GUINT64_FORMAT " duplicates=%" G_GUINT64_FORMAT " missing=%" G_GUINT64_FORMAT " lost=%" G_GUINT64_FORMAT " have_sent=%" G_GUINT64_FORMAT " want_sent=%" G_GUINT64_FORMAT " wanted=%" G_GUINT64_FORMAT " resent=%" G_GUINT64_FORMAT " pending=%u gone=%" G_GUINT64_FORMAT "\n",
+				       ss.late, ss.duplicates, ss.missing, ss.lost, ss.have_sent, ss.want_sent, ss.wanted,
+				       ss.resent, ss.pending, ss.gone);
+		g_string_append_printf(out, "late groups_reopened=%" G_GUINT64_FORMAT " kept=%" G_GUINT64_FORMAT " located=%" G_GUINT64_FORMAT " remembered=%u\n",
+				       d->late_reopened, d->late_kept, d->late_located, collab_grouper_kept(d->grouper));
+		collab_held_stats hs;
+		collab_held_counts(d->held, &hs);
+		g_string_append_printf(out, "held without global time=%u added=%" G_GUINT64_FORMAT " converted=%" G_GUINT64_FORMAT " dropped=%" G_GUINT64_FORMAT "\n",
+				       hs.held, hs.added, hs.converted, hs.dropped);
+		if (os.write_errors)
+			g_string_append_printf(out, "error the queue %s failed %" G_GUINT64_FORMAT " writes: those detections would not survive a restart\n",
+					       collab_outbox_path(d->outbox), os.write_errors);
+	} else {
+		g_string_append(out, "queue off (detections missed during an outage are not caught up)\n");
+	}
 	clip_server_describe(d->clips, out);
 	g_string_append_printf(out, "latency_s last=%.3f\nresults %s\n", d->last_latency_s, d->jsonl_path);
 	if (*d->last_error)
 		g_string_append_printf(out, "error %s\n", d->last_error);
 	return 0;
+}
+
+/* name in systemd's StateDirectory= (outlives reboots), else in the run
+ * directory; NULL + *why. */
+static char *state_path(const char *name, const char **why)
+{
+	if (g_getenv("STATE_DIRECTORY") && *g_getenv("STATE_DIRECTORY")) {
+		gchar **dirs = g_strsplit(g_getenv("STATE_DIRECTORY"), ":", 2);
+		char *p = g_build_filename(dirs[0], name, NULL);
+		g_strfreev(dirs);
+		return p;
+	}
+	char run[DEV_PATH_MAX];
+	if (dev_run_dir(run, sizeof run, why) < 0)
+		return NULL;
+	g_mkdir_with_parents(run, 0755);
+	return g_build_filename(run, name, NULL);
 }
 
 static gboolean on_signal(gpointer data)
@@ -518,21 +609,10 @@ int main(int argc, char **argv)
 		d.c_m_s = dsp_speed_of_sound_m_s(d.cfg.temperature_c, &dc_dt);
 		d.c_sd_m_s = d.cfg.temperature_sd_c * dc_dt;
 	}
-	if (*d.cfg.jsonl) {
-		d.jsonl_path = g_strdup(d.cfg.jsonl);
-	} else if (g_getenv("STATE_DIRECTORY") && *g_getenv("STATE_DIRECTORY")) {
-		/* systemd's StateDirectory=: results outlive reboots */
-		gchar **dirs = g_strsplit(g_getenv("STATE_DIRECTORY"), ":", 2);
-		d.jsonl_path = g_build_filename(dirs[0], "collab.jsonl", NULL);
-		g_strfreev(dirs);
-	} else {
-		char run[DEV_PATH_MAX];
-		if (dev_run_dir(run, sizeof run, &why) < 0) {
-			fprintf(stderr, "collab: %s\n", why);
-			return 2;
-		}
-		g_mkdir_with_parents(run, 0755);
-		d.jsonl_path = g_build_filename(run, "collab.jsonl", NULL);
+	d.jsonl_path = *d.cfg.jsonl ? g_strdup(d.cfg.jsonl) : state_path("collab.jsonl", &why);
+	if (!d.jsonl_path) {
+		fprintf(stderr, "collab: %s\n", why);
+		return 2;
 	}
 	if (!(d.jsonl = fopen(d.jsonl_path, "a"))) {
 		fprintf(stderr, "collab: %s: %s\n", d.jsonl_path, g_strerror(errno));
@@ -541,6 +621,22 @@ int main(int argc, char **argv)
 	/* Aperture: the farthest two nodes apart, in sound travel time. */
 	int64_t ap = (int64_t)(collab_nodes_aperture(d.nodes) / d.c_m_s * 1e9);
 	d.grouper = collab_grouper_new(ap, (int64_t)(d.cfg.margin_ms * 1e6), (int64_t)(d.cfg.hold_s * 1e9));
+	if (d.cfg.queue) {
+		char *qp = *d.cfg.queue_file ? g_strdup(d.cfg.queue_file) : state_path("collab.outbox", &why);
+		if (!qp) {
+			fprintf(stderr, "collab: %s\n", why);
+			return 2;
+		}
+		d.outbox = collab_outbox_open(qp, (guint)d.cfg.queue_max, (int64_t)(d.cfg.queue_s * 1e9), &err);
+		g_free(qp);
+		if (!d.outbox) {
+			fprintf(stderr, "collab: [collab] queue_file: %s\n", err->message);
+			return 2;
+		}
+		d.held = collab_held_new((guint)d.cfg.queue_max, (int64_t)(d.cfg.queue_s * 1e9));
+		/* Closed groups wait as long for late detections. */
+		collab_grouper_keep(d.grouper, (guint)d.cfg.min_nodes, (int64_t)(d.cfg.queue_s * 1e9), (guint)d.cfg.queue_max);
+	}
 	d.ctx = g_main_context_default();
 	GMainLoop *loop = g_main_loop_new(NULL, FALSE);
 	d.pool = g_thread_pool_new_full(work_and_return, NULL, job_drop, 1, FALSE, NULL);
@@ -581,7 +677,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	collab_share_cfg scfg = {(uint32_t)d.cfg.node, d.cfg.share_address, (int)d.cfg.share_port, d.key, d.klen, boot,
-				 (uint32_t)d.cfg.max_peers, d.filter ? peer_reachable : NULL, d.filter};
+				 (uint32_t)d.cfg.max_peers, d.filter ? peer_reachable : NULL, d.filter, d.outbox,
+				 (uint32_t)d.cfg.queue_max, (guint)d.cfg.catchup_ms, (guint)d.cfg.resend_per_s};
 	clip_server_cfg ccfg = {(uint32_t)d.cfg.node, (int)d.cfg.device, port, d.cfg.clip_bind, d.key, d.klen,
 				(unsigned)d.cfg.clip_max_conn};
 	int rc = 0;
@@ -616,6 +713,8 @@ int main(int argc, char **argv)
 	dev_packet_sub_free(d.local);
 	clip_server_free(d.clips);
 	collab_share_free(d.share);
+	collab_outbox_free(d.outbox);
+	collab_held_free(d.held);
 	syncd_rxf_free(d.filter);
 	g_free(d.key);
 	dev_status_free(d.status);

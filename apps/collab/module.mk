@@ -2,8 +2,9 @@
 # service.  chorus-demo and `make demo` live in sim/score/module.mk.
 COLLAB_OBJS := $(patsubst %.c,$(B)/%.o,$(filter-out apps/collab/main.c,$(wildcard apps/collab/*.c)))
 $(B)/libcollab.a: $(COLLAB_OBJS)
-# libsyncd.a for the receive-filter loader only (syncd/rxfilter_load.h).
-COLLAB_LIBS := $(B)/libcollab.a $(B)/libaudiod.a $(B)/libdetect.a $(B)/libdsp.a $(B)/libsyncd.a $(B)/libdev.a $(B)/libsync.a $(B)/libcfg.a
+# libsyncd.a for the receive-filter loader only (syncd/rxfilter_load.h);
+# libarchive.a for its crash-safe file operations (archive/durable.h).
+COLLAB_LIBS := $(B)/libcollab.a $(B)/libarchive.a $(B)/libaudiod.a $(B)/libdetect.a $(B)/libdsp.a $(B)/libsyncd.a $(B)/libdev.a $(B)/libsync.a $(B)/libcfg.a
 COLLAB_PKGS = glib-2.0 gsl fftw3f sndfile libsystemd json-glib-1.0
 PROGS += $(B)/bin/collab
 $(B)/bin/collab: $(B)/apps/collab/main.o $(COLLAB_LIBS)
@@ -17,7 +18,13 @@ $(B)/tests/test_collab: $(B)/tests/test_collab.o $(COLLAB_LIBS) $(B)/libcsim.a $
 
 # Shared detections and the clip service over real sockets (issue 15).
 TESTS += $(B)/tests/test_collab_share
-$(B)/tests/test_collab_share: $(B)/tests/test_collab_share.o $(COLLAB_LIBS)
+$(B)/tests/test_collab_share: $(B)/tests/test_collab_share.o $(B)/tests/collab_testutil.o $(COLLAB_LIBS)
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check $(COLLAB_PKGS)) -lm -pthread
+
+# Catching up after an outage: queue, held ids, HAVE/WANT, late groups.
+TESTS += $(B)/tests/test_collab_catchup
+$(B)/tests/test_collab_catchup: $(B)/tests/test_collab_catchup.o $(B)/tests/collab_testutil.o $(B)/tests/tmpdir.o $(COLLAB_LIBS)
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check $(COLLAB_PKGS)) -lm -pthread
 

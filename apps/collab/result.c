@@ -139,6 +139,10 @@ void collab_result_json(const collab_result *r, GString *o)
 	per_node_us(b, r, "tdoa_us", r->tr.a_s, "%.3f");
 	per_node_us(b, r, "sigma_us", r->tr.meas_sigma_s, "%.4g");
 	jnum(b, "latency_s", r->latency_s, "%.3f");
+	if (r->late) {
+		json_builder_set_member_name(b, "late");
+		json_builder_add_boolean_value(b, TRUE);
+	}
 	json_builder_set_member_name(b, "t_cpu_ns");
 	if (r->t_cpu_ns != INT64_MIN)
 		json_builder_add_int_value(b, r->t_cpu_ns);
@@ -187,6 +191,17 @@ double collab_json_number(const char *line, const char *key)
 	if (m && JSON_NODE_HOLDS_VALUE(m) &&
 	    (json_node_get_value_type(m) == G_TYPE_DOUBLE || json_node_get_value_type(m) == G_TYPE_INT64))
 		v = json_node_get_double(m);
+	g_object_unref(p);
+	return v;
+}
+
+int collab_json_bool(const char *line, const char *key)
+{
+	JsonParser *p;
+	JsonNode *m = member(line, key, &p);
+	int v = -1;
+	if (m && JSON_NODE_HOLDS_VALUE(m) && json_node_get_value_type(m) == G_TYPE_BOOLEAN)
+		v = json_node_get_boolean(m) ? 1 : 0;
 	g_object_unref(p);
 	return v;
 }

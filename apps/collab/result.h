@@ -11,6 +11,8 @@
  *   nodes [ids heard], used [ids in the fit], rejected (id or -1),
  *   tdoa_us {id: arrival minus the reference's, µs}, ref,
  *   latency_s (publication minus the end of the call, global),
+ *   late (true when a detection of the group came late, caught up after an
+ *   outage: latency_s is then the delay the outage caused; absent otherwise),
  *   t_cpu_ns (emission on the reporter's cpu clock, ns; null when the solve
  *   failed or libsync refused the conversion), onset_cpu_ns (the reporter's
  *   own detected onset on its cpu clock, ns; null when it has none: present
@@ -43,6 +45,7 @@ typedef struct {
 	char why[200];         /* fetch or solve failure */
 	uint64_t duplicate_of; /* an earlier ok result of this reporter locating the same sound, or 0 */
 	double dur_s;          /* the group's longest detected call, s */
+	gboolean late;         /* its group held a detection that came late (share.h) */
 } collab_result;
 
 /* Append the JSON object of r (no newline) to out. */
@@ -63,6 +66,10 @@ gboolean collab_result_same_sound(const collab_result *a, const collab_result *b
 /* Member key of the JSON object on a line (json-glib), as a number, or NAN
  * (not JSON, no such member, not a number). */
 double collab_json_number(const char *line, const char *key);
+
+/* ... as a boolean: 1 true, 0 false, -1 (not JSON, no such member, not a
+ * boolean). */
+int collab_json_bool(const char *line, const char *key);
 
 /* ... as a string into buf[len]: 0, or -1 (not JSON, no such member, not a
  * string). */

@@ -5,6 +5,8 @@
 #include "libdev/netkey.h"
 #include "libdev/ratelog.h"
 #include "libdev/replay.h"
+#include "apps/collab/seen.h"
+#include "apps/collab/sharemsg.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -17,100 +19,45 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define PREFIX "CHORUS-COLLAB 2 DET "
-#define MAC_TAG " mac="
-#define MAC_HEX 64
+#define RESEND_TICK_MS 100
 
 struct collab_share {
 	collab_share_cfg cfg;
 	uint8_t *key;
 	int fd;
-	guint watch;
+	guint watch, have_timer, resend_timer;
 	struct sockaddr_in to;
 	collab_share_fn fn;
 	void *user;
 	dev_replay *replay;
-	uint32_t sseq;
+	collab_seen *seen;
+	GTree *pending;   /* uint64_t * ids to resend, oldest first */
+	uint32_t sseq[4]; /* per kind */
 	collab_share_stats st;
 	char why[200]; /* the last refused datagram's reason */
 };
 
 GString *collab_share_encode(const det_event *e, uint64_t boot, uint32_t sseq, const uint8_t *key, size_t klen)
 {
-	GString *m = g_string_new(PREFIX);
-	g_string_append_printf(m, "boot=%" PRIu64 " sseq=%u ", boot, sseq);
-	det_event_format(e, m);
-	while (m->len && (m->str[m->len - 1] == '\n' || m->str[m->len - 1] == ' '))
-		g_string_truncate(m, m->len - 1);
-	if (klen) {
-		gchar *mac = dev_netkey_mac_hex(key, klen, m->str, m->len);
-		g_string_append_printf(m, MAC_TAG "%s", mac);
-		g_free(mac);
-	}
-	return m;
-}
-
-static int word(const char *p, const char *key, const char **val)
-{
-	size_t k = strlen(key);
-	if (strncmp(p, key, k))
-		return -1;
-	*val = p + k;
-	return 0;
+	collab_msg m = {.kind = COLLAB_MSG_DET, .boot = boot, .sseq = sseq, .e = *e};
+	return collab_msg_encode(&m, key, klen);
 }
 
 int collab_share_decode(const char *buf, size_t n, const uint8_t *key, size_t klen, det_event *e, uint64_t *boot,
 			uint32_t *sseq, char *why, size_t len)
 {
-	size_t pl = strlen(PREFIX);
-	if (n < pl || memcmp(buf, PREFIX, pl)) {
-		g_snprintf(why, len, "not a CHORUS-COLLAB 2 DET datagram");
-		return -EBADMSG;
-	}
-	/* The mac, if any, ends the datagram. */
-	size_t body = n;
-	const char *mac = NULL;
-	if (n >= pl + strlen(MAC_TAG) + MAC_HEX && !memcmp(buf + n - MAC_HEX - strlen(MAC_TAG), MAC_TAG, strlen(MAC_TAG))) {
-		mac = buf + n - MAC_HEX;
-		body = n - MAC_HEX - strlen(MAC_TAG);
-	}
-	if (klen) {
-		if (!mac) {
-			g_snprintf(why, len, "no mac on a keyed field");
-			return -EACCES;
-		}
-		gchar *want = dev_netkey_mac_hex(key, klen, buf, body);
-		gboolean same = dev_netkey_same(want, mac, MAC_HEX, TRUE);
-		g_free(want);
-		if (!same) {
-			g_snprintf(why, len, "mac does not match (wrong key or altered datagram)");
-			return -EACCES;
-		}
-	}
-	char *text = g_strndup(buf + pl, body - pl);
-	const char *b = NULL, *q = NULL;
-	char *sp = strchr(text, ' '), *sp2 = sp ? strchr(sp + 1, ' ') : NULL;
-	int rc = 0;
-	if (!sp || !sp2 || word(text, "boot=", &b) < 0 || word(sp + 1, "sseq=", &q) < 0) {
-		g_snprintf(why, len, "expected boot=B sseq=S before the detection");
+	collab_msg *m = g_new(collab_msg, 1);
+	int rc = collab_msg_decode(buf, n, key, klen, m, why, len);
+	if (!rc && m->kind != COLLAB_MSG_DET) {
+		g_snprintf(why, len, "not a DET datagram");
 		rc = -EBADMSG;
-	} else {
-		*sp = *sp2 = 0;
-		char *end1, *end2;
-		errno = 0;
-		unsigned long long bv = strtoull(b, &end1, 10);
-		unsigned long sv = strtoul(q, &end2, 10);
-		if (errno || *end1 || *end2 || end1 == b || end2 == q || sv > UINT32_MAX || *b == '-' || *q == '-') {
-			g_snprintf(why, len, "boot or sseq is not an unsigned number");
-			rc = -EBADMSG;
-		} else {
-			*boot = bv;
-			*sseq = (uint32_t)sv;
-			if (det_event_parse(sp2 + 1, strlen(sp2 + 1), e, why, len) < 0)
-				rc = -EBADMSG;
-		}
 	}
-	g_free(text);
+	if (!rc) {
+		*e = m->e;
+		*boot = m->boot;
+		*sseq = m->sseq;
+	}
+	g_free(m);
 	return rc;
 }
 
@@ -121,10 +68,67 @@ static void refuse(collab_share *s, guint64 *counter, const char *why, const str
 	ratelog(G_LOG_LEVEL_WARNING, *counter, "collab: datagram refused: %s", s->why);
 }
 
+static gint cmp_id(gconstpointer a, gconstpointer b, gpointer unused)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Send m (its boot and sequence number filled in).  0 or -errno. */
+static int send_msg(collab_share *s, collab_msg *m)
+{
+	m->boot = s->cfg.boot;
+	m->sseq = s->sseq[m->kind]++;
+	GString *g = collab_msg_encode(m, s->key, s->cfg.klen);
+	ssize_t k = sendto(s->fd, g->str, g->len, 0, (struct sockaddr *)&s->to, sizeof s->to);
+	int rc = k < 0 ? -errno : 0;
+	g_string_free(g, TRUE);
+	return rc;
+}
+
+/* A DET: the detection, once. */
+static void take_det(collab_share *s, const collab_msg *m)
+{
+	gboolean late = m->late;
+	if (m->oid && s->seen) {
+		collab_seen_verdict v = collab_seen_add(s->seen, m->e.node, m->epoch, m->oid);
+		if (v != SEEN_NEW) {
+			s->st.duplicates += v != SEEN_FULL;
+			return;
+		}
+	}
+	s->st.accepted++;
+	s->st.late += late;
+	s->fn(s->user, &m->e, late);
+}
+
+/* A WANT for this node: queue what it still holds. */
+static void take_want(collab_share *s, const collab_msg *m)
+{
+	if (!s->cfg.outbox || m->asked != s->cfg.self || m->epoch != collab_outbox_epoch(s->cfg.outbox))
+		return;
+	uint64_t first, last;
+	collab_outbox_range(s->cfg.outbox, &first, &last);
+	for (guint r = 0; r < m->n_ranges; r++) {
+		uint64_t lo = MAX(m->ranges[r][0], first), hi = MIN(m->ranges[r][1], last);
+		if (m->ranges[r][0] < first) /* asked for, no longer queued (first >= 1) */
+			s->st.gone += MIN(m->ranges[r][1], first - 1) - m->ranges[r][0] + 1;
+		for (uint64_t id = lo; id <= hi && g_tree_nnodes(s->pending) < (gint)s->cfg.span; id++) {
+			s->st.wanted++;
+			if (!g_tree_lookup(s->pending, &id)) {
+				uint64_t *k = g_new(uint64_t, 1);
+				*k = id;
+				g_tree_insert(s->pending, k, k);
+			}
+		}
+	}
+}
+
 static gboolean on_in(gint fd, GIOCondition cond, gpointer data)
 {
 	collab_share *s = data;
 	char buf[2048];
+	collab_msg *m = g_new(collab_msg, 1);
 	for (;;) {
 		struct sockaddr_in from;
 		socklen_t fl = sizeof from;
@@ -132,30 +136,110 @@ static gboolean on_in(gint fd, GIOCondition cond, gpointer data)
 		if (k < 0)
 			break;
 		buf[k] = 0;
-		det_event e;
-		uint64_t boot;
-		uint32_t sseq;
 		char why[160];
-		int rc = collab_share_decode(buf, (size_t)k, s->key, s->cfg.klen, &e, &boot, &sseq, why, sizeof why);
+		int rc = collab_msg_decode(buf, (size_t)k, s->key, s->cfg.klen, m, why, sizeof why);
 		if (rc < 0) {
 			refuse(s, rc == -EACCES ? &s->st.bad_auth : &s->st.rejected, why, &from);
 			continue;
 		}
-		if (e.node == s->cfg.self)
+		if (m->sender == s->cfg.self)
 			continue;
-		if (s->cfg.reachable && !s->cfg.reachable(s->cfg.reachable_ctx, e.node)) {
+		if (s->cfg.reachable && !s->cfg.reachable(s->cfg.reachable_ctx, m->sender)) {
 			s->st.cut_off++;
 			continue;
 		}
-		replay_verdict v = dev_replay_check(s->replay, e.node, 1, boot, sseq);
+		replay_verdict v = dev_replay_check(s->replay, m->sender, m->kind, m->boot, m->sseq);
 		if (v != REPLAY_OK) {
-			g_snprintf(why, sizeof why, "replay (%s) of node%u's detection", dev_replay_name(v), e.node);
+			g_snprintf(why, sizeof why, "replay (%s) of node%u's datagram", dev_replay_name(v), m->sender);
 			refuse(s, &s->st.replays, why, &from);
 			continue;
 		}
-		s->st.accepted++;
-		s->fn(s->user, &e);
+		if (m->kind == COLLAB_MSG_DET)
+			take_det(s, m);
+		else if (m->kind == COLLAB_MSG_HAVE && s->seen)
+			collab_seen_have(s->seen, m->sender, m->epoch, m->first, m->last);
+		else if (m->kind == COLLAB_MSG_WANT)
+			take_want(s, m);
 	}
+	g_free(m);
+	return G_SOURCE_CONTINUE;
+}
+
+/* Every have_ms: what this node queues, and what it misses of others. */
+static gboolean on_have(gpointer data)
+{
+	collab_share *s = data;
+	collab_msg *m = g_new0(collab_msg, 1);
+	m->kind = COLLAB_MSG_HAVE;
+	m->sender = s->cfg.self;
+	m->epoch = collab_outbox_epoch(s->cfg.outbox);
+	collab_outbox_range(s->cfg.outbox, &m->first, &m->last);
+	if (send_msg(s, m) == 0)
+		s->st.have_sent++;
+	GArray *nodes = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+	GArray *r = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	collab_seen_lacking(s->seen, nodes);
+	for (guint i = 0; i < nodes->len; i++) {
+		uint32_t node = g_array_index(nodes, uint32_t, i);
+		g_array_set_size(r, 0);
+		uint64_t epoch = 0;
+		collab_seen_missing(s->seen, node, r, COLLAB_WANT_MAX_RANGES, &epoch);
+		memset(m, 0, sizeof *m);
+		m->kind = COLLAB_MSG_WANT;
+		m->sender = s->cfg.self;
+		m->asked = node;
+		m->epoch = epoch;
+		for (guint k = 0; k + 1 < r->len; k += 2) {
+			m->ranges[m->n_ranges][0] = g_array_index(r, uint64_t, k);
+			m->ranges[m->n_ranges][1] = g_array_index(r, uint64_t, k + 1);
+			m->n_ranges++;
+		}
+		if (m->n_ranges && send_msg(s, m) == 0)
+			s->st.want_sent++;
+	}
+	g_array_free(nodes, TRUE);
+	g_array_free(r, TRUE);
+	g_free(m);
+	return G_SOURCE_CONTINUE;
+}
+
+static gboolean first_key(gpointer key, gpointer value, gpointer data)
+{
+	*(uint64_t *)data = *(uint64_t *)key;
+	return TRUE;
+}
+
+/* Every RESEND_TICK_MS: the oldest pending resends, within the rate. */
+static gboolean on_resend(gpointer data)
+{
+	collab_share *s = data;
+	guint budget = MAX(1u, s->cfg.resend_per_s * RESEND_TICK_MS / 1000);
+	collab_msg *m = g_new0(collab_msg, 1);
+	while (budget && g_tree_nnodes(s->pending)) {
+		uint64_t id = 0;
+		g_tree_foreach(s->pending, first_key, &id);
+		g_tree_remove(s->pending, &id);
+		const det_event *e = collab_outbox_get(s->cfg.outbox, id);
+		if (!e) {
+			s->st.gone++;
+			continue;
+		}
+		memset(m, 0, sizeof *m);
+		m->kind = COLLAB_MSG_DET;
+		m->e = *e;
+		m->epoch = collab_outbox_epoch(s->cfg.outbox);
+		m->oid = id;
+		m->late = TRUE;
+		int rc = send_msg(s, m);
+		if (rc < 0) {
+			/* Asked for again at the next WANT. */
+			g_snprintf(s->why, sizeof s->why, "resending detection %" PRIu64 ": %s", id, g_strerror(-rc));
+			break;
+		}
+		s->st.resent++;
+		budget--;
+	}
+	g_free(m);
 	return G_SOURCE_CONTINUE;
 }
 
@@ -168,7 +252,8 @@ collab_share *collab_share_new(const collab_share_cfg *cfg, collab_share_fn fn, 
 	s->user = user;
 	s->to.sin_family = AF_INET;
 	s->to.sin_port = htons((uint16_t)cfg->port);
-	s->sseq = g_random_int();
+	for (int k = 0; k < 4; k++)
+		s->sseq[k] = g_random_int();
 	int one = 1;
 	struct sockaddr_in any = {.sin_family = AF_INET, .sin_port = htons((uint16_t)cfg->port), .sin_addr.s_addr = htonl(INADDR_ANY)};
 	if (inet_pton(AF_INET, cfg->address, &s->to.sin_addr) != 1) {
@@ -189,19 +274,35 @@ collab_share *collab_share_new(const collab_share_cfg *cfg, collab_share_fn fn, 
 		s->key = g_memdup2(cfg->key, cfg->klen);
 	s->cfg.key = NULL;
 	s->replay = dev_replay_new(cfg->max_senders);
+	s->pending = g_tree_new_full(cmp_id, NULL, g_free, NULL);
 	s->watch = g_unix_fd_add(s->fd, G_IO_IN, on_in, s);
+	if (cfg->outbox) {
+		s->cfg.span = cfg->span ? cfg->span : 4096;
+		s->cfg.resend_per_s = cfg->resend_per_s ? cfg->resend_per_s : 200;
+		s->seen = collab_seen_new(cfg->max_senders, s->cfg.span);
+		s->have_timer = g_timeout_add(cfg->have_ms ? cfg->have_ms : 2000, on_have, s);
+		s->resend_timer = g_timeout_add(RESEND_TICK_MS, on_resend, s);
+	}
 	return s;
 fail:
 	g_free(s);
 	return NULL;
 }
 
-int collab_share_send(collab_share *s, const det_event *e)
+int collab_share_send(collab_share *s, const det_event *e, gboolean late)
 {
-	GString *m = collab_share_encode(e, s->cfg.boot, s->sseq++, s->key, s->cfg.klen);
-	ssize_t k = sendto(s->fd, m->str, m->len, 0, (struct sockaddr *)&s->to, sizeof s->to);
-	int rc = k < 0 ? -errno : 0;
-	g_string_free(m, TRUE);
+	collab_msg *m = g_new0(collab_msg, 1);
+	m->kind = COLLAB_MSG_DET;
+	m->e = *e;
+	m->late = late;
+	if (s->cfg.outbox) {
+		/* Queued first: a failed queue is on the outbox's counts, and
+		 * the detection still goes out live. */
+		collab_outbox_add(s->cfg.outbox, e, e->cpu_ns, &m->oid);
+		m->epoch = collab_outbox_epoch(s->cfg.outbox);
+	}
+	int rc = send_msg(s, m);
+	g_free(m);
 	if (!rc)
 		s->st.sent++;
 	return rc;
@@ -210,6 +311,13 @@ int collab_share_send(collab_share *s, const det_event *e)
 void collab_share_counts(const collab_share *s, collab_share_stats *st)
 {
 	*st = s->st;
+	st->pending = (guint)g_tree_nnodes(s->pending);
+	if (s->seen) {
+		collab_seen_stats ss;
+		collab_seen_counts(s->seen, &ss);
+		st->missing = ss.missing;
+		st->lost = ss.lost;
+	}
 }
 
 const char *collab_share_last_refusal(const collab_share *s)
@@ -222,8 +330,14 @@ void collab_share_free(collab_share *s)
 	if (!s)
 		return;
 	g_source_remove(s->watch);
+	if (s->have_timer)
+		g_source_remove(s->have_timer);
+	if (s->resend_timer)
+		g_source_remove(s->resend_timer);
 	close(s->fd);
 	dev_replay_free(s->replay);
+	collab_seen_free(s->seen);
+	g_tree_destroy(s->pending);
 	g_free(s->key);
 	g_free(s);
 }

@@ -1,31 +1,39 @@
-/* share.h — detections shared between nodes over UDP (docs/protocol.md
- * "Shared detections").
+/* share.h — detections shared between nodes over UDP, and caught up after
+ * an outage (docs/protocol.md "Shared detections", "Catching up").
  *
- * Datagram (text):
- *   "CHORUS-COLLAB 2 DET boot=B sseq=S " + the detection's text
- *   (apps/detect/event.h) [+ " mac=" + 64 hex digits]
- * B is the sending collab's boot number (libdev/bootid.h), S its sequence
- * number of shared detections.  With the field's key the mac, an
- * HMAC-SHA256 under the key of every byte before " mac=", is required and
- * checked; B and S then go through a replay window per sending node
- * (libdev/replay.h), so a recorded datagram sent again is refused.  Every
- * field of the detection is range-checked (det_event_check).  Sent to a
- * broadcast (or any) address and port; every node binds the port with
- * SO_REUSEADDR/SO_REUSEPORT so several simulated nodes share one host.
- * Soft state: a lost datagram loses that node's arrival for the call; there
- * is no retransmission (the call is over by then anyway).
+ * The datagrams are sharemsg.h's.  With the field's key every one carries
+ * an HMAC-SHA256 mac, checked; its boot and sequence number then go through
+ * a replay window per sending node and kind (libdev/replay.h), so a
+ * recorded datagram sent again is refused.  Every field of a detection is
+ * range-checked (det_event_check).  Sent to a broadcast (or any) address
+ * and port; every node binds the port with SO_REUSEADDR/SO_REUSEPORT so
+ * several simulated nodes share one host.
+ *
+ * With an outbox (outbox.h) a node queues every detection it shares on disk
+ * and numbers it; every have_ms it says what it queues (HAVE), and a node
+ * that finds holes in another's numbering — detections it missed while a
+ * radio was down or the field was split — asks for them (WANT, at the same
+ * period while they are missing).  The asked node resends them, oldest
+ * first and at most resend_per_s, marked late; every node takes each
+ * detection once (seen.h: a resend it holds is a duplicate), so catching up
+ * delivers each missed detection, in its sender's order, exactly once.
+ * Without an outbox sharing is soft state, as before: a lost datagram loses
+ * that node's arrival for the call.
  */
 #ifndef CHORUS_COLLAB_SHARE_H
 #define CHORUS_COLLAB_SHARE_H
 
 #include <glib.h>
 
+#include "apps/collab/outbox.h"
 #include "apps/detect/event.h"
 
 typedef struct collab_share collab_share;
 
-/* A received, well-formed, authentic, fresh detection from another node. */
-typedef void (*collab_share_fn)(void *user, const det_event *e);
+/* A received, well-formed, authentic, fresh detection from another node,
+ * taken once; late: a resend of one queued while this node could not hear
+ * it. */
+typedef void (*collab_share_fn)(void *user, const det_event *e, gboolean late);
 
 typedef struct {
 	uint32_t self;       /* this node (its own datagrams, looped back, are ignored) */
@@ -41,6 +49,13 @@ typedef struct {
 	 * node's outage cuts its shares too. */
 	gboolean (*reachable)(void *ctx, uint32_t peer);
 	void *reachable_ctx;
+	/* Catching up (NULL: none): this node's queue, not owned; ids tracked
+	 * per node (seen.h span: the outbox bound); HAVE/WANT period (0:
+	 * 2000 ms); resends per second at most (0: 200). */
+	collab_outbox *outbox;
+	uint32_t span;
+	guint have_ms;
+	guint resend_per_s;
 } collab_share_cfg;
 
 /* Bind and get ready to send.  Malformed, unauthenticated and replayed
@@ -48,8 +63,11 @@ typedef struct {
  * *err. */
 collab_share *collab_share_new(const collab_share_cfg *cfg, collab_share_fn fn, void *user, GError **err);
 
-/* Send e to every node.  Returns 0 or a negative errno. */
-int collab_share_send(collab_share *s, const det_event *e);
+/* Queue e (with an outbox) and send it to every node; late: it is not
+ * news (a detection whose global time came later, held.h), so receivers
+ * take it as a late one.  Returns 0 or a negative errno (of the send; a
+ * queue that failed is counted in the outbox's write_errors). */
+int collab_share_send(collab_share *s, const det_event *e, gboolean late);
 
 typedef struct {
 	guint64 sent, accepted;
@@ -57,6 +75,15 @@ typedef struct {
 	guint64 bad_auth; /* no or a wrong mac on a keyed field */
 	guint64 replays;  /* refused by the replay windows */
 	guint64 cut_off;  /* from a node that could not reach us then (reachable) */
+	/* catching up */
+	guint64 late;                 /* detections taken late (resends we lacked) */
+	guint64 duplicates;           /* resends we held already, or from before we listened */
+	guint64 have_sent, want_sent; /* HAVE and WANT datagrams sent */
+	guint64 wanted;               /* ids other nodes asked this one for */
+	guint64 resent;               /* detections resent */
+	guint64 gone;                 /* asked for but no longer queued here */
+	guint pending;                /* resends waiting for their turn */
+	guint64 missing, lost;        /* of others' detections: missing now; given up */
 } collab_share_stats;
 
 /* Datagrams sent, accepted and refused. */
@@ -65,12 +92,13 @@ void collab_share_counts(const collab_share *s, collab_share_stats *st);
 /* The last refused datagram's reason ("" when none). */
 const char *collab_share_last_refusal(const collab_share *s);
 
-/* Build the datagram for e (pure: for tests and tools). */
+/* Build the DET datagram for e, without outbox id (pure: for tests and
+ * tools; collab_msg_encode builds every kind). */
 GString *collab_share_encode(const det_event *e, uint64_t boot, uint32_t sseq, const uint8_t *key, size_t klen);
 
-/* Check and parse a datagram: 0 with *e, *boot, *sseq, or -EBADMSG (not a
- * version 2 datagram, malformed, out of range) / -EACCES (mac missing or
- * wrong when klen > 0) with the reason in why[len] (pure). */
+/* Check and parse a DET datagram: 0 with *e, *boot, *sseq, or -EBADMSG (not
+ * a version 2 DET datagram, malformed, out of range) / -EACCES (mac missing
+ * or wrong when klen > 0) with the reason in why[len] (pure). */
 int collab_share_decode(const char *buf, size_t n, const uint8_t *key, size_t klen, det_event *e, uint64_t *boot,
 			uint32_t *sseq, char *why, size_t len);
 

@@ -20,6 +20,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "apps/detect/event.h"
+#include "apps/detect/onset_time.h"
 #include "apps/detect/jsonl.h"
 #include "apps/dsp/band.h"
 #include "apps/detect/profile.h"
@@ -129,26 +130,16 @@ static void publish(detectd *d, pending *p, const det_refine_result *rr, gboolea
 		e.onset_se = d->size / sqrt(12.0);
 		d->unrefined++;
 	}
-	/* Frame -> cpu and -> global.  sync_tval keeps the integer part exact. */
-	double ip = floor(e.onset_frame + 0.5);
-	sync_tval x = {(int64_t)ip, e.onset_frame - ip};
-	sync_clock_id audio = sync_clock_audio((uint32_t)d->cfg.node, (uint16_t)d->cfg.device);
-	double ns_per_frame = 1e9 / d->rate_hz, var_on = e.onset_se * ns_per_frame * e.onset_se * ns_per_frame;
-	sync_graph_result r;
+	/* Frame -> cpu and -> global. */
 	char why[256];
-	if (sync_client_convert(d->clocks, audio, sync_clock_cpu((uint32_t)d->cfg.node), x, &r, why, sizeof why) == 0) {
-		e.cpu_ns = r.value.i + (int64_t)floor(r.value.f + 0.5);
-		e.cpu_se_ns = sqrt(r.var + var_on);
-	} else {
+	if (det_onset_time(d->clocks, &e, sync_clock_cpu((uint32_t)d->cfg.node), &e.cpu_ns, &e.cpu_se_ns, why, sizeof why) < 0) {
 		g_snprintf(d->last_error, sizeof d->last_error, "onset to cpu: %s", why);
 		g_message("onset frame %.1f to cpu: %s", e.onset_frame, why);
 		e.cpu_ns = 0;
 		e.cpu_se_ns = INFINITY;
 	}
-	if (sync_client_convert(d->clocks, audio, sync_clock_global(), x, &r, why, sizeof why) == 0) {
+	if (det_onset_time(d->clocks, &e, sync_clock_global(), &e.global_ns, &e.global_se_ns, why, sizeof why) == 0) {
 		e.has_global = TRUE;
-		e.global_ns = r.value.i + (int64_t)floor(r.value.f + 0.5);
-		e.global_se_ns = sqrt(r.var + var_on);
 	} else {
 		g_snprintf(d->last_error, sizeof d->last_error, "onset to global: %s", why);
 		g_message("onset frame %.1f to global: %s", e.onset_frame, why);

@@ -42,6 +42,7 @@ typedef struct {
 				   * nodes file csim writes for collab), started
 				   * after syncd and audiod, NULL-terminated; NULL: none */
 	unsigned audio_rate_hz;   /* Hz (0: the scenario's) */
+	double audio_ring_s;      /* audiod's ring_s (0: 20) */
 	const char *audio_tstamp; /* audiod's tstamp source: "sim" (NULL) or "alsa" (the plugin's mode
 				   * then comes from $CHORUS_SIM_TSTAMP, inherited) */
 	gboolean netns;           /* one network namespace per node */

@@ -181,6 +181,7 @@ int main(int argc, char **argv)
 	char *out = NULL, *bin = NULL, *profile = NULL, *temperature = NULL, *speed = NULL, *wind = NULL;
 	double position_sd_m = 0;
 	gint rate_hz = 16000;
+	double ring_s = 0;
 	gboolean quiet = FALSE;
 	gint web_port = 0;
 	GOptionEntry entries[] = {
@@ -189,6 +190,8 @@ int main(int argc, char **argv)
 		{"bin", 0, 0, G_OPTION_ARG_FILENAME, &bin, "directory of the chorus programs (default build/bin)", "DIR"},
 		{"profile", 'p', 0, G_OPTION_ARG_FILENAME, &profile, "detector profile (default apps/profiles/frog.ini)", "FILE"},
 		{"rate", 0, 0, G_OPTION_ARG_INT, &rate_hz, "audio sample rate, Hz (default 16000)", "HZ"},
+		{"ring-seconds", 0, 0, G_OPTION_ARG_DOUBLE, &ring_s,
+		 "audiod's ring_s on every node (default 20): calls of an outage are located after it only while their audio is held", "S"},
 		{"source-plane", 0, 0, G_OPTION_ARG_DOUBLE, &source_z_m,
 		 "tell collab the sources are at height Z (m; default: collab is told no height)", "Z"},
 		{"temperature", 0, 0, G_OPTION_ARG_STRING, &temperature,
@@ -291,7 +294,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *apps[] = {"fft", det, col, proxy_app, NULL};
-	csim_opts o = {.scenario = d.scenario, .out_dir = d.simdir, .bin_dir = d.bin, .audio = TRUE, .audio_rate_hz = (unsigned)rate_hz, .apps = apps};
+	csim_opts o = {.scenario = d.scenario, .out_dir = d.simdir, .bin_dir = d.bin, .audio = TRUE, .audio_rate_hz = (unsigned)rate_hz, .audio_ring_s = ring_s, .apps = apps};
 	int64_t t_start = host_raw();
 	d.sim = csim_start(&o, &err);
 	g_free(qp);

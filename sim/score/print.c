@@ -48,6 +48,9 @@ int demo_print(const demo_eval *e, gboolean table, FILE *f)
 		e->n_err);
 	fprintf(f, "  inside the array      median %.4f m, p90 %.4f m (n=%u)\n", e->err_in_median_m, e->err_in_p90_m, e->n_err_in);
 	fprintf(f, "  latency end of call -> collab/events  p50 %.3f s, p95 %.3f s\n", e->lat_p50_s, e->lat_p95_s);
+	if (e->late)
+		fprintf(f, "  located late          %u of %u calls whose result came late (caught up after an outage); latency p50 %.3f s, max %.3f s\n",
+			e->late_located, e->late, e->late_lat_p50_s, e->late_lat_max_s);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -58,13 +61,13 @@ int demo_write_csv(const demo_eval *e, const char *path)
 		return -errno;
 	/* The first 17 columns keep their order; the rest were appended. */
 	fprintf(f, "source,call,time_s,true_x,true_y,inside,heard,located,est_x,est_y,error_m,sd_m,ell95_m,dt_ms,used,"
-		   "latency_s,status,matched,ok,verdict,sd_x_m,sd_y_m,cov_xy_m2,mahal2,in_ell95,located_within_m\n");
+		   "latency_s,status,matched,ok,verdict,sd_x_m,sd_y_m,cov_xy_m2,mahal2,in_ell95,located_within_m,late\n");
 	for (guint i = 0; i < e->calls->len; i++) {
 		const demo_call *c = &g_array_index(e->calls, demo_call, i);
-		fprintf(f, "%d,%zu,%.6f,%.3f,%.3f,%d,%d,%d,%.4f,%.4f,%.5f,%.5f,%.5f,%.4f,%d,%.3f,%s,%d,%d,%s,%.6g,%.6g,%.6g,%.4f,%d,%.3f\n",
+		fprintf(f, "%d,%zu,%.6f,%.3f,%.3f,%d,%d,%d,%.4f,%.4f,%.5f,%.5f,%.5f,%.4f,%d,%.3f,%s,%d,%d,%s,%.6g,%.6g,%.6g,%.4f,%d,%.3f,%d\n",
 			c->source, c->k, c->t_s, c->pos_m[0], c->pos_m[1], c->inside, c->heard, c->located, c->est_m[0],
 			c->est_m[1], c->err_m, c->sd_m, c->ell95_m, c->dt_ms, c->used, c->latency_s, c->status, c->matched, c->ok,
-			c->verdict, c->sd_x_m, c->sd_y_m, c->cov_xy_m2, c->mahal2, c->in_ell95, e->located_within_m);
+			c->verdict, c->sd_x_m, c->sd_y_m, c->cov_xy_m2, c->mahal2, c->in_ell95, e->located_within_m, c->late);
 	}
 	int rc = ferror(f) ? -EIO : 0;
 	if (fclose(f) != 0 && !rc)

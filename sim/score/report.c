@@ -222,6 +222,7 @@ static void take_result(demo_call *dc, const char *line, double emit_s, const de
 	dc->ell95_m = collab_json_number(line, "ell95_major");
 	dc->dt_ms = (emit_s - dc->t_s) * 1e3;
 	dc->latency_s = collab_json_number(line, "latency_s");
+	dc->late = collab_json_bool(line, "late") == 1;
 	long used = collab_json_array_len(line, "used");
 	dc->used = used > 0 ? (int)used : 0;
 	/* A result without a position (a failed solve) is never located. */
@@ -289,7 +290,7 @@ static void score_results(const sim_world *w, const char *const *files, int n_fi
 	score_match_greedy((score_cand *)(void *)cand->data, cand->len, rl->len, all->len, r2c, c2r);
 	g_array_free(cand, TRUE);
 	GArray *errs = g_array_new(FALSE, FALSE, sizeof(double)), *errs_in = g_array_new(FALSE, FALSE, sizeof(double)),
-	       *lats = g_array_new(FALSE, FALSE, sizeof(double));
+	       *lats = g_array_new(FALSE, FALSE, sizeof(double)), *late_lats = g_array_new(FALSE, FALSE, sizeof(double));
 	for (guint i = 0; i < rl->len; i++) {
 		const res_line *r = &g_array_index(rl, res_line, i);
 		if (r2c[i] < 0) {
@@ -309,6 +310,12 @@ static void score_results(const sim_world *w, const char *const *files, int n_fi
 		}
 		demo_call *dc = &g_array_index(out->calls, demo_call, a->row);
 		take_result(dc, r->line, r->emit_s, p);
+		if (dc->late) {
+			out->late++;
+			out->late_located += dc->located;
+			if (isfinite(dc->latency_s))
+				g_array_append_val(late_lats, dc->latency_s);
+		}
 		if (!dc->ok)
 			continue;
 		out->ok_scored++;
@@ -327,6 +334,9 @@ static void score_results(const sim_world *w, const char *const *files, int n_fi
 	out->err_in_p90_m = quantile((double *)(void *)errs_in->data, errs_in->len, 0.9);
 	out->lat_p50_s = quantile((double *)(void *)lats->data, lats->len, 0.5);
 	out->lat_p95_s = quantile((double *)(void *)lats->data, lats->len, 0.95);
+	out->late_lat_p50_s = quantile((double *)(void *)late_lats->data, late_lats->len, 0.5);
+	out->late_lat_max_s = quantile((double *)(void *)late_lats->data, late_lats->len, 1.0);
+	g_array_free(late_lats, TRUE);
 	g_array_free(errs, TRUE);
 	g_array_free(errs_in, TRUE);
 	g_array_free(lats, TRUE);

@@ -85,6 +85,7 @@ typedef struct {
 	double dt_ms;        /* emission time error, ms */
 	int used;            /* arrivals in the fit */
 	double latency_s;    /* s */
+	int late;            /* its result came late (collab caught up after an outage) */
 	char status[24];     /* the result's status, or "missed" */
 	const char *verdict; /* "located", "off", "not_ok", "missed" (static) */
 } demo_call;
@@ -115,8 +116,10 @@ typedef struct {
 	guint ok_in_ell95;                                             /* of those, truth inside the 95 % ellipse */
 	double err_median_m, err_p90_m, err_in_median_m, err_in_p90_m; /* over ok_scored; m; NAN when none */
 	guint n_err, n_err_in;
-	double lat_p50_s, lat_p95_s; /* s */
-	double located_within_m;     /* the parameter, m */
+	double lat_p50_s, lat_p95_s;           /* s */
+	guint late, late_located;              /* scored calls whose result came late; of them located */
+	double late_lat_p50_s, late_lat_max_s; /* their latency, s (NAN when none) */
+	double located_within_m;               /* the parameter, m */
 } demo_eval;
 
 /* The squared Mahalanobis distance of (dx, dy) (m) under the covariance

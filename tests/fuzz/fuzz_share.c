@@ -1,16 +1,16 @@
-/* fuzz_share.c — libFuzzer target over collab's shared-detection decoder
- * (apps/collab/share.h: the datagram, its mac, and the detection text of
- * apps/detect/event.h), with and without the network key (the first input
- * byte chooses).  Beyond "no crash, no sanitizer report": whatever is
+/* fuzz_share.c — libFuzzer target over collab's datagram decoder
+ * (apps/collab/sharemsg.h: DET, HAVE and WANT, their mac, and the detection
+ * text of apps/detect/event.h), with and without the network key (the first
+ * input byte chooses).  Beyond "no crash, no sanitizer report": whatever is
  * accepted passes the range checks, and re-encoded under the key it decodes
- * again with the same node, boot and sequence number. */
+ * again to the same datagram. */
 #include <assert.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "apps/collab/share.h"
+#include "apps/collab/sharemsg.h"
 
 static const uint8_t KEY[] = "fuzzing-key-of-the-field";
 
@@ -22,21 +22,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	int keyed = data[0] & 1;
 	char *text = g_strndup((const char *)data + 1, size - 1); /* as on_in: NUL-terminated */
-	det_event e;
-	uint64_t boot;
-	uint32_t sseq;
+	static collab_msg m, m2;
 	char why[200];
-	int rc = collab_share_decode(text, strlen(text), keyed ? KEY : NULL, keyed ? sizeof KEY - 1 : 0, &e, &boot, &sseq,
-				     why, sizeof why);
+	int rc = collab_msg_decode(text, strlen(text), keyed ? KEY : NULL, keyed ? sizeof KEY - 1 : 0, &m, why, sizeof why);
 	if (rc == 0) {
-		assert(det_event_check(&e, why, sizeof why) == 0);
-		GString *m = collab_share_encode(&e, boot, sseq, KEY, sizeof KEY - 1);
-		det_event e2;
-		uint64_t b2;
-		uint32_t s2;
-		assert(collab_share_decode(m->str, m->len, KEY, sizeof KEY - 1, &e2, &b2, &s2, why, sizeof why) == 0);
-		assert(e2.node == e.node && b2 == boot && s2 == sseq && e2.has_global == e.has_global);
-		g_string_free(m, TRUE);
+		if (m.kind == COLLAB_MSG_DET)
+			assert(det_event_check(&m.e, why, sizeof why) == 0);
+		if (m.kind == COLLAB_MSG_HAVE)
+			assert(m.first >= 1 && m.first <= m.last + 1);
+		if (m.kind == COLLAB_MSG_WANT)
+			for (guint i = 0; i < m.n_ranges; i++)
+				assert(m.ranges[i][0] >= 1 && m.ranges[i][0] <= m.ranges[i][1]);
+		GString *g = collab_msg_encode(&m, KEY, sizeof KEY - 1);
+		assert(collab_msg_decode(g->str, g->len, KEY, sizeof KEY - 1, &m2, why, sizeof why) == 0);
+		assert(m2.kind == m.kind && m2.sender == m.sender && m2.boot == m.boot && m2.sseq == m.sseq &&
+		       m2.epoch == m.epoch && m2.oid == m.oid && m2.late == m.late && m2.first == m.first &&
+		       m2.last == m.last && m2.asked == m.asked && m2.n_ranges == m.n_ranges);
+		g_string_free(g, TRUE);
 	} else {
 		assert(rc == -EBADMSG || rc == -EACCES);
 	}

@@ -4,8 +4,9 @@
 # sources it decodes with, and make check runs it for FUZZ_SECONDS from its
 # committed seed corpus (tests/fuzz/corpus_NAME) through tests/fuzz/run.sh.
 #   fuzz_rbs    syncd's RBS packets (syncd/rbs_wire.c), keyed and not
-#   fuzz_share  collab's shared detections (apps/collab/share.c, the event
-#               text of apps/detect/event.c), keyed and not
+#   fuzz_share  collab's datagrams: shared detections, HAVE and WANT
+#               (apps/collab/sharemsg.c, the event text of
+#               apps/detect/event.c), keyed and not
 #   fuzz_scenario  the scenario parser (sim/scenario.c, sim/outage.c) through
 #               libcfg's tables and GKeyFile
 #   fuzz_config syncd.conf (syncd/config.c) and detect's profiles
@@ -14,13 +15,21 @@
 #               (audiod/request.c)
 #   fuzz_kpatch the kernel module's (or side channel's) records and the
 #               sequence tracker (kpatch/record.c)
+#   fuzz_clip   the clip service's request and reply lines
+#               (apps/collab/clipmsg.c)
+#   fuzz_ticker the binary ticker in parts (libsync/ticker_wire.c,
+#               ticker_asm.c) into a conversion graph
 #   fuzz_frame  remote device streams: libdev's frame reassembler, the
 #               messages in it and chorus-proxy's handshake lines
 FUZZ_SRCS_rbs := tests/fuzz/fuzz_rbs.c syncd/rbs_wire.c libsync/conv.c libsync/clockid.c libdev/netkey.c libdev/common.c
 FUZZ_PKGS_rbs := glib-2.0 gsl
-FUZZ_SRCS_share := tests/fuzz/fuzz_share.c apps/collab/share.c apps/detect/event.c libdev/replay.c libdev/ratelog.c \
-	libdev/common.c libdev/netkey.c
+FUZZ_SRCS_share := tests/fuzz/fuzz_share.c apps/collab/sharemsg.c apps/detect/event.c libdev/common.c libdev/netkey.c
 FUZZ_PKGS_share := glib-2.0
+FUZZ_SRCS_clip := tests/fuzz/fuzz_clip.c apps/collab/clipmsg.c
+FUZZ_PKGS_clip := glib-2.0
+FUZZ_SRCS_ticker := tests/fuzz/fuzz_ticker.c libsync/ticker_asm.c libsync/ticker_wire.c libsync/graph.c libsync/conv.c \
+	libsync/clockid.c
+FUZZ_PKGS_ticker := glib-2.0 gsl
 FUZZ_SRCS_scenario := tests/fuzz/fuzz_scenario.c sim/scenario.c sim/outage.c sim/rng.c sim/acoustics.c \
 	libcfg/cfg.c libcfg/spec.c libcfg/table.c libsync/now.c libsync/simwander.c apps/dsp/air.c
 FUZZ_PKGS_scenario := glib-2.0 sndfile gsl
@@ -35,7 +44,7 @@ FUZZ_PKGS_kpatch := glib-2.0
 FUZZ_SRCS_frame := tests/fuzz/fuzz_frame.c libdev/frame.c libdev/wire.c libdev/proxy_wire.c libdev/path.c libdev/netkey.c \
 	libdev/common.c
 FUZZ_PKGS_frame := glib-2.0
-FUZZ_NAMES := rbs share scenario config request kpatch frame
+FUZZ_NAMES := rbs share clip ticker scenario config request kpatch frame
 TESTS += $(patsubst %,$(B)/tests/fuzz_%,$(FUZZ_NAMES))
 ifneq ($(CLANG),)
 define fuzz_rules

@@ -1,0 +1,70 @@
+/* seen.h — which of each node's queued detections this node holds, and
+ * which it is missing (docs/protocol.md "Shared detections", "Catching up").
+ *
+ * Every node numbers the detections it shares (outbox ids, outbox.h: 1, 2,
+ * … for as long as its state directory lasts).  A receiver remembers, per
+ * sending node, the ids it has had since it first heard that node in this
+ * run (its base): a resent detection it already holds is a duplicate, and a
+ * hole between the base and the newest id the sender says it has (its HAVE,
+ * share.h) is a detection missed while a radio was down — to be asked for
+ * (WANT).  Ids below the base are history from before this node listened:
+ * never asked for, and refused if they come (a node that restarts does not
+ * pull the whole field's backlog).  Ids the sender no longer queues (below
+ * the first of its HAVE) are lost, counted and forgotten.
+ *
+ * At most `span` ids behind the newest are tracked per node (the outbox's
+ * bound); older holes are given up as lost.  At most max_nodes nodes; one
+ * more is refused, never evicting a known one.  Pure: no I/O, no clocks.
+ */
+#ifndef CHORUS_COLLAB_SEEN_H
+#define CHORUS_COLLAB_SEEN_H
+
+#include <glib.h>
+#include <stdint.h>
+
+typedef struct collab_seen collab_seen;
+
+typedef enum {
+	SEEN_NEW = 0, /* not held before: deliver it */
+	SEEN_DUP,     /* held already (a resend this node had) */
+	SEEN_BEFORE,  /* below the node's base: history from before we listened */
+	SEEN_TOO_OLD, /* more than span behind the node's newest */
+	SEEN_FULL,    /* a new node while max_nodes are tracked */
+} collab_seen_verdict;
+
+/* A table for at most max_nodes (>= 1) nodes, span (>= 1) ids each. */
+collab_seen *collab_seen_new(uint32_t max_nodes, uint32_t span);
+
+void collab_seen_free(collab_seen *s);
+
+/* Judge and remember id (>= 1) of node's outbox `epoch` (outbox.h: a new
+ * epoch is a new numbering, after the sender lost its state: the node is
+ * tracked afresh). */
+collab_seen_verdict collab_seen_add(collab_seen *s, uint32_t node, uint64_t epoch, uint64_t id);
+
+/* The sender `node` (outbox epoch) says it queues ids first..last (first <= last + 1;
+ * first = last + 1: nothing queued).  Holes below `first` are counted lost
+ * and forgotten.  A node never heard before is started at last + 1 (its
+ * backlog is history).  Returns the holes now lost. */
+uint64_t collab_seen_have(collab_seen *s, uint32_t node, uint64_t epoch, uint64_t first, uint64_t last);
+
+/* The ids missing from node, in [base, newest the sender claimed], as
+ * inclusive ranges (pairs lo, hi appended to out as uint64_t), at most
+ * max_ranges of them, oldest first, and the numbering's epoch in *epoch.
+ * Returns the number of ids in them. */
+uint64_t collab_seen_missing(const collab_seen *s, uint32_t node, GArray *out, guint max_ranges, uint64_t *epoch);
+
+/* Nodes with at least one missing id, appended to out (uint32_t). */
+void collab_seen_lacking(const collab_seen *s, GArray *out);
+
+typedef struct {
+	guint64 dups, before, too_old, full, lost;
+	guint64 missing; /* ids missing now, all nodes */
+} collab_seen_stats;
+
+void collab_seen_counts(const collab_seen *s, collab_seen_stats *st);
+
+/* Short name of a verdict ("new", "dup", "before", "too_old", "full"). */
+const char *collab_seen_name(collab_seen_verdict v);
+
+#endif

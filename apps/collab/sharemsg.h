@@ -1,0 +1,63 @@
+/* sharemsg.h — the datagrams collab nodes exchange (docs/protocol.md
+ * "Shared detections", "Catching up").  Pure codec: no I/O, no clocks.
+ *
+ * Every datagram is text:
+ *   "CHORUS-COLLAB 2 " KIND " boot=B sseq=S " BODY [" mac=" 64 hex digits]
+ * B is the sending collab's boot number, S its sequence number of datagrams
+ * of that KIND (each kind has its own replay window); with the field's key
+ * the mac, HMAC-SHA256 of every byte before " mac=", is required.  KINDs:
+ *
+ *   DET   [ob=E oid=I] [late=1] DETECTION      (apps/detect/event.h)
+ *         A detection of the sending node.  E is its outbox's epoch and I
+ *         the detection's outbox id (outbox.h); late=1 marks a resend of one
+ *         queued earlier, or one whose global time came later (held.h).  Senders without an outbox send neither (and older
+ *         receivers ignore both: det_event_parse skips unknown keys).
+ *   HAVE  node=N ob=E first=F last=L
+ *         Node N queues ids F..L of outbox epoch E (F = L + 1: none).
+ *         Sent every few seconds; a receiver's holes in F..L are missed
+ *         detections.
+ *   WANT  node=N from=M ob=E ids=A-B[,C-D…]
+ *         Node M asks node N to resend those ids of its epoch E (at most
+ *         COLLAB_WANT_MAX_RANGES ranges).
+ */
+#ifndef CHORUS_COLLAB_SHAREMSG_H
+#define CHORUS_COLLAB_SHAREMSG_H
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "apps/detect/event.h"
+
+#define COLLAB_WANT_MAX_RANGES 16
+
+typedef enum { COLLAB_MSG_DET = 1,
+	       COLLAB_MSG_HAVE = 2,
+	       COLLAB_MSG_WANT = 3 } collab_msg_kind;
+
+typedef struct {
+	collab_msg_kind kind;
+	uint64_t boot;
+	uint32_t sseq;
+	uint32_t sender; /* DET: e.node; HAVE: node; WANT: from */
+	uint64_t epoch;  /* ob= (DET: 0 when absent) */
+	/* DET */
+	det_event e;
+	uint64_t oid; /* 0 when absent */
+	gboolean late;
+	/* HAVE */
+	uint64_t first, last;
+	/* WANT */
+	uint32_t asked; /* node= : who is asked */
+	guint n_ranges;
+	uint64_t ranges[COLLAB_WANT_MAX_RANGES][2];
+} collab_msg;
+
+/* The datagram for m (its kind's fields), with a mac when klen > 0. */
+GString *collab_msg_encode(const collab_msg *m, const uint8_t *key, size_t klen);
+
+/* Check and parse a datagram of n bytes: 0 with *m, or -EBADMSG (not a
+ * version 2 datagram, malformed, out of range) / -EACCES (mac missing or
+ * wrong when klen > 0), with the reason in why[len]. */
+int collab_msg_decode(const char *buf, size_t n, const uint8_t *key, size_t klen, collab_msg *m, char *why, size_t len);
+
+#endif

@@ -1,0 +1,21 @@
+/* onset_time.c — a detection's onset on another clock (see onset_time.h). */
+#include "apps/detect/onset_time.h"
+
+#include <math.h>
+
+int det_onset_time(sync_client *clocks, const det_event *e, sync_clock_id to, int64_t *ns, double *se_ns, char *why,
+		   size_t len)
+{
+	/* sync_tval keeps the integer part exact. */
+	double ip = floor(e->onset_frame + 0.5);
+	sync_tval x = {(int64_t)ip, e->onset_frame - ip};
+	sync_clock_id audio = sync_clock_audio(e->node, (uint16_t)e->dev);
+	double ns_per_frame = 1e9 / e->rate_hz, var_on = e->onset_se * ns_per_frame * e->onset_se * ns_per_frame;
+	sync_graph_result r;
+	int rc = sync_client_convert(clocks, audio, to, x, &r, why, len);
+	if (rc < 0)
+		return rc;
+	*ns = r.value.i + (int64_t)floor(r.value.f + 0.5);
+	*se_ns = sqrt(r.var + var_on);
+	return 0;
+}

@@ -1,0 +1,22 @@
+/* onset_time.h — a detection's onset on another clock: its fractional audio
+ * frame converted through libsync, with the onset's own standard error
+ * added to the conversion's.  detect times every event with it, and collab
+ * again for a detection that had no global time when it was made (a node
+ * cut off before its clocks had converged: docs/protocol.md "Catching
+ * up"). */
+#ifndef CHORUS_DETECT_ONSET_TIME_H
+#define CHORUS_DETECT_ONSET_TIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "apps/detect/event.h"
+#include "libsync/client.h"
+
+/* The onset of e (e->onset_frame ± e->onset_se frames of audio e->dev of
+ * e->node at e->rate_hz) on clock `to`: 0 with *ns (rounded) and *se_ns, or
+ * sync_client_convert's negative errno with the reason in why[len]. */
+int det_onset_time(sync_client *clocks, const det_event *e, sync_clock_id to, int64_t *ns, double *se_ns, char *why,
+		   size_t len);
+
+#endif

@@ -1,0 +1,417 @@
+/* test_collab_catchup.c — collab keeps working while a node is cut off
+ * (issue 16 item 2): the on-disk queue of shared detections (outbox.h), the
+ * per-node held/missing ids (seen.h), the HAVE/WANT datagrams
+ * (sharemsg.h), late detections completing closed groups (group.h), and
+ * two nodes over real UDP sockets catching up after an outage, each missed
+ * detection delivered once, in order, marked late. */
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "apps/collab/group.h"
+#include "apps/collab/outbox.h"
+#include "apps/collab/seen.h"
+#include "apps/collab/share.h"
+#include "apps/collab/sharemsg.h"
+#include "tests/collab_testutil.h"
+#include "tests/tmpdir.h"
+
+static const uint8_t KEY[] = "the-field-network-key-2026";
+
+static det_event event(uint32_t node, uint64_t seq, int64_t global_ns)
+{
+	det_event e = {.node = node, .seq = seq, .onset_frame = 1000.0 + seq, .onset_se = 0.4, .rate_hz = 16000, .cpu_ns = 5000000000LL + (int64_t)seq * 1000000000LL, .cpu_se_ns = 800, .has_global = TRUE, .global_ns = global_ns, .global_se_ns = 1200, .duration_s = 0.3, .f_lo_hz = 1500, .f_hi_hz = 2500, .snr_db = 12, .template_id = 1};
+	g_strlcpy(e.profile, "frog", sizeof e.profile);
+	return e;
+}
+
+static uint64_t ranges(collab_seen *s, uint32_t node, uint64_t *r, guint max)
+{
+	GArray *a = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	uint64_t epoch = 0;
+	uint64_t n = collab_seen_missing(s, node, a, max, &epoch);
+	for (guint i = 0; i < a->len; i++)
+		r[i] = g_array_index(a, uint64_t, i);
+	g_array_free(a, TRUE);
+	return n;
+}
+
+/* Holes between a node's first id and the newest it claims are missing;
+ * resends fill them once; ids from before we listened, a new epoch, the
+ * sender's first= and the span bound behave as seen.h says. */
+START_TEST(seen_holes_and_duplicates)
+{
+	collab_seen *s = collab_seen_new(2, 100);
+	uint64_t r[8];
+	ck_assert_int_eq(collab_seen_add(s, 7, 1, 10), SEEN_NEW);
+	ck_assert_int_eq(collab_seen_add(s, 7, 1, 11), SEEN_NEW);
+	ck_assert_int_eq(collab_seen_add(s, 7, 1, 15), SEEN_NEW);
+	ck_assert_int_eq(collab_seen_add(s, 7, 1, 11), SEEN_DUP);
+	ck_assert_int_eq(collab_seen_add(s, 7, 1, 9), SEEN_BEFORE);
+	ck_assert_uint_eq(ranges(s, 7, r, 8), 3);
+	ck_assert(r[0] == 12 && r[1] == 14);
+	/* The sender has up to 20: 16..20 are missing too. */
+	ck_assert_uint_eq(collab_seen_have(s, 7, 1, 5, 20), 0);
+	ck_assert_uint_eq(ranges(s, 7, r, 8), 8);
+	ck_assert(r[0] == 12 && r[1] == 14 && r[2] == 16 && r[3] == 20);
+	ck_assert_uint_eq(ranges(s, 7, r, 1), 3); /* at most one range */
+	ck_assert_int_eq(collab_seen_add(s, 7, 1, 13), SEEN_NEW);
+	ck_assert_uint_eq(ranges(s, 7, r, 8), 7);
+	/* The sender dropped up to 14: 12 and 14 are lost. */
+	ck_assert_uint_eq(collab_seen_have(s, 7, 1, 15, 20), 2);
+	ck_assert_uint_eq(ranges(s, 7, r, 8), 5);
+	ck_assert(r[0] == 16 && r[1] == 20);
+	GArray *lack = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+	collab_seen_lacking(s, lack);
+	ck_assert_uint_eq(lack->len, 1);
+	ck_assert_uint_eq(g_array_index(lack, uint32_t, 0), 7);
+	/* A node first heard by its HAVE: its backlog is history. */
+	ck_assert_uint_eq(collab_seen_have(s, 8, 4, 1, 50), 0);
+	ck_assert_uint_eq(ranges(s, 8, r, 8), 0);
+	ck_assert_int_eq(collab_seen_add(s, 8, 4, 50), SEEN_BEFORE);
+	ck_assert_int_eq(collab_seen_add(s, 8, 4, 52), SEEN_NEW);
+	ck_assert_uint_eq(ranges(s, 8, r, 8), 1); /* 51 */
+	/* A third node: the table is full. */
+	ck_assert_int_eq(collab_seen_add(s, 9, 1, 1), SEEN_FULL);
+	/* Node 7 lost its state: a new epoch starts it afresh (16..20 lost). */
+	ck_assert_int_eq(collab_seen_add(s, 7, 2, 1), SEEN_NEW);
+	ck_assert_uint_eq(ranges(s, 7, r, 8), 0);
+	collab_seen_stats st;
+	collab_seen_counts(s, &st);
+	ck_assert_uint_eq(st.lost, 7);
+	ck_assert_uint_eq(st.dups, 1);
+	ck_assert_uint_eq(st.missing, 1);
+	/* Beyond the span: what falls out unseen is lost, older ids too old. */
+	ck_assert_int_eq(collab_seen_add(s, 7, 2, 150), SEEN_NEW);
+	ck_assert_int_eq(collab_seen_add(s, 7, 2, 30), SEEN_TOO_OLD);
+	ck_assert_int_eq(collab_seen_add(s, 7, 2, 60), SEEN_NEW);
+	ck_assert_uint_eq(ranges(s, 7, r, 8), 98); /* 51..149 but 60 */
+	collab_seen_counts(s, &st);
+	ck_assert_uint_eq(st.lost, 7 + 49); /* 2..50 fell out */
+	g_array_free(lack, TRUE);
+	collab_seen_free(s);
+}
+END_TEST
+
+/* The queue survives a restart with its ids and epoch; bounds drop the
+ * oldest; a torn last line is dropped, a malformed one names the line. */
+START_TEST(outbox_durable_and_bounded)
+{
+	char *dir = tu_tmpdir("catchup-XXXXXX");
+	char *path = g_build_filename(dir, "collab.outbox", NULL);
+	GError *err = NULL;
+	collab_outbox *o = collab_outbox_open(path, 5, 100 * 1000000000LL, &err);
+	ck_assert_msg(o, "%s", err ? err->message : "");
+	uint64_t first, last, id;
+	collab_outbox_range(o, &first, &last);
+	ck_assert(first == 1 && last == 0);
+	uint64_t epoch = collab_outbox_epoch(o);
+	for (uint64_t i = 1; i <= 3; i++) {
+		det_event e = event(2, i, 1000000000000LL * (int64_t)i);
+		ck_assert_int_eq(collab_outbox_add(o, &e, e.cpu_ns, &id), 0);
+		ck_assert_uint_eq(id, i);
+	}
+	collab_outbox_free(o);
+	/* Reopened: the same epoch, the three, and the next id is 4. */
+	o = collab_outbox_open(path, 5, 100 * 1000000000LL, &err);
+	ck_assert_msg(o, "%s", err ? err->message : "");
+	ck_assert_uint_eq(collab_outbox_epoch(o), epoch);
+	collab_outbox_range(o, &first, &last);
+	ck_assert(first == 1 && last == 3);
+	ck_assert(collab_outbox_get(o, 2) && collab_outbox_get(o, 2)->seq == 2);
+	ck_assert(collab_outbox_get(o, 4) == NULL);
+	/* Eight more: at most five are kept, and the file is rewritten. */
+	for (uint64_t i = 4; i <= 11; i++) {
+		det_event e = event(2, i, 1000000000000LL * (int64_t)i);
+		ck_assert_int_eq(collab_outbox_add(o, &e, e.cpu_ns, &id), 0);
+		ck_assert_uint_eq(id, i);
+	}
+	collab_outbox_range(o, &first, &last);
+	ck_assert(first == 7 && last == 11);
+	collab_outbox_stats st;
+	collab_outbox_counts(o, &st);
+	ck_assert_uint_eq(st.queued, 5);
+	ck_assert_uint_eq(st.dropped, 6);
+	ck_assert_uint_ge(st.rewrites, 2);
+	/* Older than 100 s of cpu time: dropped. */
+	ck_assert_uint_eq(collab_outbox_expire(o, 5000000000LL + 9 * 1000000000LL + 100 * 1000000000LL + 1), 3);
+	collab_outbox_range(o, &first, &last);
+	ck_assert(first == 10 && last == 11);
+	collab_outbox_free(o);
+	/* A crash mid-write: a torn last line is dropped, the rest kept. */
+	FILE *f = fopen(path, "a");
+	ck_assert(f);
+	fputs("12 v=1 node=2 dev=0 seq=12 prof", f);
+	fclose(f);
+	o = collab_outbox_open(path, 5, 100 * 1000000000LL, &err);
+	ck_assert_msg(o, "%s", err ? err->message : "");
+	collab_outbox_counts(o, &st);
+	ck_assert_uint_eq(st.torn, 1);
+	collab_outbox_range(o, &first, &last);
+	ck_assert(first == 7 && last == 11); /* expiry is by the caller's clock: not applied at open */
+	collab_outbox_free(o);
+	/* A malformed line that is not the last: an error naming it. */
+	f = fopen(path, "a");
+	fputs("\nnonsense\n", f);
+	fclose(f);
+	ck_assert(collab_outbox_open(path, 5, 100 * 1000000000LL, &err) == NULL);
+	ck_assert_msg(strstr(err->message, "collab.outbox:") && strstr(err->message, "expected an id"), "%s", err->message);
+	g_clear_error(&err);
+	g_file_set_contents(path, "not an outbox\n", -1, NULL);
+	ck_assert(collab_outbox_open(path, 5, 100 * 1000000000LL, &err) == NULL);
+	ck_assert_msg(strstr(err->message, ":1: not a collab outbox"), "%s", err->message);
+	g_clear_error(&err);
+	g_free(path);
+	tu_rm_rf(dir);
+	g_free(dir);
+}
+END_TEST
+
+/* HAVE, WANT and DET with its outbox id round-trip under the key; what is
+ * malformed is refused with its reason. */
+START_TEST(messages_round_trip)
+{
+	collab_msg m = {.kind = COLLAB_MSG_WANT, .boot = 5, .sseq = 9, .sender = 3, .asked = 2, .epoch = 77, .n_ranges = 2};
+	m.ranges[0][0] = 4;
+	m.ranges[0][1] = 9;
+	m.ranges[1][0] = 12;
+	m.ranges[1][1] = 12;
+	GString *g = collab_msg_encode(&m, KEY, sizeof KEY - 1);
+	ck_assert_msg(strstr(g->str, "WANT boot=5 sseq=9 node=2 from=3 ob=77 ids=4-9,12-12 mac="), "%s", g->str);
+	collab_msg out;
+	char why[200];
+	ck_assert_int_eq(collab_msg_decode(g->str, g->len, KEY, sizeof KEY - 1, &out, why, sizeof why), 0);
+	ck_assert(out.kind == COLLAB_MSG_WANT && out.sender == 3 && out.asked == 2 && out.epoch == 77 && out.n_ranges == 2 &&
+		  out.ranges[1][0] == 12);
+	g_string_free(g, TRUE);
+	collab_msg h = {.kind = COLLAB_MSG_HAVE, .boot = 5, .sseq = 1, .sender = 2, .epoch = 77, .first = 3, .last = 40};
+	g = collab_msg_encode(&h, NULL, 0);
+	ck_assert_int_eq(collab_msg_decode(g->str, g->len, NULL, 0, &out, why, sizeof why), 0);
+	ck_assert(out.kind == COLLAB_MSG_HAVE && out.sender == 2 && out.first == 3 && out.last == 40);
+	ck_assert_int_eq(collab_msg_decode(g->str, g->len, KEY, sizeof KEY - 1, &out, why, sizeof why), -EACCES);
+	g_string_free(g, TRUE);
+	collab_msg d = {.kind = COLLAB_MSG_DET, .boot = 5, .sseq = 2, .e = event(2, 1, 123456789), .epoch = 77, .oid = 31, .late = TRUE};
+	g = collab_msg_encode(&d, KEY, sizeof KEY - 1);
+	ck_assert_int_eq(collab_msg_decode(g->str, g->len, KEY, sizeof KEY - 1, &out, why, sizeof why), 0);
+	ck_assert(out.kind == COLLAB_MSG_DET && out.sender == 2 && out.oid == 31 && out.late && out.e.global_ns == 123456789);
+	/* An older receiver's view: the detection parses, the new keys skipped. */
+	det_event e;
+	uint64_t boot;
+	uint32_t sseq;
+	ck_assert_int_eq(collab_share_decode(g->str, g->len, KEY, sizeof KEY - 1, &e, &boot, &sseq, why, sizeof why), 0);
+	ck_assert(e.node == 2 && boot == 5 && sseq == 2);
+	g_string_free(g, TRUE);
+	static const char *const bad[] = {
+		"CHORUS-COLLAB 2 HAVE boot=1 sseq=1 node=2 ob=7 first=9 last=3",
+		"CHORUS-COLLAB 2 HAVE boot=1 sseq=1 node=2 ob=0 first=1 last=3",
+		"CHORUS-COLLAB 2 HAVE boot=1 sseq=1 node=2 ob=7 first=1",
+		"CHORUS-COLLAB 2 WANT boot=1 sseq=1 node=2 from=3 ob=7 ids=",
+		"CHORUS-COLLAB 2 WANT boot=1 sseq=1 node=2 from=3 ob=7 ids=5-4",
+		"CHORUS-COLLAB 2 WANT boot=1 sseq=1 node=2 from=3 ob=7 ids=0-4",
+		"CHORUS-COLLAB 2 WANT boot=1 sseq=1 node=2 from=3 ob=7 ids=1-2,x",
+		"CHORUS-COLLAB 2 WANT boot=1 sseq=1 node=2 from=3 ob=7 ids=1-1,2-2,3-3,4-4,5-5,6-6,7-7,8-8,9-9,10-10,11-11,12-12,13-13,14-14,15-15,16-16,17-17",
+		"CHORUS-COLLAB 2 DET boot=1 sseq=1 ob=7 v=1 node=2",
+		"CHORUS-COLLAB 2 NOPE boot=1 sseq=1",
+		"CHORUS-COLLAB 2 HAVE sseq=1 boot=1 node=2 ob=7 first=1 last=3",
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++)
+		ck_assert_msg(collab_msg_decode(bad[i], strlen(bad[i]), NULL, 0, &out, why, sizeof why) == -EBADMSG,
+			      "accepted: %s", bad[i]);
+}
+END_TEST
+
+/* Four nodes hear a call; node 4 and node 1 were cut off, so the groups
+ * the others closed were too small.  Their detections come late: the group
+ * is opened again, closes after hold, late; a group located before is not
+ * located twice. */
+START_TEST(late_detections_complete_groups)
+{
+	const int64_t S = 1000000000LL, hold = S / 2;
+	collab_grouper *g = collab_grouper_new(100000000, 30000000, hold);
+	collab_grouper_keep(g, 4, 3600 * S, 100);
+	GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)collab_group_free);
+	/* Call A at 10 s: nodes 2 and 3 only, live. */
+	det_event a2 = event(2, 1, 10 * S + 1000000), a3 = event(3, 1, 10 * S + 2000000);
+	ck_assert_int_eq(collab_grouper_add(g, &a2, 0), 0);
+	ck_assert_int_eq(collab_grouper_add(g, &a3, 0), 1);
+	/* Call B at 20 s: nodes 1..4, all live: located. */
+	for (uint32_t n = 1; n <= 4; n++) {
+		det_event b = event(n, 2, 20 * S + n * 1000000);
+		collab_grouper_add(g, &b, 0);
+	}
+	ck_assert_uint_eq(collab_grouper_poll(g, hold, out), 2);
+	ck_assert_uint_eq(collab_grouper_kept(g), 2);
+	g_ptr_array_set_size(out, 0);
+	/* Node 4's detection of A comes late: 3 of 4, kept closed. */
+	det_event a4 = event(4, 1, 10 * S + 500000);
+	ck_assert_int_eq(collab_grouper_add_late(g, &a4, 60 * S), COLLAB_LATE_KEPT);
+	ck_assert_int_eq(collab_grouper_add_late(g, &a4, 60 * S), -EALREADY);
+	ck_assert_uint_eq(collab_grouper_open(g), 0);
+	/* Node 1's: 4 of 4, opened again. */
+	det_event a1 = event(1, 1, 10 * S + 3000000);
+	ck_assert_int_eq(collab_grouper_add_late(g, &a1, 61 * S), COLLAB_LATE_REOPENED);
+	ck_assert_uint_eq(collab_grouper_open(g), 1);
+	ck_assert_uint_eq(collab_grouper_poll(g, 61 * S + hold - 1, out), 0);
+	ck_assert_uint_eq(collab_grouper_poll(g, 61 * S + hold, out), 1);
+	collab_group *gr = g_ptr_array_index(out, 0);
+	ck_assert(gr->late);
+	ck_assert_uint_eq(gr->dets->len, 4);
+	ck_assert_uint_eq(collab_group_reporter(gr), 4); /* the earliest onset */
+	g_ptr_array_set_size(out, 0);
+	/* A late detection of B (located live) is kept, nothing reopened. */
+	det_event b5 = event(5, 2, 20 * S + 9000000);
+	ck_assert_int_eq(collab_grouper_add_late(g, &b5, 62 * S), COLLAB_LATE_KEPT);
+	ck_assert_uint_eq(collab_grouper_open(g), 0);
+	/* A late one of no known call opens a late group; another joins it. */
+	det_event c1 = event(1, 3, 30 * S), c2 = event(2, 3, 30 * S + 1000000);
+	ck_assert_int_eq(collab_grouper_add_late(g, &c1, 62 * S), COLLAB_LATE_OPENED);
+	ck_assert_int_eq(collab_grouper_add_late(g, &c2, 62 * S), COLLAB_LATE_JOINED);
+	ck_assert_uint_eq(collab_grouper_poll(g, 62 * S + hold, out), 1);
+	ck_assert(((collab_group *)g_ptr_array_index(out, 0))->late);
+	/* Remembered groups are forgotten after keep_ns. */
+	ck_assert_uint_eq(collab_grouper_kept(g), 3);
+	collab_grouper_poll(g, 3700 * S, out);
+	ck_assert_uint_eq(collab_grouper_kept(g), 0);
+	g_ptr_array_free(out, TRUE);
+	collab_grouper_free(g);
+}
+END_TEST
+
+typedef struct {
+	GArray *seqs; /* uint64_t: the detections' seq, in arrival order */
+	guint late;
+} inbox;
+
+static void on_det(void *user, const det_event *e, gboolean late)
+{
+	inbox *b = user;
+	g_array_append_val(b->seqs, e->seq);
+	b->late += late;
+}
+
+/* Node 2's radio is down: neither hears the other. */
+static int radio_down;
+static gboolean reach(void *ctx, uint32_t peer)
+{
+	return !radio_down;
+}
+
+/* Nodes 2 and 3 on loopback, each with its queue.  Both share while node
+ * 2's radio is down; when it comes back each asks the other for what it
+ * missed and gets every detection once, the missed ones late and in order;
+ * a restarted node 2 (its queue reopened) is not asked again. */
+START_TEST(two_nodes_catch_up_after_an_outage)
+{
+	int port = tu_udp_port();
+	char *dir = tu_tmpdir("catchup-XXXXXX");
+	char *p2 = g_build_filename(dir, "n2.outbox", NULL), *p3 = g_build_filename(dir, "n3.outbox", NULL);
+	GError *err = NULL;
+	collab_outbox *o2 = collab_outbox_open(p2, 1000, 3600 * 1000000000LL, &err);
+	collab_outbox *o3 = collab_outbox_open(p3, 1000, 3600 * 1000000000LL, &err);
+	ck_assert(o2 && o3);
+	collab_share_cfg c2 = {2, "127.255.255.255", port, KEY, sizeof KEY - 1, 1000, 16, reach, NULL, o2, 1000, 200, 50};
+	collab_share_cfg c3 = {3, "127.255.255.255", port, KEY, sizeof KEY - 1, 2000, 16, reach, NULL, o3, 1000, 200, 50};
+	inbox b2 = {g_array_new(FALSE, FALSE, sizeof(uint64_t)), 0}, b3 = {g_array_new(FALSE, FALSE, sizeof(uint64_t)), 0};
+	collab_share *s2 = collab_share_new(&c2, on_det, &b2, &err);
+	ck_assert_msg(s2, "%s", err ? err->message : "");
+	collab_share *s3 = collab_share_new(&c3, on_det, &b3, &err);
+	ck_assert_msg(s3, "%s", err ? err->message : "");
+	/* The two hear each other, then node 2's radio is down for 30 of the
+	 * 60 detections each shares, then up. */
+	radio_down = 0;
+	for (uint64_t i = 1; i <= 60; i++) {
+		if (i == 16)
+			radio_down = 1;
+		if (i == 46)
+			radio_down = 0;
+		det_event e2 = event(2, i, 1000000000LL * (int64_t)i), e3 = event(3, i, 1000000000LL * (int64_t)i + 1);
+		ck_assert_int_eq(collab_share_send(s2, &e2, FALSE), 0);
+		ck_assert_int_eq(collab_share_send(s3, &e3, FALSE), 0);
+		if (i < 46)
+			tu_spin(10); /* 46..60 go out at once: live, before any resend */
+	}
+	/* Two HAVE/WANT rounds and the resends at 50 per second. */
+	gint64 end = g_get_monotonic_time() + 8000000;
+	collab_share_stats st2, st3;
+	do {
+		tu_spin(100);
+		collab_share_counts(s2, &st2);
+		collab_share_counts(s3, &st3);
+	} while ((b2.seqs->len < 60 || b3.seqs->len < 60 || st2.missing || st3.missing) && g_get_monotonic_time() < end);
+	inbox *boxes[2] = {&b2, &b3};
+	for (int k = 0; k < 2; k++) {
+		inbox *b = boxes[k];
+		ck_assert_msg(b->seqs->len == 60, "node %d got %u of 60", k + 2, b->seqs->len);
+		ck_assert_uint_eq(b->late, 30);
+		/* Each once; the live ones first, in order, then the late ones in
+		 * order: 1..15, 46..60, 16..45. */
+		for (guint i = 0; i < 60; i++) {
+			uint64_t want = i < 15 ? i + 1 : i < 30 ? i + 31
+								: i - 14;
+			ck_assert_msg(g_array_index(b->seqs, uint64_t, i) == want, "node %d: arrival %u is %" G_GUINT64_FORMAT ", not %" G_GUINT64_FORMAT,
+				      k + 2, i, g_array_index(b->seqs, uint64_t, i), want);
+		}
+	}
+	ck_assert_uint_eq(st2.missing, 0);
+	ck_assert_uint_eq(st2.lost, 0);
+	ck_assert_uint_ge(st2.resent, 30);
+	ck_assert_uint_ge(st3.resent, 30);
+	ck_assert_uint_ge(st2.cut_off, 30);
+	/* Node 2 restarts (its queue reopened, a new boot): node 3 holds its
+	 * numbering and asks for nothing; both stay caught up. */
+	collab_share_free(s2);
+	collab_outbox_free(o2);
+	o2 = collab_outbox_open(p2, 1000, 3600 * 1000000000LL, &err);
+	ck_assert(o2);
+	c2.outbox = o2;
+	c2.boot = 1001;
+	g_array_set_size(b2.seqs, 0);
+	s2 = collab_share_new(&c2, on_det, &b2, &err);
+	ck_assert(s2);
+	det_event e2 = event(2, 61, 61000000000LL);
+	ck_assert_int_eq(collab_share_send(s2, &e2, FALSE), 0);
+	tu_spin(1500);
+	collab_share_counts(s3, &st3);
+	ck_assert_uint_eq(st3.missing, 0);
+	ck_assert_uint_eq(b3.seqs->len, 61);
+	ck_assert_uint_eq(b2.seqs->len, 0); /* node 3's history is not pulled by a restart */
+	collab_share_counts(s2, &st2);
+	ck_assert_uint_eq(st2.want_sent, 0);
+	collab_share_free(s2);
+	collab_share_free(s3);
+	collab_outbox_free(o2);
+	collab_outbox_free(o3);
+	g_array_free(b2.seqs, TRUE);
+	g_array_free(b3.seqs, TRUE);
+	g_free(p2);
+	g_free(p3);
+	tu_rm_rf(dir);
+	g_free(dir);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("collab_catchup");
+	TCase *tc = tcase_create("catchup");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, seen_holes_and_duplicates);
+	tcase_add_test(tc, outbox_durable_and_bounded);
+	tcase_add_test(tc, messages_round_trip);
+	tcase_add_test(tc, late_detections_complete_groups);
+	tcase_add_test(tc, two_nodes_catch_up_after_an_outage);
+	suite_add_tcase(s, tc);
+	SRunner *r = srunner_create(s);
+	srunner_run_all(r, CK_NORMAL);
+	int failed = srunner_ntests_failed(r);
+	srunner_free(r);
+	return failed ? 1 : 0;
+}

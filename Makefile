@@ -90,6 +90,7 @@ LOG_DOMAIN_bench        := chorus-bench
 LOG_DOMAIN_selftest     := chorus-selftest
 LOG_DOMAIN_archive      := chorus-archive
 LOG_DOMAIN_proxy        := chorus-proxy
+LOG_DOMAIN_web          := chorus-web
 log_domain = $(if $(filter apps/tools/%,$(1)),$(basename $(notdir $(1))),$(or $(LOG_DOMAIN_$(patsubst %/,%,$(dir $(1)))),chorus-$(basename $(notdir $(1)))))
 
 $(B)/%.o: %.c
@@ -106,11 +107,12 @@ DEB_PKGS := build-essential pkg-config libglib2.0-dev libgsl-dev libfftw3-dev \
             libasound2-dev libsndfile1-dev check libsystemd-dev alsa-utils \
             gnuplot-nox iproute2 clang libclang-rt-14-dev clang-format locales-all \
             libjson-glib-dev libmosquitto-dev mosquitto openssl python3-numpy \
-            libfuse3-dev fuse3 \
+            libfuse3-dev fuse3 libsoup-3.0-dev chromium chromium-driver \
             qemu-system-x86 linux-image-amd64 linux-headers-amd64 busybox-static cpio
 # (libmosquitto-dev … python3-numpy: chorus-mqtt, and make check's broker and
 # Python tests, tests/test_mqtt.sh and tests/test_python.sh; libfuse3-dev fuse3:
-# chorus-fuse and tests/test_fuse.c; the last line:
+# chorus-fuse and tests/test_fuse.c; libsoup-3.0-dev: chorus-web; chromium
+# chromium-driver: its browser test, tests/test_web_browser.sh; the last line:
 # make check's short VM test, tests/test_vmtest.sh, which skips without them)
 deps:
 	@sh tools/deps.sh $(DEB_PKGS)

@@ -10,13 +10,15 @@
 ARM64_TRIPLET := aarch64-linux-gnu
 ARM64_B := $(B)/arm64
 ARM64_SYSROOT := $(abspath $(B))/arm64-sysroot
-ARM64_DEV_PKGS := libglib2.0-dev libfftw3-dev libasound2-dev libsndfile1-dev check libsystemd-dev libjson-glib-dev libmosquitto-dev libfuse3-dev
+ARM64_DEV_PKGS := libglib2.0-dev libfftw3-dev libasound2-dev libsndfile1-dev check libsystemd-dev libjson-glib-dev libmosquitto-dev libfuse3-dev \
+	libsoup-3.0-dev
 ARM64_ENV = PKG_CONFIG_LIBDIR=/usr/lib/$(ARM64_TRIPLET)/pkgconfig:/usr/share/pkgconfig \
 	PKG_CONFIG_PATH=$$(sh cross/gsl-sysroot.sh $(ARM64_TRIPLET) arm64 $(ARM64_SYSROOT))
 ARM64_MAKE = $(ARM64_ENV) $(MAKE) --no-print-directory B=$(ARM64_B) CC=$(ARM64_TRIPLET)-gcc AR=$(ARM64_TRIPLET)-ar
 # The tests that start daemons, simulations or other programs (and time them).
 ARM64_SPAWNING := test_audiod test_background test_collab_sim test_libdev_tools test_simpcm test_syncclient \
-	test_syncd_net test_synctool fuzz_wire test_mqtt test_mqtt_field test_python test_libsync_installed test_ticker_field
+	test_syncd_net test_synctool fuzz_wire test_mqtt test_mqtt_field test_python test_libsync_installed test_ticker_field \
+	test_web_api test_web_browser
 # What qemu-user 7.2 (bookworm) does not emulate, so these fail under it and
 # not on arm64: setsockopt SO_TIMESTAMPNS (ENOPROTOOPT: syncd's RBS socket,
 # test_rxfilter, and with it every RBS end-to-end test), and an ioctl the

@@ -21,7 +21,8 @@ $(B)/dist/%.service: dist/%.service.in $(B)/dist/paths
 # /etc/chorus/NAME.conf: the program's --print-config under a header; detect
 # prints its profile's keys after its own ("# profile"), which stay out.
 DIST_CONF_PROGS := syncd audiod fft detect collab chorus-archive
-DIST_CONFS := $(patsubst %,$(B)/dist/etc/%.conf,$(DIST_CONF_PROGS)) $(B)/dist/etc/mqtt.conf $(B)/dist/etc/proxy.conf
+DIST_CONFS := $(patsubst %,$(B)/dist/etc/%.conf,$(DIST_CONF_PROGS)) $(B)/dist/etc/mqtt.conf $(B)/dist/etc/proxy.conf \
+	$(B)/dist/etc/web.conf
 $(B)/dist/etc/%.conf: $(B)/bin/% $(B)/dist/paths
 	@mkdir -p $(dir $@)
 	{ printf '# %s/chorus/%s.conf: %s'"'"'s configuration (docs/configuration.md).\n' $(SYSCONFDIR) $* $*; \
@@ -40,6 +41,13 @@ $(B)/dist/etc/proxy.conf: $(B)/bin/chorus-proxy $(B)/dist/paths
 	@mkdir -p $(dir $@)
 	{ printf '# %s/chorus/proxy.conf: chorus-proxy'"'"'s configuration (chorus-proxy(8), docs/protocol.md).\n' $(SYSCONFDIR); \
 	  printf '# Every key, commented out, with its default (`chorus-proxy --print-config`).\n\n'; \
+	  env -u CHORUS_NODE $< --print-config; } > $@.tmp && mv $@.tmp $@
+
+# chorus-web reads /etc/chorus/web.conf (the same rule).
+$(B)/dist/etc/web.conf: $(B)/bin/chorus-web $(B)/dist/paths
+	@mkdir -p $(dir $@)
+	{ printf '# %s/chorus/web.conf: chorus-web'"'"'s configuration (chorus-web(8), docs/protocol.md).\n' $(SYSCONFDIR); \
+	  printf '# Every key, commented out, with its default (`chorus-web --print-config`).\n\n'; \
 	  env -u CHORUS_NODE $< --print-config; } > $@.tmp && mv $@.tmp $@
 
 INSTALL_FILES += $(DIST_UNITS) $(DIST_CONFS) $(B)/libsync.a $(B)/libdev.a \

@@ -53,6 +53,11 @@ done
 [ -s "$stage/usr/lib/systemd/system/chorus-proxy.service" ] || bad "no chorus-proxy.service"
 [ -s "$stage/etc/chorus/proxy.conf" ] || bad "no /etc/chorus/proxy.conf"
 [ -s "$stage/usr/share/man/man8/chorus-proxy.8" ] || bad "no chorus-proxy(8)"
+[ -s "$stage/usr/lib/systemd/system/chorus-web.service" ] || bad "no chorus-web.service"
+[ -s "$stage/etc/chorus/web.conf" ] || bad "no /etc/chorus/web.conf"
+for f in index.html app.js style.css; do
+    [ -s "$stage/usr/share/chorus/web/$f" ] || bad "no /usr/share/chorus/web/$f (chorus-web's page)"
+done
 
 [ "$nfail" -eq 0 ] || { echo "check-install: $nfail check(s) failed"; exit 1; }
 echo "check-install: make install PREFIX=/usr: 5 units with /usr/bin paths, man pages for $n programs," \

@@ -3,7 +3,7 @@
  *
  *   chorus-sim SCENARIO [--duration S] [--out DIR] [--netns] [--no-audio]
  *              [--measure-nodes N [--measure-targets K]]
- *              [--app "detect -p apps/profiles/frog.ini"]... ...
+ *              [--app "detect -p apps/profiles/frog.ini"]... [--web PORT] ...
  *
  * --no-audio is the syncd-only mode: no audiod, only syncd per node.  A
  * field of more than 64 nodes (300 and beyond) is measured within a budget
@@ -15,6 +15,10 @@
  * command line of a program in the bin directory ("%n" in it becomes the
  * node's number, "%c" its microphone count), with the node's environment and
  * readiness through sd_notify.
+ *
+ * --web PORT also runs chorus-proxy on every node and one chorus-web on
+ * 127.0.0.1:PORT for the field (sim/launch/web.h): the live view, whose
+ * address with its token is printed.
  *
  * Writes DIR/truth.csv (the table) and DIR/samples.csv (every measurement).
  * With --chaos SEED it also kills (SIGKILL, restarted 1 s later) and stops
@@ -35,6 +39,7 @@
 #include "sim/launch/launch.h"
 #include "sim/launch/outages.h"
 #include "sim/launch/truth.h"
+#include "sim/launch/web.h"
 
 typedef struct {
 	GMainLoop *loop;
@@ -78,6 +83,7 @@ int main(int argc, char **argv)
 	gint port = 0, rate_hz = 16000, measure_nodes = -1, measure_targets = 8;
 	gint64 chaos_seed = -1;
 	double chaos_interval_s = 10;
+	gint web_port = 0;
 	GOptionEntry entries[] = {
 		{"duration", 'd', 0, G_OPTION_ARG_DOUBLE, &duration_s, "seconds to run (default: the scenario's duration)", "S"},
 		{"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "directory for logs, configs and CSV (default chorus-sim-out)", "DIR"},
@@ -96,6 +102,7 @@ int main(int argc, char **argv)
 		{"chaos", 0, 0, G_OPTION_ARG_INT64, &chaos_seed, "inject faults (kill -9 and restart, SIGSTOP) from this seed (sim/launch/chaos.h)", "SEED"},
 		{"chaos-interval", 0, 0, G_OPTION_ARG_DOUBLE, &chaos_interval_s, "mean seconds between faults (default 10)", "S"},
 		{"app", 'a', 0, G_OPTION_ARG_STRING_ARRAY, &apps, "also run this command line on every node (repeatable; %n = node, %c = mics)", "CMD"},
+		{"web", 'w', 0, G_OPTION_ARG_INT, &web_port, "also run chorus-proxy on every node and chorus-web on 127.0.0.1:PORT (the live view)", "PORT"},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
 	GError *err = NULL;
@@ -119,6 +126,23 @@ int main(int argc, char **argv)
 		fprintf(stderr, "chorus-sim: %s\n", err->message);
 		return 2;
 	}
+	if (web_port < 0 || web_port > 65535) {
+		fprintf(stderr, "chorus-sim: --web %d: expected a TCP port 1..65535\n", web_port);
+		return 2;
+	}
+	int proxy_base = 0;
+	GPtrArray *all_apps = g_ptr_array_new_with_free_func(g_free);
+	for (char **a = apps; a && *a; a++)
+		g_ptr_array_add(all_apps, g_strdup(*a));
+	if (web_port) {
+		char *p = csim_web_proxy_app(out, &proxy_base, &err);
+		if (!p) {
+			fprintf(stderr, "chorus-sim: --web: %s\n", err->message);
+			return 2;
+		}
+		g_ptr_array_add(all_apps, p);
+	}
+	g_ptr_array_add(all_apps, NULL);
 	char *audiod = g_build_filename(bin, "audiod", NULL);
 	csim_opts o = {
 		.scenario = argv[1],
@@ -130,12 +154,18 @@ int main(int argc, char **argv)
 		.audio_rate_hz = (unsigned)rate_hz,
 		.audio_tstamp = tstamp,
 		.netns = netns,
-		.apps = (const char *const *)apps,
+		.apps = (const char *const *)all_apps->pdata,
 	};
 	g_free(audiod);
 	csim *s = csim_start(&o, &err);
 	if (!s) {
 		fprintf(stderr, "chorus-sim: %s\n", err->message);
+		return 2;
+	}
+	csim_web *web = NULL;
+	if (web_port && !(web = csim_web_start(s, out, bin, web_port, proxy_base, &err))) {
+		fprintf(stderr, "chorus-sim: --web: %s\n", err->message);
+		csim_stop(s);
 		return 2;
 	}
 	if (duration_s <= 0)
@@ -192,6 +222,7 @@ int main(int argc, char **argv)
 	if (csim_truth_write_samples(r.truth, samples) < 0)
 		fprintf(stderr, "chorus-sim: cannot write %s\n", samples);
 	g_free(samples);
+	csim_web_stop(web);
 	csim_stop(s); /* after the report: the truth reads the scenario csim_stop frees */
 	fputs(table->str, stdout);
 	guint bad = csim_truth_outliers(r.truth, 5.0), n = csim_truth_all(r.truth)->len;
@@ -226,5 +257,6 @@ int main(int argc, char **argv)
 	g_free(extra_file);
 	g_free(csv);
 	g_strfreev(apps);
+	g_ptr_array_unref(all_apps);
 	return rc;
 }

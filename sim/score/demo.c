@@ -1,7 +1,7 @@
 /* demo.c — chorus-demo: the main job end to end (`make demo`).
  *
  *   chorus-demo [SCENARIO] [--duration S] [--out DIR] [--rate HZ]
- *               [--located-within M] [--source-plane Z] ...
+ *               [--located-within M] [--source-plane Z] [--web PORT] ...
  *
  * Starts the scenario's virtual nodes with chorus-sim's launcher library:
  * on each node syncd, audiod on the simulated microphone (one channel per
@@ -25,6 +25,8 @@
  * source_plane, source_z_m), as a user who knows it would.  Writes DIR/calls.csv, DIR/results.jsonl (every node's
  * results), DIR/detections.jsonl, DIR/sync.csv, DIR/map.png and the logs
  * under DIR/sim/.
+ * --web PORT: chorus-proxy on every node and chorus-web on 127.0.0.1:PORT,
+ * the live view while it runs (sim/launch/web.h).
  * Exit status: 0, 1 when --expect-* bounds are not met, 2 set-up failed.
  */
 #include <errno.h>
@@ -43,6 +45,7 @@
 #include "sim/launch/launch.h"
 #include "sim/launch/outages.h"
 #include "sim/launch/truth.h"
+#include "sim/launch/web.h"
 #include "sim/score/print.h"
 #include "sim/score/report.h"
 #include "sim/world.h"
@@ -180,6 +183,7 @@ int main(int argc, char **argv)
 	gint rate_hz = 16000;
 	double ring_s = 0;
 	gboolean quiet = FALSE;
+	gint web_port = 0;
 	GOptionEntry entries[] = {
 		{"duration", 'd', 0, G_OPTION_ARG_DOUBLE, &duration_s, "seconds of calls to run (default 60)", "S"},
 		{"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "output directory (default demo-out)", "DIR"},
@@ -202,6 +206,7 @@ int main(int argc, char **argv)
 		{"located-within", 0, 0, G_OPTION_ARG_DOUBLE, &located_within_m,
 		 "a call is located when its ok result is within M of the truth (m, default 1)", "M"},
 		{"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "print the summary only", NULL},
+		{"web", 'w', 0, G_OPTION_ARG_INT, &web_port, "show the live view: chorus-proxy per node, chorus-web on 127.0.0.1:PORT", "PORT"},
 		{"expect-recall", 0, 0, G_OPTION_ARG_DOUBLE, &expect_recall, "fail below this detection recall", "R"},
 		{"expect-located", 0, 0, G_OPTION_ARG_DOUBLE, &expect_located, "fail below this fraction of calls located", "R"},
 		{"expect-false-alarms", 0, 0, G_OPTION_ARG_DOUBLE, &expect_fa, "fail above this many false alarms per node-minute", "R"},
@@ -282,7 +287,13 @@ int main(int argc, char **argv)
 	char *qp = g_shell_quote(d.profile), *qc = g_shell_quote(d.collab_conf);
 	char *det = g_strdup_printf("detect -p %s --jsonl %s/node%%n-detect.jsonl", qp, d.simdir);
 	char *col = g_strdup_printf("collab -c %s --jsonl %s/node%%n-collab.jsonl", qc, d.simdir);
-	const char *apps[] = {"fft", det, col, NULL};
+	int proxy_base = 0;
+	char *proxy_app = NULL;
+	if (web_port && (web_port > 65535 || !(proxy_app = csim_web_proxy_app(d.simdir, &proxy_base, &err)))) {
+		fprintf(stderr, "chorus-demo: --web %d: %s\n", web_port, err ? err->message : "expected a TCP port 1..65535");
+		return 2;
+	}
+	const char *apps[] = {"fft", det, col, proxy_app, NULL};
 	csim_opts o = {.scenario = d.scenario, .out_dir = d.simdir, .bin_dir = d.bin, .audio = TRUE, .audio_rate_hz = (unsigned)rate_hz, .audio_ring_s = ring_s, .apps = apps};
 	int64_t t_start = host_raw();
 	d.sim = csim_start(&o, &err);
@@ -290,6 +301,7 @@ int main(int argc, char **argv)
 	g_free(qc);
 	g_free(det);
 	g_free(col);
+	g_free(proxy_app);
 	if (!d.sim) {
 		fprintf(stderr, "chorus-demo: %s\n", err->message);
 		return 2;
@@ -297,6 +309,12 @@ int main(int argc, char **argv)
 	d.sc = csim_scenario(d.sim);
 	size_t nn = sim_scenario_n_nodes(d.sc);
 	int rc = 0;
+	csim_web *web = NULL;
+	if (web_port && !(web = csim_web_start(d.sim, d.simdir, d.bin, web_port, proxy_base, &err))) {
+		fprintf(stderr, "chorus-demo: --web: %s\n", err->message);
+		csim_stop(d.sim);
+		return 2;
+	}
 	double t_ready = (host_raw() - csim_epoch_ns(d.sim)) * 1e-9;
 	if (!rc) {
 		fprintf(stderr, "chorus-demo: %zu nodes up in %.1f s (syncd, audiod at %d Hz, fft, detect, collab); running %.0f s\n",
@@ -314,6 +332,7 @@ int main(int argc, char **argv)
 		/* Let the last calls finish their trip through collab. */
 		drain_collab(d.simdir, nn, d.sc);
 		double ran_s = (host_raw() - csim_epoch_ns(d.sim)) * 1e-9 - t_ready;
+		csim_web_stop(web);
 		/* Stop every node (the launcher counts each program's CPU). */
 		double app_cpu_s[G_N_ELEMENTS(app_names)];
 		for (size_t i = 0; i < nn; i++)

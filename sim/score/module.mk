@@ -9,7 +9,8 @@ $(B)/bin/chorus-demo: $(B)/sim/score/demo.o $(B)/libscore.a $(B)/libcollab.a $(B
 	$(link) $(call pkglibs,glib-2.0 gsl fftw3f sndfile json-glib-1.0) -lm
 
 # `make demo`: on a fresh machine install what is missing, build, run the
-# default scenario for a minute, print and write the results to demo-out/.
+# default scenario for a minute, print and write the results to demo-out/;
+# DEMO_WEB=PORT shows the live view (chorus-web) on 127.0.0.1:PORT meanwhile.
 DEMO_SCENARIO ?= sim/scenarios/default.ini
 DEMO_SECONDS ?= 60
 .PHONY: demo
@@ -17,7 +18,7 @@ demo:
 	@$(MAKE) --no-print-directory deps
 	@$(MAKE) --no-print-directory -j2 $(PROGS) $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf \
 		$(B)/sim/libchorus_sim_radio.so
-	$(B)/bin/chorus-demo $(DEMO_SCENARIO) --duration $(DEMO_SECONDS) --out demo-out --bin $(B)/bin
+	$(B)/bin/chorus-demo $(DEMO_SCENARIO) --duration $(DEMO_SECONDS) --out demo-out --bin $(B)/bin $(if $(DEMO_WEB),--web $(DEMO_WEB))
 
 # bench/field: chorus-demo over the scenarios of sim/scenarios/field/, one
 # table (issue 11; docs/localization.md "Field benchmark").  FIELD_ROWS="exact

@@ -222,10 +222,11 @@ static dev_link *open_remote(const dev_remote_target *t, int timeout_ms, GError 
 	return l;
 }
 
+static dev_link *open_local(const char *name, int timeout_ms, GError **error);
+
 dev_link *dev_link_open(const char *name, int timeout_ms, GError **error)
 {
 	const char *why;
-	char path[DEV_PATH_MAX];
 	dev_remote_target rt;
 	int e = dev_remote_parse(name, &rt, &why);
 	if (e < 0) {
@@ -234,7 +235,15 @@ dev_link *dev_link_open(const char *name, int timeout_ms, GError **error)
 	}
 	if (e == 1)
 		return open_remote(&rt, timeout_ms, error);
-	e = dev_path(name, path, sizeof path, &why);
+	return open_local(name, timeout_ms, error);
+}
+
+/* This node's own device `name` (never remote, whatever CHORUS_REMOTE). */
+static dev_link *open_local(const char *name, int timeout_ms, GError **error)
+{
+	const char *why;
+	char path[DEV_PATH_MAX];
+	int e = dev_path(name, path, sizeof path, &why);
 	if (e < 0) {
 		g_set_error(error, DEV_ERROR, -e, "device %s: %s", name, why);
 		return NULL;
@@ -403,6 +412,23 @@ int dev_status_read_sync(const char *name, gboolean binary, GByteArray *out, int
 		dev_link_close(l);
 	}
 	/* a NUL after the data, not counted */
+	g_byte_array_append(out, (const guint8 *)"", 1);
+	out->len--;
+	return e;
+}
+
+int dev_status_read_local_sync(const char *name, GByteArray *out, int timeout_ms)
+{
+	GError *err = NULL;
+	dev_link *l = open_local(name, timeout_ms, &err);
+	int e;
+	if (!l) {
+		e = -err->code;
+		g_error_free(err);
+	} else {
+		e = dev_link_status(l, FALSE, out, timeout_ms);
+		dev_link_close(l);
+	}
 	g_byte_array_append(out, (const guint8 *)"", 1);
 	out->len--;
 	return e;

@@ -55,6 +55,11 @@ void dev_link_close(dev_link *l);
  * the data, not counted in out->len).  0 or -errno (message in out). */
 int dev_status_read_sync(const char *name, gboolean binary, GByteArray *out, int timeout_ms);
 
+/* One-shot: this node's own status device `name` (never a remote one,
+ * whatever CHORUS_REMOTE says), as text, into `out` (NUL after it).  0 or
+ * -errno. */
+int dev_status_read_local_sync(const char *name, GByteArray *out, int timeout_ms);
+
 /* One-shot: run command `cmd`; 0 with *status and message, or -errno. */
 int dev_command_run_sync(const char *name, const char *cmd, int *status, GString *msg,
 			 int timeout_ms);

@@ -1,5 +1,6 @@
 /* remote.c — devices of another node through its chorus-proxy (see remote.h). */
 #include "libdev/remote.h"
+#include "libdev/link.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -114,14 +115,48 @@ static int proxy_port(void)
 	return v > 0 && v < 65536 ? v : DEV_PROXY_PORT;
 }
 
+/* Where this node's syncd hears node's packets from (sync/peers, as
+ * syncd_rbs_describe_peers writes it): 1 with its address in host, or 0. */
+static int heard_at(uint32_t node, char *host, size_t hlen)
+{
+	GByteArray *b = g_byte_array_new();
+	int found = 0;
+	if (dev_status_read_local_sync("sync/peers", b, 500) == 0) {
+		char want[24];
+		g_snprintf(want, sizeof want, "node=%u addr=", node);
+		for (const char *l = (const char *)b->data; l && *l && !found;) {
+			const char *nl = strchr(l, '\n');
+			if (!strncmp(l, want, strlen(want))) {
+				const char *a = l + strlen(want);
+				size_t n = strcspn(a, " \n");
+				if (n > 0 && n < hlen) {
+					memcpy(host, a, n);
+					host[n] = 0;
+					found = 1;
+				}
+			}
+			l = nl ? nl + 1 : NULL;
+		}
+	}
+	g_byte_array_unref(b);
+	return found;
+}
+
 int dev_remote_resolve(uint32_t node, char *host, size_t hlen, int *port, char *why, size_t len)
 {
 	char *addr;
 	int e = lookup(node, &addr, why, len);
+	if ((e == 0 || e == -ENOENT) && heard_at(node, host, hlen)) {
+		/* Not in the nodes file: where this node's syncd hears its
+		 * beacons from (the proxy's handshake authenticates it). */
+		*port = proxy_port();
+		return 0;
+	}
 	if (e < 0)
 		return e;
 	if (e == 0) {
-		g_snprintf(why, len, "node%u is not in the nodes file %s", node, nodes_path());
+		g_snprintf(why, len, "node%u is not in the nodes file %s, and this node's syncd has not heard it (sync/peers)",
+			   node, nodes_path());
 		return -ENXIO;
 	}
 	g_strlcpy(host, addr ? addr : "127.0.0.1", hlen);

@@ -44,8 +44,11 @@ typedef struct {
  * CHORUS_REMOTE). */
 int dev_remote_parse(const char *name, dev_remote_target *t, const char **why);
 
-/* Node N's proxy address from the nodes file: 0 with host and *port, or
- * -ENXIO / -ENOENT with the reason in why[len]. */
+/* Node N's proxy address: from the nodes file; for a node it does not list
+ * (or without one), where this node's syncd hears N's packets from
+ * (sync/peers: the sync protocol's beacons, authenticated when keyed; the
+ * proxy's handshake authenticates the node in any case).  0 with host and
+ * *port, or -ENXIO / -ENOENT with the reason in why[len]. */
 int dev_remote_resolve(uint32_t node, char *host, size_t hlen, int *port, char *why, size_t len);
 
 /* Connect to t's node, authenticate and open its device, all within

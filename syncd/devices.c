@@ -119,6 +119,14 @@ static int rbs_text(void *user, GString *out)
 	return 0;
 }
 
+static int peers_text(void *user, GString *out)
+{
+	syncd *s = user;
+	if (s->rbs)
+		syncd_rbs_describe_peers(s->rbs, sync_now(SYNC_KIND_CPU), out);
+	return 0;
+}
+
 static int command_run(void *user, const dev_creds *who, const char *cmd, GString *reply)
 {
 	syncd *s = user;
@@ -155,6 +163,9 @@ gboolean syncd_devices_open(syncd *s, GMainContext *ctx, GError **err)
 		return FALSE;
 	s->rbs_status = dev_status_new("sync/rbs", &o, ctx, rbs_text, NULL, s, err);
 	if (!s->rbs_status)
+		return FALSE;
+	s->peers_status = dev_status_new("sync/peers", &o, ctx, peers_text, NULL, s, err);
+	if (!s->peers_status)
 		return FALSE;
 	dev_options oc = o;
 	if (s->cfg.group && *s->cfg.group)
@@ -203,6 +214,7 @@ void syncd_devices_close(syncd *s)
 {
 	dev_command_free(s->command);
 	dev_status_free(s->rbs_status);
+	dev_status_free(s->peers_status);
 	dev_status_free(s->clocks);
 	dev_query_free(s->ticker_part);
 	dev_status_free(s->ticker);
@@ -211,6 +223,7 @@ void syncd_devices_close(syncd *s)
 	s->tstore = NULL;
 	s->command = NULL;
 	s->rbs_status = NULL;
+	s->peers_status = NULL;
 	s->clocks = NULL;
 	s->ticker = NULL;
 }

@@ -65,7 +65,18 @@ struct syncd_rbs {
 	char last_refused[160];    /* the last packet refused by the two above */
 	int64_t cont_ns;           /* our cpu time of the last continuation noted (root.h) */
 	int64_t listen_until_ns;   /* we define no timescale of our own before this */
+	GHashTable *heard;         /* node -> heard_addr: where its packets come from (sync/peers) */
 };
+
+/* Where a node's accepted packets come from, and when last. */
+typedef struct {
+	struct in_addr addr;
+	int64_t at_ns;
+} heard_addr;
+
+/* At most this many nodes' addresses are kept (a node beyond is not
+ * listed; the fits do not depend on it). */
+#define HEARD_MAX 4096
 
 /* --- sending ---------------------------------------------------------- */
 
@@ -300,6 +311,15 @@ static void handle(syncd_rbs *r, const uint8_t *buf, size_t len, int64_t host_rt
 		return;
 	}
 	r->rx[p.type]++;
+	heard_addr *ha = g_hash_table_lookup(r->heard, GUINT_TO_POINTER(p.sender));
+	if (!ha && g_hash_table_size(r->heard) < HEARD_MAX) {
+		ha = g_new0(heard_addr, 1);
+		g_hash_table_insert(r->heard, GUINT_TO_POINTER(p.sender), ha);
+	}
+	if (ha) {
+		ha->addr = from->sin_addr;
+		ha->at_ns = now_ns;
+	}
 	rbs_core_touch(r->core, p.sender, now_ns);
 	rbs_mesh_heard(r->mesh, p.sender, now_ns);
 	switch (p.type) {
@@ -436,6 +456,7 @@ syncd_rbs *syncd_rbs_new(const syncd_config *cfg, syncd_pairs *pairs, syncd_root
 	r->on_change = on_change;
 	r->self = (uint32_t)cfg->node;
 	r->fd = -1;
+	r->heard = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
 	r->ctx = ctx ? ctx : g_main_context_default();
 	for (int i = 0; i < 4; i++)
 		r->seq[i] = g_random_int(); /* a restarted node's numbers do not match its old ones */
@@ -533,6 +554,8 @@ void syncd_rbs_free(syncd_rbs *r)
 		close(r->fd);
 	rbs_core_free(r->core);
 	rbs_mesh_free(r->mesh);
+	if (r->heard)
+		g_hash_table_destroy(r->heard);
 	syncd_rxf_free(r->filter);
 	syncd_allow_free(r->allow);
 	dev_replay_free(r->replay);
@@ -629,6 +652,31 @@ void syncd_rbs_tick(syncd_rbs *r, int64_t now_ns)
 	uint32_t chosen = choose_root(r, now_ns);
 	if (chosen != RBS_NO_NODE)
 		syncd_root_follow(r->root, chosen, chosen != r->self && global_reached(r, chosen), now_ns);
+}
+
+static gint by_node(gconstpointer a, gconstpointer b)
+{
+	guint x = GPOINTER_TO_UINT(*(gconstpointer *)a), y = GPOINTER_TO_UINT(*(gconstpointer *)b);
+	return x < y ? -1 : x > y;
+}
+
+void syncd_rbs_describe_peers(syncd_rbs *r, int64_t now_ns, GString *out)
+{
+	GPtrArray *ids = g_ptr_array_new();
+	GHashTableIter it;
+	gpointer k, v;
+	g_hash_table_iter_init(&it, r->heard);
+	while (g_hash_table_iter_next(&it, &k, &v))
+		g_ptr_array_add(ids, k);
+	g_ptr_array_sort(ids, by_node);
+	for (guint i = 0; i < ids->len; i++) {
+		const heard_addr *ha = g_hash_table_lookup(r->heard, g_ptr_array_index(ids, i));
+		char a[INET_ADDRSTRLEN];
+		inet_ntop(AF_INET, &ha->addr, a, sizeof a);
+		g_string_append_printf(out, "node=%u addr=%s age_s=%.1f%s\n", GPOINTER_TO_UINT(g_ptr_array_index(ids, i)), a,
+				       (double)(now_ns - ha->at_ns) * 1e-9, r->klen ? " authenticated" : "");
+	}
+	g_ptr_array_free(ids, TRUE);
 }
 
 void syncd_rbs_describe(syncd_rbs *r, int64_t now_ns, GString *out)

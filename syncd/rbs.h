@@ -47,4 +47,11 @@ void syncd_rbs_tick(syncd_rbs *r, int64_t now_ns);
 /* The status text of sync/rbs. */
 void syncd_rbs_describe(syncd_rbs *r, int64_t now_ns, GString *out);
 
+/* The nodes whose packets passed (authentication, replay windows, the
+ * peers list), where from and how long ago, one line each, by node:
+ * "node=N addr=A.B.C.D age_s=S[ authenticated]" — sync/peers, where remote
+ * device access finds a node the nodes file gives no address for
+ * (libdev/remote.h). */
+void syncd_rbs_describe_peers(syncd_rbs *r, int64_t now_ns, GString *out);
+
 #endif

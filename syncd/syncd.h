@@ -35,7 +35,8 @@ typedef struct {
 	dev_query *ticker_part;     /* sync/ticker-part: later parts of a snapshot */
 	syncd_ticker_store *tstore; /* the snapshots both hand out */
 	dev_status *clocks;
-	dev_status *rbs_status; /* sync/rbs */
+	dev_status *rbs_status;   /* sync/rbs */
+	dev_status *peers_status; /* sync/peers: where each node's packets come from */
 	dev_command *command;
 	guint64 commands;     /* commands served */
 	guint64 bad_commands; /* commands refused */

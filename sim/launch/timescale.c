@@ -99,8 +99,7 @@ static void track_nodes(csim_truth *t, int64_t h)
 			continue;
 		if (v->ts_have && v->ts_root != (int)v->root) {
 			double was = (double)(v->ts_y0 - g.i) + v->ts_y0_f + v->ts_slope * (double)(x - v->ts_x0);
-			csim_node_step st = {.t_s = (double)(h - t->t0_ns) * 1e-9, .node = v->id, .from = v->ts_root,
-					     .to = (int)v->root, .step_ns = g.f - was, .se_ns = sqrt(var + v->ts_var)};
+			csim_node_step st = {.t_s = (double)(h - t->t0_ns) * 1e-9, .node = v->id, .from = v->ts_root, .to = (int)v->root, .step_ns = g.f - was, .se_ns = sqrt(var + v->ts_var)};
 			g_array_append_val(t->node_steps, st);
 			g_message("truth: node%d's timescale, root node%d -> node%d: stepped %+.0f ns (s.e. %.0f ns)", st.node,
 				  st.from, st.to, st.step_ns, st.se_ns);

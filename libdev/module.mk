@@ -41,3 +41,11 @@ BENCHES += $(B)/bench/ipc
 $(B)/bench/ipc: $(B)/bench/ipc.o $(B)/libdev.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,glib-2.0) -pthread -lm
+
+# Every wire format's exact bytes (libdev messages and frames, RBS packets,
+# the ticker, packed conversions, fft frames): tests/test_wire_bytes.c, the
+# big-endian check's core (cross/s390x/module.mk).
+TESTS += $(B)/tests/test_wire_bytes
+$(B)/tests/test_wire_bytes: $(B)/tests/test_wire_bytes.o $(B)/libsyncd.a $(B)/libfftmsg.a $(B)/libdev.a $(B)/libsync.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check glib-2.0 gsl) -lm

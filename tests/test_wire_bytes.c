@@ -5,8 +5,8 @@
  * host order, so a node of one byte order would not understand one of the
  * other; fixed bytes catch that.  The bytes are the little-endian layouts
  * of docs/protocol.md (libdev messages and their stream framing, RBS
- * packets, the ticker's parts and entries, packed conversions) and
- * apps/fft/frames.h (fft frames).  `make check-be` runs this on s390x.
+ * packets, the ticker's parts and entries, packed conversions),
+ * apps/fft/frames.h (fft frames) and apps/dsp/sample.h (audio samples).  `make check-be` runs this on s390x.
  * kpatch's records are not here: they are the module's native struct,
  * read on the machine that wrote them (kpatch/chorus_kpatch.h). */
 #include <check.h>
@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "apps/dsp/sample.h"
 #include "apps/fft/frames.h"
 #include "libdev/frame.h"
 #include "libdev/wire.h"
@@ -213,6 +214,17 @@ START_TEST(test_fft_frame)
 }
 END_TEST
 
+/* audiod's S16_LE, S32_LE and FLOAT_LE items as detect and collab read them. */
+START_TEST(test_samples_le)
+{
+	const uint8_t s16[] = {0x00, 0x80, 0x00, 0x40}, s32[] = {0x00, 0x00, 0x00, 0xc0}, f32[] = {0x00, 0x00, 0x20, 0x3e};
+	ck_assert(dsp_sample_le(s16, 0, 2, 0) == -1.0f);
+	ck_assert(dsp_sample_le(s16, 1, 2, 0) == 0.5f);
+	ck_assert(dsp_sample_le(s32, 0, 4, 0) == -0.5f);
+	ck_assert(dsp_sample_le(f32, 0, 4, 1) == 0.15625f);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("wire_bytes");
@@ -222,6 +234,7 @@ int main(void)
 	tcase_add_test(tc, test_rbs_report);
 	tcase_add_test(tc, test_ticker_part);
 	tcase_add_test(tc, test_fft_frame);
+	tcase_add_test(tc, test_samples_le);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

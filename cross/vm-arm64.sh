@@ -36,11 +36,19 @@ mkdir -p "$R/bin" "$R/dev" "$R/proc" "$R/sys" "$R/tmp" "$R/etc" "$R/usr/share" "
 cp "$kroot/bin/busybox" "$R/bin/busybox"
 # The tree as git knows it (sources, scripts, scenarios, test data), then its arm64 build.
 git ls-files -z | xargs -0 cp --parents -t "$R$top" 2>/dev/null || true
-(cd "$top" && find "$AB" -path "$W" -prune -o -type f ! -name '*.o' ! -name '*.d' ! -name '*.a' -print0 |
-    xargs -0 cp -P --parents -t "$R$top")
-(cd "$top" && find "$AB" -path "$W" -prune -o -type l -print0 | xargs -0 -r cp -P --parents -t "$R$top")
-sh cross/elf-libs.sh "$triplet" "$R" $(find "$AB" -path "$W" -prune -o -type f -perm -u+x -print -o -name '*.so*' -type f -print)
+# (not the VMs' own images: this one's, make vmtest-arm64's)
+build_files() {
+    find "$AB" \( -path "$W" -o -path "$AB/kpatch/vmtest" -o -path "$AB/kpatch/ko" \) -prune -o "$@"
+}
+build_files -type f ! -name '*.o' ! -name '*.d' ! -name '*.a' -print0 | xargs -0 cp -P --parents -t "$R$top"
+build_files -type l -print0 | xargs -0 -r cp -P --parents -t "$R$top"
+sh cross/elf-libs.sh "$triplet" "$R" $(build_files -type f -perm -u+x -print -o -name '*.so*' -type f -print)
 cp -r /usr/share/alsa "$R/usr/share/alsa"
+# The locales the tests use (test_cfg: reals read alike in de_DE.UTF-8); glibc's
+# compiled locales are the same on arm64 as here (64-bit, little-endian).
+for l in C.utf8 de_DE.utf8; do
+    [ -d "/usr/lib/locale/$l" ] && mkdir -p "$R/usr/lib/locale" && cp -rL "/usr/lib/locale/$l" "$R/usr/lib/locale/"
+done
 printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' > "$R/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' > "$R/etc/group"
 printf '127.0.0.1 localhost\n::1 localhost\n' > "$R/etc/hosts"

@@ -18,7 +18,8 @@ mount -t devpts devpts /dev/pts
 mount -t tmpfs -o size=1g tmpfs /tmp
 ip link set lo up
 # CHORUS_EMULATED: the tests that hold audio clocks to a sound card's
-# precision print it instead (tests/test_syncd_net.c).
+# precision print it instead (tests/test_syncd_net.c), test_proxy paces its
+# flood for an emulated proxy.
 export PATH=/bin:/usr/bin HOME=/root LANG=C.UTF-8 CHORUS_EMULATED=qemu-system-aarch64
 mkdir -p /root
 top=$(cat /chorus-vm/top)

@@ -13,7 +13,9 @@
 #
 # Targets: all check bench deps install clean (demo arrives with the apps);
 # deb check-deb check-install (Debian packages and `make install`,
-# dist/module.mk); arm64 check-arm64 (cross build, qemu-user; cross/module.mk);
+# dist/module.mk); arm64 check-arm64 kpatch-arm64 vmtest-arm64 (cross build,
+# tests on an arm64 kernel under qemu-system-aarch64; cross/module.mk);
+# check-be (big-endian: s390x under qemu-user; cross/s390x/module.mk);
 # fuzz (every libFuzzer target for FUZZ_LONG_SECONDS; tests/fuzz/module.mk).
 # `make check SANITIZE=1` builds in build-san/ with ASan + UBSan.
 

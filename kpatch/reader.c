@@ -91,7 +91,11 @@ int kpatch_reader_open_for_pcm(int card, int device, int subdevice, int stream,
 	r->sel.subdevice = (uint8_t)subdevice;
 	r->sel.stream = (uint8_t)stream;
 	if (ioctl(fd, CHORUS_KPATCH_IOC_SELECT, &r->sel) < 0) {
-		err = -errno;
+		/* A file that is not the module answers ENOTTY; under qemu-user
+		 * (an emulator that does not know the ioctl) or a seccomp
+		 * filter it is ENOSYS.  Either way the path is not the module,
+		 * which this function's contract says with -ENOTTY. */
+		err = errno == ENOSYS ? -ENOTTY : -errno;
 		kpatch_reader_free(r);
 		return err;
 	}

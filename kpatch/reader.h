@@ -44,7 +44,8 @@ int kpatch_reader_path_for_pcm(int card, int device, int subdevice, int stream,
  * CHORUS_KPATCH_STREAM_CAPTURE or _PLAYBACK); returns 0 and *out, or
  * -ENOENT (module not loaded), -EACCES (not root/audio), -ENODEV (no such
  * card), -EPERM (card not in the module's `cards`), -EBUSY (substream has a
- * reader), -ENOTTY (path is not the module), -EINVAL, -ENOMEM. */
+ * reader), -ENOTTY (path is not the module: its SELECT ioctl failed with
+ * ENOTTY, or ENOSYS as under qemu-user), -EINVAL, -ENOMEM. */
 int kpatch_reader_open_for_pcm(int card, int device, int subdevice, int stream,
 			       struct kpatch_reader **out);
 

@@ -20,6 +20,9 @@ $(B)/tests/test_libdev_tools: | $(B)/bin/chorus-cat $(B)/bin/chorus-ctl
 # (counted as skipped by tests/run, never as passed).
 CLANG := $(shell command -v clang 2>/dev/null || command -v clang-14 2>/dev/null)
 FUZZ_SECONDS ?= 10
+# What the stubs say when there is no CLANG (a cross build passes its own:
+# the fuzz targets are built for the host only).
+FUZZ_SKIP_WHY ?= clang not found on PATH; make deps installs it
 TESTS += $(B)/tests/fuzz_wire
 ifneq ($(CLANG),)
 $(B)/fuzz/fuzz_wire: tests/fuzz/fuzz_wire.c libdev/wire.c libdev/wire.h libdev/path.c libdev/path.h
@@ -33,7 +36,7 @@ $(B)/tests/fuzz_wire: $(B)/fuzz/fuzz_wire tests/fuzz/run.sh
 else
 $(B)/tests/fuzz_wire:
 	@mkdir -p $(dir $@)
-	printf '#!/bin/sh\necho "fuzz_wire: SKIP (clang not found on PATH; make deps installs it)"\nexit 77\n' >$@ && chmod +x $@
+	printf '#!/bin/sh\necho "fuzz_wire: SKIP ($(FUZZ_SKIP_WHY))"\nexit 77\n' >$@ && chmod +x $@
 endif
 
 # Benchmark: libdev against raw SOCK_SEQPACKET (bench/ipc.c).
@@ -41,3 +44,11 @@ BENCHES += $(B)/bench/ipc
 $(B)/bench/ipc: $(B)/bench/ipc.o $(B)/libdev.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,glib-2.0) -pthread -lm
+
+# Every wire format's exact bytes (libdev messages and frames, RBS packets,
+# the ticker, packed conversions, fft frames): tests/test_wire_bytes.c, the
+# big-endian check's core (cross/s390x/module.mk).
+TESTS += $(B)/tests/test_wire_bytes
+$(B)/tests/test_wire_bytes: $(B)/tests/test_wire_bytes.o $(B)/libsyncd.a $(B)/libfftmsg.a $(B)/libdev.a $(B)/libsync.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check glib-2.0 gsl) -lm

@@ -54,6 +54,7 @@
 #include <unistd.h>
 
 #include "kpatch/sidechan_path.h"
+#include "libdev/le.h"
 #include "libsync/now.h"
 #include "sim/samplefmt.h"
 #include "sim/scenario.h"
@@ -255,15 +256,16 @@ static snd_pcm_sframes_t cb_transfer(snd_pcm_ioplug_t *io, const snd_pcm_channel
 		for (snd_pcm_uframes_t i = 0; i < size; i++) {
 			double v = sim_world_sample(s->world, s->node, (int)c, io->rate, f + (int64_t)i);
 			char *p = base + (offset + i) * step;
+			/* The formats are little-endian whatever the host. */
 			if (fmt == SIM_FMT_S16_LE) {
-				int16_t x = sim_to_s16(v);
-				memcpy(p, &x, 2);
+				le_put16((uint8_t *)p, (uint16_t)sim_to_s16(v));
 			} else if (fmt == SIM_FMT_S32_LE) {
-				int32_t x = sim_to_s32(v);
-				memcpy(p, &x, 4);
+				le_put32((uint8_t *)p, (uint32_t)sim_to_s32(v));
 			} else {
 				float x = sim_to_float(v);
-				memcpy(p, &x, 4);
+				uint32_t u;
+				memcpy(&u, &x, 4);
+				le_put32((uint8_t *)p, u);
 			}
 		}
 	}

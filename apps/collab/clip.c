@@ -19,6 +19,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "apps/dsp/sample.h"
 #include "libdev/dev.h"
 #include "libdev/netkey.h"
 
@@ -168,13 +169,7 @@ static void r_data(void *user, int64_t first, const void *items, size_t n)
 		int64_t k = first + (int64_t)i - c->c.first;
 		if (k < 0 || k >= (int64_t)c->c.n)
 			continue;
-		float v;
-		if (c->is_float)
-			memcpy(&v, (const uint8_t *)items + 4 * i, 4);
-		else if (c->sample_bytes == 2)
-			v = (float)(((const int16_t *)items)[i] / 32768.0);
-		else
-			v = (float)(((const int32_t *)items)[i] / 2147483648.0);
+		float v = dsp_sample_le(items, i, c->sample_bytes, c->is_float);
 		c->c.x[k] = v;
 		c->got++;
 	}

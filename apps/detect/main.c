@@ -26,6 +26,7 @@
 #include "apps/detect/profile.h"
 #include "apps/detect/refine.h"
 #include "apps/dsp/detector.h"
+#include "apps/dsp/sample.h"
 #include "apps/fft/frames.h"
 #include "libcfg/cfg.h"
 #include "libdev/ratelog.h"
@@ -225,13 +226,7 @@ static void a_data(void *user, int64_t first, const void *items, size_t n)
 		int64_t k = first + (int64_t)i - p->clip_first;
 		if (k < 0 || k >= (int64_t)p->n)
 			continue;
-		float v;
-		if (p->is_float)
-			memcpy(&v, (const uint8_t *)items + i * 4, 4);
-		else if (p->sample_bytes == 2)
-			v = (float)(((const int16_t *)items)[i] / 32768.0);
-		else
-			v = (float)(((const int32_t *)items)[i] / 2147483648.0);
+		float v = dsp_sample_le(items, i, p->sample_bytes, p->is_float);
 		p->clip[k] = v;
 		p->got++;
 	}

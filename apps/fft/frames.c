@@ -5,7 +5,24 @@
 #include <math.h>
 #include <string.h>
 
-_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the wire is little-endian; add byte swapping for this host");
+#include "libdev/le.h"
+
+/* Every field little-endian through libdev/le.h, whatever the host; the
+ * doubles and floats as their IEEE-754 bits. */
+static void put_f32(uint8_t *p, float v)
+{
+	uint32_t u;
+	memcpy(&u, &v, 4);
+	le_put32(p, u);
+}
+
+static float get_f32(const uint8_t *p)
+{
+	uint32_t u = le_get32(p);
+	float v;
+	memcpy(&v, &u, 4);
+	return v;
+}
 
 size_t fft_frame_bytes(uint32_t nbins)
 {
@@ -17,33 +34,32 @@ int fft_frame_encode(const fft_frame_msg *m, void *buf, size_t len)
 	if (m->nbins != m->size / 2 + 1 || len < fft_frame_bytes(m->nbins))
 		return -EINVAL;
 	uint8_t *b = buf;
-	uint16_t ver = FFT_FRAME_VERSION, hdr = FFT_FRAME_HDR;
-	uint32_t zero = 0;
+	uint64_t rate;
+	memcpy(&rate, &m->rate_hz, 8);
 	memcpy(b, FFT_FRAME_MAGIC, 4);
-	memcpy(b + 4, &ver, 2);
-	memcpy(b + 6, &hdr, 2);
-	memcpy(b + 8, &m->first, 8);
-	memcpy(b + 16, &m->size, 4);
-	memcpy(b + 20, &m->hop, 4);
-	memcpy(b + 24, &m->nbins, 4);
-	memcpy(b + 28, &m->window, 4);
-	memcpy(b + 32, &m->rate_hz, 8);
-	memcpy(b + 40, &m->channel, 4);
-	memcpy(b + 44, &zero, 4);
-	memcpy(b + FFT_FRAME_HDR, m->P, (size_t)m->nbins * sizeof(float));
+	le_put16(b + 4, FFT_FRAME_VERSION);
+	le_put16(b + 6, FFT_FRAME_HDR);
+	le_put64(b + 8, (uint64_t)m->first);
+	le_put32(b + 16, m->size);
+	le_put32(b + 20, m->hop);
+	le_put32(b + 24, m->nbins);
+	le_put32(b + 28, m->window);
+	le_put64(b + 32, rate);
+	le_put32(b + 40, m->channel);
+	le_put32(b + 44, 0);
+	for (uint32_t k = 0; k < m->nbins; k++)
+		put_f32(b + FFT_FRAME_HDR + 4 * (size_t)k, m->P[k]);
 	return (int)fft_frame_bytes(m->nbins);
 }
 
 int fft_frame_decode(const void *msg, size_t len, fft_frame_msg *m, float *P, size_t max_bins, const char **why)
 {
 	const uint8_t *b = msg;
-	uint16_t ver, hdr;
 	if (len < FFT_FRAME_HDR || memcmp(b, FFT_FRAME_MAGIC, 4)) {
 		*why = "not an fft frame (short or bad magic)";
 		return -EBADMSG;
 	}
-	memcpy(&ver, b + 4, 2);
-	memcpy(&hdr, b + 6, 2);
+	uint16_t ver = le_get16(b + 4), hdr = le_get16(b + 6);
 	if (ver != FFT_FRAME_VERSION) {
 		*why = "fft frame of an unknown version";
 		return -EPROTONOSUPPORT;
@@ -52,13 +68,14 @@ int fft_frame_decode(const void *msg, size_t len, fft_frame_msg *m, float *P, si
 		*why = "fft frame header length out of range";
 		return -EBADMSG;
 	}
-	memcpy(&m->first, b + 8, 8);
-	memcpy(&m->size, b + 16, 4);
-	memcpy(&m->hop, b + 20, 4);
-	memcpy(&m->nbins, b + 24, 4);
-	memcpy(&m->window, b + 28, 4);
-	memcpy(&m->rate_hz, b + 32, 8);
-	memcpy(&m->channel, b + 40, 4);
+	uint64_t rate = le_get64(b + 32);
+	m->first = (int64_t)le_get64(b + 8);
+	m->size = le_get32(b + 16);
+	m->hop = le_get32(b + 20);
+	m->nbins = le_get32(b + 24);
+	m->window = le_get32(b + 28);
+	memcpy(&m->rate_hz, &rate, 8);
+	m->channel = le_get32(b + 40);
 	if (m->nbins != m->size / 2 + 1 || m->hop == 0 || m->hop > m->size || !(m->rate_hz > 0) ||
 	    len != hdr + (size_t)m->nbins * sizeof(float)) {
 		*why = "fft frame sizes inconsistent (nbins, hop, rate or length)";
@@ -68,7 +85,8 @@ int fft_frame_decode(const void *msg, size_t len, fft_frame_msg *m, float *P, si
 		*why = "fft frame has more bins than the reader allows";
 		return -EMSGSIZE;
 	}
-	memcpy(P, b + hdr, (size_t)m->nbins * sizeof(float));
+	for (uint32_t k = 0; k < m->nbins; k++)
+		P[k] = get_f32(b + hdr + 4 * (size_t)k);
 	m->P = P;
 	return 0;
 }

@@ -33,6 +33,7 @@
 #include "archive/store.h"
 #include "audiod/request.h"
 #include "libdev/dev.h"
+#include "libdev/le.h"
 
 typedef struct {
 	GMainLoop *loop;
@@ -59,16 +60,14 @@ static void write_stream_wav_header(getter *g)
 	int fl = !strcmp(g->format, "FLOAT_LE");
 	uint32_t block = (uint32_t)(g->sample_bytes * g->channels);
 	memcpy(h, "RIFF\xff\xff\xff\xffWAVEfmt ", 16);
-	uint32_t v32[] = {16, 0, (uint32_t)g->rate_hz, (uint32_t)g->rate_hz * block};
-	memcpy(h + 16, &v32[0], 4);
-	uint16_t tag = fl ? 3 : 1, ch = (uint16_t)g->channels, ba = (uint16_t)block,
-		 bits = (uint16_t)(8 * g->sample_bytes);
-	memcpy(h + 20, &tag, 2);
-	memcpy(h + 22, &ch, 2);
-	memcpy(h + 24, &v32[2], 4);
-	memcpy(h + 28, &v32[3], 4);
-	memcpy(h + 32, &ba, 2);
-	memcpy(h + 34, &bits, 2);
+	/* RIFF is little-endian whatever the host. */
+	le_put32(h + 16, 16);
+	le_put16(h + 20, fl ? 3 : 1);
+	le_put16(h + 22, (uint16_t)g->channels);
+	le_put32(h + 24, (uint32_t)g->rate_hz);
+	le_put32(h + 28, (uint32_t)g->rate_hz * block);
+	le_put16(h + 32, (uint16_t)block);
+	le_put16(h + 34, (uint16_t)(8 * g->sample_bytes));
 	memcpy(h + 36, "data\xff\xff\xff\xff", 8);
 	if (fwrite(h, 1, sizeof h, stdout) != sizeof h)
 		g->rc = 1;

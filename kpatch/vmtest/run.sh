@@ -99,11 +99,4 @@ timeout 600 nice -n 19 qemu-system-x86_64 -nographic -no-reboot -m 1024 -smp 1 \
     > "$log" 2>&1 </dev/null
 qrc=$?
 set -e
-tr -d '\r' < "$log" | grep -E '^(vmcheck|vmtest|selftest|CHORUS-SELFTEST|dmesg|KPATCH-VMTEST)'
-dur=$(( $(date +%s) - start ))
-if grep -q '^KPATCH-VMTEST: PASS' "$log"; then
-    echo "kpatch-vmtest: PASS in ${dur}s"
-    exit 0
-fi
-echo "kpatch-vmtest: FAIL in ${dur}s (qemu exit $qrc); see $log" >&2
-exit 1
+sh kpatch/vmtest/verdict.sh kpatch-vmtest "$log" "$start" "$qrc"

@@ -165,7 +165,13 @@ int main(int argc, char **argv)
 		}
 		web_token_derive(key, klen, w.token);
 		g_free(key);
-		puts(w.token);
+		cfg_clear(table, &w.cfg);
+		g_free(conf);
+		/* Written and flushed here: the caller reads it from a pipe. */
+		if (puts(w.token) < 0 || fflush(stdout) != 0) {
+			fprintf(stderr, "chorus-web: writing the token: %s\n", g_strerror(errno));
+			return 1;
+		}
 		return 0;
 	}
 	if (!derive(&w, &err)) {

@@ -83,10 +83,15 @@ csim_web *csim_web_start(const csim *s, const char *out_dir, const char *bin_dir
 	char *exe = g_build_filename(bin_dir, "chorus-web", NULL), *log = g_build_filename(out_dir, "chorus-web.log", NULL);
 	char *token = NULL;
 	char *targv[] = {exe, "-c", conf, "--print-token", NULL};
-	ok = ok && g_spawn_sync(NULL, targv, NULL, 0, NULL, NULL, &token, NULL, NULL, err);
+	int tstatus = 0;
+	ok = ok && g_spawn_sync(NULL, targv, NULL, 0, NULL, NULL, &token, NULL, &tstatus, err) &&
+	     g_spawn_check_wait_status(tstatus, err);
+	if (ok && !*g_strstrip(token)) {
+		g_set_error(err, G_SPAWN_ERROR, G_SPAWN_ERROR_FAILED, "%s --print-token printed no token", exe);
+		ok = FALSE;
+	}
 	csim_web *w = NULL;
 	if (ok) {
-		g_strstrip(token);
 		g_mkdir_with_parents(run, 0755);
 		gchar **env = g_environ_unsetenv(g_get_environ(), "CHORUS_NODE");
 		env = g_environ_setenv(env, "CHORUS_RUN", run, TRUE);

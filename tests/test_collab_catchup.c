@@ -51,11 +51,11 @@ START_TEST(seen_holes_and_duplicates)
 {
 	collab_seen *s = collab_seen_new(2, 100);
 	uint64_t r[8];
-	ck_assert_int_eq(collab_seen_add(s, 7, 1, 10), SEEN_NEW);
-	ck_assert_int_eq(collab_seen_add(s, 7, 1, 11), SEEN_NEW);
-	ck_assert_int_eq(collab_seen_add(s, 7, 1, 15), SEEN_NEW);
-	ck_assert_int_eq(collab_seen_add(s, 7, 1, 11), SEEN_DUP);
-	ck_assert_int_eq(collab_seen_add(s, 7, 1, 9), SEEN_BEFORE);
+	ck_assert_int_eq(collab_seen_add(s, 7, 1, 10, FALSE), SEEN_NEW);
+	ck_assert_int_eq(collab_seen_add(s, 7, 1, 11, FALSE), SEEN_NEW);
+	ck_assert_int_eq(collab_seen_add(s, 7, 1, 15, FALSE), SEEN_NEW);
+	ck_assert_int_eq(collab_seen_add(s, 7, 1, 11, FALSE), SEEN_DUP);
+	ck_assert_int_eq(collab_seen_add(s, 7, 1, 9, FALSE), SEEN_BEFORE);
 	ck_assert_uint_eq(ranges(s, 7, r, 8), 3);
 	ck_assert(r[0] == 12 && r[1] == 14);
 	/* The sender has up to 20: 16..20 are missing too. */
@@ -63,7 +63,7 @@ START_TEST(seen_holes_and_duplicates)
 	ck_assert_uint_eq(ranges(s, 7, r, 8), 8);
 	ck_assert(r[0] == 12 && r[1] == 14 && r[2] == 16 && r[3] == 20);
 	ck_assert_uint_eq(ranges(s, 7, r, 1), 3); /* at most one range */
-	ck_assert_int_eq(collab_seen_add(s, 7, 1, 13), SEEN_NEW);
+	ck_assert_int_eq(collab_seen_add(s, 7, 1, 13, FALSE), SEEN_NEW);
 	ck_assert_uint_eq(ranges(s, 7, r, 8), 7);
 	/* The sender dropped up to 14: 12 and 14 are lost. */
 	ck_assert_uint_eq(collab_seen_have(s, 7, 1, 15, 20), 2);
@@ -76,13 +76,21 @@ START_TEST(seen_holes_and_duplicates)
 	/* A node first heard by its HAVE: its backlog is history. */
 	ck_assert_uint_eq(collab_seen_have(s, 8, 4, 1, 50), 0);
 	ck_assert_uint_eq(ranges(s, 8, r, 8), 0);
-	ck_assert_int_eq(collab_seen_add(s, 8, 4, 50), SEEN_BEFORE);
-	ck_assert_int_eq(collab_seen_add(s, 8, 4, 52), SEEN_NEW);
+	ck_assert_int_eq(collab_seen_add(s, 8, 4, 50, FALSE), SEEN_BEFORE);
+	ck_assert_int_eq(collab_seen_add(s, 8, 4, 52, FALSE), SEEN_NEW);
 	ck_assert_uint_eq(ranges(s, 8, r, 8), 1); /* 51 */
+	/* A resend from a node never heard: history, nothing set; its first
+	 * live detection starts it. */
+	collab_seen *fresh = collab_seen_new(2, 100);
+	ck_assert_int_eq(collab_seen_add(fresh, 5, 1, 5, TRUE), SEEN_BEFORE);
+	ck_assert_int_eq(collab_seen_add(fresh, 5, 1, 6, TRUE), SEEN_BEFORE);
+	ck_assert_int_eq(collab_seen_add(fresh, 5, 1, 9, FALSE), SEEN_NEW);
+	ck_assert_uint_eq(ranges(fresh, 5, r, 8), 0);
+	collab_seen_free(fresh);
 	/* A third node: the table is full. */
-	ck_assert_int_eq(collab_seen_add(s, 9, 1, 1), SEEN_FULL);
+	ck_assert_int_eq(collab_seen_add(s, 9, 1, 1, FALSE), SEEN_FULL);
 	/* Node 7 lost its state: a new epoch starts it afresh (16..20 lost). */
-	ck_assert_int_eq(collab_seen_add(s, 7, 2, 1), SEEN_NEW);
+	ck_assert_int_eq(collab_seen_add(s, 7, 2, 1, FALSE), SEEN_NEW);
 	ck_assert_uint_eq(ranges(s, 7, r, 8), 0);
 	collab_seen_stats st;
 	collab_seen_counts(s, &st);
@@ -90,9 +98,9 @@ START_TEST(seen_holes_and_duplicates)
 	ck_assert_uint_eq(st.dups, 1);
 	ck_assert_uint_eq(st.missing, 1);
 	/* Beyond the span: what falls out unseen is lost, older ids too old. */
-	ck_assert_int_eq(collab_seen_add(s, 7, 2, 150), SEEN_NEW);
-	ck_assert_int_eq(collab_seen_add(s, 7, 2, 30), SEEN_TOO_OLD);
-	ck_assert_int_eq(collab_seen_add(s, 7, 2, 60), SEEN_NEW);
+	ck_assert_int_eq(collab_seen_add(s, 7, 2, 150, FALSE), SEEN_NEW);
+	ck_assert_int_eq(collab_seen_add(s, 7, 2, 30, FALSE), SEEN_TOO_OLD);
+	ck_assert_int_eq(collab_seen_add(s, 7, 2, 60, FALSE), SEEN_NEW);
 	ck_assert_uint_eq(ranges(s, 7, r, 8), 98); /* 51..149 but 60 */
 	collab_seen_counts(s, &st);
 	ck_assert_uint_eq(st.lost, 7 + 49); /* 2..50 fell out */

@@ -111,11 +111,15 @@ static peer *find(collab_seen *s, uint32_t node, uint64_t epoch)
 	return p;
 }
 
-collab_seen_verdict collab_seen_add(collab_seen *s, uint32_t node, uint64_t epoch, uint64_t id)
+collab_seen_verdict collab_seen_add(collab_seen *s, uint32_t node, uint64_t epoch, uint64_t id, gboolean late)
 {
 	peer *p = find(s, node, epoch);
 	if (!p)
 		return SEEN_FULL;
+	if (!p->base && late) {
+		s->st.before++;
+		return SEEN_BEFORE;
+	}
 	if (!p->base) {
 		p->base = id;
 		p->top = id;

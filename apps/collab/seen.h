@@ -39,8 +39,11 @@ void collab_seen_free(collab_seen *s);
 
 /* Judge and remember id (>= 1) of node's outbox `epoch` (outbox.h: a new
  * epoch is a new numbering, after the sender lost its state: the node is
- * tracked afresh). */
-collab_seen_verdict collab_seen_add(collab_seen *s, uint32_t node, uint64_t epoch, uint64_t id);
+ * tracked afresh).  `late`: a resend (for another node's catch-up); from a
+ * node not heard before it is history (SEEN_BEFORE) and sets nothing, so
+ * a node that has just started does not take in a backlog meant for
+ * others. */
+collab_seen_verdict collab_seen_add(collab_seen *s, uint32_t node, uint64_t epoch, uint64_t id, gboolean late);
 
 /* The sender `node` (outbox epoch) says it queues ids first..last (first <= last + 1;
  * first = last + 1: nothing queued).  Holes below `first` are counted lost

@@ -91,7 +91,7 @@ static void take_det(collab_share *s, const collab_msg *m)
 {
 	gboolean late = m->late;
 	if (m->oid && s->seen) {
-		collab_seen_verdict v = collab_seen_add(s->seen, m->e.node, m->epoch, m->oid);
+		collab_seen_verdict v = collab_seen_add(s->seen, m->e.node, m->epoch, m->oid, m->late);
 		if (v != SEEN_NEW) {
 			s->st.duplicates += v != SEEN_FULL;
 			return;

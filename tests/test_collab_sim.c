@@ -215,10 +215,14 @@ START_TEST(calls_of_an_outage_located_late)
 	int during = 0, during_late = 0, during_located = 0, other_late = 0;
 	for (int k = 0; k < r.calls; k++) {
 		gboolean in = r.t_s[k] > 10.0 && r.t_s[k] < 19.5; /* heard before the radio came back */
+		/* A call in the 2 s before the outage may be late too: node 4
+		 * shares its detection a second or so after the call (detect's
+		 * latency), perhaps after its radio went down. */
+		gboolean edge = r.t_s[k] > 8.0 && r.t_s[k] <= 10.0;
 		during += in;
 		during_late += in && r.late[k];
 		during_located += in && r.located_k[k];
-		other_late += !in && r.late[k];
+		other_late += !in && !edge && r.late[k];
 	}
 	fprintf(stderr, "outage: %d calls during it, %d located (%d late); %d late results of other calls\n", during,
 		during_located, during_late, other_late);

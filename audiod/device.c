@@ -583,6 +583,20 @@ static gboolean line_path(const audio_dev *d, char *buf, size_t len)
 	return dev_path(name, buf, len, &why) == 0;
 }
 
+/* Whose line a file holds: this boot, this node's (simulated) cpu clock and
+ * this device; a line of anything else is not continued. */
+static char *line_owner(const audio_dev *d)
+{
+	char *boot = NULL;
+	if (g_file_get_contents("/proc/sys/kernel/random/boot_id", &boot, NULL, NULL))
+		g_strstrip(boot);
+	const char *clk = g_getenv("CHORUS_SIM_CLOCK");
+	char *who = g_strdup_printf("boot=%s clock=%s dev=%d", boot ? boot : "-", clk && *clk ? clk : "-", d->k);
+	g_free(boot);
+	g_strdelimit(who + 5, " \n", '_'); /* one word per field */
+	return who;
+}
+
 /* LINE_POINTS (cpu, frame) points of the line that holds now, a quarter
  * second apart up to the newest frame, from audiod's own fit. */
 #define LINE_POINTS 8
@@ -613,7 +627,9 @@ static void save_line(audio_dev *d)
 		return;
 	d->line_saved_ns = now;
 	GString *t = g_string_new(NULL);
-	g_string_append_printf(t, "chorus-audiod-numbering 1 rate=%u\n", d->rate_hz);
+	char *who = line_owner(d);
+	g_string_append_printf(t, "chorus-audiod-numbering 1 rate=%u %s\n", d->rate_hz, who);
+	g_free(who);
 	for (int i = 0; i < LINE_POINTS; i++)
 		g_string_append_printf(t, "%" G_GINT64_FORMAT " %" G_GINT64_FORMAT "\n", cpu[i], frame[i]);
 	GError *e = NULL;
@@ -636,7 +652,10 @@ static gboolean load_line(audio_dev *d, int64_t now, int64_t *cpu, int64_t *fram
 	gchar **l = g_strsplit(text, "\n", -1);
 	g_free(text);
 	unsigned rate = 0;
-	gboolean ok = l[0] && sscanf(l[0], "chorus-audiod-numbering 1 rate=%u", &rate) == 1 && rate == d->rate_hz;
+	char *who = line_owner(d), head[600];
+	g_snprintf(head, sizeof head, "chorus-audiod-numbering 1 rate=%u %s", d->rate_hz, who);
+	g_free(who);
+	gboolean ok = l[0] && !strcmp(l[0], head) && sscanf(l[0], "chorus-audiod-numbering 1 rate=%u", &rate) == 1;
 	for (int i = 0; ok && i < LINE_POINTS; i++) {
 		long long c, f;
 		ok = l[i + 1] && sscanf(l[i + 1], "%lld %lld", &c, &f) == 2 && (i == 0 || c >= cpu[i - 1]);
@@ -669,16 +688,17 @@ static void continue_numbering(audio_dev *d)
 	int64_t cpu[8], frame[8];
 	d->fresh_numbering = TRUE;
 	int64_t now = sync_now(SYNC_KIND_CPU);
-	if (!d->clocks || !sync_client_ready(d->clocks) ||
-	    sync_client_convert(d->clocks, d->cpu_clock, d->audio_clock, sync_tval_of(now), &r, why, sizeof why) < 0) {
-		/* syncd cannot say (stopped, restarting, or no earlier run):
-		 * the line the last run kept in the run directory. */
+	if (!d->clocks || !sync_client_ready(d->clocks)) {
+		/* syncd does not answer (stopped, restarting): the line the
+		 * last run of this device kept in the run directory. */
 		if (load_line(d, now, cpu, frame) && stream_continue_numbering(d->st, cpu, frame, LINE_POINTS) == 0) {
 			g_message("audio/%d: numbering on from the earlier run's own line (syncd had none)", d->k);
 			d->fresh_numbering = FALSE;
 		}
 		return;
 	}
+	if (sync_client_convert(d->clocks, d->cpu_clock, d->audio_clock, sync_tval_of(now), &r, why, sizeof why) < 0)
+		return; /* the usual case: no earlier run */
 	if (r.hops != 1 || sqrt(r.var) > 0.25) {
 		g_message("audio/%d: not numbering on from the earlier run (±%.2g frames)", d->k, sqrt(r.var));
 		return;

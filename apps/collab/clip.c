@@ -70,6 +70,19 @@ gchar *clip_mac(const uint8_t *key, size_t klen, const char *nonce, const char *
 	return hex;
 }
 
+gchar *clip_reply_mac(const uint8_t *key, size_t klen, const char *nonce, const char *req, const char *head,
+		      const void *samples, size_t nbytes)
+{
+	GByteArray *b = g_byte_array_new();
+	gchar *text = g_strconcat("reply\n", nonce, "\n", req, "\n", head, "\n", NULL);
+	g_byte_array_append(b, (const guint8 *)text, (guint)strlen(text));
+	g_byte_array_append(b, samples, (guint)nbytes);
+	gchar *hex = dev_netkey_mac_hex(key, klen, b->data, b->len);
+	g_free(text);
+	g_byte_array_unref(b);
+	return hex;
+}
+
 int clip_check_mac(const uint8_t *key, size_t klen, const char *nonce, const char *req)
 {
 	const char *m = strstr(req, " mac=");
@@ -136,6 +149,18 @@ static gboolean reply_idle(gpointer data)
 			   g_ascii_formatd(b[1], sizeof b[1], "%.6f", c->c.t0_frac_ns),
 			   g_ascii_formatd(b[2], sizeof b[2], "%.4g", c->c.se_ns),
 			   g_ascii_formatd(b[3], sizeof b[3], "%.10g", c->c.rate_eff_hz));
+		if (c->s->klen) {
+			/* The reply's own mac, bound to this connection's nonce
+			 * and request: a machine that takes over the port cannot
+			 * serve other samples or times. */
+			g_strchomp(head);
+			gchar *m = clip_reply_mac(c->s->key, c->s->klen, c->nonce, c->req, head, c->c.x,
+						  c->c.n * sizeof(float));
+			g_strlcat(head, " mac=", sizeof head);
+			g_strlcat(head, m, sizeof head);
+			g_strlcat(head, "\n", sizeof head);
+			g_free(m);
+		}
 		if (write_all(c->fd, head, strlen(head)) == 0)
 			write_all(c->fd, c->c.x, c->c.n * sizeof(float));
 	}
@@ -566,6 +591,19 @@ int clip_fetch(const char *host, int port, int64_t t0_ns, int64_t t1_ns, int cha
 		close(fd);
 		return -EREMOTEIO;
 	}
+	/* The reply's mac (last on its line) is checked once the samples are
+	 * in; a keyed client takes no reply without one. */
+	char mac[65] = "";
+	char *m = strstr(head, " mac=");
+	if (m) {
+		g_strlcpy(mac, m + 5, sizeof mac);
+		*m = 0;
+	}
+	if (klen && strlen(mac) != 64) {
+		g_snprintf(why, len, "%s:%d: reply not authenticated (no mac)", host, port);
+		close(fd);
+		return -EACCES;
+	}
 	char pw[200];
 	if (clip_parse_reply(head, out, pw, sizeof pw) < 0) {
 		g_snprintf(why, len, "%s:%d: %s", host, port, pw);
@@ -577,6 +615,17 @@ int clip_fetch(const char *host, int port, int64_t t0_ns, int64_t t1_ns, int cha
 		g_snprintf(why, len, "%s:%d: samples: %s", host, port, rc == -ETIMEDOUT ? "timed out" : g_strerror(-rc));
 		g_free(out->x);
 		out->x = NULL;
+	} else if (klen) {
+		g_strchomp(req);
+		gchar *want = clip_reply_mac(key, klen, nonce, req, head, out->x, out->n * sizeof(float));
+		gboolean same = dev_netkey_same(want, mac, 64, TRUE);
+		g_free(want);
+		if (!same) {
+			g_snprintf(why, len, "%s:%d: reply not authenticated (mac wrong for this request)", host, port);
+			g_free(out->x);
+			out->x = NULL;
+			rc = -EACCES;
+		}
 	}
 	close(fd);
 	return rc;

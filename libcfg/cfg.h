@@ -179,6 +179,13 @@ gboolean cfg_defaults(const cfg_group *groups, void *target, GError **err);
 gboolean cfg_load(const char *path, gboolean missing_ok, const cfg_group *groups, void *target,
 		  GError **err);
 
+/* cfg_load, then check(f, target) with the values stored, which records
+ * semantic errors at their keys' lines (cfg_file_fail: an address that
+ * is not what the key needs, a group or file that does not exist).  TRUE,
+ * or FALSE with *err listing every error. */
+gboolean cfg_load_checked(const char *path, gboolean missing_ok, const cfg_group *groups, void *target,
+			  void (*check)(cfg_file *f, const void *target), GError **err);
+
 /* Parse and store one value given as text (command-line or environment
  * overrides) into [group] key ("device.1" for a numbered group; the key's
  * deprecated name works too).  `where` prefixes the error message.  TRUE, or

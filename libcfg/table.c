@@ -42,6 +42,12 @@ gboolean cfg_defaults(const cfg_group *groups, void *target, GError **err)
 
 gboolean cfg_load(const char *path, gboolean missing_ok, const cfg_group *groups, void *target, GError **err)
 {
+	return cfg_load_checked(path, missing_ok, groups, target, NULL, err);
+}
+
+gboolean cfg_load_checked(const char *path, gboolean missing_ok, const cfg_group *groups, void *target,
+			  void (*check)(cfg_file *f, const void *target), GError **err)
+{
 	GError *e = NULL;
 	cfg_file *f = cfg_file_load(path, groups, &e);
 	if (!f) {
@@ -53,8 +59,11 @@ gboolean cfg_load(const char *path, gboolean missing_ok, const cfg_group *groups
 		return FALSE;
 	}
 	cfg_file_store(f, target);
+	if (check)
+		check(f, target);
+	gboolean ok = cfg_file_check(f, err);
 	cfg_file_free(f);
-	return TRUE;
+	return ok;
 }
 
 gboolean cfg_set(const cfg_group *groups, void *target, const char *group, const char *key, const char *text,
@@ -98,7 +107,9 @@ static void describe_group(GString *s, const cfg_group *g, const char *group)
 			g_string_append_printf(s, " %s", all);
 			g_free(all);
 		}
-		if ((k->type == CFG_INT || k->type == CFG_DOUBLE) && k->min <= k->max)
+		if (k->type == CFG_INT && k->min <= k->max)
+			g_string_append_printf(s, ", %.0f..%.0f", k->min, k->max); /* 4294967294, not 4.29497e+09 */
+		else if (k->type == CFG_DOUBLE && k->min <= k->max)
 			g_string_append_printf(s, ", %g..%g", k->min, k->max);
 		if (k->alias)
 			g_string_append_printf(s, "; formerly %s", k->alias);

@@ -154,6 +154,24 @@ START_TEST(errors_are_clear)
 	ck_assert_msg(strstr(e, "is not a time"), "%s", e);
 	g_free(o);
 	g_free(e);
+	/* A result beyond int64 is refused, not saturated; "--" lets
+	 * negative values follow. */
+	RUN_EXPECT(1, "synctool", "convert", "cpu", "global", "9223372036854775807");
+	ck_assert_msg(strstr(e, "beyond the range of global"), "%s", e);
+	g_free(o);
+	g_free(e);
+	RUN_EXPECT(0, "synctool", "convert", "cpu", "cpu", "--", "-5");
+	ck_assert_msg(g_str_has_prefix(o, "-5.000 "), "%s", o);
+	g_free(o);
+	g_free(e);
+	/* chorus-ctl takes options only before the device: a -1 after it is
+	 * the command's, and a "--" there is not sent. */
+	RUN_EXPECT(0, "chorus-ctl", "sync/command", "obs", "node4:audio1", "cpu", "-1", "2");
+	g_free(o);
+	g_free(e);
+	RUN_EXPECT(0, "chorus-ctl", "sync/command", "--", "obs", "node4:audio2", "cpu", "-3", "4");
+	g_free(o);
+	g_free(e);
 	/* Bad commands get an error reply and syncd goes on. */
 	ck_assert_int_ne(run(&o, &e, "chorus-ctl", "sync/command", "obs", "cpu", "audio0", "1", NULL), 0);
 	g_free(o);

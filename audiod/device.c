@@ -230,6 +230,9 @@ static void append_first_time(audio_dev *d, sync_clock_id clock, int64_t first, 
 			       ti, milli, sqrt(a.var), period, sqrt(c.var_s));
 }
 
+/* The furthest ahead of the newest frame a requested range may begin, s. */
+#define MAX_AHEAD_S 86400.0
+
 static int op_open(void *user, const dev_creds *who, dev_sensor_request *req, void **client, GByteArray *reply,
 		   char *why, size_t wlen)
 {
@@ -325,6 +328,14 @@ static int op_open(void *user, const dev_creds *who, dev_sensor_request *req, vo
 	if (req->last != DEV_SENSOR_OPEN_END && req->last <= req->first) {
 		g_snprintf(why, wlen, "empty range [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")", req->first, req->last);
 		rc = -EINVAL;
+		goto refuse;
+	}
+	if (!resume && (double)(req->first - next) > MAX_AHEAD_S * d->rate_hz) {
+		/* A range that begins days ahead would hold the request (and
+		 * the client) waiting for ever in practice: say so. */
+		g_snprintf(why, wlen, "frame %" G_GINT64_FORMAT " begins %.3g s after the newest frame (%" G_GINT64_FORMAT "): more than %.0f s ahead",
+			   req->first, (double)(req->first - next) / d->rate_hz, next, MAX_AHEAD_S);
+		rc = -ERANGE;
 		goto refuse;
 	}
 	if (ar) {

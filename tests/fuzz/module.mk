@@ -66,6 +66,15 @@ endef
 endif
 $(foreach f,$(FUZZ_NAMES),$(eval $(call fuzz_rules,$(f))))
 
+# bench/fuzz: every target for FUZZ_BENCH_SECONDS (60) with executions,
+# coverage and crashes in a table and bench-out/fuzz.csv (bench/fuzz.sh).
+ifneq ($(CLANG),)
+BENCHES += $(B)/bench/fuzz
+$(B)/bench/fuzz: bench/fuzz.sh $(B)/fuzz/fuzz_wire $(patsubst %,$(B)/fuzz/fuzz_%,$(FUZZ_NAMES))
+	@mkdir -p $(dir $@)
+	printf '#!/bin/sh\nexec sh "%s/bench/fuzz.sh" "%s/fuzz" "%s"\n' "$(CURDIR)" "$(abspath $(B))" "$(CURDIR)" >$@ && chmod +x $@
+endif
+
 # `make fuzz`: every target for FUZZ_LONG_SECONDS (default 60) each; a
 # crash, leak or hang fails it (and keeps the input, tests/fuzz/run.sh).
 FUZZ_LONG_SECONDS ?= 60

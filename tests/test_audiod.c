@@ -510,7 +510,9 @@ START_TEST(bulk_reader)
 END_TEST
 
 /* Run audioget with args; returns its stderr (g_free); exit status must be 0. */
-static char *run_audioget(char **args)
+/* Run audioget with args (NULL-ended, at most 14); its standard error (g_free
+ * it) and the wait status in *status. */
+static char *spawn_audioget(char **args, int *status)
 {
 	char *argv[16] = {AH_BIN_DIR "/audioget"};
 	int n = 1;
@@ -518,10 +520,16 @@ static char *run_audioget(char **args)
 		argv[n] = args[n - 1];
 	argv[n] = NULL;
 	char *err_text = NULL;
-	int status;
 	GError *e = NULL;
-	ck_assert_msg(g_spawn_sync(NULL, argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err_text, &status, &e),
+	ck_assert_msg(g_spawn_sync(NULL, argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err_text, status, &e),
 		      "audioget: %s", e ? e->message : "");
+	return err_text;
+}
+
+static char *run_audioget(char **args)
+{
+	int status;
+	char *err_text = spawn_audioget(args, &status);
 	ck_assert_msg(g_spawn_check_wait_status(status, NULL), "audioget failed: %s", err_text);
 	return err_text;
 }
@@ -529,14 +537,8 @@ static char *run_audioget(char **args)
 /* Run audioget with args, which must fail (exit != 0) saying `want`. */
 static void audioget_refused(char **args, const char *want)
 {
-	char *argv[16] = {AH_BIN_DIR "/audioget"};
-	int n = 1;
-	for (; args[n - 1]; n++)
-		argv[n] = args[n - 1];
-	argv[n] = NULL;
-	char *err_text = NULL;
 	int status;
-	ck_assert(g_spawn_sync(NULL, argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err_text, &status, NULL));
+	char *err_text = spawn_audioget(args, &status);
 	ck_assert_msg(!g_spawn_check_wait_status(status, NULL) && strstr(err_text, want), "audioget %s …: exit 0x%x, \"%s\"",
 		      args[0], status, err_text);
 	g_free(err_text);

@@ -71,15 +71,8 @@ END_TEST
 
 int main(int argc, char **argv)
 {
-	char *dir = g_path_get_dirname(argv[0]);
-	bindir = g_build_filename(dir, "..", "bin", NULL);
-	g_free(dir);
-	char *prog = g_build_filename(bindir, "chorus-proxy", NULL);
-	if (!g_file_test(prog, G_FILE_TEST_IS_EXECUTABLE)) {
-		printf("test_proxy_peers: SKIP (%s not built)\n", prog);
+	if (!(bindir = pfx_bindir(argv[0], "test_proxy_peers")))
 		return 77;
-	}
-	g_free(prog);
 	Suite *s = suite_create("proxy_peers");
 	TCase *tc = tcase_create("peers");
 	tcase_set_timeout(tc, 60);

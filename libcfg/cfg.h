@@ -200,4 +200,16 @@ void cfg_clear(const cfg_group *groups, void *target);
  * default; one group per element of numbered groups), newly allocated. */
 char *cfg_describe(const cfg_group *groups);
 
+/* --- a program's command line ------------------------------------------------ */
+
+/* Parse the command line with GOption: the program's `entries` (NULL-ended)
+ * and --print-config, which prints cfg_describe(table) (or describe(), when
+ * given) to standard output.  `summary` follows the usage line; `no_args`
+ * refuses arguments left over.  Returns -1 when the program goes on; else
+ * the status it exits with now: 0 after --print-config (1 when standard
+ * output could not take it), 2 after a parse error (printed as "PROG:
+ * why"). */
+int cfg_options(const char *prog, const char *summary, const GOptionEntry *entries, const cfg_group *table,
+		char *(*describe)(void), gboolean no_args, int *argc, char ***argv);
+
 #endif

@@ -1,6 +1,7 @@
 /* table.c — settings structs from tables: defaults, files, command-line
  * overrides, freeing, and the table as a commented INI file (see cfg.h). */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "libcfg/cfg.h"
@@ -130,4 +131,33 @@ char *cfg_describe(const cfg_group *groups)
 		}
 	}
 	return g_string_free(s, FALSE);
+}
+
+int cfg_options(const char *prog, const char *summary, const GOptionEntry *entries, const cfg_group *table,
+		char *(*describe)(void), gboolean no_args, int *argc, char ***argv)
+{
+	gboolean print_config = FALSE;
+	GOptionEntry own[] = {
+		{"print-config", 0, 0, G_OPTION_ARG_NONE, &print_config, "print every configuration key with its default and exit", NULL},
+		{NULL, 0, 0, 0, NULL, NULL, NULL},
+	};
+	GError *err = NULL;
+	GOptionContext *oc = g_option_context_new(summary);
+	g_option_context_add_main_entries(oc, entries, NULL);
+	g_option_context_add_main_entries(oc, own, NULL);
+	gboolean ok = g_option_context_parse(oc, argc, argv, &err);
+	g_option_context_free(oc);
+	if (!ok || (no_args && *argc > 1)) {
+		fprintf(stderr, "%s: %s\n", prog, err ? err->message : "unexpected arguments (see --help)");
+		g_clear_error(&err);
+		return 2;
+	}
+	if (!print_config)
+		return -1;
+	char *text = describe ? describe() : cfg_describe(table);
+	int rc = fputs(text, stdout) < 0 || fflush(stdout) != 0 ? 1 : 0;
+	if (rc)
+		fprintf(stderr, "%s: standard output: %s\n", prog, g_strerror(errno));
+	g_free(text);
+	return rc;
 }

@@ -59,8 +59,12 @@ typedef struct {
 	char err[256];
 	gboolean done;
 	guint timer;
-	char nonce[33]; /* the challenge sent on connecting, hex */
+	char nonce[33];  /* the challenge sent on connecting, hex */
+	GByteArray *out; /* the reply being sent (header and samples) */
+	size_t sent;     /* bytes of out already on the socket */
 } conn;
+
+#define SEND_TIMEOUT_S 5 /* a reply the client does not take by then is dropped */
 
 gchar *clip_mac(const uint8_t *key, size_t klen, const char *nonce, const char *line)
 {
@@ -105,40 +109,71 @@ static void conn_free(conn *c)
 	dev_sensor_reader_free(c->r);
 	if (c->fd >= 0)
 		close(c->fd);
+	if (c->out)
+		g_byte_array_unref(c->out);
 	g_free(c->c.x);
 	c->s->conns = g_list_remove(c->s->conns, c);
 	c->s->nconns--;
 	g_free(c);
 }
 
-/* Write all of buf (the socket is blocking with a send timeout). */
-static int write_all(int fd, const void *buf, size_t n)
+/* Send what the socket takes of the reply now; the rest when it is
+ * writable again (on_writable), so a client that reads slowly never holds
+ * collab's main loop.  TRUE while there is more to send. */
+static gboolean send_some(conn *c)
 {
-	const uint8_t *p = buf;
-	while (n) {
-		ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
+	while (c->sent < c->out->len) {
+		ssize_t k = send(c->fd, c->out->data + c->sent, c->out->len - c->sent, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (k < 0 && errno == EINTR)
 			continue;
+		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return TRUE;
 		if (k <= 0)
-			return -errno;
-		p += k;
-		n -= (size_t)k;
+			return FALSE; /* the client went away: nothing to keep */
+		c->sent += (size_t)k;
 	}
-	return 0;
+	return FALSE;
+}
+
+static gboolean on_writable(gint fd, GIOCondition cond, gpointer data)
+{
+	conn *c = data;
+	if (send_some(c))
+		return G_SOURCE_CONTINUE;
+	c->watch = 0;
+	conn_free(c);
+	return G_SOURCE_REMOVE;
+}
+
+static gboolean on_send_timeout(gpointer data)
+{
+	conn *c = data;
+	c->timer = 0;
+	g_message("clip: a client took %zu of %u bytes of its reply in %d s; dropped", c->sent, c->out->len,
+		  SEND_TIMEOUT_S);
+	conn_free(c);
+	return G_SOURCE_REMOVE;
 }
 
 static gboolean reply_idle(gpointer data)
 {
 	conn *c = data;
-	int fl = fcntl(c->fd, F_GETFL);
-	fcntl(c->fd, F_SETFL, fl & ~O_NONBLOCK);
-	struct timeval tv = {2, 0};
-	setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 	char head[512];
+	dev_sensor_reader_free(c->r); /* done: nothing more to read */
+	c->r = NULL;
+	if (c->timer) {
+		g_source_remove(c->timer);
+		c->timer = 0;
+	}
+	if (c->watch) {
+		g_source_remove(c->watch);
+		c->watch = 0;
+	}
+	c->out = g_byte_array_new();
 	if (*c->err) {
 		c->s->refused++;
 		g_snprintf(head, sizeof head, "ERR node%u: %s\n", c->s->node, c->err);
-		write_all(c->fd, head, strlen(head));
+		g_byte_array_append(c->out, (const guint8 *)head, (guint)strlen(head));
 	} else {
 		c->s->served++;
 		char b[4][G_ASCII_DTOSTR_BUF_SIZE];
@@ -161,10 +196,15 @@ static gboolean reply_idle(gpointer data)
 			g_strlcat(head, "\n", sizeof head);
 			g_free(m);
 		}
-		if (write_all(c->fd, head, strlen(head)) == 0)
-			write_all(c->fd, c->c.x, c->c.n * sizeof(float));
+		g_byte_array_append(c->out, (const guint8 *)head, (guint)strlen(head));
+		g_byte_array_append(c->out, (const guint8 *)c->c.x, (guint)(c->c.n * sizeof(float)));
 	}
-	conn_free(c);
+	if (send_some(c)) {
+		c->watch = g_unix_fd_add(c->fd, G_IO_OUT, on_writable, c);
+		c->timer = g_timeout_add_seconds(SEND_TIMEOUT_S, on_send_timeout, c);
+	} else {
+		conn_free(c);
+	}
 	return G_SOURCE_REMOVE;
 }
 

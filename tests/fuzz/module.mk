@@ -61,7 +61,7 @@ else
 define fuzz_rules
 $(B)/tests/fuzz_$(1):
 	@mkdir -p $$(dir $$@)
-	printf '#!/bin/sh\necho "fuzz_$(1): SKIP ($(FUZZ_SKIP_WHY))"\nexit 77\n' >$$@ && chmod +x $$@
+	printf '#!/bin/sh\necho "fuzz_$(1): $(FUZZ_MISSING_WORD) ($(FUZZ_SKIP_WHY))"\nexit $(FUZZ_MISSING_EXIT)\n' >$$@ && chmod +x $$@
 endef
 endif
 $(foreach f,$(FUZZ_NAMES),$(eval $(call fuzz_rules,$(f))))

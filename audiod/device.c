@@ -578,6 +578,9 @@ static int status_text(void *user, GString *out)
 	g_string_append_printf(out, "latency_us p50=%.1f p99=%.1f max=%.1f n=%" G_GUINT64_FORMAT " wakeups=%" G_GUINT64_FORMAT " rt=%s\n",
 			       st.lat_p50_ns * 1e-3, st.lat_p99_ns * 1e-3, st.lat_max_ns * 1e-3, st.lat_n, st.wakeups,
 			       st.rt ? "SCHED_FIFO" : "no");
+	g_string_append_printf(out, "path_us commit=%.1f/%.1f dispatch=%.1f/%.1f send=%.1f/%.1f (p50/p99 over 2 s: wakeup->queued->handled->sent)\n",
+			       st.commit_p50_ns * 1e-3, st.commit_p99_ns * 1e-3, st.dispatch_p50_ns * 1e-3,
+			       st.dispatch_p99_ns * 1e-3, st.send_p50_ns * 1e-3, st.send_p99_ns * 1e-3);
 	g_string_append_printf(out, "syncd %s forwarded=%" G_GUINT64_FORMAT " failed=%" G_GUINT64_FORMAT "\n",
 			       dev_caller_connected(d->sync) ? "connected" : "away", d->forwarded, d->forward_failed);
 	return 0;

@@ -66,17 +66,21 @@ struct audio_dev {
  * (latency_floor_sd_us 0) state the fit's residual RMS instead: they come
  * late by a wakeup or position-read delay whose least value the envelope
  * cannot see, and without a calibration nothing bounds it more tightly
- * (interrupt records have no such floor beyond the calibrated one).  syncd
- * states it on every conversion of the pair (send_pair); time requests add
- * it too. */
+ * (interrupt records have no such floor beyond the calibrated one).  With
+ * it, the restarts' error of the frame index (below).  syncd states it on
+ * every conversion of the pair (send_pair); time requests add it too. */
 static double systematic_ns(audio_dev *d)
 {
 	stream_stats st;
 	sync_conv c;
 	stream_get_stats(d->st, &st);
+	/* Every restart after an overrun placed the index within its own
+	 * s.e. of real time (numbering.h start_se): the index carries their
+	 * sum for as long as this numbering lasts. */
+	double restarts_ns = sqrt(st.restart_var_frames2) * 1e9 / d->rate_hz;
 	if (st.source == TSRC_ALSA && d->floor_sd_ns <= 0 && timehist_current(d->th, &c) == 0)
-		return c.rms;
-	return d->floor_sd_ns;
+		return hypot(c.rms, restarts_ns);
+	return hypot(d->floor_sd_ns, restarts_ns);
 }
 
 /* The audio timestamp a driver offers (capture_audio_tstamp), by name. */
@@ -559,8 +563,8 @@ static int status_text(void *user, GString *out)
 			       p->channels, snd_pcm_format_name(p->format), (unsigned long)p->period,
 			       (unsigned long)p->buffer);
 	g_string_append_printf(out, "frames captured=%" G_GUINT64_FORMAT " ring=[%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") seconds=%.1f\n", st.frames, oldest, next, (double)(next - oldest) / d->rate_hz);
-	g_string_append_printf(out, "xruns count=%" G_GUINT64_FORMAT " frames_lost=%" G_GUINT64_FORMAT " restart_se_frames=%.3f\n",
-			       st.xruns, st.frames_lost, st.restart_se_frames);
+	g_string_append_printf(out, "xruns count=%" G_GUINT64_FORMAT " frames_lost=%" G_GUINT64_FORMAT " restart_se_frames=%.3f index_se_frames=%.3f\n",
+			       st.xruns, st.frames_lost, st.restart_se_frames, sqrt(st.restart_var_frames2));
 	g_string_append_printf(out, "clients streams=%u bulk=%" G_GUINT64_FORMAT " requests=%" G_GUINT64_FORMAT " refused=%" G_GUINT64_FORMAT "\n", d->data ? dev_sensor_readers(d->data) : 0,
 			       ringserver_served(d->rs), d->opens, d->refused);
 	if (d->archive_dir)

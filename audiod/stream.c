@@ -175,6 +175,7 @@ static void apply(stream *s, const numbering_out *out)
 		if (!out->continued) {
 			g_mutex_lock(&s->lock);
 			s->st.restart_se_frames = out->start_se;
+			s->st.restart_var_frames2 += out->start_se * out->start_se;
 			g_mutex_unlock(&s->lock);
 		}
 		if (!out->continued && out->gap_to > out->gap_from) {

@@ -59,6 +59,7 @@ typedef struct {
 	uint64_t xruns;                             /* overruns recovered */
 	uint64_t frames_lost;                       /* frames lost to overruns */
 	double restart_se_frames;                   /* the last restart's first frame: its standard error (numbering.h start_se), 0 before one */
+	double restart_var_frames2;                 /* the sum of every restart's start_se^2 this numbering (the index's error) */
 	uint64_t records;                           /* timestamp records / observations taken */
 	uint64_t records_lost;                      /* records lost by seq gaps or producer overflow */
 	uint64_t malformed;                         /* malformed records rejected */

@@ -394,12 +394,21 @@ START_TEST(xrun_gap_and_real_time)
 	/* Before the first gap: exact. */
 	ck_assert_int_eq(match_offset(&h, r->gap[0].from - RATE / 2, RATE / 2), 0);
 	/* After each gap the index still counts real time: audiod frame f is
-	 * world frame f0 + f within a frame, and the frames lost are the stall. */
+	 * world frame f0 + f within a frame or within 3 of the restarts' stated
+	 * error (status index_se_frames: a loaded machine delays the records
+	 * after an overrun, and audiod says so), and the frames lost are the
+	 * stall. */
+	char *st0 = ah_status();
+	const char *ix = strstr(st0, "index_se_frames=");
+	double index_se = ix ? g_ascii_strtod(ix + 16, NULL) : 0;
+	g_free(st0);
+	int tol = (int)MAX(1.0, ceil(3 * index_se));
 	for (int g = 0; g < 3; g++) {
 		ck_assert_int_gt(r->gap[g].to, r->gap[g].from);
 		ck_assert_int_lt(r->gap[g].to - r->gap[g].from, RATE);
 		int d = match_offset(&h, r->gap[g].to, RATE / 10);
-		ck_assert_msg(abs(d) <= 1, "after xrun %d audiod frame f is world frame f0 + f %+d", g + 1, d);
+		ck_assert_msg(abs(d) <= tol, "after xrun %d audiod frame f is world frame f0 + f %+d (stated index s.e. %.2f frames)",
+			      g + 1, d, index_se);
 	}
 	/* The status counts them: xruns and frames lost agree with the gaps the
 	 * client saw up to the frames counted then (an xrun being recovered at

@@ -3,8 +3,8 @@
 # $(B)/arm64, and its tests run under qemu-user through binfmt (issue 20
 # item 2).  `make arm64-deps` (root) adds the arm64 architecture and installs
 # the toolchain, qemu-user-static and the :arm64 -dev packages; libgsl-dev,
-# which is not Multi-Arch: same, is unpacked beside the tree instead
-# (cross/gsl-sysroot.sh).  `make check-arm64` runs ARM64_TESTS (default:
+# which is not Multi-Arch: same, is unpacked beside the tree instead, and
+# so is libsoup-3.0-dev's pkg-config file (cross/gsl-sysroot.sh).  `make check-arm64` runs ARM64_TESTS (default:
 # every test; ARM64_TESTS=unit: those that start no daemon or simulation and
 # that qemu-user can run) on a real arm64 kernel, Debian's linux-image-arm64,
 # booted under qemu-system-aarch64 (cross/vm-arm64.sh; ARM64_RUN=vm, the
@@ -16,8 +16,11 @@
 ARM64_TRIPLET := aarch64-linux-gnu
 ARM64_B := $(B)/arm64
 ARM64_SYSROOT := $(abspath $(B))/arm64-sysroot
+# libsoup-3.0-dev:arm64 is not installable beside the host's python3 (its
+# gir1.2 dependency reaches python3:arm64): the runtime library is
+# installed and cross/gsl-sysroot.sh supplies its libsoup-3.0.pc.
 ARM64_DEV_PKGS := libglib2.0-dev libfftw3-dev libasound2-dev libsndfile1-dev check libsystemd-dev libjson-glib-dev libmosquitto-dev libfuse3-dev \
-	libsoup-3.0-dev
+	libsoup-3.0-0
 ARM64_ENV = PKG_CONFIG_LIBDIR=/usr/lib/$(ARM64_TRIPLET)/pkgconfig:/usr/share/pkgconfig \
 	PKG_CONFIG_PATH=$$(sh cross/gsl-sysroot.sh $(ARM64_TRIPLET) arm64 $(ARM64_SYSROOT))
 # No CLANG: the libFuzzer targets are the host's (a fuzz_* test of an arm64

@@ -32,6 +32,10 @@ rm -rf "$W"
 mkdir -p "$W"
 R=$(mktemp -d "${TMPDIR:-/tmp}/chorus-arm64-vm.XXXXXX")
 trap 'rm -rf "$R"' EXIT
+# R becomes the VM's / (cpio's "." entry): mktemp's 0700 would keep every
+# user but root out of the whole tree (test_fuse's uid 65534 could open
+# nothing: exit 11).
+chmod 755 "$R"
 mkdir -p "$R/bin" "$R/dev" "$R/proc" "$R/sys" "$R/tmp" "$R/etc" "$R/usr/share" "$R/chorus-vm" "$R/lib/modules" "$R$top"
 cp "$kroot/bin/busybox" "$R/bin/busybox"
 # The tree as git knows it (sources, scripts, scenarios, test data), then its arm64 build.

@@ -244,7 +244,8 @@ static int64_t ring_next(void)
 /* In a child as uid/gid NOBODY: 1 unless `open` of rel with flags fails
  * with errno want_open (0: must succeed), then (if it opened) a write of
  * `text` fails with want_write (0: must succeed).  Returns the child's
- * exit status: 0 when all held. */
+ * exit status: 0 when all held, 15 when the file's directory is not
+ * reachable as NOBODY. */
 static int as_nobody(const char *mnt, const char *rel, int flags, int want_open, const char *text, int want_write)
 {
 	char *p = path_in(mnt, rel);
@@ -253,6 +254,12 @@ static int as_nobody(const char *mnt, const char *rel, int flags, int want_open,
 	if (pid == 0) {
 		if (setgroups(0, NULL) < 0 || setgid(NOBODY) < 0 || setuid(NOBODY) < 0)
 			_exit(10);
+		/* The file's directory must be reachable: an EACCES from the
+		 * path's lookup (a 0700 directory above the mount point)
+		 * would pass for the device's own mode. */
+		char *dir = g_path_get_dirname(p);
+		if (access(dir, X_OK) < 0)
+			_exit(15);
 		int fd = open(p, flags);
 		if (fd < 0)
 			_exit(errno == want_open ? 0 : 11);

@@ -31,7 +31,16 @@ mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sourc
     sed -n -e 's/^URIs: *//p' -e 's/^deb  *\(\[[^]]*\] *\)\{0,1\}\([^ ]*\) .*/\2/p' | tr ' ' '\n' |
     grep -m1 '/debian/*$')
 mirror=${mirror:-http://deb.debian.org/debian}
-arch=$(dpkg --print-architecture)
+# CHORUS_DEB_ARCH (make check-deb-arm64: arm64): the root and the packages
+# of another architecture, run through the host's qemu-user binfmt.
+arch=${CHORUS_DEB_ARCH:-$(dpkg --print-architecture)}
+interp=""
+if [ "$arch" != "$(dpkg --print-architecture)" ]; then
+    case $arch in arm64) q=aarch64 ;; *) q=$arch ;; esac
+    interp=$(sed -n 's/^interpreter //p' "/proc/sys/fs/binfmt_misc/qemu-$q" 2>/dev/null)
+    grep -qx enabled "/proc/sys/fs/binfmt_misc/qemu-$q" 2>/dev/null && [ -x "$interp" ] ||
+        skip "no qemu-user binfmt for $arch (qemu-user-static, binfmt-support: make arm64-deps)"
+fi
 
 # --- the fresh root -------------------------------------------------------------
 mkdir -p "$cache"
@@ -39,11 +48,20 @@ if [ ! -s "$cache/base.tar" ]; then
     command -v wget >/dev/null && { wget -q -O /dev/null "$mirror/dists/bookworm/Release" ||
         skip "the mirror $mirror does not answer"; }
     b=$(mktemp -d "$cache/bootstrap.XXXXXX")
-    say "debootstrap --variant=minbase bookworm from $mirror (once; cached in $cache/base.tar)"
-    if ! debootstrap --variant=minbase bookworm "$b" "$mirror" >"$cache/debootstrap.log" 2>&1; then
+    say "debootstrap --variant=minbase --arch=$arch bookworm from $mirror (once; cached in $cache/base.tar)"
+    # A foreign root: the packages unpacked (--foreign), then configured
+    # inside it through binfmt, whose interpreter (no F flag: looked up in
+    # the root) is copied in first.
+    if [ -n "$interp" ]; then
+        debootstrap --variant=minbase --arch="$arch" --foreign bookworm "$b" "$mirror" >"$cache/debootstrap.log" 2>&1 &&
+            mkdir -p "$b$(dirname "$interp")" && cp -L "$interp" "$b$interp" &&
+            chroot "$b" /debootstrap/debootstrap --second-stage >>"$cache/debootstrap.log" 2>&1
+    else
+        debootstrap --variant=minbase bookworm "$b" "$mirror" >"$cache/debootstrap.log" 2>&1
+    fi || {
         tail -5 "$cache/debootstrap.log"; rm -rf "$b"
         say "FAIL: debootstrap failed ($cache/debootstrap.log)"; exit 1
-    fi
+    }
     tar -C "$b" -cf "$cache/base.tar.tmp" . && mv "$cache/base.tar.tmp" "$cache/base.tar"
     rm -rf "$b"
 fi

@@ -4,7 +4,8 @@
 # their program interpreter, each at the path the foreign loader looks it up
 # (/lib/TRIPLET, /usr/lib/TRIPLET), as `ldd` cannot list them for a foreign
 # architecture.  Libraries come from the host's multiarch directories (the
-# :arm64 packages that make arm64-deps installed).  Files that are not ELF
+# :arm64 packages that make arm64-deps installed), or from DEST itself (a
+# library already there, e.g. unpacked into it, is taken as it is).  Files that are not ELF
 # (scripts) are passed over.  Fails naming a library it cannot find.
 set -eu
 triplet=$1 dest=$2
@@ -30,11 +31,18 @@ while [ -s "$todo" ]; do
         echo "$n" >> "$seen"
         lib=""
         for d in $dirs; do
+            [ -e "$dest$d/$n" ] && { lib=$dest$d/$n; break; }
+        done
+        if [ -n "$lib" ]; then
+            echo "$lib" >> "$todo"
+            continue
+        fi
+        for d in $dirs; do
             [ -e "$d/$n" ] && { lib=$d/$n; break; }
         done
         [ -n "$lib" ] || { echo "elf-libs: $n (needed by $f) not found in $dirs" >&2; exit 1; }
         mkdir -p "$dest$(dirname "$lib")"
         cp -L "$lib" "$dest$lib"
-        echo "$lib" >> "$todo"
+        echo "$dest$lib" >> "$todo"
     done
 done

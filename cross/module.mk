@@ -3,8 +3,8 @@
 # $(B)/arm64, and its tests run under qemu-user through binfmt (issue 20
 # item 2).  `make arm64-deps` (root) adds the arm64 architecture and installs
 # the toolchain, qemu-user-static and the :arm64 -dev packages; libgsl-dev,
-# which is not Multi-Arch: same, is unpacked beside the tree instead
-# (cross/gsl-sysroot.sh).  `make check-arm64` runs ARM64_TESTS (default:
+# which is not Multi-Arch: same, is unpacked beside the tree instead, and
+# so is libsoup-3.0-dev's pkg-config file (cross/gsl-sysroot.sh).  `make check-arm64` runs ARM64_TESTS (default:
 # every test; ARM64_TESTS=unit: those that start no daemon or simulation and
 # that qemu-user can run) on a real arm64 kernel, Debian's linux-image-arm64,
 # booted under qemu-system-aarch64 (cross/vm-arm64.sh; ARM64_RUN=vm, the
@@ -16,8 +16,11 @@
 ARM64_TRIPLET := aarch64-linux-gnu
 ARM64_B := $(B)/arm64
 ARM64_SYSROOT := $(abspath $(B))/arm64-sysroot
+# libsoup-3.0-dev:arm64 is not installable beside the host's python3 (its
+# gir1.2 dependency reaches python3:arm64): the runtime library is
+# installed and cross/gsl-sysroot.sh supplies its libsoup-3.0.pc.
 ARM64_DEV_PKGS := libglib2.0-dev libfftw3-dev libasound2-dev libsndfile1-dev check libsystemd-dev libjson-glib-dev libmosquitto-dev libfuse3-dev \
-	libsoup-3.0-dev
+	libsoup-3.0-0
 ARM64_ENV = PKG_CONFIG_LIBDIR=/usr/lib/$(ARM64_TRIPLET)/pkgconfig:/usr/share/pkgconfig \
 	PKG_CONFIG_PATH=$$(sh cross/gsl-sysroot.sh $(ARM64_TRIPLET) arm64 $(ARM64_SYSROOT))
 # No CLANG: the libFuzzer targets are the host's (a fuzz_* test of an arm64
@@ -39,7 +42,7 @@ ARM64_RUN ?= vm
 ARM64_UNIT_NOTE = check-arm64: unit tests only; left out: $(ARM64_SPAWNING) (they start programs) and $(ARM64_QEMU_LIMITED) (qemu-user)
 ARM64_ALL_TESTS = $(patsubst $(B)/%,$(ARM64_B)/%,$(filter-out %.so,$(TESTS)))
 
-.PHONY: arm64 arm64-deps check-arm64 kpatch-arm64
+.PHONY: arm64 arm64-deps check-arm64 kpatch-arm64 deb-arm64 check-deb-arm64
 # qemu-system-arm and cpio: the VM (its kernel and busybox are unpacked from
 # the arm64 archive, not installed); linux-kbuild-6.1 and the headers' common
 # part (arch: all): the module's cross build runs the host's Kbuild programs.
@@ -80,3 +83,15 @@ kpatch-arm64: arm64-deps
 .PHONY: vmtest-arm64
 vmtest-arm64: kpatch-arm64 arm64
 	@sh cross/vm-kpatch-arm64.sh $(B) $(ARM64_B)
+
+# `make deb-arm64`: the Debian packages cross-built for arm64 (a Raspberry
+# Pi's Debian 12 or Raspberry Pi OS) into $(ARM64_B)/deb, lintian clean
+# (dist/deb.sh with the arch; pkg-config as for make arm64).
+deb-arm64: arm64-deps deb-deps
+	@$(ARM64_ENV) sh dist/deb.sh $(ARM64_B)/deb arm64
+# `make check-deb-arm64`: tests/check-deb.sh on them in a fresh arm64 Debian
+# 12 root, run through qemu-user binfmt.  The installed chorus-sim's field
+# is left out (CHORUS_DEB_SIM=0): qemu-user 7.2 has no SO_TIMESTAMPNS, so
+# syncd's RBS socket fails there (make check-arm64 runs RBS in the VM).
+check-deb-arm64: deb-arm64
+	@CHORUS_DEB_ARCH=arm64 CHORUS_DEB_SIM=0 nice -n 19 sh tests/check-deb.sh $(ARM64_B)/deb

@@ -24,6 +24,9 @@ shift 2
 top=$(pwd)
 W=$AB/vm
 triplet=aarch64-linux-gnu
+VM_TOOL_PKGS="python3-minimal python3.11-minimal libpython3.11-minimal libpython3.11-stdlib python3 python3.11 python3-numpy
+    libblas3 liblapack3 libgfortran5 libexpat1 libncursesw6 libtinfo6 libbz2-1.0 libdb5.3 libreadline8
+    mosquitto libcjson1 libdlt2 libwrap0 openssl"
 kver=$(sh cross/arm64-kernel.sh "$B/arm64-kernel")
 kroot=$B/arm64-kernel/root
 echo "check-arm64: kernel $kver (qemu-system-aarch64, virt, cortex-a72 x2)"
@@ -32,17 +35,43 @@ rm -rf "$W"
 mkdir -p "$W"
 R=$(mktemp -d "${TMPDIR:-/tmp}/chorus-arm64-vm.XXXXXX")
 trap 'rm -rf "$R"' EXIT
+# R becomes the VM's / (cpio's "." entry): mktemp's 0700 would keep every
+# user but root out of the whole tree (test_fuse's uid 65534 could open
+# nothing: exit 11).
+chmod 755 "$R"
 mkdir -p "$R/bin" "$R/dev" "$R/proc" "$R/sys" "$R/tmp" "$R/etc" "$R/usr/share" "$R/chorus-vm" "$R/lib/modules" "$R$top"
 cp "$kroot/bin/busybox" "$R/bin/busybox"
 # The tree as git knows it (sources, scripts, scenarios, test data), then its arm64 build.
 git ls-files -z | xargs -0 cp --parents -t "$R$top" 2>/dev/null || true
-# (not the VMs' own images: this one's, make vmtest-arm64's)
+# (not the VMs' own images: this one's, make vmtest-arm64's; nor make
+# deb-arm64's packages and the arm64 root check-deb-arm64 keeps)
 build_files() {
-    find "$AB" \( -path "$W" -o -path "$AB/kpatch/vmtest" -o -path "$AB/kpatch/ko" \) -prune -o "$@"
+    find "$AB" \( -path "$W" -o -path "$AB/kpatch/vmtest" -o -path "$AB/kpatch/ko" -o -path "$AB/deb" \
+        -o -path "$AB/deb-root" \) -prune -o "$@"
 }
 build_files -type f ! -name '*.o' ! -name '*.d' ! -name '*.a' -print0 | xargs -0 cp -P --parents -t "$R$top"
 build_files -type l -print0 | xargs -0 -r cp -P --parents -t "$R$top"
 sh cross/elf-libs.sh "$triplet" "$R" $(build_files -type f -perm -u+x -print -o -name '*.so*' -type f -print)
+# The tools tests run besides the tree's programs (each test skips without
+# its own): python3 with numpy (test_python, test_proxy_node, test_web_api,
+# test_mqtt), mosquitto and mosquitto_passwd (test_mqtt, test_mqtt_field),
+# openssl (test_mqtt's certificates).  python3:arm64 cannot be installed
+# beside the host's, so these arm64 packages are unpacked
+# (cross/sysroot.sh, once, into B/arm64-vmtools) and copied into the VM's
+# /usr with the libraries they need; the alternatives links the packages'
+# postinst would make (libblas.so.3, liblapack.so.3) are made here, and
+# openssl's configuration is the host's (the same on every architecture).
+vt=$B/arm64-vmtools
+sh cross/sysroot.sh arm64 "$vt" $VM_TOOL_PKGS >/dev/null
+for d in usr lib; do
+    [ -d "$vt/$d" ] && cp -a "$vt/$d" "$R/"
+done
+for l in blas lapack; do
+    ln -sf "$l/lib$l.so.3" "$R/usr/lib/$triplet/lib$l.so.3"
+done
+mkdir -p "$R/etc/ssl" && cp /etc/ssl/openssl.cnf "$R/etc/ssl/"
+sh cross/elf-libs.sh "$triplet" "$R" "$R/usr/bin/python3.11" "$R/usr/sbin/mosquitto" "$R/usr/bin/mosquitto_passwd" \
+    "$R/usr/bin/openssl" $(find "$R/usr/lib/python3.11/lib-dynload" "$R/usr/lib/python3/dist-packages/numpy" -name '*.so')
 cp -r /usr/share/alsa "$R/usr/share/alsa"
 # The locales the tests use (test_cfg: reals read alike in de_DE.UTF-8); glibc's
 # compiled locales are the same on arm64 as here (64-bit, little-endian).

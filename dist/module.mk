@@ -70,7 +70,7 @@ install-dist: $(DIST_UNITS) $(DIST_CONFS)
 # `make deb`: the packages of debian/ into $(B)/deb (dist/deb.sh), lintian
 # clean; `make check-deb`: install them into a fresh Debian 12 root, run the
 # programs from there, remove and purge (tests/check-deb.sh; 77 = could not run).
-DEB_TOOL_PKGS := debhelper dh-dkms dpkg-dev fakeroot lintian debootstrap
+DEB_TOOL_PKGS := debhelper dh-dkms dh-python dpkg-dev fakeroot lintian debootstrap
 DEB_OUT := $(B)/deb
 .PHONY: deb deb-deps check-deb check-install
 deb-deps:

@@ -19,20 +19,27 @@ else
     bad "conffiles ($(echo $conf)) are not the files under /etc/chorus ($(echo $etc))"
 fi
 
-# Units: each one's ExecStart program is installed and executable, it runs
-# as User=chorus, and none is enabled by the installation.
-for u in syncd audiod fft detect collab; do
-    f=$root/lib/systemd/system/chorus-$u.service
-    exe=$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$f" 2>/dev/null)
-    if [ "$exe" = "/usr/bin/$u" ] && [ -x "$root$exe" ] && grep -q '^User=chorus$' "$f"; then
-        ok "chorus-$u.service: ExecStart=$exe, User=chorus"
+# Units: one for each service (dist/chorus-*.service.in), each one's
+# ExecStart program installed and executable, its configuration file the
+# installed /etc/chorus one, run as User=chorus; none is enabled by the
+# installation.
+units=$(cd "$root/lib/systemd/system" && ls chorus-*.service 2>/dev/null)
+for u in syncd audiod fft detect collab chorus-archive chorus-mqtt chorus-proxy chorus-web; do
+    case " $(echo $units) " in *" chorus-${u#chorus-}.service "*) ;; *) bad "no chorus-${u#chorus-}.service" ;; esac
+done
+for unit in $units; do
+    f=$root/lib/systemd/system/$unit
+    exe=$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$f")
+    conf=$(sed -n 's/^ExecStart=[^ ]* -c \([^ ]*\).*/\1/p' "$f")
+    if [ "${exe%/*}" = /usr/bin ] && [ -x "$root$exe" ] && [ -f "$root$conf" ] && grep -q '^User=chorus$' "$f"; then
+        ok "$unit: ExecStart=$exe -c $conf, User=chorus"
     else
-        bad "chorus-$u.service: ExecStart='$exe' (want /usr/bin/$u, executable) or no User=chorus"
+        bad "$unit: ExecStart='$exe' (want /usr/bin/..., executable), -c '$conf' (want an installed file) or no User=chorus"
     fi
 done
 # (--man=no: man-db is not in the root; the man pages are checked below)
 if in_root sh -c 'systemd-analyze verify --man=no /lib/systemd/system/chorus-*.service' >"$cache/verify.log" 2>&1; then
-    ok "systemd-analyze verify: the five units"
+    ok "systemd-analyze verify: the $(echo $units | wc -w) units"
 else
     bad "systemd-analyze verify: $(cat "$cache/verify.log")"
 fi
@@ -93,6 +100,16 @@ if grep -q 'cpu' "$cache/ticker.txt"; then
 else
     bad "synctool ticker: $(head -3 "$cache/ticker.txt"; tail -3 "$cache/syncd.log")"
 fi
+# python3-chorus (dh_python3: byte-compiled at install) reads that syncd's
+# ticker through the installed libchorus-sync.so.1, as the chorus user.
+if $as_chorus python3 -c 'import chorus, sys; e = chorus.ticker(); print(len(e), chorus.__file__); sys.exit(len(e) == 0)' \
+    >"$cache/python.txt" 2>&1; then
+    ok "python3-chorus: $(cat "$cache/python.txt") ticker entries"
+else
+    bad "python3-chorus: $(tail -5 "$cache/python.txt")"
+fi
+ls "$root"/usr/lib/python3/dist-packages/chorus/__pycache__/__init__.cpython-*.pyc >/dev/null 2>&1 &&
+    ok "python3-chorus byte-compiled at installation (py3compile)" || bad "python3-chorus: no __pycache__ after install"
 kill $audiod_pid $syncd_pid 2>/dev/null
 wait $audiod_pid $syncd_pid 2>/dev/null
 in_root rm -rf $run
@@ -119,6 +136,15 @@ if in_root sh -c 'cc -o /tmp/t /tmp/t.c $(pkg-config --cflags --static --libs li
     ok "a program built against libsync.pc (libchorus-sync-dev) runs"
 else
     bad "libchorus-sync-dev: $(cat "$cache/dev.log")"
+fi
+# ... and linked against the shared library (libchorus-sync1's
+# libchorus-sync.so.1), from libchorus-sync-dev's .so link.
+if in_root sh -c 'cc -o /tmp/t /tmp/t.c $(pkg-config --cflags libsync) -lchorus-sync && /tmp/t' >"$cache/dev.log" 2>&1 &&
+    [ "$(tail -1 "$cache/dev.log")" = 1005 ] && in_root sh -c 'objdump -p /tmp/t 2>/dev/null || readelf -d /tmp/t' 2>/dev/null |
+    grep -q 'NEEDED.*libchorus-sync\.so\.1'; then
+    ok "a program linked with -lchorus-sync runs on libchorus-sync.so.1"
+else
+    bad "libchorus-sync1: $(cat "$cache/dev.log")"
 fi
 rm -f "$root/tmp/t" "$root/tmp/t.c"
 

@@ -5,9 +5,10 @@
 # paths: the system user, conffiles, units (their programs exist, none
 # enabled), a man page for every program, --help / --print-config, syncd and
 # audiod started for a few seconds as the chorus user (audiod on the
-# installed simulator plugin), a program built against libchorus-sync-dev
-# with pkg-config, the kernel module built by DKMS; then remove (only
-# conffiles may stay) and purge (nothing may stay).
+# installed simulator plugin), the python3-chorus module reading that
+# syncd's ticker, programs built against libchorus-sync-dev with pkg-config
+# (static, and shared: libchorus-sync1), the kernel module built by DKMS;
+# then remove (only conffiles may stay) and purge (nothing may stay).
 # Exit 0 pass, 1 fail, 77 cannot run (not root, no debootstrap, no mirror).
 # CHORUS_DEB_DKMS=0 leaves the kernel headers and the DKMS build out.
 set -u
@@ -22,15 +23,24 @@ ok() { say "ok: $*"; }
 
 [ "$(id -u)" = 0 ] || skip "needs root for debootstrap and chroot"
 command -v debootstrap >/dev/null || skip "debootstrap is not installed (make deb-deps)"
-ls "$debdir"/chorus_*.deb "$debdir"/chorus-sim_*.deb "$debdir"/libchorus-sync-dev_*.deb \
-    "$debdir"/chorus-kpatch-dkms_*.deb >/dev/null || { say "FAIL: no packages in $debdir (make deb)"; exit 1; }
+pkgs="chorus chorus-sim libchorus-sync1 libchorus-sync-dev python3-chorus chorus-kpatch-dkms"
+ls $(for p in $pkgs; do echo "$debdir/${p}_*.deb"; done) >/dev/null || { say "FAIL: no packages in $debdir (make deb)"; exit 1; }
 
 # The Debian mirror apt uses here (deb822 URIs: or one-line deb entries).
 mirror=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null |
     sed -n -e 's/^URIs: *//p' -e 's/^deb  *\(\[[^]]*\] *\)\{0,1\}\([^ ]*\) .*/\2/p' | tr ' ' '\n' |
     grep -m1 '/debian/*$')
 mirror=${mirror:-http://deb.debian.org/debian}
-arch=$(dpkg --print-architecture)
+# CHORUS_DEB_ARCH (make check-deb-arm64: arm64): the root and the packages
+# of another architecture, run through the host's qemu-user binfmt.
+arch=${CHORUS_DEB_ARCH:-$(dpkg --print-architecture)}
+interp=""
+if [ "$arch" != "$(dpkg --print-architecture)" ]; then
+    case $arch in arm64) q=aarch64 ;; *) q=$arch ;; esac
+    interp=$(sed -n 's/^interpreter //p' "/proc/sys/fs/binfmt_misc/qemu-$q" 2>/dev/null)
+    grep -qx enabled "/proc/sys/fs/binfmt_misc/qemu-$q" 2>/dev/null && [ -x "$interp" ] ||
+        skip "no qemu-user binfmt for $arch (qemu-user-static, binfmt-support: make arm64-deps)"
+fi
 
 # --- the fresh root -------------------------------------------------------------
 mkdir -p "$cache"
@@ -38,11 +48,20 @@ if [ ! -s "$cache/base.tar" ]; then
     command -v wget >/dev/null && { wget -q -O /dev/null "$mirror/dists/bookworm/Release" ||
         skip "the mirror $mirror does not answer"; }
     b=$(mktemp -d "$cache/bootstrap.XXXXXX")
-    say "debootstrap --variant=minbase bookworm from $mirror (once; cached in $cache/base.tar)"
-    if ! debootstrap --variant=minbase bookworm "$b" "$mirror" >"$cache/debootstrap.log" 2>&1; then
+    say "debootstrap --variant=minbase --arch=$arch bookworm from $mirror (once; cached in $cache/base.tar)"
+    # A foreign root: the packages unpacked (--foreign), then configured
+    # inside it through binfmt, whose interpreter (no F flag: looked up in
+    # the root) is copied in first.
+    if [ -n "$interp" ]; then
+        debootstrap --variant=minbase --arch="$arch" --foreign bookworm "$b" "$mirror" >"$cache/debootstrap.log" 2>&1 &&
+            mkdir -p "$b$(dirname "$interp")" && cp -L "$interp" "$b$interp" &&
+            chroot "$b" /debootstrap/debootstrap --second-stage >>"$cache/debootstrap.log" 2>&1
+    else
+        debootstrap --variant=minbase bookworm "$b" "$mirror" >"$cache/debootstrap.log" 2>&1
+    fi || {
         tail -5 "$cache/debootstrap.log"; rm -rf "$b"
         say "FAIL: debootstrap failed ($cache/debootstrap.log)"; exit 1
-    fi
+    }
     tar -C "$b" -cf "$cache/base.tar.tmp" . && mv "$cache/base.tar.tmp" "$cache/base.tar"
     rm -rf "$b"
 fi
@@ -72,7 +91,7 @@ in_root() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRON
 mkdir -p "$root/tmp/debs" && cp "$debdir"/*.deb "$root/tmp/debs/" && rm -f "$root"/tmp/debs/*-dbgsym_*
 deps=$(for d in "$root"/tmp/debs/*.deb; do dpkg-deb -f "$d" Depends; echo; done | tr ',' '\n' |
     sed 's/^ *//' | grep -v -e '^$' -e '^chorus' -e '^libchorus' | sort -u | paste -sd, -)
-extra="pkg-config"
+extra="pkg-config, gcc, libc6-dev"
 [ "$dkms" = 1 ] && extra="$extra, linux-headers-$arch"
 say "dependencies: $deps; for the test: $extra"
 in_root apt-get update -qq >"$cache/apt.log" 2>&1 &&
@@ -94,8 +113,7 @@ fi
 snapshot "$cache/before"
 
 # --- install -----------------------------------------------------------------
-debs=$(cd "$root/tmp/debs" && ls chorus_*.deb chorus-sim_*.deb libchorus-sync-dev_*.deb chorus-kpatch-dkms_*.deb |
-    sed 's|^|/tmp/debs/|')
+debs=$(cd "$root/tmp/debs" && ls $(for p in $pkgs; do echo "${p}_*.deb"; done) | sed 's|^|/tmp/debs/|')
 if in_root apt-get install -y -qq --no-install-recommends $debs >"$cache/install.log" 2>&1; then
     ok "apt-get install ./chorus*.deb (log: $cache/install.log)"
 else
@@ -104,7 +122,7 @@ fi
 . "$(dirname "$0")/check-deb-installed.sh"
 
 # --- remove: only the conffiles (and their directories) may stay -------------
-in_root apt-get remove -y -qq chorus-sim libchorus-sync-dev chorus-kpatch-dkms chorus >"$cache/remove.log" 2>&1 ||
+in_root apt-get remove -y -qq $pkgs >"$cache/remove.log" 2>&1 ||
     bad "apt-get remove failed ($cache/remove.log)"
 snapshot "$cache/removed"
 # The user's entries in passwd/group/shadow/gshadow are made by
@@ -122,7 +140,7 @@ gone=$(comm -23 "$cache/before" "$cache/removed")
 [ -z "$gone" ] || bad "remove deleted files that were there before: $(echo $gone)"
 
 # --- purge: nothing may stay -----------------------------------------------------
-in_root dpkg --purge chorus-sim libchorus-sync-dev chorus-kpatch-dkms chorus >"$cache/purge.log" 2>&1 ||
+in_root dpkg --purge $pkgs >"$cache/purge.log" 2>&1 ||
     bad "dpkg --purge failed ($cache/purge.log)"
 snapshot "$cache/purged"
 left=$(comm -13 "$cache/before" "$cache/purged" | grep -v -e "$sysusers_backup")

@@ -1,8 +1,8 @@
 #!/bin/sh
 # tests/check-install.sh MAKE — `make check-install`: `make install
 # PREFIX=/usr DESTDIR=<temp>` (issue 20 item 3), then check the staged tree:
-# a unit for each of the five services whose ExecStart is the staged
-# program under PREFIX, a man page for every program installed, the ALSA
+# a unit for each service (dist/chorus-*.service.in) whose ExecStart is the
+# staged program under PREFIX with its staged configuration file, a man page for every program installed, the ALSA
 # plugin in alsa-lib's multiarch directory (pkg-config alsa's libdir) and the
 # installed plugin configuration naming it, the default configuration files,
 # the sysusers.d file and libsync.pc.  Exit 0 pass, 1 fail.
@@ -17,12 +17,24 @@ $make --no-print-directory install PREFIX=/usr DESTDIR="$stage" >"$stage.log" 2>
     { tail -20 "$stage.log"; rm -f "$stage.log"; echo "check-install: FAIL: make install"; exit 1; }
 rm -f "$stage.log"
 
-for u in syncd audiod fft detect collab; do
-    f=$stage/usr/lib/systemd/system/chorus-$u.service
+# Every unit (one per dist/chorus-*.service.in): ExecStart the staged
+# program under /usr/bin, -c its staged /etc/chorus file, nothing under
+# /usr/local, and the doc it names installed.
+nu=0
+for t in dist/chorus-*.service.in; do
+    u=$(basename "$t" .in); nu=$((nu + 1))
+    f=$stage/usr/lib/systemd/system/$u
+    prog=${u#chorus-}; prog=${prog%.service}
+    case $prog in archive | mqtt | proxy | web) prog=chorus-$prog ;; esac
     exe=$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$f" 2>/dev/null)
-    [ "$exe" = /usr/bin/$u ] && [ -x "$stage$exe" ] || bad "chorus-$u.service: ExecStart='$exe', want /usr/bin/$u"
-    grep -q /usr/local "$f" 2>/dev/null && bad "chorus-$u.service names /usr/local"
+    conf=$(sed -n 's/^ExecStart=[^ ]* -c \([^ ]*\).*/\1/p' "$f" 2>/dev/null)
+    [ "$exe" = /usr/bin/$prog ] && [ -x "$stage$exe" ] || bad "$u: ExecStart='$exe', want /usr/bin/$prog"
+    [ -n "$conf" ] && [ -s "$stage$conf" ] || bad "$u: its configuration '$conf' is not installed"
+    doc=$(sed -n 's|^Documentation=.*file://\([^ ]*\).*|\1|p' "$f" 2>/dev/null)
+    [ -z "$doc" ] || [ -s "$stage$doc" ] || bad "$u: Documentation $doc is not installed"
+    grep -q /usr/local "$f" 2>/dev/null && bad "$u names /usr/local"
 done
+[ "$nu" -ge 9 ] || bad "only $nu unit templates in dist/"
 n=0
 for p in "$stage"/usr/bin/*; do
     p=$(basename "$p"); n=$((n + 1))
@@ -60,5 +72,5 @@ for f in index.html app.js style.css; do
 done
 
 [ "$nfail" -eq 0 ] || { echo "check-install: $nfail check(s) failed"; exit 1; }
-echo "check-install: make install PREFIX=/usr: 5 units with /usr/bin paths, man pages for $n programs," \
+echo "check-install: make install PREFIX=/usr: $nu units with /usr/bin paths, man pages for $n programs," \
     "the ALSA plugin in $alsa, default configs, sysusers.d, libsync.pc, libchorus-sync.so.1, the Python module"

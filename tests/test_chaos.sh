@@ -20,6 +20,9 @@ grep -E '^(kind|cpu|global|audio0) |^chaos: ' "$out.log"
 grep -E 'beyond|failures|cannot' "$out.log" | grep -v '^chaos: 0 failures'
 kills=$(sed -n 's/^chaos: \([0-9]*\) kills.*/\1/p' "$out.log")
 if [ "$rc" != 0 ]; then
+    # audiod's numbering decisions at its restarts (the run directory of a
+    # VM's test does not outlive the VM: make check-arm64).
+    grep -H 'numbering' "$out"/node*-audiod.log 2>/dev/null | sed "s|^$out/||" | head -n 40
     echo "test_chaos: FAIL (chorus-sim exit $rc; log $out.log, actions $out/chaos.csv)"
     exit 1
 fi

@@ -16,7 +16,9 @@
  *  - a packet device read as a stream (every message, in order, a line
  *    each), followed by `tail -f`, and written to (PKT_SEND);
  *  - audiod's sensor device read as a stream, sample-exact against
- *    audiod's own data reply (one start frame must match every sample);
+ *    audiod's own data reply (one start frame must match every sample;
+ *    under CHORUS_EMULATED a range where audiod itself lost frames is
+ *    printed instead);
  *  - SIGTERM unmounts and chorus-fuse exits 0.
  * Without /dev/fuse or root the test exits 77 and says why.
  */
@@ -215,6 +217,19 @@ static GByteArray *read_stream(int fd, size_t want)
 static int64_t locate(const int16_t *x, size_t n, int64_t lo, int64_t hi)
 {
 	ah_reader *r = ah_read(lo, hi + (int64_t)n, NULL);
+	/* Under CPU emulation (CHORUS_EMULATED: the arm64 VM of make
+	 * check-arm64) the range has gaps the test did not cause: frames
+	 * audiod lost to overruns (cross/vm-skip.txt), or, as the reads here
+	 * are 10-50 times slower, frames its ring no longer holds.  It cannot
+	 * be compared sample by sample then, which is said, not passed over
+	 * silently. */
+	if (r->ended && !r->err && r->gaps > 0 && g_getenv("CHORUS_EMULATED")) {
+		printf("emulated: audiod's [%lld, %lld) has %d gaps (the first at %lld: lost or no longer in the "
+		       "ring): the stream is not compared sample by sample\n",
+		       (long long)lo, (long long)(hi + (int64_t)n), r->gaps, (long long)r->gap_from);
+		ah_reader_free(r);
+		return -1;
+	}
 	AH_REQUIRE(r->ended && !r->err && r->gaps == 0 && r->first == lo, "audiod's data [%lld, +): err %d %s",
 		   (long long)lo, r->err, r->errmsg ? r->errmsg : "");
 	const int16_t *ring = (const int16_t *)r->data->data;
@@ -244,7 +259,8 @@ static int64_t ring_next(void)
 /* In a child as uid/gid NOBODY: 1 unless `open` of rel with flags fails
  * with errno want_open (0: must succeed), then (if it opened) a write of
  * `text` fails with want_write (0: must succeed).  Returns the child's
- * exit status: 0 when all held. */
+ * exit status: 0 when all held, 15 when the file's directory is not
+ * reachable as NOBODY. */
 static int as_nobody(const char *mnt, const char *rel, int flags, int want_open, const char *text, int want_write)
 {
 	char *p = path_in(mnt, rel);
@@ -253,6 +269,12 @@ static int as_nobody(const char *mnt, const char *rel, int flags, int want_open,
 	if (pid == 0) {
 		if (setgroups(0, NULL) < 0 || setgid(NOBODY) < 0 || setuid(NOBODY) < 0)
 			_exit(10);
+		/* The file's directory must be reachable: an EACCES from the
+		 * path's lookup (a 0700 directory above the mount point)
+		 * would pass for the device's own mode. */
+		char *dir = g_path_get_dirname(p);
+		if (access(dir, X_OK) < 0)
+			_exit(15);
 		int fd = open(p, flags);
 		if (fd < 0)
 			_exit(errno == want_open ? 0 : 11);
@@ -435,7 +457,8 @@ START_TEST(device_tree_as_files)
 	ck_assert_uint_eq(got->len, frames * 4);
 	close(fd);
 	int64_t F = locate((const int16_t *)got->data, frames, before, ring_next() - (int64_t)frames);
-	printf("fuse: audio/0/data read %zu frames from audiod frame %lld, exact\n", frames, (long long)F);
+	if (F >= 0)
+		printf("fuse: audio/0/data read %zu frames from audiod frame %lld, exact\n", frames, (long long)F);
 	g_byte_array_free(got, TRUE);
 	g_free(p);
 

@@ -133,8 +133,11 @@ static void settle_and_check(csim_truth *t, double secs, double max_sd_ns)
 	for (guint i = 0; i < all->len; i++) {
 		const csim_meas *m = &g_array_index(all, csim_meas, i);
 		ck_assert_msg(!csim_meas_beyond(m, 5.0), "node%d -> %s%d: error %.0f ns, claimed sd %.0f ns (%.0f dof)",
-			      m->from, m->kind == CSIM_GLOBAL ? "global via node" : "node", m->to, m->err_ns, m->sd_ns,
-			      m->dof);
+			      m->from,
+			      m->kind == CSIM_GLOBAL  ? "global via node"
+			      : m->kind == CSIM_AUDIO ? "audio0 of node"
+						      : "node",
+			      m->to, m->err_ns, m->sd_ns, m->dof);
 		/* audio0 -> audio0 crosses two envelope fits of 20 us latencies
 		 * besides the cpu path: allowed twice the bound. */
 		double lim = m->kind == CSIM_AUDIO ? 2 * max_sd_ns : max_sd_ns;

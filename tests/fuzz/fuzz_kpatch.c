@@ -32,7 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			rec.magic = ok.magic;
 			rec.version = ok.version;
 			rec.size = ok.size;
-			rec.reserved = 0;
+			if (!(rec.flags & CHORUS_KPATCH_F_UPDATE_TIME))
+				rec.update_ns = 0;
 		}
 		const char *why = kpatch_record_problem(&rec);
 		if (why) {

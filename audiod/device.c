@@ -555,8 +555,8 @@ static int status_text(void *user, GString *out)
 	if (d->archive_dir)
 		g_string_append_printf(out, "archive %s streams_from_archive=%" G_GUINT64_FORMAT "\n", d->archive_dir,
 				       d->archive_opens);
-	g_string_append_printf(out, "tstamp source=%s%s%s records=%" G_GUINT64_FORMAT " lost=%" G_GUINT64_FORMAT " malformed=%" G_GUINT64_FORMAT " behind=%" G_GUINT64_FORMAT " floor_us=%.3f floor_sd_us=%.3f systematic_us=%.3f audio_tstamp=%s\n", tsrc_name(st.source), *st.source_path ? " path=" : "",
-			       st.source_path, st.records, st.records_lost, st.malformed, st.behind, (double)d->floor_ns * 1e-3,
+	g_string_append_printf(out, "tstamp source=%s%s%s records=%" G_GUINT64_FORMAT " lost=%" G_GUINT64_FORMAT " malformed=%" G_GUINT64_FORMAT " behind=%" G_GUINT64_FORMAT " updated=%" G_GUINT64_FORMAT " floor_us=%.3f floor_sd_us=%.3f systematic_us=%.3f audio_tstamp=%s\n", tsrc_name(st.source), *st.source_path ? " path=" : "",
+			       st.source_path, st.records, st.records_lost, st.malformed, st.behind, st.updated, (double)d->floor_ns * 1e-3,
 			       d->floor_sd_ns * 1e-3, systematic_ns(d) * 1e-3, audio_tstamp_name(st.audio_type));
 	if (timehist_current(d->th, &c) == 0)
 		g_string_append_printf(out, "fit ns_per_frame=%.9f rate=%.6f rate_se_ppm=%.4f residual_ns=%.1f n=%u segment=%u\n",
@@ -567,6 +567,9 @@ static int status_text(void *user, GString *out)
 	g_string_append_printf(out, "latency_us p50=%.1f p99=%.1f max=%.1f n=%" G_GUINT64_FORMAT " wakeups=%" G_GUINT64_FORMAT " rt=%s\n",
 			       st.lat_p50_ns * 1e-3, st.lat_p99_ns * 1e-3, st.lat_max_ns * 1e-3, st.lat_n, st.wakeups,
 			       st.rt ? "SCHED_FIFO" : "no");
+	if (st.updated)
+		g_string_append_printf(out, "bracket_us p50=%.1f p99=%.1f max=%.1f\n", st.bracket_p50_ns * 1e-3,
+				       st.bracket_p99_ns * 1e-3, st.bracket_max_ns * 1e-3);
 	g_string_append_printf(out, "syncd %s forwarded=%" G_GUINT64_FORMAT " failed=%" G_GUINT64_FORMAT "\n",
 			       dev_caller_connected(d->sync) ? "connected" : "away", d->forwarded, d->forward_failed);
 	return 0;

@@ -328,6 +328,16 @@ static void phase_bracket(snd_pcm_uframes_t want, double secs)
 	double max_ent = -1e300, min_aft = 1e300, frame_ns = 1e9 / RATE;
 	int n = 0, i, rc, with_update = 0;
 
+	char *id = NULL;
+
+	/* snd-dummy's pointer is its time; snd-aloop's (arm64's card 0,
+	 * cross/vm-kpatch-arm64.sh) moves in jiffies: no line to hold it to. */
+	if (snd_card_get_name(0, &id) < 0 || !id || strcmp(id, "Dummy") != 0) {
+		printf("vmcheck: bracket: skipped (card 0 is %s, not snd-dummy)\n", id ? id : "unknown");
+		free(id);
+		return;
+	}
+	free(id);
 	pcm = open_pcm_period(SND_PCM_STREAM_CAPTURE, &period, want);
 	if (!pcm) {
 		check(0, "open capture");
@@ -362,6 +372,11 @@ static void phase_bracket(snd_pcm_uframes_t want, double secs)
 	      "bracket: the latest entry time lies %.1f us before the earliest update time against the nominal line "
 	      "(must be >= -%.1f us: one frame of the pointer's rounding)",
 	      (min_aft - max_ent) / 1e3, frame_ns / 1e3);
+	/* The raw records, for fits off line (not shown by the host's
+	 * verdict; build/kpatch/vmtest/console.log keeps them). */
+	for (i = 0; i < n; i++)
+		printf("vmdata: bracket %" PRIu64 " %" PRId64 " %" PRIu32 "\n", recs[i].hw_ptr, recs[i].time_ns,
+		       recs[i].update_ns);
 	for (i = 0; i < n; i++)
 		v[i] = (double)recs[i].update_ns;
 	print_quantiles("width (update_ns)", v, n);
@@ -462,7 +477,7 @@ int main(void)
 	check(rc == -ENODEV, "selecting a card that does not exist fails with ENODEV (%s)",
 	      strerror(-rc));
 	phase_capture();
-	phase_bracket(1024, 10.0);
+	phase_bracket(1024, 20.0);
 	phase_overflow();
 	phase_playback();
 	if (failures)

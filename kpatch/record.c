@@ -1,6 +1,7 @@
 /* record.c — validation of chorus_kpatch records and loss accounting. */
 #include "kpatch/record.h"
 
+#include <stdint.h>
 #include <string.h>
 
 void kpatch_record_init(struct chorus_kpatch_record *rec)
@@ -34,7 +35,13 @@ int kpatch_record_has_update(const struct chorus_kpatch_record *rec)
 
 int64_t kpatch_record_update_time(const struct chorus_kpatch_record *rec)
 {
-	return kpatch_record_has_update(rec) ? rec->time_ns + (int64_t)rec->update_ns : rec->time_ns;
+	if (!kpatch_record_has_update(rec))
+		return rec->time_ns;
+	/* A producer's time near the end of the range saturates rather
+	 * than wrap (no such clock, but the bytes are untrusted). */
+	if (rec->time_ns > INT64_MAX - (int64_t)rec->update_ns)
+		return INT64_MAX;
+	return rec->time_ns + (int64_t)rec->update_ns;
 }
 
 void kpatch_seq_init(struct kpatch_seq_tracker *t, int dropped_known)

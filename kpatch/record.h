@@ -22,8 +22,8 @@ const char *kpatch_record_problem(const struct chorus_kpatch_record *rec);
 int kpatch_record_has_update(const struct chorus_kpatch_record *rec);
 
 /* Returns the time after the hw_ptr update, ns on the record's clock
- * (time_ns + update_ns), or time_ns when the record has none (version 1,
- * the simulator).  The frame hw_ptr was reached before it on any driver. */
+ * (time_ns + update_ns, INT64_MAX where that would overflow), or time_ns
+ * when the record has none (version 1, the simulator).  The frame hw_ptr was reached before it on any driver. */
 int64_t kpatch_record_update_time(const struct chorus_kpatch_record *rec);
 
 /* What a stream of records says about loss.  All counts since init. */

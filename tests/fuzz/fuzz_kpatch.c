@@ -40,6 +40,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			assert(*why);
 			continue;
 		}
+		/* The update time never precedes the entry time, nor wraps. */
+		assert(kpatch_record_update_time(&rec) >= rec.time_ns);
+		assert(kpatch_record_has_update(&rec) || kpatch_record_update_time(&rec) == rec.time_ns);
 		struct kpatch_seq_stats before = t.st;
 		uint64_t expect = t.next_seq;
 		int had = t.have_seq;

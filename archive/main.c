@@ -10,6 +10,7 @@
 #include <string.h>
 #include <systemd/sd-daemon.h>
 
+#include "libcfg/cfg.h"
 #include "archive/config.h"
 #include "archive/durable.h"
 #include "archive/recorder.h"
@@ -177,7 +178,7 @@ int main(int argc, char **argv)
 	char *conf = NULL, *dir = NULL;
 	gint64 node = -1;
 	double segment_s = 0, flush_s = 0;
-	gboolean print_config = FALSE, verbose = FALSE;
+	gboolean verbose = FALSE;
 	GOptionEntry entries[] = {
 		{"config", 'c', 0, G_OPTION_ARG_FILENAME, &conf, "configuration file (default /etc/chorus/chorus-archive.conf)", "FILE"},
 		{"node", 'n', 0, G_OPTION_ARG_INT64, &node, "this node's number", "N"},
@@ -185,23 +186,12 @@ int main(int argc, char **argv)
 		{"segment", 's', 0, G_OPTION_ARG_DOUBLE, &segment_s, "audio per segment, s ([archive] segment_s)", "S"},
 		{"flush", 'F', 0, G_OPTION_ARG_DOUBLE, &flush_s, "flush horizon, s ([archive] flush_s)", "S"},
 		{"verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "log debug messages", NULL},
-		{"print-config", 0, 0, G_OPTION_ARG_NONE, &print_config, "print every configuration key with its default and exit", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
+	int orc = cfg_options("chorus-archive", "- keep every frame of audiod's devices on disk", entries, NULL, archive_config_describe, FALSE, &argc, &argv);
+	if (orc >= 0)
+		return orc;
 	GError *err = NULL;
-	GOptionContext *oc = g_option_context_new("- keep every frame of audiod's devices on disk");
-	g_option_context_add_main_entries(oc, entries, NULL);
-	if (!g_option_context_parse(oc, &argc, &argv, &err)) {
-		fprintf(stderr, "chorus-archive: %s\n", err->message);
-		return 2;
-	}
-	g_option_context_free(oc);
-	if (print_config) {
-		char *d = archive_config_describe();
-		fputs(d, stdout);
-		g_free(d);
-		return 0;
-	}
 	if (verbose)
 		g_setenv("G_MESSAGES_DEBUG", "all", TRUE);
 	const char *why;

@@ -66,17 +66,21 @@ struct audio_dev {
  * (latency_floor_sd_us 0) state the fit's residual RMS instead: they come
  * late by a wakeup or position-read delay whose least value the envelope
  * cannot see, and without a calibration nothing bounds it more tightly
- * (interrupt records have no such floor beyond the calibrated one).  syncd
- * states it on every conversion of the pair (send_pair); time requests add
- * it too. */
+ * (interrupt records have no such floor beyond the calibrated one).  With
+ * it, the restarts' error of the frame index (below).  syncd states it on
+ * every conversion of the pair (send_pair); time requests add it too. */
 static double systematic_ns(audio_dev *d)
 {
 	stream_stats st;
 	sync_conv c;
 	stream_get_stats(d->st, &st);
+	/* Every restart after an overrun placed the index within its own
+	 * s.e. of real time (numbering.h start_se): the index carries their
+	 * sum for as long as this numbering lasts. */
+	double restarts_ns = sqrt(st.restart_var_frames2) * 1e9 / d->rate_hz;
 	if (st.source == TSRC_ALSA && d->floor_sd_ns <= 0 && timehist_current(d->th, &c) == 0)
-		return c.rms;
-	return d->floor_sd_ns;
+		return hypot(c.rms, restarts_ns);
+	return hypot(d->floor_sd_ns, restarts_ns);
 }
 
 /* The audio timestamp a driver offers (capture_audio_tstamp), by name. */
@@ -230,6 +234,9 @@ static void append_first_time(audio_dev *d, sync_clock_id clock, int64_t first, 
 			       ti, milli, sqrt(a.var), period, sqrt(c.var_s));
 }
 
+/* The furthest ahead of the newest frame a requested range may begin, s. */
+#define MAX_AHEAD_S 86400.0
+
 static int op_open(void *user, const dev_creds *who, dev_sensor_request *req, void **client, GByteArray *reply,
 		   char *why, size_t wlen)
 {
@@ -325,6 +332,14 @@ static int op_open(void *user, const dev_creds *who, dev_sensor_request *req, vo
 	if (req->last != DEV_SENSOR_OPEN_END && req->last <= req->first) {
 		g_snprintf(why, wlen, "empty range [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")", req->first, req->last);
 		rc = -EINVAL;
+		goto refuse;
+	}
+	if (!resume && (double)(req->first - next) > MAX_AHEAD_S * d->rate_hz) {
+		/* A range that begins days ahead would hold the request (and
+		 * the client) waiting for ever in practice: say so. */
+		g_snprintf(why, wlen, "frame %" G_GINT64_FORMAT " begins %.3g s after the newest frame (%" G_GINT64_FORMAT "): more than %.0f s ahead",
+			   req->first, (double)(req->first - next) / d->rate_hz, next, MAX_AHEAD_S);
+		rc = -ERANGE;
 		goto refuse;
 	}
 	if (ar) {
@@ -548,8 +563,8 @@ static int status_text(void *user, GString *out)
 			       p->channels, snd_pcm_format_name(p->format), (unsigned long)p->period,
 			       (unsigned long)p->buffer);
 	g_string_append_printf(out, "frames captured=%" G_GUINT64_FORMAT " ring=[%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") seconds=%.1f\n", st.frames, oldest, next, (double)(next - oldest) / d->rate_hz);
-	g_string_append_printf(out, "xruns count=%" G_GUINT64_FORMAT " frames_lost=%" G_GUINT64_FORMAT " restart_se_frames=%.3f\n",
-			       st.xruns, st.frames_lost, st.restart_se_frames);
+	g_string_append_printf(out, "xruns count=%" G_GUINT64_FORMAT " frames_lost=%" G_GUINT64_FORMAT " restart_se_frames=%.3f index_se_frames=%.3f\n",
+			       st.xruns, st.frames_lost, st.restart_se_frames, sqrt(st.restart_var_frames2));
 	g_string_append_printf(out, "clients streams=%u bulk=%" G_GUINT64_FORMAT " requests=%" G_GUINT64_FORMAT " refused=%" G_GUINT64_FORMAT "\n", d->data ? dev_sensor_readers(d->data) : 0,
 			       ringserver_served(d->rs), d->opens, d->refused);
 	if (d->archive_dir)
@@ -567,6 +582,9 @@ static int status_text(void *user, GString *out)
 	g_string_append_printf(out, "latency_us p50=%.1f p99=%.1f max=%.1f n=%" G_GUINT64_FORMAT " wakeups=%" G_GUINT64_FORMAT " rt=%s\n",
 			       st.lat_p50_ns * 1e-3, st.lat_p99_ns * 1e-3, st.lat_max_ns * 1e-3, st.lat_n, st.wakeups,
 			       st.rt ? "SCHED_FIFO" : "no");
+	g_string_append_printf(out, "path_us commit=%.1f/%.1f dispatch=%.1f/%.1f send=%.1f/%.1f (p50/p99 over 2 s: wakeup->queued->handled->sent)\n",
+			       st.commit_p50_ns * 1e-3, st.commit_p99_ns * 1e-3, st.dispatch_p50_ns * 1e-3,
+			       st.dispatch_p99_ns * 1e-3, st.send_p50_ns * 1e-3, st.send_p99_ns * 1e-3);
 	if (st.updated)
 		g_string_append_printf(out, "bracket_us p50=%.1f p99=%.1f max=%.1f\n", st.bracket_p50_ns * 1e-3,
 				       st.bracket_p99_ns * 1e-3, st.bracket_max_ns * 1e-3);

@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <systemd/sd-daemon.h>
 
+#include "libcfg/cfg.h"
 #include "audiod/config.h"
 #include "audiod/device.h"
 #include "libsync/now.h"
@@ -40,7 +41,7 @@ int main(int argc, char **argv)
 {
 	char *conf = NULL, *pcm = NULL, *format = NULL, *tstamp = NULL;
 	gint64 node = -1, rate_hz = 0, channels = 0, period = 0;
-	gboolean print_config = FALSE, verbose = FALSE;
+	gboolean verbose = FALSE;
 	GOptionEntry entries[] = {
 		{"config", 'c', 0, G_OPTION_ARG_FILENAME, &conf, "configuration file (default /etc/chorus/audiod.conf)", "FILE"},
 		{"node", 'n', 0, G_OPTION_ARG_INT64, &node, "this node's number", "N"},
@@ -51,23 +52,12 @@ int main(int argc, char **argv)
 		{"period", 'p', 0, G_OPTION_ARG_INT64, &period, "period of device 0, frames", "FRAMES"},
 		{"tstamp", 't', 0, G_OPTION_ARG_STRING, &tstamp, "timestamp source of device 0 (auto, kpatch, alsa, sim)", "SRC"},
 		{"verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "log debug messages", NULL},
-		{"print-config", 0, 0, G_OPTION_ARG_NONE, &print_config, "print every configuration key with its default and exit", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
+	int orc = cfg_options("audiod", "- chorus audio capture service", entries, NULL, audiod_config_describe, FALSE, &argc, &argv);
+	if (orc >= 0)
+		return orc;
 	GError *err = NULL;
-	GOptionContext *oc = g_option_context_new("- chorus audio capture service");
-	g_option_context_add_main_entries(oc, entries, NULL);
-	if (!g_option_context_parse(oc, &argc, &argv, &err)) {
-		fprintf(stderr, "audiod: %s\n", err->message);
-		return 2;
-	}
-	g_option_context_free(oc);
-	if (print_config) {
-		char *d = audiod_config_describe();
-		fputs(d, stdout);
-		g_free(d);
-		return 0;
-	}
 	if (verbose)
 		g_setenv("G_MESSAGES_DEBUG", "all", TRUE);
 	const char *why;

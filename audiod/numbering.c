@@ -259,7 +259,15 @@ static void settle_from_records(numbering *n, numbering_out *out)
 				ibest = i;
 			}
 		}
-		out->start_se = sqrt(sync_conv_var(&c, sync_tval_of(n->pend[ibest].cpu_ns)));
+		/* The pre-overrun fit's error at the chosen record, and that
+		 * record's own latency: the least prediction is late by the
+		 * least latency, which no record shows but the spread of the
+		 * others bounds.  The load that caused the overrun delays every
+		 * wakeup after it (wakeup-stamped ALSA records all came 1.7 ms
+		 * late, median +30 frames above the least, while the fit's error
+		 * alone said 0.17 frames); with interrupt times the spread is a
+		 * fraction of a frame. */
+		out->start_se = hypot(sqrt(sync_conv_var(&c, sync_tval_of(n->pend[ibest].cpu_ns))), med - best);
 		/* The run starts on a whole frame, and the least prediction is
 		 * late by the least latency (>= 0): floor, with 0.1 frame of slack
 		 * for the envelope's own error. */

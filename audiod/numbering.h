@@ -73,7 +73,8 @@ typedef struct {
 			    * observation: numbered on from it at the nominal rate instead */
 	double implausible_frames; /* how far the fit's start was from that one, frames */
 	double start_se;           /* standard error of `start` (frames): the pre-overrun fit's, extrapolated to the
-			    * chosen record (the index's continuity across the overrun is only this good) */
+			    * chosen record, with the records' median above the least (the least record's
+			    * own latency): the index's continuity across the overrun is only this good */
 	uint32_t nobs;             /* observations that follow, after the flush */
 	numbering_obs obs[NUMBERING_RESTART_RECORDS];
 } numbering_out;

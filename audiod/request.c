@@ -51,6 +51,7 @@ int audio_request_parse(const char *params, size_t len, uint32_t channels, uint3
 {
 	audio_request r = {0};
 	int have_from = 0, have_clock = 0, rc = 0;
+	unsigned seen = 0;
 	r.to = INT64_MAX;
 	char *text = g_strndup(params ? params : "", len);
 	if (strlen(text) != len) {
@@ -70,6 +71,17 @@ int audio_request_parse(const char *params, size_t len, uint32_t channels, uint3
 		}
 		*eq = 0;
 		const char *k = *t, *v = eq + 1;
+		/* Each key once: "channels=0 channels=1" is a mistake, not a
+		 * choice of the last. */
+		static const char *const keys[] = {"channels", "clock", "from", "to"};
+		for (unsigned i = 0; i < G_N_ELEMENTS(keys); i++)
+			if (!strcmp(k, keys[i]) && (seen & (1u << i))) {
+				g_set_error(err, AUDIOD_ERROR, EINVAL, "parameter %s given twice", k);
+				rc = -EINVAL;
+			} else if (!strcmp(k, keys[i]))
+				seen |= 1u << i;
+		if (rc)
+			break;
 		if (!strcmp(k, "channels")) {
 			rc = parse_channels(v, channels, &r, err);
 		} else if (!strcmp(k, "clock")) {

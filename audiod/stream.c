@@ -38,11 +38,17 @@ struct stream {
 	/* capture-thread state */
 	numbering *num;  /* frame indices, gaps, the restart after an overrun */
 	stream_event ev; /* being filled */
-	GMutex lock;     /* guards st, lat */
+	GMutex lock;     /* guards st, lat, the path histograms */
 	stream_stats st;
 	latency_hist lat;
+	/* wakeup -> queued -> handled -> sent (stream_stats), over windows of
+	 * PATH_WINDOW_NS: [0] the one filling, [1] the last complete one */
+	latency_hist commit[2], dispatch[2], send[2];
+	int64_t path_since;   /* cpu time window [0] began */
 	latency_hist bracket; /* records' update_ns: entry to after the hw_ptr update */
 };
+
+#define PATH_WINDOW_NS 2000000000LL
 
 int stream_open(const stream_cfg *cfg, GMainContext *main_ctx, stream_event_fn fn, void *user,
 		stream **out, GError **err)
@@ -107,7 +113,23 @@ static gboolean on_events(gint fd, GIOCondition cond, gpointer data)
 	if (read(fd, &n, sizeof n) < 0 && errno != EAGAIN)
 		g_warning("audiod: eventfd read: %s", g_strerror(errno));
 	while ((ev = g_async_queue_try_pop(s->events))) {
+		int64_t t_main = sync_now(SYNC_KIND_CPU);
 		s->fn(s->user, ev);
+		int64_t t_sent = sync_now(SYNC_KIND_CPU);
+		g_mutex_lock(&s->lock);
+		if (t_main - s->path_since >= PATH_WINDOW_NS) {
+			s->commit[1] = s->commit[0];
+			s->dispatch[1] = s->dispatch[0];
+			s->send[1] = s->send[0];
+			memset(&s->commit[0], 0, sizeof s->commit[0]);
+			memset(&s->dispatch[0], 0, sizeof s->dispatch[0]);
+			memset(&s->send[0], 0, sizeof s->send[0]);
+			s->path_since = t_main;
+		}
+		latency_add(&s->commit[0], ev->post_ns - ev->wake_ns);
+		latency_add(&s->dispatch[0], t_main - ev->post_ns);
+		latency_add(&s->send[0], t_sent - t_main);
+		g_mutex_unlock(&s->lock);
 		g_free(ev);
 	}
 	return G_SOURCE_CONTINUE;
@@ -118,6 +140,9 @@ static void post(stream *s)
 {
 	uint64_t one = 1;
 	s->ev.next = numbering_next(s->num);
+	s->ev.post_ns = sync_now(SYNC_KIND_CPU);
+	if (!s->ev.wake_ns)
+		s->ev.wake_ns = s->ev.post_ns;
 	g_async_queue_push(s->events, g_memdup2(&s->ev, sizeof s->ev));
 	if (write(s->efd, &one, sizeof one) < 0 && errno != EAGAIN)
 		g_warning("audiod: eventfd write: %s", g_strerror(errno));
@@ -151,6 +176,7 @@ static void apply(stream *s, const numbering_out *out)
 		if (!out->continued) {
 			g_mutex_lock(&s->lock);
 			s->st.restart_se_frames = out->start_se;
+			s->st.restart_var_frames2 += out->start_se * out->start_se;
 			g_mutex_unlock(&s->lock);
 		}
 		if (!out->continued && out->gap_to > out->gap_from) {
@@ -344,6 +370,8 @@ static gpointer capture_thread(gpointer data)
 	while (!g_atomic_int_get(&s->stop)) {
 		rc = capture_wait(s->cap, 100);
 		int64_t wake = sync_now(SYNC_KIND_CPU);
+		if (!s->ev.wake_ns)
+			s->ev.wake_ns = wake; /* the first wakeup of the event being filled */
 		if (rc == -EPIPE) {
 			overrun(s);
 			continue;
@@ -438,6 +466,13 @@ void stream_get_stats(stream *s, stream_stats *st)
 	st->lat_p99_ns = latency_quantile(&s->lat, 0.99);
 	st->lat_max_ns = s->lat.max_ns;
 	st->lat_n = s->lat.count;
+	int w = s->commit[1].count ? 1 : 0; /* the last complete window, else the one filling */
+	st->commit_p50_ns = latency_quantile(&s->commit[w], 0.5);
+	st->commit_p99_ns = latency_quantile(&s->commit[w], 0.99);
+	st->dispatch_p50_ns = latency_quantile(&s->dispatch[w], 0.5);
+	st->dispatch_p99_ns = latency_quantile(&s->dispatch[w], 0.99);
+	st->send_p50_ns = latency_quantile(&s->send[w], 0.5);
+	st->send_p99_ns = latency_quantile(&s->send[w], 0.99);
 	st->bracket_p50_ns = latency_quantile(&s->bracket, 0.5);
 	st->bracket_p99_ns = latency_quantile(&s->bracket, 0.99);
 	st->bracket_max_ns = s->bracket.max_ns;

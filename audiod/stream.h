@@ -41,6 +41,7 @@ typedef struct {
 	int64_t gap_from, gap_to; /* frames lost [from, to) before `next`, or equal when none */
 	int brk;                  /* a discontinuity precedes these observations */
 	int64_t brk_from;         /* with brk: the first frame of the run that follows it */
+	int64_t wake_ns, post_ns; /* cpu times the capture thread woke and queued this event (path latencies) */
 	uint32_t nobs;            /* observations that follow */
 	struct {
 		int64_t frame;  /* absolute frame index at the interrupt */
@@ -58,6 +59,7 @@ typedef struct {
 	uint64_t xruns;                         /* overruns recovered */
 	uint64_t frames_lost;                   /* frames lost to overruns */
 	double restart_se_frames;               /* the last restart's first frame: its standard error (numbering.h start_se), 0 before one */
+	double restart_var_frames2;             /* the sum of every restart's start_se^2 this numbering (the index's error) */
 	uint64_t records;                       /* timestamp records / observations taken */
 	uint64_t records_lost;                  /* records lost by seq gaps or producer overflow */
 	uint64_t malformed;                     /* malformed records rejected */
@@ -68,9 +70,15 @@ typedef struct {
 	uint64_t wakeups;                           /* wakeups with data */
 	int64_t lat_p50_ns, lat_p99_ns, lat_max_ns; /* interrupt -> wakeup latency */
 	uint64_t lat_n;                             /* its samples (0 with ALSA timestamps: no interrupt time) */
-	int audio_type;                             /* ALSA audio timestamp the driver offers (-1: none) */
-	int64_t audio_accuracy_ns;                  /* its reported accuracy (-1: not reported) */
-	int rt;                                     /* 1 when the thread runs SCHED_FIFO */
+	/* The path from the wakeup to the clients (issue 17), p50 and p99 over
+	 * the last 2 s, ns: the capture thread's own work (wakeup -> event
+	 * queued: reading the card, the ring, the numbering), the hop to the
+	 * main loop (queued -> handled) and the handler (the sends to every
+	 * streaming client). */
+	int64_t commit_p50_ns, commit_p99_ns, dispatch_p50_ns, dispatch_p99_ns, send_p50_ns, send_p99_ns;
+	int audio_type;            /* ALSA audio timestamp the driver offers (-1: none) */
+	int64_t audio_accuracy_ns; /* its reported accuracy (-1: not reported) */
+	int rt;                    /* 1 when the thread runs SCHED_FIFO */
 } stream_stats;
 
 typedef struct stream stream;

@@ -174,7 +174,6 @@ static void run_clients(ah_node *h, int n)
 	int64_t w1 = mono_ns();
 	st = ah_status();
 	int64_t c1 = ah_field(st, "captured");
-	g_free(st);
 	double audio_s = (double)(c1 - c0) / h->rate_hz, wall_s = (w1 - w0) * 1e-9;
 	double cpu_per_s = (cpu1 - cpu0) * 1e-9 / audio_s;
 	double tick_per_s = (double)(tk1 - tk0) / sysconf(_SC_CLK_TCK) / audio_s;
@@ -193,6 +192,21 @@ static void run_clients(ah_node *h, int n)
 	if (n)
 		printf("  irq->client p50 %.0f us p99 %.0f us (%u chunks)", p50 * 1e-3, p99 * 1e-3, l.lat->len);
 	printf("\n");
+	/* Where the time goes inside audiod over the last 2 s of the run
+	 * (audio/0/status path_us, issue 17): the capture thread's work, the
+	 * hop to the main loop, the sends to every client. */
+	double hp[6] = {0};
+	const char *pp = strstr(st, "path_us commit=");
+	if (pp && sscanf(pp, "path_us commit=%lf/%lf dispatch=%lf/%lf send=%lf/%lf", &hp[0], &hp[1], &hp[2], &hp[3], &hp[4],
+			 &hp[5]) == 6) {
+		printf("               wakeup->queued p50 %.0f p99 %.0f us, ->main loop p50 %.0f p99 %.0f us, ->sent p50 %.0f p99 %.0f us\n",
+		       hp[0], hp[1], hp[2], hp[3], hp[4], hp[5]);
+		static const char *const names[] = {"path_commit_p50", "path_commit_p99", "path_dispatch_p50",
+						    "path_dispatch_p99", "path_send_p50", "path_send_p99"};
+		for (int k = 0; k < 6; k++)
+			out(names[k], n, hp[k], "us");
+	}
+	g_free(st);
 	out("audiod_cpu_per_audio_s", n, cpu_per_s * 1e3, "ms/s");
 	out("audiod_cpu_stat_per_audio_s", n, tick_per_s * 1e3, "ms/s");
 	if (n) {

@@ -23,7 +23,7 @@ ARM64_ENV = PKG_CONFIG_LIBDIR=/usr/lib/$(ARM64_TRIPLET)/pkgconfig:/usr/share/pkg
 # No CLANG: the libFuzzer targets are the host's (a fuzz_* test of an arm64
 # build used to run the host's amd64 binary); their stubs skip and say so.
 ARM64_MAKE = $(ARM64_ENV) $(MAKE) --no-print-directory B=$(ARM64_B) CC=$(ARM64_TRIPLET)-gcc AR=$(ARM64_TRIPLET)-ar \
-	CLANG= FUZZ_SKIP_WHY="libFuzzer targets are built for the host only, not cross-built for arm64"
+	CLANG= FUZZ_MISSING_EXIT=77 FUZZ_SKIP_WHY="libFuzzer targets are built for the host only, not cross-built for arm64"
 # The tests that start daemons, simulations or other programs (and time them).
 ARM64_SPAWNING := test_audiod test_background test_collab_sim test_libdev_tools test_simpcm test_syncclient \
 	test_syncd_net test_synctool fuzz_wire test_mqtt test_mqtt_field test_python test_libsync_installed test_ticker_field \

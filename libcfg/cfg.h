@@ -179,6 +179,13 @@ gboolean cfg_defaults(const cfg_group *groups, void *target, GError **err);
 gboolean cfg_load(const char *path, gboolean missing_ok, const cfg_group *groups, void *target,
 		  GError **err);
 
+/* cfg_load, then check(f, target) with the values stored, which records
+ * semantic errors at their keys' lines (cfg_file_fail: an address that
+ * is not what the key needs, a group or file that does not exist).  TRUE,
+ * or FALSE with *err listing every error. */
+gboolean cfg_load_checked(const char *path, gboolean missing_ok, const cfg_group *groups, void *target,
+			  void (*check)(cfg_file *f, const void *target), GError **err);
+
 /* Parse and store one value given as text (command-line or environment
  * overrides) into [group] key ("device.1" for a numbered group; the key's
  * deprecated name works too).  `where` prefixes the error message.  TRUE, or
@@ -192,5 +199,17 @@ void cfg_clear(const cfg_group *groups, void *target);
 /* The store groups as a commented INI file (each key's help, type, range and
  * default; one group per element of numbered groups), newly allocated. */
 char *cfg_describe(const cfg_group *groups);
+
+/* --- a program's command line ------------------------------------------------ */
+
+/* Parse the command line with GOption: the program's `entries` (NULL-ended)
+ * and --print-config, which prints cfg_describe(table) (or describe(), when
+ * given) to standard output.  `summary` follows the usage line; `no_args`
+ * refuses arguments left over.  Returns -1 when the program goes on; else
+ * the status it exits with now: 0 after --print-config (1 when standard
+ * output could not take it), 2 after a parse error (printed as "PROG:
+ * why"). */
+int cfg_options(const char *prog, const char *summary, const GOptionEntry *entries, const cfg_group *table,
+		char *(*describe)(void), gboolean no_args, int *argc, char ***argv);
 
 #endif

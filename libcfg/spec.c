@@ -139,9 +139,43 @@ const char *cfg_closest(const char *s, const char *const *names, size_t n)
 	return best && best_d <= MAX(2, strlen(s) / 3) ? best : NULL;
 }
 
+/* At most this many bytes of a bad value are echoed in its error. */
+#define SHOWN_MAX 80
+
 /* Why `text` (already unescaped and stripped) is not a valid value of k, as
  * a new string; NULL when it is valid. */
+static char *check_value(const cfg_key *k, const char *text);
+
 char *cfg_check_value(const cfg_key *k, const char *text)
+{
+	size_t n = strlen(text);
+	if (n <= SHOWN_MAX)
+		return check_value(k, text);
+	/* A long bad value is named by its start and length, not echoed
+	 * whole (a 3 MB line in a log helps nobody). */
+	char *why = check_value(k, text);
+	if (!why)
+		return NULL;
+	char *start = g_strndup(text, 40);
+	char *shown = g_strdup_printf("%s… (%zu bytes)", start, n);
+	GString *s = g_string_new(NULL);
+	for (const char *p = why; *p;) {
+		const char *hit = strstr(p, text);
+		if (!hit) {
+			g_string_append(s, p);
+			break;
+		}
+		g_string_append_len(s, p, hit - p);
+		g_string_append(s, shown);
+		p = hit + n;
+	}
+	g_free(start);
+	g_free(shown);
+	g_free(why);
+	return g_string_free(s, FALSE);
+}
+
+static char *check_value(const cfg_key *k, const char *text)
 {
 	double d, v3[3];
 	gint64 i;

@@ -1,6 +1,7 @@
 /* table.c — settings structs from tables: defaults, files, command-line
  * overrides, freeing, and the table as a commented INI file (see cfg.h). */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "libcfg/cfg.h"
@@ -42,6 +43,12 @@ gboolean cfg_defaults(const cfg_group *groups, void *target, GError **err)
 
 gboolean cfg_load(const char *path, gboolean missing_ok, const cfg_group *groups, void *target, GError **err)
 {
+	return cfg_load_checked(path, missing_ok, groups, target, NULL, err);
+}
+
+gboolean cfg_load_checked(const char *path, gboolean missing_ok, const cfg_group *groups, void *target,
+			  void (*check)(cfg_file *f, const void *target), GError **err)
+{
 	GError *e = NULL;
 	cfg_file *f = cfg_file_load(path, groups, &e);
 	if (!f) {
@@ -53,8 +60,11 @@ gboolean cfg_load(const char *path, gboolean missing_ok, const cfg_group *groups
 		return FALSE;
 	}
 	cfg_file_store(f, target);
+	if (check)
+		check(f, target);
+	gboolean ok = cfg_file_check(f, err);
 	cfg_file_free(f);
-	return TRUE;
+	return ok;
 }
 
 gboolean cfg_set(const cfg_group *groups, void *target, const char *group, const char *key, const char *text,
@@ -98,7 +108,9 @@ static void describe_group(GString *s, const cfg_group *g, const char *group)
 			g_string_append_printf(s, " %s", all);
 			g_free(all);
 		}
-		if ((k->type == CFG_INT || k->type == CFG_DOUBLE) && k->min <= k->max)
+		if (k->type == CFG_INT && k->min <= k->max)
+			g_string_append_printf(s, ", %.0f..%.0f", k->min, k->max); /* 4294967294, not 4.29497e+09 */
+		else if (k->type == CFG_DOUBLE && k->min <= k->max)
 			g_string_append_printf(s, ", %g..%g", k->min, k->max);
 		if (k->alias)
 			g_string_append_printf(s, "; formerly %s", k->alias);
@@ -119,4 +131,33 @@ char *cfg_describe(const cfg_group *groups)
 		}
 	}
 	return g_string_free(s, FALSE);
+}
+
+int cfg_options(const char *prog, const char *summary, const GOptionEntry *entries, const cfg_group *table,
+		char *(*describe)(void), gboolean no_args, int *argc, char ***argv)
+{
+	gboolean print_config = FALSE;
+	GOptionEntry own[] = {
+		{"print-config", 0, 0, G_OPTION_ARG_NONE, &print_config, "print every configuration key with its default and exit", NULL},
+		{NULL, 0, 0, 0, NULL, NULL, NULL},
+	};
+	GError *err = NULL;
+	GOptionContext *oc = g_option_context_new(summary);
+	g_option_context_add_main_entries(oc, entries, NULL);
+	g_option_context_add_main_entries(oc, own, NULL);
+	gboolean ok = g_option_context_parse(oc, argc, argv, &err);
+	g_option_context_free(oc);
+	if (!ok || (no_args && *argc > 1)) {
+		fprintf(stderr, "%s: %s\n", prog, err ? err->message : "unexpected arguments (see --help)");
+		g_clear_error(&err);
+		return 2;
+	}
+	if (!print_config)
+		return -1;
+	char *text = describe ? describe() : cfg_describe(table);
+	int rc = fputs(text, stdout) < 0 || fflush(stdout) != 0 ? 1 : 0;
+	if (rc)
+		fprintf(stderr, "%s: standard output: %s\n", prog, g_strerror(errno));
+	g_free(text);
+	return rc;
 }

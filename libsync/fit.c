@@ -47,8 +47,15 @@
  * (an estimate's variance is 2 (1.5 V / tau)^2), believed when it exceeds
  * WANDER_SIGNIF of its standard errors (for one window's estimate, whose
  * error is chi^2_1 - 1 distributed, white noise passes that 1 time in 45;
- * the mean of several windows less often): a believed chance wander costs
- * a little caution and precision, a missed real one honesty. */
+ * the mean of several windows less often) before it shortens the window: a
+ * believed chance wander costs precision.  What the fit *states* is the
+ * mean itself, clipped at 0, believed or not: a line's bias at its newest
+ * point grows with the same curvature the test measures (about 1.15 of the
+ * test's z for a ramp), so a threshold on the test would leave biases up
+ * to 2.6 stated s.e. unstated in every young window whose wander is just
+ * below it (bench/honesty's temperature rows: 5-7 s.e. from 25 s to 45 s
+ * of a ramp); the unbiased mean states them on average and costs a steady
+ * clock a few per cent of its RMS z (tests/test_fit). */
 #define WANDER_K_END 0.0095
 #define WANDER_K_FREQ 0.754
 #define WANDER_MEMORY 4.0
@@ -56,8 +63,8 @@
 #define WANDER_BOUND_K 1.0 /* sync_fit_wander_bound: mean + this many s.e. */
 
 /* Each half fit keeps at least this many points, the adapted window at
- * least this many and a quarter of the window. */
-#define WANDER_MIN_POINTS 12
+ * least twice as many and a quarter of the window. */
+#define WANDER_MIN_POINTS 8
 
 struct sync_fit {
 	sync_fit_params p;
@@ -471,14 +478,16 @@ static int solve_range(sync_fit *f, size_t first, size_t last, sync_conv *out, d
 }
 
 /* Measure the wander on the whole window (its two halves' slopes) once
- * each half has WANDER_MIN_POINTS and a sixteenth of a window is new;
- * update the running sums. */
+ * each half has WANDER_MIN_POINTS and a sixteenth of a window is new (every
+ * observation while the window is young: its estimate supersedes the
+ * older ones and a ramp's bias grows fastest then); update the running
+ * sums. */
 static void measure_wander(sync_fit *f)
 {
 	size_t n = f->count;
 	/* Every window/16 new observations: the estimate moves little with
 	 * one, and the two half fits cost twice the solve. */
-	uint64_t every = f->p.window / 16 ? f->p.window / 16 : 1;
+	uint64_t every = f->p.window / 16 && f->added != f->count ? f->p.window / 16 : 1;
 	if (n < 2 * WANDER_MIN_POINTS || f->added < f->wq_at + every)
 		return;
 	uint32_t rejected = f->rejected;
@@ -524,6 +533,13 @@ double sync_fit_wander(const sync_fit *f)
 	return mean > WANDER_SIGNIF * se ? mean : 0.0;
 }
 
+double sync_fit_wander_stated(const sync_fit *f)
+{
+	if (!(f->ws_w > 0))
+		return 0.0;
+	return fmax(0.0, f->ws_q / f->ws_w);
+}
+
 double sync_fit_wander_bound(const sync_fit *f)
 {
 	if (!(f->ws_w > 0))
@@ -561,7 +577,7 @@ int sync_fit_solve(sync_fit *f, sync_conv *out, const char **why)
 		if (t_opt < 0.8 * span) {
 			int64_t from = f->x[slot(f, f->count - 1)] - (int64_t)llround(t_opt);
 			size_t first = 0;
-			size_t keep = MAX(WANDER_MIN_POINTS, f->p.window / 4);
+			size_t keep = MAX(2 * WANDER_MIN_POINTS, f->p.window / 4);
 			while (first + keep < f->count && f->x[slot(f, first)] < from)
 				first++;
 			sync_conv c2;
@@ -575,12 +591,14 @@ int sync_fit_solve(sync_fit *f, sync_conv *out, const char **why)
 				f->rejected = rejected;
 		}
 	}
-	/* State it: the line's error at the newest point into the offset's
-	 * variance, the frequency's error into the wander term (conv.h). */
-	if (q2 > 0) {
-		c.var_c += WANDER_K_END * q2 * span * span * span;
+	/* State it (the mean, believed or not): the line's error at the newest
+	 * point into the offset's variance, the frequency's error into the
+	 * wander term (conv.h). */
+	double q2s = sync_fit_wander_stated(f);
+	if (q2s > 0) {
+		c.var_c += WANDER_K_END * q2s * span * span * span;
 		if (c.slope != 0)
-			c.wander = hypot(c.wander, sqrt(WANDER_K_FREQ * q2 * span) / fabs(c.slope));
+			c.wander = hypot(c.wander, sqrt(WANDER_K_FREQ * q2s * span) / fabs(c.slope));
 	}
 	*out = c;
 	return 0;

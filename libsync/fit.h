@@ -84,11 +84,17 @@ int sync_fit_solve(sync_fit *f, sync_conv *out, const char **why);
 /* The wander the fit has measured (docs/clocks.md §5): the diffusion q^2
  * of a random walk of the slope, (y units / x unit)^2 per x unit, from the
  * window's two halves' slopes (Allan style), a running mean over a few
- * windows; 0 while it is below 3 of its standard errors.  The solve states what it costs
- * (in var_c at the newest point and in the wander term beyond it) and
- * shortens the window where the wander costs more than the noise it
- * averages. */
+ * windows; 0 while it is below 3 of its standard errors.  The solve
+ * shortens the window where this wander costs more than the noise it
+ * averages, and states sync_fit_wander_stated() (in var_c at the newest
+ * point and in the wander term beyond it). */
 double sync_fit_wander(const sync_fit *f);
+
+/* The wander the fit states in its conversions: the running mean of the
+ * estimates clipped at 0, whether or not it is significant (docs/clocks.md
+ * §5: a threshold would leave young windows' ramps unstated).  Returns q^2
+ * (>= 0), y units^2 per x unit^3. */
+double sync_fit_wander_stated(const sync_fit *f);
 
 /* An upper bound of that wander: its running mean plus one of its standard
  * errors (0 before any measurement), what a bridge across an outage must

@@ -434,7 +434,17 @@ int sync_graph_convert(sync_graph *g, sync_clock_id from, sync_clock_id to, sync
 	}
 	const uint32_t *path;
 	int n = route(g, from, to, x, now_ns, out, &path, why, len);
-	return n < 0 ? n : 0;
+	if (n < 0)
+		return n;
+	if (out->value.i == INT64_MAX || out->value.i == INT64_MIN) {
+		/* sync_conv_apply saturates: say so rather than hand back a
+		 * time 292 years away that is no conversion at all. */
+		char a[SYNC_CLOCK_NAME_MAX];
+		snprintf(why, len, "the result lies beyond the range of %s (int64: ±9.2e18 units)",
+			 sync_clock_format(to, a, sizeof a));
+		return -ERANGE;
+	}
+	return 0;
 }
 
 int sync_graph_path(sync_graph *g, sync_clock_id from, sync_clock_id to, sync_tval x, int64_t now_ns,

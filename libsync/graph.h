@@ -78,8 +78,9 @@ size_t sync_graph_nedges(const sync_graph *g);
 /* Convert x on clock `from` to clock `to` at time now_ns (the caller's
  * clock, as used for conv.updated_ns).  Returns 0 and fills *out, or -ENOENT
  * (a clock is unknown), -ENOLINK (no path), -ERANGE (x outside an edge's
- * validity beyond the tolerance), -ESTALE (an edge too old), -E2BIG (path
- * longer than SYNC_GRAPH_MAX_HOPS), with the reason in why[len]. */
+ * validity beyond the tolerance, or a result beyond int64: the line would
+ * saturate), -ESTALE (an edge too old), -E2BIG (path longer than
+ * SYNC_GRAPH_MAX_HOPS), with the reason in why[len]. */
 int sync_graph_convert(sync_graph *g, sync_clock_id from, sync_clock_id to, sync_tval x, int64_t now_ns,
 		       sync_graph_result *out, char *why, size_t len);
 

@@ -25,6 +25,11 @@ $(B)/tests/test_fit: $(B)/tests/test_fit.o $(B)/libsync.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check gsl glib-2.0) -lm
 
+TESTS += $(B)/tests/test_fit_wander
+$(B)/tests/test_fit_wander: $(B)/tests/test_fit_wander.o $(B)/libsync.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check gsl glib-2.0) -lm
+
 TESTS += $(B)/tests/test_graph
 $(B)/tests/test_graph: $(B)/tests/test_graph.o $(B)/libsync.a
 	@mkdir -p $(dir $@)

@@ -185,27 +185,15 @@ int main(int argc, char **argv)
 {
 	char *conf = NULL;
 	gint64 port = 0;
-	gboolean print_config = FALSE;
 	GOptionEntry entries[] = {
 		{"config", 'c', 0, G_OPTION_ARG_FILENAME, &conf, "configuration file (default /etc/chorus/proxy.conf)", "FILE"},
 		{"port", 'p', 0, G_OPTION_ARG_INT64, &port, "TCP port ([proxy] port)", "PORT"},
-		{"print-config", 0, 0, G_OPTION_ARG_NONE, &print_config, "print every configuration key and exit", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
+	int orc = cfg_options("chorus-proxy", "- this node's devices for other machines, over TCP", entries, table, NULL, FALSE, &argc, &argv);
+	if (orc >= 0)
+		return orc;
 	GError *err = NULL;
-	GOptionContext *oc = g_option_context_new("- this node's devices for other machines, over TCP");
-	g_option_context_add_main_entries(oc, entries, NULL);
-	if (!g_option_context_parse(oc, &argc, &argv, &err)) {
-		fprintf(stderr, "chorus-proxy: %s\n", err->message);
-		return 2;
-	}
-	g_option_context_free(oc);
-	if (print_config) {
-		char *t = cfg_describe(table);
-		fputs(t, stdout);
-		g_free(t);
-		return 0;
-	}
 	/* the proxy serves its own node's devices: never relay to another */
 	g_unsetenv("CHORUS_REMOTE");
 	static proxy p;

@@ -16,6 +16,12 @@ $(B)/tests/test_proxy: $(B)/tests/test_proxy.o $(B)/tests/proxy_fixture.o $(B)/t
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0) -lm
 
+# Nodes found by their sync packets (sync/peers), the same fixture.
+TESTS += $(B)/tests/test_proxy_peers
+$(B)/tests/test_proxy_peers: $(B)/tests/test_proxy_peers.o $(B)/tests/proxy_fixture.o $(B)/tests/libdev_testutil.o $(B)/libdev.a | $(B)/bin/chorus-proxy
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check glib-2.0) -lm
+
 # The tools on another machine against a simulated node's real syncd and
 # audiod through its proxy (tests/test_proxy_node.sh).
 TESTS += $(B)/tests/test_proxy_node

@@ -448,6 +448,17 @@ static void load_source(sim_scenario *sc, cfg_file *ini, const char *g, const ch
 			      "only used with call_rate_hz");
 	if (has_rate && s->call_end_s <= s->call_start_s)
 		cfg_file_fail(ini, g, "call_end_s", "must be after call_start_s (%g s)", s->call_start_s);
+	else if (has_rate && s->call_rate_hz * (s->call_end_s - s->call_start_s) > SIM_MAX_CALLS)
+		/* Within each key's range the product can still ask for
+		 * millions of rendered calls (call_rate = 10000 over 1e7 s took
+		 * chorus-sim to 2.1 GB and aborted audiod). */
+		cfg_file_fail(ini, g, "call_rate_hz",
+			      "%g calls/s over %g s is %.3g calls; a source makes at most %d (each is rendered in every process)",
+			      s->call_rate_hz, s->call_end_s - s->call_start_s,
+			      s->call_rate_hz * (s->call_end_s - s->call_start_s), SIM_MAX_CALLS);
+	if (has_times && s->n_call_times > SIM_MAX_CALLS)
+		cfg_file_fail(ini, g, "call_times_s", "%zu calls; a source makes at most %d", s->n_call_times,
+			      SIM_MAX_CALLS);
 
 	dsp_wave_params *p = &s->wave;
 	p->kind = (dsp_wave_kind)cfg_file_enum(ini, g, "waveform");

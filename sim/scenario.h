@@ -22,7 +22,8 @@
 #include "apps/dsp/wave.h"
 
 #define SIM_MAX_MICS 32
-#define SIM_MAX_NODE 65535 /* the side channel's record carries it in 16 bits */
+#define SIM_MAX_NODE 65535  /* the side channel's record carries it in 16 bits */
+#define SIM_MAX_CALLS 20000 /* per source: each call is rendered (and its paths kept) in every process */
 
 typedef enum {
 	SIM_LAT_EXPONENTIAL = 0,

@@ -1,7 +1,15 @@
 /* config.c — syncd's configuration table (libcfg); keys carry their unit
  * (interval_s), the names before that are accepted as deprecated aliases. */
+#include <arpa/inet.h>
+#include <grp.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include <glib.h>
 
 #include "libcfg/cfg.h"
 #include "syncd/syncd.h"
@@ -70,6 +78,64 @@ static const cfg_group table[] = {
 	{NULL},
 };
 
+/* TRUE when a (network order) is a broadcast address RBS can use: the
+ * limited broadcast, a directed one (host part all ones for a /8 to /24,
+ * or an interface's broadcast address now, for other masks), or 127.x.y.255
+ * on loopback (a simulated field).  Multicast is handled apart. */
+static gboolean is_broadcast(struct in_addr a)
+{
+	uint32_t h = ntohl(a.s_addr);
+	if (h == 0xffffffffu || (h & 0xff) == 0xff)
+		return TRUE;
+	struct ifaddrs *ifs = NULL, *i;
+	gboolean yes = FALSE;
+	if (getifaddrs(&ifs) == 0) {
+		for (i = ifs; i && !yes; i = i->ifa_next)
+			yes = i->ifa_addr && i->ifa_addr->sa_family == AF_INET && (i->ifa_flags & IFF_BROADCAST) &&
+			      i->ifa_broadaddr &&
+			      ((struct sockaddr_in *)(void *)i->ifa_broadaddr)->sin_addr.s_addr == a.s_addr;
+		freeifaddrs(ifs);
+	}
+	return yes;
+}
+
+/* The values the table cannot judge, at their lines (issue 15: a unicast
+ * address, an interface, group or key file that does not exist). */
+static void check(cfg_file *f, const void *target)
+{
+	const syncd_config *c = target;
+	struct in_addr a;
+	if (cfg_file_has(f, "rbs", "address")) {
+		if (inet_pton(AF_INET, c->rbs_address, &a) != 1)
+			cfg_file_fail(f, "rbs", "address", "\"%s\" is not an IPv4 address", c->rbs_address);
+		else if (!IN_MULTICAST(ntohl(a.s_addr)) && !is_broadcast(a))
+			cfg_file_fail(f, "rbs", "address",
+				      "%s is neither a broadcast nor a multicast address: reference broadcasts must reach "
+				      "every node at once (give the field network's broadcast address, e.g. "
+				      "192.168.1.255 as `ip -br addr` shows it, or a group in 224.0.0.0/4)",
+				      c->rbs_address);
+	}
+	if (cfg_file_has(f, "rbs", "interface") && *c->rbs_interface && if_nametoindex(c->rbs_interface) == 0)
+		cfg_file_fail(f, "rbs", "interface", "no network interface \"%s\" (`ip link` lists them)",
+			      c->rbs_interface);
+	if (cfg_file_has(f, "syncd", "group") && *c->group && !getgrnam(c->group))
+		cfg_file_fail(f, "syncd", "group", "no group \"%s\" on this system (/etc/group)", c->group);
+	if (cfg_file_has(f, "rbs", "key_file") && *c->key_file) {
+		gchar *k = NULL;
+		gsize kl = 0;
+		GError *e = NULL;
+		if (!g_file_get_contents(c->key_file, &k, &kl, &e)) {
+			cfg_file_fail(f, "rbs", "key_file", "%s", e->message);
+			g_error_free(e);
+		} else if (kl < 16)
+			cfg_file_fail(f, "rbs", "key_file", "%s holds %zu bytes; a key needs 16 or more", c->key_file,
+				      (size_t)kl);
+		if (k)
+			memset(k, 0, kl);
+		g_free(k);
+	}
+}
+
 gboolean syncd_config_load(syncd_config *cfg, const char *path, gboolean path_given, GError **err)
 {
 	if (!cfg_defaults(table, cfg, err))
@@ -77,7 +143,7 @@ gboolean syncd_config_load(syncd_config *cfg, const char *path, gboolean path_gi
 	const char *env = getenv("CHORUS_NODE");
 	if (env && *env && !cfg_set(table, cfg, "syncd", "node", env, "environment CHORUS_NODE: ", err))
 		return FALSE;
-	return cfg_load(path, !path_given, table, cfg, err);
+	return cfg_load_checked(path, !path_given, table, cfg, check, err);
 }
 
 void syncd_config_clear(syncd_config *cfg)

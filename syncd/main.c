@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <systemd/sd-daemon.h>
 
+#include "libcfg/cfg.h"
 #include "libsync/now.h"
 #include "syncd/devices.h"
 #include "syncd/rtcpu.h"
@@ -53,28 +54,17 @@ int main(int argc, char **argv)
 {
 	char *conf = NULL;
 	gint64 node = -1;
-	gboolean print_config = FALSE, verbose = FALSE;
+	gboolean verbose = FALSE;
 	GOptionEntry entries[] = {
 		{"config", 'c', 0, G_OPTION_ARG_FILENAME, &conf, "configuration file (default /etc/chorus/syncd.conf)", "FILE"},
 		{"node", 'n', 0, G_OPTION_ARG_INT64, &node, "this node's number (overrides the file)", "N"},
 		{"verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "log debug messages", NULL},
-		{"print-config", 0, 0, G_OPTION_ARG_NONE, &print_config, "print every configuration key with its default and exit", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
+	int orc = cfg_options("syncd", "- chorus time-conversion service", entries, NULL, syncd_config_describe, FALSE, &argc, &argv);
+	if (orc >= 0)
+		return orc;
 	GError *err = NULL;
-	GOptionContext *oc = g_option_context_new("- chorus time-conversion service");
-	g_option_context_add_main_entries(oc, entries, NULL);
-	if (!g_option_context_parse(oc, &argc, &argv, &err)) {
-		fprintf(stderr, "syncd: %s\n", err->message);
-		return 2;
-	}
-	g_option_context_free(oc);
-	if (print_config) {
-		char *d = syncd_config_describe();
-		fputs(d, stdout);
-		g_free(d);
-		return 0;
-	}
 	if (verbose)
 		g_setenv("G_MESSAGES_DEBUG", "all", TRUE);
 

@@ -276,3 +276,19 @@ void pfx_stop(pfx *f)
 	g_free(f->log);
 	g_free(f);
 }
+
+char *pfx_bindir(const char *argv0, const char *name)
+{
+	char *dir = g_path_get_dirname(argv0);
+	char *bindir = g_build_filename(dir, "..", "bin", NULL);
+	g_free(dir);
+	char *prog = g_build_filename(bindir, "chorus-proxy", NULL);
+	gboolean ok = g_file_test(prog, G_FILE_TEST_IS_EXECUTABLE);
+	if (!ok) {
+		printf("%s: SKIP (%s not built)\n", name, prog);
+		g_free(bindir);
+		bindir = NULL;
+	}
+	g_free(prog);
+	return bindir;
+}

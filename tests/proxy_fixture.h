@@ -30,6 +30,11 @@ typedef struct {
 	int64_t sn_next; /* the sensor's next index (items are int16 = index) */
 } pfx;
 
+/* The bin directory beside a test binary (argv0 ".../tests/NAME" ->
+ * ".../bin"; g_free it), or NULL after printing "NAME: SKIP (...)" when
+ * chorus-proxy is not built there (the caller exits 77). */
+char *pfx_bindir(const char *argv0, const char *name);
+
 /* Serve the demo devices (demo/status, demo/ctl, demo/ro, demo/locked
  * (writes only for another uid), demo/events, demo/data) and start the proxy
  * with keepalive_ms (and `extra` lines appended to its [proxy] group). */

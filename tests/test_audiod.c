@@ -510,7 +510,9 @@ START_TEST(bulk_reader)
 END_TEST
 
 /* Run audioget with args; returns its stderr (g_free); exit status must be 0. */
-static char *run_audioget(char **args)
+/* Run audioget with args (NULL-ended, at most 14); its standard error (g_free
+ * it) and the wait status in *status. */
+static char *spawn_audioget(char **args, int *status)
 {
 	char *argv[16] = {AH_BIN_DIR "/audioget"};
 	int n = 1;
@@ -518,12 +520,28 @@ static char *run_audioget(char **args)
 		argv[n] = args[n - 1];
 	argv[n] = NULL;
 	char *err_text = NULL;
-	int status;
 	GError *e = NULL;
-	ck_assert_msg(g_spawn_sync(NULL, argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err_text, &status, &e),
+	ck_assert_msg(g_spawn_sync(NULL, argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err_text, status, &e),
 		      "audioget: %s", e ? e->message : "");
+	return err_text;
+}
+
+static char *run_audioget(char **args)
+{
+	int status;
+	char *err_text = spawn_audioget(args, &status);
 	ck_assert_msg(g_spawn_check_wait_status(status, NULL), "audioget failed: %s", err_text);
 	return err_text;
+}
+
+/* Run audioget with args, which must fail (exit != 0) saying `want`. */
+static void audioget_refused(char **args, const char *want)
+{
+	int status;
+	char *err_text = spawn_audioget(args, &status);
+	ck_assert_msg(!g_spawn_check_wait_status(status, NULL) && strstr(err_text, want), "audioget %s …: exit 0x%x, \"%s\"",
+		      args[0], status, err_text);
+	g_free(err_text);
 }
 
 /* The file holds `nch` channels chan[] of the world from audiod frame `first`. */
@@ -620,6 +638,26 @@ START_TEST(audioget_files)
 	ck_assert_ptr_nonnull(strstr(msg, "first=12000 last=20000"));
 	check_file(&h, out, 12000, 8000, 2, NULL);
 	g_free(msg);
+	/* Bad requests are refused at once, saying why (issue 15): a range
+	 * that begins years ahead (it waited for ever), a negative frame, two
+	 * ways of naming the range, a format audioget does not write. */
+	char *b1[] = {"--first", "1000000000000000", "--last", "1000000000000010", "-o", out, NULL};
+	audioget_refused(b1, "s after the newest frame");
+	char *b2[] = {"--first", "-100", "--last", "5", "-o", out, NULL};
+	audioget_refused(b2, "frame indices are 0 or more");
+	char *b3[] = {"--clock", "global", "--from", "1", "--to", "2", "--first", "5", "-o", out, NULL};
+	audioget_refused(b3, "not both");
+	char *b4[] = {"--first", "12000", "--last", "12010", "-o", "x.mp3", NULL};
+	audioget_refused(b4, "writes .wav or .flac");
+	/* chorus-cat's listing names the ring for what it is (it said "not
+	 * answering: Bad message"). */
+	char *cat[] = {AH_BIN_DIR "/chorus-cat", NULL}, *cat_out = NULL;
+	int cat_st;
+	ck_assert(g_spawn_sync(NULL, cat, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &cat_out, NULL, &cat_st, NULL));
+	ck_assert_msg(g_spawn_check_wait_status(cat_st, NULL) && strstr(cat_out, "audio/0/ring") &&
+			      strstr(cat_out, "ring (audiod's shared memory") && !strstr(cat_out, "not answering"),
+		      "chorus-cat:\n%s", cat_out);
+	g_free(cat_out);
 	/* Nothing lost silently (issue 15): standard output on a full device,
 	 * and a WAV on a 16 KiB file system (32 KB of samples), each a
 	 * non-zero exit that says why. */

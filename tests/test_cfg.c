@@ -339,6 +339,51 @@ START_TEST(many_errors_are_capped)
 }
 END_TEST
 
+/* A semantic check, as a daemon's: a name must not be "bad". */
+static void name_check(cfg_file *f, const void *target)
+{
+	const settings *st = target;
+	if (cfg_file_has(f, "node", "name") && !strcmp(st->name, "bad"))
+		cfg_file_fail(f, "node", "name", "\"%s\" is not allowed here", st->name);
+}
+
+/* Semantic errors come at their lines with the table's; a long bad value
+ * is named by its start and length, not echoed whole; integer ranges are
+ * written as integers. */
+START_TEST(checked_values_and_long_lines)
+{
+	settings s;
+	memset(&s, 0, sizeof s);
+	ck_assert(cfg_defaults(table, &s, NULL));
+	char *path = write_tmp("[fit]\nwindow = 8\n[node]\n\nname = bad\n");
+	GError *err = NULL;
+	ck_assert(!cfg_load_checked(path, FALSE, table, &s, name_check, &err));
+	ck_assert_msg(g_str_has_suffix(err->message, ":5: [node] name: \"bad\" is not allowed here"), "%s", err->message);
+	g_clear_error(&err);
+	cfg_clear(table, &s);
+	g_unlink(path);
+	g_free(path);
+	GString *t = g_string_new("[fit]\nwindow = ");
+	for (int i = 0; i < 1000000; i++)
+		g_string_append_c(t, 'x');
+	g_string_append_c(t, '\n');
+	ck_assert_ptr_null(cfg_file_load_data("long.conf", t->str, table, &err));
+	ck_assert_msg(strlen(err->message) < 200, "%zu bytes of error", strlen(err->message));
+	ck_assert_msg(strstr(err->message, "long.conf:2: [fit] window: 'xxxx") && strstr(err->message, "(1000000 bytes)' is not an integer"),
+		      "%.300s", err->message);
+	g_clear_error(&err);
+	g_string_free(t, TRUE);
+	static const cfg_key big_keys[] = {
+		{"id", CFG_INT, "0", 0, 4294967294.0, 0, "an id", NULL, 0, NULL},
+		{NULL},
+	};
+	static const cfg_group big[] = {{.name = "g", .keys = big_keys, .store = 1}, {NULL}};
+	char *d = cfg_describe(big);
+	ck_assert_msg(strstr(d, "0..4294967294)"), "%s", d);
+	g_free(d);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cfg");
@@ -353,6 +398,7 @@ int main(void)
 	tcase_add_test(tc, deprecated_names_still_work);
 	tcase_add_test(tc, overrides_and_missing_file);
 	tcase_add_test(tc, many_errors_are_capped);
+	tcase_add_test(tc, checked_values_and_long_lines);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

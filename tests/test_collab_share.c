@@ -1,8 +1,8 @@
 /* test_collab_share.c — collab's network edges (issue 15): shared
  * detections authenticated, replay-windowed and range-checked
  * (apps/collab/share.h, det_event_check); the clip service's challenge,
- * request deadline and connection cap (apps/collab/clip.h), over real
- * sockets on loopback. */
+ * request deadline and connection cap, and its authenticated replies
+ * (apps/collab/clip.h), over real sockets on loopback. */
 #include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
@@ -326,6 +326,77 @@ START_TEST(detection_json)
 }
 END_TEST
 
+/* A stand-in clip server that answers one connection as `mode` says: 0 an
+ * honest keyed reply; 1 the same mac with one sample changed on the way;
+ * 2 no mac; 3 a reply recorded on another connection (another nonce). */
+typedef struct {
+	int lfd, mode;
+} fake_srv;
+
+static gpointer fake_clip_server(gpointer data)
+{
+	fake_srv *f = data;
+	int fd = accept(f->lfd, NULL, NULL);
+	ck_assert_int_ge(fd, 0);
+	const char *nonce = "0123456789abcdef0123456789abcdef";
+	char hello[80], req[300];
+	g_snprintf(hello, sizeof hello, "CHORUS-CLIP 2 nonce=%s\n", nonce);
+	ck_assert_int_eq(send(fd, hello, strlen(hello), MSG_NOSIGNAL), (ssize_t)strlen(hello));
+	size_t h = 0;
+	while (h < sizeof req - 1 && (h == 0 || req[h - 1] != '\n')) {
+		ssize_t k = recv(fd, req + h, 1, 0);
+		if (k <= 0)
+			break;
+		h += (size_t)k;
+	}
+	req[h] = 0;
+	g_strchomp(req);
+	float x[4] = {0.25f, -0.5f, 0.125f, 1.0f};
+	const char *head = "OK v=1 node=2 rate=16000 first=16000 n=4 t0_ns=1000000000 t0_frac=0.000000 se_ns=1200 rate_eff=16000";
+	gchar *m = clip_reply_mac(KEY, sizeof KEY - 1, f->mode == 3 ? "ffffffffffffffffffffffffffffffff" : nonce, req, head,
+				  x, sizeof x);
+	if (f->mode == 1)
+		x[2] = 0.126f;
+	gchar *line = f->mode == 2 ? g_strconcat(head, "\n", NULL) : g_strconcat(head, " mac=", m, "\n", NULL);
+	ck_assert_int_eq(send(fd, line, strlen(line), MSG_NOSIGNAL), (ssize_t)strlen(line));
+	ck_assert_int_eq(send(fd, x, sizeof x, MSG_NOSIGNAL), (ssize_t)sizeof x);
+	g_free(m);
+	g_free(line);
+	close(fd);
+	return NULL;
+}
+
+/* A keyed client takes a reply only with the mac of this connection's
+ * nonce, this request, this header and these samples. */
+START_TEST(clip_reply_authenticated)
+{
+	for (int mode = 0; mode < 4; mode++) {
+		int lfd = socket(AF_INET, SOCK_STREAM, 0);
+		struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+		socklen_t al = sizeof a;
+		ck_assert_int_eq(bind(lfd, (struct sockaddr *)&a, sizeof a), 0);
+		ck_assert_int_eq(listen(lfd, 1), 0);
+		ck_assert_int_eq(getsockname(lfd, (struct sockaddr *)&a, &al), 0);
+		fake_srv f = {lfd, mode};
+		GThread *t = g_thread_new("fake", fake_clip_server, &f);
+		clip c;
+		char why[256] = "";
+		int rc = clip_fetch("127.0.0.1", ntohs(a.sin_port), 1000000000, 1000250000, 0, KEY, sizeof KEY - 1, 5000, &c,
+				    why, sizeof why);
+		g_thread_join(t);
+		close(lfd);
+		if (mode == 0) {
+			ck_assert_msg(rc == 0, "honest reply refused: %s", why);
+			ck_assert_uint_eq(c.n, 4);
+			ck_assert(c.x[2] == 0.125f);
+			g_free(c.x);
+		} else
+			ck_assert_msg(rc == -EACCES && strstr(why, "not authenticated") && !c.x, "mode %d: rc %d, %s", mode,
+				      rc, why);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("collab_share");
@@ -336,6 +407,7 @@ int main(void)
 	tcase_add_test(tc, replays_over_udp);
 	tcase_add_test(tc, cut_off_nodes_are_not_heard);
 	tcase_add_test(tc, clip_service_edges);
+	tcase_add_test(tc, clip_reply_authenticated);
 	tcase_add_test(tc, detection_json);
 	suite_add_tcase(s, tc);
 	SRunner *r = srunner_create(s);

@@ -206,8 +206,16 @@ START_TEST(test_conversion_calibrated)
 	unit_rms_bounds(&lo, &hi);
 	double zr[4] = {sqrt(z_end / SEEDS), sqrt(z_out / SEEDS), sqrt(z_slope / SEEDS), sqrt(z_inv / SEEDS)};
 	const char *what[4] = {"value at the newest point", "value 2 s past the data", "slope", "inverse"};
-	for (int k = 0; k < 4; k++)
-		ck_assert_msg(zr[k] > lo && zr[k] < hi, "%s: RMS z %.3f outside [%.3f, %.3f]", what[k], zr[k], lo, hi);
+	/* Past the data the fit states its measured wander's mean, clipped at
+	 * 0, even when it is not significant (libsync/fit.c: a threshold
+	 * would leave young ramps unstated), so a steady clock's extrapolation
+	 * is stated somewhat wide: there the lower bound is the project's
+	 * "wide" limit, RMS z 0.7 (bench/honesty), the upper one unchanged. */
+	for (int k = 0; k < 4; k++) {
+		double lo_k = k == 1 ? fmin(lo, 0.7) : lo;
+		ck_assert_msg(zr[k] > lo_k && zr[k] < hi, "%s: RMS z %.3f outside [%.3f, %.3f]", what[k], zr[k], lo_k,
+			      hi);
+	}
 	/* Residual RMS: s^2 of 62 degrees of freedom averaged over the seeds
 	 * has relative s.d. sqrt(2 / (62 SEEDS)); allow 6 of them. */
 	double rel = s2 / SEEDS / (SIGMA_NS * SIGMA_NS) - 1;

@@ -63,6 +63,8 @@ START_TEST(bad_requests_say_why)
 		{"clock=cpu from=5x", "\"5x\" is not an integer time"},
 		{"speed=2", "unknown parameter \"speed\""},
 		{"channels", "is not key=value"},
+		{"channels=0 channels=1", "parameter channels given twice"},
+		{"clock=cpu from=1 from=2", "parameter from given twice"},
 	};
 	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
 		ck_assert_int_lt(parse(bad[i].text, &r, e), 0);

@@ -225,6 +225,8 @@ static const struct {
 	 "expected T0-T1: NODES | NODES"},
 	{"[world]\npartition = 5-9: 1 | 2\n[node.1]\nposition_m = 0,0\n[node.2]\nposition_m = 1,0\n[node.3]\nposition_m = 2,0\n",
 	 "bad.ini:2: [world] partition: ", "node 3 is in no group"},
+	{"[world]\nduration_s = 1e7\n[node.1]\nposition_m = 0,0\n[source.1]\nposition_m = 1,1\ncall_rate_hz = 10000\n",
+	 "bad.ini:7: [source.1] call_rate_hz: ", "is 1e+11 calls; a source makes at most 20000"},
 };
 
 START_TEST(broken_files_are_reported_precisely)

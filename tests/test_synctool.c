@@ -154,6 +154,24 @@ START_TEST(errors_are_clear)
 	ck_assert_msg(strstr(e, "is not a time"), "%s", e);
 	g_free(o);
 	g_free(e);
+	/* A result beyond int64 is refused, not saturated; "--" lets
+	 * negative values follow. */
+	RUN_EXPECT(1, "synctool", "convert", "cpu", "global", "9223372036854775807");
+	ck_assert_msg(strstr(e, "beyond the range of global"), "%s", e);
+	g_free(o);
+	g_free(e);
+	RUN_EXPECT(0, "synctool", "convert", "cpu", "cpu", "--", "-5");
+	ck_assert_msg(g_str_has_prefix(o, "-5.000 "), "%s", o);
+	g_free(o);
+	g_free(e);
+	/* chorus-ctl takes options only before the device: a -1 after it is
+	 * the command's, and a "--" there is not sent. */
+	RUN_EXPECT(0, "chorus-ctl", "sync/command", "obs", "node4:audio1", "cpu", "-1", "2");
+	g_free(o);
+	g_free(e);
+	RUN_EXPECT(0, "chorus-ctl", "sync/command", "--", "obs", "node4:audio2", "cpu", "-3", "4");
+	g_free(o);
+	g_free(e);
 	/* Bad commands get an error reply and syncd goes on. */
 	ck_assert_int_ne(run(&o, &e, "chorus-ctl", "sync/command", "obs", "cpu", "audio0", "1", NULL), 0);
 	g_free(o);
@@ -175,6 +193,33 @@ START_TEST(errors_are_clear)
 	g_free(o);
 	g_free(e);
 	stop_syncd();
+}
+END_TEST
+
+/* What the table cannot judge is refused at its line before syncd starts:
+ * a unicast address, an interface, group or key file that does not exist. */
+START_TEST(config_refused_at_its_line)
+{
+	static const char *const cases[][2] = {
+		{"[rbs]\ninsecure = true\naddress = 8.8.8.8\n", ":3: [rbs] address: 8.8.8.8 is neither a broadcast nor a multicast address"},
+		{"[rbs]\ninterface = nosuchif0\n", ":2: [rbs] interface: no network interface \"nosuchif0\""},
+		{"[syncd]\ngroup = no-such-group-here\n", ":2: [syncd] group: no group \"no-such-group-here\""},
+		{"[rbs]\nkey_file = /nonexistent/field.key\n", ":2: [rbs] key_file: Failed to open file"},
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		char *path = g_build_filename(g_get_tmp_dir(), "chorus-syncd-XXXXXX.conf", NULL);
+		int fd = g_mkstemp(path);
+		ck_assert_int_ge(fd, 0);
+		ck_assert(write(fd, cases[i][0], strlen(cases[i][0])) == (ssize_t)strlen(cases[i][0]));
+		close(fd);
+		char *o = NULL, *e = NULL;
+		int rc = run(&o, &e, "syncd", "-c", path, "-n", "4", NULL);
+		ck_assert_msg(rc != 0 && strstr(e, path) && strstr(e, cases[i][1]), "case %zu: exit %d, stderr: %s", i, rc, e);
+		g_free(o);
+		g_free(e);
+		unlink(path);
+		g_free(path);
+	}
 }
 END_TEST
 
@@ -247,6 +292,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, fit_through_devices);
 	tcase_add_test(tc, errors_are_clear);
+	tcase_add_test(tc, config_refused_at_its_line);
 	tcase_add_test(tc, realtime_and_global);
 	tcase_add_test(tc, ticker_in_parts);
 	suite_add_tcase(s, tc);

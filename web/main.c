@@ -110,7 +110,7 @@ int main(int argc, char **argv)
 {
 	char *conf = NULL, *bind = NULL, *nodes = NULL, *key_file = NULL, *truth = NULL, *assets = NULL;
 	gint64 port = 0;
-	gboolean print_config = FALSE, print_token = FALSE;
+	gboolean print_token = FALSE;
 	GOptionEntry entries[] = {
 		{"config", 'c', 0, G_OPTION_ARG_FILENAME, &conf, "configuration file (default /etc/chorus/web.conf)", "FILE"},
 		{"port", 'p', 0, G_OPTION_ARG_INT64, &port, "TCP port ([web] port)", "PORT"},
@@ -119,24 +119,13 @@ int main(int argc, char **argv)
 		{"key-file", 'k', 0, G_OPTION_ARG_FILENAME, &key_file, "the network key ([web] key_file)", "FILE"},
 		{"truth", 0, 0, G_OPTION_ARG_FILENAME, &truth, "a simulation's truth to show ([web] truth)", "FILE"},
 		{"assets", 0, 0, G_OPTION_ARG_FILENAME, &assets, "the page's files ([web] assets)", "DIR"},
-		{"print-config", 0, 0, G_OPTION_ARG_NONE, &print_config, "print every configuration key and exit", NULL},
 		{"print-token", 0, 0, G_OPTION_ARG_NONE, &print_token, "print the token the view requires and exit", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
+	int orc = cfg_options("chorus-web", "- the field's live view in a browser", entries, table, NULL, TRUE, &argc, &argv);
+	if (orc >= 0)
+		return orc;
 	GError *err = NULL;
-	GOptionContext *oc = g_option_context_new("- the field's live view in a browser");
-	g_option_context_add_main_entries(oc, entries, NULL);
-	if (!g_option_context_parse(oc, &argc, &argv, &err) || argc > 1) {
-		fprintf(stderr, "chorus-web: %s\n", err ? err->message : "unexpected arguments (see --help)");
-		return 2;
-	}
-	g_option_context_free(oc);
-	if (print_config) {
-		char *t = cfg_describe(table);
-		fputs(t, stdout);
-		g_free(t);
-		return 0;
-	}
 	static web w;
 	const char *path = conf ? conf : "/etc/chorus/web.conf";
 	if (!cfg_defaults(table, &w.cfg, &err) || !cfg_load(path, conf == NULL, table, &w.cfg, &err)) {

@@ -59,14 +59,31 @@ typedef struct {
 	char err[256];
 	gboolean done;
 	guint timer;
-	char nonce[33]; /* the challenge sent on connecting, hex */
+	char nonce[33];  /* the challenge sent on connecting, hex */
+	GByteArray *out; /* the reply being sent (header and samples) */
+	size_t sent;     /* bytes of out already on the socket */
 } conn;
+
+#define SEND_TIMEOUT_S 5 /* a reply the client does not take by then is dropped */
 
 gchar *clip_mac(const uint8_t *key, size_t klen, const char *nonce, const char *line)
 {
 	gchar *text = g_strconcat(nonce, "\n", line, NULL);
 	gchar *hex = dev_netkey_mac_hex(key, klen, text, strlen(text));
 	g_free(text);
+	return hex;
+}
+
+gchar *clip_reply_mac(const uint8_t *key, size_t klen, const char *nonce, const char *req, const char *head,
+		      const void *samples, size_t nbytes)
+{
+	GByteArray *b = g_byte_array_new();
+	gchar *text = g_strconcat("reply\n", nonce, "\n", req, "\n", head, "\n", NULL);
+	g_byte_array_append(b, (const guint8 *)text, (guint)strlen(text));
+	g_byte_array_append(b, samples, (guint)nbytes);
+	gchar *hex = dev_netkey_mac_hex(key, klen, b->data, b->len);
+	g_free(text);
+	g_byte_array_unref(b);
 	return hex;
 }
 
@@ -92,40 +109,71 @@ static void conn_free(conn *c)
 	dev_sensor_reader_free(c->r);
 	if (c->fd >= 0)
 		close(c->fd);
+	if (c->out)
+		g_byte_array_unref(c->out);
 	g_free(c->c.x);
 	c->s->conns = g_list_remove(c->s->conns, c);
 	c->s->nconns--;
 	g_free(c);
 }
 
-/* Write all of buf (the socket is blocking with a send timeout). */
-static int write_all(int fd, const void *buf, size_t n)
+/* Send what the socket takes of the reply now; the rest when it is
+ * writable again (on_writable), so a client that reads slowly never holds
+ * collab's main loop.  TRUE while there is more to send. */
+static gboolean send_some(conn *c)
 {
-	const uint8_t *p = buf;
-	while (n) {
-		ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
+	while (c->sent < c->out->len) {
+		ssize_t k = send(c->fd, c->out->data + c->sent, c->out->len - c->sent, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (k < 0 && errno == EINTR)
 			continue;
+		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return TRUE;
 		if (k <= 0)
-			return -errno;
-		p += k;
-		n -= (size_t)k;
+			return FALSE; /* the client went away: nothing to keep */
+		c->sent += (size_t)k;
 	}
-	return 0;
+	return FALSE;
+}
+
+static gboolean on_writable(gint fd, GIOCondition cond, gpointer data)
+{
+	conn *c = data;
+	if (send_some(c))
+		return G_SOURCE_CONTINUE;
+	c->watch = 0;
+	conn_free(c);
+	return G_SOURCE_REMOVE;
+}
+
+static gboolean on_send_timeout(gpointer data)
+{
+	conn *c = data;
+	c->timer = 0;
+	g_message("clip: a client took %zu of %u bytes of its reply in %d s; dropped", c->sent, c->out->len,
+		  SEND_TIMEOUT_S);
+	conn_free(c);
+	return G_SOURCE_REMOVE;
 }
 
 static gboolean reply_idle(gpointer data)
 {
 	conn *c = data;
-	int fl = fcntl(c->fd, F_GETFL);
-	fcntl(c->fd, F_SETFL, fl & ~O_NONBLOCK);
-	struct timeval tv = {2, 0};
-	setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 	char head[512];
+	dev_sensor_reader_free(c->r); /* done: nothing more to read */
+	c->r = NULL;
+	if (c->timer) {
+		g_source_remove(c->timer);
+		c->timer = 0;
+	}
+	if (c->watch) {
+		g_source_remove(c->watch);
+		c->watch = 0;
+	}
+	c->out = g_byte_array_new();
 	if (*c->err) {
 		c->s->refused++;
 		g_snprintf(head, sizeof head, "ERR node%u: %s\n", c->s->node, c->err);
-		write_all(c->fd, head, strlen(head));
+		g_byte_array_append(c->out, (const guint8 *)head, (guint)strlen(head));
 	} else {
 		c->s->served++;
 		char b[4][G_ASCII_DTOSTR_BUF_SIZE];
@@ -136,10 +184,27 @@ static gboolean reply_idle(gpointer data)
 			   g_ascii_formatd(b[1], sizeof b[1], "%.6f", c->c.t0_frac_ns),
 			   g_ascii_formatd(b[2], sizeof b[2], "%.4g", c->c.se_ns),
 			   g_ascii_formatd(b[3], sizeof b[3], "%.10g", c->c.rate_eff_hz));
-		if (write_all(c->fd, head, strlen(head)) == 0)
-			write_all(c->fd, c->c.x, c->c.n * sizeof(float));
+		if (c->s->klen) {
+			/* The reply's own mac, bound to this connection's nonce
+			 * and request: a machine that takes over the port cannot
+			 * serve other samples or times. */
+			g_strchomp(head);
+			gchar *m = clip_reply_mac(c->s->key, c->s->klen, c->nonce, c->req, head, c->c.x,
+						  c->c.n * sizeof(float));
+			g_strlcat(head, " mac=", sizeof head);
+			g_strlcat(head, m, sizeof head);
+			g_strlcat(head, "\n", sizeof head);
+			g_free(m);
+		}
+		g_byte_array_append(c->out, (const guint8 *)head, (guint)strlen(head));
+		g_byte_array_append(c->out, (const guint8 *)c->c.x, (guint)(c->c.n * sizeof(float)));
 	}
-	conn_free(c);
+	if (send_some(c)) {
+		c->watch = g_unix_fd_add(c->fd, G_IO_OUT, on_writable, c);
+		c->timer = g_timeout_add_seconds(SEND_TIMEOUT_S, on_send_timeout, c);
+	} else {
+		conn_free(c);
+	}
 	return G_SOURCE_REMOVE;
 }
 
@@ -566,6 +631,19 @@ int clip_fetch(const char *host, int port, int64_t t0_ns, int64_t t1_ns, int cha
 		close(fd);
 		return -EREMOTEIO;
 	}
+	/* The reply's mac (last on its line) is checked once the samples are
+	 * in; a keyed client takes no reply without one. */
+	char mac[65] = "";
+	char *m = strstr(head, " mac=");
+	if (m) {
+		g_strlcpy(mac, m + 5, sizeof mac);
+		*m = 0;
+	}
+	if (klen && strlen(mac) != 64) {
+		g_snprintf(why, len, "%s:%d: reply not authenticated (no mac)", host, port);
+		close(fd);
+		return -EACCES;
+	}
 	char pw[200];
 	if (clip_parse_reply(head, out, pw, sizeof pw) < 0) {
 		g_snprintf(why, len, "%s:%d: %s", host, port, pw);
@@ -577,6 +655,17 @@ int clip_fetch(const char *host, int port, int64_t t0_ns, int64_t t1_ns, int cha
 		g_snprintf(why, len, "%s:%d: samples: %s", host, port, rc == -ETIMEDOUT ? "timed out" : g_strerror(-rc));
 		g_free(out->x);
 		out->x = NULL;
+	} else if (klen) {
+		g_strchomp(req);
+		gchar *want = clip_reply_mac(key, klen, nonce, req, head, out->x, out->n * sizeof(float));
+		gboolean same = dev_netkey_same(want, mac, 64, TRUE);
+		g_free(want);
+		if (!same) {
+			g_snprintf(why, len, "%s:%d: reply not authenticated (mac wrong for this request)", host, port);
+			g_free(out->x);
+			out->x = NULL;
+			rc = -EACCES;
+		}
 	}
 	close(fd);
 	return rc;

@@ -15,7 +15,13 @@
  *   A + B (ns, B fractional) is the global time of frame F as this node
  *   converts it, S its standard error; E the clip's sample rate in global
  *   time (frames per global second: the sound card's true rate as far as
- *   the clocks know it, R(1 + skew)).  Or:   ERR reason\n   and close.
+ *   the clocks know it, R(1 + skew)).  With the key the line ends
+ *   " mac=M2": HMAC-SHA256 (hex) of "reply\n" N "\n" the request line
+ *   (with its mac) "\n" the header before " mac=" "\n" and the sample
+ *   bytes; a keyed client refuses a reply without it or with a wrong one,
+ *   so a machine that takes over the port cannot serve other samples or
+ *   times.  Or:   ERR reason\n   and close (not authenticated: it
+ *   carries no data).
  * At most max_conns connections at once and 20 per second (40 in a burst)
  * are served; more are refused at once with ERR busy.  A listener out of
  * descriptors (EMFILE) pauses for a second rather than spin.
@@ -70,6 +76,12 @@ gboolean collab_clip_bind_is_loopback(const char *bind);
 /* The request mac: HMAC-SHA256 hex of nonce "\n" line (g_free it). */
 gchar *clip_mac(const uint8_t *key, size_t klen, const char *nonce, const char *line);
 
+/* The reply mac (above) over the connection's nonce, the request line as
+ * sent (with its " mac="), the reply header before " mac=" and the
+ * nbytes of samples: HMAC-SHA256 hex (g_free it). */
+gchar *clip_reply_mac(const uint8_t *key, size_t klen, const char *nonce, const char *req, const char *head,
+		      const void *samples, size_t nbytes);
+
 /* Check the " mac=" of a request line against the connection's nonce.
  * Returns 0 or -EACCES. */
 int clip_check_mac(const uint8_t *key, size_t klen, const char *nonce, const char *req);
@@ -84,7 +96,8 @@ void clip_server_free(clip_server *s);
  * field's key when klen > 0), waiting
  * at most timeout_ms for the whole answer.  Blocking (call it from a worker
  * thread).  Returns 0 and *out (free out->x), or a negative errno with the
- * reason in why (the server's ERR text, connection or timeout). */
+ * reason in why (the server's ERR text, connection or timeout; -EACCES for
+ * a keyed fetch whose reply has no mac or a wrong one). */
 int clip_fetch(const char *host, int port, int64_t t0_ns, int64_t t1_ns, int channel, const uint8_t *key, size_t klen,
 	       int timeout_ms, clip *out, char *why, size_t len);
 

@@ -538,29 +538,17 @@ static gboolean on_signal(gpointer data)
 int main(int argc, char **argv)
 {
 	char *conf = NULL, *nodes = NULL, *jsonl = NULL, *map = NULL;
-	gboolean print_config = FALSE;
 	GOptionEntry entries[] = {
 		{"config", 'c', 0, G_OPTION_ARG_FILENAME, &conf, "configuration file (default /etc/chorus/collab.conf)", "FILE"},
 		{"nodes", 0, 0, G_OPTION_ARG_FILENAME, &nodes, "nodes file (ID X Y Z [ADDRESS] per line)", "FILE"},
 		{"jsonl", 0, 0, G_OPTION_ARG_FILENAME, &jsonl, "JSON-lines file of results", "FILE"},
 		{"map", 0, 0, G_OPTION_ARG_FILENAME, &map, "PNG map of results", "FILE"},
-		{"print-config", 0, 0, G_OPTION_ARG_NONE, &print_config, "print every configuration key and exit", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
+	int orc = cfg_options("collab", "- chorus collaborative localization", entries, table, NULL, FALSE, &argc, &argv);
+	if (orc >= 0)
+		return orc;
 	GError *err = NULL;
-	GOptionContext *oc = g_option_context_new("- chorus collaborative localization");
-	g_option_context_add_main_entries(oc, entries, NULL);
-	if (!g_option_context_parse(oc, &argc, &argv, &err)) {
-		fprintf(stderr, "collab: %s\n", err->message);
-		return 2;
-	}
-	g_option_context_free(oc);
-	if (print_config) {
-		char *t = cfg_describe(table);
-		fputs(t, stdout);
-		g_free(t);
-		return 0;
-	}
 	const char *why;
 	if (sync_now_init(&why) < 0) {
 		fprintf(stderr, "collab: %s\n", why);

@@ -22,6 +22,13 @@ $(B)/tests/test_collab_share: $(B)/tests/test_collab_share.o $(B)/tests/collab_t
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check $(COLLAB_PKGS)) -lm -pthread
 
+# The clip service against a real syncd and audiod: slow clients.
+TESTS += $(B)/tests/test_clip_serve
+$(B)/tests/test_clip_serve.o: CFLAGS += $(AUDIOD_TEST_DEFS)
+$(B)/tests/test_clip_serve: $(B)/tests/test_clip_serve.o $(B)/tests/audiod_harness.o $(B)/tests/collab_testutil.o $(COLLAB_LIBS) $(B)/libsim.a | $(B)/bin/audiod $(B)/bin/syncd $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check $(COLLAB_PKGS) alsa) -lm -pthread
+
 # Catching up after an outage: queue, held ids, HAVE/WANT, late groups.
 TESTS += $(B)/tests/test_collab_catchup
 $(B)/tests/test_collab_catchup: $(B)/tests/test_collab_catchup.o $(B)/tests/collab_testutil.o $(B)/tests/tmpdir.o $(COLLAB_LIBS)

@@ -305,29 +305,17 @@ int main(int argc, char **argv)
 {
 	char *conf = NULL;
 	gint64 device = -1, size = 0, hop = 0;
-	gboolean print_config = FALSE;
 	GOptionEntry entries[] = {
 		{"config", 'c', 0, G_OPTION_ARG_FILENAME, &conf, "configuration file (default /etc/chorus/fft.conf)", "FILE"},
 		{"device", 'd', 0, G_OPTION_ARG_INT64, &device, "audio device index", "K"},
 		{"size", 0, 0, G_OPTION_ARG_INT64, &size, "samples per frame", "N"},
 		{"hop", 0, 0, G_OPTION_ARG_INT64, &hop, "samples between frames", "N"},
-		{"print-config", 0, 0, G_OPTION_ARG_NONE, &print_config, "print every configuration key and exit", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
+	int orc = cfg_options("fft", "- chorus short-time FFT service", entries, table, NULL, FALSE, &argc, &argv);
+	if (orc >= 0)
+		return orc;
 	GError *err = NULL;
-	GOptionContext *oc = g_option_context_new("- chorus short-time FFT service");
-	g_option_context_add_main_entries(oc, entries, NULL);
-	if (!g_option_context_parse(oc, &argc, &argv, &err)) {
-		fprintf(stderr, "fft: %s\n", err->message);
-		return 2;
-	}
-	g_option_context_free(oc);
-	if (print_config) {
-		char *d = cfg_describe(table);
-		fputs(d, stdout);
-		g_free(d);
-		return 0;
-	}
 	const char *why;
 	if (sync_now_init(&why) < 0) {
 		fprintf(stderr, "fft: %s\n", why);

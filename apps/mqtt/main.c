@@ -368,28 +368,16 @@ int main(int argc, char **argv)
 {
 	char *conf = NULL, *host = NULL;
 	gint64 port = 0;
-	gboolean print_config = FALSE;
 	GOptionEntry entries[] = {
 		{"config", 'c', 0, G_OPTION_ARG_FILENAME, &conf, "configuration file (default /etc/chorus/mqtt.conf)", "FILE"},
 		{"host", 0, 0, G_OPTION_ARG_STRING, &host, "broker host ([mqtt] host)", "HOST"},
 		{"port", 0, 0, G_OPTION_ARG_INT64, &port, "broker port ([mqtt] port)", "PORT"},
-		{"print-config", 0, 0, G_OPTION_ARG_NONE, &print_config, "print every configuration key and exit", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
+	int orc = cfg_options("chorus-mqtt", "- chorus results to an MQTT broker", entries, table, NULL, FALSE, &argc, &argv);
+	if (orc >= 0)
+		return orc;
 	GError *err = NULL;
-	GOptionContext *oc = g_option_context_new("- chorus results to an MQTT broker");
-	g_option_context_add_main_entries(oc, entries, NULL);
-	if (!g_option_context_parse(oc, &argc, &argv, &err)) {
-		fprintf(stderr, "chorus-mqtt: %s\n", err->message);
-		return 2;
-	}
-	g_option_context_free(oc);
-	if (print_config) {
-		char *t = cfg_describe(table);
-		fputs(t, stdout);
-		g_free(t);
-		return 0;
-	}
 	const char *why;
 	if (sync_now_init(&why) < 0) {
 		fprintf(stderr, "chorus-mqtt: %s\n", why);

@@ -296,7 +296,7 @@ static gboolean on_signal(gpointer data)
 int main(int argc, char **argv)
 {
 	char *clock = NULL, *from = NULL, *to = NULL, *channels = NULL, *out = NULL, *archive_dir = NULL;
-	gint64 node = -1, device = 0, first = -1, last = -1;
+	gint64 node = -1, device = 0, first = INT64_MIN, last = INT64_MIN; /* INT64_MIN: not given */
 	gboolean follow = FALSE, wav = FALSE;
 	GOptionEntry entries[] = {
 		{"node", 'N', 0, G_OPTION_ARG_INT64, &node, "node to ask: through its chorus-proxy when the nodes file lists it, else a simulated node here (CHORUS_NODE)", "N"},
@@ -325,6 +325,26 @@ int main(int argc, char **argv)
 		fprintf(stderr, "audioget: say where to write (-o FILE.wav) or --follow\n");
 		return 2;
 	}
+	if (out && !g_str_has_suffix(out, ".wav") && !g_str_has_suffix(out, ".flac")) {
+		fprintf(stderr, "audioget: -o %s: audioget writes .wav or .flac files (the name says which)\n", out);
+		return 2;
+	}
+	if (clock && (first != INT64_MIN || last != INT64_MIN)) {
+		fprintf(stderr, "audioget: give either --clock with --from/--to or --first/--last, not both\n");
+		return 2;
+	}
+	if (!clock && (from || to)) {
+		fprintf(stderr, "audioget: --from/--to need --clock (global, cpu, node3:cpu, …)\n");
+		return 2;
+	}
+	if ((first != INT64_MIN && first < 0) || (last != INT64_MIN && last < 0)) {
+		fprintf(stderr, "audioget: --first/--last: frame indices are 0 or more\n");
+		return 2;
+	}
+	if (first == INT64_MIN)
+		first = -1;
+	if (last == INT64_MIN)
+		last = -1;
 	if (!follow && first >= 0 && last < 0) {
 		fprintf(stderr, "audioget: a file needs --last with --first (or use --follow)\n");
 		return 2;

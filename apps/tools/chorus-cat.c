@@ -10,7 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "libdev/dev.h"
@@ -167,6 +170,28 @@ static gint cmp_names(gconstpointer a, gconstpointer b)
 }
 
 /* List the sockets under dir (relative names from `rel`), recursively. */
+/* TRUE when the socket at path greets as audiod's memfd ring server
+ * ("CHRING 1 …": it hands out a descriptor, not libdev messages). */
+static gboolean is_ring_server(const char *path)
+{
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0); /* audiod/ringserver.c's */
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	if (fd < 0 || strlen(path) >= sizeof a.sun_path) {
+		if (fd >= 0)
+			close(fd);
+		return FALSE;
+	}
+	strcpy(a.sun_path, path);
+	int ms = opt_timeout > 0 && opt_timeout < 1000 ? opt_timeout : 1000;
+	struct timeval tv = {ms / 1000, (ms % 1000) * 1000L};
+	char buf[16] = "";
+	gboolean yes = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0 &&
+		       connect(fd, (struct sockaddr *)&a, sizeof a) == 0 && recv(fd, buf, 9, 0) == 9 &&
+		       !memcmp(buf, "CHRING 1 ", 9);
+	close(fd); /* any descriptor passed with the greeting is dropped unread */
+	return yes;
+}
+
 static void list_dir(const char *dir, const char *rel, int *n)
 {
 	GDir *d = g_dir_open(dir, 0, NULL);
@@ -191,6 +216,8 @@ static void list_dir(const char *dir, const char *rel, int *n)
 			if (l) {
 				printf("%-40s %s\n", r, dev_pattern_name(dev_link_pattern(l)));
 				dev_link_close(l);
+			} else if (is_ring_server(path)) {
+				printf("%-40s ring (audiod's shared memory for bulk readers; read it with audioget)\n", r);
 			} else {
 				printf("%-40s (not answering: %s)\n", r,
 				       err ? g_strerror(err->code) : "name outside the device naming rules");

@@ -90,16 +90,27 @@ int main(int argc, char **argv)
 					 "ARGS are joined with spaces into the command text or request bytes.\n"
 					 "With no ARGS, a command device prints its usage.\n"
 					 "Exit: 0 ok; 1..124 the service's status or error (|status|, errno); 125 chorus-ctl failed.");
+	/* Options only before DEVICE: what follows it is the command's own
+	 * (`chorus-ctl sync/command obs cpu audio0 -1 2` has a -1 in it), and a
+	 * "--" there ends nothing and is not sent. */
+	g_option_context_set_strict_posix(oc, TRUE);
 	if (!g_option_context_parse(oc, &argc, &argv, &err)) {
 		fprintf(stderr, "chorus-ctl: %s\n", err->message);
 		return EXIT_TOOL;
 	}
 	g_option_context_free(oc);
-	if (argc < 2) {
+	int a0 = 1;
+	if (argc > a0 && !strcmp(argv[a0], "--"))
+		a0++;
+	if (argc < a0 + 1) {
 		fprintf(stderr, "chorus-ctl: which device? (chorus-cat lists them)\n");
 		return EXIT_TOOL;
 	}
-	const char *name = argv[1];
+	const char *name = argv[a0];
+	if (argc > a0 + 1 && !strcmp(argv[a0 + 1], "--"))
+		a0++;
+	argv += a0 - 1; /* argv[1] the device, argv[2..] the command's words */
+	argc -= a0 - 1;
 	dev_link *l = dev_link_open(name, opt_timeout, &err);
 	if (!l) {
 		fprintf(stderr, "chorus-ctl: %s\n", err->message);

@@ -183,6 +183,8 @@ static int cmd_convert(int argc, char **argv)
 	}
 	int64_t now_ns = sync_now(SYNC_KIND_CPU);
 	for (int i = 4; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0 && i == 4)
+			continue; /* `convert cpu global -- -5`: the values that follow may be negative */
 		if (strcmp(argv[i], "-") == 0) {
 			char line[256];
 			while (fgets(line, sizeof line, stdin)) {

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #define MAX_PROGS CSIM_MAX_PROCS
 #define LONG_LIFE_S 1200.0 /* instances judged on growth: 20 minutes */
@@ -48,6 +49,8 @@ struct csim_chaos {
 	gboolean finished;
 	csim_chaos_restarted_fn restarted;
 	void *user;
+	gboolean hog;  /* csim_chaos_hog */
+	int hogs_live; /* hog processes not yet reaped */
 };
 
 static double now_s(const csim_chaos *c)
@@ -163,12 +166,50 @@ static void arm(csim_chaos *c)
 	c->next = g_timeout_add((guint)MAX(1.0, gap * 1000), on_action, c);
 }
 
+static void on_hog_exit(GPid pid, gint status, gpointer data)
+{
+	csim_chaos *c = data;
+	c->hogs_live--;
+	g_spawn_close_pid(pid);
+}
+
+/* Spin one core of the host for hog_s seconds from a child process. */
+static void start_hog(csim_chaos *c, target *t, double hog_s)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		gint64 end = g_get_monotonic_time() + (gint64)(hog_s * 1e6);
+		volatile double x = 1;
+		while (g_get_monotonic_time() < end)
+			for (int i = 0; i < 100000; i++)
+				x = x * 1.0000001 + 1e-9;
+		_exit(0);
+	}
+	if (pid < 0) {
+		note(c, t, "hog_failed", "fork: %s", g_strerror(errno));
+		return;
+	}
+	c->hogs_live++;
+	g_child_watch_add(pid, on_hog_exit, c);
+	note(c, t, "hog", "a process spins on the host's cores for %.1f s (pid %d)", hog_s, (int)pid);
+}
+
+void csim_chaos_hog(csim_chaos *c, gboolean on)
+{
+	c->hog = on;
+}
+
 static gboolean on_action(gpointer data)
 {
 	csim_chaos *c = data;
 	c->next = 0;
 	target *t = &g_array_index(c->targets, target, g_rand_int_range(c->rng, 0, (gint32)c->targets->len));
 	double roll = g_rand_double(c->rng), stop_s = g_rand_double_range(c->rng, 1.0, 5.0);
+	if (c->hog && g_rand_double(c->rng) < 0.2) {
+		start_hog(c, t, stop_s + 1.0);
+		arm(c);
+		return G_SOURCE_REMOVE;
+	}
 	if (!t->busy && csim_pid(c->s, t->node, t->prog) > 0) {
 		pending *p = g_new(pending, 1);
 		*p = (pending){c, t};
@@ -267,20 +308,21 @@ void csim_chaos_finish(csim_chaos *c)
 int csim_chaos_report(csim_chaos *c, GString *out, const char *csv_path)
 {
 	csim_chaos_finish(c);
-	int kills = 0, stops = 0, growth = 0, dead = 0;
+	int kills = 0, stops = 0, hogs = 0, growth = 0, dead = 0;
 	FILE *f = fopen(csv_path, "w");
 	int wrote = f && fprintf(f, "t_s,node,program,action,detail\n") > 0;
 	for (guint i = 0; i < c->events->len; i++) {
 		const chaos_event *e = &g_array_index(c->events, chaos_event, i);
 		kills += !strcmp(e->action, "kill");
 		stops += !strcmp(e->action, "stop");
+		hogs += !strcmp(e->action, "hog");
 		if (f && fprintf(f, "%.3f,%d,%s,%s,\"%s\"\n", e->t_s, e->node, e->prog, e->action, e->detail) < 0)
 			wrote = 0;
 	}
 	if (!f || fclose(f) != 0)
 		wrote = 0;
-	g_string_append_printf(out, "chaos: %d kills (restarted after 1 s), %d stops (1-5 s), %d crashes, %d failed restarts\n",
-			       kills, stops, c->crashes, c->failed_restarts);
+	g_string_append_printf(out, "chaos: %d kills (restarted after 1 s), %d stops (1-5 s), %d hogs, %d crashes, %d failed restarts\n",
+			       kills, stops, hogs, c->crashes, c->failed_restarts);
 	g_string_append(out, "chaos: resources per process instance (first sample 30 s into its life, last at the end)\n");
 	g_string_append_printf(out, "  %-6s %-8s %8s %10s %10s %6s %6s %s\n", "node", "program", "life_s", "rss0_kB", "rss_kB",
 			       "fd0", "fd", "verdict");

@@ -5,7 +5,8 @@
  * generator, so a seed replays the same schedule) one process of one node
  * is hit: killed with SIGKILL and started again a second later, as
  * systemd's Restart=on-failure with RestartSec=1 would (60 %), or stopped
- * with SIGSTOP for 1-5 s and continued (40 %).  Every tick it also looks
+ * with SIGSTOP for 1-5 s and continued (40 %) — or, with csim_chaos_hog,
+ * the host's cores are hogged for a few seconds.  Every tick it also looks
  * for processes that died without being killed (a crash: counted, and
  * restarted as systemd would) and samples each process instance's resident
  * memory and open descriptors (/proc).  Afterwards the report lists every
@@ -30,6 +31,12 @@ typedef void (*csim_chaos_restarted_fn)(void *user, int node, const char *prog);
 /* Start injecting into s (on the default main context) from now on;
  * restarted (may be NULL) is told of every restart. */
 csim_chaos *csim_chaos_new(csim *s, guint64 seed, double interval_s, csim_chaos_restarted_fn restarted, void *user);
+
+/* From now on one fault in five is a CPU hog instead: a process that spins
+ * on the host for 2-6 s at normal priority (on a node every service shares
+ * the cores with whatever else runs; in simulation every node shares the
+ * host's).  chorus-sim --chaos-hog, bench/soak. */
+void csim_chaos_hog(csim_chaos *c, gboolean on);
 
 /* Stop injecting; continue every stopped process, start every killed one. */
 void csim_chaos_finish(csim_chaos *c);

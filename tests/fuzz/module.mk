@@ -61,10 +61,19 @@ else
 define fuzz_rules
 $(B)/tests/fuzz_$(1):
 	@mkdir -p $$(dir $$@)
-	printf '#!/bin/sh\necho "fuzz_$(1): SKIP ($(FUZZ_SKIP_WHY))"\nexit 77\n' >$$@ && chmod +x $$@
+	printf '#!/bin/sh\necho "fuzz_$(1): $(FUZZ_MISSING_WORD) ($(FUZZ_SKIP_WHY))"\nexit $(FUZZ_MISSING_EXIT)\n' >$$@ && chmod +x $$@
 endef
 endif
 $(foreach f,$(FUZZ_NAMES),$(eval $(call fuzz_rules,$(f))))
+
+# bench/fuzz: every target for FUZZ_BENCH_SECONDS (60) with executions,
+# coverage and crashes in a table and bench-out/fuzz.csv (bench/fuzz.sh).
+ifneq ($(CLANG),)
+BENCHES += $(B)/bench/fuzz
+$(B)/bench/fuzz: bench/fuzz.sh $(B)/fuzz/fuzz_wire $(patsubst %,$(B)/fuzz/fuzz_%,$(FUZZ_NAMES))
+	@mkdir -p $(dir $@)
+	printf '#!/bin/sh\nexec sh "%s/bench/fuzz.sh" "%s/fuzz" "%s"\n' "$(CURDIR)" "$(abspath $(B))" "$(CURDIR)" >$@ && chmod +x $@
+endif
 
 # `make fuzz`: every target for FUZZ_LONG_SECONDS (default 60) each; a
 # crash, leak or hang fails it (and keeps the input, tests/fuzz/run.sh).

@@ -30,7 +30,9 @@
  *
  * HONESTY_ROWS=quick (default: 12 rows, ~10 min) or full (135 rows, ~2 h);
  * HONESTY_PICK=3,10 runs only those rows of the set;
- * HONESTY_DURATION_S (default 30) per row.  Writes
+ * HONESTY_DURATION_S (default 30) per row; HONESTY_SYNCD_CONF=FILE appends
+ * FILE's INI text to every node's syncd.conf (chorus-sim --syncd-conf), to
+ * try a setting over the matrix.  Writes
  * $CHORUS_BENCH_OUT/honesty.csv (row,shape,tstamp,jitter_us,wander,kind,n,
  * rms_us,rms_z,beyond_5se,verdict).
  */
@@ -186,8 +188,14 @@ static int run_row(const row *r, const char *dir, double duration_s, stats st[3]
 	}
 	char dur[32];
 	g_snprintf(dur, sizeof dur, "%g", duration_s);
+	const char *extra = getenv("HONESTY_SYNCD_CONF"); /* INI text file appended to every syncd.conf */
 	char *argv[] = {CSIM_BIN_DIR "/chorus-sim", "-o", out, "-d", dur, "--tstamp", r->tstamp ? "alsa" : "sim",
-			sc, NULL};
+			sc, NULL, NULL, NULL};
+	if (extra && *extra) {
+		argv[7] = "--syncd-conf";
+		argv[8] = (char *)extra;
+		argv[9] = sc;
+	}
 	char **env = g_get_environ();
 	if (r->tstamp)
 		env = g_environ_setenv(env, "CHORUS_SIM_TSTAMP", r->tstamp == 1 ? "driver" : "pessimistic", TRUE);

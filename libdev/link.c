@@ -1,5 +1,6 @@
 /* link.c — blocking helpers (see link.h).  Plain blocking I/O with poll()
  * for the timeouts; no main loop, so tools and benchmarks stay simple. */
+#include "libdev/waitfd.h"
 #include "libdev/link.h"
 
 #include <errno.h>
@@ -26,7 +27,6 @@ struct dev_link {
 	dev_framer fr;   /* remote: bytes received, not yet taken */
 };
 
-static int64_t now_ms(void);
 static int recv_stream(dev_link *l, GByteArray *buf, dev_msg *m);
 
 /* Blocking I/O bounded by socket timeouts: one system call per message,
@@ -70,30 +70,8 @@ static int recv_blocking(dev_link *l, GByteArray *buf, dev_msg *m)
 	}
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
-/* Wait for `ev` on fd until `deadline` (ms, CLOCK_MONOTONIC; < 0 = none). */
-static int wait_fd(int fd, short ev, int64_t deadline)
-{
-	for (;;) {
-		int t = deadline < 0 ? -1 : (int)MAX(0, deadline - now_ms());
-		struct pollfd p = {fd, ev, 0};
-		int r = poll(&p, 1, t);
-		if (r > 0)
-			return 0;
-		if (r == 0)
-			return -ETIMEDOUT;
-		if (errno != EINTR)
-			return -errno;
-	}
-}
-
-static int64_t deadline_of(int timeout_ms) { return timeout_ms < 0 ? -1 : now_ms() + timeout_ms; }
+static int64_t deadline_of(int timeout_ms) { return timeout_ms < 0 ? -1 : dev_now_ms() + timeout_ms; }
 
 /* Write all n bytes at p to a stream, blocking up to the socket timeout. */
 static int send_stream(dev_link *l, const uint8_t *p, size_t n)
@@ -115,7 +93,7 @@ static int send_stream(dev_link *l, const uint8_t *p, size_t n)
  * skipped, and do not extend the wait past the timeout. */
 static int recv_stream(dev_link *l, GByteArray *buf, dev_msg *m)
 {
-	int64_t dl = l->tmo_ms >= 0 ? now_ms() + l->tmo_ms : -1;
+	int64_t dl = l->tmo_ms >= 0 ? dev_now_ms() + l->tmo_ms : -1;
 	for (;;) {
 		const uint8_t *p;
 		size_t n;
@@ -133,7 +111,7 @@ static int recv_stream(dev_link *l, GByteArray *buf, dev_msg *m)
 			memcpy(buf->data, p, n);
 			return dev_wire_decode(buf->data, n, m, NULL) < 0 ? -EBADMSG : 0;
 		}
-		if (dl >= 0 && now_ms() > dl)
+		if (dl >= 0 && dev_now_ms() > dl)
 			return -ETIMEDOUT;
 		ssize_t r = dev_framer_read(&l->fr, l->fd, 65536);
 		if (r == 0)
@@ -176,7 +154,7 @@ static int recv_dl(int fd, GByteArray *buf, dev_msg *m, int64_t dl)
 			return -ECONNRESET;
 		if (errno != EAGAIN && errno != EINTR)
 			return -errno;
-		int e = wait_fd(fd, POLLIN, dl);
+		int e = dev_wait_fd(fd, POLLIN, dl);
 		if (e < 0)
 			return e;
 	}
@@ -312,7 +290,7 @@ static int transact(dev_link *l, uint8_t type, uint16_t flags, const void *req, 
 		if (e < 0)
 			return e;
 		if (m->id != id) {
-			if (dl >= 0 && now_ms() > dl)
+			if (dl >= 0 && dev_now_ms() > dl)
 				return -ETIMEDOUT;
 			continue;
 		}

@@ -1,4 +1,5 @@
 /* remote.c — devices of another node through its chorus-proxy (see remote.h). */
+#include "libdev/waitfd.h"
 #include "libdev/remote.h"
 #include "libdev/link.h"
 
@@ -186,27 +187,6 @@ int dev_remote_use_node(uint32_t node)
 
 int dev_remote_dead_ms(int keepalive_ms) { return 3 * keepalive_ms + 500; }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int wait_fd(int fd, short ev, int64_t deadline)
-{
-	for (;;) {
-		int t = (int)MAX(0, deadline - now_ms());
-		struct pollfd p = {fd, ev, 0};
-		int r = poll(&p, 1, t);
-		if (r > 0)
-			return 0;
-		if (r == 0)
-			return -ETIMEDOUT;
-		if (errno != EINTR)
-			return -errno;
-	}
-}
 
 /* Receive one line (up to and with its newline, which becomes a NUL) into
  * buf without reading past it: the frames that follow stay in the socket. */
@@ -214,7 +194,7 @@ static int recv_line(int fd, char *buf, size_t len, int64_t deadline)
 {
 	size_t have = 0;
 	while (have < len - 1) {
-		int e = wait_fd(fd, POLLIN, deadline);
+		int e = dev_wait_fd(fd, POLLIN, deadline);
 		if (e < 0)
 			return e;
 		ssize_t r = recv(fd, buf + have, len - 1 - have, MSG_PEEK | MSG_DONTWAIT);
@@ -246,7 +226,7 @@ static int send_all(int fd, const char *p, size_t n, int64_t deadline)
 		if (r < 0) {
 			if (errno != EAGAIN && errno != EINTR)
 				return -errno;
-			int e = wait_fd(fd, POLLOUT, deadline);
+			int e = dev_wait_fd(fd, POLLOUT, deadline);
 			if (e < 0)
 				return e;
 			continue;
@@ -281,7 +261,7 @@ static int tcp_connect(const char *host, int port, int64_t deadline, char *why, 
 			close(fd);
 			continue;
 		}
-		e = wait_fd(fd, POLLOUT, deadline);
+		e = dev_wait_fd(fd, POLLOUT, deadline);
 		int soe = 0;
 		socklen_t sl = sizeof soe;
 		if (e == 0 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &soe, &sl) == 0 && soe)
@@ -391,7 +371,7 @@ static int connect_node(uint32_t node, const dev_remote_target *t, int64_t dl, d
 
 int dev_remote_connect(const dev_remote_target *t, int timeout_ms, dev_remote_conn *c, char *why, size_t len)
 {
-	int64_t dl = now_ms() + (timeout_ms < 0 ? 10000 : timeout_ms);
+	int64_t dl = dev_now_ms() + (timeout_ms < 0 ? 10000 : timeout_ms);
 	int e = connect_node(t->node, t, dl, c, why, len);
 	if (e < 0)
 		return e;
@@ -402,7 +382,7 @@ int dev_remote_connect(const dev_remote_target *t, int timeout_ms, dev_remote_co
 
 int dev_remote_list(uint32_t node, int timeout_ms, GPtrArray *names, char *why, size_t len)
 {
-	int64_t dl = now_ms() + (timeout_ms < 0 ? 10000 : timeout_ms);
+	int64_t dl = dev_now_ms() + (timeout_ms < 0 ? 10000 : timeout_ms);
 	dev_remote_conn c;
 	int e = connect_node(node, NULL, dl, &c, why, len);
 	if (e < 0)

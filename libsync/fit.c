@@ -386,6 +386,41 @@ static int envelope_fit(sync_fit *f, size_t n, double sign, double *c0, double *
 	return 0;
 }
 
+/* Errors correlated in time (a loaded machine delays a run of receptions
+ * alike) leave the residuals' scatter, and with it the least-squares
+ * variances, too small: for errors with lag-1 correlation phi the mean's
+ * variance is (1 + phi) / (1 - phi) times the white-noise one.  The lag-1
+ * autocorrelation of the inliers' residuals in x order is estimated; when
+ * it exceeds AR1_SIGNIF / sqrt(m) (white noise does so about 1 time in
+ * 45) the variances are scaled by that factor, at most AR1_MAX.  Returns
+ * the factor (1: none). */
+#define AR1_SIGNIF 2.0
+#define AR1_MAX 10.0
+
+static double ar1_inflation(sync_fit *f, size_t n, double c0, double c1, size_t m)
+{
+	if (m < 8)
+		return 1.0;
+	double num = 0, den = 0, prev = 0;
+	int have = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!f->in[i])
+			continue;
+		double r = f->d[i] - c0 - c1 * f->dx[i];
+		den += r * r;
+		if (have)
+			num += r * prev;
+		prev = r;
+		have = 1;
+	}
+	if (!(den > 0))
+		return 1.0;
+	double rho = num / den;
+	if (!(rho > AR1_SIGNIF / sqrt((double)m)))
+		return 1.0;
+	return fmin(AR1_MAX, (1 + rho) / (1 - fmin(rho, 0.99)));
+}
+
 /* The fit of observations first..last-1 (oldest first) into *out, without
  * wander; *noise_end gets the stated variance at x[last - 1].  Sets
  * f->rejected.  0 or as sync_fit_solve. */
@@ -438,8 +473,9 @@ static int solve_range(sync_fit *f, size_t first, size_t last, sync_conv *out, d
 		 * of a few points says how little it knows; -> 1 for large m). */
 		double nu = (double)m - 2.0;
 		double tvar = nu > 2.0 ? nu / (nu - 2.0) : 4.0;
-		var_c = tvar * s2 / (double)m;
-		var_s = tvar * s2 / sxx;
+		double ar = ar1_inflation(f, n, c0, c1, m);
+		var_c = ar * tvar * s2 / (double)m;
+		var_s = ar * tvar * s2 / sxx;
 		rms = sqrt(sumsq / (double)m);
 	} else {
 		double sign = f->p.mode == SYNC_FIT_LOWER ? 1.0 : -1.0;

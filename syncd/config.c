@@ -38,7 +38,7 @@ static const cfg_key ticker_keys[] = {
 static const cfg_key fit_keys[] = {
 	K("window", CFG_INT, "64", 3, 65536, window, "observations per fit"),
 	K("reject_k", CFG_DOUBLE, "3.5", 0, 100, reject_k, "outlier rejection threshold, robust sigmas (0 = off)"),
-	K("wander_ppm", CFG_DOUBLE, "0.1", 0, 1000, wander_ppm, "frequency wander assumed when extrapolating, ppm"),
+	K("wander_ppm", CFG_DOUBLE, "0.01", 0, 1000, wander_ppm, "frequency wander assumed when extrapolating beyond what the fits measure, ppm"),
 	R("max_span_s", "max_span", CFG_DOUBLE, "600", 1, 86400, max_span_s, "seconds: older observations leave a fit"),
 	R("expire_s", "expire", CFG_DOUBLE, "120", 1, 86400, expire_s, "seconds: a pair with no new observation is forgotten"),
 	{NULL},

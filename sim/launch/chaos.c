@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_PROGS CSIM_MAX_PROCS
@@ -49,8 +50,10 @@ struct csim_chaos {
 	gboolean finished;
 	csim_chaos_restarted_fn restarted;
 	void *user;
-	gboolean hog;  /* csim_chaos_hog */
-	int hogs_live; /* hog processes not yet reaped */
+	gboolean hog;   /* csim_chaos_hog */
+	gboolean radio; /* csim_chaos_radio */
+	GString *cuts;  /* the radio cuts so far, as written to radio-cuts */
+	int hogs_live;  /* hog processes not yet reaped */
 };
 
 static double now_s(const csim_chaos *c)
@@ -199,14 +202,46 @@ void csim_chaos_hog(csim_chaos *c, gboolean on)
 	c->hog = on;
 }
 
+void csim_chaos_radio(csim_chaos *c, gboolean on)
+{
+	c->radio = on;
+}
+
+/* Cut t's node's radio for cut_s from now: the whole list rewritten and
+ * renamed into place (the radios read it whole). */
+static void cut_radio(csim_chaos *c, target *t, double cut_s)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	double now = ((double)ts.tv_sec * 1e9 + (double)ts.tv_nsec - (double)csim_epoch_ns(c->s)) * 1e-9;
+	if (!c->cuts)
+		c->cuts = g_string_new(NULL);
+	g_string_append_printf(c->cuts, "%d %.3f %.3f\n", t->node, now, now + cut_s);
+	char *path = g_build_filename(csim_run_dir(c->s), "radio-cuts", NULL);
+	GError *e = NULL;
+	if (!g_file_set_contents(path, c->cuts->str, (gssize)c->cuts->len, &e)) {
+		note(c, t, "radio_failed", "%s", e->message);
+		g_error_free(e);
+	} else {
+		note(c, t, "radio", "the node's radio cut for %.1f s (world %.1f-%.1f s)", cut_s, now, now + cut_s);
+	}
+	g_free(path);
+}
+
 static gboolean on_action(gpointer data)
 {
 	csim_chaos *c = data;
 	c->next = 0;
 	target *t = &g_array_index(c->targets, target, g_rand_int_range(c->rng, 0, (gint32)c->targets->len));
 	double roll = g_rand_double(c->rng), stop_s = g_rand_double_range(c->rng, 1.0, 5.0);
-	if (c->hog && g_rand_double(c->rng) < 0.2) {
+	double kind = g_rand_double(c->rng);
+	if (c->hog && kind < 0.2) {
 		start_hog(c, t, stop_s + 1.0);
+		arm(c);
+		return G_SOURCE_REMOVE;
+	}
+	if (c->radio && kind >= 0.2 && kind < 0.4) {
+		cut_radio(c, t, 3.0 * stop_s);
 		arm(c);
 		return G_SOURCE_REMOVE;
 	}
@@ -308,7 +343,7 @@ void csim_chaos_finish(csim_chaos *c)
 int csim_chaos_report(csim_chaos *c, GString *out, const char *csv_path)
 {
 	csim_chaos_finish(c);
-	int kills = 0, stops = 0, hogs = 0, growth = 0, dead = 0;
+	int kills = 0, stops = 0, hogs = 0, cuts = 0, growth = 0, dead = 0;
 	FILE *f = fopen(csv_path, "w");
 	int wrote = f && fprintf(f, "t_s,node,program,action,detail\n") > 0;
 	for (guint i = 0; i < c->events->len; i++) {
@@ -316,13 +351,14 @@ int csim_chaos_report(csim_chaos *c, GString *out, const char *csv_path)
 		kills += !strcmp(e->action, "kill");
 		stops += !strcmp(e->action, "stop");
 		hogs += !strcmp(e->action, "hog");
+		cuts += !strcmp(e->action, "radio");
 		if (f && fprintf(f, "%.3f,%d,%s,%s,\"%s\"\n", e->t_s, e->node, e->prog, e->action, e->detail) < 0)
 			wrote = 0;
 	}
 	if (!f || fclose(f) != 0)
 		wrote = 0;
-	g_string_append_printf(out, "chaos: %d kills (restarted after 1 s), %d stops (1-5 s), %d hogs, %d crashes, %d failed restarts\n",
-			       kills, stops, hogs, c->crashes, c->failed_restarts);
+	g_string_append_printf(out, "chaos: %d kills (restarted after 1 s), %d stops (1-5 s), %d hogs, %d radio cuts, %d crashes, %d failed restarts\n",
+			       kills, stops, hogs, cuts, c->crashes, c->failed_restarts);
 	g_string_append(out, "chaos: resources per process instance (first sample 30 s into its life, last at the end)\n");
 	g_string_append_printf(out, "  %-6s %-8s %8s %10s %10s %6s %6s %s\n", "node", "program", "life_s", "rss0_kB", "rss_kB",
 			       "fd0", "fd", "verdict");
@@ -363,6 +399,8 @@ void csim_chaos_free(csim_chaos *c)
 		g_array_free(g_array_index(c->targets, target, i).lives, TRUE);
 	g_array_free(c->targets, TRUE);
 	g_array_free(c->events, TRUE);
+	if (c->cuts)
+		g_string_free(c->cuts, TRUE);
 	g_rand_free(c->rng);
 	g_free(c);
 }

@@ -6,7 +6,8 @@
  * is hit: killed with SIGKILL and started again a second later, as
  * systemd's Restart=on-failure with RestartSec=1 would (60 %), or stopped
  * with SIGSTOP for 1-5 s and continued (40 %) — or, with csim_chaos_hog,
- * the host's cores are hogged for a few seconds.  Every tick it also looks
+ * the host's cores are hogged for a few seconds, and with csim_chaos_radio
+ * a node's radio is cut for a few seconds.  Every tick it also looks
  * for processes that died without being killed (a crash: counted, and
  * restarted as systemd would) and samples each process instance's resident
  * memory and open descriptors (/proc).  Afterwards the report lists every
@@ -37,6 +38,12 @@ csim_chaos *csim_chaos_new(csim *s, guint64 seed, double interval_s, csim_chaos_
  * the cores with whatever else runs; in simulation every node shares the
  * host's).  chorus-sim --chaos-hog, bench/soak. */
 void csim_chaos_hog(csim_chaos *c, gboolean on);
+
+/* From now on one fault in five cuts a node's radio for 3-15 s instead (it
+ * hears and is heard by no one; its services keep running): the cuts go to
+ * $CHORUS_RUN/radio-cuts, which every node's simulated radio reads
+ * (sim/radio/radio.c).  chorus-sim --chaos-radio, bench/soak. */
+void csim_chaos_radio(csim_chaos *c, gboolean on);
 
 /* Stop injecting; continue every stopped process, start every killed one. */
 void csim_chaos_finish(csim_chaos *c);

@@ -174,6 +174,9 @@ static gboolean spawn(csim *s, node_rec *n, int which, GError **err)
 		setenv("CHORUS_SIM_CLOCK", clk, 1);
 		setenv("CHORUS_SCENARIO", s->scenario_abs, 1);
 		setenv("CHORUS_SIM_EPOCH_NS", epoch_s, 1);
+		char *cuts = g_build_filename(s->run_dir, "radio-cuts", NULL);
+		setenv("CHORUS_SIM_RADIO_CUTS", cuts, 1); /* chaos's radio cuts (sim/radio/radio.c) */
+		g_free(cuts);
 		setenv("NOTIFY_SOCKET", sock, 1);
 		setenv("ALSA_CONFIG_PATH", s->alsa_path, 1);
 		setenv("CHORUS_RX_FILTER", s->radio_so, 1);

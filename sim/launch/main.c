@@ -83,7 +83,7 @@ int main(int argc, char **argv)
 	gint port = 0, rate_hz = 16000, measure_nodes = -1, measure_targets = 8;
 	gint64 chaos_seed = -1;
 	double chaos_interval_s = 10;
-	gboolean chaos_hog = FALSE;
+	gboolean chaos_hog = FALSE, chaos_radio = FALSE;
 	gint web_port = 0;
 	GOptionEntry entries[] = {
 		{"duration", 'd', 0, G_OPTION_ARG_DOUBLE, &duration_s, "seconds to run (default: the scenario's duration)", "S"},
@@ -103,6 +103,7 @@ int main(int argc, char **argv)
 		{"chaos", 0, 0, G_OPTION_ARG_INT64, &chaos_seed, "inject faults (kill -9 and restart, SIGSTOP) from this seed (sim/launch/chaos.h)", "SEED"},
 		{"chaos-interval", 0, 0, G_OPTION_ARG_DOUBLE, &chaos_interval_s, "mean seconds between faults (default 10)", "S"},
 		{"chaos-hog", 0, 0, G_OPTION_ARG_NONE, &chaos_hog, "with --chaos: one fault in five hogs the host's cores for 2-6 s", NULL},
+		{"chaos-radio", 0, 0, G_OPTION_ARG_NONE, &chaos_radio, "with --chaos: one fault in five cuts a node's radio for 3-15 s", NULL},
 		{"app", 'a', 0, G_OPTION_ARG_STRING_ARRAY, &apps, "also run this command line on every node (repeatable; %n = node, %c = mics)", "CMD"},
 		{"web", 'w', 0, G_OPTION_ARG_INT, &web_port, "also run chorus-proxy on every node and chorus-web on 127.0.0.1:PORT (the live view)", "PORT"},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -195,8 +196,10 @@ int main(int argc, char **argv)
 	g_unix_signal_add(SIGTERM, on_signal, r.loop);
 	csim_chaos *chaos = chaos_seed >= 0 ? csim_chaos_new(s, (guint64)chaos_seed, chaos_interval_s, on_restarted, r.truth)
 					    : NULL;
-	if (chaos)
+	if (chaos) {
 		csim_chaos_hog(chaos, chaos_hog);
+		csim_chaos_radio(chaos, chaos_radio);
+	}
 	csim_outages *outages = csim_outages_new(s, csim_outage_truth, r.truth);
 	g_main_loop_run(r.loop);
 	int o_stops, o_starts, o_failed;

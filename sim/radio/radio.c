@@ -14,7 +14,9 @@
 #include <glib.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "libsync/now.h"
@@ -32,7 +34,64 @@ typedef struct {
 	GRand *rng;
 	guint64 dropped_range, dropped_loss, dropped_outage;
 	guint64 cut_off; /* reachable() said no */
+	/* Radio cuts made while the world runs (chorus-sim --chaos-radio):
+	 * lines "NODE T0 T1" (world s) in CHORUS_SIM_RADIO_CUTS, re-read when
+	 * the file changes (looked at every CUTS_CHECK_US at most). */
+	char *cuts_path;
+	GArray *cuts; /* cut */
+	gint64 cuts_checked_us;
+	struct stat cuts_st;
 } radio;
+
+typedef struct {
+	uint32_t node;
+	double t0, t1;
+} cut;
+
+#define CUTS_CHECK_US 100000
+
+/* Re-read the cut file when it changed (it is replaced whole, by rename). */
+static void load_cuts(radio *r)
+{
+	gint64 now = g_get_monotonic_time();
+	if (!r->cuts_path || now - r->cuts_checked_us < CUTS_CHECK_US)
+		return;
+	r->cuts_checked_us = now;
+	struct stat st;
+	if (stat(r->cuts_path, &st) < 0)
+		return;
+	if (st.st_ino == r->cuts_st.st_ino && st.st_mtim.tv_sec == r->cuts_st.st_mtim.tv_sec &&
+	    st.st_mtim.tv_nsec == r->cuts_st.st_mtim.tv_nsec && st.st_size == r->cuts_st.st_size)
+		return;
+	r->cuts_st = st;
+	char *text = NULL;
+	if (!g_file_get_contents(r->cuts_path, &text, NULL, NULL))
+		return;
+	g_array_set_size(r->cuts, 0);
+	gchar **lines = g_strsplit(text, "\n", -1);
+	for (gchar **l = lines; *l; l++) {
+		unsigned node;
+		double t0, t1;
+		if (sscanf(*l, "%u %lf %lf", &node, &t0, &t1) == 3 && t1 > t0) {
+			cut c = {node, t0, t1};
+			g_array_append_val(r->cuts, c);
+		}
+	}
+	g_strfreev(lines);
+	g_free(text);
+}
+
+/* TRUE when a cut made while the world runs holds `node` at world time t. */
+static gboolean cut_now(radio *r, uint32_t node, double t)
+{
+	load_cuts(r);
+	for (guint i = 0; r->cuts && i < r->cuts->len; i++) {
+		const cut *c = &g_array_index(r->cuts, cut, i);
+		if (c->node == node && t >= c->t0 && t < c->t1)
+			return TRUE;
+	}
+	return FALSE;
+}
 
 static void *radio_open(uint32_t self, const char *arg, char **why)
 {
@@ -71,6 +130,11 @@ static void *radio_open(uint32_t self, const char *arg, char **why)
 		g_free(r);
 		return NULL;
 	}
+	const char *cuts = getenv("CHORUS_SIM_RADIO_CUTS");
+	if (cuts && *cuts && r->has_epoch) {
+		r->cuts_path = g_strdup(cuts);
+		r->cuts = g_array_new(FALSE, FALSE, sizeof(cut));
+	}
 	const char *netns = getenv("CHORUS_SIM_NETNS");
 	r->jitter_ns = netns && *netns && *netns != '0' ? 0.0 : n->radio_jitter_ns;
 	/* Independent draws per process; the scenario seed keeps runs comparable. */
@@ -97,7 +161,8 @@ static gboolean reaches(radio *r, uint32_t sender, int64_t rx_ns)
 	}
 	if (r->has_epoch) {
 		double t = world_s(r, rx_ns);
-		if (sim_node_cut_off(r->self, t) || sim_node_cut_off(s, t) || sim_nodes_split(r->self, s, t)) {
+		if (sim_node_cut_off(r->self, t) || sim_node_cut_off(s, t) || sim_nodes_split(r->self, s, t) ||
+		    cut_now(r, r->self_id, t) || cut_now(r, sender, t)) {
 			r->dropped_outage++;
 			return FALSE;
 		}
@@ -143,7 +208,8 @@ static int radio_reachable(void *h, uint32_t peer, int64_t now_ns)
 		return 1;
 	const sim_node_cfg *s = sim_scenario_find_node(r->sc, (int)peer);
 	double t = world_s(r, now_ns);
-	if (sim_node_cut_off(r->self, t) || (s && (sim_node_cut_off(s, t) || sim_nodes_split(r->self, s, t)))) {
+	if (sim_node_cut_off(r->self, t) || (s && (sim_node_cut_off(s, t) || sim_nodes_split(r->self, s, t))) ||
+	    cut_now(r, r->self_id, t) || cut_now(r, peer, t)) {
 		r->cut_off++;
 		return 0;
 	}
@@ -167,6 +233,9 @@ static void radio_close(void *h)
 		return;
 	g_rand_free(r->rng);
 	sim_scenario_free(r->sc);
+	g_free(r->cuts_path);
+	if (r->cuts)
+		g_array_free(r->cuts, TRUE);
 	g_free(r);
 }
 

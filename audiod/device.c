@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "audiod/archived.h"
+#include "audiod/numline.h"
 #include "audiod/request.h"
 #include "audiod/ringserver.h"
 #include "libdev/dev.h"
@@ -57,8 +58,7 @@ struct audio_dev {
 	gboolean changed;
 	char *archive_dir;     /* chorus-archive's directory for older frames, or NULL */
 	guint64 archive_opens; /* streams that began in the archive */
-	int64_t line_saved_ns; /* cpu time the numbering line was last saved (save_line) */
-	gboolean line_warned;  /* a failed save was logged */
+	numline *line;         /* the numbering line kept in the run directory */
 };
 
 /* The error of this card's timestamps no observation reveals, ns: the
@@ -570,8 +570,8 @@ static int status_text(void *user, GString *out)
 	if (d->archive_dir)
 		g_string_append_printf(out, "archive %s streams_from_archive=%" G_GUINT64_FORMAT "\n", d->archive_dir,
 				       d->archive_opens);
-	g_string_append_printf(out, "tstamp source=%s%s%s records=%" G_GUINT64_FORMAT " lost=%" G_GUINT64_FORMAT " malformed=%" G_GUINT64_FORMAT " behind=%" G_GUINT64_FORMAT " floor_us=%.3f floor_sd_us=%.3f systematic_us=%.3f audio_tstamp=%s\n", tsrc_name(st.source), *st.source_path ? " path=" : "",
-			       st.source_path, st.records, st.records_lost, st.malformed, st.behind, (double)d->floor_ns * 1e-3,
+	g_string_append_printf(out, "tstamp source=%s%s%s records=%" G_GUINT64_FORMAT " lost=%" G_GUINT64_FORMAT " malformed=%" G_GUINT64_FORMAT " behind=%" G_GUINT64_FORMAT " updated=%" G_GUINT64_FORMAT " floor_us=%.3f floor_sd_us=%.3f systematic_us=%.3f audio_tstamp=%s\n", tsrc_name(st.source), *st.source_path ? " path=" : "",
+			       st.source_path, st.records, st.records_lost, st.malformed, st.behind, st.updated, (double)d->floor_ns * 1e-3,
 			       d->floor_sd_ns * 1e-3, systematic_ns(d) * 1e-3, audio_tstamp_name(st.audio_type));
 	if (timehist_current(d->th, &c) == 0)
 		g_string_append_printf(out, "fit ns_per_frame=%.9f rate=%.6f rate_se_ppm=%.4f residual_ns=%.1f n=%u segment=%u\n",
@@ -585,103 +585,12 @@ static int status_text(void *user, GString *out)
 	g_string_append_printf(out, "path_us commit=%.1f/%.1f dispatch=%.1f/%.1f send=%.1f/%.1f (p50/p99 over 2 s: wakeup->queued->handled->sent)\n",
 			       st.commit_p50_ns * 1e-3, st.commit_p99_ns * 1e-3, st.dispatch_p50_ns * 1e-3,
 			       st.dispatch_p99_ns * 1e-3, st.send_p50_ns * 1e-3, st.send_p99_ns * 1e-3);
+	if (st.updated)
+		g_string_append_printf(out, "bracket_us p50=%.1f p99=%.1f max=%.1f\n", st.bracket_p50_ns * 1e-3,
+				       st.bracket_p99_ns * 1e-3, st.bracket_max_ns * 1e-3);
 	g_string_append_printf(out, "syncd %s forwarded=%" G_GUINT64_FORMAT " failed=%" G_GUINT64_FORMAT "\n",
 			       dev_caller_connected(d->sync) ? "connected" : "away", d->forwarded, d->forward_failed);
 	return 0;
-}
-
-/* The file in the run directory where this device's numbering line is
- * kept for the next run of audiod (tmpfs: a reboot, which restarts the cpu
- * clock, clears it). */
-static gboolean line_path(const audio_dev *d, char *buf, size_t len)
-{
-	char name[32];
-	const char *why;
-	g_snprintf(name, sizeof name, "audio%d.numbering", d->k);
-	return dev_path(name, buf, len, &why) == 0;
-}
-
-/* Whose line a file holds: this boot, this node's (simulated) cpu clock and
- * this device; a line of anything else is not continued. */
-static char *line_owner(const audio_dev *d)
-{
-	char *boot = NULL;
-	if (g_file_get_contents("/proc/sys/kernel/random/boot_id", &boot, NULL, NULL))
-		g_strstrip(boot);
-	const char *clk = g_getenv("CHORUS_SIM_CLOCK");
-	char *who = g_strdup_printf("boot=%s clock=%s dev=%d", boot ? boot : "-", clk && *clk ? clk : "-", d->k);
-	g_free(boot);
-	g_strdelimit(who + 5, " \n", '_'); /* one word per field */
-	return who;
-}
-
-/* LINE_POINTS (cpu, frame) points of the line that holds now, a quarter
- * second apart up to the newest frame, from audiod's own fit. */
-#define LINE_POINTS 8
-static gboolean line_points(audio_dev *d, int64_t newest, int64_t *cpu, int64_t *frame)
-{
-	sync_conv c;
-	if (timehist_current(d->th, &c) < 0)
-		return FALSE;
-	for (int i = 0; i < LINE_POINTS; i++) {
-		frame[i] = newest - (int64_t)(LINE_POINTS - 1 - i) * d->rate_hz / 4;
-		sync_tval y = sync_conv_apply(&c, sync_tval_of(frame[i]));
-		cpu[i] = y.i + (int64_t)llround(y.f);
-	}
-	return TRUE;
-}
-
-/* Once a second: the line, so that a restarted audiod numbers on even when
- * syncd cannot tell it (stopped, restarting).  Not data: a failure is
- * logged once and the next run numbers afresh. */
-static void save_line(audio_dev *d)
-{
-	int64_t now = sync_now(SYNC_KIND_CPU), oldest, next, cpu[LINE_POINTS], frame[LINE_POINTS];
-	char path[DEV_PATH_MAX];
-	if (now - d->line_saved_ns < 1000000000LL || !line_path(d, path, sizeof path))
-		return;
-	audio_ring_span(d->ring, &oldest, &next);
-	if (next <= 0 || !line_points(d, next, cpu, frame))
-		return;
-	d->line_saved_ns = now;
-	GString *t = g_string_new(NULL);
-	char *who = line_owner(d);
-	g_string_append_printf(t, "chorus-audiod-numbering 1 rate=%u %s\n", d->rate_hz, who);
-	g_free(who);
-	for (int i = 0; i < LINE_POINTS; i++)
-		g_string_append_printf(t, "%" G_GINT64_FORMAT " %" G_GINT64_FORMAT "\n", cpu[i], frame[i]);
-	GError *e = NULL;
-	if (!g_file_set_contents(path, t->str, (gssize)t->len, &e) && !d->line_warned) {
-		g_warning("audio/%d: %s (a restart will number afresh)", d->k, e->message);
-		d->line_warned = TRUE;
-	}
-	g_clear_error(&e);
-	g_string_free(t, TRUE);
-}
-
-/* The line the last run saved, if it is this rate's and its newest point
- * at most LINE_MAX_AGE_NS old. */
-#define LINE_MAX_AGE_NS (600LL * 1000000000LL)
-static gboolean load_line(audio_dev *d, int64_t now, int64_t *cpu, int64_t *frame)
-{
-	char path[DEV_PATH_MAX], *text = NULL;
-	if (!line_path(d, path, sizeof path) || !g_file_get_contents(path, &text, NULL, NULL))
-		return FALSE;
-	gchar **l = g_strsplit(text, "\n", -1);
-	g_free(text);
-	unsigned rate = 0;
-	char *who = line_owner(d), head[600];
-	g_snprintf(head, sizeof head, "chorus-audiod-numbering 1 rate=%u %s", d->rate_hz, who);
-	g_free(who);
-	gboolean ok = l[0] && !strcmp(l[0], head) && sscanf(l[0], "chorus-audiod-numbering 1 rate=%u", &rate) == 1;
-	for (int i = 0; ok && i < LINE_POINTS; i++) {
-		long long c, f;
-		ok = l[i + 1] && sscanf(l[i + 1], "%lld %lld", &c, &f) == 2 && (i == 0 || c >= cpu[i - 1]);
-		cpu[i] = c;
-		frame[i] = f;
-	}
-	g_strfreev(l);
-	return ok && now - cpu[LINE_POINTS - 1] <= LINE_MAX_AGE_NS && now >= cpu[LINE_POINTS - 1];
 }
 
 void audio_dev_tick(audio_dev *d)
@@ -689,7 +598,9 @@ void audio_dev_tick(audio_dev *d)
 	/* Counters move every period: readers get a fresh view at this rate. */
 	dev_status_notify(d->status);
 	d->changed = FALSE;
-	save_line(d);
+	int64_t oldest, next;
+	audio_ring_span(d->ring, &oldest, &next);
+	numline_save(d->line, sync_now(SYNC_KIND_CPU), next, d->th);
 }
 
 /* ---- life cycle ------------------------------------------------------------ */
@@ -703,13 +614,14 @@ static void continue_numbering(audio_dev *d)
 {
 	char why[256];
 	sync_graph_result r;
-	int64_t cpu[8], frame[8];
+	int64_t cpu[NUMLINE_POINTS], frame[NUMLINE_POINTS];
 	d->fresh_numbering = TRUE;
 	int64_t now = sync_now(SYNC_KIND_CPU);
 	if (!d->clocks || !sync_client_ready(d->clocks)) {
 		/* syncd does not answer (stopped, restarting): the line the
 		 * last run of this device kept in the run directory. */
-		if (load_line(d, now, cpu, frame) && stream_continue_numbering(d->st, cpu, frame, LINE_POINTS) == 0) {
+		if (numline_load(d->line, now, cpu, frame) &&
+		    stream_continue_numbering(d->st, cpu, frame, NUMLINE_POINTS) == 0) {
 			g_message("audio/%d: numbering on from the earlier run's own line (syncd had none)", d->k);
 			d->fresh_numbering = FALSE;
 		}
@@ -723,15 +635,15 @@ static void continue_numbering(audio_dev *d)
 	}
 	/* Points on the earlier line at whole frames (cpu times in ns lose
 	 * nothing when rounded), over the last two seconds. */
-	for (int i = 0; i < 8; i++) {
-		frame[i] = r.value.i - (int64_t)(7 - i) * d->rate_hz / 4;
+	for (int i = 0; i < NUMLINE_POINTS; i++) {
+		frame[i] = r.value.i - (int64_t)(NUMLINE_POINTS - 1 - i) * d->rate_hz / 4;
 		sync_graph_result c;
 		if (sync_client_convert(d->clocks, d->audio_clock, d->cpu_clock, sync_tval_of(frame[i]), &c, why,
 					sizeof why) < 0)
 			return;
 		cpu[i] = c.value.i + (int64_t)llround(c.value.f);
 	}
-	if (stream_continue_numbering(d->st, cpu, frame, 8) == 0)
+	if (stream_continue_numbering(d->st, cpu, frame, NUMLINE_POINTS) == 0)
 		d->fresh_numbering = FALSE;
 }
 
@@ -765,6 +677,7 @@ audio_dev *audio_dev_new(int k, const stream_cfg *cfg, uint32_t node, GMainConte
 	d->format = p->format;
 	d->sample_bytes = (uint32_t)snd_pcm_format_physical_width(p->format) / 8;
 	d->frame_bytes = d->sample_bytes * d->channels;
+	d->line = numline_new(k, d->rate_hz);
 
 	timehist_params tp;
 	timehist_params_default(&tp);
@@ -816,6 +729,7 @@ void audio_dev_free(audio_dev *d)
 	dev_status_free(d->status);
 	dev_sensor_free(d->data);
 	timehist_free(d->th);
+	numline_free(d->line);
 	g_string_free(d->pending, TRUE);
 	g_free(d->archive_dir);
 	g_free(d);

@@ -44,7 +44,8 @@ struct stream {
 	/* wakeup -> queued -> handled -> sent (stream_stats), over windows of
 	 * PATH_WINDOW_NS: [0] the one filling, [1] the last complete one */
 	latency_hist commit[2], dispatch[2], send[2];
-	int64_t path_since; /* cpu time window [0] began */
+	int64_t path_since;   /* cpu time window [0] began */
+	latency_hist bracket; /* records' update_ns: entry to after the hw_ptr update */
 };
 
 #define PATH_WINDOW_NS 2000000000LL
@@ -214,10 +215,26 @@ static void read_records(stream *s, int64_t wake)
 	int n;
 	while ((n = kpatch_reader_read(s->kp, rec, 32)) > 0) {
 		for (int i = 0; i < n; i++) {
-			/* The module stamps host CLOCK_MONOTONIC_RAW; the simulator
-			 * already stamps the virtual node's cpu clock. */
-			int64_t cpu = (rec[i].flags & CHORUS_KPATCH_F_SIM) ? rec[i].time_ns
-									   : sync_host_to_node(SYNC_KIND_CPU, rec[i].time_ns);
+			/* The instant the frame hw_ptr was reached: before the
+			 * time taken after ALSA's update (record version 2) on
+			 * every driver, a one-sided delay as the lower envelope
+			 * expects.  The entry time of snd_pcm_period_elapsed()
+			 * precedes it on a driver that reads its position when
+			 * ALSA asks (snd-dummy, snd-aloop, HDA's position
+			 * register): the delay to that read would make it early,
+			 * which no lower envelope can see (kpatch/README.md "What
+			 * the time means").  The module stamps host
+			 * CLOCK_MONOTONIC_RAW; the simulator already stamps the
+			 * virtual node's cpu clock, at the interrupt, its hw_ptr
+			 * on the period boundary (no update time). */
+			int64_t t = kpatch_record_update_time(&rec[i]);
+			int64_t cpu = (rec[i].flags & CHORUS_KPATCH_F_SIM) ? t : sync_host_to_node(SYNC_KIND_CPU, t);
+			if (kpatch_record_has_update(&rec[i])) {
+				g_mutex_lock(&s->lock);
+				s->st.updated++;
+				latency_add(&s->bracket, rec[i].update_ns);
+				g_mutex_unlock(&s->lock);
+			}
 			numbering_record(s->num, rec[i].hw_ptr, cpu, &out);
 			if (out.behind) {
 				g_mutex_lock(&s->lock);
@@ -456,6 +473,9 @@ void stream_get_stats(stream *s, stream_stats *st)
 	st->dispatch_p99_ns = latency_quantile(&s->dispatch[w], 0.99);
 	st->send_p50_ns = latency_quantile(&s->send[w], 0.5);
 	st->send_p99_ns = latency_quantile(&s->send[w], 0.99);
+	st->bracket_p50_ns = latency_quantile(&s->bracket, 0.5);
+	st->bracket_p99_ns = latency_quantile(&s->bracket, 0.99);
+	st->bracket_max_ns = s->bracket.max_ns;
 	capture_audio_tstamp(s->cap, &st->audio_type, &st->audio_accuracy_ns);
 	g_mutex_unlock(&s->lock);
 }

@@ -53,17 +53,20 @@ typedef struct {
 typedef void (*stream_event_fn)(void *user, const stream_event *ev);
 
 typedef struct {
-	tsrc_kind source;                           /* timestamp source in use */
-	char source_path[128];                      /* its FIFO/device, or "" */
-	uint64_t frames;                            /* frames captured (ring next) */
-	uint64_t xruns;                             /* overruns recovered */
-	uint64_t frames_lost;                       /* frames lost to overruns */
-	double restart_se_frames;                   /* the last restart's first frame: its standard error (numbering.h start_se), 0 before one */
-	double restart_var_frames2;                 /* the sum of every restart's start_se^2 this numbering (the index's error) */
-	uint64_t records;                           /* timestamp records / observations taken */
-	uint64_t records_lost;                      /* records lost by seq gaps or producer overflow */
-	uint64_t malformed;                         /* malformed records rejected */
-	uint64_t behind;                            /* records whose hw_ptr was behind the last one's, left out */
+	tsrc_kind source;                       /* timestamp source in use */
+	char source_path[128];                  /* its FIFO/device, or "" */
+	uint64_t frames;                        /* frames captured (ring next) */
+	uint64_t xruns;                         /* overruns recovered */
+	uint64_t frames_lost;                   /* frames lost to overruns */
+	double restart_se_frames;               /* the last restart's first frame: its standard error (numbering.h start_se), 0 before one */
+	double restart_var_frames2;             /* the sum of every restart's start_se^2 this numbering (the index's error) */
+	uint64_t records;                       /* timestamp records / observations taken */
+	uint64_t records_lost;                  /* records lost by seq gaps or producer overflow */
+	uint64_t malformed;                     /* malformed records rejected */
+	uint64_t behind;                        /* records whose hw_ptr was behind the last one's, left out */
+	uint64_t updated;                       /* records timed after the hw_ptr update (kpatch version 2) */
+	int64_t bracket_p50_ns, bracket_p99_ns; /* their entry -> after-update time (update_ns) */
+	int64_t bracket_max_ns;
 	uint64_t wakeups;                           /* wakeups with data */
 	int64_t lat_p50_ns, lat_p99_ns, lat_max_ns; /* interrupt -> wakeup latency */
 	uint64_t lat_n;                             /* its samples (0 with ALSA timestamps: no interrupt time) */

@@ -19,6 +19,9 @@
  *     calls the _under_stream_lock variant directly) and its return handler,
  *     still under the stream lock the caller holds, reads hw_ptr as
  *     snd_pcm_update_hw_ptr0() left it and queues the record.
+ * The return handler takes the time again: hw_ptr is updated by then, so
+ * the two times bracket the driver's position read (record version 2,
+ * update_ns; chorus_kpatch.h).
  * Older kernels: one kretprobe on snd_pcm_period_elapsed(), whose return
  * handler runs after the lock is dropped (hw_ptr may then already include a
  * concurrent update from user space; documented in README.md).
@@ -203,6 +206,7 @@ static int ckp_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 	struct snd_pcm_runtime *rt = ss->runtime;
 	struct chorus_kpatch_record rec;
 	struct ckp_slot *s;
+	s64 after = ktime_get_raw_ns();
 	u32 key;
 
 	if (!rt)
@@ -220,6 +224,12 @@ static int ckp_return(struct kretprobe_instance *ri, struct pt_regs *regs)
 	rec.size = sizeof(rec);
 	rec.seq = atomic64_inc_return(&s->seq) - 1;
 	rec.time_ns = c->t_ns;
+	/* After the update: the frame hw_ptr was reached before this. */
+	rec.flags = CHORUS_KPATCH_F_UPDATE_TIME;
+	if (after - c->t_ns >= (s64)CHORUS_KPATCH_UPDATE_NS_MAX)
+		rec.update_ns = CHORUS_KPATCH_UPDATE_NS_MAX;
+	else if (after > c->t_ns)
+		rec.update_ns = (u32)(after - c->t_ns);
 	rec.hw_ptr = READ_ONCE(rt->status->hw_ptr);
 	rec.card = s->card;
 	rec.device = s->device;

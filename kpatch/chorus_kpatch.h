@@ -12,7 +12,19 @@
  * sizeof(struct chorus_kpatch_record)); every field is little-endian on the
  * wire (all supported hosts are little-endian; a big-endian port must
  * byte-swap).  A record is valid when magic == CHORUS_KPATCH_MAGIC,
- * version == CHORUS_KPATCH_VERSION and size == sizeof(record).
+ * size == sizeof(record) and version is 1 or 2 (CHORUS_KPATCH_VERSION, what
+ * producers write now):
+ *   version 1: `update_ns` was `reserved` and is zero, no F_UPDATE_TIME;
+ *   version 2: with CHORUS_KPATCH_F_UPDATE_TIME, `update_ns` is the time
+ *     from time_ns to a second time taken after ALSA updated hw_ptr (the
+ *     return of snd_pcm_period_elapsed_under_stream_lock), so the instant
+ *     the frame hw_ptr was reached is bracketed: for a driver that reports
+ *     its DMA position when ALSA asks (snd-dummy's hrtimer, an HDA position
+ *     register, snd-aloop's jiffies) it lies in [time_ns, time_ns +
+ *     update_ns]; for one whose position was latched before it reported the
+ *     period, before time_ns.  Without the flag update_ns is zero.
+ * The layout is the same in both versions (a reader of version 1 rejects
+ * version 2 records as "unknown version"; one of version 2 reads both).
  *
  * Sequence numbers count every period interrupt the producer saw on the
  * substream, whether or not its record reached the FIFO, so a reader detects
@@ -39,12 +51,18 @@ typedef int64_t ckp_s64;
 #endif
 
 #define CHORUS_KPATCH_MAGIC   0x4b434843u /* "CHCK" little-endian */
-#define CHORUS_KPATCH_VERSION 1
+#define CHORUS_KPATCH_VERSION 2
+#define CHORUS_KPATCH_VERSION_MIN 1 /* oldest version readers accept */
 
 /* flags */
 #define CHORUS_KPATCH_F_SIM     0x0001u /* produced by the simulator */
 #define CHORUS_KPATCH_F_XRUN    0x0002u /* producer knows the stream overran here */
 #define CHORUS_KPATCH_F_CAPTURE 0x0004u /* capture substream (else playback) */
+#define CHORUS_KPATCH_F_UPDATE_TIME 0x0008u /* version 2: update_ns holds the time after the update */
+#define CHORUS_KPATCH_F_KNOWN   0x000fu /* every flag defined */
+
+/* update_ns saturates here (a bracket of over 4.29 s is no bracket). */
+#define CHORUS_KPATCH_UPDATE_NS_MAX 0xffffffffu
 
 struct chorus_kpatch_record {
 	ckp_u32 magic;      /* CHORUS_KPATCH_MAGIC */
@@ -59,7 +77,8 @@ struct chorus_kpatch_record {
 	ckp_u8  subdevice;  /* ALSA subdevice number */
 	ckp_u16 flags;      /* CHORUS_KPATCH_F_* */
 	ckp_u16 period_frames; /* period size in frames, 0 if unknown (> 65535) */
-	ckp_u32 reserved;   /* zero */
+	ckp_u32 update_ns;  /* version 2 with F_UPDATE_TIME: ns from time_ns to after the hw_ptr
+			     * update (saturating); else zero (version 1: "reserved") */
 };
 
 /*

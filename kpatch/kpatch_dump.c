@@ -6,7 +6,8 @@
  *
  * One line per record: seq, cpu time (ns), hw_ptr (frames), the interval
  * and frame advance since the previous record and the rate they imply, the
- * producer's drop count and flags.  Loss and malformed input are printed as
+ * time from the record's time to after the hw_ptr update (upd_us: record
+ * version 2; '-' without it), the producer's drop count and flags.  Loss and malformed input are printed as
  * '#' lines as they happen; a summary goes to stderr at the end.
  */
 #include <errno.h>
@@ -68,6 +69,10 @@ static void print_record(struct dump *d, const struct chorus_kpatch_record *rec)
 	} else {
 		printf(" %10s %8s %10s", "-", "-", "-");
 	}
+	if (kpatch_record_has_update(rec))
+		printf(" %8.1f", rec->update_ns / 1e3);
+	else
+		printf(" %8s", "-");
 	printf(" %6" PRIu32 " %s%s%s\n", rec->dropped,
 	       rec->flags & CHORUS_KPATCH_F_CAPTURE ? "c" : "p",
 	       rec->flags & CHORUS_KPATCH_F_XRUN ? ",xrun" : "",
@@ -187,7 +192,7 @@ int main(int argc, char **argv)
 
 	d.count = count;
 	d.loop = g_main_loop_new(NULL, FALSE);
-	printf("#    seq              time_ns       hw_ptr      dt_us   frames    rate_hz dropped flags\n");
+	printf("#    seq              time_ns       hw_ptr      dt_us   frames    rate_hz   upd_us dropped flags\n");
 	g_unix_fd_add(kpatch_reader_fd(d.r), G_IO_IN | G_IO_HUP | G_IO_ERR, on_input, &d);
 	g_unix_signal_add(SIGINT, on_signal, &d);
 	g_unix_signal_add(SIGTERM, on_signal, &d);

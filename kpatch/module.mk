@@ -16,6 +16,13 @@ $(B)/tests/test_kpatch_reader: $(B)/tests/test_kpatch_reader.o $(B)/libkpatch.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check)
 
+# Which time of a record a lower envelope may take, on a model driver that
+# reads its position when ALSA asks (tests/test_kpatch_bracket.c).
+TESTS += $(B)/tests/test_kpatch_bracket
+$(B)/tests/test_kpatch_bracket: $(B)/tests/test_kpatch_bracket.o $(B)/libkpatch.a $(B)/libtimehist.a $(B)/libsync.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check gsl glib-2.0) -lm
+
 # --- kernel module ---------------------------------------------------------------
 # Kbuild writes its objects next to the sources, so the module is built in a
 # copy under $(B)/kpatch/ko; the source tree stays clean.

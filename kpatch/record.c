@@ -1,6 +1,7 @@
 /* record.c — validation of chorus_kpatch records and loss accounting. */
 #include "kpatch/record.h"
 
+#include <stdint.h>
 #include <string.h>
 
 void kpatch_record_init(struct chorus_kpatch_record *rec)
@@ -15,14 +16,32 @@ const char *kpatch_record_problem(const struct chorus_kpatch_record *rec)
 {
 	if (rec->magic != CHORUS_KPATCH_MAGIC)
 		return "bad magic";
-	if (rec->version != CHORUS_KPATCH_VERSION)
+	if (rec->version < CHORUS_KPATCH_VERSION_MIN || rec->version > CHORUS_KPATCH_VERSION)
 		return "unknown version";
 	if (rec->size != sizeof(*rec))
 		return "wrong record size";
-	/* Reserved bits are zero in version 1; anything else is not ours. */
-	if (rec->reserved != 0)
+	/* Version 1 had this field reserved (zero) and no update time. */
+	if (rec->version == 1 && (rec->update_ns != 0 || (rec->flags & CHORUS_KPATCH_F_UPDATE_TIME)))
 		return "nonzero reserved field";
+	if (!(rec->flags & CHORUS_KPATCH_F_UPDATE_TIME) && rec->update_ns != 0)
+		return "update time without its flag";
 	return NULL;
+}
+
+int kpatch_record_has_update(const struct chorus_kpatch_record *rec)
+{
+	return rec->version >= 2 && (rec->flags & CHORUS_KPATCH_F_UPDATE_TIME) != 0;
+}
+
+int64_t kpatch_record_update_time(const struct chorus_kpatch_record *rec)
+{
+	if (!kpatch_record_has_update(rec))
+		return rec->time_ns;
+	/* A producer's time near the end of the range saturates rather
+	 * than wrap (no such clock, but the bytes are untrusted). */
+	if (rec->time_ns > INT64_MAX - (int64_t)rec->update_ns)
+		return INT64_MAX;
+	return rec->time_ns + (int64_t)rec->update_ns;
 }
 
 void kpatch_seq_init(struct kpatch_seq_tracker *t, int dropped_known)

@@ -12,9 +12,19 @@
 /* Fills rec with a valid empty record (magic, version, size; rest zero). */
 void kpatch_record_init(struct chorus_kpatch_record *rec);
 
-/* Returns NULL when rec is well-formed, else a static string saying why not
- * (bad magic, unknown version, wrong size, nonzero reserved field). */
+/* Returns NULL when rec is well-formed (version 1 or 2), else a static
+ * string saying why not (bad magic, unknown version, wrong size, nonzero
+ * reserved field in version 1, an update time without its flag). */
 const char *kpatch_record_problem(const struct chorus_kpatch_record *rec);
+
+/* Returns 1 when the well-formed record rec carries the time after the
+ * hw_ptr update (version 2, CHORUS_KPATCH_F_UPDATE_TIME), else 0. */
+int kpatch_record_has_update(const struct chorus_kpatch_record *rec);
+
+/* Returns the time after the hw_ptr update, ns on the record's clock
+ * (time_ns + update_ns, INT64_MAX where that would overflow), or time_ns
+ * when the record has none (version 1, the simulator).  The frame hw_ptr was reached before it on any driver. */
+int64_t kpatch_record_update_time(const struct chorus_kpatch_record *rec);
 
 /* What a stream of records says about loss.  All counts since init. */
 struct kpatch_seq_stats {

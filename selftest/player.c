@@ -32,7 +32,7 @@ static void take_records(player *p)
 		for (int i = 0; i < n; i++) {
 			if (rec[i].flags & CHORUS_KPATCH_F_XRUN)
 				timehist_break(p->th);
-			if (timehist_add(p->th, (int64_t)rec[i].hw_ptr, (int64_t)rec[i].time_ns, why, sizeof why) >= 0)
+			if (timehist_add(p->th, (int64_t)rec[i].hw_ptr, kpatch_record_update_time(&rec[i]), why, sizeof why) >= 0)
 				p->st.records++;
 		}
 	struct kpatch_reader_stats ks;

@@ -51,6 +51,10 @@ void report_status(const tools_status *s0, const tools_status *s9, const char *e
 	else
 		report_rowf("timestamp records", REPORT_INFO, "%" G_GUINT64_FORMAT " ALSA observations|systematic term %.3f us stated",
 			    s9->records, s9->systematic_us);
+	if (kp && s9->updated)
+		report_rowf("records' bracket p50/p99/max", REPORT_INFO,
+			    "%.1f / %.1f / %.1f us|entry to after the hw_ptr update, %" G_GUINT64_FORMAT " records", s9->bracket_p50_us,
+			    s9->bracket_p99_us, s9->bracket_max_us, s9->updated);
 	report_rowf("overruns", s9->xruns - s0->xruns == (uint64_t)xruns ? REPORT_PASS : REPORT_FAIL,
 		    "%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT " frames lost|%d provoked", s9->xruns - s0->xruns,
 		    s9->frames_lost - s0->frames_lost, xruns);

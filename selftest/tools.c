@@ -172,6 +172,10 @@ int tools_status_read(int k, tools_status *st, char *why, size_t len)
 	st->lost = (uint64_t)num(out, "tstamp ", "lost", 0);
 	st->malformed = (uint64_t)num(out, "tstamp ", "malformed", 0);
 	st->systematic_us = num(out, "tstamp ", "systematic_us", 0);
+	st->updated = (uint64_t)num(out, "tstamp ", "updated", 0);
+	st->bracket_p50_us = num(out, "bracket_us ", "p50", 0);
+	st->bracket_p99_us = num(out, "bracket_us ", "p99", 0);
+	st->bracket_max_us = num(out, "bracket_us ", "max", 0);
 	st->have_fit = line_of(out, "fit ns_per_frame=") != NULL;
 	st->fit_rate = num(out, "fit ", "rate", 0);
 	st->rate_se_ppm = num(out, "fit ", "rate_se_ppm", 0);

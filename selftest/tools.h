@@ -31,6 +31,8 @@ typedef struct {
 	double restart_se_frames; /* the last restart's first frame: its stated s.e. */
 	char source[16];          /* tstamp source= */
 	uint64_t records, lost, malformed;
+	uint64_t updated;                                      /* records timed after the hw_ptr update (tstamp updated=) */
+	double bracket_p50_us, bracket_p99_us, bracket_max_us; /* their bracket (bracket_us), 0 without */
 	double systematic_us;
 	int have_fit;
 	double fit_rate, rate_se_ppm, residual_ns;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,13 +161,24 @@ START_TEST(test_malformed_rejected)
 	r.magic ^= 0x01000000; /* bad magic */
 	put(&c, &r, REC);
 	r = mk(1, 0);
-	r.version = 2;
+	r.version = CHORUS_KPATCH_VERSION + 1;
+	put(&c, &r, REC);
+	r = mk(1, 0);
+	r.version = 0;
 	put(&c, &r, REC);
 	r = mk(1, 0);
 	r.size = 64;
 	put(&c, &r, REC);
 	r = mk(1, 0);
-	r.reserved = 7;
+	r.version = 1; /* version 1: the field was reserved */
+	r.update_ns = 7;
+	put(&c, &r, REC);
+	r = mk(1, 0);
+	r.version = 1; /* ... and had no update time */
+	r.flags |= CHORUS_KPATCH_F_UPDATE_TIME;
+	put(&c, &r, REC);
+	r = mk(1, 0);
+	r.update_ns = 7; /* version 2 without the flag */
 	put(&c, &r, REC);
 	put(&c, garbage, sizeof(garbage)); /* breaks the framing */
 	r = mk(1, 0);
@@ -175,14 +187,64 @@ START_TEST(test_malformed_rejected)
 	ck_assert_uint_eq(out[0].seq, 0);
 	ck_assert_uint_eq(out[1].seq, 1);
 	kpatch_reader_get_stats(c.r, &st);
-	/* bad magic, version, size, reserved; garbage: 5 rejections. */
-	ck_assert_uint_eq(st.malformed, 5);
+	/* bad magic, two versions, size, three update/reserved; garbage: 8 rejections. */
+	ck_assert_uint_eq(st.malformed, 8);
 	ck_assert_uint_eq(st.skipped_bytes, REC + sizeof(garbage));
 	ck_assert_uint_eq(st.seq.seq_gaps, 0);
 	why = kpatch_reader_last_problem(c.r);
 	ck_assert_ptr_nonnull(why);
 	ck_assert_ptr_nonnull(strstr(why, c.path));
 	ck_assert_ptr_nonnull(strstr(why, "bad magic"));
+	chan_close(&c);
+}
+END_TEST
+
+/* Version 1 records (a module built before the update time) are read as
+ * before; version 2 carries the time after the hw_ptr update.  The layout
+ * is the same in both: the field offsets are the wire format. */
+START_TEST(test_versions_and_update_time)
+{
+	struct chan c;
+	struct chorus_kpatch_record r[3], out[4];
+
+	ck_assert_uint_eq(offsetof(struct chorus_kpatch_record, magic), 0);
+	ck_assert_uint_eq(offsetof(struct chorus_kpatch_record, version), 4);
+	ck_assert_uint_eq(offsetof(struct chorus_kpatch_record, size), 6);
+	ck_assert_uint_eq(offsetof(struct chorus_kpatch_record, seq), 8);
+	ck_assert_uint_eq(offsetof(struct chorus_kpatch_record, time_ns), 16);
+	ck_assert_uint_eq(offsetof(struct chorus_kpatch_record, hw_ptr), 24);
+	ck_assert_uint_eq(offsetof(struct chorus_kpatch_record, dropped), 32);
+	ck_assert_uint_eq(offsetof(struct chorus_kpatch_record, card), 36);
+	ck_assert_uint_eq(offsetof(struct chorus_kpatch_record, device), 38);
+	ck_assert_uint_eq(offsetof(struct chorus_kpatch_record, subdevice), 39);
+	ck_assert_uint_eq(offsetof(struct chorus_kpatch_record, flags), 40);
+	ck_assert_uint_eq(offsetof(struct chorus_kpatch_record, period_frames), 42);
+	ck_assert_uint_eq(offsetof(struct chorus_kpatch_record, update_ns), 44);
+	ck_assert_uint_eq(CHORUS_KPATCH_VERSION, 2);
+
+	chan_open(&c, "versions");
+	r[0] = mk(0, 0);
+	r[0].version = 1;
+	r[1] = mk(1, 0);
+	r[1].flags |= CHORUS_KPATCH_F_UPDATE_TIME;
+	r[1].update_ns = 123456;
+	r[2] = mk(2, 0);
+	r[2].flags |= CHORUS_KPATCH_F_UPDATE_TIME;
+	r[2].update_ns = CHORUS_KPATCH_UPDATE_NS_MAX; /* saturated */
+	put(&c, r, sizeof r);
+	ck_assert_int_eq(read_all(&c, out, 4), 3);
+	ck_assert_ptr_null(kpatch_record_problem(&out[0]));
+	ck_assert_int_eq(kpatch_record_has_update(&out[0]), 0);
+	ck_assert_int_eq(kpatch_record_update_time(&out[0]), out[0].time_ns);
+	ck_assert_int_eq(kpatch_record_has_update(&out[1]), 1);
+	ck_assert_int_eq(kpatch_record_update_time(&out[1]), out[1].time_ns + 123456);
+	ck_assert_int_eq(kpatch_record_update_time(&out[2]), out[2].time_ns + (int64_t)0xffffffffLL);
+	/* A fresh record is version 2 without an update time: the
+	 * simulator's (its interrupt time is the frame's). */
+	kpatch_record_init(&r[0]);
+	ck_assert_uint_eq(r[0].version, 2);
+	ck_assert_int_eq(kpatch_record_has_update(&r[0]), 0);
+	ck_assert_ptr_null(kpatch_record_problem(&r[0]));
 	chan_close(&c);
 }
 END_TEST
@@ -422,6 +484,7 @@ int main(void)
 	tcase_add_test(tc, test_roundtrip);
 	tcase_add_test(tc, test_seq_gap_and_overflow);
 	tcase_add_test(tc, test_malformed_rejected);
+	tcase_add_test(tc, test_versions_and_update_time);
 	tcase_add_test(tc, test_partial_record_waits);
 	tcase_add_test(tc, test_poll_stays_truthful);
 	tcase_add_loop_test(tc, test_random_stream, 0, 4);

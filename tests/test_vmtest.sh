@@ -1,7 +1,8 @@
 #!/bin/sh
 # test_vmtest — make check's short form of `make vmtest` (kpatch/vmtest/run.sh
-# with VMTEST_SHORT=1: vmcheck and one loopback run of chorus-selftest with
-# kpatch and an overrun; about a minute under qemu).
+# with VMTEST_SHORT=1: vmcheck, one loopback run of chorus-selftest with
+# kpatch and an overrun, and one on snd-dummy at 48 kHz with 1024-frame
+# periods and an overrun; about a minute and a half under qemu).
 # It never installs anything itself (`make deps`, which make check runs
 # first, installs qemu-system-x86, the kernel, its headers and busybox):
 # without root or one of them it says which and exits 77 (skipped, never a

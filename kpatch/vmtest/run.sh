@@ -11,11 +11,14 @@
 # chorus's syncd, audiod, audioget, synctool, chorus-cat and
 # chorus-selftest with their shared libraries.  The VM runs init.sh (see
 # there for the steps).  Passes when the VM prints "KPATCH-VMTEST: PASS".
+# After the VM, bracketfit (bracketfit.c) fits audiod's envelope through
+# vmcheck's raw snd-dummy records with their entry and their update times.
 # Takes a few minutes.
 #
 # Usage: sh kpatch/vmtest/run.sh MAKE BUILD_DIR   (from the top of the tree)
 # VMTEST_SHORT=1 runs the short form make check uses (tests/test_vmtest.sh):
-# vmcheck and one loopback run with kpatch and an overrun.  VMTEST_DUMMY=1
+# vmcheck, one loopback run with kpatch and an overrun, and snd-dummy at
+# 48 kHz / 1024 with an overrun.  VMTEST_DUMMY=1
 # runs vmcheck and snd-dummy only (init.sh says which).
 set -eu
 MAKE=${1:-make}
@@ -47,7 +50,8 @@ $MAKE --no-print-directory kpatch KDIR=/usr/src/linux-headers-$kver \
 
 # chorus's programs, from this build.
 PROGS="syncd audiod audioget synctool chorus-cat chorus-selftest"
-$MAKE --no-print-directory $(for p in $PROGS; do printf '%s ' "$B/bin/$p"; done)
+$MAKE --no-print-directory $(for p in $PROGS; do printf '%s ' "$B/bin/$p"; done) \
+    "$B/libkpatch.a" "$B/libtimehist.a" "$B/libsync.a"
 
 # vmcheck: dynamically linked; its libraries are copied in below.
 rm -rf "$W"
@@ -59,6 +63,11 @@ trap 'rm -rf "$R"' EXIT
 cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I. \
     -o "$W/vmcheck" kpatch/vmtest/vmcheck.c kpatch/reader.c kpatch/record.c \
     $(pkg-config --cflags --libs alsa) -lm
+# bracketfit: on the host, audiod's fit through vmcheck's raw snd-dummy
+# records, entry times against update times (bracketfit.c).
+cc -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I. $(pkg-config --cflags glib-2.0) \
+    -o "$W/bracketfit" kpatch/vmtest/bracketfit.c "$B/libkpatch.a" "$B/libtimehist.a" "$B/libsync.a" \
+    $(pkg-config --libs gsl glib-2.0) -lm
 
 mkdir -p "$R/bin" "$R/dev" "$R/proc" "$R/sys" "$R/tmp" "$R/lib/modules" "$R/usr/share"
 cp /bin/busybox "$R/bin/busybox"
@@ -99,4 +108,5 @@ timeout 600 nice -n 19 qemu-system-x86_64 -nographic -no-reboot -m 1024 -smp 1 \
     > "$log" 2>&1 </dev/null
 qrc=$?
 set -e
+tr -d '\r' < "$log" | "$W/bracketfit" 48000
 sh kpatch/vmtest/verdict.sh kpatch-vmtest "$log" "$start" "$qrc"

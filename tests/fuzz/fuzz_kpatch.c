@@ -32,13 +32,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			rec.magic = ok.magic;
 			rec.version = ok.version;
 			rec.size = ok.size;
-			rec.reserved = 0;
+			if (!(rec.flags & CHORUS_KPATCH_F_UPDATE_TIME))
+				rec.update_ns = 0;
 		}
 		const char *why = kpatch_record_problem(&rec);
 		if (why) {
 			assert(*why);
 			continue;
 		}
+		/* The update time never precedes the entry time, nor wraps. */
+		assert(kpatch_record_update_time(&rec) >= rec.time_ns);
+		assert(kpatch_record_has_update(&rec) || kpatch_record_update_time(&rec) == rec.time_ns);
 		struct kpatch_seq_stats before = t.st;
 		uint64_t expect = t.next_seq;
 		int had = t.have_seq;

@@ -39,16 +39,18 @@ static gboolean line_path(int k, char *buf, size_t len)
 	return dev_path(name, buf, len, &why) == 0;
 }
 
-/* Whose line a file holds: this boot, this node's (simulated) cpu clock and
- * device k, as "boot=… clock=… dev=K" with one word per field.  Returns a
- * new string (g_free). */
+/* Whose line a file holds: this boot, this node's (simulated) cpu clock,
+ * the simulated world's epoch (a test's next world reuses the clock's
+ * name) and device k, as "boot=… clock=… world=… dev=K" with one word per
+ * field.  Returns a new string (g_free). */
 static char *line_owner(int k)
 {
 	char *boot = NULL;
 	if (g_file_get_contents("/proc/sys/kernel/random/boot_id", &boot, NULL, NULL))
 		g_strstrip(boot);
-	const char *clk = g_getenv("CHORUS_SIM_CLOCK");
-	char *who = g_strdup_printf("boot=%s clock=%s dev=%d", boot ? boot : "-", clk && *clk ? clk : "-", k);
+	const char *clk = g_getenv("CHORUS_SIM_CLOCK"), *world = g_getenv("CHORUS_SIM_EPOCH_NS");
+	char *who = g_strdup_printf("boot=%s clock=%s world=%s dev=%d", boot ? boot : "-", clk && *clk ? clk : "-",
+				    world && *world ? world : "-", k);
 	g_free(boot);
 	g_strdelimit(who + 5, " \n", '_'); /* one word per field */
 	return who;

@@ -33,6 +33,21 @@ static double phase_ns(double amp, double t)
 	return amp * CYCLE_S / (2 * M_PI) * (1 - cos(2 * M_PI * t / CYCLE_S)) * 1e9;
 }
 
+/* A least-squares fit as syncd's RBS and pair fits: window 64, outliers
+ * beyond 3.5 robust sigmas rejected, ns against ns. */
+static sync_fit *new_fit(void)
+{
+	sync_fit_params p;
+	sync_fit_params_default(&p);
+	p.mode = SYNC_FIT_MEAN;
+	p.window = 64;
+	p.reject_k = 3.5;
+	p.nominal_slope = 1.0;
+	sync_fit *f = sync_fit_new(&p, NULL);
+	ck_assert_ptr_nonnull(f);
+	return f;
+}
+
 typedef struct {
 	guint n, beyond;
 	double z2;
@@ -47,14 +62,7 @@ static void run(double amp, tally *young, tally *rest)
 	memset(rest, 0, sizeof *rest);
 	for (int s = 0; s < SEEDS; s++) {
 		GRand *g = g_rand_new_with_seed((guint32)(7000 + s));
-		sync_fit_params p;
-		sync_fit_params_default(&p);
-		p.mode = SYNC_FIT_MEAN;
-		p.window = 64;
-		p.reject_k = 3.5;
-		p.nominal_slope = 1.0;
-		sync_fit *f = sync_fit_new(&p, NULL);
-		ck_assert_ptr_nonnull(f);
+		sync_fit *f = new_fit();
 		double t = 0;
 		for (int k = 0; k < 120; k++) {
 			t += g_rand_double_range(g, 0.5, 1.5);
@@ -121,13 +129,7 @@ START_TEST(correlated_errors)
 	int n = 0;
 	for (int s = 0; s < SEEDS; s++) {
 		GRand *g = g_rand_new_with_seed((guint32)(9100 + s));
-		sync_fit_params p;
-		sync_fit_params_default(&p);
-		p.mode = SYNC_FIT_MEAN;
-		p.window = 64;
-		p.reject_k = 3.5;
-		p.nominal_slope = 1.0;
-		sync_fit *f = sync_fit_new(&p, NULL);
+		sync_fit *f = new_fit();
 		double e = 0;
 		for (int k = 0; k < 160; k++) {
 			double u1 = g_rand_double(g), u2 = g_rand_double(g);

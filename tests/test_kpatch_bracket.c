@@ -69,6 +69,20 @@ static double draw_read(gsl_rng *r)
 	return 8e3 + fabs(g);
 }
 
+/* audiod's numbering history of a card at nspf ns per frame (a lower
+ * envelope over 256 records, 600 s of tolerance). */
+static timehist_params audio_history_params(double nspf)
+{
+	timehist_params tp;
+	timehist_params_default(&tp);
+	tp.fit.mode = SYNC_FIT_LOWER;
+	tp.fit.window = 256;
+	tp.fit.nominal_slope = nspf;
+	tp.jump_min = 1e6;
+	tp.tolerance = (int64_t)RATE * 600;
+	return tp;
+}
+
 /* One run: the z-scores of the fitted slope through the entry times and
  * through the update times. */
 static void one_run(unsigned seed, double *z_entry, double *z_update)
@@ -77,13 +91,7 @@ static void one_run(unsigned seed, double *z_entry, double *z_update)
 	gsl_rng_set(r, seed);
 	const double nspf = 1e9 / RATE;
 	const int64_t t0 = 1000000000000LL; /* cpu time of frame 0, ns */
-	timehist_params tp;
-	timehist_params_default(&tp);
-	tp.fit.mode = SYNC_FIT_LOWER;
-	tp.fit.window = 256;
-	tp.fit.nominal_slope = nspf;
-	tp.jump_min = 1e6;
-	tp.tolerance = (int64_t)RATE * 600;
+	timehist_params tp = audio_history_params(nspf);
 	const char *why = NULL;
 	timehist *he = timehist_new(&tp, &why), *hu = timehist_new(&tp, &why);
 	ck_assert_msg(he && hu, "%s", why);
@@ -161,13 +169,7 @@ typedef struct {
 
 static void route_init(route *rt, double nspf)
 {
-	timehist_params tp;
-	timehist_params_default(&tp);
-	tp.fit.mode = SYNC_FIT_LOWER;
-	tp.fit.window = 256;
-	tp.fit.nominal_slope = nspf;
-	tp.jump_min = 1e6;
-	tp.tolerance = (int64_t)RATE * 600;
+	timehist_params tp = audio_history_params(nspf);
 	const char *why = NULL;
 	rt->th = timehist_new(&tp, &why);
 	sync_fit_params fp;

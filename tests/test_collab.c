@@ -17,6 +17,7 @@
 #include "apps/collab/nodes.h"
 #include "apps/collab/result.h"
 #include "apps/collab/survey.h"
+#include "apps/collab/sharemsg.h"
 #include "apps/collab/tdoa.h"
 #include "apps/dsp/wave.h"
 #include "sim/launch/launch.h"
@@ -427,6 +428,22 @@ START_TEST(result_json)
 	ck_assert(strstr(s->str, "\"t_cpu_ns\":5000000000123"));
 	ck_assert(strstr(s->str, "\"onset_cpu_ns\":4999999990001"));
 	ck_assert(strstr(s->str, "\"status\":\"ok\""));
+	/* not late: no late member, and a scorer reads no reason */
+	ck_assert(!strstr(s->str, "\"late\""));
+	ck_assert_uint_eq(collab_json_late(s->str), 0);
+	/* late for both reasons: both named, and read back */
+	r.late = COLLAB_LATE_RESENT | COLLAB_LATE_HELD;
+	g_string_truncate(s, 0);
+	collab_result_json(&r, s);
+	ck_assert(strstr(s->str, "\"late\":true,\"late_why\":[\"caught_up\",\"held\"]"));
+	ck_assert_uint_eq(collab_json_late(s->str), COLLAB_LATE_RESENT | COLLAB_LATE_HELD);
+	r.late = COLLAB_LATE_HELD;
+	g_string_truncate(s, 0);
+	collab_result_json(&r, s);
+	ck_assert_uint_eq(collab_json_late(s->str), COLLAB_LATE_HELD);
+	/* an older collab's late result (no late_why) was a catch-up */
+	ck_assert_uint_eq(collab_json_late("{\"late\":true}"), COLLAB_LATE_RESENT);
+	ck_assert_uint_eq(collab_json_late("{\"late\":true,\"late_why\":[3,null]}"), 0);
 	g_string_free(s, TRUE);
 }
 END_TEST

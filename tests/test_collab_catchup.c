@@ -206,10 +206,18 @@ START_TEST(messages_round_trip)
 	ck_assert(out.kind == COLLAB_MSG_HAVE && out.sender == 2 && out.first == 3 && out.last == 40);
 	ck_assert_int_eq(collab_msg_decode(g->str, g->len, KEY, sizeof KEY - 1, &out, why, sizeof why), -EACCES);
 	g_string_free(g, TRUE);
-	collab_msg d = {.kind = COLLAB_MSG_DET, .boot = 5, .sseq = 2, .e = event(2, 1, 123456789), .epoch = 77, .oid = 31, .late = TRUE};
+	/* late's reasons round trip, each alone and both */
+	for (guint w = 1; w <= COLLAB_LATE_ALL; w++) {
+		collab_msg d = {.kind = COLLAB_MSG_DET, .boot = 5, .sseq = 2, .e = event(2, 1, 123456789), .late = w};
+		g = collab_msg_encode(&d, NULL, 0);
+		ck_assert_int_eq(collab_msg_decode(g->str, g->len, NULL, 0, &out, why, sizeof why), 0);
+		ck_assert_uint_eq(out.late, w);
+		g_string_free(g, TRUE);
+	}
+	collab_msg d = {.kind = COLLAB_MSG_DET, .boot = 5, .sseq = 2, .e = event(2, 1, 123456789), .epoch = 77, .oid = 31, .late = COLLAB_LATE_RESENT};
 	g = collab_msg_encode(&d, KEY, sizeof KEY - 1);
 	ck_assert_int_eq(collab_msg_decode(g->str, g->len, KEY, sizeof KEY - 1, &out, why, sizeof why), 0);
-	ck_assert(out.kind == COLLAB_MSG_DET && out.sender == 2 && out.oid == 31 && out.late && out.e.global_ns == 123456789);
+	ck_assert(out.kind == COLLAB_MSG_DET && out.sender == 2 && out.oid == 31 && out.late == COLLAB_LATE_RESENT && out.e.global_ns == 123456789);
 	/* An older receiver's view: the detection parses, the new keys skipped. */
 	det_event e;
 	uint64_t boot;
@@ -260,30 +268,31 @@ START_TEST(late_detections_complete_groups)
 	g_ptr_array_set_size(out, 0);
 	/* Node 4's detection of A comes late: 3 of 4, kept closed. */
 	det_event a4 = event(4, 1, 10 * S + 500000);
-	ck_assert_int_eq(collab_grouper_add_late(g, &a4, 60 * S), COLLAB_LATE_KEPT);
-	ck_assert_int_eq(collab_grouper_add_late(g, &a4, 60 * S), -EALREADY);
+	ck_assert_int_eq(collab_grouper_add_late(g, &a4, 60 * S, COLLAB_LATE_RESENT), COLLAB_LATE_KEPT);
+	ck_assert_int_eq(collab_grouper_add_late(g, &a4, 60 * S, COLLAB_LATE_RESENT), -EALREADY);
 	ck_assert_uint_eq(collab_grouper_open(g), 0);
 	/* Node 1's: 4 of 4, opened again. */
 	det_event a1 = event(1, 1, 10 * S + 3000000);
-	ck_assert_int_eq(collab_grouper_add_late(g, &a1, 61 * S), COLLAB_LATE_REOPENED);
+	ck_assert_int_eq(collab_grouper_add_late(g, &a1, 61 * S, COLLAB_LATE_HELD), COLLAB_LATE_REOPENED);
 	ck_assert_uint_eq(collab_grouper_open(g), 1);
 	ck_assert_uint_eq(collab_grouper_poll(g, 61 * S + hold - 1, out), 0);
 	ck_assert_uint_eq(collab_grouper_poll(g, 61 * S + hold, out), 1);
 	collab_group *gr = g_ptr_array_index(out, 0);
-	ck_assert(gr->late);
+	/* late for both its late detections' reasons */
+	ck_assert_uint_eq(gr->late, COLLAB_LATE_RESENT | COLLAB_LATE_HELD);
 	ck_assert_uint_eq(gr->dets->len, 4);
 	ck_assert_uint_eq(collab_group_reporter(gr), 4); /* the earliest onset */
 	g_ptr_array_set_size(out, 0);
 	/* A late detection of B (located live) is kept, nothing reopened. */
 	det_event b5 = event(5, 2, 20 * S + 9000000);
-	ck_assert_int_eq(collab_grouper_add_late(g, &b5, 62 * S), COLLAB_LATE_KEPT);
+	ck_assert_int_eq(collab_grouper_add_late(g, &b5, 62 * S, COLLAB_LATE_RESENT), COLLAB_LATE_KEPT);
 	ck_assert_uint_eq(collab_grouper_open(g), 0);
 	/* A late one of no known call opens a late group; another joins it. */
 	det_event c1 = event(1, 3, 30 * S), c2 = event(2, 3, 30 * S + 1000000);
-	ck_assert_int_eq(collab_grouper_add_late(g, &c1, 62 * S), COLLAB_LATE_OPENED);
-	ck_assert_int_eq(collab_grouper_add_late(g, &c2, 62 * S), COLLAB_LATE_JOINED);
+	ck_assert_int_eq(collab_grouper_add_late(g, &c1, 62 * S, COLLAB_LATE_HELD), COLLAB_LATE_OPENED);
+	ck_assert_int_eq(collab_grouper_add_late(g, &c2, 62 * S, COLLAB_LATE_HELD), COLLAB_LATE_JOINED);
 	ck_assert_uint_eq(collab_grouper_poll(g, 62 * S + hold, out), 1);
-	ck_assert(((collab_group *)g_ptr_array_index(out, 0))->late);
+	ck_assert_uint_eq(((collab_group *)g_ptr_array_index(out, 0))->late, COLLAB_LATE_HELD);
 	/* Remembered groups are forgotten after keep_ns. */
 	ck_assert_uint_eq(collab_grouper_kept(g), 3);
 	collab_grouper_poll(g, 3700 * S, out);
@@ -298,11 +307,13 @@ typedef struct {
 	guint late;
 } inbox;
 
-static void on_det(void *user, const det_event *e, gboolean late)
+static void on_det(void *user, const det_event *e, guint late)
 {
 	inbox *b = user;
 	g_array_append_val(b->seqs, e->seq);
-	b->late += late;
+	/* a catch-up's resends, never anything else */
+	ck_assert(late == 0 || late == COLLAB_LATE_RESENT);
+	b->late += late != 0;
 }
 
 /* Node 2's radio is down: neither hears the other. */

@@ -112,7 +112,7 @@ START_TEST(nonsense_refused)
 END_TEST
 
 static int got;
-static void on_det(void *user, const det_event *e, gboolean late)
+static void on_det(void *user, const det_event *e, guint late)
 {
 	got++;
 }

@@ -116,7 +116,7 @@ static collab_group *best_open(const collab_grouper *g, const det_event *e, gboo
 	return best;
 }
 
-static collab_group *open_new(collab_grouper *g, const det_event *e, int64_t now_ns, gboolean late)
+static collab_group *open_new(collab_grouper *g, const det_event *e, int64_t now_ns, guint late)
 {
 	collab_group *gr = g_new0(collab_group, 1);
 	gr->dets = g_array_new(FALSE, FALSE, sizeof(det_event));
@@ -140,11 +140,11 @@ int collab_grouper_add(collab_grouper *g, const det_event *e, int64_t now_ns)
 		join(best, e);
 		return 1;
 	}
-	open_new(g, e, now_ns, FALSE);
+	open_new(g, e, now_ns, 0);
 	return 0;
 }
 
-int collab_grouper_add_late(collab_grouper *g, const det_event *e, int64_t now_ns)
+int collab_grouper_add_late(collab_grouper *g, const det_event *e, int64_t now_ns, guint why)
 {
 	if (!e->has_global)
 		return -EINVAL;
@@ -165,15 +165,16 @@ int collab_grouper_add_late(collab_grouper *g, const det_event *e, int64_t now_n
 		return -EALREADY;
 	if (best) {
 		join(best, e);
-		best->late = TRUE;
+		best->late |= why;
 		return COLLAB_LATE_JOINED;
 	}
 	if (!bk) {
-		open_new(g, e, now_ns, TRUE);
+		open_new(g, e, now_ns, why);
 		return COLLAB_LATE_OPENED;
 	}
 	kept *k = bk->data;
 	join(k->gr, e);
+	k->gr->late |= why;
 	if (k->n_at_close >= g->min_nodes || k->gr->dets->len < g->min_nodes)
 		return COLLAB_LATE_KEPT;
 	/* Complete now, never located: open again, late. */
@@ -182,7 +183,6 @@ int collab_grouper_add_late(collab_grouper *g, const det_event *e, int64_t now_n
 	g_queue_delete_link(&g->history, bk);
 	kept_free(k);
 	gr->created_ns = now_ns;
-	gr->late = TRUE;
 	g_ptr_array_add(g->open, gr);
 	return COLLAB_LATE_REOPENED;
 }

@@ -42,7 +42,7 @@ typedef struct {
 	GArray *dets;       /* det_event, sorted by global onset */
 	int64_t created_ns; /* caller's clock when the group was created (or reopened) */
 	int64_t first_ns;   /* earliest global onset, ns */
-	gboolean late;      /* holds a late detection */
+	guint late;         /* holds late detections: their COLLAB_LATE_* bits (sharemsg.h) */
 } collab_group;
 
 typedef struct collab_grouper collab_grouper;
@@ -70,10 +70,11 @@ enum {
 	COLLAB_LATE_KEPT = 3,     /* joined a closed group (located already, or still too small) */
 };
 
-/* Add a late detection as above.  Returns COLLAB_LATE_*, or -EINVAL /
- * -EALREADY as collab_grouper_add (a duplicate of one held, open or
- * closed). */
-int collab_grouper_add_late(collab_grouper *g, const det_event *e, int64_t now_ns);
+/* Add a late detection as above, late for the reasons `why` (COLLAB_LATE_*
+ * bits of sharemsg.h, added to its group's).  Returns COLLAB_LATE_OPENED
+ * etc., or -EINVAL / -EALREADY as collab_grouper_add (a duplicate of one
+ * held, open or closed). */
+int collab_grouper_add_late(collab_grouper *g, const det_event *e, int64_t now_ns, guint why);
 
 /* Closed groups remembered. */
 guint collab_grouper_kept(const collab_grouper *g);

@@ -25,6 +25,7 @@
 #include "apps/collab/nodes.h"
 #include "apps/collab/result.h"
 #include "apps/collab/share.h"
+#include "apps/collab/sharemsg.h"
 #include "apps/collab/tdoa.h"
 #include "apps/dsp/air.h"
 #include "libcfg/cfg.h"
@@ -165,7 +166,7 @@ typedef struct {
 	collab_result res;
 } job;
 
-static void share_in(collabd *d, const det_event *e, gboolean late)
+static void share_in(collabd *d, const det_event *e, guint late)
 {
 	int64_t now_ns = sync_now(SYNC_KIND_CPU);
 	if (!late) {
@@ -173,13 +174,13 @@ static void share_in(collabd *d, const det_event *e, gboolean late)
 		return;
 	}
 	d->late_dets++;
-	int rc = collab_grouper_add_late(d->grouper, e, now_ns);
+	int rc = collab_grouper_add_late(d->grouper, e, now_ns, late);
 	d->late_reopened += rc == COLLAB_LATE_REOPENED;
 	d->late_kept += rc == COLLAB_LATE_KEPT;
 }
 
 /* Share this node's detection and group it. */
-static void take_local(collabd *d, const det_event *e, gboolean late)
+static void take_local(collabd *d, const det_event *e, guint late)
 {
 	int src = collab_share_send(d->share, e, late);
 	if (src < 0) {
@@ -210,7 +211,7 @@ static void on_local(void *user, const char *msg, size_t len, uint32_t dropped)
 			collab_held_add(d->held, &e);
 		return;
 	}
-	take_local(d, &e, FALSE);
+	take_local(d, &e, 0);
 }
 
 /* Held detections whose onset converts now: shared and grouped, late. */
@@ -219,11 +220,11 @@ static void retry_held(collabd *d)
 	GArray *ready = g_array_new(FALSE, FALSE, sizeof(det_event));
 	collab_held_retry(d->held, d->clocks, sync_now(SYNC_KIND_CPU), ready);
 	for (guint i = 0; i < ready->len; i++)
-		take_local(d, &g_array_index(ready, det_event, i), TRUE);
+		take_local(d, &g_array_index(ready, det_event, i), COLLAB_LATE_HELD);
 	g_array_free(ready, TRUE);
 }
 
-static void on_remote(void *user, const det_event *e, gboolean late)
+static void on_remote(void *user, const det_event *e, guint late)
 {
 	collabd *d = user;
 	if (!collab_nodes_find(d->nodes, e->node)) {

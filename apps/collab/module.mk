@@ -57,3 +57,9 @@ PROGS += $(B)/bin/collab-survey
 $(B)/bin/collab-survey: $(B)/apps/tools/collab-survey.o $(B)/libcollab.a $(B)/libdsp.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,json-glib-1.0 glib-2.0 gsl fftw3f sndfile) -lm
+
+# Two callers in the same clips: the answer is the detected call's or none.
+TESTS += $(B)/tests/test_tdoa_overlap
+$(B)/tests/test_tdoa_overlap: $(B)/tests/test_tdoa_overlap.o $(COLLAB_LIBS)
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check $(COLLAB_PKGS)) -lm -pthread

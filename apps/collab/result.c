@@ -1,6 +1,8 @@
 /* result.c — JSON lines and the PNG map of located calls (see result.h). */
 #include "apps/collab/result.h"
 
+#include "apps/collab/sharemsg.h"
+
 #include <json-glib/json-glib.h>
 
 #include <errno.h>
@@ -142,6 +144,13 @@ void collab_result_json(const collab_result *r, GString *o)
 	if (r->late) {
 		json_builder_set_member_name(b, "late");
 		json_builder_add_boolean_value(b, TRUE);
+		json_builder_set_member_name(b, "late_why");
+		json_builder_begin_array(b);
+		if (r->late & COLLAB_LATE_RESENT)
+			json_builder_add_string_value(b, "caught_up");
+		if (r->late & COLLAB_LATE_HELD)
+			json_builder_add_string_value(b, "held");
+		json_builder_end_array(b);
 	}
 	json_builder_set_member_name(b, "t_cpu_ns");
 	if (r->t_cpu_ns != INT64_MIN)
@@ -226,6 +235,30 @@ long collab_json_array_len(const char *line, const char *key)
 	long n = m && JSON_NODE_HOLDS_ARRAY(m) ? (long)json_array_get_length(json_node_get_array(m)) : -1;
 	g_object_unref(p);
 	return n;
+}
+
+guint collab_json_late(const char *line)
+{
+	if (collab_json_bool(line, "late") != 1)
+		return 0;
+	JsonParser *p;
+	JsonNode *m = member(line, "late_why", &p);
+	guint why = 0;
+	if (m && JSON_NODE_HOLDS_ARRAY(m)) {
+		JsonArray *a = json_node_get_array(m);
+		for (guint i = 0; i < json_array_get_length(a); i++) {
+			JsonNode *e = json_array_get_element(a, i);
+			const char *s = JSON_NODE_HOLDS_VALUE(e) && json_node_get_value_type(e) == G_TYPE_STRING
+						? json_node_get_string(e)
+						: NULL;
+			why |= !g_strcmp0(s, "caught_up") ? COLLAB_LATE_RESENT : !g_strcmp0(s, "held") ? COLLAB_LATE_HELD
+												       : 0;
+		}
+	} else {
+		why = COLLAB_LATE_RESENT;
+	}
+	g_object_unref(p);
+	return why;
 }
 
 static int status_ok(const char *line)

@@ -11,8 +11,10 @@
  *   nodes [ids heard], used [ids in the fit], rejected (id or -1),
  *   tdoa_us {id: arrival minus the reference's, µs}, ref,
  *   latency_s (publication minus the end of the call, global),
- *   late (true when a detection of the group came late, caught up after an
- *   outage: latency_s is then the delay the outage caused; absent otherwise),
+ *   late (true when a detection of the group came late: latency_s is then
+ *   the delay that caused; absent otherwise), late_why (with late: an array
+ *   of "caught_up" — resent after an outage or a split — and/or "held" —
+ *   held on its node until the clocks converted its onset, as at start-up),
  *   t_cpu_ns (emission on the reporter's cpu clock, ns; null when the solve
  *   failed or libsync refused the conversion), onset_cpu_ns (the reporter's
  *   own detected onset on its cpu clock, ns; null when it has none: present
@@ -45,7 +47,7 @@ typedef struct {
 	char why[200];         /* fetch or solve failure */
 	uint64_t duplicate_of; /* an earlier ok result of this reporter locating the same sound, or 0 */
 	double dur_s;          /* the group's longest detected call, s */
-	gboolean late;         /* its group held a detection that came late (share.h) */
+	guint late;            /* its group held detections that came late: COLLAB_LATE_* bits (sharemsg.h) */
 } collab_result;
 
 /* Append the JSON object of r (no newline) to out. */
@@ -77,6 +79,11 @@ int collab_json_string(const char *line, const char *key, char *buf, size_t len)
 
 /* ... the length of an array member, or -1. */
 long collab_json_array_len(const char *line, const char *key);
+
+/* Why a result line is late: its late_why as COLLAB_LATE_* bits
+ * (sharemsg.h), 0 when not late (COLLAB_LATE_RESENT for a late result
+ * without late_why, as an older collab wrote). */
+guint collab_json_late(const char *line);
 
 /* Draw a PNG map with gnuplot: nodes, the located calls of the JSON-lines
  * file `jsonl` with their 95 % ellipses, and n_truth true source positions

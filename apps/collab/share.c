@@ -89,16 +89,16 @@ static int send_msg(collab_share *s, collab_msg *m)
 /* A DET: the detection, once. */
 static void take_det(collab_share *s, const collab_msg *m)
 {
-	gboolean late = m->late;
+	guint late = m->late;
 	if (m->oid && s->seen) {
-		collab_seen_verdict v = collab_seen_add(s->seen, m->e.node, m->epoch, m->oid, m->late);
+		collab_seen_verdict v = collab_seen_add(s->seen, m->e.node, m->epoch, m->oid, m->late != 0);
 		if (v != SEEN_NEW) {
 			s->st.duplicates += v != SEEN_FULL;
 			return;
 		}
 	}
 	s->st.accepted++;
-	s->st.late += late;
+	s->st.late += late != 0;
 	s->fn(s->user, &m->e, late);
 }
 
@@ -229,7 +229,7 @@ static gboolean on_resend(gpointer data)
 		m->e = *e;
 		m->epoch = collab_outbox_epoch(s->cfg.outbox);
 		m->oid = id;
-		m->late = TRUE;
+		m->late = COLLAB_LATE_RESENT;
 		int rc = send_msg(s, m);
 		if (rc < 0) {
 			/* Asked for again at the next WANT. */
@@ -289,7 +289,7 @@ fail:
 	return NULL;
 }
 
-int collab_share_send(collab_share *s, const det_event *e, gboolean late)
+int collab_share_send(collab_share *s, const det_event *e, guint late)
 {
 	collab_msg *m = g_new0(collab_msg, 1);
 	m->kind = COLLAB_MSG_DET;

@@ -31,9 +31,10 @@
 typedef struct collab_share collab_share;
 
 /* A received, well-formed, authentic, fresh detection from another node,
- * taken once; late: a resend of one queued while this node could not hear
- * it. */
-typedef void (*collab_share_fn)(void *user, const det_event *e, gboolean late);
+ * taken once; late: COLLAB_LATE_* bits (sharemsg.h), 0 for news —
+ * RESENT a resend of one queued while this node could not hear it, HELD
+ * one its sender held until its onset converted. */
+typedef void (*collab_share_fn)(void *user, const det_event *e, guint late);
 
 typedef struct {
 	uint32_t self;       /* this node (its own datagrams, looped back, are ignored) */
@@ -63,11 +64,11 @@ typedef struct {
  * *err. */
 collab_share *collab_share_new(const collab_share_cfg *cfg, collab_share_fn fn, void *user, GError **err);
 
-/* Queue e (with an outbox) and send it to every node; late: it is not
- * news (a detection whose global time came later, held.h), so receivers
- * take it as a late one.  Returns 0 or a negative errno (of the send; a
+/* Queue e (with an outbox) and send it to every node; late: 0, or
+ * COLLAB_LATE_HELD when it is not news (a detection whose global time came
+ * later, held.h), so receivers take it as a late one.  Returns 0 or a negative errno (of the send; a
  * queue that failed is counted in the outbox's write_errors). */
-int collab_share_send(collab_share *s, const det_event *e, gboolean late);
+int collab_share_send(collab_share *s, const det_event *e, guint late);
 
 typedef struct {
 	guint64 sent, accepted;

@@ -23,7 +23,7 @@ GString *collab_msg_encode(const collab_msg *m, const uint8_t *key, size_t klen)
 		if (m->oid)
 			g_string_append_printf(s, "ob=%" PRIu64 " oid=%" PRIu64 " ", m->epoch, m->oid);
 		if (m->late)
-			g_string_append(s, "late=1 ");
+			g_string_append_printf(s, "late=%u ", m->late & COLLAB_LATE_ALL);
 		det_event_format(&m->e, s);
 		break;
 	case COLLAB_MSG_HAVE:
@@ -78,8 +78,8 @@ static int body_det(char *p, collab_msg *m, char *why, size_t len)
 		if (!uint_tok(&p, "oid", UINT64_MAX, &m->oid) || !m->oid || !m->epoch)
 			return bad(why, len, "ob= must be followed by oid= (both above 0)");
 	}
-	if (uint_tok(&p, "late", 1, &v))
-		m->late = v == 1;
+	if (uint_tok(&p, "late", COLLAB_LATE_ALL, &v))
+		m->late = (guint)v;
 	if (det_event_parse(p, strlen(p), &m->e, why, len) < 0)
 		return -EBADMSG;
 	m->sender = m->e.node;

@@ -7,11 +7,13 @@
  * of that KIND (each kind has its own replay window); with the field's key
  * the mac, HMAC-SHA256 of every byte before " mac=", is required.  KINDs:
  *
- *   DET   [ob=E oid=I] [late=1] DETECTION      (apps/detect/event.h)
+ *   DET   [ob=E oid=I] [late=W] DETECTION      (apps/detect/event.h)
  *         A detection of the sending node.  E is its outbox's epoch and I
- *         the detection's outbox id (outbox.h); late=1 marks a resend of one
- *         queued earlier, or one whose global time came later (held.h).  Senders without an outbox send neither (and older
- *         receivers ignore both: det_event_parse skips unknown keys).
+ *         the detection's outbox id (outbox.h); late=W (1..3, the bits of
+ *         COLLAB_LATE_*) marks a resend of one queued earlier (1), or one
+ *         whose global time came later (2, held.h).  Senders without an
+ *         outbox send neither (and older receivers ignore both:
+ *         det_event_parse skips unknown keys).
  *   HAVE  node=N ob=E first=F last=L
  *         Node N queues ids F..L of outbox epoch E (F = L + 1: none).
  *         Sent every few seconds; a receiver's holes in F..L are missed
@@ -30,6 +32,11 @@
 
 #define COLLAB_WANT_MAX_RANGES 16
 
+/* Why a detection (and so a group, a result) is late: bits. */
+#define COLLAB_LATE_RESENT 1u /* caught up: resent to a node that could not hear it first */
+#define COLLAB_LATE_HELD 2u   /* held until its onset converted to global time (held.h) */
+#define COLLAB_LATE_ALL (COLLAB_LATE_RESENT | COLLAB_LATE_HELD)
+
 typedef enum { COLLAB_MSG_DET = 1,
 	       COLLAB_MSG_HAVE = 2,
 	       COLLAB_MSG_WANT = 3 } collab_msg_kind;
@@ -43,7 +50,7 @@ typedef struct {
 	/* DET */
 	det_event e;
 	uint64_t oid; /* 0 when absent */
-	gboolean late;
+	guint late;   /* COLLAB_LATE_* bits, 0: news */
 	/* HAVE */
 	uint64_t first, last;
 	/* WANT */

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_cdf.h>
+
 #include "apps/dsp/srp.h"
 
 _Static_assert(TDOA_MAX <= DSP_SRP_MAX, "every clip collab solves with fits the SRP bank");
@@ -301,6 +303,24 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 		*out = best;
 		memcpy(idx, best_idx, sizeof idx);
 		rc = 0;
+		/* The gate again, where the solve put the source: the search
+		 * answers inside it, but a search whose best is on its edge
+		 * (the loudest sound in the clips lies outside: another caller,
+		 * heard in the same clips) hands the solve a start from which
+		 * it walks to that other sound, away from the call the onsets
+		 * detected — the group's time with another source's place. */
+		double q[3];
+		memcpy(q, out->loc.pos_m, sizeof q);
+		if (out->loc.dim == 2 && !isfinite(p->source_z_m))
+			q[2] = src.pos_m[2];
+		int dof = 0;
+		double chi2 = dsp_srp_gate_chi2(bank, q, out->loc.c_m_s, sp.prior_outliers, &dof);
+		if (dof > 0 && gsl_cdf_chisq_Q(chi2, dof) < p->alpha) {
+			snprintf(out->why, sizeof out->why,
+				 "the position found does not fit the onsets (chi-square %.1f on %d d.o.f.): the clips' sound is not the detected call (another caller?)",
+				 chi2, dof);
+			rc = -EDOM;
+		}
 	}
 	dsp_srp_free(bank);
 	for (int j = 0; j < n; j++)

@@ -74,11 +74,6 @@ static double travel_c(const dsp_srp *s, const double *p, int k, double c)
 	return r / (c + wu);
 }
 
-static double travel(const dsp_srp *s, const double *p, int k)
-{
-	return travel_c(s, p, k, s->p.c_m_s);
-}
-
 double dsp_srp_predict(const dsp_srp *s, int i, int j, const double p[3], double c_m_s)
 {
 	double c = c_m_s > 0 ? c_m_s : s->p.c_m_s;
@@ -395,20 +390,78 @@ static int cmp_dbl(const void *a, const void *b)
  * than prior_k s.d. (plus what the cell's reach can change) is out.  The
  * median, not the reference's onset: the reference's own onset may be the
  * one that is off. */
-static int gated(const dsp_srp *s, double x, double y, double z, double reach)
+static int misfits(const dsp_srp *s, const double q[3], double c, double slack)
 {
 	const dsp_srp_params *p = &s->p;
-	if (!p->use_prior)
-		return 0;
-	double q[3] = {x, y, z}, e[DSP_SRP_MAX], sorted[DSP_SRP_MAX], slack = 2 * reach / s->c_min;
+	double e[DSP_SRP_MAX], sorted[DSP_SRP_MAX];
 	for (int k = 0; k < s->n; k++)
-		sorted[k] = e[k] = p->prior_s[k] - travel(s, q, k);
+		sorted[k] = e[k] = p->prior_s[k] - travel_c(s, q, k, c);
 	qsort(sorted, (size_t)s->n, sizeof *sorted, cmp_dbl);
 	double med = s->n % 2 ? sorted[s->n / 2] : 0.5 * (sorted[s->n / 2 - 1] + sorted[s->n / 2]);
 	int bad = 0;
 	for (int k = 0; k < s->n; k++)
 		bad += fabs(e[k] - med) > p->prior_k * p->prior_sd_s[k] + slack;
-	return bad > p->prior_outliers;
+	return bad;
+}
+
+static int gated(const dsp_srp *s, double x, double y, double z, double reach)
+{
+	if (!s->p.use_prior)
+		return 0;
+	double q[3] = {x, y, z};
+	return misfits(s, q, s->p.c_m_s, 2 * reach / s->c_min) > s->p.prior_outliers;
+}
+
+int dsp_srp_gate_misfits(const dsp_srp *s, const double p[3], double c_m_s)
+{
+	if (!s->p.use_prior)
+		return 0;
+	return misfits(s, p, c_m_s > 0 ? c_m_s : s->p.c_m_s, 0);
+}
+
+double dsp_srp_gate_chi2(const dsp_srp *s, const double p[3], double c_m_s, int drop, int *dof)
+{
+	const dsp_srp_params *pp = &s->p;
+	double c = c_m_s > 0 ? c_m_s : pp->c_m_s, e[DSP_SRP_MAX], w[DSP_SRP_MAX];
+	int in[DSP_SRP_MAX], m = s->n;
+	*dof = 0;
+	if (!pp->use_prior)
+		return NAN;
+	for (int k = 0; k < s->n; k++) {
+		e[k] = pp->prior_s[k] - travel_c(s, p, k, c);
+		w[k] = 1 / (pp->prior_sd_s[k] * pp->prior_sd_s[k]);
+		in[k] = 1;
+	}
+	double chi2 = NAN;
+	for (int round = 0;; round++) {
+		/* the weighted mean emission of the clips kept, and each one's
+		 * standardized residual from it */
+		double sw = 0, swe = 0;
+		for (int k = 0; k < s->n; k++)
+			if (in[k]) {
+				sw += w[k];
+				swe += w[k] * e[k];
+			}
+		double mean = swe / sw, worst = -1;
+		int wk = -1;
+		chi2 = 0;
+		for (int k = 0; k < s->n; k++) {
+			if (!in[k])
+				continue;
+			double z2 = (e[k] - mean) * (e[k] - mean) * w[k];
+			chi2 += z2;
+			if (z2 > worst) {
+				worst = z2;
+				wk = k;
+			}
+		}
+		if (round >= drop || m <= 2)
+			break;
+		in[wk] = 0;
+		m--;
+	}
+	*dof = m - 1;
+	return chi2;
 }
 
 /* A max-heap of squares by bound. */

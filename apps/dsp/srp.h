@@ -120,6 +120,25 @@ void dsp_srp_free(dsp_srp *s);
 /* S(p) (with p[2] ignored: the plane's height is used). */
 double dsp_srp_power(const dsp_srp *s, const double p[3]);
 
+/* How many clips' onsets the point p (all three coordinates), at speed
+ * c_m_s (<= 0: the bank's), puts outside the gate: each onset minus its
+ * travel time from p farther than prior_k s.d. from their median (no
+ * allowance for a cell's reach: p is a point).  0 without a gate.  A
+ * search answers inside the gate (at most prior_outliers); a solve that
+ * moved from there may not be. */
+int dsp_srp_gate_misfits(const dsp_srp *s, const double p[3], double c_m_s);
+
+/* The onsets' joint test at the point p (speed c_m_s, <= 0: the bank's):
+ * each onset minus its travel time from p estimates the emission; the
+ * chi-square of those estimates about their weighted mean, each weighed by
+ * its prior_sd_s, after leaving out the `drop` worst (one at a time, the
+ * mean recomputed; never below two kept).  *dof = clips kept - 1.  NAN
+ * without a gate.  Stricter than the per-clip gate of the search, which
+ * lets every clip but prior_outliers stray prior_k s.d.: positions whose
+ * travel times match the onsets only that loosely (another caller's place,
+ * seen with this call's onsets) fail it. */
+double dsp_srp_gate_chi2(const dsp_srp *s, const double p[3], double c_m_s, int drop, int *dof);
+
 /* The position of largest power (inside the gate, if any).  Returns 0, or
  * -EDOM (the gate leaves no position), -ENOMEM. */
 int dsp_srp_search(dsp_srp *s, dsp_srp_source *out);

@@ -49,8 +49,8 @@ int demo_print(const demo_eval *e, gboolean table, FILE *f)
 	fprintf(f, "  inside the array      median %.4f m, p90 %.4f m (n=%u)\n", e->err_in_median_m, e->err_in_p90_m, e->n_err_in);
 	fprintf(f, "  latency end of call -> collab/events  p50 %.3f s, p95 %.3f s\n", e->lat_p50_s, e->lat_p95_s);
 	if (e->late)
-		fprintf(f, "  located late          %u of %u calls whose result came late (caught up after an outage); latency p50 %.3f s, max %.3f s\n",
-			e->late_located, e->late, e->late_lat_p50_s, e->late_lat_max_s);
+		fprintf(f, "  located late          %u of %u calls whose result came late (%u caught up after an outage, %u held until the clocks converted); latency p50 %.3f s, max %.3f s\n",
+			e->late_located, e->late, e->late_caught_up, e->late_held, e->late_lat_p50_s, e->late_lat_max_s);
 	return ferror(f) ? -EIO : 0;
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "apps/collab/result.h"
+#include "apps/collab/sharemsg.h"
 #include "sim/score/match.h"
 
 static gchar **read_lines(const char *path)
@@ -222,7 +223,7 @@ static void take_result(demo_call *dc, const char *line, double emit_s, const de
 	dc->ell95_m = collab_json_number(line, "ell95_major");
 	dc->dt_ms = (emit_s - dc->t_s) * 1e3;
 	dc->latency_s = collab_json_number(line, "latency_s");
-	dc->late = collab_json_bool(line, "late") == 1;
+	dc->late = (int)collab_json_late(line);
 	long used = collab_json_array_len(line, "used");
 	dc->used = used > 0 ? (int)used : 0;
 	/* A result without a position (a failed solve) is never located. */
@@ -313,6 +314,8 @@ static void score_results(const sim_world *w, const char *const *files, int n_fi
 		if (dc->late) {
 			out->late++;
 			out->late_located += dc->located;
+			out->late_caught_up += (dc->late & COLLAB_LATE_RESENT) != 0;
+			out->late_held += (dc->late & COLLAB_LATE_HELD) != 0;
 			if (isfinite(dc->latency_s))
 				g_array_append_val(late_lats, dc->latency_s);
 		}

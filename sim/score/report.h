@@ -85,7 +85,7 @@ typedef struct {
 	double dt_ms;        /* emission time error, ms */
 	int used;            /* arrivals in the fit */
 	double latency_s;    /* s */
-	int late;            /* its result came late (collab caught up after an outage) */
+	int late;            /* why its result came late: COLLAB_LATE_* bits (1 caught up after an outage, 2 held until the clocks converted), 0 not late */
 	char status[24];     /* the result's status, or "missed" */
 	const char *verdict; /* "located", "off", "not_ok", "missed" (static) */
 } demo_call;
@@ -118,6 +118,7 @@ typedef struct {
 	guint n_err, n_err_in;
 	double lat_p50_s, lat_p95_s;           /* s */
 	guint late, late_located;              /* scored calls whose result came late; of them located */
+	guint late_caught_up, late_held;       /* of the late: caught up after an outage; held until the clocks converted (both may hold) */
 	double late_lat_p50_s, late_lat_max_s; /* their latency, s (NAN when none) */
 	double located_within_m;               /* the parameter, m */
 } demo_eval;

@@ -108,6 +108,7 @@ static dsp_srp *bank(float x[NM][CLIP], double f_lo, double f_hi, const dsp_srp_
 
 typedef struct {
 	int n, inside; /* delays checked; inside 1.96 s.e. */
+	int closures;  /* pairs (1, j) checked against (0, j) - (0, 1) */
 	double max_z, max_pos_err;
 } tally;
 
@@ -129,6 +130,21 @@ static void check_one(dsp_srp *s, const double *truth, tally *t)
 		t->max_z = fmax(t->max_z, fabs(z));
 		t->n++;
 		t->inside += fabs(z) <= 1.96;
+		/* the same peak found around a given lag, either way round */
+		dsp_srp_delay dn, dr;
+		ck_assert_int_eq(dsp_srp_delay_near(s, 0, j, d.delay, 0.5, &dn), 0);
+		ck_assert_double_eq_tol(dn.delay, d.delay, 1e-9);
+		ck_assert_int_eq(dsp_srp_delay_near(s, j, 0, -d.delay, 0.5, &dr), 0);
+		ck_assert_double_eq_tol(dr.delay, -d.delay, 1e-9);
+		/* closure: pair (1, j) peaks where (0, j) minus (0, 1) say (when
+		 * there is a peak to find: a lag at the end of the pair's
+		 * physical range, a source in line with the two, has none) */
+		dsp_srp_delay d1, dj;
+		if (j > 1 && dsp_srp_delay_at(s, 0, 1, src_found[0].pos_m, 0, 2, &d1) == 0 &&
+		    dsp_srp_delay_near(s, 1, j, d.delay - d1.delay, 1.5, &dj) == 0) {
+			ck_assert_double_le(fabs(dj.delay - (d.delay - d1.delay)), 6 * sqrt(dj.se * dj.se + d.se * d.se + d1.se * d1.se));
+			t->closures++;
+		}
 	}
 }
 
@@ -139,8 +155,10 @@ static void check_tally(const tally *t, const char *name)
 {
 	double z_max = gsl_cdf_ugaussian_Qinv(1e-4 / (2 * t->n));
 	double floor_in = 0.95 * t->n - 3 * sqrt(0.95 * 0.05 * t->n);
-	printf("%s: %d delays, %d inside 1.96 s.e. (floor %.1f), max |z| %.2f (limit %.2f), max position error %.3f m\n",
-	       name, t->n, t->inside, floor_in, t->max_z, z_max, t->max_pos_err);
+	printf("%s: %d delays, %d inside 1.96 s.e. (floor %.1f), max |z| %.2f (limit %.2f), max position error %.3f m; %d closures\n",
+	       name, t->n, t->inside, floor_in, t->max_z, z_max, t->max_pos_err, t->closures);
+	/* of the (NM - 2) / (NM - 1) pairs that can close, most have a peak */
+	ck_assert_int_ge(t->closures, t->n / 2);
 	ck_assert_double_le(t->max_z, z_max);
 	ck_assert_double_ge(t->inside, floor_in);
 }

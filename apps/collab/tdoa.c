@@ -145,6 +145,38 @@ static int pick(const dsp_srp *bank, const tdoa_input *in, int n, int r, double 
 	return m;
 }
 
+/* Closure over the pairs the solve did not use: for one sound, the delays
+ * of the pairs (r, i) and (r, j) measured say where pair (i, j)'s peak is
+ * (a_j - a_i), whatever the microphones' survey error; its delay at the
+ * largest peak within 1.5 samples of there minus that, over the s.d. of
+ * the three pairs' delays, is a z-score.  Returns the chi-square
+ * of those z-scores, the pairs in *npairs.  A position that only the
+ * reference's pairs agree on — a set of two sounds' cross-correlation
+ * peaks that happens to be consistent — puts the other pairs' peaks
+ * anywhere in the window: tens of s.d.  Input `skip` (the arrival the
+ * solve rejected, or -1) is left out. */
+static double closure_chi2(const dsp_srp *bank, const tdoa_result *r, int n, int skip, double rr, int *npairs)
+{
+	double chi2 = 0;
+	*npairs = 0;
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++) {
+			if (i == r->ref || j == r->ref || i == skip || j == skip || !r->ok[i] || !r->ok[j])
+				continue;
+			dsp_srp_delay d;
+			double pred = (r->a_s[j] - r->a_s[i]) * rr; /* samples */
+			/* no peak within the window (a lag at the end of the
+			 * pair's physical range: a source in line with the two):
+			 * nothing to check */
+			if (dsp_srp_delay_near(bank, i, j, pred, 1.5, &d) < 0 || !isfinite(d.se))
+				continue;
+			double v = d.se * d.se + r->delay_se[i] * r->delay_se[i] + r->delay_se[j] * r->delay_se[j];
+			chi2 += (d.delay - pred) * (d.delay - pred) / v;
+			(*npairs)++;
+		}
+	return chi2;
+}
+
 int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *out)
 {
 	memset(out, 0, sizeof *out);
@@ -313,12 +345,19 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 		memcpy(q, out->loc.pos_m, sizeof q);
 		if (out->loc.dim == 2 && !isfinite(p->source_z_m))
 			q[2] = src.pos_m[2];
-		int dof = 0;
+		int dof = 0, npairs = 0;
 		double chi2 = dsp_srp_gate_chi2(bank, q, out->loc.c_m_s, sp.prior_outliers, &dof);
+		int skip = out->loc.rejected >= 0 ? idx[out->loc.rejected] : -1;
+		double closure = closure_chi2(bank, out, n, skip, rr, &npairs);
 		if (dof > 0 && gsl_cdf_chisq_Q(chi2, dof) < p->alpha) {
 			snprintf(out->why, sizeof out->why,
 				 "the position found does not fit the onsets (chi-square %.1f on %d d.o.f.): the clips' sound is not the detected call (another caller?)",
 				 chi2, dof);
+			rc = -EDOM;
+		} else if (npairs > 0 && gsl_cdf_chisq_Q(closure, npairs) < p->alpha) {
+			snprintf(out->why, sizeof out->why,
+				 "the pairs without the reference disagree with the arrivals (closure chi-square %.1f on %d pairs): two sounds in the clips?",
+				 closure, npairs);
 			rc = -EDOM;
 		}
 	}

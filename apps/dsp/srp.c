@@ -623,12 +623,20 @@ int dsp_srp_delay_at(const dsp_srp *s, int i, int j, const double p[3], double c
 {
 	if (i == j || i < 0 || j < 0 || i >= s->n || j >= s->n)
 		return -EINVAL;
+	return dsp_srp_delay_near(s, i, j, dsp_srp_predict(s, i, j, p, c_m_s), half, out);
+}
+
+int dsp_srp_delay_near(const dsp_srp *s, int i, int j, double lag, double half, dsp_srp_delay *out)
+{
+	if (i == j || i < 0 || j < 0 || i >= s->n || j >= s->n)
+		return -EINVAL;
 	int sign = 1;
 	if (i > j) {
 		int t = i;
 		i = j;
 		j = t;
 		sign = -1;
+		lag = -lag;
 	}
 	const pair *q = NULL;
 	for (int k = 0; k < s->np; k++)
@@ -636,7 +644,7 @@ int dsp_srp_delay_at(const dsp_srp *s, int i, int j, const double p[3], double c
 			q = &s->pr[k];
 	if (!q || !q->ok)
 		return -EDOM;
-	double g = dsp_srp_predict(s, i, j, p, c_m_s) - q->off;
+	double g = lag - q->off;
 	int u0 = (int)floor(index_of(q, g - half)), u1 = (int)ceil(index_of(q, g + half));
 	if (u0 < 1)
 		u0 = 1;

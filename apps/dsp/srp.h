@@ -167,6 +167,10 @@ int dsp_srp_refine_height(const dsp_srp *s, const dsp_srp_source *in, double dep
 int dsp_srp_delay_at(const dsp_srp *s, int i, int j, const double p[3], double c_m_s, double half_samples,
 		     dsp_srp_delay *out);
 
+/* The same around a given arrival difference `lag` (at j minus at i,
+ * samples; e.g. two other pairs' delays combined, for a closure check). */
+int dsp_srp_delay_near(const dsp_srp *s, int i, int j, double lag, double half_samples, dsp_srp_delay *out);
+
 /* The arrival difference, at j minus at i, that a source at p (3-D) predicts
  * at speed c_m_s (<= 0: the bank's), samples. */
 double dsp_srp_predict(const dsp_srp *s, int i, int j, const double p[3], double c_m_s);

@@ -49,6 +49,7 @@ typedef struct {
 	void *write_check_user;
 	size_t queue_limit;    /* packet: per-client queue, messages; 0 = 64 */
 	dev_overflow overflow; /* packet: what a full queue does */
+	size_t history;        /* packet: messages kept for clients that resume (PKT_SUB_FROM); 0 = none */
 	size_t chunk_bytes;    /* sensor: max bytes of items per chunk; 0 = 16384 */
 	size_t out_limit;      /* bytes queued to one client before its input is paused; 0 = 1 MiB */
 } dev_options;

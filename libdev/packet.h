@@ -6,6 +6,16 @@
  *   BACKPRESSURE dev_packet_send() returns -EAGAIN and queues nothing; the
  *                `writable` callback runs when every queue has room again.
  * Clients may also write packets to the service (ops.recv; a write).
+ *
+ * History (dev_options.history > 0): the device numbers its messages
+ * (1, 2, … within this instance, which has a random non-zero boot id) and
+ * keeps the last `history` of them.  A client that subscribes with a
+ * cursor (PKT_SUB_FROM: the boot and the next seq it has not seen; see
+ * packet_sub.h dev_packet_sub_new_from) first gets what is kept from its
+ * cursor on — everything kept when the cursor is of an earlier instance —
+ * then the new ones, each with its boot and seq (PKT_SEQDATA); what the
+ * history no longer held is counted as dropped.  So a client that
+ * restarts, and keeps its cursor, misses nothing the history still held.
  */
 #ifndef CHORUS_DEV_PACKET_H
 #define CHORUS_DEV_PACKET_H

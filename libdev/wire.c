@@ -29,6 +29,8 @@ const char *dev_wire_type_name(uint8_t t)
 	case DEV_MSG_PKT_UNSUB: return "PKT_UNSUB";
 	case DEV_MSG_PKT_DATA: return "PKT_DATA";
 	case DEV_MSG_PKT_SEND: return "PKT_SEND";
+	case DEV_MSG_PKT_SUB_FROM: return "PKT_SUB_FROM";
+	case DEV_MSG_PKT_SEQDATA: return "PKT_SEQDATA";
 	case DEV_MSG_SENS_OPEN: return "SENS_OPEN";
 	case DEV_MSG_SENS_OPENED: return "SENS_OPENED";
 	case DEV_MSG_SENS_DATA: return "SENS_DATA";
@@ -63,6 +65,7 @@ gboolean dev_wire_from_client(uint8_t t)
 	case DEV_MSG_PKT_SUB:
 	case DEV_MSG_PKT_UNSUB:
 	case DEV_MSG_PKT_SEND:
+	case DEV_MSG_PKT_SUB_FROM:
 	case DEV_MSG_SENS_OPEN:
 	case DEV_MSG_SENS_CLOSE:
 		return TRUE;
@@ -144,6 +147,27 @@ static int decode_payload(dev_msg *m, const uint8_t *p, uint32_t n, const char *
 		m->u.pkt.dropped = le_get32(p);
 		m->u.pkt.data = p + 8;
 		m->u.pkt.len = n - 8;
+		return 0;
+	case DEV_MSG_PKT_SEQDATA:
+		if (n < 24)
+			FAIL(EBADMSG, "PKT_SEQDATA shorter than 24 bytes");
+		if (le_get32(p + 4) != 0)
+			FAIL(EBADMSG, "PKT_SEQDATA reserved field not zero");
+		m->u.pkt.dropped = le_get32(p);
+		m->u.pkt.boot = (uint64_t)get64(p + 8);
+		m->u.pkt.seq = (uint64_t)get64(p + 16);
+		m->u.pkt.data = p + 24;
+		m->u.pkt.len = n - 24;
+		if (m->u.pkt.boot == 0 || m->u.pkt.seq == 0)
+			FAIL(EBADMSG, "PKT_SEQDATA boot or seq is 0");
+		return 0;
+	case DEV_MSG_PKT_SUB_FROM:
+		if (n < 16)
+			FAIL(EBADMSG, "PKT_SUB_FROM shorter than 16 bytes");
+		m->u.from.boot = (uint64_t)get64(p);
+		m->u.from.next = (uint64_t)get64(p + 8);
+		m->u.from.filter = p + 16;
+		m->u.from.flen = n - 16;
 		return 0;
 	case DEV_MSG_SENS_OPEN:
 		if (n < 24)

@@ -60,6 +60,11 @@ typedef enum {
 	DEV_MSG_PKT_UNSUB = 0x41, /* c->s, empty */
 	DEV_MSG_PKT_DATA = 0x42,  /* s->c, u32 dropped, u32 0, message bytes */
 	DEV_MSG_PKT_SEND = 0x43,  /* c->s, message bytes; answered OK or ERROR */
+	/* c->s, u64 boot, u64 next, filter bytes: subscribe, and first replay
+	 * what the service still holds from `next` on (its history, when its
+	 * boot is `boot`; everything it holds when another; nothing when 0) */
+	DEV_MSG_PKT_SUB_FROM = 0x44,
+	DEV_MSG_PKT_SEQDATA = 0x45, /* s->c, u32 dropped, u32 0, u64 boot, u64 seq, message bytes */
 	/* sensor */
 	DEV_MSG_SENS_OPEN = 0x50,   /* c->s, i64 first, i64 last, u32 flags, u32 0, params */
 	DEV_MSG_SENS_OPENED = 0x51, /* s->c, i64 first, i64 last, u32 item_size, u32 0, reply */
@@ -115,7 +120,13 @@ typedef struct {
 			uint32_t dropped;
 			const uint8_t *data;
 			uint32_t len;
+			uint64_t boot, seq; /* PKT_SEQDATA only (0 otherwise) */
 		} pkt;
+		struct {
+			uint64_t boot, next;
+			const uint8_t *filter;
+			uint32_t flen;
+		} from; /* PKT_SUB_FROM */
 		struct {
 			int64_t first, last;
 			uint32_t flags;

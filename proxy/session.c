@@ -126,13 +126,20 @@ static void push_error(proxy_session *s, uint32_t id, uint8_t ref, int err, cons
 	g_byte_array_unref(b);
 }
 
+/* A packet message, whose first payload word counts the messages lost
+ * before it (PKT_DATA, PKT_SEQDATA). */
+static gboolean is_pkt_data(int type)
+{
+	return type == DEV_MSG_PKT_DATA || type == DEV_MSG_PKT_SEQDATA;
+}
+
 /* Add `n` lost messages to the first queued PKT_DATA not yet being sent
  * (its `dropped` field), or to s->carry when there is none. */
 static void add_dropped(proxy_session *s, GList *from, uint32_t n)
 {
 	for (GList *l = from; l; l = l->next) {
 		item *it = l->data;
-		if (it->type != DEV_MSG_PKT_DATA)
+		if (!is_pkt_data(it->type))
 			continue;
 		gsize len;
 		const uint8_t *d = g_bytes_get_data(it->b, &len);
@@ -158,7 +165,7 @@ static void bound(proxy_session *s)
 	while (s->tq_bytes > limit && l && l->next) {
 		GList *next = l->next;
 		item *it = l->data;
-		gboolean drop = it->type == DEV_MSG_PKT_DATA;
+		gboolean drop = is_pkt_data(it->type);
 		uint32_t lost = 0;
 		if (drop) {
 			gsize len;
@@ -498,7 +505,7 @@ static gboolean on_dev(gpointer user, GIOCondition rev)
 			s->pattern = m.u.hello.pattern;
 		if (m.type == DEV_MSG_STATUS_DATA && (m.flags & DEV_F_NOTIFY))
 			supersede(s);
-		if (m.type == DEV_MSG_PKT_DATA && s->carry) {
+		if (is_pkt_data(m.type) && s->carry) {
 			uint32_t was = le_get32(s->rbuf + DEV_WIRE_HDR);
 			le_put32(s->rbuf + DEV_WIRE_HDR, was + s->carry > was ? was + s->carry : UINT32_MAX);
 			s->carry = 0;

@@ -281,6 +281,123 @@ START_TEST(test_client_writes)
 }
 END_TEST
 
+typedef struct {
+	int n;
+	char msg[64][32];
+	uint32_t dropped[64];
+	uint64_t boot[64], seq[64];
+	gboolean up;
+} seq_rx;
+
+static void on_seq(void *user, const char *msg, size_t len, uint32_t dropped, uint64_t boot, uint64_t seq)
+{
+	seq_rx *r = user;
+	if (r->n < 64) {
+		g_strlcpy(r->msg[r->n], msg, sizeof r->msg[0]);
+		r->dropped[r->n] = dropped;
+		r->boot[r->n] = boot;
+		r->seq[r->n] = seq;
+	}
+	r->n++;
+}
+
+static void on_seq_state(void *user, gboolean up, int err) { ((seq_rx *)user)->up = up; }
+
+/* History: a client that goes away and comes back with its cursor gets
+ * what it missed, once, in order, then the new ones; one that missed more
+ * than the history holds is told how many it lost; a cursor of an earlier
+ * instance of the service gets everything the new instance holds; a client
+ * without a cursor gets only new messages; plain subscribers are as
+ * before. */
+START_TEST(test_history_resume)
+{
+	dev_options o;
+	dev_options_init(&o);
+	o.history = 8;
+	dev_packet *d = dev_packet_new("t/pkth", &o, NULL, NULL, NULL, NULL);
+	seq_rx a = {0};
+	sub_rx plain = {0};
+	dev_packet_sub *sa = dev_packet_sub_new_from("t/pkth", "det:", 4, 0, 0, NULL, on_seq, on_seq_state, &a, NULL);
+	dev_packet_sub *sp = dev_packet_sub_new("t/pkth", NULL, 0, NULL, on_packet, on_state, &plain, NULL);
+	SPIN_UNTIL(a.up && plain.up && dev_packet_subscribers(d) == 2);
+	sendf(d, "det:1");
+	sendf(d, "noise");
+	sendf(d, "det:2");
+	SPIN_UNTIL(a.n == 2 && plain.n == 3);
+	ck_assert_str_eq(a.msg[1], "det:2");
+	ck_assert_uint_eq(a.seq[0], 1);
+	ck_assert_uint_eq(a.seq[1], 3); /* the device's numbering: "noise" was 2 */
+	ck_assert_uint_ne(a.boot[0], 0);
+	uint64_t boot, next;
+	dev_packet_sub_cursor(sa, &boot, &next);
+	ck_assert_uint_eq(boot, a.boot[0]);
+	ck_assert_uint_eq(next, 4);
+	/* the client restarts: three messages while it is away */
+	dev_packet_sub_free(sa);
+	SPIN_UNTIL(dev_packet_subscribers(d) == 1);
+	sendf(d, "det:3");
+	sendf(d, "noise");
+	sendf(d, "det:4");
+	seq_rx b = {0};
+	sa = dev_packet_sub_new_from("t/pkth", "det:", 4, boot, next, NULL, on_seq, on_seq_state, &b, NULL);
+	SPIN_UNTIL(b.n == 2);
+	sendf(d, "det:5");
+	SPIN_UNTIL(b.n == 3);
+	tu_drain(3);
+	ck_assert_int_eq(b.n, 3);
+	ck_assert_str_eq(b.msg[0], "det:3");
+	ck_assert_str_eq(b.msg[1], "det:4");
+	ck_assert_str_eq(b.msg[2], "det:5");
+	ck_assert_uint_eq(b.dropped[0], 0);
+	dev_packet_sub_cursor(sa, &boot, &next);
+	dev_packet_sub_free(sa);
+	SPIN_UNTIL(dev_packet_subscribers(d) == 1);
+	/* away for more than the history holds: 12 while away, 8 kept */
+	for (int i = 6; i < 18; i++) {
+		char m[16];
+		snprintf(m, sizeof m, "det:%d", i);
+		sendf(d, m);
+	}
+	seq_rx c = {0};
+	sa = dev_packet_sub_new_from("t/pkth", "det:", 4, boot, next, NULL, on_seq, on_seq_state, &c, NULL);
+	SPIN_UNTIL(c.n == 8);
+	tu_drain(3);
+	ck_assert_int_eq(c.n, 8);
+	ck_assert_str_eq(c.msg[0], "det:10");
+	ck_assert_uint_eq(c.dropped[0], 4); /* det:6 .. det:9 */
+	ck_assert_str_eq(c.msg[7], "det:17");
+	dev_packet_sub_free(sa);
+	/* no cursor: new messages only */
+	seq_rx e = {0};
+	sa = dev_packet_sub_new_from("t/pkth", NULL, 0, 0, 0, NULL, on_seq, on_seq_state, &e, NULL);
+	SPIN_UNTIL(e.up && dev_packet_subscribers(d) == 2);
+	tu_drain(3);
+	ck_assert_int_eq(e.n, 0);
+	sendf(d, "det:18");
+	SPIN_UNTIL(e.n == 1);
+	ck_assert_str_eq(e.msg[0], "det:18");
+	dev_packet_sub_cursor(sa, &boot, &next);
+	dev_packet_sub_free(sa);
+	ck_assert_int_eq(plain.n, 3 + 3 + 1 + 12 + 1);
+	dev_packet_sub_free(sp);
+	/* the service restarts: a cursor of the old instance gets all the new
+	 * one holds, from its first message */
+	dev_packet_free(d);
+	d = dev_packet_new("t/pkth", &o, NULL, NULL, NULL, NULL);
+	sendf(d, "det:a");
+	sendf(d, "det:b");
+	seq_rx f = {0};
+	sa = dev_packet_sub_new_from("t/pkth", NULL, 0, boot, next, NULL, on_seq, on_seq_state, &f, NULL);
+	SPIN_UNTIL(f.n == 2);
+	ck_assert_str_eq(f.msg[0], "det:a");
+	ck_assert_uint_eq(f.seq[0], 1);
+	ck_assert_uint_ne(f.boot[0], boot);
+	ck_assert_uint_eq(f.dropped[0], 0);
+	dev_packet_sub_free(sa);
+	dev_packet_free(d);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("libdev_packet");
@@ -292,6 +409,7 @@ int main(void)
 	tcase_add_test(tc, test_stalled_subscriber);
 	tcase_add_test(tc, test_backpressure);
 	tcase_add_test(tc, test_client_writes);
+	tcase_add_test(tc, test_history_resume);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

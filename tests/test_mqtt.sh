@@ -154,12 +154,19 @@ sleep 1
 kill "$CM"; wait "$CM"; CM=
 left=$(ls "$w/queue" | grep -c '\.msg$')
 [ "$left" -ge 2 ] || fail "3: $left messages left on disk by the stopped chorus-mqtt"
+# detect goes on detecting while chorus-mqtt is down: those detections
+# come from detect/events' history when it is back (its cursor in the
+# queue directory), not lost
+[ -s "$w/queue/cursor.detections" ] || fail "3: the stopped chorus-mqtt left no cursor"
+down_at=$(wc -l < det.jsonl)
+wait_for 60 "a detection while chorus-mqtt is down" sh -c "[ \$(wc -l < det.jsonl) -gt $down_at ]"
 start_cm
 wait_for 10 "the new chorus-mqtt" status "count="
 sleep 1
 start_broker
 wait_for 20 "the new chorus-mqtt to connect" status "connected=yes"
-echo "test_mqtt: 3: chorus-mqtt restarted with $left messages on disk"
+echo "test_mqtt: 3: chorus-mqtt restarted with $left messages on disk, $(( $(wc -l < det.jsonl) - down_at )) detections made while it was down"
+grep -q "resuming after message" "$w/cm.log" || fail "3: the new chorus-mqtt did not resume from its cursor"
 
 # --- 4: TLS with a client certificate (node 3), and without one ------------
 printf '[mqtt]\nhost = localhost\nport = %s\nfield = test\ntls = true\nca_file = %s\ncert_file = %s\nkey_file = %s\nhealth_interval_s = 0.25\nqueue_dir = %s\ndetections = false\nlocations = false\nhealth_devices = audio/0/status\n' \

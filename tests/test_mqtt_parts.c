@@ -14,6 +14,7 @@
 #include "apps/detect/event.h"
 #include "apps/mqtt/payload.h"
 #include "apps/mqtt/queue.h"
+#include "apps/mqtt/cursor.h"
 #include "tests/tmpdir.h"
 
 static guint64 take(mqtt_queue *q, char **topic, char **payload)
@@ -129,6 +130,39 @@ static JsonObject *parse(JsonParser *p, const char *text)
 	return json_node_get_object(json_parser_get_root(p));
 }
 
+/* The cursor: none at first; what was saved comes back, also after it is
+ * saved again; a damaged file is an error naming it, and no cursor. */
+START_TEST(cursor_round_trip)
+{
+	char *dir = tu_tmpdir("mqttc-XXXXXX");
+	uint64_t boot = 1, next = 1;
+	GError *err = NULL;
+	ck_assert(mqtt_cursor_load(dir, "detections", &boot, &next, &err));
+	ck_assert_uint_eq(boot, 0);
+	ck_assert_uint_eq(next, 0);
+	ck_assert(mqtt_cursor_save(dir, "detections", 18446744073709551557ULL, 42, &err));
+	ck_assert(mqtt_cursor_save(dir, "detections", 18446744073709551557ULL, 43, &err));
+	ck_assert(mqtt_cursor_load(dir, "detections", &boot, &next, &err));
+	ck_assert_uint_eq(boot, 18446744073709551557ULL);
+	ck_assert_uint_eq(next, 43);
+	ck_assert(mqtt_cursor_load(dir, "locations", &boot, &next, &err)); /* each input its own */
+	ck_assert_uint_eq(boot, 0);
+	char *path = g_build_filename(dir, "cursor.detections", NULL);
+	static const char *const bad[] = {"", "7\n", "0 5\n", "7 0\n", "7 5 9\n", "x y\n", "7 5\ngarbage"};
+	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+		ck_assert(g_file_set_contents(path, bad[i], -1, NULL));
+		boot = next = 1;
+		ck_assert_msg(!mqtt_cursor_load(dir, "detections", &boot, &next, &err), "accepted %s", bad[i]);
+		ck_assert(strstr(err->message, "cursor.detections"));
+		ck_assert_uint_eq(boot, 0);
+		g_clear_error(&err);
+	}
+	g_free(path);
+	tu_rm_rf(dir);
+	g_free(dir);
+}
+END_TEST
+
 START_TEST(payload_detection)
 {
 	det_event e = {.node = 2, .dev = 0, .seq = 17, .onset_frame = 2453112.4071, .onset_se = 0.0012, .rate_hz = 16000, .cpu_ns = 2913012345678LL, .cpu_se_ns = 140.2, .has_global = TRUE, .global_ns = 1796018273114730631LL, .global_se_ns = 141.9, .duration_s = 0.336, .f_lo_hz = 1000, .f_hi_hz = 3200, .snr_db = 29.3, .enr_db = 67.4, .template_id = 1};
@@ -207,6 +241,7 @@ int main(void)
 	tcase_add_test(tc, queue_bound_drops_oldest_unsent);
 	tcase_add_test(tc, payload_detection);
 	tcase_add_test(tc, payload_location);
+	tcase_add_test(tc, cursor_round_trip);
 	suite_add_tcase(s, tc);
 	SRunner *r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);

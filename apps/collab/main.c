@@ -65,6 +65,7 @@ typedef struct {
 	double queue_s;    /* and none older, s */
 	gint64 catchup_ms; /* HAVE/WANT period */
 	gint64 resend_per_s;
+	gint64 history; /* results kept for subscribers that resume */
 } collab_cfg;
 
 #define K(...) CFG_KEY(collab_cfg, __VA_ARGS__)
@@ -119,6 +120,8 @@ static const cfg_key keys[] = {
 	  "seconds a detection stays queued, and closed groups are kept for late ones (audio must last as long to locate them: audiod ring_s)"),
 	K("catchup_ms", CFG_INT, "2000", 100, 60000, catchup_ms, "how often a node says what it queues and asks for what it missed, ms"),
 	K("resend_per_s", CFG_INT, "200", 1, 100000, resend_per_s, "detections resent per second at most"),
+	K("history", CFG_INT, "4096", 0, 1 << 20, history,
+	  "results kept on collab/events for subscribers that come back with a cursor (chorus-mqtt after a restart); 0 = none"),
 	{NULL},
 };
 static const cfg_group table[] = {
@@ -670,9 +673,12 @@ int main(int argc, char **argv)
 				 (uint32_t)d.cfg.queue_max, (guint)d.cfg.catchup_ms, (guint)d.cfg.resend_per_s};
 	clip_server_cfg ccfg = {(uint32_t)d.cfg.node, (int)d.cfg.device, port, d.cfg.clip_bind, d.key, d.klen,
 				(unsigned)d.cfg.clip_max_conn};
+	dev_options eopt;
+	dev_options_init(&eopt);
+	eopt.history = (size_t)d.cfg.history;
 	int rc = 0;
 	if (!(d.clocks = sync_client_new(NULL, NULL, NULL, NULL, &err)) ||
-	    !(d.events = dev_packet_new("collab/events", NULL, NULL, &pops, &d, &err)) ||
+	    !(d.events = dev_packet_new("collab/events", &eopt, NULL, &pops, &d, &err)) ||
 	    !(d.status = dev_status_new("collab/status", NULL, NULL, status_text, NULL, &d, &err)) ||
 	    !(d.share = collab_share_new(&scfg, on_remote, &d, &err)) ||
 	    !(d.clips = clip_server_new(&ccfg, d.clocks, NULL, &err)) ||

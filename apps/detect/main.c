@@ -38,9 +38,10 @@
 
 typedef struct {
 	gint64 node, device, channel;
-	char *profile; /* profile file; "" = built-in frog defaults (no templates) */
-	char *jsonl;   /* also append events to this JSON-lines file; "" = no */
-	gint64 queue;  /* events queued per subscriber */
+	char *profile;  /* profile file; "" = built-in frog defaults (no templates) */
+	char *jsonl;    /* also append events to this JSON-lines file; "" = no */
+	gint64 queue;   /* events queued per subscriber */
+	gint64 history; /* events kept for subscribers that resume */
 } detect_cfg;
 
 #define K(...) CFG_KEY(detect_cfg, __VA_ARGS__)
@@ -51,6 +52,8 @@ static const cfg_key keys[] = {
 	K("profile", CFG_STRING, "/etc/chorus/profiles/frog.ini", 0, 0, profile, "detector profile (GKeyFile)"),
 	K("jsonl", CFG_STRING, "", 0, 0, jsonl, "append every event to this JSON-lines file; empty = no"),
 	K("queue", CFG_INT, "256", 4, 1 << 20, queue, "events queued per subscriber"),
+	K("history", CFG_INT, "4096", 0, 1 << 20, history,
+	  "events kept for subscribers that come back with a cursor (chorus-mqtt after a restart: libdev/packet.h \"History\"); 0 = none"),
 	{NULL},
 };
 static const cfg_group table[] = {
@@ -477,6 +480,7 @@ int main(int argc, char **argv)
 	dev_options o;
 	dev_options_init(&o);
 	o.queue_limit = (size_t)d.cfg.queue;
+	o.history = (size_t)d.cfg.history;
 	dev_packet_ops pops = {0};
 	int rc = 0;
 	if (!(d.clocks = sync_client_new(NULL, NULL, NULL, NULL, &err)) ||

@@ -21,6 +21,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "apps/mqtt/broker.h"
+#include "apps/mqtt/cursor.h"
 #include "apps/mqtt/health.h"
 #include "apps/mqtt/payload.h"
 #include "apps/mqtt/queue.h"
@@ -88,9 +89,11 @@ static const cfg_group table[] = {
 
 typedef struct {
 	const char *device;
-	const char *kind; /* "detection" or "location" */
+	const char *kind; /* "detections" or "locations": its cursor file (cursor.h) */
 	dev_packet_sub *sub;
 	guint64 received, malformed, dropped;
+	guint64 cursor_errors; /* cursor saves that failed */
+	uint64_t boot0, next0; /* the cursor it started from */
 	gboolean connected;
 } input;
 
@@ -182,17 +185,20 @@ static void pump(mqttd *d)
 	dev_status_notify(d->status);
 }
 
-/* Queue one message built by `make` with the next sequence number. */
-static void enqueue(mqttd *d, int t, char *payload, size_t len)
+/* Queue one message built by `make` with the next sequence number.
+ * FALSE when it could not be queued (lost, and said so). */
+static gboolean enqueue(mqttd *d, int t, char *payload, size_t len)
 {
 	GError *err = NULL;
-	if (!mqtt_queue_push(d->q, d->topic[t], payload, len, &err)) {
+	gboolean ok = mqtt_queue_push(d->q, d->topic[t], payload, len, &err) != 0;
+	if (!ok) {
 		set_error(d, "queue: %s (message lost)", err->message);
 		g_warning("%s", d->last_error);
 		g_error_free(err);
 	}
 	g_free(payload);
 	pump(d);
+	return ok;
 }
 
 static mqtt_envelope envelope(const mqttd *d)
@@ -201,11 +207,22 @@ static mqtt_envelope envelope(const mqttd *d)
 	return e;
 }
 
-static void on_packet(void *user, const char *msg, size_t len, uint32_t dropped);
-
 static mqttd *the; /* the one daemon, for the packet callbacks' second half */
 
-static void on_packet(void *user, const char *msg, size_t len, uint32_t dropped)
+/* After message (boot, seq) of `in` is queued (or skipped): the cursor on
+ * disk moves past it. */
+static void save_cursor(mqttd *d, input *in, uint64_t boot, uint64_t seq)
+{
+	GError *err = NULL;
+	if (!mqtt_cursor_save(d->queue_dir, in->kind, boot, seq + 1, &err)) {
+		in->cursor_errors++;
+		set_error(d, "%s: cursor not saved (a restart repeats what came since): %s", in->device, err->message);
+		ratelog(G_LOG_LEVEL_WARNING, in->cursor_errors, "%s", d->last_error);
+		g_error_free(err);
+	}
+}
+
+static void on_packet(void *user, const char *msg, size_t len, uint32_t dropped, uint64_t boot, uint64_t seq)
 {
 	input *in = user;
 	mqttd *d = the;
@@ -227,9 +244,13 @@ static void on_packet(void *user, const char *msg, size_t len, uint32_t dropped)
 		in->malformed++;
 		set_error(d, "%s: malformed message skipped: %s", in->device, why);
 		ratelog(G_LOG_LEVEL_WARNING, in->malformed, "%s", d->last_error);
+		save_cursor(d, in, boot, seq);
 		return;
 	}
-	enqueue(d, t, p, n);
+	/* A message that could not be queued keeps the cursor before it: a
+	 * restart tries it again (and repeats any queued after it). */
+	if (enqueue(d, t, p, n))
+		save_cursor(d, in, boot, seq);
 }
 
 static void on_input_state(void *user, gboolean up, int err)
@@ -303,10 +324,13 @@ static int status_text(void *user, GString *out)
 	g_string_append_printf(out, "published detection=%" G_GUINT64_FORMAT " location=%" G_GUINT64_FORMAT " health=%" G_GUINT64_FORMAT " acked=%" G_GUINT64_FORMAT " errors=%" G_GUINT64_FORMAT "\n",
 			       d->published[0], d->published[1], d->published[2], bs.acked, bs.publish_errors);
 	for (int i = 0; i < 2; i++)
-		if (d->in[i].sub)
-			g_string_append_printf(out, "input %s connected=%s received=%" G_GUINT64_FORMAT " malformed=%" G_GUINT64_FORMAT " dropped=%" G_GUINT64_FORMAT "\n",
+		if (d->in[i].sub) {
+			uint64_t boot, next;
+			dev_packet_sub_cursor(d->in[i].sub, &boot, &next);
+			g_string_append_printf(out, "input %s connected=%s received=%" G_GUINT64_FORMAT " malformed=%" G_GUINT64_FORMAT " dropped=%" G_GUINT64_FORMAT " cursor=%" G_GUINT64_FORMAT ":%" G_GUINT64_FORMAT " cursor_errors=%" G_GUINT64_FORMAT "\n",
 					       d->in[i].device, d->in[i].connected ? "yes" : "no", d->in[i].received,
-					       d->in[i].malformed, d->in[i].dropped);
+					       d->in[i].malformed, d->in[i].dropped, boot, next, d->in[i].cursor_errors);
+		}
 	g_string_append_printf(out, "topics %s %s %s %s\n", d->topic[0], d->topic[1], d->topic[2], d->online);
 	if (*d->last_error)
 		g_string_append_printf(out, "error %s\n", d->last_error);
@@ -473,11 +497,25 @@ int main(int argc, char **argv)
 	}
 	d.in[0].device = d.cfg.detect_device;
 	d.in[1].device = d.cfg.collab_device;
+	d.in[0].kind = "detections";
+	d.in[1].kind = "locations";
 	gboolean want[2] = {d.cfg.detections, d.cfg.locations};
 	for (int i = 0; i < 2; i++) {
 		if (!want[i])
 			continue;
-		d.in[i].sub = dev_packet_sub_new(d.in[i].device, NULL, 0, NULL, on_packet, on_input_state, &d.in[i], &err);
+		/* Resume after the last message the previous run queued: what
+		 * the service's history still holds of the time chorus-mqtt was
+		 * down comes first (libdev/packet.h "History"). */
+		input *in = &d.in[i];
+		if (!mqtt_cursor_load(d.queue_dir, in->kind, &in->boot0, &in->next0, &err)) {
+			g_warning("%s: %s; starting with new %s only", in->device, err->message, in->kind);
+			g_clear_error(&err);
+		} else if (in->boot0) {
+			g_message("%s: resuming after message %" G_GUINT64_FORMAT " of instance %" G_GUINT64_FORMAT, in->device,
+				  in->next0 - 1, in->boot0);
+		}
+		d.in[i].sub = dev_packet_sub_new_from(in->device, NULL, 0, in->boot0, in->next0, NULL, on_packet, on_input_state,
+						      in, &err);
 		if (!d.in[i].sub) {
 			fprintf(stderr, "chorus-mqtt: %s\n", err->message);
 			return 2;

@@ -5,7 +5,7 @@
 MQTT_OBJS := $(patsubst %.c,$(B)/%.o,$(filter-out apps/mqtt/main.c,$(wildcard apps/mqtt/*.c)))
 $(B)/libmqtt.a: $(MQTT_OBJS)
 PROGS += $(B)/bin/chorus-mqtt
-$(B)/bin/chorus-mqtt: $(B)/apps/mqtt/main.o $(B)/libmqtt.a $(B)/libdetect.a $(B)/libdev.a $(B)/libsync.a $(B)/libcfg.a
+$(B)/bin/chorus-mqtt: $(B)/apps/mqtt/main.o $(B)/libmqtt.a $(B)/libarchive.a $(B)/libdetect.a $(B)/libdev.a $(B)/libsync.a $(B)/libcfg.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,glib-2.0 gsl json-glib-1.0 libmosquitto libsystemd) -lm
 
@@ -13,7 +13,7 @@ $(B)/bin/chorus-mqtt: $(B)/apps/mqtt/main.o $(B)/libmqtt.a $(B)/libdetect.a $(B)
 # against a real mosquitto broker started by the test, through a broker
 # restart (tests/test_mqtt.sh, with the subscriber tests/mqtt_sub.c).
 TESTS += $(B)/tests/test_mqtt_parts
-$(B)/tests/test_mqtt_parts: $(B)/tests/test_mqtt_parts.o $(B)/tests/tmpdir.o $(B)/libmqtt.a $(B)/libdetect.a $(B)/libdev.a $(B)/libsync.a
+$(B)/tests/test_mqtt_parts: $(B)/tests/test_mqtt_parts.o $(B)/tests/tmpdir.o $(B)/libmqtt.a $(B)/libarchive.a $(B)/libdetect.a $(B)/libdev.a $(B)/libsync.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0 gsl json-glib-1.0) -lm
 

@@ -9,9 +9,18 @@
  *     default 60): detection recall and false alarms, calls located,
  *     localization error median/p90 (inside and outside the array), latency
  *     from the end of a call to its position on collab/events p50/p95, and
- *     each service's CPU share per node at 16 kHz (IPC included).
- * Prints tables; writes $CHORUS_BENCH_OUT/apps.csv.
+ *     each service's CPU share per node at 16 kHz (IPC included);
+ *  3. run-to-run stability (issue 15): default.ini CHORUS_BENCH_APPS_REPEATS
+ *     times (default 5) in a row on this machine.  The world is the same
+ *     every run (the scenario's seed), so an ideal pipeline would give the
+ *     same verdict for every call every time; what varies comes from
+ *     scheduling and load.  Prints each run's recall and calls located, their
+ *     mean, min, max and s.d., and every call whose verdict was not the
+ *     same in all runs (with its verdicts).
+ * Prints tables; writes $CHORUS_BENCH_OUT/apps.csv.  Exit 1 when a run
+ * failed or the CSV could not be written.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,6 +152,8 @@ typedef struct {
 	double recall, fa_per_min, located, med, p90, med_in, p90_in, med_out, p90_out, lat50, lat95;
 	double cpu[4];
 	int n_in, n_out, ok;
+	unsigned arrivals, detected, calls, calls_located;
+	GHashTable *verdicts; /* "source,call" -> verdict (calls.csv), when asked for */
 } acc_row;
 
 static double after(const char *text, const char *key)
@@ -170,7 +181,9 @@ static double q(double *v, int n, double p)
 /* 2. One chorus-demo run. */
 static void accuracy(const char *scenario, const char *seconds, const char *outdir, acc_row *r)
 {
+	GHashTable *keep = r->verdicts;
 	memset(r, 0, sizeof *r);
+	r->verdicts = keep;
 	r->scenario = scenario;
 	char *out = g_build_filename(outdir, "apps-demo", NULL);
 	gchar *argv[] = {"build/bin/chorus-demo", (gchar *)scenario, "--duration", (gchar *)seconds, "--out", out, "-q", NULL};
@@ -184,6 +197,11 @@ static void accuracy(const char *scenario, const char *seconds, const char *outd
 		return;
 	}
 	r->ok = 1;
+	const char *dr = strstr(so, "detection recall"), *cl = strstr(so, "calls located");
+	if (!dr || sscanf(dr, "detection recall %u / %u", &r->detected, &r->arrivals) != 2)
+		r->detected = r->arrivals = 0;
+	if (!cl || sscanf(cl, "calls located %u / %u", &r->calls_located, &r->calls) != 2)
+		r->calls_located = r->calls = 0;
 	r->recall = after(so, "arrivals = ");
 	r->fa_per_min = after(strstr(so, "false alarms"), "node-minutes = ");
 	r->located = after(strstr(so, "calls located"), " = ");
@@ -203,6 +221,8 @@ static void accuracy(const char *scenario, const char *seconds, const char *outd
 			gchar **f = g_strsplit(*l, ",", -1);
 			/* Errors of every "ok" result matched to a call (column 18),
 			 * not only of the located ones: those are cut at 1 m. */
+			if (r->verdicts && g_strv_length(f) >= 20)
+				g_hash_table_insert(r->verdicts, g_strdup_printf("%s,%s", f[0], f[1]), g_strdup(f[19]));
 			if (g_strv_length(f) >= 19 && atoi(f[18])) {
 				double e = g_ascii_strtod(f[10], NULL);
 				all[na++] = e;
@@ -227,6 +247,97 @@ static void accuracy(const char *scenario, const char *seconds, const char *outd
 	g_free(csv);
 	g_free(so);
 	g_free(out);
+}
+
+static void moments(const double *v, int n, double *mean, double *sd, double *lo, double *hi)
+{
+	double s = 0, s2 = 0;
+	*lo = INFINITY;
+	*hi = -INFINITY;
+	for (int i = 0; i < n; i++) {
+		s += v[i];
+		*lo = fmin(*lo, v[i]);
+		*hi = fmax(*hi, v[i]);
+	}
+	*mean = n ? s / n : NAN;
+	for (int i = 0; i < n; i++)
+		s2 += (v[i] - *mean) * (v[i] - *mean);
+	*sd = n > 1 ? sqrt(s2 / (n - 1)) : NAN;
+}
+
+/* 3. default.ini again and again: the spread, and the calls whose verdict
+ * changed.  Returns 1 when a run failed. */
+static int stability(const char *secs, const char *dir, FILE *csv)
+{
+	const char *rep = g_getenv("CHORUS_BENCH_APPS_REPEATS");
+	int n = rep ? atoi(rep) : 5, failed = 0, done = 0;
+	if (n < 2)
+		n = 2;
+	if (n > 20)
+		n = 20;
+	printf("\nrun to run: sim/scenarios/default.ini %d times (the same world each time)\n", n);
+	printf("%4s %8s %10s %8s %10s\n", "run", "recall", "detected", "located", "calls");
+	double recall[20], located[20];
+	GHashTable *per_call = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_ptr_array_unref);
+	for (int k = 0; k < n; k++) {
+		acc_row r = {.verdicts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free)};
+		accuracy("sim/scenarios/default.ini", secs, dir, &r);
+		if (!r.ok) {
+			printf("%4d failed\n", k + 1);
+			failed = 1;
+			g_hash_table_unref(r.verdicts);
+			continue;
+		}
+		recall[done] = r.recall;
+		located[done] = r.located;
+		done++;
+		printf("%4d %8.3f %4u/%-5u %8.3f %4u/%-5u\n", k + 1, r.recall, r.detected, r.arrivals, r.located, r.calls_located,
+		       r.calls);
+		fprintf(csv, "stability_recall,default.ini/run%d,16000,%.4f,fraction\nstability_located,default.ini/run%d,16000,%.4f,fraction\n",
+			k + 1, r.recall, k + 1, r.located);
+		GHashTableIter it;
+		gpointer key, val;
+		g_hash_table_iter_init(&it, r.verdicts);
+		while (g_hash_table_iter_next(&it, &key, &val)) {
+			GPtrArray *a = g_hash_table_lookup(per_call, key);
+			if (!a) {
+				a = g_ptr_array_new_with_free_func(g_free);
+				g_hash_table_insert(per_call, g_strdup(key), a);
+			}
+			while (a->len < (guint)done - 1)
+				g_ptr_array_add(a, g_strdup("absent"));
+			g_ptr_array_add(a, g_strdup(val));
+		}
+		g_hash_table_unref(r.verdicts);
+	}
+	double m, sd, lo, hi;
+	moments(recall, done, &m, &sd, &lo, &hi);
+	printf("recall:  mean %.3f, min %.3f, max %.3f, s.d. %.3f over %d runs\n", m, lo, hi, sd, done);
+	fprintf(csv, "stability_recall_sd,default.ini,16000,%.4f,fraction\n", sd);
+	moments(located, done, &m, &sd, &lo, &hi);
+	printf("located: mean %.3f, min %.3f, max %.3f, s.d. %.3f over %d runs\n", m, lo, hi, sd, done);
+	fprintf(csv, "stability_located_sd,default.ini,16000,%.4f,fraction\n", sd);
+	/* the calls that did not get the same verdict every time */
+	GList *keys = g_list_sort(g_hash_table_get_keys(per_call), (GCompareFunc)strcmp);
+	int unstable = 0;
+	for (GList *l = keys; l; l = l->next) {
+		GPtrArray *a = g_hash_table_lookup(per_call, l->data);
+		gboolean same = a->len == (guint)done;
+		for (guint i = 1; i < a->len && same; i++)
+			same = !strcmp(g_ptr_array_index(a, i), g_ptr_array_index(a, 0));
+		if (same)
+			continue;
+		unstable++;
+		printf("  call %s (source,call):", (char *)l->data);
+		for (guint i = 0; i < a->len; i++)
+			printf(" %s", (char *)g_ptr_array_index(a, i));
+		printf("\n");
+	}
+	printf("%d of %u calls changed verdict between runs\n", unstable, g_hash_table_size(per_call));
+	fprintf(csv, "stability_unstable_calls,default.ini,16000,%d,calls\n", unstable);
+	g_list_free(keys);
+	g_hash_table_unref(per_call);
+	return failed;
 }
 
 int main(void)
@@ -260,7 +371,7 @@ int main(void)
 	       "med_m", "p90_m", "in_med", "in_p90", "out_med", "out_p90", "lat50_s", "lat95_s", "cpu% fft/detect");
 	const char *sc[] = {"sim/scenarios/default.ini", "sim/scenarios/line.ini", "sim/scenarios/outside.ini"};
 	for (size_t i = 0; i < G_N_ELEMENTS(sc); i++) {
-		acc_row r;
+		acc_row r = {0};
 		accuracy(sc[i], secs, dir, &r);
 		if (!r.ok) {
 			printf("%-28s failed\n", sc[i]);
@@ -281,8 +392,16 @@ int main(void)
 			r.p90_in, base, r.med_out, base, r.p90_out, base, r.lat50, base, r.lat95, base, r.cpu[0], base,
 			r.cpu[1], base, r.cpu[2], base, r.cpu[3]);
 	}
-	fclose(csv);
+	int failed = stability(secs, dir, csv);
+	if (fflush(csv) != 0 || ferror(csv)) {
+		fprintf(stderr, "bench/apps: writing %s failed\n", csvp);
+		failed = 1;
+	}
+	if (fclose(csv) != 0) {
+		fprintf(stderr, "bench/apps: closing %s: %s\n", csvp, g_strerror(errno));
+		failed = 1;
+	}
 	printf("\nCSV: %s\n", csvp);
 	g_free(csvp);
-	return 0;
+	return failed;
 }

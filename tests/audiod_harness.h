@@ -30,7 +30,7 @@
 #define AH_SAFETY_S 30
 
 /* Gaps a reader remembers. */
-#define AH_MAX_GAPS 16
+#define AH_MAX_GAPS 64
 
 /* When set, called with the message of a failed requirement instead of
  * failing the Check test (it must not return). */

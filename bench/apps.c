@@ -305,7 +305,7 @@ static int stability(const char *secs, const char *dir, FILE *csv)
 				g_hash_table_insert(per_call, g_strdup(key), a);
 			}
 			while (a->len < (guint)done - 1)
-				g_ptr_array_add(a, g_strdup("absent"));
+				g_ptr_array_add(a, g_strdup("unscored"));
 			g_ptr_array_add(a, g_strdup(val));
 		}
 		g_hash_table_unref(r.verdicts);
@@ -322,7 +322,9 @@ static int stability(const char *secs, const char *dir, FILE *csv)
 	int unstable = 0;
 	for (GList *l = keys; l; l = l->next) {
 		GPtrArray *a = g_hash_table_lookup(per_call, l->data);
-		gboolean same = a->len == (guint)done;
+		while (a->len < (guint)done)
+			g_ptr_array_add(a, g_strdup("unscored"));
+		gboolean same = TRUE;
 		for (guint i = 1; i < a->len && same; i++)
 			same = !strcmp(g_ptr_array_index(a, i), g_ptr_array_index(a, 0));
 		if (same)
@@ -333,7 +335,8 @@ static int stability(const char *secs, const char *dir, FILE *csv)
 			printf(" %s", (char *)g_ptr_array_index(a, i));
 		printf("\n");
 	}
-	printf("%d of %u calls changed verdict between runs\n", unstable, g_hash_table_size(per_call));
+	printf("%d of %u calls changed verdict between runs (unscored: outside that run's scoring window)\n", unstable,
+	       g_hash_table_size(per_call));
 	fprintf(csv, "stability_unstable_calls,default.ini,16000,%d,calls\n", unstable);
 	g_list_free(keys);
 	g_hash_table_unref(per_call);

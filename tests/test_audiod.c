@@ -422,17 +422,27 @@ static void status_counts_gaps(GMainContext *ctx, ah_node *h, ah_reader *r, int 
 		      (long long)sum, (long long)last);
 }
 
+/* A node whose simulated card overruns `every` s after every (re)start,
+ * and a reader of everything from frame 0 in a new *ctx (the gaps are what
+ * matters: it stops at the first frame of a read). */
+static ah_reader *xrun_node(ah_node *h, const char *name, const char *every, GMainContext **ctx)
+{
+	char *extra = g_strdup_printf("pcm.chorus_xrun { type chorus_sim xrun_every %s }\n", every);
+	ah_opts o = {.pcm = "chorus_xrun", .alsa_extra = extra};
+	ah_start(h, NODE, name, &o);
+	g_free(extra);
+	ah_find_f0(h);
+	*ctx = g_main_context_new();
+	ah_reader *r = ah_reader_new(*ctx, 0, DEV_SENSOR_OPEN_END, 0, NULL);
+	r->stop_after = 1;
+	return r;
+}
+
 START_TEST(xrun_gap_and_real_time)
 {
 	ah_node h;
-	/* An injected xrun 0.6 s after every (re)start. */
-	ah_opts o = {.pcm = "chorus_xrun",
-		     .alsa_extra = "pcm.chorus_xrun { type chorus_sim xrun_every 0.6 }\n"};
-	ah_start(&h, NODE, "xrun", &o);
-	ah_find_f0(&h);
-	GMainContext *ctx = g_main_context_new();
-	ah_reader *r = ah_reader_new(ctx, 0, DEV_SENSOR_OPEN_END, 0, NULL);
-	r->stop_after = 1; /* the gaps are what matters here */
+	GMainContext *ctx;
+	ah_reader *r = xrun_node(&h, "xrun", "0.6", &ctx);
 	ah_spin(ctx, three_gaps, r);
 	ck_assert_int_eq(r->err, 0);
 	ck_assert_int_eq(r->out_of_order, 0);
@@ -487,15 +497,10 @@ static gboolean twelve_gaps(void *user)
 START_TEST(many_xruns_under_load)
 {
 	ah_node h;
-	ah_opts o = {.pcm = "chorus_xrun",
-		     .alsa_extra = "pcm.chorus_xrun { type chorus_sim xrun_every 0.25 }\n"};
-	ah_start(&h, NODE, "xruns", &o);
-	ah_find_f0(&h);
+	GMainContext *ctx;
+	ah_reader *r = xrun_node(&h, "xruns", "0.25", &ctx);
 	g_atomic_int_set(&hog_stop, 0);
 	GThread *t[2] = {g_thread_new("hog", hog, NULL), g_thread_new("hog", hog, NULL)};
-	GMainContext *ctx = g_main_context_new();
-	ah_reader *r = ah_reader_new(ctx, 0, DEV_SENSOR_OPEN_END, 0, NULL);
-	r->stop_after = 1;
 	ah_spin(ctx, twelve_gaps, r);
 	g_atomic_int_set(&hog_stop, 1);
 	for (int i = 0; i < 2; i++)

@@ -8,12 +8,11 @@
  *  - 2 and 20 clients at once get identical, correct data;
  *  - a client that stops reading does not hold up a streaming one or the
  *    capture, and gets a GAP when it resumes after falling out of the ring;
- *  - an injected xrun is reported as a gap, counted on the status device, and
- *    the frame index keeps tracking real time;
  *  - malformed and out-of-range requests get errors while capture goes on;
  *  - a bulk reader's mapping of the ring equals the sensor device's data;
  *  - audioget writes WAV/FLAC files holding exactly the range it reports;
  *  - one audiod serves two devices, each exact, each on the ticker.
+ * Overruns: test_audiod_xrun.c.
  */
 #include <check.h>
 #include <glib/gstdio.h>
@@ -351,127 +350,6 @@ START_TEST(stuck_client)
 }
 END_TEST
 
-/* The offset d (|d| <= 4) with frames [first, first+n) equal to the world's
- * at f0 + first + d; fails when none matches. */
-static int match_offset(const ah_node *h, int64_t first, int64_t n)
-{
-	ah_reader *r = ah_read(first, first + n, NULL);
-	ck_assert_msg(r->ended && !r->err && r->gaps == 0, "read [%lld, +%lld): %d %s gaps %d", (long long)first,
-		      (long long)n, r->err, r->errmsg ? r->errmsg : "", r->gaps);
-	for (int d = 0; d <= 4; d = d > 0 ? -d : -d + 1)
-		if (ah_mismatch(h, (const int16_t *)r->data->data, (size_t)n, h->channels, NULL, h->f0 + first + d) < 0) {
-			ah_reader_free(r);
-			return d;
-		}
-	ck_abort_msg("frames [%lld, +%lld) match the world at no offset within 4 frames", (long long)first, (long long)n);
-	return 0;
-}
-
-static gboolean three_gaps(void *user)
-{
-	ah_reader *r = user;
-	return (r->gaps >= 3 && r->next > r->gap_to_last + RATE / 5) || r->err;
-}
-
-/* After each of the first n gaps the index still counts real time: audiod
- * frame f is world frame f0 + f within a frame or within 3 of the
- * restarts' stated error (status index_se_frames, which only grows: the
- * last one read bounds every earlier one), and each gap is shorter than a
- * second. */
-static void gaps_count_real_time(const ah_node *h, const ah_reader *r, int n)
-{
-	char *st0 = ah_status();
-	const char *ix = strstr(st0, "index_se_frames=");
-	double index_se = ix ? g_ascii_strtod(ix + 16, NULL) : 0;
-	g_free(st0);
-	int tol = (int)MAX(1.0, ceil(3 * index_se)), worst = 0;
-	for (int g = 0; g < n; g++) {
-		ck_assert_int_gt(r->gap[g].to, r->gap[g].from);
-		ck_assert_int_lt(r->gap[g].to - r->gap[g].from, RATE);
-		int d = match_offset(h, r->gap[g].to, RATE / 10);
-		worst = MAX(worst, abs(d));
-		ck_assert_msg(abs(d) <= tol, "after xrun %d audiod frame f is world frame f0 + f %+d (stated index s.e. %.2f frames)",
-			      g + 1, d, index_se);
-	}
-	fprintf(stderr, "xruns: %d gaps, worst index error %d frames, stated index s.e. %.2f frames\n", n, worst, index_se);
-}
-
-/* The status counts them: the xruns it counts are the gaps the client saw
- * up to the frames counted then, or one more (being recovered at that
- * moment, its gap not yet sent); the client reads on until it has seen
- * that many, and frames_lost is the sum of their lengths — or lacks the
- * last one's, when the status was read before that xrun settled. */
-static void status_counts_gaps(GMainContext *ctx, ah_node *h, ah_reader *r, int at_least)
-{
-	char *st = ah_status();
-	int64_t c = ah_field(st, "captured"), k = ah_field(st, "count"), lost = ah_field(st, "frames_lost");
-	g_free(st);
-	ck_assert_int_ge(k, at_least);
-	r->stop_after = 0;
-	while (r->next <= c + h->period && !r->err)
-		g_main_context_iteration(ctx, TRUE);
-	int64_t sum = 0, ngaps = 0, last = 0;
-	for (int g = 0; g < r->gaps && g < AH_MAX_GAPS; g++)
-		if (r->gap[g].from <= c) {
-			ngaps++;
-			last = r->gap[g].to - r->gap[g].from;
-			sum += last;
-		}
-	ck_assert_int_lt(r->gaps, AH_MAX_GAPS);
-	ck_assert_msg(k == ngaps || k == ngaps + 1, "status xruns %lld, gaps %lld", (long long)k, (long long)ngaps);
-	while (r->gaps < k && !r->err)
-		g_main_context_iteration(ctx, TRUE);
-	ck_assert_int_eq(r->err, 0);
-	sum = 0;
-	for (int g = 0; g < k; g++) {
-		last = r->gap[g].to - r->gap[g].from;
-		sum += last;
-	}
-	ck_assert_msg(lost == sum || lost == sum - last, "frames_lost %lld, the first %lld gaps' frames %lld (the last %lld)",
-		      (long long)lost, (long long)k, (long long)sum, (long long)last);
-}
-
-/* A node whose simulated card overruns `every` s after every (re)start,
- * and a reader of everything from frame 0 in a new *ctx (the gaps are what
- * matters: it stops at the first frame of a read). */
-static ah_reader *xrun_node(ah_node *h, const char *name, const char *every, GMainContext **ctx)
-{
-	char *extra = g_strdup_printf("pcm.chorus_xrun { type chorus_sim xrun_every %s }\n", every);
-	ah_opts o = {.pcm = "chorus_xrun", .alsa_extra = extra};
-	ah_start(h, NODE, name, &o);
-	g_free(extra);
-	ah_find_f0(h);
-	*ctx = g_main_context_new();
-	ah_reader *r = ah_reader_new(*ctx, 0, DEV_SENSOR_OPEN_END, 0, NULL);
-	r->stop_after = 1;
-	return r;
-}
-
-START_TEST(xrun_gap_and_real_time)
-{
-	ah_node h;
-	GMainContext *ctx;
-	ah_reader *r = xrun_node(&h, "xrun", "0.6", &ctx);
-	ah_spin(ctx, three_gaps, r);
-	ck_assert_int_eq(r->err, 0);
-	ck_assert_int_eq(r->out_of_order, 0);
-	/* Stalled 0.6 s after the start (what was still in the ALSA buffer is
-	 * lost with the stall), restarted within a few poll cycles. */
-	ck_assert_int_ge(r->gap[0].from, (int64_t)(0.6 * RATE) - 64 * h.period);
-	ck_assert_int_le(r->gap[0].from, (int64_t)(0.6 * RATE) + 2 * h.period);
-	/* Before the first gap: exact. */
-	ck_assert_int_eq(match_offset(&h, r->gap[0].from - RATE / 2, RATE / 2), 0);
-	/* After each gap real time (a loaded machine delays the records after
-	 * an overrun, and audiod says so in its stated error); the frames lost
-	 * are the stall. */
-	gaps_count_real_time(&h, r, 3);
-	status_counts_gaps(ctx, &h, r, 3);
-	ah_reader_free(r);
-	g_main_context_unref(ctx);
-	ah_stop(&h);
-}
-END_TEST
-
 /* The request with `params` on [first, last) is refused with a message
  * containing `want`. */
 static void refused(int64_t first, int64_t last, const char *params, const char *want)
@@ -482,47 +360,6 @@ static void refused(int64_t first, int64_t last, const char *params, const char 
 		      r->errmsg ? r->errmsg : "", want);
 	ah_reader_free(r);
 }
-
-/* Many xruns under load (issue 15): every 0.25 s of capture an injected
- * overrun while two busy threads keep both cores full, so the records
- * after each restart come late; after every one of 12 the numbering still
- * counts real time within its stated error, and the status counts them. */
-static volatile gint hog_stop;
-static gpointer hog(gpointer unused)
-{
-	volatile double x = 1;
-	while (!g_atomic_int_get(&hog_stop))
-		for (int i = 0; i < 100000; i++)
-			x = x * 1.0000001 + 1e-9;
-	return NULL;
-}
-
-static gboolean twelve_gaps(void *user)
-{
-	ah_reader *r = user;
-	return (r->gaps >= 12 && r->next > r->gap_to_last + RATE / 5) || r->err;
-}
-
-START_TEST(many_xruns_under_load)
-{
-	ah_node h;
-	GMainContext *ctx;
-	ah_reader *r = xrun_node(&h, "xruns", "0.25", &ctx);
-	g_atomic_int_set(&hog_stop, 0);
-	GThread *t[2] = {g_thread_new("hog", hog, NULL), g_thread_new("hog", hog, NULL)};
-	ah_spin(ctx, twelve_gaps, r);
-	g_atomic_int_set(&hog_stop, 1);
-	for (int i = 0; i < 2; i++)
-		g_thread_join(t[i]);
-	ck_assert_int_eq(r->err, 0);
-	ck_assert_int_eq(r->out_of_order, 0);
-	gaps_count_real_time(&h, r, 12);
-	status_counts_gaps(ctx, &h, r, 12);
-	ah_reader_free(r);
-	g_main_context_unref(ctx);
-	ah_stop(&h);
-}
-END_TEST
 
 START_TEST(bad_requests)
 {
@@ -852,8 +689,6 @@ int main(void)
 	tcase_add_test(tc, time_to_frame);
 	tcase_add_test(tc, two_and_twenty_clients);
 	tcase_add_test(tc, stuck_client);
-	tcase_add_test(tc, xrun_gap_and_real_time);
-	tcase_add_test(tc, many_xruns_under_load);
 	tcase_add_test(tc, bad_requests);
 	tcase_add_test(tc, bulk_reader);
 	tcase_add_test(tc, audioget_files);

@@ -239,23 +239,26 @@ long collab_json_array_len(const char *line, const char *key)
 
 guint collab_json_late(const char *line)
 {
-	if (collab_json_bool(line, "late") != 1)
-		return 0;
 	JsonParser *p;
-	JsonNode *m = member(line, "late_why", &p);
+	JsonNode *late = member(line, "late", &p); /* one parse for both members */
 	guint why = 0;
-	if (m && JSON_NODE_HOLDS_ARRAY(m)) {
-		JsonArray *a = json_node_get_array(m);
-		for (guint i = 0; i < json_array_get_length(a); i++) {
-			JsonNode *e = json_array_get_element(a, i);
-			const char *s = JSON_NODE_HOLDS_VALUE(e) && json_node_get_value_type(e) == G_TYPE_STRING
-						? json_node_get_string(e)
-						: NULL;
-			why |= !g_strcmp0(s, "caught_up") ? COLLAB_LATE_RESENT : !g_strcmp0(s, "held") ? COLLAB_LATE_HELD
-												       : 0;
+	if (late && JSON_NODE_HOLDS_VALUE(late) && json_node_get_value_type(late) == G_TYPE_BOOLEAN &&
+	    json_node_get_boolean(late)) {
+		JsonNode *root = json_parser_get_root(p);
+		JsonNode *m = json_object_get_member(json_node_get_object(root), "late_why");
+		if (m && JSON_NODE_HOLDS_ARRAY(m)) {
+			JsonArray *a = json_node_get_array(m);
+			for (guint i = 0; i < json_array_get_length(a); i++) {
+				JsonNode *e = json_array_get_element(a, i);
+				const char *s = JSON_NODE_HOLDS_VALUE(e) && json_node_get_value_type(e) == G_TYPE_STRING
+							? json_node_get_string(e)
+							: NULL;
+				why |= !g_strcmp0(s, "caught_up") ? COLLAB_LATE_RESENT : !g_strcmp0(s, "held") ? COLLAB_LATE_HELD
+													       : 0;
+			}
+		} else {
+			why = COLLAB_LATE_RESENT;
 		}
-	} else {
-		why = COLLAB_LATE_RESENT;
 	}
 	g_object_unref(p);
 	return why;

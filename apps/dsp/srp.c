@@ -412,13 +412,6 @@ static int gated(const dsp_srp *s, double x, double y, double z, double reach)
 	return misfits(s, q, s->p.c_m_s, 2 * reach / s->c_min) > s->p.prior_outliers;
 }
 
-int dsp_srp_gate_misfits(const dsp_srp *s, const double p[3], double c_m_s)
-{
-	if (!s->p.use_prior)
-		return 0;
-	return misfits(s, p, c_m_s > 0 ? c_m_s : s->p.c_m_s, 0);
-}
-
 double dsp_srp_gate_chi2(const dsp_srp *s, const double p[3], double c_m_s, int drop, int *dof)
 {
 	const dsp_srp_params *pp = &s->p;

@@ -120,14 +120,6 @@ void dsp_srp_free(dsp_srp *s);
 /* S(p) (with p[2] ignored: the plane's height is used). */
 double dsp_srp_power(const dsp_srp *s, const double p[3]);
 
-/* How many clips' onsets the point p (all three coordinates), at speed
- * c_m_s (<= 0: the bank's), puts outside the gate: each onset minus its
- * travel time from p farther than prior_k s.d. from their median (no
- * allowance for a cell's reach: p is a point).  0 without a gate.  A
- * search answers inside the gate (at most prior_outliers); a solve that
- * moved from there may not be. */
-int dsp_srp_gate_misfits(const dsp_srp *s, const double p[3], double c_m_s);
-
 /* The onsets' joint test at the point p (speed c_m_s, <= 0: the bank's):
  * each onset minus its travel time from p estimates the emission; the
  * chi-square of those estimates about their weighted mean, each weighed by

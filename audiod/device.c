@@ -59,6 +59,7 @@ struct audio_dev {
 	char *archive_dir;     /* chorus-archive's directory for older frames, or NULL */
 	guint64 archive_opens; /* streams that began in the archive */
 	numline *line;         /* the numbering line kept in the run directory */
+	obslog *olog;          /* --obs-log, shared by the devices, or NULL */
 };
 
 /* The error of this card's timestamps no observation reveals, ns: the
@@ -541,6 +542,7 @@ static void on_stream(void *user, const stream_event *ev)
 		}
 		if (rc == 1)
 			g_message("audio/%d: timestamps jumped: new timehist segment", d->k);
+		obslog_add(d->olog, d->k, timehist_segment(d->th), ev->obs[i].frame, cpu, ev->obs[i].cpu_ns);
 		forward_obs(d, ev->obs[i].frame, cpu);
 	}
 	if (d->data)
@@ -573,6 +575,7 @@ static int status_text(void *user, GString *out)
 	g_string_append_printf(out, "tstamp source=%s%s%s records=%" G_GUINT64_FORMAT " lost=%" G_GUINT64_FORMAT " malformed=%" G_GUINT64_FORMAT " behind=%" G_GUINT64_FORMAT " updated=%" G_GUINT64_FORMAT " floor_us=%.3f floor_sd_us=%.3f systematic_us=%.3f audio_tstamp=%s\n", tsrc_name(st.source), *st.source_path ? " path=" : "",
 			       st.source_path, st.records, st.records_lost, st.malformed, st.behind, st.updated, (double)d->floor_ns * 1e-3,
 			       d->floor_sd_ns * 1e-3, systematic_ns(d) * 1e-3, audio_tstamp_name(st.audio_type));
+	obslog_status(d->olog, out);
 	if (timehist_current(d->th, &c) == 0)
 		g_string_append_printf(out, "fit ns_per_frame=%.9f rate=%.6f rate_se_ppm=%.4f residual_ns=%.1f n=%u segment=%u\n",
 				       c.slope, 1e9 / c.slope, sqrt(c.var_s) / c.slope * 1e6, c.rms, c.n,
@@ -744,6 +747,18 @@ void audio_dev_free(audio_dev *d)
 	g_string_free(d->pending, TRUE);
 	g_free(d->archive_dir);
 	g_free(d);
+}
+
+void audio_dev_set_obslog(audio_dev *d, obslog *l)
+{
+	d->olog = l;
+	if (l) {
+		const capture_cfg *p = stream_params(d->st);
+		char *t = g_strdup_printf("pcm=%s rate=%u period=%lu floor_ns=%" G_GINT64_FORMAT, p->pcm, p->rate_hz,
+					  (unsigned long)p->period, d->floor_ns);
+		obslog_note(l, d->k, t);
+		g_free(t);
+	}
 }
 
 void audio_dev_set_archive(audio_dev *d, const char *dir)

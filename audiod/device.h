@@ -8,6 +8,7 @@
 
 #include <glib.h>
 
+#include "audiod/obslog.h"
 #include "audiod/stream.h"
 #include "libsync/client.h"
 
@@ -22,6 +23,10 @@ audio_dev *audio_dev_new(int k, const stream_cfg *cfg, uint32_t node, GMainConte
 /* Serve requests older than the ring from chorus-archive's directory dir
  * (NULL or "": refuse them, as without an archive; audiod/archived.h). */
 void audio_dev_set_archive(audio_dev *d, const char *dir);
+
+/* Write every observation into l (shared, not owned; NULL: none) and its
+ * state on the status (audiod/obslog.h). */
+void audio_dev_set_obslog(audio_dev *d, obslog *l);
 
 /* Start capturing.  FALSE with *err on failure. */
 gboolean audio_dev_start(audio_dev *d, GError **err);

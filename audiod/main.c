@@ -39,7 +39,7 @@ G_STATIC_ASSERT(TSRC_AUTO == 0 && TSRC_KPATCH == 1 && TSRC_ALSA == 2 && TSRC_SIM
 
 int main(int argc, char **argv)
 {
-	char *conf = NULL, *pcm = NULL, *format = NULL, *tstamp = NULL;
+	char *conf = NULL, *pcm = NULL, *format = NULL, *tstamp = NULL, *obs_log = NULL;
 	gint64 node = -1, rate_hz = 0, channels = 0, period = 0;
 	gboolean verbose = FALSE;
 	GOptionEntry entries[] = {
@@ -51,6 +51,7 @@ int main(int argc, char **argv)
 		{"format", 'f', 0, G_OPTION_ARG_STRING, &format, "sample format of device 0 (S16_LE, S32_LE, FLOAT_LE, S24_3LE)", "FMT"},
 		{"period", 'p', 0, G_OPTION_ARG_INT64, &period, "period of device 0, frames", "FRAMES"},
 		{"tstamp", 't', 0, G_OPTION_ARG_STRING, &tstamp, "timestamp source of device 0 (auto, kpatch, alsa, sim)", "SRC"},
+		{"obs-log", 0, 0, G_OPTION_ARG_FILENAME, &obs_log, "write every timestamp observation to FILE (diagnostics; audiod(8))", "FILE"},
 		{"verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "log debug messages", NULL},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
@@ -92,6 +93,11 @@ int main(int argc, char **argv)
 	if (a.cfg.lock_memory && mlockall(MCL_CURRENT | MCL_FUTURE) < 0)
 		g_warning("cannot lock memory (%s); capture may page", g_strerror(errno));
 
+	obslog *olog = NULL;
+	if (obs_log && !(olog = obslog_open(obs_log, &err))) {
+		fprintf(stderr, "audiod: %s\n", err->message);
+		return 2;
+	}
 	GMainLoop *loop = g_main_loop_new(NULL, FALSE);
 	a.clocks = sync_client_new(NULL, NULL, NULL, NULL, &err);
 	if (!a.clocks) {
@@ -139,8 +145,10 @@ int main(int argc, char **argv)
 		sc.cap.format = formats[dc->format];
 		sc.tstamp = (tsrc_kind)dc->tstamp;
 		a.dev[k] = audio_dev_new(k, &sc, (uint32_t)a.cfg.node, NULL, a.clocks, &err);
-		if (a.dev[k])
+		if (a.dev[k]) {
 			audio_dev_set_archive(a.dev[k], archive_dir);
+			audio_dev_set_obslog(a.dev[k], olog);
+		}
 		if (!a.dev[k] || !audio_dev_start(a.dev[k], &err)) {
 			fprintf(stderr, "audiod: %s\n", err->message);
 			rc = 1;
@@ -175,11 +183,14 @@ int main(int argc, char **argv)
 	for (int k = 0; k < AUDIOD_MAX_DEVICES; k++)
 		audio_dev_free(a.dev[k]);
 	sync_client_free(a.clocks);
+	if (obslog_close(olog) < 0 && !rc)
+		rc = 1; /* the diagnostics asked for are incomplete */
 	audiod_config_clear(&a.cfg);
 	g_main_loop_unref(loop);
 	g_free(conf);
 	g_free(pcm);
 	g_free(format);
 	g_free(tstamp);
+	g_free(obs_log);
 	return rc;
 }

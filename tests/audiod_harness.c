@@ -138,6 +138,10 @@ void ah_start(ah_node *h, int node, const char *tag, const ah_opts *o)
 		aargv[n++] = "--tstamp";
 		aargv[n++] = (char *)o->tstamp;
 	}
+	if (o->obs_log) {
+		aargv[n++] = "--obs-log";
+		aargv[n++] = (char *)o->obs_log;
+	}
 	aargv[n] = NULL;
 	g_strfreev(h->audiod_argv);
 	h->audiod_argv = g_strdupv(aargv);

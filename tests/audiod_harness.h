@@ -49,6 +49,7 @@ typedef struct {
 	const char *alsa_extra;  /* extra ALSA config text (pcm definitions), or NULL */
 	const char *audiod_conf; /* INI text of audiod's config file, or NULL (64 periods of buffer) */
 	const char *tstamp;      /* --tstamp, or NULL */
+	const char *obs_log;     /* --obs-log, or NULL */
 	unsigned channels;       /* 0 = the node's mics */
 	unsigned period;         /* frames, 0 = audiod's default */
 } ah_opts;

@@ -38,6 +38,8 @@ vmcheck_ok=0
 short=0
 grep -q 'chorus_vmtest=short' /proc/cmdline && short=1
 grep -q 'chorus_vmtest=dummy' /proc/cmdline && short=2
+obs=0
+grep -q 'chorus_vmtest_obs' /proc/cmdline && obs=1
 say() { echo "vmtest: $*"; }
 bad() { echo "vmtest: FAIL $*"; fails=$((fails + 1)); }
 
@@ -152,9 +154,15 @@ for conf in $confs; do
     unset IFS
     set -- $conf
     audiod_conf hw:Dummy,0,0 $1 2 S16_LE $2
-    if start_audiod; then
+    if start_audiod --obs-log /tmp/obs.log; then
+        f0=$fails
         selftest "dummy ${1} Hz period $2 kpatch" --xrun-pid $apid --expect-source kpatch --nominal
         stop_audiod
+        # The observations audiod fitted, for the host to study (a failed
+        # run's, or every run's with VMTEST_OBS=1).
+        if [ $fails != $f0 ] || [ $obs = 1 ]; then
+            sed "s/^/vmtest: obs dummy $1 $2: /" /tmp/obs.log
+        fi
     fi
     IFS=,
 done

@@ -19,7 +19,9 @@
 # VMTEST_SHORT=1 runs the short form make check uses (tests/test_vmtest.sh):
 # vmcheck, one loopback run with kpatch and an overrun, and snd-dummy at
 # 48 kHz / 1024 with an overrun.  VMTEST_DUMMY=1
-# runs vmcheck and snd-dummy only (init.sh says which).
+# runs vmcheck and snd-dummy only (init.sh says which).  VMTEST_OBS=1 prints
+# the observations audiod fitted in every snd-dummy run (a failed run's are
+# printed anyway) as "vmtest: obs" lines of the console log.
 set -eu
 MAKE=${1:-make}
 B=${2:-build}
@@ -104,7 +106,7 @@ echo "kpatch-vmtest: booting (software emulation; console log: $log)"
 set +e
 timeout 600 nice -n 19 qemu-system-x86_64 -nographic -no-reboot -m 1024 -smp 1 \
     -kernel "$kimg" -initrd "$W/initramfs.gz" \
-    -append "console=ttyS0 rdinit=/init panic=-1 loglevel=4 tsc=reliable${VMTEST_SHORT:+ chorus_vmtest=short}${VMTEST_DUMMY:+ chorus_vmtest=dummy}" \
+    -append "console=ttyS0 rdinit=/init panic=-1 loglevel=4 tsc=reliable${VMTEST_SHORT:+ chorus_vmtest=short}${VMTEST_DUMMY:+ chorus_vmtest=dummy}${VMTEST_OBS:+ chorus_vmtest_obs}" \
     > "$log" 2>&1 </dev/null
 qrc=$?
 set -e

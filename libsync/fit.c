@@ -296,6 +296,52 @@ static void centre(const sync_fit *f, size_t n, double *xbar, double *sxx)
 	*sxx = q;
 }
 
+/* The envelope's dependence on its support: the line rests on two points
+ * (the least residuals), and with a sparse floor (delays whose least values
+ * are rare: a few early points below a thick band) either one alone may set
+ * the slope.  Refit without each in turn; *js and *jc get the sums of the
+ * squared changes of the slope and of the line at x = xbar, the
+ * deletion-jackknife variances the caller states when they exceed its
+ * model's.  Calibration (libsync's fit over 3000 seeds at m = 130): the
+ * model alone put 1.0 % of exponential, 2.2 % of uniform and 4.7 % of
+ * delays resampled from snd-dummy's kpatch records under qemu beyond 3
+ * stated s.e. (RMS z 0.80, 1.01, 1.27); with the larger of the two, 0.5 %,
+ * 0.6 % and 1.5 % (RMS z 0.67, 0.72, 0.93): the envelope's error is
+ * heavier-tailed than a normal one, and this is what keeps its tail near
+ * the stated one.  f->in and f->d are restored. */
+static void support_jackknife(sync_fit *f, size_t n, double c0, double c1, double xbar, double *js, double *jc)
+{
+	size_t sup[2] = {n, n};
+	double rs[2] = {0, 0};
+	for (size_t i = 0; i < n; i++) {
+		if (!f->in[i])
+			continue;
+		double r = f->d[i] - c0 - c1 * f->dx[i];
+		if (sup[0] == n || r < rs[0]) {
+			sup[1] = sup[0];
+			rs[1] = rs[0];
+			sup[0] = i;
+			rs[0] = r;
+		} else if (sup[1] == n || r < rs[1]) {
+			sup[1] = i;
+			rs[1] = r;
+		}
+	}
+	*js = *jc = 0.0;
+	for (int q = 0; q < 2; q++) {
+		if (sup[q] == n)
+			continue;
+		double e0, e1;
+		f->in[sup[q]] = 0;
+		if (sync_envelope_lower(f->dx, f->d, f->in, n, f->hull, &e0, &e1) >= 0) {
+			*js += (e1 - c1) * (e1 - c1);
+			double dc = (e0 - c0) + (e1 - c1) * xbar;
+			*jc += dc * dc;
+		}
+		f->in[sup[q]] = 1;
+	}
+}
+
 /* Lower envelope (sign = +1) or upper (sign = -1) of the robustly pre-fitted
  * points: drop points impossibly far on the early side of the robust line,
  * take the LP line, correct its bias, and model its variance. */
@@ -372,11 +418,12 @@ static int envelope_fit(sync_fit *f, size_t n, double sign, double *c0, double *
 		f->scale2 = f->scale2 > 0.0 ? f->scale2 + w * (theta_v * theta_v - f->scale2) : theta_v * theta_v;
 		theta_v = fmax(theta_v, sqrt(f->scale2));
 	}
-	double xbar, sxx;
+	double xbar, sxx, js, jc;
 	centre(f, n, &xbar, &sxx);
+	support_jackknife(f, n, *c0, *c1, xbar, &js, &jc);
 	*c0 -= ENV_BIAS * theta / mm;
-	*var_c = ENV_VAR_C * (theta_v / mm) * (theta_v / mm);
-	*var_s = ENV_VAR_S * theta_v * theta_v / (mm * sxx);
+	*var_c = fmax(ENV_VAR_C * (theta_v / mm) * (theta_v / mm), jc);
+	*var_s = fmax(ENV_VAR_S * theta_v * theta_v / (mm * sxx), js);
 	*rms = sqrt(sr2 / mm);
 	*c0 *= sign;
 	*c1 *= sign;

@@ -38,6 +38,8 @@ void report_rowf(const char *item, report_verdict v, const char *fmt, ...)
 	g_free(s);
 }
 
+#define RATE_BOUND_SE 4.0
+
 void report_status(const tools_status *s0, const tools_status *s9, const char *expect, int nominal, int xruns)
 {
 	int kp = strcmp(s9->source, "alsa") != 0;
@@ -58,10 +60,14 @@ void report_status(const tools_status *s0, const tools_status *s9, const char *e
 	report_rowf("overruns", s9->xruns - s0->xruns == (uint64_t)xruns ? REPORT_PASS : REPORT_FAIL,
 		    "%" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT " frames lost|%d provoked", s9->xruns - s0->xruns,
 		    s9->frames_lost - s0->frames_lost, xruns);
+	/* The lower envelope's error is heavier-tailed than a normal one: on
+	 * delays like these records' (qemu), 1.7 % of its rates lie beyond 3
+	 * stated s.e. and 0.43 % beyond 4 (docs/clocks.md §4, "Sparse floors"),
+	 * so the bound is its measured 99.6 % point, 4 s.e. */
 	double dev_ppm = (s9->fit_rate / s9->rate - 1) * 1e6;
-	report_rowf("rate vs MONOTONIC_RAW", nominal ? (fabs(dev_ppm) <= 3 * s9->rate_se_ppm ? REPORT_PASS : REPORT_FAIL) : REPORT_INFO,
+	report_rowf("rate vs MONOTONIC_RAW", nominal ? (fabs(dev_ppm) <= RATE_BOUND_SE * s9->rate_se_ppm ? REPORT_PASS : REPORT_FAIL) : REPORT_INFO,
 		    "%.6f Hz (%+.3f ppm)|s.e. %.4f ppm%s", s9->fit_rate, dev_ppm, s9->rate_se_ppm,
-		    nominal ? "; nominal within 3 s.e." : "");
+		    nominal ? "; nominal within 4 s.e." : "");
 	report_rowf("fit residual (RMS, lower envelope)", REPORT_INFO, "%.1f ns|n=%u, segment %u", s9->residual_ns, s9->fit_n,
 		    s9->segment);
 	report_rowf("wakeup latency p50/p99/max", REPORT_INFO, "%.1f / %.1f / %.1f us|rt=%s", s9->lat_p50_us, s9->lat_p99_us,

@@ -14,7 +14,7 @@
 #include "apps/detect/event.h"
 #include "apps/mqtt/payload.h"
 #include "apps/mqtt/queue.h"
-#include "apps/mqtt/cursor.h"
+#include "archive/cursor.h"
 #include "tests/tmpdir.h"
 
 static guint64 take(mqtt_queue *q, char **topic, char **payload)
@@ -137,22 +137,22 @@ START_TEST(cursor_round_trip)
 	char *dir = tu_tmpdir("mqttc-XXXXXX");
 	uint64_t boot = 1, next = 1;
 	GError *err = NULL;
-	ck_assert(mqtt_cursor_load(dir, "detections", &boot, &next, &err));
+	ck_assert(archive_cursor_load(dir, "cursor.detections", &boot, &next, &err));
 	ck_assert_uint_eq(boot, 0);
 	ck_assert_uint_eq(next, 0);
-	ck_assert(mqtt_cursor_save(dir, "detections", 18446744073709551557ULL, 42, &err));
-	ck_assert(mqtt_cursor_save(dir, "detections", 18446744073709551557ULL, 43, &err));
-	ck_assert(mqtt_cursor_load(dir, "detections", &boot, &next, &err));
+	ck_assert(archive_cursor_save(dir, "cursor.detections", 18446744073709551557ULL, 42, &err));
+	ck_assert(archive_cursor_save(dir, "cursor.detections", 18446744073709551557ULL, 43, &err));
+	ck_assert(archive_cursor_load(dir, "cursor.detections", &boot, &next, &err));
 	ck_assert_uint_eq(boot, 18446744073709551557ULL);
 	ck_assert_uint_eq(next, 43);
-	ck_assert(mqtt_cursor_load(dir, "locations", &boot, &next, &err)); /* each input its own */
+	ck_assert(archive_cursor_load(dir, "cursor.locations", &boot, &next, &err)); /* each input its own */
 	ck_assert_uint_eq(boot, 0);
 	char *path = g_build_filename(dir, "cursor.detections", NULL);
 	static const char *const bad[] = {"", "7\n", "0 5\n", "7 0\n", "7 5 9\n", "x y\n", "7 5\ngarbage"};
 	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
 		ck_assert(g_file_set_contents(path, bad[i], -1, NULL));
 		boot = next = 1;
-		ck_assert_msg(!mqtt_cursor_load(dir, "detections", &boot, &next, &err), "accepted %s", bad[i]);
+		ck_assert_msg(!archive_cursor_load(dir, "cursor.detections", &boot, &next, &err), "accepted %s", bad[i]);
 		ck_assert(strstr(err->message, "cursor.detections"));
 		ck_assert_uint_eq(boot, 0);
 		g_clear_error(&err);

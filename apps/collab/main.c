@@ -24,6 +24,7 @@
 #include "apps/collab/held.h"
 #include "apps/collab/nodes.h"
 #include "apps/collab/result.h"
+#include "apps/collab/resume.h"
 #include "apps/collab/share.h"
 #include "apps/collab/sharemsg.h"
 #include "apps/collab/tdoa.h"
@@ -161,6 +162,7 @@ typedef struct {
 	char why[160]; /* the last malformed event's reason */
 	uint8_t *key;  /* the field's key, or NULL */
 	size_t klen;
+	collab_resume *resume; /* where collab is in detect/events */
 } collabd;
 
 typedef struct {
@@ -197,24 +199,44 @@ static void take_local(collabd *d, const det_event *e, guint late)
 	dev_status_notify(d->status);
 }
 
-static void on_local(void *user, const char *msg, size_t len, uint32_t dropped)
+/* After detect/events message (boot, seq) is handled: the cursor on disk
+ * moves past it. */
+static void save_cursor(collabd *d, uint64_t boot, uint64_t seq)
+{
+	GError *err = NULL;
+	if (!collab_resume_save(d->resume, boot, seq, &err)) {
+		g_snprintf(d->last_error, sizeof d->last_error,
+			   "detect/events: cursor not saved (a restart repeats what came since): %s", err->message);
+		g_warning("collab: %s", d->last_error);
+		g_error_free(err);
+	}
+}
+
+static void on_local(void *user, const char *msg, size_t len, uint32_t dropped, uint64_t boot, uint64_t seq)
 {
 	collabd *d = user;
 	det_event e;
 	if (det_event_parse(msg, len, &e, d->why, sizeof d->why) < 0) {
 		g_snprintf(d->last_error, sizeof d->last_error, "detect/events: %s", d->why);
+		save_cursor(d, boot, seq);
 		return;
 	}
-	if (e.node != (uint32_t)d->cfg.node)
-		return;
-	d->local_dets++;
-	if (!e.has_global) {
-		/* Timed on the cpu clock only: held until it converts. */
-		if (d->held && isfinite(e.cpu_se_ns))
-			collab_held_add(d->held, &e);
-		return;
+	if (e.node == (uint32_t)d->cfg.node) {
+		gboolean expired;
+		guint late = collab_resume_classify(d->resume, &e, &expired);
+		d->local_dets++;
+		if (expired) {
+			/* older than anything the field still groups */
+		} else if (!e.has_global) {
+			/* Timed on the cpu clock only: held until it converts
+			 * (then late as held, whether replayed or not). */
+			if (d->held && isfinite(e.cpu_se_ns))
+				collab_held_add(d->held, &e);
+		} else {
+			take_local(d, &e, late);
+		}
 	}
-	take_local(d, &e, 0);
+	save_cursor(d, boot, seq);
 }
 
 /* Held detections whose onset converts now: shared and grouped, late. */
@@ -488,6 +510,10 @@ static int status_text(void *user, GString *out)
 	g_string_append_printf(out, "groups closed=%" G_GUINT64_FORMAT " open=%u reported_elsewhere=%" G_GUINT64_FORMAT " too_small=%" G_GUINT64_FORMAT " located=%" G_GUINT64_FORMAT " failed=%" G_GUINT64_FORMAT "\n",
 			       d->groups, collab_grouper_open(d->grouper), d->not_mine, d->small_groups, d->located, d->failed);
 	g_string_append_printf(out, "duplicates=%" G_GUINT64_FORMAT "\n", d->duplicates);
+	uint64_t cb = 0, cn = 0;
+	if (d->local)
+		dev_packet_sub_cursor(d->local, &cb, &cn);
+	collab_resume_describe(d->resume, cb, cn, out);
 	if (d->outbox) {
 		collab_outbox_stats os;
 		collab_outbox_counts(d->outbox, &os);
@@ -673,6 +699,19 @@ int main(int argc, char **argv)
 				 (uint32_t)d.cfg.queue_max, (guint)d.cfg.catchup_ms, (guint)d.cfg.resend_per_s};
 	clip_server_cfg ccfg = {(uint32_t)d.cfg.node, (int)d.cfg.device, port, d.cfg.clip_bind, d.key, d.klen,
 				(unsigned)d.cfg.clip_max_conn};
+	/* Resume detect/events after the last detection the previous run
+	 * handled (beside the outbox, in the state directory). */
+	char *cp = state_path(COLLAB_CURSOR, &why);
+	if (!cp) {
+		fprintf(stderr, "collab: %s\n", why);
+		return 2;
+	}
+	char *cdir = g_path_get_dirname(cp);
+	d.resume = collab_resume_new(cdir, sync_now(SYNC_KIND_CPU), d.cfg.queue_s);
+	g_free(cdir);
+	g_free(cp);
+	uint64_t cboot, cnext;
+	collab_resume_from(d.resume, &cboot, &cnext);
 	dev_options eopt;
 	dev_options_init(&eopt);
 	eopt.history = (size_t)d.cfg.history;
@@ -682,7 +721,8 @@ int main(int argc, char **argv)
 	    !(d.status = dev_status_new("collab/status", NULL, NULL, status_text, NULL, &d, &err)) ||
 	    !(d.share = collab_share_new(&scfg, on_remote, &d, &err)) ||
 	    !(d.clips = clip_server_new(&ccfg, d.clocks, NULL, &err)) ||
-	    !(d.local = dev_packet_sub_new("detect/events", NULL, 0, NULL, on_local, NULL, &d, &err))) {
+	    !(d.local = dev_packet_sub_new_from("detect/events", NULL, 0, cboot, cnext, NULL, on_local,
+						NULL, &d, &err))) {
 		fprintf(stderr, "collab: %s\n", err->message);
 		rc = 1;
 	} else {
@@ -706,6 +746,7 @@ int main(int argc, char **argv)
 			g_warning("map: %s", w);
 	}
 	dev_packet_sub_free(d.local);
+	collab_resume_free(d.resume);
 	clip_server_free(d.clips);
 	collab_share_free(d.share);
 	collab_outbox_free(d.outbox);

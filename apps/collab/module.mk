@@ -63,3 +63,10 @@ TESTS += $(B)/tests/test_tdoa_overlap
 $(B)/tests/test_tdoa_overlap: $(B)/tests/test_tdoa_overlap.o $(COLLAB_LIBS)
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check $(COLLAB_PKGS)) -lm -pthread
+
+# collab restarts while detect detects on: it resumes detect/events from its
+# cursor and shares what it missed, late (tests/test_collab_resume.sh).
+TESTS += $(B)/tests/test_collab_resume
+$(B)/tests/test_collab_resume: tests/test_collab_resume.sh tests/sim_node.sh | $(B)/bin/collab $(B)/bin/syncd $(B)/bin/audiod $(B)/bin/fft $(B)/bin/detect $(B)/bin/chorus-cat $(B)/bin/synctool $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf
+	@mkdir -p $(dir $@)
+	printf '#!/bin/sh\nexec sh "%s/tests/test_collab_resume.sh" "%s" "%s"\n' "$(CURDIR)" "$(abspath $(B))" "$(CURDIR)" >$@ && chmod +x $@

@@ -21,7 +21,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "apps/mqtt/broker.h"
-#include "apps/mqtt/cursor.h"
+#include "archive/cursor.h"
 #include "apps/mqtt/health.h"
 #include "apps/mqtt/payload.h"
 #include "apps/mqtt/queue.h"
@@ -89,7 +89,8 @@ static const cfg_group table[] = {
 
 typedef struct {
 	const char *device;
-	const char *kind; /* "detections" or "locations": its cursor file (cursor.h) */
+	const char *kind;   /* "detections" or "locations" */
+	const char *cursor; /* its cursor file in the queue directory (archive/cursor.h) */
 	dev_packet_sub *sub;
 	guint64 received, malformed, dropped;
 	guint64 cursor_errors; /* cursor saves that failed */
@@ -214,7 +215,7 @@ static mqttd *the; /* the one daemon, for the packet callbacks' second half */
 static void save_cursor(mqttd *d, input *in, uint64_t boot, uint64_t seq)
 {
 	GError *err = NULL;
-	if (!mqtt_cursor_save(d->queue_dir, in->kind, boot, seq + 1, &err)) {
+	if (!archive_cursor_save(d->queue_dir, in->cursor, boot, seq + 1, &err)) {
 		in->cursor_errors++;
 		set_error(d, "%s: cursor not saved (a restart repeats what came since): %s", in->device, err->message);
 		ratelog(G_LOG_LEVEL_WARNING, in->cursor_errors, "%s", d->last_error);
@@ -499,6 +500,8 @@ int main(int argc, char **argv)
 	d.in[1].device = d.cfg.collab_device;
 	d.in[0].kind = "detections";
 	d.in[1].kind = "locations";
+	d.in[0].cursor = "cursor.detections";
+	d.in[1].cursor = "cursor.locations";
 	gboolean want[2] = {d.cfg.detections, d.cfg.locations};
 	for (int i = 0; i < 2; i++) {
 		if (!want[i])
@@ -507,7 +510,7 @@ int main(int argc, char **argv)
 		 * the service's history still holds of the time chorus-mqtt was
 		 * down comes first (libdev/packet.h "History"). */
 		input *in = &d.in[i];
-		if (!mqtt_cursor_load(d.queue_dir, in->kind, &in->boot0, &in->next0, &err)) {
+		if (!archive_cursor_load(d.queue_dir, in->cursor, &in->boot0, &in->next0, &err)) {
 			g_warning("%s: %s; starting with new %s only", in->device, err->message, in->kind);
 			g_clear_error(&err);
 		} else if (in->boot0) {

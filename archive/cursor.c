@@ -1,5 +1,5 @@
-/* cursor.c — chorus-mqtt's place in its inputs (see cursor.h). */
-#include "apps/mqtt/cursor.h"
+/* cursor.c — a client's place in a packet device's numbering (see cursor.h). */
+#include "archive/cursor.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -8,10 +8,10 @@
 
 #include "archive/durable.h"
 
-gboolean mqtt_cursor_load(const char *dir, const char *input, uint64_t *boot, uint64_t *next, GError **err)
+gboolean archive_cursor_load(const char *dir, const char *name, uint64_t *boot, uint64_t *next, GError **err)
 {
 	*boot = *next = 0;
-	char *name = g_strdup_printf("cursor.%s", input), *path = g_build_filename(dir, name, NULL), *text = NULL;
+	char *path = g_build_filename(dir, name, NULL), *text = NULL;
 	size_t len = 0;
 	gboolean ok = TRUE;
 	if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
@@ -31,16 +31,12 @@ gboolean mqtt_cursor_load(const char *dir, const char *input, uint64_t *boot, ui
 	}
 	g_free(text);
 	g_free(path);
-	g_free(name);
 	return ok;
 }
 
-gboolean mqtt_cursor_save(const char *dir, const char *input, uint64_t boot, uint64_t next, GError **err)
+gboolean archive_cursor_save(const char *dir, const char *name, uint64_t boot, uint64_t next, GError **err)
 {
-	char *name = g_strdup_printf("cursor.%s", input);
 	char text[48];
 	int n = snprintf(text, sizeof text, "%" PRIu64 " %" PRIu64 "\n", boot, next);
-	gboolean ok = archive_write_atomic(dir, name, text, (size_t)n, err);
-	g_free(name);
-	return ok;
+	return archive_write_atomic(dir, name, text, (size_t)n, err);
 }

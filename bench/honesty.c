@@ -34,14 +34,18 @@
  * FILE's INI text to every node's syncd.conf (chorus-sim --syncd-conf), to
  * try a setting over the matrix.  Writes
  * $CHORUS_BENCH_OUT/honesty.csv (row,shape,tstamp,jitter_us,wander,kind,n,
- * rms_us,rms_z,beyond_5se,verdict).
+ * rms_us,rms_z,beyond_5se,verdict,other_cores).  `other` is how many cores
+ * other processes kept busy during the row (cpu_now): a row failed under
+ * load is judged as any other, and the column says it was loaded.
  */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -173,6 +177,37 @@ static int read_samples(const char *path, stats st[3])
 	return 0;
 }
 
+/* The machine's busy and total cpu seconds since boot (/proc/stat's first
+ * line: user nice system idle iowait irq softirq steal), and the cpu
+ * seconds of this process's reaped children (chorus-sim and, through it,
+ * every node's programs).  A row's share of "other" load — cores kept busy
+ * by processes not of the row — is the difference over the row, per second
+ * of wall time: chorus-sim runs in real time, so a loaded machine delays
+ * the simulated interrupts and receptions, and a row can fail for that
+ * alone (docs/clocks.md §9).  FALSE when /proc/stat cannot be read. */
+static gboolean cpu_now(double *busy_s, double *total_s, double *children_s)
+{
+	FILE *f = fopen("/proc/stat", "r");
+	unsigned long long v[8] = {0};
+	int n = f ? fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+			   &v[6], &v[7])
+		  : 0;
+	if (f)
+		fclose(f);
+	if (n < 4)
+		return FALSE;
+	double hz = (double)sysconf(_SC_CLK_TCK), all = 0;
+	for (int i = 0; i < 8; i++)
+		all += (double)v[i];
+	*total_s = all / hz;
+	*busy_s = (all - (double)v[3] - (double)v[4]) / hz;
+	struct rusage ru;
+	getrusage(RUSAGE_CHILDREN, &ru);
+	*children_s = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
+		      ru.ru_stime.tv_usec * 1e-6;
+	return TRUE;
+}
+
 /* Run one row under dir; fill st.  Returns 0 or -errno (chorus-sim could not
  * run; its exit status 1 for outliers is expected and judged here). */
 static int run_row(const row *r, const char *dir, double duration_s, stats st[3])
@@ -278,12 +313,12 @@ int main(void)
 		fprintf(stderr, "bench/honesty: %s: %s\n", csv_path, g_strerror(errno));
 		return 1;
 	}
-	fprintf(csv, "row,shape,tstamp,jitter_us,wander,kind,hops,n,rms_us,rms_z,beyond_5se,verdict\n");
+	fprintf(csv, "row,shape,tstamp,jitter_us,wander,kind,hops,n,rms_us,rms_z,beyond_5se,verdict,other_cores\n");
 	char *tmp = g_dir_make_tmp("chorus-honesty-XXXXXX", NULL);
 	printf("bench/honesty: %u rows (%s), %g s each, 4 nodes on a line; runs under %s\n", rows->len,
 	       full ? "full" : "quick", duration_s, tmp);
-	printf("%3s %-11s %-16s %6s %-6s %-6s %5s %6s %9s %7s %6s  %s\n", "row", "shape", "tstamp", "jit_us", "wander",
-	       "kind", "hops", "n", "rms_us", "rms_z", ">5se", "verdict");
+	printf("%3s %-11s %-16s %6s %-6s %-6s %5s %6s %9s %7s %6s  %-7s %s\n", "row", "shape", "tstamp", "jit_us", "wander",
+	       "kind", "hops", "n", "rms_us", "rms_z", ">5se", "verdict", "other");
 	int failed = 0;
 	for (guint i = 0; i < rows->len; i++) {
 		const row *r = &g_array_index(rows, row, i);
@@ -291,7 +326,14 @@ int main(void)
 		g_snprintf(name, sizeof name, "row%u", i);
 		char *dir = g_build_filename(tmp, name, NULL);
 		stats st[3];
+		double b0, t0, c0, b1, t1, c1;
+		gint64 w0 = g_get_monotonic_time();
+		gboolean have_cpu = cpu_now(&b0, &t0, &c0);
 		int rc = run_row(r, dir, r->wander ? MAX(duration_s, 90) : duration_s, st);
+		double wall_s = (g_get_monotonic_time() - w0) * 1e-6;
+		have_cpu = have_cpu && cpu_now(&b1, &t1, &c1) && wall_s > 0;
+		/* cores busy with other work during the row (-1: unknown) */
+		double other = have_cpu ? fmax(0.0, ((b1 - b0) - (c1 - c0)) / wall_s) : -1;
 		g_free(dir);
 		if (rc < 0) {
 			printf("%3u %-11s %-16s %6.1f %-6s chorus-sim failed (%s)\n", i, shapes[r->shape], tstamps[r->tstamp],
@@ -316,11 +358,11 @@ int main(void)
 			row_bad |= bad;
 			char hops[16];
 			g_snprintf(hops, sizeof hops, "%u-%u", st[k].hmin, st[k].hmax);
-			printf("%3u %-11s %-16s %6.1f %-6s %-6s %5s %6u %9.3f %7.2f %6u  %s\n", i, shapes[r->shape],
+			printf("%3u %-11s %-16s %6.1f %-6s %-6s %5s %6u %9.3f %7.2f %6u  %-7s %.2f\n", i, shapes[r->shape],
 			       tstamps[r->tstamp], r->jitter_us, wanders[r->wander], kinds[k], hops, st[k].n, rms, z,
-			       st[k].beyond, verdict);
-			fprintf(csv, "%u,%s,%s,%g,%s,%s,%s,%u,%.4f,%.3f,%u,%s\n", i, shapes[r->shape], tstamps[r->tstamp],
-				r->jitter_us, wanders[r->wander], kinds[k], hops, st[k].n, rms, z, st[k].beyond, verdict);
+			       st[k].beyond, verdict, other);
+			fprintf(csv, "%u,%s,%s,%g,%s,%s,%s,%u,%.4f,%.3f,%u,%s,%.3f\n", i, shapes[r->shape], tstamps[r->tstamp],
+				r->jitter_us, wanders[r->wander], kinds[k], hops, st[k].n, rms, z, st[k].beyond, verdict, other);
 		}
 		failed += row_bad;
 		fflush(stdout);

@@ -96,6 +96,13 @@ int main(int argc, char **argv)
 	obslog *olog = NULL;
 	if (obs_log && !(olog = obslog_open(obs_log, &err))) {
 		fprintf(stderr, "audiod: %s\n", err->message);
+		g_error_free(err);
+		audiod_config_clear(&a.cfg);
+		g_free(conf);
+		g_free(pcm);
+		g_free(format);
+		g_free(tstamp);
+		g_free(obs_log);
 		return 2;
 	}
 	GMainLoop *loop = g_main_loop_new(NULL, FALSE);

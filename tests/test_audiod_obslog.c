@@ -48,6 +48,7 @@ START_TEST(obs_log_is_what_was_fitted)
 	double nspf = field_d(fit, "ns_per_frame");
 	int64_t n = ah_field(fit, "n"), seg = ah_field(fit, "segment");
 	ck_assert_msg(lines >= 20 && seg == 0, "lines %lld, segment %lld", (long long)lines, (long long)seg);
+	g_free(st);
 	ah_stop(&h); /* audiod must exit 0: the log closed cleanly */
 
 	timehist_params tp;

@@ -1,6 +1,6 @@
 # tests/sim_node.sh — sourced by the shell tests that need one simulated
 # node's real syncd and audiod (test_libsync_installed.sh, test_python.sh,
-# test_mqtt.sh): `sim_node_start BUILD SRCDIR` puts this shell into virtual
+# test_mqtt.sh, test_collab_resume.sh): `sim_node_start BUILD SRCDIR` puts this shell into virtual
 # node 2 of tests/data/audiod.ini (the environment README.md "Trying it by
 # hand" sets), starts build/bin/syncd and audiod, and waits — by polling
 # their devices, with an overall limit — until syncd converts cpu to global
@@ -33,6 +33,27 @@ sim_node_stop() {
     kill ${SIM_AUDIOD:-} ${SIM_SYNCD:-} 2>/dev/null
     wait ${SIM_AUDIOD:-} ${SIM_SYNCD:-} 2>/dev/null
     SIM_AUDIOD=; SIM_SYNCD=
+}
+
+# A test's failure and its waits, shared by the shell tests: st_fail NAME
+# LOGS... prints "NAME: FAIL: …" (the message is st_msg) and the last lines
+# of each log file under $w, then exits 1; wait_for SECONDS DESCRIPTION
+# COMMAND... polls every 0.1 s until COMMAND succeeds, calling the test's
+# fail() after SECONDS of wall-clock time.
+st_fail() {
+    echo "$1: FAIL: $st_msg"
+    shift
+    for f in "$@"; do
+        [ -f "$w/$f" ] && { echo "--- $f"; tail -8 "$w/$f"; }
+    done
+    exit 1
+}
+wait_for() {
+    _end=$(($(date +%s) + $1)); _d=$2; shift 2
+    until "$@" >/dev/null 2>&1; do
+        [ "$(date +%s)" -ge $_end ] && fail "timed out waiting for $_d"
+        sleep 0.1
+    done
 }
 
 # same_arch FILE: true when the ELF FILE is for this machine (its e_machine

@@ -27,20 +27,7 @@ cleanup() {
     wait 2>/dev/null
 }
 trap cleanup EXIT INT TERM
-fail() {
-    echo "test_collab_resume: FAIL: $*"
-    for f in collab.log det.log listener.log; do
-        [ -f "$w/$f" ] && { echo "--- $f"; tail -8 "$w/$f"; }
-    done
-    exit 1
-}
-wait_for() {
-    _end=$(($(date +%s) + $1)); _d=$2; shift 2
-    until "$@" >/dev/null 2>&1; do
-        [ "$(date +%s)" -ge $_end ] && fail "timed out waiting for $_d"
-        sleep 0.1
-    done
-}
+fail() { st_msg="$*"; st_fail test_collab_resume collab.log det.log listener.log; }
 shared() { _c=$(grep -c ' DET ' "$w/out" 2>/dev/null); echo "${_c:-0}"; }
 dets() { _c=$(wc -l < "$w/det.jsonl" 2>/dev/null); echo "${_c:-0}"; }
 

@@ -34,22 +34,7 @@ cleanup() {
     wait 2>/dev/null
 }
 trap cleanup EXIT INT TERM
-fail() {
-    echo "test_mqtt: FAIL: $*"
-    for f in broker.log sub.log cm.log cm3.log cm4.log; do
-        [ -f "$w/$f" ] && { echo "--- $f"; tail -8 "$w/$f"; }
-    done
-    exit 1
-}
-# wait_for SECONDS DESCRIPTION COMMAND...: poll every 0.1 s until COMMAND
-# succeeds, failing after SECONDS of wall-clock time
-wait_for() {
-    _end=$(($(date +%s) + $1)); _d=$2; shift 2
-    until "$@" >/dev/null 2>&1; do
-        [ "$(date +%s)" -ge $_end ] && fail "timed out waiting for $_d"
-        sleep 0.1
-    done
-}
+fail() { st_msg="$*"; st_fail test_mqtt broker.log sub.log cm.log cm3.log cm4.log; }
 status() { CHORUS_NODE=${2:-2} "$b/bin/chorus-cat" mqtt/status 2>/dev/null | grep -q "$1"; }
 count() { _c=$(grep -c "$1" "$w/out" 2>/dev/null); echo "${_c:-0}"; }
 have() { [ "$(count "$1")" -ge "$2" ]; }

@@ -52,7 +52,9 @@ with open(sys.argv[2], "a") as f:
         f.write(d.decode("ascii", "replace").replace("\n", " ") + "\n")
         f.flush()
 ' "$uport" "$w/out" > listener.log 2>&1 & LIS=$!
-printf '2 0 0 1\n3 -8 4 1\n4 10 0 1\n5 3 9 1\n' > nodes.txt
+# Node 2 with an address: its clip service then listens on clip_port itself
+# (a node without one takes clip_port + its id, a port nobody checked free).
+printf '2 0 0 1 127.0.0.1\n3 -8 4 1\n4 10 0 1\n5 3 9 1\n' > nodes.txt
 printf '[collab]\nnode = 2\nnodes = %s\nshare_address = 127.255.255.255\nshare_port = %s\nclip_port = %s\n' \
     "$w/nodes.txt" "$uport" "$cport" > collab.conf
 start_collab() {

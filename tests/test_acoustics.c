@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "sim/acoustics.h"
+#include "tests/check_run.h"
 
 START_TEST(speed_of_sound_follows_temperature)
 {
@@ -150,9 +151,5 @@ int main(void)
 	tcase_add_test(tc, wind_changes_travel_time);
 	tcase_add_test(tc, room_images);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? 1 : 0;
+	return tu_check_run(s);
 }

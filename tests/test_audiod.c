@@ -27,6 +27,7 @@
 #include "libsync/client.h"
 #include "libsync/now.h"
 #include "tests/audiod_harness.h"
+#include "tests/check_run.h"
 
 #define NODE 2
 #define RATE 48000
@@ -696,9 +697,5 @@ int main(void)
 	tcase_add_test(tc, two_devices);
 	tcase_add_test(tc, restart_numbers_on);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_check_run(s);
 }

@@ -14,6 +14,7 @@
 #include <glib/gstdio.h>
 
 #include "tests/audiod_harness.h"
+#include "tests/check_run.h"
 #include "timehist/timehist.h"
 
 #define NODE 2
@@ -136,9 +137,5 @@ int main(void)
 	tcase_add_test(tc, obs_log_is_what_was_fitted);
 	tcase_add_test(tc, obs_log_unwritable);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_check_run(s);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "tests/audiod_harness.h"
+#include "tests/check_run.h"
 
 #define NODE 2
 #define RATE 48000
@@ -186,9 +187,5 @@ int main(void)
 	tcase_add_test(tc, xrun_gap_and_real_time);
 	tcase_add_test(tc, many_xruns_under_load);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_check_run(s);
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "libcfg/cfg.h"
+#include "tests/check_run.h"
 
 typedef struct {
 	gint64 count;
@@ -400,9 +401,5 @@ int main(void)
 	tcase_add_test(tc, many_errors_are_capped);
 	tcase_add_test(tc, checked_values_and_long_lines);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_check_run(s);
 }

@@ -18,6 +18,7 @@
 #include "libsync/client.h"
 #include "libsync/now.h"
 #include "tests/audiod_harness.h"
+#include "tests/check_run.h"
 #include "tests/collab_testutil.h"
 
 #define NODE 2
@@ -149,9 +150,5 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, slow_clients_do_not_hold_the_service);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_check_run(s);
 }

@@ -22,6 +22,7 @@
 #include "apps/dsp/wave.h"
 #include "sim/launch/launch.h"
 #include "sim/scenario.h"
+#include "tests/check_run.h"
 
 static det_event ev(uint32_t node, uint64_t seq, int64_t g, int tmpl)
 {
@@ -463,9 +464,5 @@ int main(void)
 	tcase_add_test(tc, nodes_file);
 	tcase_add_test(tc, result_json);
 	suite_add_tcase(s, tc);
-	SRunner *r = srunner_create(s);
-	srunner_run_all(r, CK_NORMAL);
-	int failed = srunner_ntests_failed(r);
-	srunner_free(r);
-	return failed ? 1 : 0;
+	return tu_check_run(s);
 }

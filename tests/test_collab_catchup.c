@@ -21,6 +21,7 @@
 #include "apps/collab/seen.h"
 #include "apps/collab/share.h"
 #include "apps/collab/sharemsg.h"
+#include "tests/check_run.h"
 #include "tests/collab_testutil.h"
 #include "tests/tmpdir.h"
 
@@ -428,9 +429,5 @@ int main(void)
 	tcase_add_test(tc, late_detections_complete_groups);
 	tcase_add_test(tc, two_nodes_catch_up_after_an_outage);
 	suite_add_tcase(s, tc);
-	SRunner *r = srunner_create(s);
-	srunner_run_all(r, CK_NORMAL);
-	int failed = srunner_ntests_failed(r);
-	srunner_free(r);
-	return failed ? 1 : 0;
+	return tu_check_run(s);
 }

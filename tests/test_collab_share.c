@@ -18,6 +18,7 @@
 #include "apps/collab/share.h"
 #include "apps/detect/jsonl.h"
 #include "libsync/client.h"
+#include "tests/check_run.h"
 #include "tests/collab_testutil.h"
 
 static const uint8_t KEY[] = "the-field-network-key-2026";
@@ -410,9 +411,5 @@ int main(void)
 	tcase_add_test(tc, clip_reply_authenticated);
 	tcase_add_test(tc, detection_json);
 	suite_add_tcase(s, tc);
-	SRunner *r = srunner_create(s);
-	srunner_run_all(r, CK_NORMAL);
-	int failed = srunner_ntests_failed(r);
-	srunner_free(r);
-	return failed ? 1 : 0;
+	return tu_check_run(s);
 }

@@ -11,6 +11,7 @@
 
 #include "libsync/now.h"
 #include "syncd/conversions.h"
+#include "tests/check_run.h"
 
 #define S_NS 1000000000LL
 
@@ -187,9 +188,5 @@ int main(void)
 	tcase_add_test(tc, test_shareable_for_the_advert);
 	tcase_add_test(tc, test_remote_root);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_check_run(s);
 }

@@ -22,6 +22,7 @@
 #include "apps/dsp/stft.h"
 #include "apps/fft/frames.h"
 #include "apps/dsp/wave.h"
+#include "tests/check_run.h"
 
 #define RATE 16000.0
 #define SIZE 1024
@@ -463,9 +464,5 @@ int main(void)
 	tcase_add_test(tc, pipeline_recall_onsets_false_alarms);
 	tcase_add_test(tc, pipeline_overlapping_calls_both_found);
 	suite_add_tcase(s, tc);
-	SRunner *r = srunner_create(s);
-	srunner_run_all(r, CK_NORMAL);
-	int failed = srunner_ntests_failed(r);
-	srunner_free(r);
-	return failed ? 1 : 0;
+	return tu_check_run(s);
 }

@@ -12,6 +12,7 @@
 
 #include "libsync/conv.h"
 #include "libsync/fit.h"
+#include "tests/check_run.h"
 
 #define SEEDS 400
 #define X0 ((int64_t)1 << 62) /* times near 2^62 ns: no double can hold them */
@@ -510,9 +511,5 @@ int main(void)
 	tcase_add_test(tc, window_and_errors);
 	tcase_add_test(tc, conv_reverse_pack_aging);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_check_run(s);
 }

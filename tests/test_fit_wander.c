@@ -21,6 +21,7 @@
 
 #include "libsync/conv.h"
 #include "libsync/fit.h"
+#include "tests/check_run.h"
 
 #define SEEDS 200
 #define CYCLE_S 600.0
@@ -164,9 +165,5 @@ int main(void)
 	tcase_add_test(tc, steady_clock_pays_little);
 	tcase_add_test(tc, correlated_errors);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_check_run(s);
 }

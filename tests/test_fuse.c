@@ -39,6 +39,7 @@
 
 #include "libdev/dev.h"
 #include "tests/audiod_harness.h"
+#include "tests/check_run.h"
 
 #define NODE 2
 #define NOBODY 65534
@@ -492,9 +493,5 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, device_tree_as_files);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_check_run(s);
 }

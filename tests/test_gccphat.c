@@ -13,6 +13,7 @@
 
 #include "apps/dsp/gccphat.h"
 #include "apps/dsp/synth.h"
+#include "tests/check_run.h"
 
 #define RATE 48000.0
 #define SEEDS 200
@@ -234,9 +235,5 @@ int main(void)
 	tcase_add_test(tc, max_lag_bounds_search);
 	tcase_add_test(tc, bad_input);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? 1 : 0;
+	return tu_check_run(s);
 }

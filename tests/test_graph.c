@@ -14,6 +14,7 @@
 
 #include "libsync/fit.h"
 #include "libsync/graph.h"
+#include "tests/check_run.h"
 
 #define T0 ((int64_t)1 << 62)
 #define NOW 5000000000000LL /* the caller's clock for ages, ns */
@@ -399,9 +400,5 @@ int main(void)
 	tcase_add_test(tc, global_and_errors);
 	tcase_add_test(tc, dof_and_tail_rule);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_check_run(s);
 }

@@ -42,6 +42,7 @@
 #include "kpatch/record.h"
 #include "libsync/fit.h"
 #include "timehist/timehist.h"
+#include "tests/check_run.h"
 
 #define RATE 48000
 #define PERIOD 1024
@@ -298,9 +299,5 @@ int main(void)
 	tcase_add_test(tc, update_time_gives_an_honest_rate);
 	tcase_add_test(tc, overrun_check_route);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? 1 : 0;
+	return tu_check_run(s);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/check_run.h"
 #include "tests/libdev_testutil.h"
 
 static int run_cmd(void *user, const dev_creds *who, const char *cmd, GString *reply)
@@ -341,9 +342,5 @@ int main(void)
 	tcase_add_test(tc, test_query_order_and_async);
 	tcase_add_test(tc, test_sync_helpers);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? 1 : 0;
+	return tu_check_run(s);
 }

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "tests/check_run.h"
 #include "tests/libdev_testutil.h"
 
 static int text_cb(void *user, GString *out)
@@ -249,9 +250,5 @@ int main(void)
 	tcase_add_test(tc, test_sensor_out_of_order);
 	tcase_add_test(tc, test_flood_does_not_starve);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? 1 : 0;
+	return tu_check_run(s);
 }

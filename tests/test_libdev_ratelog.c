@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "libdev/ratelog.h"
+#include "tests/check_run.h"
 
 START_TEST(test_due)
 {
@@ -64,9 +65,5 @@ int main(void)
 	tcase_add_test(tc, test_due);
 	tcase_add_test(tc, test_lines);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_check_run(s);
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tests/check_run.h"
 #include "tests/libdev_testutil.h"
 
 typedef struct {
@@ -293,9 +294,5 @@ int main(void)
 	tcase_add_test(tc, test_sensor_restart_resumes);
 	tcase_add_test(tc, test_free_inside_callback);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? 1 : 0;
+	return tu_check_run(s);
 }

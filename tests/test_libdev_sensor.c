@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/check_run.h"
 #include "tests/libdev_testutil.h"
 
 /* A fake ring: holds the last `cap` indices below `next`; item i is the
@@ -326,9 +327,5 @@ int main(void)
 	tcase_add_test(tc, test_open_resolution);
 	tcase_add_test(tc, test_slow_reader_beside_fast);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? 1 : 0;
+	return tu_check_run(s);
 }

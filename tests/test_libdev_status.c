@@ -9,6 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "tests/check_run.h"
 #include "tests/libdev_testutil.h"
 
 typedef struct {
@@ -276,9 +277,5 @@ int main(void)
 	tcase_add_test(tc, test_sync_read_and_path_errors);
 	tcase_add_test(tc, test_socket_file);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? 1 : 0;
+	return tu_check_run(s);
 }

@@ -7,6 +7,7 @@
 
 #include "libdev/path.h"
 #include "libdev/wire.h"
+#include "tests/check_run.h"
 
 static GByteArray *enc(uint8_t type, uint16_t flags, uint32_t id, const void *p, size_t n)
 {
@@ -221,9 +222,5 @@ int main(void)
 	tcase_add_test(tc, test_names);
 	tcase_add_test(tc, test_paths);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? 1 : 0;
+	return tu_check_run(s);
 }

@@ -12,6 +12,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "apps/dsp/locate.h"
+#include "tests/check_run.h"
 
 #define C 343.0
 #define SEEDS 400
@@ -376,9 +377,5 @@ int main(void)
 	tcase_add_test(tc, far_source_not_confident);
 	tcase_add_test(tc, bad_input_and_ellipse);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? 1 : 0;
+	return tu_check_run(s);
 }

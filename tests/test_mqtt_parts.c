@@ -15,6 +15,7 @@
 #include "apps/mqtt/payload.h"
 #include "apps/mqtt/queue.h"
 #include "archive/cursor.h"
+#include "tests/check_run.h"
 #include "tests/tmpdir.h"
 
 static guint64 take(mqtt_queue *q, char **topic, char **payload)
@@ -243,9 +244,5 @@ int main(void)
 	tcase_add_test(tc, payload_location);
 	tcase_add_test(tc, cursor_round_trip);
 	suite_add_tcase(s, tc);
-	SRunner *r = srunner_create(s);
-	srunner_run_all(r, CK_NORMAL);
-	int failed = srunner_ntests_failed(r);
-	srunner_free(r);
-	return failed ? 1 : 0;
+	return tu_check_run(s);
 }

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "audiod/numbering.h"
+#include "tests/check_run.h"
 
 #define RATE 48000
 #define PERIOD 480
@@ -738,9 +739,5 @@ int main(void)
 	tcase_add_test(tc, restart_under_load);
 	tcase_add_test(tc, restart_from_a_broken_fit);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_check_run(s);
 }

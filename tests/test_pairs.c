@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "syncd/pairs.h"
+#include "tests/check_run.h"
 
 #define SIGMA_NS 1000.0 /* observation noise injected on y, ns */
 #define SEEDS 200
@@ -324,9 +325,5 @@ int main(void)
 	tcase_add_test(tc, test_expire);
 	tcase_add_test(tc, test_reconfigure_orientation);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_check_run(s);
 }

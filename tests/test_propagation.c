@@ -16,6 +16,7 @@
 #include "sim/acoustics.h"
 #include "sim/scenario.h"
 #include "sim/world.h"
+#include "tests/check_run.h"
 #include "tests/world_fixture.h"
 
 static fixture make(const char *text)
@@ -356,9 +357,5 @@ int main(void)
 	tcase_add_test(tc, survey_error_moves_the_told_positions);
 	tcase_add_test(tc, new_keys_are_validated);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? 1 : 0;
+	return tu_check_run(s);
 }

@@ -8,6 +8,7 @@
 
 #include "syncd/rbs_core.h"
 #include "syncd/rbs_mesh.h"
+#include "tests/check_run.h"
 
 #define SIGMA 1000.0 /* receive jitter, ns */
 
@@ -235,9 +236,5 @@ int main(void)
 	tcase_add_test(tc, test_unmatched_and_aging);
 	tcase_add_test(tc, test_mesh_ages_and_root);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_check_run(s);
 }

@@ -12,6 +12,7 @@
 #include "syncd/allow.h"
 #include "libdev/bootid.h"
 #include "libdev/replay.h"
+#include "tests/check_run.h"
 
 START_TEST(each_packet_once)
 {
@@ -129,9 +130,5 @@ int main(void)
 	tcase_add_test(tc, boot_numbers_increase);
 	tcase_add_test(tc, peers_list);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_check_run(s);
 }

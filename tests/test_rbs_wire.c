@@ -9,6 +9,7 @@
 
 #include "libsync/fit.h"
 #include "syncd/rbs_wire.h"
+#include "tests/check_run.h"
 
 static const uint8_t KEY[] = "0123456789abcdef-network-key";
 static const uint8_t BADKEY[] = "0123456789abcdef-network-kez";
@@ -302,9 +303,5 @@ int main(void)
 	tcase_add_test(tc, test_random_bytes);
 	tcase_add_test(tc, test_peek_sender);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_check_run(s);
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "audiod/request.h"
+#include "tests/check_run.h"
 
 /* Parse text as a request on a 4-channel device of node 7; the error's
  * message (or "") in err. */
@@ -103,9 +104,5 @@ int main(void)
 	tcase_add_test(tc, bad_requests_say_why);
 	tcase_add_test(tc, reply_fields);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_check_run(s);
 }

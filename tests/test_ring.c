@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "audiod/ring.h"
+#include "tests/check_run.h"
 
 /* Frames of 2 x int32: both channels hold the frame index (low 32 bits),
  * so any frame read can be checked against where it claims to be. */
@@ -166,9 +167,5 @@ int main(void)
 	tcase_add_test(tc, map_rejects_non_ring);
 	tcase_add_test(tc, concurrent_overwrite_detected);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_check_run(s);
 }

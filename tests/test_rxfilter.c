@@ -21,6 +21,7 @@
 #include "syncd/rbs_wire.h"
 #include "syncd/rxbpf.h"
 #include "syncd/rxfilter_load.h"
+#include "tests/check_run.h"
 
 #define S_NS 1000000000LL
 
@@ -350,9 +351,5 @@ int main(void)
 	tcase_add_test(tr, test_rbs_receive_path);
 	tcase_add_test(tr, test_rbs_refuses_bad_filter);
 	suite_add_tcase(s, tr);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_check_run(s);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sim/scenario.h"
+#include "tests/check_run.h"
 
 static char *load_error(const char *text)
 {
@@ -361,9 +362,5 @@ int main(void)
 	tcase_add_test(tc, missing_file_names_the_file);
 	tcase_add_test(tc, line_index_tracks_real_lines);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_check_run(s);
 }

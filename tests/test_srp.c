@@ -20,6 +20,7 @@
 #include "apps/dsp/gccphat.h"
 #include "apps/dsp/srp.h"
 #include "apps/dsp/synth.h"
+#include "tests/check_run.h"
 
 #define RATE 16000.0
 #define C 343.0
@@ -320,9 +321,5 @@ int main(void)
 	tcase_add_test(tc, two_sources);
 	tcase_add_test(tc, bad_input);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? 1 : 0;
+	return tu_check_run(s);
 }

@@ -14,6 +14,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "apps/dsp/stft.h"
+#include "tests/check_run.h"
 
 #define RATE 48000.0
 
@@ -268,9 +269,5 @@ int main(void)
 	tcase_add_test(tc, wisdom_round_trip);
 	tcase_add_test(tc, bad_params);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf ? 1 : 0;
+	return tu_check_run(s);
 }

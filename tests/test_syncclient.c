@@ -11,6 +11,7 @@
 
 #include "libsync/client.h"
 #include "libsync/now.h"
+#include "tests/check_run.h"
 
 /* The loop test's configurations: the whole ticker in one part, and one
  * conversion per part (the client then reads sync/ticker-part too). */
@@ -115,9 +116,5 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, converts_and_survives_restart, 0, 2);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_check_run(s);
 }

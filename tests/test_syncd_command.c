@@ -21,6 +21,7 @@
 #include "libsync/now.h"
 #include "syncd/commands.h"
 #include "syncd/devices.h"
+#include "tests/check_run.h"
 
 #define S_NS 1000000000LL
 
@@ -346,9 +347,5 @@ int main(void)
 	tcase_add_checked_fixture(td, setup, teardown);
 	tcase_add_test(td, test_devices_close_removes_sockets);
 	suite_add_tcase(s, td);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_check_run(s);
 }

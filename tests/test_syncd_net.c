@@ -24,6 +24,7 @@
 #include "sim/launch/launch.h"
 #include "sim/launch/truth.h"
 #include "syncd/rbs_wire.h"
+#include "tests/check_run.h"
 
 #ifndef CSIM_BIN_DIR
 #define CSIM_BIN_DIR "build/bin"
@@ -686,9 +687,5 @@ int main(void)
 	tcase_add_test(tc, test_malformed_packets);
 	tcase_add_test(tc, test_mixed_latency_line);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_check_run(s);
 }

@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/check_run.h"
+
 static GPid syncd_pid;
 
 /* Run a program from the build's bin directory; returns its exit status, and its
@@ -296,9 +298,5 @@ int main(void)
 	tcase_add_test(tc, realtime_and_global);
 	tcase_add_test(tc, ticker_in_parts);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_check_run(s);
 }

@@ -27,6 +27,7 @@
 
 #include "apps/collab/tdoa.h"
 #include "apps/dsp/wave.h"
+#include "tests/check_run.h"
 
 #define NM 6
 
@@ -137,9 +138,5 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, the_answer_is_the_detected_call);
 	suite_add_tcase(s, tc);
-	SRunner *r = srunner_create(s);
-	srunner_run_all(r, CK_NORMAL);
-	int failed = srunner_ntests_failed(r);
-	srunner_free(r);
-	return failed ? 1 : 0;
+	return tu_check_run(s);
 }

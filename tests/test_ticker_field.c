@@ -30,6 +30,7 @@
 #include "libsync/ticker_read.h"
 #include "sim/launch/launch.h"
 #include "sim/launch/truth.h"
+#include "tests/check_run.h"
 
 #ifndef CSIM_BIN_DIR
 #define CSIM_BIN_DIR "build/bin"
@@ -225,9 +226,5 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_dense_field);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_check_run(s);
 }

@@ -14,6 +14,7 @@
 #include "libsync/ticker_asm.h"
 #include "libsync/ticker_wire.h"
 #include "syncd/ticker_store.h"
+#include "tests/check_run.h"
 
 #define S_NS 1000000000LL
 
@@ -348,9 +349,5 @@ int main(void)
 	tcase_add_test(tc, test_requests);
 	tcase_add_test(tc, test_one_part_helpers);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_check_run(s);
 }

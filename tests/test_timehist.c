@@ -11,6 +11,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "timehist/timehist.h"
+#include "tests/check_run.h"
 
 #define X0 ((int64_t)1 << 62) /* ns near 2^62 */
 #define PERIOD 10000000LL     /* 10 ms between observations, ns */
@@ -352,9 +353,5 @@ int main(void)
 	tcase_add_test(tc, bounds_and_errors);
 	tcase_add_test(tc, shortened_windows_leave_no_holes);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_check_run(s);
 }

@@ -19,6 +19,7 @@
 
 #include "libsync/simwander.h"
 #include "timehist/timehist.h"
+#include "tests/check_run.h"
 
 #define NS 1000000000LL
 #define SEEDS 120
@@ -181,9 +182,5 @@ int main(void)
 	tcase_add_test(tc, bridge_is_honest);
 	tcase_add_test(tc, quiet_clock_bridge);
 	suite_add_tcase(s, tc);
-	SRunner *r = srunner_create(s);
-	srunner_run_all(r, CK_NORMAL);
-	int failed = srunner_ntests_failed(r);
-	srunner_free(r);
-	return failed ? 1 : 0;
+	return tu_check_run(s);
 }

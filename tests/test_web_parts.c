@@ -10,6 +10,7 @@
 #include "web/auth.h"
 #include "web/parse.h"
 #include "web/spec.h"
+#include "tests/check_run.h"
 
 START_TEST(token_is_hmac_of_the_key)
 {
@@ -174,9 +175,5 @@ int main(void)
 	tcase_add_test(tc, spectrogram_bytes);
 	tcase_add_test(tc, wav_in_memory);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_check_run(s);
 }

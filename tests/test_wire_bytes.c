@@ -22,6 +22,7 @@
 #include "libsync/conv.h"
 #include "libsync/ticker_wire.h"
 #include "syncd/rbs_wire.h"
+#include "tests/check_run.h"
 
 /* Fails naming both when the len bytes at p are not the hex string want
  * (spaces in want are ignored). */
@@ -236,9 +237,5 @@ int main(void)
 	tcase_add_test(tc, test_fft_frame);
 	tcase_add_test(tc, test_samples_le);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return tu_check_run(s);
 }

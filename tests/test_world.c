@@ -14,6 +14,7 @@
 #include "sim/scenario.h"
 #include "apps/dsp/wave.h"
 #include "sim/world.h"
+#include "tests/check_run.h"
 #include "tests/world_fixture.h"
 
 static fixture make(const char *text)
@@ -422,9 +423,5 @@ int main(void)
 	tcase_add_test(tc, file_source_is_interpolated);
 	tcase_add_test(tc, rng_is_uniform_and_keyed);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return tu_check_run(s);
 }

@@ -9,6 +9,7 @@
 #include "audiod/archived.h"
 #include "audiod/numline.h"
 #include "audiod/request.h"
+#include "audiod/follow.h"
 #include "audiod/ringserver.h"
 #include "libdev/dev.h"
 #include "libsync/now.h"
@@ -30,7 +31,7 @@ struct audio_dev {
 	int k;
 	uint32_t node;
 	sync_clock_id audio_clock, cpu_clock;
-	char name_data[32], name_status[32], name_ring[32];
+	char name_data[32], name_status[32], name_ring[32], name_follow[32];
 	stream *st;
 	audio_ring *ring;
 	uint32_t rate_hz, channels, sample_bytes, frame_bytes;
@@ -43,6 +44,7 @@ struct audio_dev {
 	dev_sensor *data;
 	dev_status *status;
 	ringserver *rs;
+	followserver *fs; /* audio/<k>/follow */
 	dev_caller *sync;
 	/* forwarding to syncd */
 	GString *pending; /* "obs A B x y ..." being built */
@@ -61,6 +63,17 @@ struct audio_dev {
 	numline *line;         /* the numbering line kept in the run directory */
 	obslog *olog;          /* --obs-log, shared by the devices, or NULL */
 };
+
+/* status: "followers now= served= refused= notifies= failed=". */
+static void follow_status(audio_dev *d, GString *out)
+{
+	unsigned now;
+	uint64_t served, refused, notifies, failed;
+	follow_set_counts(stream_followers(d->st), &now, &notifies, &failed);
+	followserver_counts(d->fs, &served, &refused);
+	g_string_append_printf(out, "followers now=%u served=%" G_GUINT64_FORMAT " refused=%" G_GUINT64_FORMAT " notifies=%" G_GUINT64_FORMAT " failed=%" G_GUINT64_FORMAT "\n",
+			       now, (guint64)served, (guint64)refused, (guint64)notifies, (guint64)failed);
+}
 
 /* The error of this card's timestamps no observation reveals, ns: the
  * calibrated floor's standard error.  Uncalibrated ALSA timestamps
@@ -569,6 +582,7 @@ static int status_text(void *user, GString *out)
 			       st.xruns, st.frames_lost, st.restart_se_frames, sqrt(st.restart_var_frames2));
 	g_string_append_printf(out, "clients streams=%u bulk=%" G_GUINT64_FORMAT " requests=%" G_GUINT64_FORMAT " refused=%" G_GUINT64_FORMAT "\n", d->data ? dev_sensor_readers(d->data) : 0,
 			       ringserver_served(d->rs), d->opens, d->refused);
+	follow_status(d, out);
 	if (d->archive_dir)
 		g_string_append_printf(out, "archive %s streams_from_archive=%" G_GUINT64_FORMAT "\n", d->archive_dir,
 				       d->archive_opens);
@@ -585,9 +599,10 @@ static int status_text(void *user, GString *out)
 	g_string_append_printf(out, "latency_us p50=%.1f p99=%.1f max=%.1f n=%" G_GUINT64_FORMAT " wakeups=%" G_GUINT64_FORMAT " rt=%s\n",
 			       st.lat_p50_ns * 1e-3, st.lat_p99_ns * 1e-3, st.lat_max_ns * 1e-3, st.lat_n, st.wakeups,
 			       st.rt ? "SCHED_FIFO" : "no");
-	g_string_append_printf(out, "path_us commit=%.1f/%.1f dispatch=%.1f/%.1f send=%.1f/%.1f (p50/p99 over 2 s: wakeup->queued->handled->sent)\n",
+	g_string_append_printf(out, "path_us commit=%.1f/%.1f dispatch=%.1f/%.1f send=%.1f/%.1f notify=%.1f/%.1f (p50/p99 over 2 s: wakeup->queued->handled->sent; wakeup->followers woken)\n",
 			       st.commit_p50_ns * 1e-3, st.commit_p99_ns * 1e-3, st.dispatch_p50_ns * 1e-3,
-			       st.dispatch_p99_ns * 1e-3, st.send_p50_ns * 1e-3, st.send_p99_ns * 1e-3);
+			       st.dispatch_p99_ns * 1e-3, st.send_p50_ns * 1e-3, st.send_p99_ns * 1e-3,
+			       st.notify_p50_ns * 1e-3, st.notify_p99_ns * 1e-3);
 	if (st.updated)
 		g_string_append_printf(out, "bracket_us p50=%.1f p99=%.1f max=%.1f\n", st.bracket_p50_ns * 1e-3,
 				       st.bracket_p99_ns * 1e-3, st.bracket_max_ns * 1e-3);
@@ -678,6 +693,7 @@ audio_dev *audio_dev_new(int k, const stream_cfg *cfg, uint32_t node, GMainConte
 	g_snprintf(d->name_data, sizeof d->name_data, "audio/%d/data", k);
 	g_snprintf(d->name_status, sizeof d->name_status, "audio/%d/status", k);
 	g_snprintf(d->name_ring, sizeof d->name_ring, "audio/%d/ring", k);
+	g_snprintf(d->name_follow, sizeof d->name_follow, "audio/%d/follow", k);
 	int rc = stream_open(cfg, ctx, on_stream, d, &d->st, &e);
 	if (rc < 0) {
 		g_set_error(err, DEV_ERROR, -rc, "audio/%d: %s", k, e->message);
@@ -711,7 +727,8 @@ audio_dev *audio_dev_new(int k, const stream_cfg *cfg, uint32_t node, GMainConte
 	d->ctx = ctx;
 	if (!(d->status = dev_status_new(d->name_status, &o, ctx, status_text, NULL, d, err)))
 		goto fail;
-	if (!(d->rs = ringserver_new(d->name_ring, 0660, d->ring, ctx, err)))
+	if (!(d->rs = ringserver_new(d->name_ring, 0660, d->ring, ctx, err)) ||
+	    !(d->fs = followserver_new(d->name_follow, 0660, d->ring, stream_followers(d->st), ctx, err)))
 		goto fail;
 	continue_numbering(d);
 	if (!(d->sync = dev_caller_new("sync/command", DEV_PATTERN_COMMAND, ctx, on_sync_state, d, err)))
@@ -737,7 +754,8 @@ void audio_dev_free(audio_dev *d)
 {
 	if (!d)
 		return;
-	stream_free(d->st); /* first: no more events */
+	followserver_free(d->fs); /* its members leave the stream's set before their eventfds close */
+	stream_free(d->st);       /* then: no more events */
 	dev_caller_free(d->sync);
 	ringserver_free(d->rs);
 	dev_status_free(d->status);

@@ -32,7 +32,8 @@ AUDIOD_TEST_DEFS = -DAH_BIN_DIR='"$(abspath $(B)/bin)"' -DAH_SIM_CONF='"$(abspat
 	-DAH_SRC_DIR='"$(abspath .)"'
 AUDIOD_TEST_DEPS = $(B)/tests/audiod_harness.o $(B)/libaudiod.a $(B)/libdev.a $(B)/libsync.a $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a
 AUDIOD_TEST_RUNTIME = $(B)/bin/audiod $(B)/bin/syncd $(B)/bin/audioget $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf
-$(B)/tests/audiod_harness.o $(B)/tests/test_audiod.o $(B)/tests/test_audiod_xrun.o $(B)/tests/test_audiod_obslog.o $(B)/bench/audio.o: CFLAGS += $(AUDIOD_TEST_DEFS)
+$(B)/tests/audiod_harness.o $(B)/tests/test_audiod.o $(B)/tests/test_audiod_xrun.o $(B)/tests/test_audiod_obslog.o \
+	$(B)/tests/test_audiod_follow.o $(B)/bench/audio.o: CFLAGS += $(AUDIOD_TEST_DEFS)
 
 TESTS += $(B)/tests/test_audiod
 $(B)/tests/test_audiod: $(B)/tests/test_audiod.o $(AUDIOD_TEST_DEPS) | $(AUDIOD_TEST_RUNTIME)
@@ -51,10 +52,16 @@ $(B)/tests/test_audiod_obslog: $(B)/tests/test_audiod_obslog.o $(AUDIOD_TEST_DEP
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0 gsl sndfile alsa fftw3f) -lm -lpthread
 
+# Ring followers: frames by shared memory, woken by the capture thread (tests/test_audiod_follow.c).
+TESTS += $(B)/tests/test_audiod_follow
+$(B)/tests/test_audiod_follow: $(B)/tests/test_audiod_follow.o $(AUDIOD_TEST_DEPS) | $(AUDIOD_TEST_RUNTIME)
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check glib-2.0 gsl sndfile alsa fftw3f) -lm -lpthread
+
 # Benchmark: audiod CPU per client count, interrupt -> client latency, bulk
 # reads vs memcpy, audio0 -> cpu accuracy (bench/audio.c, same harness).
 BENCHES += $(B)/bench/audio
-$(B)/bench/audio: $(B)/bench/audio.o $(AUDIOD_TEST_DEPS) | $(AUDIOD_TEST_RUNTIME)
+$(B)/bench/audio: $(B)/bench/audio.o $(B)/bench/wakeref.o $(AUDIOD_TEST_DEPS) | $(AUDIOD_TEST_RUNTIME)
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0 gsl sndfile alsa fftw3f) -lm -lpthread
 

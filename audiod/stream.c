@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "audiod/error.h"
+#include "audiod/follow.h"
 #include "audiod/latency.h"
 #include "audiod/numbering.h"
 #include "libdev/ratelog.h"
@@ -28,24 +29,27 @@ struct stream {
 	stream_event_fn fn;
 	void *user;
 	GThread *thread;
-	GAsyncQueue *events; /* stream_event* from the thread to the main context */
-	int efd;             /* eventfd: wakes the main context */
-	GSource *efd_src;    /* its source on main_ctx */
-	gint stop;           /* atomic */
-	uint8_t *buf;        /* one read's worth of frames; the hold while restarting */
+	GAsyncQueue *events;   /* stream_event* from the thread to the main context */
+	int efd;               /* eventfd: wakes the main context */
+	GSource *efd_src;      /* its source on main_ctx */
+	gint stop;             /* atomic */
+	follow_set *followers; /* woken by the capture thread after each commit */
+	uint8_t *buf;          /* one read's worth of frames; the hold while restarting */
 	snd_pcm_uframes_t buf_frames;
 
 	/* capture-thread state */
-	numbering *num;  /* frame indices, gaps, the restart after an overrun */
-	stream_event ev; /* being filled */
-	GMutex lock;     /* guards st, lat, the path histograms */
+	numbering *num;   /* frame indices, gaps, the restart after an overrun */
+	int64_t notified; /* the ring's next frame when followers were last woken */
+	stream_event ev;  /* being filled */
+	GMutex lock;      /* guards st, lat, the path histograms */
 	stream_stats st;
 	latency_hist lat;
 	/* wakeup -> queued -> handled -> sent (stream_stats), over windows of
 	 * PATH_WINDOW_NS: [0] the one filling, [1] the last complete one */
 	latency_hist commit[2], dispatch[2], send[2];
-	int64_t path_since;   /* cpu time window [0] began */
-	latency_hist bracket; /* records' update_ns: entry to after the hw_ptr update */
+	latency_hist notify[2]; /* wakeup -> every follower's eventfd written, when there are followers */
+	int64_t path_since;     /* cpu time window [0] began */
+	latency_hist bracket;   /* records' update_ns: entry to after the hw_ptr update */
 };
 
 #define PATH_WINDOW_NS 2000000000LL
@@ -88,6 +92,7 @@ int stream_open(const stream_cfg *cfg, GMainContext *main_ctx, stream_event_fn f
 	/* snd_pcm_prepare (at open and after every overrun) resets hw_ptr to
 	 * 0, and the kpatch and simulator records count from there. */
 	numbering_set_hw_start(s->num, 0);
+	s->followers = follow_set_new(STREAM_MAX_FOLLOWERS);
 	s->events = g_async_queue_new_full(g_free);
 	s->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (s->efd < 0) {
@@ -121,6 +126,8 @@ static gboolean on_events(gint fd, GIOCondition cond, gpointer data)
 			s->commit[1] = s->commit[0];
 			s->dispatch[1] = s->dispatch[0];
 			s->send[1] = s->send[0];
+			s->notify[1] = s->notify[0];
+			memset(&s->notify[0], 0, sizeof s->notify[0]);
 			memset(&s->commit[0], 0, sizeof s->commit[0]);
 			memset(&s->dispatch[0], 0, sizeof s->dispatch[0]);
 			memset(&s->send[0], 0, sizeof s->send[0]);
@@ -288,6 +295,26 @@ static void alsa_restart_obs(stream *s)
 		numbering_stamp(s->num, avail, sync_host_to_node(SYNC_KIND_CPU, ts));
 }
 
+/* Capture thread: wake the followers if the ring moved since they were
+ * last woken.  They read the ring themselves, with no hop through the main
+ * loop (follow.h), so this comes right after each commit, before anything
+ * else the wakeup does. */
+static void notify_followers(stream *s, int64_t wake)
+{
+	int64_t next = numbering_next(s->num);
+	if (next == s->notified)
+		return;
+	unsigned members = 0;
+	follow_set_notify(s->followers, &members);
+	s->notified = next;
+	if (members) {
+		int64_t done = sync_now(SYNC_KIND_CPU);
+		g_mutex_lock(&s->lock);
+		latency_add(&s->notify[0], done - wake);
+		g_mutex_unlock(&s->lock);
+	}
+}
+
 /* Read every frame ALSA holds into the ring.  Returns 0 or -EPIPE.
  * With ALSA timestamps, the timestamp is taken before the reads: a hw PCM
  * then reports the last hw_ptr update before our read (the interrupt's,
@@ -310,6 +337,7 @@ static int read_frames(stream *s, int64_t wake)
 	while ((n = capture_read(s->cap, s->buf, s->buf_frames)) > 0) {
 		audio_ring_write(s->ring, s->buf, (uint64_t)n);
 		numbering_wrote(s->num, (uint64_t)n);
+		notify_followers(s, wake);
 		got = 1;
 	}
 	if (n < 0)
@@ -397,6 +425,7 @@ static gpointer capture_thread(gpointer data)
 			overrun(s);
 		}
 		int64_t next = numbering_next(s->num);
+		notify_followers(s, wake); /* after a flush or a skip */
 		g_mutex_lock(&s->lock);
 		s->st.frames = (uint64_t)next;
 		s->st.wakeups++;
@@ -439,6 +468,7 @@ void stream_free(stream *s)
 	if (s->efd >= 0)
 		close(s->efd);
 	numbering_free(s->num);
+	follow_set_free(s->followers);
 	kpatch_reader_free(s->kp);
 	capture_close(s->cap);
 	audio_ring_free(s->ring);
@@ -446,6 +476,11 @@ void stream_free(stream *s)
 	g_free(s->buf);
 	g_free(s->pcm_name);
 	g_free(s);
+}
+
+follow_set *stream_followers(stream *s)
+{
+	return s->followers;
 }
 
 audio_ring *stream_ring(stream *s)
@@ -473,6 +508,9 @@ void stream_get_stats(stream *s, stream_stats *st)
 	st->dispatch_p99_ns = latency_quantile(&s->dispatch[w], 0.99);
 	st->send_p50_ns = latency_quantile(&s->send[w], 0.5);
 	st->send_p99_ns = latency_quantile(&s->send[w], 0.99);
+	int wn = s->notify[1].count ? 1 : 0;
+	st->notify_p50_ns = latency_quantile(&s->notify[wn], 0.5);
+	st->notify_p99_ns = latency_quantile(&s->notify[wn], 0.99);
 	st->bracket_p50_ns = latency_quantile(&s->bracket, 0.5);
 	st->bracket_p99_ns = latency_quantile(&s->bracket, 0.99);
 	st->bracket_max_ns = s->bracket.max_ns;

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "audiod/capture.h"
+#include "audiod/follow.h"
 #include "audiod/ring.h"
 #include "audiod/tsrc.h"
 
@@ -35,6 +36,7 @@ typedef struct {
 } stream_cfg;
 
 #define STREAM_EVENT_OBS 64
+#define STREAM_MAX_FOLLOWERS 64 /* ring followers per device (audiod/follow.h) */
 
 typedef struct {
 	int64_t next;             /* ring's next frame after this wakeup */
@@ -76,9 +78,10 @@ typedef struct {
 	 * main loop (queued -> handled) and the handler (the sends to every
 	 * streaming client). */
 	int64_t commit_p50_ns, commit_p99_ns, dispatch_p50_ns, dispatch_p99_ns, send_p50_ns, send_p99_ns;
-	int audio_type;            /* ALSA audio timestamp the driver offers (-1: none) */
-	int64_t audio_accuracy_ns; /* its reported accuracy (-1: not reported) */
-	int rt;                    /* 1 when the thread runs SCHED_FIFO */
+	int64_t notify_p50_ns, notify_p99_ns; /* wakeup -> every follower woken (0 without followers) */
+	int audio_type;                       /* ALSA audio timestamp the driver offers (-1: none) */
+	int64_t audio_accuracy_ns;            /* its reported accuracy (-1: not reported) */
+	int rt;                               /* 1 when the thread runs SCHED_FIFO */
 } stream_stats;
 
 typedef struct stream stream;
@@ -106,6 +109,11 @@ void stream_free(stream *s);
 
 /* The ring (owned by the stream). */
 audio_ring *stream_ring(stream *s);
+
+/* The ring's followers, woken by the capture thread right after each
+ * wakeup's commit, before the event for the main loop is queued (owned by
+ * the stream; the follow device adds and removes members). */
+follow_set *stream_followers(stream *s);
 
 /* The parameters the device accepted. */
 const capture_cfg *stream_params(stream *s);

@@ -24,13 +24,16 @@
 #include "bench/timing.h"
 #include <errno.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "audiod/follower.h"
 #include "audiod/ringserver.h"
+#include "bench/wakeref.h"
 #include "libsync/client.h"
 #include "libsync/now.h"
 #include "tests/audiod_harness.h"
@@ -58,24 +61,32 @@ static int64_t mono_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* cpu time of every thread of pid: ns from schedstat, and utime+stime ticks. */
-static void proc_cpu(GPid pid, int64_t *ns, int64_t *ticks)
+/* cpu time of every thread of pid: ns from schedstat, and utime+stime
+ * ticks; *synth_ns is the part of the simulated card's render thread
+ * ("sim-dma", sim/render_ahead.h), which a real card's DMA does for free. */
+static void proc_cpu(GPid pid, int64_t *ns, int64_t *ticks, int64_t *synth_ns)
 {
 	char path[64], buf[1024];
 	*ns = 0;
 	*ticks = 0;
+	*synth_ns = 0;
 	g_snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
 	GDir *d = g_dir_open(path, 0, NULL);
 	AH_REQUIRE(d, "cannot list %s", path);
 	const char *t;
 	while ((t = g_dir_read_name(d))) {
 		char *p = g_strdup_printf("%s/%s/schedstat", path, t);
+		char *cp = g_strdup_printf("%s/%s/comm", path, t), *comm = NULL;
 		FILE *f = fopen(p, "r");
-		long long v;
+		long long v = 0;
 		if (f && fscanf(f, "%lld", &v) == 1)
 			*ns += v;
 		if (f)
 			fclose(f);
+		if (g_file_get_contents(cp, &comm, NULL, NULL) && g_str_has_prefix(comm, "sim-dma"))
+			*synth_ns += v;
+		g_free(comm);
+		g_free(cp);
 		g_free(p);
 	}
 	g_dir_close(d);
@@ -100,14 +111,8 @@ static int64_t quantile(GArray *a, double q)
 	return g_array_index(a, int64_t, i);
 }
 
-/* Latency of each chunk: now (node cpu) minus the interrupt record time of
- * the period that completed its last frame. */
-typedef struct {
-	const ah_node *h;
-	GArray *lat; /* int64_t ns */
-	gboolean on; /* measuring */
-} lat_ctx;
-
+/* The interrupt record time of the period ending at frame_end (a multiple
+ * of the period): the side channel's time, known exactly from the world. */
 static int64_t irq_record_time(const ah_node *h, int64_t frame_end)
 {
 	int64_t F = h->f0 + frame_end;
@@ -116,108 +121,209 @@ static int64_t irq_record_time(const ah_node *h, int64_t frame_end)
 	return sim_world_node_cpu_at(h->w, h->node, truth + sim_world_irq_latency_ns(h->w, h->node, F, cap));
 }
 
+/* How a client gets its frames. */
+typedef enum { VIA_SOCKET,
+	       VIA_FOLLOW } via;
+static const char *const via_name[] = {"socket", "follow"};
+
+/* One client, in its own thread as a client process would be. */
+typedef struct {
+	const ah_node *h;
+	via mode;
+	atomic_int *measuring, *stop;
+	atomic_int flowing;
+	GThread *thread;
+	GArray *lat;      /* int64_t ns: now minus the interrupt of the last frame's period */
+	int64_t frames;   /* received while measuring */
+	int64_t expected; /* next frame expected, or INT64_MIN */
+	int gaps, out_of_order;
+	uint64_t lost;
+	char why[200]; /* a failure, or "" */
+} client;
+
+/* A chunk [first, first + n) in hand: latency and continuity. */
+static void got_frames(client *c, int64_t first, int64_t n)
+{
+	int64_t now_ns = sync_now(SYNC_KIND_CPU);
+	if (c->expected != INT64_MIN && first != c->expected)
+		c->out_of_order++;
+	c->expected = first + n;
+	atomic_store(&c->flowing, 1);
+	if (!atomic_load(c->measuring))
+		return;
+	int64_t P = c->h->period, end = first + n;
+	int64_t pend = (end + P - 1) / P * P;
+	int64_t v = now_ns - irq_record_time(c->h, pend);
+	g_array_append_val(c->lat, v);
+	c->frames += n;
+}
+
 static void on_chunk(void *user, int64_t first, size_t n)
 {
-	lat_ctx *l = user;
-	int64_t now_ns = sync_now(SYNC_KIND_CPU);
-	if (!l->on)
-		return;
-	int64_t P = l->h->period, end = first + (int64_t)n;
-	int64_t pend = (end + P - 1) / P * P;
-	int64_t v = now_ns - irq_record_time(l->h, pend);
-	g_array_append_val(l->lat, v);
+	got_frames(user, first, (int64_t)n);
 }
 
-static gboolean all_flowing(void *user)
-{
-	GPtrArray *a = user;
-	for (guint i = 0; i < a->len; i++) {
-		ah_reader *r = a->pdata[i];
-		if (r->err)
-			ah_fail(__FILE__, __LINE__, "client %u: %s", i, r->errmsg ? r->errmsg : "error");
-		if (r->next == INT64_MIN || r->data->len == 0)
-			return FALSE;
-	}
-	return TRUE;
-}
-
-static void run_clients(ah_node *h, int n)
+static void socket_client(client *c)
 {
 	GMainContext *ctx = g_main_context_new();
-	GPtrArray *rs = g_ptr_array_new();
-	lat_ctx l = {h, g_array_new(FALSE, FALSE, sizeof(int64_t)), FALSE};
-	for (int i = 0; i < n; i++) {
-		ah_reader *r = ah_reader_new(ctx, 0, DEV_SENSOR_OPEN_END, DEV_SENSOR_FROM_NEXT, NULL);
-		r->stop_after = 1;
-		r->on_chunk = on_chunk;
-		r->chunk_user = &l;
-		g_ptr_array_add(rs, r);
+	ah_reader *r = ah_reader_new(ctx, 0, DEV_SENSOR_OPEN_END, DEV_SENSOR_FROM_NEXT, NULL);
+	r->stop_after = 1;
+	r->on_chunk = on_chunk;
+	r->chunk_user = c;
+	while (!atomic_load(c->stop) && !r->err)
+		g_main_context_iteration(ctx, TRUE);
+	c->gaps = r->gaps;
+	if (r->err)
+		g_snprintf(c->why, sizeof c->why, "%s", r->errmsg ? r->errmsg : "sensor error");
+	ah_reader_free(r);
+	g_main_context_unref(ctx);
+}
+
+static void follow_client(client *c)
+{
+	GError *e = NULL;
+	ring_follower *f = NULL;
+	if (ring_follow_open("audio/0/follow", RING_FOLLOW_FROM_NEXT, &f, &e) < 0) {
+		g_snprintf(c->why, sizeof c->why, "%s", e->message);
+		g_error_free(e);
+		return;
 	}
-	if (n)
-		ah_spin(ctx, all_flowing, rs);
-	char *st = ah_status();
-	int64_t c0 = ah_field(st, "captured"), cpu0, tk0, cpu1, tk1;
-	g_free(st);
-	int64_t recv0[32];
-	for (int i = 0; i < n; i++)
-		recv0[i] = ((ah_reader *)rs->pdata[i])->next;
-	proc_cpu(h->audiod, &cpu0, &tk0);
-	int64_t w0 = mono_ns(), end = w0 + (int64_t)(MEASURE_S * 1e9);
-	l.on = TRUE;
-	if (n)
-		while (mono_ns() < end)
-			g_main_context_iteration(ctx, TRUE);
+	const audio_ring_hdr *hd = audio_ring_header(ring_follow_ring(f));
+	enum { MAXF = 4096 };
+	uint8_t *buf = g_malloc((size_t)MAXF * hd->frame_bytes);
+	while (!atomic_load(c->stop)) {
+		int rc = ring_follow_wait(f, 100);
+		if (rc < 0) {
+			g_snprintf(c->why, sizeof c->why, "follower: %s", g_strerror(-rc));
+			break;
+		}
+		long n;
+		int64_t first;
+		uint64_t lost;
+		while ((n = ring_follow_read(f, buf, MAXF, &first, &lost)) > 0) {
+			c->lost += lost;
+			if (audio_ring_has_gap(ring_follow_ring(f), first, (uint64_t)n))
+				c->gaps++;
+			got_frames(c, first, n);
+		}
+	}
+	g_free(buf);
+	ring_follow_free(f);
+}
+
+static gpointer client_main(gpointer data)
+{
+	client *c = data;
+	if (c->mode == VIA_SOCKET)
+		socket_client(c);
 	else
-		g_usleep((gulong)(MEASURE_S * 1e6));
-	l.on = FALSE;
-	proc_cpu(h->audiod, &cpu1, &tk1);
+		follow_client(c);
+	atomic_store(&c->flowing, 1); /* even when it failed: the waiter sees why */
+	return NULL;
+}
+
+/* The parts of audio/0/status path_us: wakeup->queued, ->main loop, ->sent,
+ * and wakeup->followers woken (p50, p99 each). */
+static void path_hops(const char *st, double hp[8])
+{
+	memset(hp, 0, 8 * sizeof *hp);
+	const char *pp = strstr(st, "path_us commit=");
+	if (pp)
+		sscanf(pp, "path_us commit=%lf/%lf dispatch=%lf/%lf send=%lf/%lf notify=%lf/%lf", &hp[0], &hp[1], &hp[2],
+		       &hp[3], &hp[4], &hp[5], &hp[6], &hp[7]);
+}
+
+typedef struct {
+	via mode;
+	int clients;
+	double p50_us, p99_us, own_pct, synth_pct, hops[8];
+	unsigned chunks;
+} row;
+
+/* n clients by `mode` for MEASURE_S: latency and audiod's cpu. */
+static row run_clients(ah_node *h, via mode, int n)
+{
+	atomic_int measuring = 0, stop = 0;
+	client *cs = g_new0(client, n ? n : 1);
+	for (int i = 0; i < n; i++) {
+		client *c = &cs[i];
+		c->h = h;
+		c->mode = mode;
+		c->measuring = &measuring;
+		c->stop = &stop;
+		c->lat = g_array_new(FALSE, FALSE, sizeof(int64_t));
+		c->expected = INT64_MIN;
+		c->thread = g_thread_new("client", client_main, c);
+	}
+	int64_t deadline = mono_ns() + (int64_t)AH_SAFETY_S * 1000000000;
+	for (int i = 0; i < n; i++) {
+		while (!atomic_load(&cs[i].flowing) && mono_ns() < deadline)
+			g_usleep(1000);
+		AH_REQUIRE(atomic_load(&cs[i].flowing) && !cs[i].why[0], "%s client %d: %s", via_name[mode], i,
+			   cs[i].why[0] ? cs[i].why : "no frames");
+	}
+	char *st = ah_status();
+	int64_t c0 = ah_field(st, "captured"), cpu0, tk0, sy0, cpu1, tk1, sy1;
+	g_free(st);
+	proc_cpu(h->audiod, &cpu0, &tk0, &sy0);
+	int64_t w0 = mono_ns();
+	atomic_store(&measuring, 1);
+	g_usleep((gulong)(MEASURE_S * 1e6));
+	atomic_store(&measuring, 0);
+	proc_cpu(h->audiod, &cpu1, &tk1, &sy1);
 	int64_t w1 = mono_ns();
 	st = ah_status();
 	int64_t c1 = ah_field(st, "captured");
-	double audio_s = (double)(c1 - c0) / h->rate_hz, wall_s = (w1 - w0) * 1e-9;
-	double cpu_per_s = (cpu1 - cpu0) * 1e-9 / audio_s;
-	double tick_per_s = (double)(tk1 - tk0) / sysconf(_SC_CLK_TCK) / audio_s;
-	/* Every client kept up: no gaps, everything in order. */
+	atomic_store(&stop, 1);
+	row rw = {.mode = mode, .clients = n};
+	path_hops(st, rw.hops);
+	g_free(st);
+	GArray *lat = g_array_new(FALSE, FALSE, sizeof(int64_t));
 	double delivered = 0;
 	for (int i = 0; i < n; i++) {
-		ah_reader *r = rs->pdata[i];
-		AH_REQUIRE(!r->gaps && !r->out_of_order && !r->err, "client %d: %d gaps, %d out of order, err %d", i,
-			   r->gaps, r->out_of_order, r->err);
-		delivered += (double)(r->next - recv0[i]) / h->rate_hz;
+		client *c = &cs[i];
+		g_thread_join(c->thread);
+		/* Every client kept up: no gaps, nothing lost, everything in order. */
+		AH_REQUIRE(!c->why[0] && !c->gaps && !c->out_of_order && !c->lost,
+			   "%s client %d: %d gaps, %d out of order, %" G_GUINT64_FORMAT " lost%s%s", via_name[mode], i,
+			   c->gaps, c->out_of_order, c->lost, c->why[0] ? ": " : "", c->why);
+		g_array_append_vals(lat, c->lat->data, c->lat->len);
+		delivered += (double)c->frames / h->rate_hz;
+		g_array_free(c->lat, TRUE);
 	}
-	int64_t p50 = quantile(l.lat, 0.5), p99 = quantile(l.lat, 0.99);
-	printf("  %3d clients  audiod cpu %7.3f ms per s of audio (%5.2f%% of a core; stat ticks %.1f ms)  "
-	       "delivered %6.1f s of audio",
-	       n, cpu_per_s * 1e3, 100.0 * (cpu1 - cpu0) * 1e-9 / wall_s, tick_per_s * 1e3, delivered);
+	g_free(cs);
+	double audio_s = (double)(c1 - c0) / h->rate_hz, wall_s = (w1 - w0) * 1e-9;
+	double own_ns = (double)(cpu1 - cpu0 - (sy1 - sy0));
+	rw.own_pct = 100.0 * own_ns * 1e-9 / wall_s;
+	rw.synth_pct = 100.0 * (sy1 - sy0) * 1e-9 / wall_s;
+	rw.p50_us = quantile(lat, 0.5) * 1e-3;
+	rw.p99_us = quantile(lat, 0.99) * 1e-3;
+	rw.chunks = lat->len;
+	printf("  %-6s %3d clients  audiod own cpu %5.2f%% of a core (%.3f ms per s of audio; the simulated card's "
+	       "rendering %5.2f%% more; stat ticks %.1f ms)  delivered %6.1f s",
+	       via_name[mode], n, rw.own_pct, own_ns * 1e-6 / audio_s, rw.synth_pct,
+	       (double)(tk1 - tk0) / sysconf(_SC_CLK_TCK) / audio_s * 1e3, delivered);
 	if (n)
-		printf("  irq->client p50 %.0f us p99 %.0f us (%u chunks)", p50 * 1e-3, p99 * 1e-3, l.lat->len);
+		printf("  irq->client p50 %.0f us p99 %.0f us (%u chunks)", rw.p50_us, rw.p99_us, rw.chunks);
 	printf("\n");
-	/* Where the time goes inside audiod over the last 2 s of the run
-	 * (audio/0/status path_us, issue 17): the capture thread's work, the
-	 * hop to the main loop, the sends to every client. */
-	double hp[6] = {0};
-	const char *pp = strstr(st, "path_us commit=");
-	if (pp && sscanf(pp, "path_us commit=%lf/%lf dispatch=%lf/%lf send=%lf/%lf", &hp[0], &hp[1], &hp[2], &hp[3], &hp[4],
-			 &hp[5]) == 6) {
-		printf("               wakeup->queued p50 %.0f p99 %.0f us, ->main loop p50 %.0f p99 %.0f us, ->sent p50 %.0f p99 %.0f us\n",
-		       hp[0], hp[1], hp[2], hp[3], hp[4], hp[5]);
-		static const char *const names[] = {"path_commit_p50", "path_commit_p99", "path_dispatch_p50",
-						    "path_dispatch_p99", "path_send_p50", "path_send_p99"};
-		for (int k = 0; k < 6; k++)
-			out(names[k], n, hp[k], "us");
-	}
-	g_free(st);
-	out("audiod_cpu_per_audio_s", n, cpu_per_s * 1e3, "ms/s");
-	out("audiod_cpu_stat_per_audio_s", n, tick_per_s * 1e3, "ms/s");
+	char m[64];
+	g_snprintf(m, sizeof m, "audiod_own_cpu_%s", via_name[mode]);
+	out(m, n, rw.own_pct, "%core");
+	g_snprintf(m, sizeof m, "sim_render_cpu_%s", via_name[mode]);
+	out(m, n, rw.synth_pct, "%core");
 	if (n) {
-		out("irq_to_client_p50", n, p50 * 1e-3, "us");
-		out("irq_to_client_p99", n, p99 * 1e-3, "us");
+		g_snprintf(m, sizeof m, "irq_to_client_%s_p50", via_name[mode]);
+		out(m, n, rw.p50_us, "us");
+		g_snprintf(m, sizeof m, "irq_to_client_%s_p99", via_name[mode]);
+		out(m, n, rw.p99_us, "us");
 	}
-	for (int i = 0; i < n; i++)
-		ah_reader_free(rs->pdata[i]);
-	g_ptr_array_free(rs, TRUE);
-	g_array_free(l.lat, TRUE);
-	g_main_context_unref(ctx);
+	static const char *const names[] = {"path_commit_p50", "path_commit_p99", "path_dispatch_p50",
+					    "path_dispatch_p99", "path_send_p50", "path_send_p99"};
+	if (mode == VIA_SOCKET)
+		for (int k = 0; k < 6; k++)
+			out(names[k], n, rw.hops[k], "us");
+	g_array_free(lat, TRUE);
+	return rw;
 }
 
 static void bulk(ah_node *h)
@@ -338,6 +444,79 @@ static void capture_latency(const char *label)
 	g_free(st);
 }
 
+/* The per-hop table (issue 17): where the time from the interrupt to a
+ * client goes, against this machine's floor measured with bare system calls
+ * in the same run (bench/wakeref.h).  Returns the failures: the follower
+ * path must be faster than the socket path it is the alternative to. */
+static int latency_table(const ah_node *h, row rows[2][4], const int *counts)
+{
+	int64_t period_ns = (int64_t)(h->period * 1e9 / h->rate_hz);
+	const int rounds = 200;
+	char *st = ah_status();
+	double w50 = 0, w99 = 0, wmax = 0, wn = 0;
+	const char *p = strstr(st, "latency_us p50=");
+	if (p)
+		sscanf(p, "latency_us p50=%lf p99=%lf max=%lf n=%lf", &w50, &w99, &wmax, &wn);
+	wake_q timer = wakeref_timer(period_ns, rounds);
+	size_t chunk = (size_t)h->period * 8 + 64; /* 4 ch x S16 and the chunk header */
+	wake_q efd[4], sock[4];
+	for (int i = 1; i < 4; i++) {
+		efd[i] = wakeref_fanout(counts[i], 0, period_ns, rounds);
+		sock[i] = wakeref_fanout(counts[i], chunk, period_ns, rounds);
+	}
+	const char *rt = strstr(st, " rt=");
+	printf("\n  where the time goes (p50 / p99 us; this machine, 2 cores; capture thread %s; floor = bare system "
+	       "calls, same run):\n",
+	       rt && g_str_has_prefix(rt, " rt=SCHED_FIFO") ? "SCHED_FIFO" : "normal scheduling");
+	printf("  %-44s %8s %8s   %s\n", "hop", "p50", "p99", "floor p50 / p99");
+	printf("  %-44s %8.0f %8.0f   %.0f / %.0f (a thread in poll on a timerfd: the simulated interrupt)\n",
+	       "interrupt -> capture thread awake", w50, w99, timer.p50_us, timer.p99_us);
+	const row *s1 = &rows[VIA_SOCKET][1];
+	printf("  %-44s %8.0f %8.0f\n", "awake -> frames committed, event queued", s1->hops[0], s1->hops[1]);
+	printf("  %-44s %8.0f %8.0f\n", "queued -> main loop (eventfd, socket path)", s1->hops[2], s1->hops[3]);
+	for (int i = 1; i < 4; i++) {
+		char what[64];
+		g_snprintf(what, sizeof what, "main loop -> sent to %d client%s", counts[i], counts[i] > 1 ? "s" : "");
+		printf("  %-44s %8.0f %8.0f\n", what, rows[VIA_SOCKET][i].hops[4], rows[VIA_SOCKET][i].hops[5]);
+	}
+	for (int i = 1; i < 4; i++) {
+		char what[64];
+		g_snprintf(what, sizeof what, "awake -> %d follower%s woken (eventfd)", counts[i], counts[i] > 1 ? "s" : "");
+		printf("  %-44s %8.0f %8.0f\n", what, rows[VIA_FOLLOW][i].hops[6], rows[VIA_FOLLOW][i].hops[7]);
+		out("path_notify_p50", counts[i], rows[VIA_FOLLOW][i].hops[6], "us");
+		out("path_notify_p99", counts[i], rows[VIA_FOLLOW][i].hops[7], "us");
+	}
+	printf("\n  %-8s %7s %18s %30s %8s %10s\n", "path", "clients", "irq->client", "floor: timer + hop to clients",
+	       "ratio", "aim p50/p99");
+	static const double aim50[4] = {0, 100, 150, 150}, aim99[4] = {0, 250, 400, 400};
+	for (int m = 0; m < 2; m++)
+		for (int i = 1; i < 4; i++) {
+			const row *r = &rows[m][i];
+			const wake_q *hop = m == VIA_FOLLOW ? &efd[i] : &sock[i];
+			double f50 = timer.p50_us + hop->p50_us, f99 = timer.p99_us + hop->p99_us;
+			printf("  %-8s %7d %8.0f / %6.0f %14.0f / %-6.0f (%s) %6.2f %5.0f/%-4.0f %s\n", via_name[m], r->clients,
+			       r->p50_us, r->p99_us, f50, f99, m == VIA_FOLLOW ? "eventfd" : "socket ", r->p50_us / f50,
+			       aim50[i], aim99[i], r->p50_us <= aim50[i] && r->p99_us <= aim99[i] ? "met" : "not met");
+			char name[64];
+			g_snprintf(name, sizeof name, "floor_%s_p50", via_name[m]);
+			out(name, r->clients, f50, "us");
+			g_snprintf(name, sizeof name, "floor_%s_p99", via_name[m]);
+			out(name, r->clients, f99, "us");
+		}
+	g_free(st);
+	out("floor_timer_p50", 0, timer.p50_us, "us");
+	out("floor_timer_p99", 0, timer.p99_us, "us");
+	int bad = 0;
+	for (int i = 1; i < 4; i++)
+		if (rows[VIA_FOLLOW][i].p50_us >= rows[VIA_SOCKET][i].p50_us) {
+			fprintf(stderr, "bench/audio: %d followers: p50 %.0f us, not below the socket path's %.0f us\n",
+				counts[i], rows[VIA_FOLLOW][i].p50_us, rows[VIA_SOCKET][i].p50_us);
+			bad++;
+		}
+	printf("\n");
+	return bad;
+}
+
 int main(void)
 {
 	ah_fail_hook = fail;
@@ -358,16 +537,26 @@ int main(void)
 	}
 	printf("bench/audio: audiod on the simulated 4-mic node %d, 48 kHz S16, period 480 (%s)\n", NODE, ah_scenario());
 	ah_node h;
-	ah_start(&h, NODE, "bench", NULL);
+	/* The capture thread at SCHED_FIFO, as deployed (README, the unit's
+	 * LimitRTPRIO): woken clients cannot preempt it before it has woken
+	 * them all.  CHORUS_BENCH_RT=0 measures normal scheduling. */
+	const char *rt = g_getenv("CHORUS_BENCH_RT");
+	char *conf = g_strdup_printf("[audiod]\nrt_priority = %s\n[device.0]\nperiods = 64\n", rt ? rt : "50");
+	ah_opts ro = {.audiod_conf = conf};
+	ah_start(&h, NODE, "bench", &ro);
 	ah_find_f0(&h);
 	static const int counts[] = {0, 1, 8, 32};
-	for (size_t i = 0; i < G_N_ELEMENTS(counts); i++)
-		run_clients(&h, counts[i]);
+	row rows[2][4];
+	for (int m = 0; m < 2; m++)
+		for (size_t i = 0; i < G_N_ELEMENTS(counts); i++)
+			rows[m][i] = run_clients(&h, (via)m, counts[i]);
 	capture_latency("sim");
+	bad += latency_table(&h, rows, counts);
 	bulk(&h);
 	double se_side;
 	accuracy(&h, "sidechannel", &se_side);
 	ah_stop(&h);
+	g_free(conf);
 
 	/* ALSA timestamps from the plugin's two modes (sim/pcm_chorus_sim.c):
 	 * the position read at the status call, like HDA's DMA position

@@ -10,7 +10,7 @@ $(B)/libsim.a: $(patsubst %.c,$(B)/%.o,$(SIM_LIB_SRCS))
 # private.  libkpatch gives the side channel's path (kpatch/sidechan_path.h).
 SIM_PLUGIN := $(B)/sim/libasound_module_pcm_chorus_sim.so
 $(B)/sim/pcm_chorus_sim.o: CFLAGS += -DPIC
-$(SIM_PLUGIN): $(B)/sim/pcm_chorus_sim.o $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libsync.a $(B)/libkpatch.a sim/alsa/exports.map
+$(SIM_PLUGIN): $(B)/sim/pcm_chorus_sim.o $(B)/sim/render_ahead.o $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libsync.a $(B)/libkpatch.a sim/alsa/exports.map
 	$(CC) $(LDFLAGS) -shared -Wl,--version-script=sim/alsa/exports.map -Wl,-z,defs -o $@ \
 		$(filter %.o %.a,$^) $(call pkglibs,alsa $(SIM_PKGS)) -lm -lpthread
 
@@ -33,8 +33,11 @@ all: $(SIM_PLUGIN) $(SIM_CONF) $(SIM_RADIO)
 
 SIM_TEST_LIBS = $(call pkglibs,check alsa $(SIM_PKGS) gsl) -lm -lpthread
 SIM_TESTS := $(B)/tests/test_scenario $(B)/tests/test_acoustics $(B)/tests/test_world $(B)/tests/test_propagation \
-	$(B)/tests/test_background $(B)/tests/test_simpcm
+	$(B)/tests/test_background $(B)/tests/test_simpcm $(B)/tests/test_render_ahead
 TESTS += $(SIM_TESTS)
+$(B)/tests/test_render_ahead: $(B)/tests/test_render_ahead.o $(B)/sim/render_ahead.o
+	@mkdir -p $(dir $@)
+	$(link) $(SIM_TEST_LIBS)
 $(B)/tests/test_scenario: $(B)/tests/test_scenario.o $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libsync.a
 	@mkdir -p $(dir $@)
 	$(link) $(SIM_TEST_LIBS)

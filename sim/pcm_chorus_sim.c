@@ -11,9 +11,11 @@
  * CLOCK_MONOTONIC_RAW, read through libsync (sync_now + sync_node_to_host_cpu,
  * so the plugin is right inside a process with CHORUS_SIM_CLOCK set).
  *
- * There is no thread: the state advances whenever ALSA asks for the pointer
- * or poll events; records carry the modelled interrupt time, not the time the
- * plugin noticed.  Wakeups come from a timerfd (CLOCK_MONOTONIC — timerfd
+ * The stream state has no thread: it advances whenever ALSA asks for the
+ * pointer or poll events; records carry the modelled interrupt time, not the
+ * time the plugin noticed.  The samples are rendered ahead by a SCHED_IDLE
+ * thread (sim/render_ahead.h, the card's "DMA"), so a transfer is a copy as
+ * on a real card, not a synthesis inside the reader's wakeup.  Wakeups come from a timerfd (CLOCK_MONOTONIC — timerfd
  * cannot use CLOCK_MONOTONIC_RAW) armed relative to the next interrupt; an
  * early wakeup (the two clocks differ by NTP slew) just re-arms.
  *
@@ -24,6 +26,9 @@
  *                   (else $CHORUS_SIM_EPOCH_NS, else the first start)
  *   xrun_every S    inject an xrun every S s of running (else [world] xrun_every)
  *   rate HZ         accept only this rate (else 8000..192000)
+ *   render ahead|inline (else $CHORUS_SIM_RENDER, else ahead): inline
+ *                   renders each transfer's samples inside the transfer (the
+ *                   behaviour before issue 17, kept for measuring its cost)
  *   tstamp pessimistic|driver (else $CHORUS_SIM_TSTAMP, else pessimistic):
  *                   what ALSA's own timestamps (snd_pcm_status,
  *                   snd_pcm_htimestamp) pair with.  An ioplug's timestamp
@@ -56,6 +61,7 @@
 #include "kpatch/sidechan_path.h"
 #include "libdev/le.h"
 #include "libsync/now.h"
+#include "sim/render_ahead.h"
 #include "sim/samplefmt.h"
 #include "sim/scenario.h"
 #include "sim/sidechan.h"
@@ -76,6 +82,11 @@ typedef struct {
 	double xrun_every_s; /* s, 0 = never */
 	int driver_tstamp;   /* tstamp driver: hw_ptr is the DMA position at the call */
 	int64_t dma_lag_ns;  /* tstamp driver: the position lags the frames by the latency floor */
+	int render_inline;   /* render inline: no render-ahead thread */
+	render_ahead *ra;    /* the rendering thread, from hw_params; NULL renders inline */
+	unsigned ra_rate;    /* the rate ra renders at */
+	double *scratch;     /* one transfer's samples, frames x channels */
+	size_t scratch_frames;
 	snd_pcm_uframes_t stop_threshold, avail_min, boundary;
 	/* stream state */
 	int running;
@@ -249,12 +260,26 @@ static snd_pcm_sframes_t cb_transfer(snd_pcm_ioplug_t *io, const snd_pcm_channel
 	/* The frames handed over start at the application pointer. */
 	int64_t f = s->f0 + (int64_t)io->appl_ptr;
 	sim_format fmt = fmt_of(io->format);
-	for (unsigned c = 0; c < io->channels; c++) {
+	unsigned nch = io->channels;
+	if (size > s->scratch_frames) {
+		double *p = realloc(s->scratch, sizeof(double) * size * nch);
+		if (!p)
+			return -ENOMEM;
+		s->scratch = p;
+		s->scratch_frames = size;
+	}
+	if (s->ra && s->ra_rate == io->rate && nch == (unsigned)s->n_mics)
+		render_ahead_get(s->ra, f, size, s->scratch, 2 * (uint64_t)io->period_size);
+	else
+		for (snd_pcm_uframes_t i = 0; i < size; i++)
+			for (unsigned c = 0; c < nch; c++)
+				s->scratch[i * nch + c] = sim_world_sample(s->world, s->node, (int)c, io->rate, f + (int64_t)i);
+	for (unsigned c = 0; c < nch; c++) {
 		const snd_pcm_channel_area_t *a = &areas[c];
 		char *base = (char *)a->addr + a->first / 8;
 		unsigned step = a->step / 8;
 		for (snd_pcm_uframes_t i = 0; i < size; i++) {
-			double v = sim_world_sample(s->world, s->node, (int)c, io->rate, f + (int64_t)i);
+			double v = s->scratch[i * nch + c];
 			char *p = base + (offset + i) * step;
 			/* The formats are little-endian whatever the host. */
 			if (fmt == SIM_FMT_S16_LE) {
@@ -287,12 +312,29 @@ static int cb_sw_params(snd_pcm_ioplug_t *io, snd_pcm_sw_params_t *params)
 	return 0;
 }
 
+/* The render thread's sample: the world is pure (sim/world.h). */
+static double render_sample(void *user, unsigned ch, int64_t frame)
+{
+	const chorus_sim *s = user;
+	return sim_world_sample(s->world, s->node, (int)ch, s->ra_rate, frame);
+}
+
 static int cb_hw_params(snd_pcm_ioplug_t *io, snd_pcm_hw_params_t *params)
 {
 	chorus_sim *s = io->private_data;
 	/* Until sw_params says otherwise: ALSA's defaults. */
 	s->stop_threshold = io->buffer_size;
 	s->avail_min = io->period_size;
+	/* Room for the period being read and two ahead, and then some. */
+	render_ahead_free(s->ra);
+	s->ra = NULL;
+	if (!s->render_inline) {
+		uint64_t cap = 4 * (uint64_t)io->period_size;
+		s->ra_rate = io->rate;
+		int64_t half_period_ns = (int64_t)(io->period_size * 5e8 / io->rate);
+		s->ra = render_ahead_new((unsigned)s->n_mics, cap < 1024 ? 1024 : cap, half_period_ns, render_sample, s,
+					 "sim-dma");
+	}
 	return 0;
 }
 
@@ -324,6 +366,8 @@ static int cb_poll_revents(snd_pcm_ioplug_t *io, struct pollfd *pfd, unsigned in
 
 static void plugin_free(chorus_sim *s)
 {
+	render_ahead_free(s->ra);
+	free(s->scratch);
 	if (s->timer_fd >= 0)
 		close(s->timer_fd);
 	sim_sidechan_close(s->side);
@@ -353,7 +397,7 @@ static const snd_pcm_ioplug_callback_t callbacks = {
 
 /* Options from the ALSA configuration, strings owned by the caller. */
 typedef struct {
-	char *scenario, *node, *sidechannel, *epoch_ns, *xrun_every, *rate, *tstamp;
+	char *scenario, *node, *sidechannel, *epoch_ns, *xrun_every, *rate, *tstamp, *render;
 } options;
 
 static void options_free(options *o)
@@ -365,6 +409,7 @@ static void options_free(options *o)
 	free(o->xrun_every);
 	free(o->rate);
 	free(o->tstamp);
+	free(o->render);
 }
 
 static int parse_options(snd_config_t *conf, options *o)
@@ -393,8 +438,10 @@ static int parse_options(snd_config_t *conf, options *o)
 			slot = &o->rate;
 		else if (!strcmp(id, "tstamp"))
 			slot = &o->tstamp;
+		else if (!strcmp(id, "render"))
+			slot = &o->render;
 		if (!slot) {
-			SNDERR("chorus_sim: unknown field '%s' (known: scenario node sidechannel epoch_ns xrun_every rate tstamp)",
+			SNDERR("chorus_sim: unknown field '%s' (known: scenario node sidechannel epoch_ns xrun_every rate tstamp render)",
 			       id);
 			return -EINVAL;
 		}
@@ -494,6 +541,12 @@ static int setup(chorus_sim *s, const char *name, const options *o, unsigned *ra
 		return -EINVAL;
 	}
 	s->driver_tstamp = ts && !strcmp(ts, "driver");
+	const char *rd = pick(o->render, "CHORUS_SIM_RENDER");
+	if (rd && strcmp(rd, "ahead") && strcmp(rd, "inline")) {
+		SNDERR("chorus_sim: render '%s' is not ahead or inline", rd);
+		return -EINVAL;
+	}
+	s->render_inline = rd && !strcmp(rd, "inline");
 	s->dma_lag_ns = (int64_t)llround(sim_scenario_find_node(s->sc, s->node)->latency_floor_ns);
 	if (o->sidechannel && !strcmp(o->sidechannel, "none"))
 		return 0;

@@ -580,7 +580,9 @@ START_TEST(audioget_files)
 	int cat_st;
 	ck_assert(g_spawn_sync(NULL, cat, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &cat_out, NULL, &cat_st, NULL));
 	ck_assert_msg(g_spawn_check_wait_status(cat_st, NULL) && strstr(cat_out, "audio/0/ring") &&
-			      strstr(cat_out, "ring (audiod's shared memory") && !strstr(cat_out, "not answering"),
+			      strstr(cat_out, "ring (audiod's shared memory") && strstr(cat_out, "audio/0/follow") &&
+			      strstr(cat_out, "follow (the ring, woken by the capture thread") &&
+			      !strstr(cat_out, "not answering"),
 		      "chorus-cat:\n%s", cat_out);
 	g_free(cat_out);
 	/* Nothing lost silently (issue 15): standard output on a full device,

@@ -172,7 +172,10 @@ static gint cmp_names(gconstpointer a, gconstpointer b)
 /* List the sockets under dir (relative names from `rel`), recursively. */
 /* TRUE when the socket at path greets as audiod's memfd ring server
  * ("CHRING 1 …": it hands out a descriptor, not libdev messages). */
-static gboolean is_ring_server(const char *path)
+/* audiod's shared-memory devices greet with a text and descriptors:
+ * 1 for the ring (bulk readers, "CHRING 1 "), 2 for its followers
+ * ("CHFOLLOW "), 0 for anything else. */
+static int ring_greeting(const char *path)
 {
 	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0); /* audiod/ringserver.c's */
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
@@ -185,11 +188,14 @@ static gboolean is_ring_server(const char *path)
 	int ms = opt_timeout > 0 && opt_timeout < 1000 ? opt_timeout : 1000;
 	struct timeval tv = {ms / 1000, (ms % 1000) * 1000L};
 	char buf[16] = "";
-	gboolean yes = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0 &&
-		       connect(fd, (struct sockaddr *)&a, sizeof a) == 0 && recv(fd, buf, 9, 0) == 9 &&
-		       !memcmp(buf, "CHRING 1 ", 9);
+	ssize_t n = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0 &&
+				    connect(fd, (struct sockaddr *)&a, sizeof a) == 0
+			    ? recv(fd, buf, 9, 0)
+			    : -1;
 	close(fd); /* any descriptor passed with the greeting is dropped unread */
-	return yes;
+	if (n == 9 && !memcmp(buf, "CHRING 1 ", 9))
+		return 1;
+	return n == 9 && !memcmp(buf, "CHFOLLOW ", 9) ? 2 : 0;
 }
 
 static void list_dir(const char *dir, const char *rel, int *n)
@@ -208,6 +214,7 @@ static void list_dir(const char *dir, const char *rel, int *n)
 		char *path = g_build_filename(dir, nm, NULL);
 		char *r = *rel ? g_strdup_printf("%s/%s", rel, nm) : g_strdup(nm);
 		struct stat st;
+		int kind;
 		if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
 			list_dir(path, r, n);
 		} else if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode)) {
@@ -216,8 +223,10 @@ static void list_dir(const char *dir, const char *rel, int *n)
 			if (l) {
 				printf("%-40s %s\n", r, dev_pattern_name(dev_link_pattern(l)));
 				dev_link_close(l);
-			} else if (is_ring_server(path)) {
+			} else if ((kind = ring_greeting(path)) == 1) {
 				printf("%-40s ring (audiod's shared memory for bulk readers; read it with audioget)\n", r);
+			} else if (kind == 2) {
+				printf("%-40s follow (the ring, woken by the capture thread; audiod/follower.h)\n", r);
 			} else {
 				printf("%-40s (not answering: %s)\n", r,
 				       err ? g_strerror(err->code) : "name outside the device naming rules");

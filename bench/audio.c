@@ -1,14 +1,22 @@
-/* bench/audio — audiod on the simulated microphone (issue 4), in one run:
+/* bench/audio — audiod on the simulated microphone (issues 4 and 17), in one run:
  *
- *  1. audiod CPU per second of audio at 48 kHz x 4 ch (S16) with 0, 1, 8 and
- *     32 streaming clients: the daemon's threads' cpu time
- *     (schedstat of every task under /proc/PID/task, ns; /proc/PID/stat utime+stime as a
- *     cross-check at tick resolution) over a fixed wall interval, divided by
- *     the audio captured meanwhile;
+ *  1. audiod's own CPU at 48 kHz x 4 ch (S16) with 0, 1, 8 and 32 clients,
+ *     through the sensor socket (audio/0/data) and as ring followers
+ *     (audio/0/follow): the daemon's threads' cpu time (schedstat of every
+ *     task under /proc/PID/task, ns; utime+stime ticks as a cross-check)
+ *     over a fixed wall interval, the simulated card's render thread
+ *     ("sim-dma", which a real card's DMA replaces) counted apart;
  *  2. latency from a period's interrupt (the side-channel record's time,
  *     known exactly from the world model) to a client holding the chunk
- *     that completes it, p50/p99 per client count; and the capture thread's
- *     own interrupt -> wakeup latency from audio/0/status;
+ *     that completes it, p50/p99 per path and client count, each client in
+ *     its own thread as a client process would be; where the time goes
+ *     (audio/0/status path_us: the capture thread's wakeup, its commit, the
+ *     main loop, the sends, the followers' wakeups) beside this machine's
+ *     floor measured with bare system calls in the same run (a timerfd
+ *     wakeup, an eventfd or socket-pair fan-out to as many threads:
+ *     bench/wakeref.h).  The capture thread runs at SCHED_FIFO as deployed
+ *     (CHORUS_BENCH_RT=0: normal scheduling).  Fails when the followers are
+ *     not faster than the socket path at the same client count;
  *  3. bulk read throughput (ring_bulk_open + audio_ring_read) vs memcpy of
  *     the same size, and the sensor socket for comparison;
  *  4. accuracy against the world's truth of the audio0 -> cpu conversion

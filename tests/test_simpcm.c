@@ -276,6 +276,16 @@ START_TEST(s32_noninterleaved_blocking)
 }
 END_TEST
 
+/* Rendered inside each transfer (render inline) or ahead by the thread:
+ * the same samples bit for bit. */
+START_TEST(s16_rendered_inline)
+{
+	g_setenv("CHORUS_SIM_RENDER", "inline", TRUE);
+	capture_and_check(1, SND_PCM_FORMAT_S16_LE, SND_PCM_ACCESS_RW_INTERLEAVED, 0);
+	g_unsetenv("CHORUS_SIM_RENDER");
+}
+END_TEST
+
 START_TEST(float_mmap_with_poll)
 {
 	capture_and_check(2, SND_PCM_FORMAT_FLOAT_LE, SND_PCM_ACCESS_MMAP_INTERLEAVED, 1);
@@ -350,6 +360,18 @@ START_TEST(hw_params_are_constrained)
 	ck_assert_msg(strstr(alsa_errors->str, "bad.ini:2: [world] seed: 'x' is not an integer") &&
 			      strstr(alsa_errors->str, "bad.ini:5: [node.1] foo: unknown key"),
 		      "%s", alsa_errors->str);
+	snd_config_delete(top);
+	g_free(text);
+	/* A render mode it does not know. */
+	text = g_strdup_printf("pcm_type.chorus_sim { lib \"%s\" }\npcm.x { type chorus_sim scenario \"%s\" node 1 sidechannel none render later }\n",
+			       SIM_PLUGIN_SO, SCENARIO);
+	snd_input_buffer_open(&in, text, -1);
+	snd_config_top(&top);
+	ck_assert_int_eq(snd_config_load(top, in), 0);
+	snd_input_close(in);
+	g_string_truncate(alsa_errors, 0);
+	ck_assert_int_lt(snd_pcm_open_lconf(&pcm, "x", SND_PCM_STREAM_CAPTURE, 0, top), 0);
+	ck_assert_msg(strstr(alsa_errors->str, "render 'later' is not ahead or inline"), "%s", alsa_errors->str);
 	snd_lib_error_set_handler(NULL);
 	g_string_free(alsa_errors, TRUE);
 	alsa_errors = NULL;
@@ -517,6 +539,7 @@ int main(void)
 	tcase_add_test(tc, hw_params_are_constrained);
 	tcase_add_test(tc, s16_interleaved_blocking);
 	tcase_add_test(tc, s32_noninterleaved_blocking);
+	tcase_add_test(tc, s16_rendered_inline);
 	tcase_add_test(tc, float_mmap_with_poll);
 	tcase_add_test(tc, xrun_gives_epipe_and_frames_keep_real_time);
 	/* Without arecord (alsa-utils, which `make deps` installs) that test

@@ -23,10 +23,16 @@
  *      from the previous one as N^2 (loopback hands every packet to every
  *      node's socket), exceeds the machine is not run and says so.
  *      Absolute figures are this machine's.
+ *   5. dense-field table: N nodes all in range, every node beaconing and
+ *      fitting every other ([rbs] references = 0) against K reference
+ *      broadcasters (references = K): bytes per node per second, CPU, the
+ *      ticker's size, RMS error against the stated s.e. at one hop and over
+ *      all conversions measured, conversions beyond 5 s.e. (must be 0).
  * Prints a table and writes CHORUS_BENCH_OUT/rbs.csv.  Environment:
  * RBS_BENCH_QUICK=1 shortens the runs; RBS_BENCH_SCALE="10 20 30" the sizes;
- * RBS_BENCH_TABLE="audio:10 sync:300" the scale table's rows; RBS_BENCH_ONLY=table
- * runs the scale table alone.
+ * RBS_BENCH_TABLE="audio:10 sync:300" the scale table's rows; RBS_BENCH_DENSE="50:0 50:4"
+ * the dense table's rows (nodes:references); RBS_BENCH_ONLY=table or dense runs
+ * that table alone.
  */
 #include <glib.h>
 #include <math.h>
@@ -343,6 +349,62 @@ static GString *grid(int n)
 	return sc;
 }
 
+/* One row of the scale and dense tables: `n` nodes of `scenario` with
+ * syncd configuration `conf` for `secs` (measured over the second half).
+ * Prints the row, adds it to the CSV as `csv_case`, sets *busy_out (the
+ * machine's busy share).  Returns 1 when the row failed (beyond 5 s.e.,
+ * nothing measured, a process died or it could not start). */
+static int run_row(const char *label, const char *name, int n, gboolean audio, const char *scenario, const char *conf,
+		   double secs, const char *csv_case, double *busy_out)
+{
+	csim *s = start(name, scenario, audio, conf);
+	*busy_out = 0;
+	if (!s) {
+		printf("  %-6s %5d  could not start\n", label, n);
+		g_string_append_printf(g_csv, "%s,%d,,,,,,,start_failed\n", csv_case, n);
+		return 1;
+	}
+	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s), csim_epoch_ns(s));
+	csim_truth_set_budget(t, (unsigned)MIN(n, 16), 8);
+	run(t, secs / 2, secs / 2);
+	totals a = take_totals(s, n, audio);
+	cpu_busy();
+	for (double e = 0; e < secs / 2; e += 0.5) {
+		g_usleep(500000);
+		csim_truth_sample(t, TRUE);
+	}
+	double busy = cpu_busy();
+	totals b = take_totals(s, n, audio);
+	int tk = ticker_size(s, (n + 1) / 2);
+	gboolean alive = TRUE;
+	for (int i = 1; i <= n && alive; i++)
+		alive = csim_node_running(s, i);
+	csim_stop(s);
+	double w = (double)(b.t_us - a.t_us) * 1e-6;
+	double bps = (double)(b.tx - a.tx) / (n * w), c0 = 100 * (b.cpu[0] - a.cpu[0]) / (n * w),
+	       c1 = 100 * (b.cpu[1] - a.cpu[1]) / (n * w);
+	size_t n1, nall;
+	double rms = csim_truth_rms(t, CSIM_CPU, 1, &n1), se = csim_truth_sd_rms(t, CSIM_CPU, 1);
+	double rms_all = csim_truth_rms(t, CSIM_CPU, 0, &nall), se_all = csim_truth_sd_rms(t, CSIM_CPU, 0);
+	guint out = csim_truth_outliers(t, 5.0), all = csim_truth_all(t)->len;
+	const char *note = !alive ? "a process died" : all == 0 ? "nothing measured"
+					       : out            ? "BEYOND 5 s.e."
+					       : busy > 0.95    ? "machine saturated: not real time"
+								: "";
+	char ac[16];
+	g_snprintf(ac, sizeof ac, audio ? "%.2f" : "-", c1);
+	printf("  %-6s %5d %9.0f %9.2f %9s %7.0f%% %7d %8.3f %8.3f %6.2f %6zu %8.3f %8.3f %6zu %5u  %s\n", label, n, bps, c0,
+	       ac, busy * 100, tk, rms * 1e-3, se * 1e-3, rms / se, n1, rms_all * 1e-3, se_all * 1e-3, nall, out, note);
+	g_string_append_printf(g_csv, "%s,%d,1,%zu,%.4f,,%.4f,%.3f,bytes_per_node_s=%.0f syncd_cpu_pct=%.3f audiod_cpu_pct=%.3f busy_pct=%.1f ticker=%d rms_any_us=%.4f sd_any_us=%.4f n_any=%zu beyond5se=%u label=%s\n",
+			       csv_case, n, n1, rms * 1e-3, se * 1e-3, rms / se, bps, c0, audio ? c1 : 0.0, busy * 100, tk,
+			       rms_all * 1e-3, se_all * 1e-3, nall, out, label);
+	csim_truth_free(t);
+	*busy_out = busy;
+	return !alive || all == 0 || out;
+}
+
+static const char TABLE_HEAD[] = "  %-6s %5s %9s %9s %9s %8s %7s %8s %8s %6s %6s %8s %8s %6s %5s  %s\n";
+
 /* The scale table; returns the rows that failed (beyond 5 s.e., nothing
  * measured, or a process died). */
 static int scale_table(void)
@@ -354,8 +416,8 @@ static int scale_table(void)
 	printf("scale table (grid 10 m apart, range 15 m: 8 neighbours; default timers; %.0f s each, measured over the second half;\n"
 	       "  absolute figures are this machine's: %ld cores)\n",
 	       secs, sysconf(_SC_NPROCESSORS_ONLN));
-	printf("  %-6s %5s %9s %9s %9s %8s %7s %8s %8s %6s %6s %5s  %s\n", "mode", "nodes", "B/node/s", "syncd_%", "audiod_%",
-	       "busy_%", "ticker", "rms1_us", "se1_us", "ratio", "n1", ">5se", "note");
+	printf(TABLE_HEAD, "mode", "nodes", "B/node/s", "syncd_%", "audiod_%", "busy_%", "ticker", "rms1_us", "se1_us",
+	       "ratio", "n1", "rms_us", "se_us", "n", ">5se", "note");
 	for (int k = 0; v[k]; k++) {
 		gboolean audio = g_str_has_prefix(v[k], "audio:");
 		int n = atoi(strchr(v[k], ':') ? strchr(v[k], ':') + 1 : v[k]);
@@ -374,53 +436,62 @@ static int scale_table(void)
 		GString *sc = grid(n);
 		char name[32];
 		g_snprintf(name, sizeof name, "table-%s%d", audio ? "audio" : "sync", n);
-		csim *s = start(name, sc->str, audio, "# default timers\n");
+		double busy = 0;
+		failed += run_row(audio ? "audio" : "syncd", name, n, audio, sc->str, "# default timers\n", secs,
+				  audio ? "table_audio" : "table_sync", &busy);
 		g_string_free(sc, TRUE);
-		if (!s) {
-			printf("  %-6s %5d  could not start\n", audio ? "audio" : "syncd", n);
-			g_string_append_printf(g_csv, "table_%s,%d,,,,,,,start_failed\n", audio ? "audio" : "sync", n);
-			failed++;
-			continue;
-		}
-		csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s), csim_epoch_ns(s));
-		csim_truth_set_budget(t, (unsigned)MIN(n, 16), 8);
-		run(t, secs / 2, secs / 2);
-		totals a = take_totals(s, n, audio);
-		cpu_busy();
-		for (double e = 0; e < secs / 2; e += 0.5) {
-			g_usleep(500000);
-			csim_truth_sample(t, TRUE);
-		}
-		double busy = cpu_busy();
-		totals b = take_totals(s, n, audio);
-		int tk = ticker_size(s, (n + 1) / 2);
-		gboolean alive = TRUE;
-		for (int i = 1; i <= n && alive; i++)
-			alive = csim_node_running(s, i);
-		csim_stop(s);
-		double w = (double)(b.t_us - a.t_us) * 1e-6;
-		double bps = (double)(b.tx - a.tx) / (n * w), c0 = 100 * (b.cpu[0] - a.cpu[0]) / (n * w),
-		       c1 = 100 * (b.cpu[1] - a.cpu[1]) / (n * w);
-		size_t n1;
-		double rms = csim_truth_rms(t, CSIM_CPU, 1, &n1), se = csim_truth_sd_rms(t, CSIM_CPU, 1);
-		guint out = csim_truth_outliers(t, 5.0), all = csim_truth_all(t)->len;
-		const char *note = !alive ? "a process died" : all == 0 ? "nothing measured"
-						       : out            ? "BEYOND 5 s.e."
-						       : busy > 0.95    ? "machine saturated: not real time"
-									: "";
-		failed += !alive || all == 0 || out;
-		char ac[16];
-		g_snprintf(ac, sizeof ac, audio ? "%.2f" : "-", c1);
-		printf("  %-6s %5d %9.0f %9.2f %9s %7.0f%% %7d %8.3f %8.3f %6.2f %6zu %5u  %s\n", audio ? "audio" : "syncd", n, bps, c0,
-		       ac, busy * 100, tk, rms * 1e-3, se * 1e-3, rms / se, n1, out, note);
-		g_string_append_printf(g_csv, "table_%s,%d,1,%zu,%.4f,,%.4f,%.3f,bytes_per_node_s=%.0f syncd_cpu_pct=%.3f audiod_cpu_pct=%.3f busy_pct=%.1f ticker=%d beyond5se=%u\n",
-				       audio ? "audio" : "sync", n, n1, rms * 1e-3, se * 1e-3, rms / se, bps, c0, audio ? c1 : 0.0,
-				       busy * 100, tk, out);
-		csim_truth_free(t);
 		if (!audio) {
 			last_busy = busy;
 			last_n = n;
 		}
+	}
+	g_strfreev(v);
+	return failed;
+}
+
+/* N nodes scattered over 30 x 30 m, radio range 200 m: every node hears
+ * every other (a dense field). */
+static GString *dense(int n)
+{
+	GString *sc = g_string_new("[world]\nseed = 505\nradio_range_m = 200\n");
+	GRand *g = g_rand_new_with_seed(505);
+	for (int i = 1; i <= n; i++)
+		g_string_append_printf(sc,
+				       "[node.%d]\nposition_m = %.1f,%.1f,0\ncpu_skew_ppm = %g\ncpu_offset_ns = %d\n"
+				       "audio_skew_ppm = %g\nradio_jitter_ns = 1000\n",
+				       i, g_rand_double_range(g, 0, 30), g_rand_double_range(g, 0, 30),
+				       g_rand_double_range(g, -100, 100), i * 1000000, g_rand_double_range(g, -40, 40));
+	g_rand_free(g);
+	return sc;
+}
+
+/* The dense-field table (issue 17): N nodes all in range, every node a
+ * reference (full reports, N^2/2 fits flooded) against [rbs] references = K
+ * (K beacons per interval in every report, N*K fits; other pairs convert
+ * through a reference, two hops).  Returns the rows that failed. */
+static int dense_table(void)
+{
+	const char *env = getenv("RBS_BENCH_DENSE");
+	gchar **v = g_strsplit(env ? env : (g_quick ? "20:0 20:4" : "50:0 50:4 50:8"), " ", -1);
+	double secs = g_quick ? 20 : 40;
+	int failed = 0;
+	printf("dense-field table (N nodes in 30 x 30 m, all in range; default timers; %.0f s each; rms1/se1: one-hop\n"
+	       "  conversions, rms/se: all measured (via a reference: two hops); absolute figures are this machine's)\n",
+	       secs);
+	printf(TABLE_HEAD, "refs", "nodes", "B/node/s", "syncd_%", "audiod_%", "busy_%", "ticker", "rms1_us", "se1_us",
+	       "ratio", "n1", "rms_us", "se_us", "n", ">5se", "note");
+	for (int k = 0; v[k]; k++) {
+		int n = atoi(v[k]), refs = strchr(v[k], ':') ? atoi(strchr(v[k], ':') + 1) : 0;
+		if (n <= 0)
+			continue;
+		GString *sc = dense(n);
+		char name[32], label[16], conf[96];
+		g_snprintf(name, sizeof name, "dense-%d-%d", n, refs);
+		g_snprintf(label, sizeof label, refs ? "K=%d" : "all", refs);
+		g_snprintf(conf, sizeof conf, "[rbs]\nreferences = %d\n", refs);
+		double busy;
+		failed += run_row(label, name, n, FALSE, sc->str, conf, secs, "dense", &busy);
+		g_string_free(sc, TRUE);
 	}
 	g_strfreev(v);
 	return failed;
@@ -433,13 +504,17 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0); /* partial results survive an interrupted run */
 	g_root = g_dir_make_tmp("chorus-bench-rbs-XXXXXX", NULL);
 	g_csv = g_string_new("case,nodes,hops,n,rms_us,bound_us,sd_us,ratio,note\n");
-	const char *only = getenv("RBS_BENCH_ONLY"); /* "table": the scale table alone */
-	if (!only || strcmp(only, "table")) {
+	const char *only = getenv("RBS_BENCH_ONLY"); /* "table" or "dense": that table alone */
+	if (!only) {
 		single_hop();
 		hops();
 		scale();
 	}
-	int failed = scale_table();
+	int failed = 0;
+	if (!only || !strcmp(only, "dense"))
+		failed += dense_table();
+	if (!only || !strcmp(only, "table"))
+		failed += scale_table();
 	if (out) {
 		g_mkdir_with_parents(out, 0755);
 		char *p = g_build_filename(out, "rbs.csv", NULL);

@@ -32,6 +32,7 @@ typedef struct {
 	double advert_interval_s; /* s: mean time between our advertisements */
 	gint64 rbs_window;        /* observations per RBS fit */
 	gint64 rbs_min;           /* RBS observations before preferring them to sender-receiver ones */
+	gint64 rbs_references;    /* 0: every node beacons; K >= 2: reference broadcasters (rbs_core.h) */
 	double rbs_max_span_s;    /* s: older observations leave an RBS fit */
 	double peer_timeout_s;    /* s: a silent neighbour's fits are forgotten */
 	double node_timeout_s;    /* s: a node with no news is dead (root rule) */

@@ -116,7 +116,9 @@ static gboolean on_beacon(gpointer data)
 {
 	syncd_rbs *r = data;
 	rbs_packet p = {.type = RBS_BEACON};
-	send_packet(r, &p);
+	/* With [rbs] references, only the references of our neighbourhood. */
+	if (rbs_core_beacons(r->core, sync_now(SYNC_KIND_CPU)))
+		send_packet(r, &p);
 	r->t_beacon = arm(r, r->cfg->beacon_interval_s, on_beacon);
 	return G_SOURCE_REMOVE;
 }
@@ -331,6 +333,7 @@ static void handle(syncd_rbs *r, const uint8_t *buf, size_t len, int64_t host_rt
 			syncd_notify_call(&r->on_change, SYNCD_CHANGED);
 		break;
 	case RBS_ADVERT:
+		rbs_core_advertised(r->core, p.sender, p.nodes, p.n_nodes, now_ns);
 		if (rbs_mesh_merge(r->mesh, &p, now_ns) > 0)
 			syncd_notify_call(&r->on_change, SYNCD_CHANGED);
 		break;
@@ -505,6 +508,7 @@ syncd_rbs *syncd_rbs_new(const syncd_config *cfg, syncd_pairs *pairs, syncd_root
 		.hold_ns = (int64_t)(MAX(10.0, 5.0 * c->report_interval_s) * 1e9),
 		.peer_timeout_ns = (int64_t)(c->peer_timeout_s * 1e9),
 		.min_rbs = (uint32_t)c->rbs_min,
+		.references = (uint32_t)c->rbs_references,
 	};
 	r->core = rbs_core_new(&cc, &why);
 	if (!r->core) {
@@ -698,6 +702,11 @@ void syncd_rbs_describe(syncd_rbs *r, int64_t now_ns, GString *out)
 	if (*r->last_refused)
 		g_string_append_printf(out, "last refused packet: %s\n", r->last_refused);
 	syncd_root_describe(r->root, now_ns, out);
+	if (c->rbs_references)
+		g_string_append_printf(out, "references %" G_GINT64_FORMAT ": this node %s, and fits only to its own references\n",
+				       c->rbs_references,
+				       rbs_core_beacons(r->core, now_ns) ? "beacons (a reference here or of a neighbour)"
+									 : "does not beacon");
 	g_string_append_printf(out,
 			       "packets: rx_beacon=%" G_GUINT64_FORMAT " rx_report=%" G_GUINT64_FORMAT
 			       " rx_advert=%" G_GUINT64_FORMAT " own_beacons=%" G_GUINT64_FORMAT " tx_beacon=%" G_GUINT64_FORMAT

@@ -29,6 +29,8 @@ typedef struct {
 	int64_t last_heard_ns; /* our cpu ns of its last packet */
 	uint64_t reports;
 	fit_rec rbs, sr;
+	GHashTable *nbrs;             /* node -> int64_t*: our cpu ns it was last advertised as this peer's neighbour */
+	int64_t sr_self_x, sr_peer_x; /* newest sender-receiver observation from our beacons, from its (our ns) */
 } peer_rec;
 
 struct rbs_core {
@@ -68,11 +70,17 @@ static void peer_free(gpointer data)
 	peer_rec *p = data;
 	sync_fit_free(p->rbs.fit);
 	sync_fit_free(p->sr.fit);
+	g_hash_table_destroy(p->nbrs);
 	g_free(p);
 }
 
 rbs_core *rbs_core_new(const rbs_core_cfg *cfg, const char **why)
 {
+	if (cfg->references == 1) {
+		*why = "references must be 0 (every node beacons) or at least 2 (a pair needs a reference besides "
+		       "one of its own two)";
+		return NULL;
+	}
 	if (cfg->window < 3 || cfg->min_rbs < 3 || cfg->hold_ns <= 0 || cfg->peer_timeout_ns <= 0 ||
 	    !(cfg->reject_k >= 0) || !(cfg->wander >= 0) || cfg->max_span_ns < 0) {
 		*why = "RBS parameters out of range (window and min_rbs >= 3, positive hold and timeout)";
@@ -152,6 +160,8 @@ static peer_rec *get_peer(rbs_core *c, uint32_t node, int64_t now_ns)
 		p->node = node;
 		fit_init(&p->rbs, &c->cfg);
 		fit_init(&p->sr, &c->cfg);
+		p->nbrs = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+		p->sr_self_x = p->sr_peer_x = INT64_MIN;
 		g_hash_table_insert(c->peers, GUINT_TO_POINTER(node), p);
 		c->gen++;
 	}
@@ -204,9 +214,12 @@ int rbs_core_report(rbs_core *c, uint32_t peer, const rbs_reception *rx, size_t 
 		if (!mine)
 			continue;
 		obs o = {mine->r.t_ns, rx[i].t_ns};
-		if (rx[i].sender == peer || rx[i].sender == c->cfg.self)
+		if (rx[i].sender == peer || rx[i].sender == c->cfg.self) {
 			so[ns++] = o; /* one side is the sender's own looped-back reception */
-		else
+			int64_t *side = rx[i].sender == peer ? &p->sr_peer_x : &p->sr_self_x;
+			if (o.x > *side)
+				*side = o.x;
+		} else
 			ro[nr++] = o;
 	}
 	int added = feed(&p->rbs, ro, nr) + feed(&p->sr, so, ns);
@@ -256,16 +269,85 @@ static void solve(fit_rec *f)
 	f->err = NULL;
 }
 
+gboolean rbs_core_is_reference(const rbs_core *c, uint32_t node)
+{
+	if (!c->cfg.references)
+		return TRUE;
+	uint32_t lower = node != c->cfg.self && c->cfg.self < node;
+	GHashTableIter it;
+	gpointer k;
+	g_hash_table_iter_init(&it, c->peers);
+	while (g_hash_table_iter_next(&it, &k, NULL) && lower < c->cfg.references)
+		lower += GPOINTER_TO_UINT(k) < node;
+	return lower < c->cfg.references;
+}
+
+void rbs_core_advertised(rbs_core *c, uint32_t peer, const rbs_node_news *news, size_t n, int64_t now_ns)
+{
+	if (!c->cfg.references || peer == c->cfg.self)
+		return;
+	peer_rec *p = get_peer(c, peer, now_ns);
+	for (size_t i = 0; i < n; i++) {
+		if (news[i].hops != 1 || news[i].age_ns >= c->cfg.peer_timeout_ns)
+			continue;
+		int64_t *at = g_hash_table_lookup(p->nbrs, GUINT_TO_POINTER(news[i].node));
+		if (!at) {
+			if (g_hash_table_size(p->nbrs) >= RBS_CORE_MAX_NBRS)
+				continue;
+			at = g_new(int64_t, 1);
+			*at = INT64_MIN;
+			g_hash_table_insert(p->nbrs, GUINT_TO_POINTER(news[i].node), at);
+		}
+		if (now_ns - news[i].age_ns > *at)
+			*at = now_ns - news[i].age_ns;
+	}
+}
+
+gboolean rbs_core_beacons(const rbs_core *c, int64_t now_ns)
+{
+	if (!c->cfg.references || rbs_core_is_reference(c, c->cfg.self))
+		return TRUE;
+	uint32_t self = c->cfg.self;
+	GHashTableIter it, jt;
+	gpointer v, k, at;
+	g_hash_table_iter_init(&it, c->peers);
+	while (g_hash_table_iter_next(&it, NULL, &v)) {
+		const peer_rec *p = v;
+		const int64_t *us = g_hash_table_lookup(p->nbrs, GUINT_TO_POINTER(self));
+		if (!us || now_ns - *us >= c->cfg.peer_timeout_ns)
+			continue; /* it does not hear us (now): we are no reference of its */
+		uint32_t lower = p->node < self;
+		g_hash_table_iter_init(&jt, p->nbrs);
+		while (lower < c->cfg.references && g_hash_table_iter_next(&jt, &k, &at))
+			lower += GPOINTER_TO_UINT(k) < self && now_ns - *(const int64_t *)at < c->cfg.peer_timeout_ns;
+		if (lower < c->cfg.references)
+			return TRUE;
+	}
+	return FALSE;
+}
+
+/* Sender-receiver observations are usable only from both directions, so
+ * the send-path delay cancels: beacons of each side within a peer timeout
+ * of the other's (a node that does not beacon, [rbs] beacon = false or
+ * not a reference, gives one direction only). */
+static gboolean two_sided(const rbs_core *c, const peer_rec *p)
+{
+	if (p->sr_self_x == INT64_MIN || p->sr_peer_x == INT64_MIN)
+		return FALSE;
+	int64_t d = p->sr_self_x - p->sr_peer_x;
+	return (d < 0 ? -d : d) < c->cfg.peer_timeout_ns;
+}
+
 /* The fit a peer's pair uses: RBS once it has min_rbs observations, else
- * sender-receiver, else whatever RBS there is. */
+ * two-sided sender-receiver, else whatever RBS there is. */
 static fit_rec *chosen(rbs_core *c, peer_rec *p)
 {
 	solve(&p->rbs);
 	solve(&p->sr);
 	if (p->rbs.have && p->rbs.conv.n >= c->cfg.min_rbs)
 		return &p->rbs;
-	return p->sr.have ? &p->sr : p->rbs.have ? &p->rbs
-						 : NULL;
+	return p->sr.have && two_sided(c, p) ? &p->sr : p->rbs.have ? &p->rbs
+								    : NULL;
 }
 
 static gint cmp_node(gconstpointer a, gconstpointer b)
@@ -293,7 +375,8 @@ size_t rbs_core_entries(rbs_core *c, GArray *out)
 	GPtrArray *a = sorted_peers(c);
 	for (guint i = 0; i < a->len; i++) {
 		peer_rec *p = g_ptr_array_index(a, i);
-		fit_rec *f = chosen(c, p);
+		/* With references, only our fits to them: the graph stays N*K. */
+		fit_rec *f = rbs_core_is_reference(c, p->node) ? chosen(c, p) : NULL;
 		if (!f)
 			continue;
 		sync_ticker_entry e = {sync_clock_cpu(c->cfg.self), sync_clock_cpu(p->node), f->conv};

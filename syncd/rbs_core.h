@@ -36,6 +36,8 @@ typedef struct {
 	int64_t hold_ns;         /* keep our own receptions this long, ns */
 	int64_t peer_timeout_ns; /* forget a peer silent this long, ns */
 	uint32_t min_rbs;        /* RBS observations before a pair uses its RBS fit (>= 3) */
+	uint32_t references;     /* 0: every node is a reference; K >= 2: the K lowest-numbered of the
+				  * neighbourhood are (rbs_core_is_reference) */
 } rbs_core_cfg;
 
 typedef struct rbs_core rbs_core;
@@ -70,6 +72,35 @@ guint rbs_core_expire(rbs_core *c, int64_t now_ns);
  * newest observation), appended to `out` (GArray of sync_ticker_entry).
  * Returns how many. */
 size_t rbs_core_entries(rbs_core *c, GArray *out);
+
+/* Reference broadcasters in a dense field ([rbs] references = K, issue 17).
+ * With K = 0 every node beacons and every pair with observations is
+ * published.  With K >= 2, `node` is one of this node's references when
+ * fewer than K of the nodes this one knows (itself and its peers) have a
+ * lower number: in a field where every node hears every other, the same K
+ * nodes everywhere.  This node publishes its fits only to its references
+ * (cpu_self -> cpu_ref), so the field's graph has about N*K edges instead of
+ * N^2/2 and two other nodes convert through a reference (two hops).
+ * TRUE for every node when K = 0. */
+gboolean rbs_core_is_reference(const rbs_core *c, uint32_t node);
+
+/* Peer `peer` advertised news of these nodes (rbs_node_news: hops 1 are
+ * the nodes it hears).  Kept, with references, to decide rbs_core_beacons. */
+void rbs_core_advertised(rbs_core *c, uint32_t peer, const rbs_node_news *news, size_t n, int64_t now_ns);
+
+/* Whether this node beacons at now_ns: always with K = 0; with K >= 2 when
+ * it is a reference of its own view or of some peer that hears it (among
+ * the K lowest of that peer and the neighbours it advertised).  So every
+ * node hears the K references it fits to, in a sparse field too (where
+ * that makes most nodes beacon: references save traffic only where many
+ * nodes hear each other), while in a dense field only K nodes beacon and a
+ * reception report carries K beacons per interval instead of N. */
+gboolean rbs_core_beacons(const rbs_core *c, int64_t now_ns);
+
+/* Neighbours kept per peer for rbs_core_beacons. */
+#define RBS_CORE_MAX_NBRS 4096
+
+/* Number of peers (heard within the timeout). */
 
 /* Number of peers (heard within the timeout). */
 guint rbs_core_n_peers(const rbs_core *c);

@@ -12,8 +12,9 @@ typedef struct {
 } edge_rec;
 
 typedef struct {
-	int64_t seen_ns; /* our cpu ns of the freshest news */
-	uint32_t hops;   /* 1 = heard directly */
+	int64_t seen_ns;   /* our cpu ns of the freshest news */
+	uint32_t hops;     /* 1 = heard directly */
+	int64_t direct_ns; /* our cpu ns it was last heard directly, or INT64_MIN */
 } news_rec;
 
 struct rbs_mesh {
@@ -61,8 +62,11 @@ static void news(rbs_mesh *m, uint32_t node, int64_t seen, uint32_t hops)
 	if (!r) {
 		r = g_new0(news_rec, 1);
 		r->seen_ns = INT64_MIN;
+		r->direct_ns = INT64_MIN;
 		g_hash_table_insert(m->news, GUINT_TO_POINTER(node), r);
 	}
+	if (hops == 1 && seen > r->direct_ns)
+		r->direct_ns = seen;
 	/* Fresher news wins; equally fresh news by a shorter path. */
 	if (seen > r->seen_ns || (seen == r->seen_ns && hops < r->hops)) {
 		r->seen_ns = seen;
@@ -182,7 +186,13 @@ rbs_node_news *rbs_mesh_news(const rbs_mesh *m, int64_t now_ns, size_t *n)
 		news_rec *r = v;
 		if (now_ns - r->seen_ns > m->cfg.node_timeout_ns)
 			continue;
-		out[k++] = (rbs_node_news){GPOINTER_TO_UINT(key), r->hops, now_ns - r->seen_ns < 0 ? 0 : now_ns - r->seen_ns};
+		/* A node we hear ourselves is our neighbour (one hop) even when
+		 * a relayed news of it looks fresher: the relay's age leaves out
+		 * its transit, so news of one broadcast heard by all arrives
+		 * "fresher" second-hand.  Neighbours' hop-1 lists decide who
+		 * beacons ([rbs] references, rbs_core_beacons). */
+		uint32_t hops = r->direct_ns != INT64_MIN && now_ns - r->direct_ns < m->cfg.node_timeout_ns / 3 ? 1 : r->hops;
+		out[k++] = (rbs_node_news){GPOINTER_TO_UINT(key), hops, now_ns - r->seen_ns < 0 ? 0 : now_ns - r->seen_ns};
 	}
 	*n = k;
 	return out;

@@ -5,6 +5,7 @@
 #include <glib.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "syncd/rbs_core.h"
 #include "syncd/rbs_mesh.h"
@@ -162,6 +163,97 @@ START_TEST(test_unmatched_and_aging)
 }
 END_TEST
 
+static rbs_core *new_core_refs(uint32_t self, uint32_t refs)
+{
+	rbs_core_cfg c = {.self = self, .window = 64, .reject_k = 3.5, .wander = 1e-7, .max_span_ns = 0, .hold_ns = 10000000000LL, .peer_timeout_ns = 5000000000LL, .min_rbs = 8, .references = refs};
+	const char *why = NULL;
+	rbs_core *r = rbs_core_new(&c, &why);
+	ck_assert_msg(r, "%s", why);
+	return r;
+}
+
+/* n beacons of `sender` heard by us and by `peer` (1 us jitter-free offsets),
+ * reported by the peer. */
+static void beacons(rbs_core *me, uint32_t sender, uint32_t peer, uint32_t seq0, int n, int64_t *now)
+{
+	rbs_reception rx[64];
+	ck_assert_int_le(n, 64);
+	for (int i = 0; i < n; i++) {
+		*now += 100000000;
+		rbs_core_heard(me, sender, seq0 + (uint32_t)i, *now, *now);
+		rx[i] = (rbs_reception){sender, seq0 + (uint32_t)i, *now + 7000 + (i % 3) * 100};
+	}
+	rbs_core_report(me, peer, rx, (size_t)n, *now);
+}
+
+/* [rbs] references: the K lowest-numbered nodes known are references; a
+ * node publishes fits only to them; one-sided sender-receiver observations
+ * are never used. */
+START_TEST(test_references)
+{
+	const char *why = NULL;
+	rbs_core_cfg bad = {.self = 1, .window = 64, .reject_k = 3.5, .hold_ns = 1, .peer_timeout_ns = 1, .min_rbs = 8, .references = 1};
+	ck_assert_ptr_null(rbs_core_new(&bad, &why));
+	ck_assert_ptr_nonnull(strstr(why, "at least 2"));
+	rbs_core *me = new_core_refs(5, 2);
+	int64_t now = 1000000000000LL;
+	ck_assert(rbs_core_is_reference(me, 5)); /* alone: its own reference */
+	uint32_t peers[] = {9, 1, 3, 7, 2};
+	for (size_t i = 0; i < G_N_ELEMENTS(peers); i++)
+		rbs_core_touch(me, peers[i], now);
+	ck_assert(rbs_core_is_reference(me, 1));
+	ck_assert(rbs_core_is_reference(me, 2));
+	ck_assert(!rbs_core_is_reference(me, 3));
+	ck_assert(!rbs_core_is_reference(me, 5));
+	ck_assert(!rbs_core_is_reference(me, 9));
+	/* RBS observations with peer 1 (a reference) and peer 3 (not), from
+	 * beacons of reference 2: only cpu5 -> cpu1 is published. */
+	beacons(me, 2, 1, 100, 20, &now);
+	beacons(me, 2, 3, 200, 20, &now);
+	GArray *e = g_array_new(FALSE, FALSE, sizeof(sync_ticker_entry));
+	ck_assert_uint_eq(rbs_core_entries(me, e), 1);
+	ck_assert(sync_clock_equal(g_array_index(e, sync_ticker_entry, 0).to, sync_clock_cpu(1)));
+	g_array_set_size(e, 0);
+	/* Reference 2's own beacons give us only one direction (we do not
+	 * beacon): no sender-receiver fit, however many. */
+	rbs_core *lone = new_core_refs(5, 2);
+	int64_t t2 = now;
+	rbs_core_touch(lone, 1, t2);
+	rbs_core_touch(lone, 2, t2);
+	beacons(lone, 2, 2, 300, 40, &t2);
+	ck_assert_uint_eq(rbs_core_entries(lone, e), 0);
+	/* One direction is no fit even with every node a reference (a node
+	 * with beacon = false); with our own beacons too, it is. */
+	rbs_core *all = new_core_refs(5, 0);
+	int64_t t3 = now;
+	rbs_core_touch(all, 2, t3);
+	beacons(all, 2, 2, 300, 40, &t3);
+	ck_assert_uint_eq(rbs_core_entries(all, e), 0);
+	beacons(all, 5, 2, 400, 10, &t3);
+	ck_assert_uint_eq(rbs_core_entries(all, e), 1);
+	ck_assert(rbs_core_is_reference(all, 9));
+	ck_assert(rbs_core_beacons(all, t3));
+	/* Beaconing: not a reference of our own view (1, 2 are lower), but of
+	 * peer 9's, which hears us and 7, 8: we beacon.  A peer that does not
+	 * list us, or lists two lower nodes, does not make us beacon. */
+	ck_assert(!rbs_core_beacons(me, now));
+	rbs_node_news n9[] = {{9, 0, 0}, {5, 1, 0}, {7, 1, 0}, {8, 1, 1000}, {1, 2, 0}};
+	rbs_node_news n3[] = {{3, 0, 0}, {1, 1, 0}, {2, 1, 0}, {5, 1, 0}};
+	rbs_node_news n7[] = {{7, 0, 0}, {6, 1, 0}, {4, 1, 0}};
+	rbs_core_advertised(me, 3, n3, G_N_ELEMENTS(n3), now);
+	rbs_core_advertised(me, 7, n7, G_N_ELEMENTS(n7), now);
+	ck_assert(!rbs_core_beacons(me, now));
+	rbs_core_advertised(me, 9, n9, G_N_ELEMENTS(n9), now);
+	ck_assert(rbs_core_beacons(me, now));
+	/* That news ages out with the peer timeout. */
+	ck_assert(!rbs_core_beacons(me, now + 6000000000LL));
+	g_array_free(e, TRUE);
+	rbs_core_free(all);
+	rbs_core_free(lone);
+	rbs_core_free(me);
+}
+END_TEST
+
 static rbs_edge edge(uint32_t origin, sync_clock_id a, sync_clock_id b, int64_t age, double slope)
 {
 	rbs_edge e = {origin, 0, age, a, b, sync_conv_fixed(0, 0, slope)};
@@ -234,6 +326,7 @@ int main(void)
 	tcase_add_test(tc, test_rbs_fit_calibrated);
 	tcase_add_test(tc, test_sender_receiver_fallback);
 	tcase_add_test(tc, test_unmatched_and_aging);
+	tcase_add_test(tc, test_references);
 	tcase_add_test(tc, test_mesh_ages_and_root);
 	suite_add_tcase(s, tc);
 	return tu_check_run(s);

@@ -204,6 +204,54 @@ START_TEST(test_three_nodes_converge)
 }
 END_TEST
 
+/* [rbs] references = 3 in a dense field of 8: only nodes 1-3 beacon once
+ * they have heard the others, the rest fit only to them, so two of the rest
+ * convert through a reference (two hops), and every conversion stays within
+ * its stated uncertainty. */
+START_TEST(test_reference_broadcasters)
+{
+	GString *sc = g_string_new("[world]\nseed = 8\nradio_range_m = 100\n");
+	for (int i = 1; i <= 8; i++)
+		g_string_append_printf(sc, "[node.%d]\nposition_m = %d,%d,0\ncpu_skew_ppm = %g\ncpu_offset_ns = %d\nradio_jitter_ns = 1000\n",
+				       i, 5 * (i % 3), 5 * (i / 3), 13.0 * i - 50, 100000000 * i);
+	csim *s = start("refs", sc->str, "[rbs]\nreferences = 3\n", FALSE);
+	g_string_free(sc, TRUE);
+	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s), csim_epoch_ns(s));
+	double err, sd;
+	unsigned hops;
+	ck_assert_int_eq(wait_convert(t, 5, 5, 7, 30, &err, &sd, &hops), 0);
+	ck_assert_int_eq(wait_convert(t, 4, 4, -1, 30, &err, &sd, &hops), 0);
+	g_usleep(3000000);
+	guint64 b0[9], b1[9];
+	for (int i = 1; i <= 8; i++) {
+		char *st = rbs_status(s, i);
+		b0[i] = counter(st, "tx_beacon");
+		g_free(st);
+	}
+	settle_and_check(t, 4, 2000);
+	for (int i = 1; i <= 8; i++) {
+		char *st = rbs_status(s, i);
+		b1[i] = counter(st, "tx_beacon");
+		ck_assert_msg((i <= 3) == (strstr(st, "this node beacons") != NULL), "node%d:\n%s", i, st);
+		g_free(st);
+		if (i <= 3)
+			ck_assert_msg(b1[i] > b0[i], "reference node%d sent no beacon in 4 s", i);
+		else
+			ck_assert_msg(b1[i] == b0[i], "node%d beaconed %" G_GUINT64_FORMAT " times, not a reference", i,
+				      b1[i] - b0[i]);
+	}
+	/* A reference is one fit away; two others, two (through a reference). */
+	char why[200];
+	ck_assert_int_eq(convert(t, 6, 6, 2, &err, &sd, &hops, why, sizeof why), 0);
+	ck_assert_uint_eq(hops, 1);
+	ck_assert_int_eq(convert(t, 6, 6, 8, &err, &sd, &hops, why, sizeof why), 0);
+	ck_assert_uint_eq(hops, 2);
+	ck_assert_msg(fabs(err) <= 5 * sd, "node6 -> node8: error %.0f ns, sd %.0f ns", err, sd);
+	csim_truth_free(t);
+	csim_stop(s);
+}
+END_TEST
+
 START_TEST(test_line_of_five)
 {
 	/* 10 m apart, range 15 m: each node hears only its neighbours. */
@@ -679,6 +727,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_three_nodes_converge);
 	tcase_add_test(tc, test_line_of_five);
+	tcase_add_test(tc, test_reference_broadcasters);
 	tcase_add_test(tc, test_kill_and_restart);
 	tcase_add_test(tc, test_root_killed_global_continues);
 	tcase_add_test(tc, test_forged_key);

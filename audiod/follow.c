@@ -178,7 +178,7 @@ static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
 	const audio_ring_hdr *h = audio_ring_header(s->ring);
 	char text[64];
 	int n = snprintf(text, sizeof text, "CHFOLLOW 1 %u %llu", h->frame_bytes, (unsigned long long)h->capacity);
-	int fds[2] = {audio_ring_fd(s->ring), efd};
+	int fds[2] = {audio_ring_reader_fd(s->ring), efd};
 	union {
 		struct cmsghdr h;
 		char buf[CMSG_SPACE(sizeof fds)];

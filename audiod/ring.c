@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -14,7 +15,8 @@ struct audio_ring {
 	audio_ring_hdr *hdr; /* start of the mapping */
 	uint8_t *data;       /* frame data */
 	size_t map_bytes;
-	int fd; /* owner's memfd, -1 for readers */
+	int fd;    /* owner's memfd, -1 for readers */
+	int ro_fd; /* owner's read-only descriptor of it, for readers; -1 for readers */
 };
 
 /* The counters live in shared memory: access them atomically. */
@@ -60,6 +62,18 @@ int audio_ring_create(uint32_t frame_bytes, uint64_t capacity, uint32_t rate_hz,
 	r->data = (uint8_t *)m + AUDIO_RING_HDR_BYTES;
 	r->map_bytes = bytes;
 	r->fd = fd;
+	/* A read-only open of the same memfd: what readers are handed, so no
+	 * reader can map it writable and change what the others read. */
+	char self[64];
+	snprintf(self, sizeof self, "/proc/self/fd/%d", fd);
+	r->ro_fd = open(self, O_RDONLY | O_CLOEXEC);
+	if (r->ro_fd < 0) {
+		int e = -errno;
+		munmap(m, bytes);
+		close(fd);
+		free(r);
+		return e;
+	}
 	audio_ring_hdr *h = r->hdr;
 	h->magic = AUDIO_RING_MAGIC;
 	h->version = AUDIO_RING_VERSION;
@@ -102,6 +116,7 @@ int audio_ring_map(int fd, audio_ring **out)
 	r->data = (uint8_t *)m + AUDIO_RING_HDR_BYTES;
 	r->map_bytes = (size_t)st.st_size;
 	r->fd = -1;
+	r->ro_fd = -1;
 	*out = r;
 	return 0;
 }
@@ -113,12 +128,19 @@ void audio_ring_free(audio_ring *r)
 	munmap(r->hdr, r->map_bytes);
 	if (r->fd >= 0)
 		close(r->fd);
+	if (r->ro_fd >= 0)
+		close(r->ro_fd);
 	free(r);
 }
 
 int audio_ring_fd(const audio_ring *r)
 {
 	return r->fd;
+}
+
+int audio_ring_reader_fd(const audio_ring *r)
+{
+	return r->ro_fd;
 }
 
 const audio_ring_hdr *audio_ring_header(const audio_ring *r)

@@ -63,6 +63,11 @@ void audio_ring_free(audio_ring *r);
 /* The memfd (owner only; -1 for mapped rings). */
 int audio_ring_fd(const audio_ring *r);
 
+/* A read-only descriptor of the same memfd (owner only; -1 for mapped
+ * rings): what bulk readers and followers are handed, so none can map the
+ * ring writable and change what the others read. */
+int audio_ring_reader_fd(const audio_ring *r);
+
 /* The shared header (read-only for readers). */
 const audio_ring_hdr *audio_ring_header(const audio_ring *r);
 

@@ -86,8 +86,15 @@ START_TEST(mapped_reader_sees_writer)
 	audio_ring *w, *rd;
 	int32_t in[2 * 64], out[2 * 64];
 	ck_assert_int_eq(audio_ring_create(8, 256, 16000, 2, 0, 0, &w), 0);
-	ck_assert_int_eq(audio_ring_map(audio_ring_fd(w), &rd), 0);
+	/* Readers get the read-only descriptor: it maps for reading only. */
+	int ro = audio_ring_reader_fd(w);
+	ck_assert_int_ge(ro, 0);
+	size_t bytes = AUDIO_RING_HDR_BYTES + 256 * 8;
+	ck_assert_ptr_eq(mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, ro, 0), MAP_FAILED);
+	ck_assert_int_eq(errno, EACCES);
+	ck_assert_int_eq(audio_ring_map(ro, &rd), 0);
 	ck_assert_int_eq(audio_ring_fd(rd), -1);
+	ck_assert_int_eq(audio_ring_reader_fd(rd), -1);
 	fill(in, 0, 64);
 	audio_ring_write(w, in, 64);
 	ck_assert_int_eq(audio_ring_read(rd, 10, 54, out, NULL), 0);

@@ -11,6 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "audiod/devsock.h"
 #include "libdev/dev.h"
 
 struct follow_set {
@@ -228,31 +229,12 @@ static gboolean listen_again(gpointer data)
 followserver *followserver_new(const char *name, unsigned mode, audio_ring *r, follow_set *set, GMainContext *ctx,
 			       GError **err)
 {
-	const char *why = NULL;
 	followserver *s = g_new0(followserver, 1);
 	s->fd = -1;
 	s->ring = r;
 	s->set = set;
 	s->ctx = ctx;
-	int rc = dev_path(name, s->path, sizeof s->path, &why);
-	if (rc == 0)
-		rc = dev_path_mkparents(s->path);
-	if (rc < 0) {
-		g_set_error(err, DEV_ERROR, -rc, "%s: %s", name, why ? why : g_strerror(-rc));
-		g_free(s);
-		return NULL;
-	}
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	g_strlcpy(a.sun_path, s->path, sizeof a.sun_path);
-	s->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	unlink(s->path);
-	if (s->fd < 0 || bind(s->fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(s->fd, 16) < 0) {
-		g_set_error(err, DEV_ERROR, errno, "%s: cannot listen: %s", s->path, g_strerror(errno));
-		followserver_free(s);
-		return NULL;
-	}
-	if (chmod(s->path, mode ? mode : 0660) < 0) {
-		g_set_error(err, DEV_ERROR, errno, "%s: chmod: %s", s->path, g_strerror(errno));
+	if ((s->fd = devsock_listen(name, mode, s->path, sizeof s->path, err)) < 0) {
 		followserver_free(s);
 		return NULL;
 	}

@@ -3,12 +3,12 @@
 
 #include <errno.h>
 #include <poll.h>
-#include <stdatomic.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "audiod/devsock.h"
 #include "audiod/error.h"
 #include "libdev/dev.h"
 
@@ -44,22 +44,9 @@ static ssize_t receive(int fd, char *text, size_t cap, int *fds, int *nfds)
 int ring_follow_open(const char *name, int64_t from, ring_follower **out, GError **err)
 {
 	char path[DEV_PATH_MAX], text[160];
-	const char *why = NULL;
-	int rc = dev_path(name, path, sizeof path, &why);
-	if (rc < 0) {
-		g_set_error(err, AUDIOD_ERROR, -rc, "%s: %s", name, why);
-		return rc;
-	}
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	g_strlcpy(a.sun_path, path, sizeof a.sun_path);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
-		rc = -errno;
-		g_set_error(err, AUDIOD_ERROR, errno, "%s: %s", path, g_strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return rc;
-	}
+	int rc, fd = devsock_connect(name, path, sizeof path, err);
+	if (fd < 0)
+		return fd;
 	int fds[2] = {-1, -1}, nfds = 0;
 	ssize_t n = receive(fd, text, sizeof text, fds, &nfds);
 	if (n > 0 && g_str_has_prefix(text, "CHFOLLOW refused: ")) {

@@ -10,6 +10,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "audiod/devsock.h"
 #include "audiod/error.h"
 #include "libdev/dev.h"
 
@@ -50,29 +51,10 @@ static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
 
 ringserver *ringserver_new(const char *name, unsigned mode, audio_ring *r, GMainContext *ctx, GError **err)
 {
-	const char *why = NULL;
 	ringserver *s = g_new0(ringserver, 1);
 	s->fd = -1;
 	s->ring = r;
-	int rc = dev_path(name, s->path, sizeof s->path, &why);
-	if (rc == 0)
-		rc = dev_path_mkparents(s->path);
-	if (rc < 0) {
-		g_set_error(err, DEV_ERROR, -rc, "%s: %s", name, why ? why : g_strerror(-rc));
-		g_free(s);
-		return NULL;
-	}
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	g_strlcpy(a.sun_path, s->path, sizeof a.sun_path);
-	s->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	unlink(s->path);
-	if (s->fd < 0 || bind(s->fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(s->fd, 16) < 0) {
-		g_set_error(err, DEV_ERROR, errno, "%s: cannot listen: %s", s->path, g_strerror(errno));
-		ringserver_free(s);
-		return NULL;
-	}
-	if (chmod(s->path, mode ? mode : 0660) < 0) {
-		g_set_error(err, DEV_ERROR, errno, "%s: chmod: %s", s->path, g_strerror(errno));
+	if ((s->fd = devsock_listen(name, mode, s->path, sizeof s->path, err)) < 0) {
 		ringserver_free(s);
 		return NULL;
 	}
@@ -105,22 +87,9 @@ void ringserver_free(ringserver *s)
 int ring_bulk_open(const char *name, audio_ring **out, GError **err)
 {
 	char path[DEV_PATH_MAX], text[64];
-	const char *why = NULL;
-	int rc = dev_path(name, path, sizeof path, &why);
-	if (rc < 0) {
-		g_set_error(err, AUDIOD_ERROR, -rc, "%s: %s", name, why);
-		return rc;
-	}
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	g_strlcpy(a.sun_path, path, sizeof a.sun_path);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) < 0) {
-		rc = -errno;
-		g_set_error(err, AUDIOD_ERROR, errno, "%s: %s", path, g_strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return rc;
-	}
+	int rc, fd = devsock_connect(name, path, sizeof path, err);
+	if (fd < 0)
+		return fd;
 	union {
 		struct cmsghdr h;
 		char buf[CMSG_SPACE(sizeof(int))];

@@ -1,0 +1,22 @@
+/* devsock.h — the SOCK_SEQPACKET sockets of audiod's shared-memory devices
+ * (audio/<k>/ring, audio/<k>/follow): listening at a device's path, and a
+ * client's connect to one.  They hand out descriptors, not libdev messages.
+ */
+#ifndef CHORUS_AUDIOD_DEVSOCK_H
+#define CHORUS_AUDIOD_DEVSOCK_H
+
+#include <glib.h>
+#include <stddef.h>
+
+/* Listen (non-blocking) at the path of device `name`, made with its parent
+ * directories and `mode` (0: 0660); the path goes to path (len bytes).
+ * Returns the socket, or -1 with err set (DEV_ERROR: the name or path and
+ * why). */
+int devsock_listen(const char *name, unsigned mode, char *path, size_t len, GError **err);
+
+/* Connect (blocking) to device `name`; the path tried goes to path.
+ * Returns the socket, or -errno with err set (AUDIOD_ERROR: the path and
+ * why). */
+int devsock_connect(const char *name, char *path, size_t len, GError **err);
+
+#endif

@@ -114,14 +114,17 @@ int capture_start(capture *c)
 	return snd_pcm_start(c->pcm);
 }
 
-int capture_wait(capture *c, int timeout_ms)
+int capture_poll(capture *c, int timeout_ms)
 {
-	unsigned short revents = 0;
 	int n = poll(c->pfd, (nfds_t)c->npfd, timeout_ms);
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
-	if (n == 0)
-		return 0;
+	return n > 0;
+}
+
+int capture_revents(capture *c)
+{
+	unsigned short revents = 0;
 	int rc = snd_pcm_poll_descriptors_revents(c->pcm, c->pfd, (unsigned)c->npfd, &revents);
 	if (rc < 0)
 		return rc;

@@ -46,9 +46,15 @@ void capture_hw_ids(const capture *c, int *card, int *device, int *subdevice);
 /* Start (or restart after capture_recover) the stream.  0 or -errno. */
 int capture_start(capture *c);
 
-/* Wait up to timeout_ms for a period (poll on the PCM's descriptors).
- * Returns 1 readable, 0 timeout, or -errno (-EPIPE: overrun). */
-int capture_wait(capture *c, int timeout_ms);
+/* Wait up to timeout_ms for the PCM's descriptors (poll).  Returns 1 when
+ * one is ready, 0 on timeout or a signal, or -errno.  The caller stamps its
+ * wakeup right after, before ALSA's processing (capture_revents). */
+int capture_poll(capture *c, int timeout_ms);
+
+/* After capture_poll returned 1: what the descriptors mean to ALSA (for a
+ * plugin PCM this runs its poll callback).  Returns 1 readable, 0 not yet,
+ * or -errno (-EPIPE: overrun). */
+int capture_revents(capture *c);
 
 /* Read up to max frames into buf without blocking.  Returns frames read,
  * 0 when none are ready, -EPIPE on overrun (call capture_recover), or

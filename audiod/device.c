@@ -596,9 +596,11 @@ static int status_text(void *user, GString *out)
 				       timehist_segment(d->th));
 	else
 		g_string_append_printf(out, "fit none yet segment=%u\n", timehist_segment(d->th));
-	g_string_append_printf(out, "latency_us p50=%.1f p99=%.1f max=%.1f n=%" G_GUINT64_FORMAT " wakeups=%" G_GUINT64_FORMAT " rt=%s\n",
+	g_string_append_printf(out, "latency_us p50=%.1f p99=%.1f max=%.1f n=%" G_GUINT64_FORMAT " wakeups=%" G_GUINT64_FORMAT " rt=%s max_ago_s=%.1f max_records=%u\n",
 			       st.lat_p50_ns * 1e-3, st.lat_p99_ns * 1e-3, st.lat_max_ns * 1e-3, st.lat_n, st.wakeups,
-			       st.rt ? "SCHED_FIFO" : "no");
+			       st.rt ? "SCHED_FIFO" : "no",
+			       st.lat_n ? (double)(sync_now(SYNC_KIND_CPU) - st.lat_max_at_ns) * 1e-9 : 0.0,
+			       st.lat_max_records);
 	g_string_append_printf(out, "path_us commit=%.1f/%.1f dispatch=%.1f/%.1f send=%.1f/%.1f notify=%.1f/%.1f (p50/p99 over 2 s: wakeup->queued->handled->sent; wakeup->followers woken)\n",
 			       st.commit_p50_ns * 1e-3, st.commit_p99_ns * 1e-3, st.dispatch_p50_ns * 1e-3,
 			       st.dispatch_p99_ns * 1e-3, st.send_p50_ns * 1e-3, st.send_p99_ns * 1e-3,

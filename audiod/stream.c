@@ -253,6 +253,12 @@ static void read_records(stream *s, int64_t wake)
 			apply(s, &out);
 			if (i == n - 1) {
 				g_mutex_lock(&s->lock);
+				if (wake - cpu > s->lat.max_ns) {
+					/* When the worst came, and whether the
+					 * thread had slept through a period. */
+					s->st.lat_max_at_ns = wake;
+					s->st.lat_max_records = (uint32_t)n;
+				}
 				latency_add(&s->lat, wake - cpu);
 				g_mutex_unlock(&s->lock);
 			}
@@ -396,8 +402,12 @@ static gpointer capture_thread(gpointer data)
 	/* A continued numbering settles the first run like a restart. */
 	numbering_start(s->num, sync_now(SYNC_KIND_CPU));
 	while (!g_atomic_int_get(&s->stop)) {
-		rc = capture_wait(s->cap, 100);
+		rc = capture_poll(s->cap, 100);
+		/* The wakeup itself: stamped before ALSA's processing of the
+		 * descriptors, which is part of the capture thread's work. */
 		int64_t wake = sync_now(SYNC_KIND_CPU);
+		if (rc > 0)
+			rc = capture_revents(s->cap);
 		if (!s->ev.wake_ns)
 			s->ev.wake_ns = wake; /* the first wakeup of the event being filled */
 		if (rc == -EPIPE) {

@@ -72,6 +72,8 @@ typedef struct {
 	uint64_t wakeups;                           /* wakeups with data */
 	int64_t lat_p50_ns, lat_p99_ns, lat_max_ns; /* interrupt -> wakeup latency */
 	uint64_t lat_n;                             /* its samples (0 with ALSA timestamps: no interrupt time) */
+	int64_t lat_max_at_ns;                      /* cpu time of the wakeup with the largest latency */
+	uint32_t lat_max_records;                   /* records that wakeup read (> 1: it had slept through an interrupt) */
 	/* The path from the wakeup to the clients (issue 17), p50 and p99 over
 	 * the last 2 s, ns: the capture thread's own work (wakeup -> event
 	 * queued: reading the card, the ring, the numbering), the hop to the

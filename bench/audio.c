@@ -274,7 +274,7 @@ static row run_clients(ah_node *h, via mode, int n)
 	int64_t c0 = ah_field(st, "captured"), cpu0, tk0, sy0, cpu1, tk1, sy1;
 	g_free(st);
 	proc_cpu(h->audiod, &cpu0, &tk0, &sy0);
-	int64_t w0 = mono_ns();
+	int64_t w0 = mono_ns(), t_row = ah_host_now(); /* host raw, as spawn_host_ns */
 	atomic_store(&measuring, 1);
 	g_usleep((gulong)(MEASURE_S * 1e6));
 	atomic_store(&measuring, 0);
@@ -307,9 +307,9 @@ static row run_clients(ah_node *h, via mode, int n)
 	rw.p50_us = quantile(lat, 0.5) * 1e-3;
 	rw.p99_us = quantile(lat, 0.99) * 1e-3;
 	rw.chunks = lat->len;
-	printf("  %-6s %3d clients  audiod own cpu %5.2f%% of a core (%.3f ms per s of audio; the simulated card's "
+	printf("  [%5.1f s] %-6s %3d clients  audiod own cpu %5.2f%% of a core (%.3f ms per s of audio; the simulated card's "
 	       "rendering %5.2f%% more; stat ticks %.1f ms)  delivered %6.1f s",
-	       via_name[mode], n, rw.own_pct, own_ns * 1e-6 / audio_s, rw.synth_pct,
+	       (t_row - h->spawn_host_ns) * 1e-9, via_name[mode], n, rw.own_pct, own_ns * 1e-6 / audio_s, rw.synth_pct,
 	       (double)(tk1 - tk0) / sysconf(_SC_CLK_TCK) / audio_s * 1e3, delivered);
 	if (n)
 		printf("  irq->client p50 %.0f us p99 %.0f us (%u chunks)", rw.p50_us, rw.p99_us, rw.chunks);
@@ -431,16 +431,24 @@ static double accuracy(ah_node *h, const char *label, double *se_out)
 	return rms;
 }
 
-static void capture_latency(const char *label)
+static void capture_latency(const ah_node *h, const char *label)
 {
 	char *st = ah_status();
 	const char *p = strstr(st, "latency_us p50=");
-	double p50 = 0, p99 = 0, mx = 0, n = 0;
+	double p50 = 0, p99 = 0, mx = 0, n = 0, ago = 0, recs = 0;
 	if (p)
 		sscanf(p, "latency_us p50=%lf p99=%lf max=%lf n=%lf", &p50, &p99, &mx, &n);
+	const char *q = p ? strstr(p, " max_ago_s=") : NULL;
+	if (q)
+		sscanf(q, " max_ago_s=%lf max_records=%lf", &ago, &recs);
+	/* When the worst wakeup came, counted from audiod's start: a start-up
+	 * transient or a wakeup that slept through an interrupt (more than one
+	 * record read) is the usual explanation. */
+	double since_start = (ah_host_now() - h->spawn_host_ns) * 1e-9 - ago;
 	if (n > 0)
-		printf("  capture thread irq->wakeup (%s, audio/0/status): p50 %.0f us p99 %.0f us max %.0f us\n", label,
-		       p50, p99, mx);
+		printf("  capture thread irq->wakeup (%s, audio/0/status): p50 %.0f us p99 %.0f us max %.0f us "
+		       "(%.1f s after audiod started, a wakeup that read %.0f record%s)\n",
+		       label, p50, p99, mx, since_start, recs, recs == 1 ? "" : "s");
 	else
 		printf("  capture thread irq->wakeup (%s): not measurable (ALSA timestamps carry no interrupt time)\n",
 		       label);
@@ -558,7 +566,7 @@ int main(void)
 	for (int m = 0; m < 2; m++)
 		for (size_t i = 0; i < G_N_ELEMENTS(counts); i++)
 			rows[m][i] = run_clients(&h, (via)m, counts[i]);
-	capture_latency("sim");
+	capture_latency(&h, "sim");
 	bad += latency_table(&h, rows, counts);
 	bulk(&h);
 	double se_side;
@@ -581,7 +589,7 @@ int main(void)
 		ah_start(&h, NODE, tag, &o);
 		ah_find_f0(&h);
 		ah_wait_frames(8 * (int64_t)h.rate_hz);
-		capture_latency(label);
+		capture_latency(&h, label);
 		double se, rms = accuracy(&h, label, &se);
 		ah_stop(&h);
 		if (rms > 5 * se)

@@ -306,6 +306,29 @@ static void capture_alsa_error(const char *file, int line, const char *func, int
 	va_end(ap);
 }
 
+/* PCM x of type chorus_sim on `scenario` with `fields` (and sidechannel
+ * none) must fail to open for `stream`, saying `expect` (and `expect2`
+ * unless NULL) in ALSA's error output. */
+static void open_refused(snd_pcm_stream_t stream, const char *scenario, const char *fields, const char *expect,
+			 const char *expect2)
+{
+	snd_pcm_t *pcm;
+	snd_config_t *top;
+	snd_input_t *in;
+	char *text = g_strdup_printf("pcm_type.chorus_sim { lib \"%s\" }\npcm.x { type chorus_sim scenario \"%s\" %s sidechannel none }\n",
+				     SIM_PLUGIN_SO, scenario, fields);
+	snd_input_buffer_open(&in, text, -1);
+	snd_config_top(&top);
+	ck_assert_int_eq(snd_config_load(top, in), 0);
+	snd_input_close(in);
+	g_string_truncate(alsa_errors, 0);
+	ck_assert_int_lt(snd_pcm_open_lconf(&pcm, "x", stream, 0, top), 0);
+	ck_assert_msg(strstr(alsa_errors->str, expect) && (!expect2 || strstr(alsa_errors->str, expect2)), "%s",
+		      alsa_errors->str);
+	snd_config_delete(top);
+	g_free(text);
+}
+
 START_TEST(hw_params_are_constrained)
 {
 	sess s;
@@ -319,64 +342,22 @@ START_TEST(hw_params_are_constrained)
 	ck_assert_int_eq(snd_pcm_hw_params_test_rate(s.pcm, hw, 192000, 0), 0);
 	ck_assert_int_ne(snd_pcm_hw_params_test_rate(s.pcm, hw, 4000, 0), 0);
 	sess_close(&s);
-	/* Playback is refused: it is a microphone. */
-	snd_pcm_t *pcm;
-	snd_config_t *top;
-	snd_input_t *in;
-	char *text = g_strdup_printf("pcm_type.chorus_sim { lib \"%s\" }\npcm.x { type chorus_sim scenario \"%s\" node 1 sidechannel none }\n",
-				     SIM_PLUGIN_SO, SCENARIO);
-	snd_input_buffer_open(&in, text, -1);
-	snd_config_top(&top);
-	ck_assert_int_eq(snd_config_load(top, in), 0);
-	snd_input_close(in);
 	alsa_errors = g_string_new(NULL);
 	snd_lib_error_set_handler(capture_alsa_error);
-	ck_assert_int_lt(snd_pcm_open_lconf(&pcm, "x", SND_PCM_STREAM_PLAYBACK, 0, top), 0);
-	ck_assert_msg(strstr(alsa_errors->str, "capture only"), "%s", alsa_errors->str);
+	/* Playback is refused: it is a microphone. */
+	open_refused(SND_PCM_STREAM_PLAYBACK, SCENARIO, "node 1", "capture only", NULL);
 	/* An unknown node is refused with a reason (on stderr). */
-	snd_config_delete(top);
-	g_free(text);
-	text = g_strdup_printf("pcm_type.chorus_sim { lib \"%s\" }\npcm.x { type chorus_sim scenario \"%s\" node 9 sidechannel none }\n",
-			       SIM_PLUGIN_SO, SCENARIO);
-	snd_input_buffer_open(&in, text, -1);
-	snd_config_top(&top);
-	ck_assert_int_eq(snd_config_load(top, in), 0);
-	snd_input_close(in);
-	ck_assert_int_lt(snd_pcm_open_lconf(&pcm, "x", SND_PCM_STREAM_CAPTURE, 0, top), 0);
-	ck_assert_msg(strstr(alsa_errors->str, "node 9 is not in scenario"), "%s", alsa_errors->str);
-	snd_config_delete(top);
-	g_free(text);
+	open_refused(SND_PCM_STREAM_CAPTURE, SCENARIO, "node 9", "node 9 is not in scenario", NULL);
 	/* A broken scenario: every error with its file and line, open refused. */
 	char *bad = g_build_filename(run_dir(), "bad.ini", NULL);
 	ck_assert(g_file_set_contents(bad, "[world]\nseed = x\n[node.1]\nposition_m = 0,0\nfoo = 1\n", -1, NULL));
-	text = g_strdup_printf("pcm_type.chorus_sim { lib \"%s\" }\npcm.x { type chorus_sim scenario \"%s\" node 1 sidechannel none }\n",
-			       SIM_PLUGIN_SO, bad);
-	snd_input_buffer_open(&in, text, -1);
-	snd_config_top(&top);
-	ck_assert_int_eq(snd_config_load(top, in), 0);
-	snd_input_close(in);
-	g_string_truncate(alsa_errors, 0);
-	ck_assert_int_lt(snd_pcm_open_lconf(&pcm, "x", SND_PCM_STREAM_CAPTURE, 0, top), 0);
-	ck_assert_msg(strstr(alsa_errors->str, "bad.ini:2: [world] seed: 'x' is not an integer") &&
-			      strstr(alsa_errors->str, "bad.ini:5: [node.1] foo: unknown key"),
-		      "%s", alsa_errors->str);
-	snd_config_delete(top);
-	g_free(text);
+	open_refused(SND_PCM_STREAM_CAPTURE, bad, "node 1", "bad.ini:2: [world] seed: 'x' is not an integer",
+		     "bad.ini:5: [node.1] foo: unknown key");
 	/* A render mode it does not know. */
-	text = g_strdup_printf("pcm_type.chorus_sim { lib \"%s\" }\npcm.x { type chorus_sim scenario \"%s\" node 1 sidechannel none render later }\n",
-			       SIM_PLUGIN_SO, SCENARIO);
-	snd_input_buffer_open(&in, text, -1);
-	snd_config_top(&top);
-	ck_assert_int_eq(snd_config_load(top, in), 0);
-	snd_input_close(in);
-	g_string_truncate(alsa_errors, 0);
-	ck_assert_int_lt(snd_pcm_open_lconf(&pcm, "x", SND_PCM_STREAM_CAPTURE, 0, top), 0);
-	ck_assert_msg(strstr(alsa_errors->str, "render 'later' is not ahead or inline"), "%s", alsa_errors->str);
+	open_refused(SND_PCM_STREAM_CAPTURE, SCENARIO, "node 1 render later", "render 'later' is not ahead or inline", NULL);
 	snd_lib_error_set_handler(NULL);
 	g_string_free(alsa_errors, TRUE);
 	alsa_errors = NULL;
-	snd_config_delete(top);
-	g_free(text);
 	g_free(bad);
 }
 END_TEST

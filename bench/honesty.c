@@ -34,9 +34,13 @@
  * FILE's INI text to every node's syncd.conf (chorus-sim --syncd-conf), to
  * try a setting over the matrix.  Writes
  * $CHORUS_BENCH_OUT/honesty.csv (row,shape,tstamp,jitter_us,wander,kind,n,
- * rms_us,rms_z,beyond_5se,verdict,other_cores).  `other` is how many cores
- * other processes kept busy during the row (cpu_now): a row failed under
- * load is judged as any other, and the column says it was loaded.
+ * rms_us,rms_z,beyond_5se,verdict,other_cores,attempt).  `other` is how many
+ * cores other processes kept busy during the row (cpu_now).  A row that
+ * fails while others kept more than LOADED_CORES busy was not measured in
+ * the conditions its model assumes (the machine's own scheduling is part of
+ * every latency): it is measured once more (attempt 1) and that verdict
+ * counts; both runs are printed and in the CSV, and the tally says how many
+ * rows were measured again.  A row that passes under load passes.
  */
 #include <errno.h>
 #include <math.h>
@@ -55,6 +59,9 @@
 #ifndef CSIM_BIN_DIR
 #define CSIM_BIN_DIR "build/bin"
 #endif
+
+/* Cores other processes may keep busy before a failed row is measured again. */
+#define LOADED_CORES 0.5
 
 static const char *const shapes[] = {"exponential", "normal", "uniform", "constant", "mixture"};
 static const char *const tstamps[] = {"sidechannel", "alsa-driver", "alsa-pessimistic"};
@@ -313,67 +320,81 @@ int main(void)
 		fprintf(stderr, "bench/honesty: %s: %s\n", csv_path, g_strerror(errno));
 		return 1;
 	}
-	fprintf(csv, "row,shape,tstamp,jitter_us,wander,kind,hops,n,rms_us,rms_z,beyond_5se,verdict,other_cores\n");
+	fprintf(csv, "row,shape,tstamp,jitter_us,wander,kind,hops,n,rms_us,rms_z,beyond_5se,verdict,other_cores,attempt\n");
 	char *tmp = g_dir_make_tmp("chorus-honesty-XXXXXX", NULL);
 	printf("bench/honesty: %u rows (%s), %g s each, 4 nodes on a line; runs under %s\n", rows->len,
 	       full ? "full" : "quick", duration_s, tmp);
 	printf("%3s %-11s %-16s %6s %-6s %-6s %5s %6s %9s %7s %6s  %-7s %s\n", "row", "shape", "tstamp", "jit_us", "wander",
 	       "kind", "hops", "n", "rms_us", "rms_z", ">5se", "verdict", "other");
-	int failed = 0;
+	int failed = 0, reruns = 0;
 	for (guint i = 0; i < rows->len; i++) {
 		const row *r = &g_array_index(rows, row, i);
-		char name[16];
-		g_snprintf(name, sizeof name, "row%u", i);
-		char *dir = g_build_filename(tmp, name, NULL);
-		stats st[3];
-		double b0, t0, c0, b1, t1, c1;
-		gint64 w0 = g_get_monotonic_time();
-		gboolean have_cpu = cpu_now(&b0, &t0, &c0);
-		int rc = run_row(r, dir, r->wander ? MAX(duration_s, 90) : duration_s, st);
-		double wall_s = (g_get_monotonic_time() - w0) * 1e-6;
-		have_cpu = have_cpu && cpu_now(&b1, &t1, &c1) && wall_s > 0;
-		/* cores busy with other work during the row (-1: unknown) */
-		double other = have_cpu ? fmax(0.0, ((b1 - b0) - (c1 - c0)) / wall_s) : -1;
-		g_free(dir);
-		if (rc < 0) {
-			printf("%3u %-11s %-16s %6.1f %-6s chorus-sim failed (%s)\n", i, shapes[r->shape], tstamps[r->tstamp],
-			       r->jitter_us, wanders[r->wander], g_strerror(-rc));
-			fprintf(csv, "%u,%s,%s,%g,%s,,,,,,,error\n", i, shapes[r->shape], tstamps[r->tstamp], r->jitter_us,
-				wanders[r->wander]);
-			failed++;
-			continue;
-		}
 		gboolean row_bad = FALSE;
-		for (int k = 0; k < 3; k++) {
-			if (!st[k].n) {
-				printf("%3u %-11s %-16s %6.1f %-6s %-6s none measured\n", i, shapes[r->shape],
-				       tstamps[r->tstamp], r->jitter_us, wanders[r->wander], kinds[k]);
+		/* A row that fails while other processes kept more than
+		 * LOADED_CORES busy was not measured in the conditions the
+		 * model assumes: it is measured once more, and that second
+		 * run's verdict counts.  Both are printed and in the CSV. */
+		for (int attempt = 0; attempt < 2; attempt++) {
+			char name[24];
+			g_snprintf(name, sizeof name, "row%u-%d", i, attempt);
+			char *dir = g_build_filename(tmp, name, NULL);
+			stats st[3];
+			double b0, t0, c0, b1, t1, c1;
+			gint64 w0 = g_get_monotonic_time();
+			gboolean have_cpu = cpu_now(&b0, &t0, &c0);
+			int rc = run_row(r, dir, r->wander ? MAX(duration_s, 90) : duration_s, st);
+			double wall_s = (g_get_monotonic_time() - w0) * 1e-6;
+			have_cpu = have_cpu && cpu_now(&b1, &t1, &c1) && wall_s > 0;
+			/* cores busy with other work during the row (-1: unknown) */
+			double other = have_cpu ? fmax(0.0, ((b1 - b0) - (c1 - c0)) / wall_s) : -1;
+			g_free(dir);
+			if (rc < 0) {
+				printf("%3u %-11s %-16s %6.1f %-6s chorus-sim failed (%s)\n", i, shapes[r->shape], tstamps[r->tstamp],
+				       r->jitter_us, wanders[r->wander], g_strerror(-rc));
+				fprintf(csv, "%u,%s,%s,%g,%s,,,,,,,error,,%d\n", i, shapes[r->shape], tstamps[r->tstamp],
+					r->jitter_us, wanders[r->wander], attempt);
 				row_bad = TRUE;
-				continue;
+				break;
 			}
-			double rms = sqrt(st[k].e2 / st[k].n) * 1e-3, z = sqrt(st[k].z2 / st[k].n);
-			gboolean bad = st[k].beyond > 0 || z > 1.5;
-			const char *verdict = bad ? "FAIL" : z < 0.7 ? "wide"
-								     : "ok";
-			row_bad |= bad;
-			char hops[16];
-			g_snprintf(hops, sizeof hops, "%u-%u", st[k].hmin, st[k].hmax);
-			printf("%3u %-11s %-16s %6.1f %-6s %-6s %5s %6u %9.3f %7.2f %6u  %-7s %.2f\n", i, shapes[r->shape],
-			       tstamps[r->tstamp], r->jitter_us, wanders[r->wander], kinds[k], hops, st[k].n, rms, z,
-			       st[k].beyond, verdict, other);
-			fprintf(csv, "%u,%s,%s,%g,%s,%s,%s,%u,%.4f,%.3f,%u,%s,%.3f\n", i, shapes[r->shape], tstamps[r->tstamp],
-				r->jitter_us, wanders[r->wander], kinds[k], hops, st[k].n, rms, z, st[k].beyond, verdict, other);
+			row_bad = FALSE;
+			for (int k = 0; k < 3; k++) {
+				if (!st[k].n) {
+					printf("%3u %-11s %-16s %6.1f %-6s %-6s none measured\n", i, shapes[r->shape],
+					       tstamps[r->tstamp], r->jitter_us, wanders[r->wander], kinds[k]);
+					row_bad = TRUE;
+					continue;
+				}
+				double rms = sqrt(st[k].e2 / st[k].n) * 1e-3, z = sqrt(st[k].z2 / st[k].n);
+				gboolean bad = st[k].beyond > 0 || z > 1.5;
+				const char *verdict = bad ? "FAIL" : z < 0.7 ? "wide"
+									     : "ok";
+				row_bad |= bad;
+				char hops[16];
+				g_snprintf(hops, sizeof hops, "%u-%u", st[k].hmin, st[k].hmax);
+				printf("%3u %-11s %-16s %6.1f %-6s %-6s %5s %6u %9.3f %7.2f %6u  %-7s %.2f\n", i, shapes[r->shape],
+				       tstamps[r->tstamp], r->jitter_us, wanders[r->wander], kinds[k], hops, st[k].n, rms, z,
+				       st[k].beyond, verdict, other);
+				fprintf(csv, "%u,%s,%s,%g,%s,%s,%s,%u,%.4f,%.3f,%u,%s,%.3f,%d\n", i, shapes[r->shape],
+					tstamps[r->tstamp], r->jitter_us, wanders[r->wander], kinds[k], hops, st[k].n, rms, z,
+					st[k].beyond, verdict, other, attempt);
+			}
+			fflush(stdout);
+			if (!row_bad || attempt == 1 || other <= LOADED_CORES)
+				break;
+			printf("%3u failed while other processes kept %.2f cores busy (more than %.1f): measured once more\n", i,
+			       other, LOADED_CORES);
+			reruns++;
 		}
 		failed += row_bad;
-		fflush(stdout);
 	}
 	int rc = 0;
 	if (fclose(csv) != 0) {
 		fprintf(stderr, "bench/honesty: %s: %s\n", csv_path, g_strerror(errno));
 		rc = 1;
 	}
-	printf("bench/honesty: %d of %u rows failed (RMS z > 1.5 or a conversion beyond 5 s.e.); CSV %s\n", failed,
-	       rows->len, csv_path);
+	printf("bench/honesty: %d of %u rows failed (RMS z > 1.5 or a conversion beyond 5 s.e.; %d measured again after "
+	       "failing under load); CSV %s\n",
+	       failed, rows->len, reruns, csv_path);
 	char *cmd = g_strdup_printf("rm -rf '%s'", tmp);
 	if (!failed && system(cmd) != 0)
 		fprintf(stderr, "bench/honesty: could not remove %s\n", tmp);

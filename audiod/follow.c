@@ -7,8 +7,6 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "audiod/devsock.h"
@@ -180,19 +178,9 @@ static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
 	char text[64];
 	int n = snprintf(text, sizeof text, "CHFOLLOW 1 %u %llu", h->frame_bytes, (unsigned long long)h->capacity);
 	int fds[2] = {audio_ring_reader_fd(s->ring), efd};
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof fds)];
-	} ctl;
-	struct iovec iov = {text, (size_t)n};
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof fds);
-	memcpy(CMSG_DATA(cm), fds, sizeof fds);
-	if (sendmsg(cfd, &msg, MSG_NOSIGNAL) != n) {
-		g_debug("%s: follower not served: %s", s->path, g_strerror(errno));
+	int rc = devsock_send(cfd, text, (size_t)n, fds, 2);
+	if (rc < 0) {
+		g_debug("%s: follower not served: %s", s->path, g_strerror(-rc));
 		follow_set_remove(s->set, efd);
 		close(efd);
 		close(cfd);

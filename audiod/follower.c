@@ -5,7 +5,6 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "audiod/devsock.h"
@@ -18,29 +17,6 @@ struct ring_follower {
 	int64_t cursor;
 };
 
-/* Receive the server's one message and its descriptors (up to 2). */
-static ssize_t receive(int fd, char *text, size_t cap, int *fds, int *nfds)
-{
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(2 * sizeof(int))];
-	} ctl;
-	struct iovec iov = {text, cap - 1};
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
-	ssize_t n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
-	*nfds = 0;
-	if (n < 0)
-		return -errno;
-	text[n] = 0;
-	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
-		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
-			int k = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-			for (int i = 0; i < k && *nfds < 2; i++)
-				memcpy(&fds[(*nfds)++], CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
-		}
-	return n;
-}
-
 int ring_follow_open(const char *name, int64_t from, ring_follower **out, GError **err)
 {
 	char path[DEV_PATH_MAX], text[160];
@@ -48,7 +24,7 @@ int ring_follow_open(const char *name, int64_t from, ring_follower **out, GError
 	if (fd < 0)
 		return fd;
 	int fds[2] = {-1, -1}, nfds = 0;
-	ssize_t n = receive(fd, text, sizeof text, fds, &nfds);
+	ssize_t n = devsock_receive(fd, text, sizeof text, fds, 2, &nfds);
 	if (n > 0 && g_str_has_prefix(text, "CHFOLLOW refused: ")) {
 		g_set_error(err, AUDIOD_ERROR, EBUSY, "%s: %s", path, text + 9);
 		rc = -EBUSY;

@@ -6,8 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "audiod/devsock.h"
@@ -32,18 +30,7 @@ static gboolean on_accept(gint fd, GIOCondition cond, gpointer data)
 	char text[64];
 	int n = snprintf(text, sizeof text, "CHRING 1 %u %llu", h->frame_bytes, (unsigned long long)h->capacity);
 	int rfd = audio_ring_reader_fd(s->ring);
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} ctl;
-	struct iovec iov = {text, (size_t)n};
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &rfd, sizeof rfd);
-	if (sendmsg(c, &msg, MSG_NOSIGNAL) == n)
+	if (devsock_send(c, text, (size_t)n, &rfd, 1) == 0)
 		s->served++;
 	close(c);
 	return G_SOURCE_CONTINUE;
@@ -90,21 +77,15 @@ int ring_bulk_open(const char *name, audio_ring **out, GError **err)
 	int rc, fd = devsock_connect(name, path, sizeof path, err);
 	if (fd < 0)
 		return fd;
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} ctl;
-	struct iovec iov = {text, sizeof text - 1};
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
-	ssize_t n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+	int rfd = -1, nfds = 0;
+	ssize_t n = devsock_receive(fd, text, sizeof text, &rfd, 1, &nfds);
 	close(fd);
-	struct cmsghdr *cm = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL;
-	if (!cm || cm->cmsg_type != SCM_RIGHTS || strncmp(text, "CHRING 1 ", 9) != 0) {
+	if (n <= 0 || nfds != 1 || strncmp(text, "CHRING 1 ", 9) != 0) {
+		if (nfds)
+			close(rfd);
 		g_set_error(err, AUDIOD_ERROR, EBADMSG, "%s: not an audio ring device", path);
 		return -EBADMSG;
 	}
-	int rfd;
-	memcpy(&rfd, CMSG_DATA(cm), sizeof rfd);
 	rc = audio_ring_map(rfd, out);
 	close(rfd);
 	if (rc < 0)

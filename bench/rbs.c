@@ -28,9 +28,12 @@
  *      broadcasters (references = K): bytes per node per second, CPU, the
  *      ticker's size, RMS error against the stated s.e. at one hop and over
  *      all conversions measured, conversions beyond 5 s.e. (must be 0).
+ *   Both tables count the conversions that could not be made (a ticker
+ *   not read, no path, no global) over those attempted: must be 0.
  * Prints a table and writes CHORUS_BENCH_OUT/rbs.csv.  Environment:
  * RBS_BENCH_QUICK=1 shortens the runs; RBS_BENCH_SCALE="10 20 30" the sizes;
- * RBS_BENCH_TABLE="audio:10 sync:300" the scale table's rows; RBS_BENCH_DENSE="50:0 50:4"
+ * RBS_BENCH_TABLE="audio:10 sync:300:2" the scale table's rows (mode:nodes, or
+ * mode:nodes:H with [rbs] advert_hops = H); RBS_BENCH_DENSE="50:0 50:4"
  * the dense table's rows (nodes:references); RBS_BENCH_ONLY=table or dense runs
  * that table alone.
  */
@@ -360,7 +363,7 @@ static int run_row(const char *label, const char *name, int n, gboolean audio, c
 	csim *s = start(name, scenario, audio, conf);
 	*busy_out = 0;
 	if (!s) {
-		printf("  %-6s %5d  could not start\n", label, n);
+		printf("  %-8s %5d  could not start\n", label, n);
 		g_string_append_printf(g_csv, "%s,%d,,,,,,,start_failed\n", csv_case, n);
 		return 1;
 	}
@@ -386,61 +389,74 @@ static int run_row(const char *label, const char *name, int n, gboolean audio, c
 	size_t n1, nall;
 	double rms = csim_truth_rms(t, CSIM_CPU, 1, &n1), se = csim_truth_sd_rms(t, CSIM_CPU, 1);
 	double rms_all = csim_truth_rms(t, CSIM_CPU, 0, &nall), se_all = csim_truth_sd_rms(t, CSIM_CPU, 0);
+	size_t ng;
+	double rms_g = csim_truth_rms(t, CSIM_GLOBAL, 0, &ng), se_g = csim_truth_sd_rms(t, CSIM_GLOBAL, 0);
 	guint out = csim_truth_outliers(t, 5.0), all = csim_truth_all(t)->len;
+	guint64 tried, nfail = csim_truth_budget_failed(t, &tried);
 	const char *note = !alive ? "a process died" : all == 0 ? "nothing measured"
 					       : out            ? "BEYOND 5 s.e."
+					       : nfail          ? "CONVERSIONS FAILED"
 					       : busy > 0.95    ? "machine saturated: not real time"
 								: "";
 	char ac[16];
 	g_snprintf(ac, sizeof ac, audio ? "%.2f" : "-", c1);
-	printf("  %-6s %5d %9.0f %9.2f %9s %7.0f%% %7d %8.3f %8.3f %6.2f %6zu %8.3f %8.3f %6zu %5u  %s\n", label, n, bps, c0,
-	       ac, busy * 100, tk, rms * 1e-3, se * 1e-3, rms / se, n1, rms_all * 1e-3, se_all * 1e-3, nall, out, note);
-	g_string_append_printf(g_csv, "%s,%d,1,%zu,%.4f,,%.4f,%.3f,bytes_per_node_s=%.0f syncd_cpu_pct=%.3f audiod_cpu_pct=%.3f busy_pct=%.1f ticker=%d rms_any_us=%.4f sd_any_us=%.4f n_any=%zu beyond5se=%u label=%s\n",
+	char fl[32];
+	g_snprintf(fl, sizeof fl, "%" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT, nfail, tried);
+	printf("  %-8s %5d %9.0f %9.2f %9s %7.0f%% %7d %8.3f %8.3f %6.2f %6zu %8.3f %8.3f %6zu %8.3f %8.3f %6zu %5u %9s  %s\n",
+	       label, n, bps, c0, ac, busy * 100, tk, rms * 1e-3, se * 1e-3, rms / se, n1, rms_all * 1e-3, se_all * 1e-3, nall,
+	       rms_g * 1e-3, se_g * 1e-3, ng, out, fl, note);
+	g_string_append_printf(g_csv, "%s,%d,1,%zu,%.4f,,%.4f,%.3f,bytes_per_node_s=%.0f syncd_cpu_pct=%.3f audiod_cpu_pct=%.3f busy_pct=%.1f ticker=%d rms_any_us=%.4f sd_any_us=%.4f n_any=%zu beyond5se=%u failed=%" G_GUINT64_FORMAT " tried=%" G_GUINT64_FORMAT " rms_global_us=%.4f sd_global_us=%.4f n_global=%zu label=%s\n",
 			       csv_case, n, n1, rms * 1e-3, se * 1e-3, rms / se, bps, c0, audio ? c1 : 0.0, busy * 100, tk,
-			       rms_all * 1e-3, se_all * 1e-3, nall, out, label);
+			       rms_all * 1e-3, se_all * 1e-3, nall, out, nfail, tried, rms_g * 1e-3, se_g * 1e-3, ng, label);
 	csim_truth_free(t);
 	*busy_out = busy;
-	return !alive || all == 0 || out;
+	return !alive || all == 0 || out || nfail;
 }
 
-static const char TABLE_HEAD[] = "  %-6s %5s %9s %9s %9s %8s %7s %8s %8s %6s %6s %8s %8s %6s %5s  %s\n";
+static const char TABLE_HEAD[] = "  %-8s %5s %9s %9s %9s %8s %7s %8s %8s %6s %6s %8s %8s %6s %8s %8s %6s %5s %9s  %s\n";
 
 /* The scale table; returns the rows that failed (beyond 5 s.e., nothing
  * measured, or a process died). */
 static int scale_table(void)
 {
 	const char *rows = getenv("RBS_BENCH_TABLE");
-	gchar **v = g_strsplit(rows ? rows : (g_quick ? "audio:10 sync:10 sync:48" : "audio:10 audio:30 audio:48 sync:10 sync:30 sync:48 sync:100 sync:300"), " ", -1);
+	gchar **v = g_strsplit(rows ? rows : (g_quick ? "audio:10 sync:10 sync:48 sync:48:2" : "audio:10 audio:30 audio:48 audio:100:2 sync:10 sync:30 sync:48 sync:100 sync:300 sync:100:2 sync:300:2"), " ", -1);
 	double secs = g_quick ? 20 : 40, last_busy = 0;
 	int failed = 0, last_n = 0;
 	printf("scale table (grid 10 m apart, range 15 m: 8 neighbours; default timers; %.0f s each, measured over the second half;\n"
 	       "  absolute figures are this machine's: %ld cores)\n",
 	       secs, sysconf(_SC_NPROCESSORS_ONLN));
 	printf(TABLE_HEAD, "mode", "nodes", "B/node/s", "syncd_%", "audiod_%", "busy_%", "ticker", "rms1_us", "se1_us",
-	       "ratio", "n1", "rms_us", "se_us", "n", ">5se", "note");
+	       "ratio", "n1", "rms_us", "se_us", "n", "rmsg_us", "seg_us", "ng", ">5se", "failed", "note");
 	for (int k = 0; v[k]; k++) {
 		gboolean audio = g_str_has_prefix(v[k], "audio:");
-		int n = atoi(strchr(v[k], ':') ? strchr(v[k], ':') + 1 : v[k]);
+		/* mode:N or mode:N:H ([rbs] advert_hops = H: scoped adverts) */
+		gchar **f = g_strsplit(v[k], ":", 3);
+		int n = f[0] && f[1] ? atoi(f[1]) : 0, hops = f[0] && f[1] && f[2] ? atoi(f[2]) : 0;
+		g_strfreev(f);
 		if (n <= 0)
 			continue;
-		/* The simulation's load grows as N^2 (every packet reaches every
-		 * node's socket): a row projected beyond the machine is not run. */
+		char label[16];
+		g_snprintf(label, sizeof label, hops ? "%s/H%d" : "%s", audio ? "audio" : "syncd", hops);
+		/* The simulation's load grows as N^2 when every advertisement
+		 * carries the whole field (every packet reaches every node's
+		 * socket, and every packet grows with N): such a row projected
+		 * beyond the machine is not run.  Scoped rows always run. */
 		double projected = last_n > 0 ? last_busy * ((double)n / last_n) * ((double)n / last_n) : 0;
-		if (last_n > 0 && projected > 1.0) {
-			printf("  %-6s %5d  not run: projected %.0f%% of this machine (%.0f%% at %d nodes, growing as N^2)\n",
-			       audio ? "audio" : "syncd", n, projected * 100, last_busy * 100, last_n);
-			g_string_append_printf(g_csv, "table_%s,%d,,,,,,,not_run_projected_busy_pct=%.0f\n", audio ? "audio" : "sync",
-					       n, projected * 100);
+		if (!audio && !hops && last_n > 0 && projected > 1.0) {
+			printf("  %-8s %5d  not run: projected %.0f%% of this machine (%.0f%% at %d nodes, growing as N^2)\n", label,
+			       n, projected * 100, last_busy * 100, last_n);
+			g_string_append_printf(g_csv, "table_sync,%d,,,,,,,not_run_projected_busy_pct=%.0f\n", n, projected * 100);
 			continue;
 		}
 		GString *sc = grid(n);
-		char name[32];
-		g_snprintf(name, sizeof name, "table-%s%d", audio ? "audio" : "sync", n);
+		char name[32], conf[64];
+		g_snprintf(name, sizeof name, "table-%s%d-%d", audio ? "audio" : "sync", n, hops);
+		g_snprintf(conf, sizeof conf, hops ? "[rbs]\nadvert_hops = %d\n" : "# default timers\n", hops);
 		double busy = 0;
-		failed += run_row(audio ? "audio" : "syncd", name, n, audio, sc->str, "# default timers\n", secs,
-				  audio ? "table_audio" : "table_sync", &busy);
+		failed += run_row(label, name, n, audio, sc->str, conf, secs, audio ? "table_audio" : "table_sync", &busy);
 		g_string_free(sc, TRUE);
-		if (!audio) {
+		if (!audio && !hops) {
 			last_busy = busy;
 			last_n = n;
 		}
@@ -479,7 +495,7 @@ static int dense_table(void)
 	       "  conversions, rms/se: all measured (via a reference: two hops); absolute figures are this machine's)\n",
 	       secs);
 	printf(TABLE_HEAD, "refs", "nodes", "B/node/s", "syncd_%", "audiod_%", "busy_%", "ticker", "rms1_us", "se1_us",
-	       "ratio", "n1", "rms_us", "se_us", "n", ">5se", "note");
+	       "ratio", "n1", "rms_us", "se_us", "n", "rmsg_us", "seg_us", "ng", ">5se", "failed", "note");
 	for (int k = 0; v[k]; k++) {
 		int n = atoi(v[k]), refs = strchr(v[k], ':') ? atoi(strchr(v[k], ':') + 1) : 0;
 		if (n <= 0)
@@ -529,6 +545,6 @@ int main(void)
 	g_free(rm);
 	g_free(g_root);
 	if (failed)
-		fprintf(stderr, "bench/rbs: %d scale-table rows failed (beyond 5 s.e., nothing measured or a process died)\n", failed);
+		fprintf(stderr, "bench/rbs: %d scale-table rows failed (beyond 5 s.e., conversions that could not be made, nothing measured or a process died)\n", failed);
 	return failed ? 1 : 0;
 }

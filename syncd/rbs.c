@@ -15,6 +15,7 @@
 #include "libdev/netkey.h"
 #include "libdev/ratelog.h"
 #include "libsync/now.h"
+#include "syncd/advert_scope.h"
 #include "syncd/allow.h"
 #include "libdev/bootid.h"
 #include "syncd/conversions.h"
@@ -66,6 +67,8 @@ struct syncd_rbs {
 	int64_t cont_ns;           /* our cpu time of the last continuation noted (root.h) */
 	int64_t listen_until_ns;   /* we define no timescale of our own before this */
 	GHashTable *heard;         /* node -> heard_addr: where its packets come from (sync/peers) */
+	guint route_len;           /* [rbs] advert_hops: conversions on our path to global, last advert */
+	guint64 scoped_out;        /* [rbs] advert_hops: conversions and news not re-advertised */
 };
 
 /* Where a node's accepted packets come from, and when last. */
@@ -143,22 +146,37 @@ static gboolean on_report(gpointer data)
 }
 
 /* Our advertisement: news of live nodes, and every conversion we know
- * except realtime pairs (of local use only), split into RBS_MTU packets. */
+ * except realtime pairs (of local use only), split into RBS_MTU packets;
+ * with [rbs] advert_hops = H, only the neighbourhood's and our path to
+ * global (advert_scope.h). */
 static gboolean on_advert(gpointer data)
 {
 	syncd_rbs *r = data;
 	int64_t now_ns = sync_now(SYNC_KIND_CPU);
+	uint32_t scope = (uint32_t)r->cfg->rbs_advert_hops;
+	/* Scoped news keeps what the root rule needs everywhere: the root,
+	 * the preferred one, the lowest live node. */
+	int64_t pref = syncd_root_preferred(r->root);
+	uint32_t keep[3] = {syncd_root_node(r->root), pref >= 0 ? (uint32_t)pref : RBS_NO_NODE,
+			    rbs_mesh_root(r->mesh, -1, now_ns)};
 	size_t n_news;
-	rbs_node_news *news = rbs_mesh_news(r->mesh, now_ns, &n_news);
+	rbs_node_news *news = rbs_mesh_news(r->mesh, now_ns, scope, keep, G_N_ELEMENTS(keep), &n_news);
 	/* Ours first (origin: this node; the root affirms its definition of
 	 * global in every advertisement), then learned ones with their origin. */
 	GArray *conv = syncd_conversions(r->pairs, r->root, r->core, r->mesh, SYNCD_CONV_SHAREABLE, now_ns);
+	GHashTable *route = scope ? syncd_scope_route(conv, r->self, now_ns, &r->route_len) : NULL;
 	GArray *edges = g_array_sized_new(FALSE, FALSE, sizeof(rbs_edge), conv->len);
 	for (guint i = 0; i < conv->len; i++) {
 		const syncd_conversion *c = &g_array_index(conv, syncd_conversion, i);
+		if (scope && !syncd_scope_keep(c, scope, route)) {
+			r->scoped_out++;
+			continue;
+		}
 		rbs_edge e = {c->origin, (uint16_t)MIN(c->hops, 65535u), c->age_ns, c->e.from, c->e.to, c->e.conv};
 		g_array_append_val(edges, e);
 	}
+	if (route)
+		g_hash_table_destroy(route);
 	g_array_free(conv, TRUE);
 	/* Pack: news go first, then edges, each packet within RBS_MTU. */
 	size_t ni = 0, ei = 0, room0 = RBS_MTU - RBS_HDR - 8 - RBS_HMAC_LEN;
@@ -517,6 +535,9 @@ syncd_rbs *syncd_rbs_new(const syncd_config *cfg, syncd_pairs *pairs, syncd_root
 	}
 	rbs_mesh_cfg mc = {(uint32_t)c->node, (int64_t)(c->edge_expire_s * 1e9), (int64_t)(c->node_timeout_s * 1e9),
 			   SYNC_GRAPH_MAX_HOPS};
+	if (c->rbs_advert_hops)
+		g_message("rbs: advertisements scoped to %" G_GINT64_FORMAT " hop%s and the path to global ([rbs] advert_hops)",
+			  c->rbs_advert_hops, c->rbs_advert_hops == 1 ? "" : "s");
 	r->mesh = rbs_mesh_new(&mc);
 	if (!syncd_rxf_load_env(r->self, &r->filter, err))
 		goto fail;
@@ -707,6 +728,11 @@ void syncd_rbs_describe(syncd_rbs *r, int64_t now_ns, GString *out)
 				       c->rbs_references,
 				       rbs_core_beacons(r->core, now_ns) ? "beacons (a reference here or of a neighbour)"
 									 : "does not beacon");
+	if (c->rbs_advert_hops)
+		g_string_append_printf(out,
+				       "advert_hops %" G_GINT64_FORMAT ": path to global %u conversion%s, scoped_out=%" G_GUINT64_FORMAT
+				       " (conversions not re-advertised)\n",
+				       c->rbs_advert_hops, r->route_len, r->route_len == 1 ? "" : "s", r->scoped_out);
 	g_string_append_printf(out,
 			       "packets: rx_beacon=%" G_GUINT64_FORMAT " rx_report=%" G_GUINT64_FORMAT
 			       " rx_advert=%" G_GUINT64_FORMAT " own_beacons=%" G_GUINT64_FORMAT " tx_beacon=%" G_GUINT64_FORMAT

@@ -5,16 +5,17 @@
 
 typedef struct {
 	uint32_t origin;
-	uint32_t hops;      /* advertisements crossed to reach us */
+	uint32_t hops;      /* advertisements crossed to reach us: the fewest of the recent copies */
+	int64_t hops_ns;    /* our cpu ns of the last copy that came that few hops */
 	int64_t updated_ns; /* our cpu ns */
 	sync_clock_id from, to;
 	sync_conv conv;
 } edge_rec;
 
 typedef struct {
-	int64_t seen_ns;   /* our cpu ns of the freshest news */
-	uint32_t hops;     /* 1 = heard directly */
-	int64_t direct_ns; /* our cpu ns it was last heard directly, or INT64_MIN */
+	int64_t seen_ns; /* our cpu ns of the freshest news */
+	uint32_t hops;   /* 1 = heard directly: the fewest of the recent news */
+	int64_t hops_ns; /* our cpu ns of the last news that came that few hops */
 } news_rec;
 
 struct rbs_mesh {
@@ -54,6 +55,30 @@ void rbs_mesh_free(rbs_mesh *m)
 	g_free(m);
 }
 
+/* How long a hop count stands against copies that came further: a relay's
+ * age leaves out its transit, so news of one broadcast heard by all
+ * arrives "fresher" second-hand, and the freshest copy's hop count would
+ * overstate the distance (and scoped forwarding, rbs.c, would stop the
+ * copy short).  So the fewest hops of the copies seen within this window
+ * count; past it, the topology may have changed and any copy resets it. */
+static int64_t hops_window(const rbs_mesh *m)
+{
+	return m->cfg.node_timeout_ns / 3;
+}
+
+/* Keep the fewest hops of recent copies (see hops_window); `at` is our cpu
+ * ns of this copy's news. */
+static void fewest_hops(const rbs_mesh *m, uint32_t *hops, int64_t *hops_ns, uint32_t h, int64_t at)
+{
+	int64_t w = hops_window(m);
+	if (*hops_ns == INT64_MIN || at - *hops_ns > w || (h < *hops && *hops_ns - at <= w)) {
+		*hops = h;
+		*hops_ns = at;
+	} else if (h == *hops && at > *hops_ns) {
+		*hops_ns = at;
+	}
+}
+
 static void news(rbs_mesh *m, uint32_t node, int64_t seen, uint32_t hops)
 {
 	if (node == m->cfg.self)
@@ -62,16 +87,13 @@ static void news(rbs_mesh *m, uint32_t node, int64_t seen, uint32_t hops)
 	if (!r) {
 		r = g_new0(news_rec, 1);
 		r->seen_ns = INT64_MIN;
-		r->direct_ns = INT64_MIN;
+		r->hops = UINT32_MAX;
+		r->hops_ns = INT64_MIN;
 		g_hash_table_insert(m->news, GUINT_TO_POINTER(node), r);
 	}
-	if (hops == 1 && seen > r->direct_ns)
-		r->direct_ns = seen;
-	/* Fresher news wins; equally fresh news by a shorter path. */
-	if (seen > r->seen_ns || (seen == r->seen_ns && hops < r->hops)) {
+	fewest_hops(m, &r->hops, &r->hops_ns, hops, seen);
+	if (seen > r->seen_ns)
 		r->seen_ns = seen;
-		r->hops = hops;
-	}
 }
 
 void rbs_mesh_heard(rbs_mesh *m, uint32_t node, int64_t now_ns)
@@ -91,18 +113,21 @@ int rbs_mesh_merge(rbs_mesh *m, const rbs_packet *adv, int64_t now_ns)
 		int64_t upd = now_ns - e->age_ns;
 		char *k = rbs_mesh_pair_key(e->from, e->to);
 		edge_rec *r = g_hash_table_lookup(m->edges, k);
-		if (r && (r->updated_ns > upd || (r->updated_ns == upd && r->hops <= (uint32_t)e->hops + 1))) {
+		if (r) {
 			g_free(k);
-			continue;
-		}
-		if (!r) {
+			/* The fewest hops of recent copies (hops_window) whether
+			 * or not this one is the freshest; the freshest carries
+			 * the conversion. */
+			fewest_hops(m, &r->hops, &r->hops_ns, (uint32_t)e->hops + 1, upd);
+			if (r->updated_ns >= upd)
+				continue;
+		} else {
 			r = g_new0(edge_rec, 1);
 			g_hash_table_insert(m->edges, k, r);
-		} else {
-			g_free(k);
+			r->hops = (uint32_t)e->hops + 1;
+			r->hops_ns = upd;
 		}
 		r->origin = e->origin;
-		r->hops = (uint32_t)e->hops + 1;
 		r->updated_ns = upd;
 		r->from = e->from;
 		r->to = e->to;
@@ -174,7 +199,16 @@ uint32_t rbs_mesh_lowest_definer(const rbs_mesh *m, int64_t now_ns)
 	return best;
 }
 
-rbs_node_news *rbs_mesh_news(const rbs_mesh *m, int64_t now_ns, size_t *n)
+static gboolean kept(uint32_t node, const uint32_t *keep, size_t n_keep)
+{
+	for (size_t i = 0; i < n_keep; i++)
+		if (keep[i] == node)
+			return TRUE;
+	return FALSE;
+}
+
+rbs_node_news *rbs_mesh_news(const rbs_mesh *m, int64_t now_ns, uint32_t scope, const uint32_t *keep, size_t n_keep,
+			     size_t *n)
 {
 	rbs_node_news *out = g_new(rbs_node_news, g_hash_table_size(m->news) + 1);
 	size_t k = 0;
@@ -184,15 +218,16 @@ rbs_node_news *rbs_mesh_news(const rbs_mesh *m, int64_t now_ns, size_t *n)
 	g_hash_table_iter_init(&it, m->news);
 	while (g_hash_table_iter_next(&it, &key, &v)) {
 		news_rec *r = v;
+		uint32_t node = GPOINTER_TO_UINT(key);
 		if (now_ns - r->seen_ns > m->cfg.node_timeout_ns)
 			continue;
-		/* A node we hear ourselves is our neighbour (one hop) even when
-		 * a relayed news of it looks fresher: the relay's age leaves out
-		 * its transit, so news of one broadcast heard by all arrives
-		 * "fresher" second-hand.  Neighbours' hop-1 lists decide who
+		/* The fewest hops of the recent news (fewest_hops): a node we
+		 * hear ourselves is our neighbour (one hop) even when a relayed
+		 * news of it looks fresher.  Neighbours' hop-1 lists decide who
 		 * beacons ([rbs] references, rbs_core_beacons). */
-		uint32_t hops = r->direct_ns != INT64_MIN && now_ns - r->direct_ns < m->cfg.node_timeout_ns / 3 ? 1 : r->hops;
-		out[k++] = (rbs_node_news){GPOINTER_TO_UINT(key), hops, now_ns - r->seen_ns < 0 ? 0 : now_ns - r->seen_ns};
+		if (scope && r->hops > scope && !kept(node, keep, n_keep))
+			continue;
+		out[k++] = (rbs_node_news){node, r->hops, now_ns - r->seen_ns < 0 ? 0 : now_ns - r->seen_ns};
 	}
 	*n = k;
 	return out;

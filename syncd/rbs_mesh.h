@@ -43,8 +43,10 @@ void rbs_mesh_free(rbs_mesh *m);
 void rbs_mesh_heard(rbs_mesh *m, uint32_t node, int64_t now_ns);
 
 /* Merge an advertisement received at now: its node news and its conversions
- * (those originated by this node are ignored: ours are authoritative).
- * Returns how many conversions changed. */
+ * (those originated by this node are ignored: ours are authoritative).  The
+ * freshest copy of a conversion wins; its hop count is the fewest of the
+ * copies received recently (see rbs_mesh_news).  Returns how many
+ * conversions changed. */
 int rbs_mesh_merge(rbs_mesh *m, const rbs_packet *adv, int64_t now_ns);
 
 /* Forget stale conversions and news.  Returns how many conversions went. */
@@ -61,8 +63,14 @@ uint32_t rbs_mesh_root(const rbs_mesh *m, int64_t preferred, int64_t now_ns);
 uint32_t rbs_mesh_lowest_definer(const rbs_mesh *m, int64_t now_ns);
 
 /* News for our advertisement: ourselves (hops 0, age 0) and every live node
- * with its age now and hop count, into a new array of *n (g_free it). */
-rbs_node_news *rbs_mesh_news(const rbs_mesh *m, int64_t now_ns, size_t *n);
+ * with its age now and hop count (the fewest of its recent news: a relay's
+ * age leaves out its transit, so the freshest news is not always the one
+ * that came the shortest way), into a new array of *n (g_free it).  With
+ * `scope` >= 1 only the nodes within `scope` hops and the n_keep nodes of
+ * `keep` (the root, the lowest live node: what the root rule needs
+ * everywhere); 0: every live node. */
+rbs_node_news *rbs_mesh_news(const rbs_mesh *m, int64_t now_ns, uint32_t scope, const uint32_t *keep, size_t n_keep,
+			     size_t *n);
 
 /* Learned conversions as ticker entries (conv.updated_ns on our clock), for
  * every edge whose pair is not in `skip` (a GHashTable of pair keys from

@@ -309,7 +309,7 @@ START_TEST(test_mesh_ages_and_root)
 	ck_assert_uint_eq(rbs_mesh_expire(m, now + 31000000000LL), 2);
 	ck_assert_uint_eq(rbs_mesh_n_edges(m), 0);
 	size_t nn;
-	rbs_node_news *mine = rbs_mesh_news(m, now, &nn);
+	rbs_node_news *mine = rbs_mesh_news(m, now, 0, NULL, 0, &nn);
 	ck_assert_uint_eq(mine[0].node, 5);
 	ck_assert_uint_eq(mine[0].age_ns, 0);
 	g_free(mine);

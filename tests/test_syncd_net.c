@@ -25,101 +25,14 @@
 #include "sim/launch/truth.h"
 #include "syncd/rbs_wire.h"
 #include "tests/check_run.h"
+#include "tests/syncd_net_util.h"
 
-#ifndef CSIM_BIN_DIR
-#define CSIM_BIN_DIR "build/bin"
-#endif
-
-/* Fast protocol timers so each case runs in seconds. */
-static const char FAST[] = "[rbs]\nbeacon_interval_s = 0.1\nreport_interval_s = 0.1\nadvert_interval_s = 0.2\n"
-			   "peer_timeout_s = 1.5\nnode_timeout_s = 2\nedge_expire_s = 2.5\n"
-			   "[realtime]\ninterval_s = 0.1\n";
 
 static const char NODES3[] =
 	"[world]\nseed = 11\nradio_range_m = 100\n"
 	"[node.1]\nposition_m = 0,0,0\ncpu_skew_ppm = 12.5\ncpu_offset_ns = 3141592653\nradio_jitter_ns = 1000\n"
 	"[node.2]\nposition_m = 10,0,0\ncpu_skew_ppm = -98\ncpu_offset_ns = 27182818284\nradio_jitter_ns = 1000\n"
 	"[node.3]\nposition_m = 0,10,0\ncpu_skew_ppm = 97.2\ncpu_offset_ns = 1414213562\nradio_jitter_ns = 1000\n";
-
-static char *g_dir;
-
-static csim *start(const char *name, const char *scenario, const char *extra, gboolean audio)
-{
-	const char *run = getenv("CHORUS_RUN");
-	g_dir = g_build_filename(run ? run : "/tmp", name, NULL);
-	g_mkdir_with_parents(g_dir, 0755);
-	char *sc = g_build_filename(g_dir, "scenario.ini", NULL);
-	ck_assert(g_file_set_contents(sc, scenario, -1, NULL));
-	char *conf = g_strconcat(FAST, extra ? extra : "", NULL);
-	csim_opts o = {.scenario = sc, .out_dir = g_dir, .bin_dir = CSIM_BIN_DIR, .syncd_extra = conf, .audio = audio, .audio_rate_hz = 16000};
-	GError *err = NULL;
-	csim *s = csim_start(&o, &err);
-	ck_assert_msg(s != NULL, "chorus-sim: %s", err ? err->message : "?");
-	g_free(sc);
-	g_free(conf);
-	return s;
-}
-
-/* One conversion (csim_truth_convert): error, standard error and hops; the
- * standard error as the 5-s.e. checks use it, i.e. scaled by the t-quantile
- * rule for its degrees of freedom (sync_tail_k(dof, 5) / 5), so that
- * `fabs(err) <= 5 * sd` is csim_meas_beyond's test. */
-static int convert(csim_truth *t, int via, int a, int b, double *err, double *sd, unsigned *hops, char *why,
-		   size_t len)
-{
-	csim_meas m;
-	int rc = csim_truth_convert(t, via, a, b, &m, why, len);
-	if (rc == 0) {
-		*err = m.err_ns;
-		*sd = m.sd_ns * sync_tail_k(m.dof, 5.0) / 5.0;
-		*hops = m.hops;
-	}
-	return rc;
-}
-
-/* Wait (iterating nothing: the nodes are other processes) until `via`
- * converts node a's cpu to node b's (b < 0: global), or deadline_s passes.
- * Returns the result code. */
-static int wait_convert(csim_truth *t, int via, int a, int b, double deadline_s, double *err, double *sd,
-			unsigned *hops)
-{
-	char why[200] = "";
-	int64_t end = g_get_monotonic_time() + (int64_t)(deadline_s * 1e6);
-	int rc;
-	while ((rc = convert(t, via, a, b, err, sd, hops, why, sizeof why)) < 0 &&
-	       g_get_monotonic_time() < end)
-		g_usleep(100000);
-	if (rc < 0)
-		fprintf(stderr, "node%d: node%d -> node%d: %s\n", via, a, b, why);
-	return rc;
-}
-
-/* The text of node n's sync/rbs status. */
-static char *rbs_status(csim *s, int n)
-{
-	char id[16];
-	g_snprintf(id, sizeof id, "%d", n);
-	char *old = g_strdup(g_getenv("CHORUS_RUN"));
-	g_setenv("CHORUS_NODE", id, TRUE);
-	g_setenv("CHORUS_RUN", csim_run_dir(s), TRUE);
-	GByteArray *b = g_byte_array_new();
-	int rc = dev_status_read_sync("sync/rbs", FALSE, b, 2000);
-	g_unsetenv("CHORUS_NODE");
-	if (old)
-		g_setenv("CHORUS_RUN", old, TRUE);
-	g_free(old);
-	ck_assert_msg(rc == 0, "sync/rbs of node%d: %s", n, b->len ? (char *)b->data : "?");
-	return (char *)g_byte_array_free(b, FALSE);
-}
-
-static guint64 counter(const char *text, const char *name)
-{
-	char *key = g_strdup_printf(" %s=", name);
-	const char *p = strstr(text, key);
-	g_free(key);
-	ck_assert_msg(p != NULL, "no counter %s in:\n%s", name, text);
-	return g_ascii_strtoull(p + strlen(name) + 2, NULL, 10);
-}
 
 /* Collect truth samples for `secs` seconds of wall time; then every kept
  * conversion must be within 5 of its standard errors. */
@@ -160,7 +73,7 @@ static void settle_and_check(csim_truth *t, double secs, double max_sd_ns)
 
 START_TEST(test_three_nodes_converge)
 {
-	csim *s = start("three", NODES3, NULL, TRUE);
+	csim *s = tsn_start("three", NODES3, NULL, TRUE);
 	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s), csim_epoch_ns(s));
 	const char *why = NULL;
 	ck_assert_msg(csim_truth_set_audio(t, csim_epoch_ns(s), 16000, CSIM_BIN_DIR, &why) == 0, "%s", why);
@@ -170,8 +83,8 @@ START_TEST(test_three_nodes_converge)
 	for (int a = 1; a <= 3; a++)
 		for (int b = 1; b <= 3; b++)
 			if (a != b)
-				ck_assert_int_eq(wait_convert(t, a, a, b, 20, &err, &sd, &hops), 0);
-	ck_assert_int_eq(wait_convert(t, 3, 3, -1, 20, &err, &sd, &hops), 0);
+				ck_assert_int_eq(tsn_wait_convert(t, a, a, b, 20, &err, &sd, &hops), 0);
+	ck_assert_int_eq(tsn_wait_convert(t, 3, 3, -1, 20, &err, &sd, &hops), 0);
 	/* Let the fits fill (window 64 at 10 beacons/s per sender), then
 	 * every conversion stays within its claimed uncertainty, and that
 	 * uncertainty is below the 1.4 µs single-observation noise. */
@@ -195,8 +108,8 @@ START_TEST(test_three_nodes_converge)
 	size_t na;
 	csim_truth_rms(t, CSIM_AUDIO, 3, &na);
 	ck_assert_uint_gt(na, 0);
-	char *st = rbs_status(s, 2);
-	ck_assert_uint_eq(counter(st, "bad_auth"), 0);
+	char *st = tsn_rbs_status(s, 2);
+	ck_assert_uint_eq(tsn_counter(st, "bad_auth"), 0);
 	ck_assert_msg(strstr(st, "root: node1") != NULL, "root is the lowest node:\n%s", st);
 	g_free(st);
 	csim_truth_free(t);
@@ -214,24 +127,24 @@ START_TEST(test_reference_broadcasters)
 	for (int i = 1; i <= 8; i++)
 		g_string_append_printf(sc, "[node.%d]\nposition_m = %d,%d,0\ncpu_skew_ppm = %g\ncpu_offset_ns = %d\nradio_jitter_ns = 1000\n",
 				       i, 5 * (i % 3), 5 * (i / 3), 13.0 * i - 50, 100000000 * i);
-	csim *s = start("refs", sc->str, "[rbs]\nreferences = 3\n", FALSE);
+	csim *s = tsn_start("refs", sc->str, "[rbs]\nreferences = 3\n", FALSE);
 	g_string_free(sc, TRUE);
 	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s), csim_epoch_ns(s));
 	double err, sd;
 	unsigned hops;
-	ck_assert_int_eq(wait_convert(t, 5, 5, 7, 30, &err, &sd, &hops), 0);
-	ck_assert_int_eq(wait_convert(t, 4, 4, -1, 30, &err, &sd, &hops), 0);
+	ck_assert_int_eq(tsn_wait_convert(t, 5, 5, 7, 30, &err, &sd, &hops), 0);
+	ck_assert_int_eq(tsn_wait_convert(t, 4, 4, -1, 30, &err, &sd, &hops), 0);
 	g_usleep(3000000);
 	guint64 b0[9], b1[9];
 	for (int i = 1; i <= 8; i++) {
-		char *st = rbs_status(s, i);
-		b0[i] = counter(st, "tx_beacon");
+		char *st = tsn_rbs_status(s, i);
+		b0[i] = tsn_counter(st, "tx_beacon");
 		g_free(st);
 	}
 	settle_and_check(t, 4, 2000);
 	for (int i = 1; i <= 8; i++) {
-		char *st = rbs_status(s, i);
-		b1[i] = counter(st, "tx_beacon");
+		char *st = tsn_rbs_status(s, i);
+		b1[i] = tsn_counter(st, "tx_beacon");
 		ck_assert_msg((i <= 3) == (strstr(st, "this node beacons") != NULL), "node%d:\n%s", i, st);
 		g_free(st);
 		if (i <= 3)
@@ -242,9 +155,9 @@ START_TEST(test_reference_broadcasters)
 	}
 	/* A reference is one fit away; two others, two (through a reference). */
 	char why[200];
-	ck_assert_int_eq(convert(t, 6, 6, 2, &err, &sd, &hops, why, sizeof why), 0);
+	ck_assert_int_eq(tsn_convert(t, 6, 6, 2, &err, &sd, &hops, why, sizeof why), 0);
 	ck_assert_uint_eq(hops, 1);
-	ck_assert_int_eq(convert(t, 6, 6, 8, &err, &sd, &hops, why, sizeof why), 0);
+	ck_assert_int_eq(tsn_convert(t, 6, 6, 8, &err, &sd, &hops, why, sizeof why), 0);
 	ck_assert_uint_eq(hops, 2);
 	ck_assert_msg(fabs(err) <= 5 * sd, "node6 -> node8: error %.0f ns, sd %.0f ns", err, sd);
 	csim_truth_free(t);
@@ -262,16 +175,16 @@ START_TEST(test_line_of_five)
 				       "[node.%d]\nposition_m = %d,0,0\ncpu_skew_ppm = %g\ncpu_offset_ns = %d000000000\n"
 				       "radio_jitter_ns = 1000\n",
 				       i + 1, 10 * i, skew[i], 7 * (i + 1));
-	csim *s = start("line", sc->str, NULL, FALSE);
+	csim *s = tsn_start("line", sc->str, NULL, FALSE);
 	g_string_free(sc, TRUE);
 	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s), csim_epoch_ns(s));
 	double err[6], sd[6];
 	unsigned hops[6];
 	for (int b = 2; b <= 5; b++)
-		ck_assert_int_eq(wait_convert(t, 1, 1, b, 30, &err[b], &sd[b], &hops[b]), 0);
+		ck_assert_int_eq(tsn_wait_convert(t, 1, 1, b, 30, &err[b], &sd[b], &hops[b]), 0);
 	g_usleep(4000000);
 	for (int b = 2; b <= 5; b++)
-		ck_assert_int_eq(wait_convert(t, 1, 1, b, 10, &err[b], &sd[b], &hops[b]), 0);
+		ck_assert_int_eq(tsn_wait_convert(t, 1, 1, b, 10, &err[b], &sd[b], &hops[b]), 0);
 	/* Node 5 is four radio hops away: the path crosses at least two
 	 * conversions, and its uncertainty exceeds that of any one-hop one. */
 	ck_assert_uint_ge(hops[5], 2);
@@ -285,7 +198,7 @@ START_TEST(test_line_of_five)
 	/* The far end reaches global (root node 1) through the line. */
 	double ge, gs;
 	unsigned gh;
-	ck_assert_int_eq(wait_convert(t, 5, 5, -1, 10, &ge, &gs, &gh), 0);
+	ck_assert_int_eq(tsn_wait_convert(t, 5, 5, -1, 10, &ge, &gs, &gh), 0);
 	ck_assert_uint_ge(gh, 2);
 	ck_assert_msg(fabs(ge) <= 5 * gs, "node5 -> global: error %.0f ns, sd %.0f ns", ge, gs);
 	settle_and_check(t, 3, 10000);
@@ -296,17 +209,17 @@ END_TEST
 
 START_TEST(test_kill_and_restart)
 {
-	csim *s = start("restart", NODES3, NULL, FALSE);
+	csim *s = tsn_start("restart", NODES3, NULL, FALSE);
 	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s), csim_epoch_ns(s));
 	double err, sd;
 	unsigned hops;
 	char why[200];
-	ck_assert_int_eq(wait_convert(t, 1, 1, 3, 20, &err, &sd, &hops), 0);
+	ck_assert_int_eq(tsn_wait_convert(t, 1, 1, 3, 20, &err, &sd, &hops), 0);
 	ck_assert_int_eq(csim_node_stop(s, 3), 0);
 	/* The others age node 3 out: its conversions disappear. */
 	int64_t end = g_get_monotonic_time() + 20000000;
 	int rc = 0;
-	while (g_get_monotonic_time() < end && (rc = convert(t, 1, 1, 3, &err, &sd, &hops, why, sizeof why)) == 0)
+	while (g_get_monotonic_time() < end && (rc = tsn_convert(t, 1, 1, 3, &err, &sd, &hops, why, sizeof why)) == 0)
 		g_usleep(200000);
 	ck_assert_msg(rc == -ENOLINK || rc == -ENOENT, "node3 still converts after being stopped (rc %d)", rc);
 	/* ... and its news: node 3 is shown dead on sync/rbs. */
@@ -315,17 +228,17 @@ START_TEST(test_kill_and_restart)
 	do {
 		g_free(st);
 		g_usleep(200000);
-		st = rbs_status(s, 1);
+		st = tsn_rbs_status(s, 1);
 	} while (!strstr(st, "dead") && g_get_monotonic_time() < end);
 	ck_assert_msg(strstr(st, "dead") != NULL, "node3 not aged out:\n%s", st);
 	g_free(st);
 	/* Node 1 and 2 keep converting between themselves. */
-	ck_assert_int_eq(wait_convert(t, 1, 1, 2, 5, &err, &sd, &hops), 0);
+	ck_assert_int_eq(tsn_wait_convert(t, 1, 1, 2, 5, &err, &sd, &hops), 0);
 	/* Back again: taken back. */
 	GError *e = NULL;
 	ck_assert_msg(csim_node_start(s, 3, &e), "restart: %s", e ? e->message : "?");
-	ck_assert_int_eq(wait_convert(t, 1, 1, 3, 20, &err, &sd, &hops), 0);
-	ck_assert_int_eq(wait_convert(t, 3, 3, 1, 20, &err, &sd, &hops), 0);
+	ck_assert_int_eq(tsn_wait_convert(t, 1, 1, 3, 20, &err, &sd, &hops), 0);
+	ck_assert_int_eq(tsn_wait_convert(t, 3, 3, 1, 20, &err, &sd, &hops), 0);
 	ck_assert_msg(fabs(err) <= 5 * sd, "after restart: error %.0f ns, sd %.0f ns", err, sd);
 	csim_truth_free(t);
 	csim_stop(s);
@@ -339,27 +252,6 @@ static int64_t host_raw_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* The number after `key` in text, or NAN. */
-static double number_after(const char *text, const char *key)
-{
-	const char *p = strstr(text, key);
-	return p ? g_ascii_strtod(p + strlen(key), NULL) : NAN;
-}
-
-/* Node n's sync/rbs text once it contains `needle` (fails after secs). */
-static char *wait_rbs(csim *s, int n, const char *needle, double secs)
-{
-	char *st = NULL;
-	int64_t end = g_get_monotonic_time() + (int64_t)(secs * G_USEC_PER_SEC);
-	do {
-		g_free(st);
-		g_usleep(500000);
-		st = rbs_status(s, n);
-	} while (!strstr(st, needle) && g_get_monotonic_time() < end);
-	ck_assert_msg(strstr(st, needle), "no \"%s\" on node%d's sync/rbs:\n%s", needle, n, st);
-	return st;
-}
-
 /* The root dies: the lowest live node takes over, and global continues
  * along its conversion to the old root's timescale instead of stepping by
  * the two nodes' realtime difference.  The step is measured against the
@@ -367,13 +259,13 @@ static char *wait_rbs(csim *s, int n, const char *needle, double secs)
  * (slope 1), extrapolated with the simulated clock after node 1 is gone. */
 START_TEST(test_root_killed_global_continues)
 {
-	csim *s = start("rootkill", NODES3, NULL, FALSE);
+	csim *s = tsn_start("rootkill", NODES3, NULL, FALSE);
 	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s), csim_epoch_ns(s));
 	double err, sd;
 	unsigned hops;
 	char why[200];
-	ck_assert_int_eq(wait_convert(t, 2, 2, -1, 20, &err, &sd, &hops), 0);
-	ck_assert_int_eq(wait_convert(t, 3, 3, -1, 20, &err, &sd, &hops), 0);
+	ck_assert_int_eq(tsn_wait_convert(t, 2, 2, -1, 20, &err, &sd, &hops), 0);
+	ck_assert_int_eq(tsn_wait_convert(t, 3, 3, -1, 20, &err, &sd, &hops), 0);
 	g_usleep(8000000); /* the fits fill, so the continuation's slope is good */
 	/* Node 1's definition, as a point of its timescale. */
 	int64_t h0 = host_raw_ns(), g0;
@@ -384,9 +276,9 @@ START_TEST(test_root_killed_global_continues)
 	int64_t x0 = sync_simclock_apply(&c1, h0);
 	ck_assert_int_eq(csim_node_stop(s, 1), 0);
 	/* Node 2 takes over (node_timeout_s 2 s here) and says how. */
-	char *st = wait_rbs(s, 2, "continued: node1's timescale", 40);
-	double se = number_after(strstr(st, "continued:"), "s.e. ");
-	double avoided = number_after(st, "step avoided ");
+	char *st = tsn_wait_rbs(s, 2, "continued: node1's timescale", 40);
+	double se = tsn_number_after(strstr(st, "continued:"), "s.e. ");
+	double avoided = tsn_number_after(st, "step avoided ");
 	ck_assert_msg(isfinite(se) && se > 0, "no s.e. in:\n%s", st);
 	/* The new timescale against the old one, now. */
 	int64_t h = host_raw_ns(), g;
@@ -401,7 +293,7 @@ START_TEST(test_root_killed_global_continues)
 	 * error against node 1 (the slope's error is inside se's bound). */
 	ck_assert_msg(fabs(step) <= 5 * se, "global stepped %.0f ns at the hand-over, %.1f of its stated s.e.", step, step / se);
 	/* Node 3 follows node 2, honestly. */
-	ck_assert_int_eq(wait_convert(t, 3, 3, -1, 20, &err, &sd, &hops), 0);
+	ck_assert_int_eq(tsn_wait_convert(t, 3, 3, -1, 20, &err, &sd, &hops), 0);
 	ck_assert_msg(fabs(err) <= 5 * sd, "node3 -> global after the hand-over: error %.0f ns, sd %.0f ns", err, sd);
 	g_free(st);
 
@@ -416,8 +308,8 @@ START_TEST(test_root_killed_global_continues)
 	ck_assert_msg(csim_truth_global_at(t, 2, hb, &gb, &fb, why, sizeof why) == 0, "%s", why);
 	GError *e = NULL;
 	ck_assert_msg(csim_node_start(s, 1, &e), "restart node 1: %s", e ? e->message : "?");
-	st = wait_rbs(s, 1, "continued: node2's timescale", 40);
-	se = number_after(strstr(st, "continued:"), "s.e. ");
+	st = tsn_wait_rbs(s, 1, "continued: node2's timescale", 40);
+	se = tsn_number_after(strstr(st, "continued:"), "s.e. ");
 	h = host_raw_ns();
 	ck_assert_msg(csim_truth_global_at(t, 1, h, &g, &f, why, sizeof why) == 0, "%s", why);
 	old = (double)ga + fa + ((double)(gb - ga) + (fb - fa)) * (double)(h - ha) / (double)(hb - ha);
@@ -425,7 +317,7 @@ START_TEST(test_root_killed_global_continues)
 	fprintf(stderr, "root back to node 1: global stepped %.0f ns (stated s.e. %.0f ns at the hand-over)\n", step, se);
 	ck_assert_msg(fabs(step) <= 5 * se, "global stepped %.0f ns when node 1 took the root back, %.1f of its stated s.e.",
 		      step, step / se);
-	ck_assert_int_eq(wait_convert(t, 3, 3, -1, 20, &err, &sd, &hops), 0);
+	ck_assert_int_eq(tsn_wait_convert(t, 3, 3, -1, 20, &err, &sd, &hops), 0);
 	ck_assert_msg(fabs(err) <= 5 * sd, "node3 -> global after node 1 is back: error %.0f ns, sd %.0f ns", err, sd);
 	g_free(st);
 	csim_truth_free(t);
@@ -449,13 +341,13 @@ START_TEST(test_forged_key)
 	char *key = g_build_filename(run ? run : "/tmp", "net.key", NULL);
 	ck_assert(g_file_set_contents(key, "the-field-network-key-2026", -1, NULL));
 	char *extra = g_strdup_printf("[rbs]\nkey_file = %s\n", key);
-	csim *s = start("forged", NODES3, extra, FALSE);
+	csim *s = tsn_start("forged", NODES3, extra, FALSE);
 	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s), csim_epoch_ns(s));
 	double err0, sd0, err, sd;
 	unsigned hops;
-	ck_assert_int_eq(wait_convert(t, 1, 1, 2, 20, &err0, &sd0, &hops), 0);
+	ck_assert_int_eq(tsn_wait_convert(t, 1, 1, 2, 20, &err0, &sd0, &hops), 0);
 	g_usleep(3000000);
-	ck_assert_int_eq(wait_convert(t, 1, 1, 2, 5, &err0, &sd0, &hops), 0);
+	ck_assert_int_eq(tsn_wait_convert(t, 1, 1, 2, 5, &err0, &sd0, &hops), 0);
 	/* A forger speaks as node 2 and node 3 with a wrong key: beacons, and
 	 * reports placing every beacon 1 ms later than node 2 heard it, for 3 s. */
 	static const uint8_t WRONG[] = "not-the-network-key-at-all";
@@ -476,11 +368,11 @@ START_TEST(test_forged_key)
 	}
 	close(fd);
 	/* Nothing moved: node 1's conversion to node 2 is as right as before. */
-	ck_assert_int_eq(wait_convert(t, 1, 1, 2, 5, &err, &sd, &hops), 0);
+	ck_assert_int_eq(tsn_wait_convert(t, 1, 1, 2, 5, &err, &sd, &hops), 0);
 	ck_assert_msg(fabs(err) <= 5 * sd && fabs(err) < 5000, "after forgery: error %.0f ns, sd %.0f ns (before %.0f)",
 		      err, sd, err0);
-	char *st = rbs_status(s, 1);
-	ck_assert_msg(counter(st, "bad_auth") >= 500, "forged packets not refused:\n%s", st);
+	char *st = tsn_rbs_status(s, 1);
+	ck_assert_msg(tsn_counter(st, "bad_auth") >= 500, "forged packets not refused:\n%s", st);
 	g_free(st);
 	settle_and_check(t, 2, 1400);
 	csim_truth_free(t);
@@ -497,11 +389,11 @@ END_TEST
  * conversions stay within their stated errors. */
 START_TEST(test_replayed_packets)
 {
-	csim *s = start("replay", NODES3, NULL, FALSE);
+	csim *s = tsn_start("replay", NODES3, NULL, FALSE);
 	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s), csim_epoch_ns(s));
 	double err, sd;
 	unsigned hops;
-	ck_assert_int_eq(wait_convert(t, 3, 3, 2, 20, &err, &sd, &hops), 0);
+	ck_assert_int_eq(tsn_wait_convert(t, 3, 3, 2, 20, &err, &sd, &hops), 0);
 	int cap = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0), one = 1;
 	ck_assert_int_ge(cap, 0);
 	setsockopt(cap, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
@@ -523,8 +415,8 @@ START_TEST(test_replayed_packets)
 	}
 	close(cap);
 	ck_assert_int_ge(np, 10);
-	char *st = rbs_status(s, 3);
-	guint64 before = counter(st, "replay_seen") + counter(st, "replay_old");
+	char *st = tsn_rbs_status(s, 3);
+	guint64 before = tsn_counter(st, "replay_seen") + tsn_counter(st, "replay_old");
 	g_free(st);
 	struct sockaddr_in to;
 	int fd = udp_to(s, &to);
@@ -536,7 +428,7 @@ START_TEST(test_replayed_packets)
 	/* Under the right key but from before node 2's boot. */
 	gchar *key = NULL;
 	gsize klen = 0;
-	char *kpath = g_build_filename(g_dir, "network.key", NULL);
+	char *kpath = g_build_filename(tsn_dir(), "network.key", NULL);
 	ck_assert(g_file_get_contents(kpath, &key, &klen, NULL));
 	rbs_packet b = {.type = RBS_BEACON, .sender = 2, .seq = 5, .boot = 1};
 	uint8_t buf[RBS_MTU];
@@ -547,15 +439,15 @@ START_TEST(test_replayed_packets)
 	}
 	close(fd);
 	g_usleep(1000000);
-	st = rbs_status(s, 3);
-	guint64 replays = counter(st, "replay_seen") + counter(st, "replay_old") - before;
+	st = tsn_rbs_status(s, 3);
+	guint64 replays = tsn_counter(st, "replay_seen") + tsn_counter(st, "replay_old") - before;
 	/* Node 3 hears nodes 1 and 2 (the radio may lose a few): each of the
 	 * 2 np copies it heard is a replay. */
 	ck_assert_msg(replays >= (guint64)np, "%d packets sent twice, %" G_GUINT64_FORMAT " refused as replays:\n%s", np,
 		      replays, st);
-	ck_assert_msg(counter(st, "replay_stale_boot") >= 10, "%s", st);
+	ck_assert_msg(tsn_counter(st, "replay_stale_boot") >= 10, "%s", st);
 	g_free(st);
-	ck_assert_int_eq(wait_convert(t, 3, 3, 2, 5, &err, &sd, &hops), 0);
+	ck_assert_int_eq(tsn_wait_convert(t, 3, 3, 2, 5, &err, &sd, &hops), 0);
 	ck_assert_msg(fabs(err) <= 5 * sd, "after the replays: error %.0f ns, sd %.0f ns", err, sd);
 	settle_and_check(t, 2, 1400);
 	g_free(key);
@@ -580,13 +472,13 @@ START_TEST(test_unlisted_ids)
 	GString *sc = g_string_new(NODES3);
 	g_string_append(sc, "[node.0]\nposition_m = 5,5,0\ncpu_skew_ppm = 40\ncpu_offset_ns = 999999999\n"
 			    "radio_jitter_ns = 1000\n");
-	csim *s = start("unlisted", sc->str, "[rbs]\ninsecure = true\npeers = 1-3\n", FALSE);
+	csim *s = tsn_start("unlisted", sc->str, "[rbs]\ninsecure = true\npeers = 1-3\n", FALSE);
 	g_string_free(sc, TRUE);
 	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s), csim_epoch_ns(s));
 	double err, sd;
 	unsigned hops;
-	ck_assert_int_eq(wait_convert(t, 3, 3, 2, 20, &err, &sd, &hops), 0);
-	char *st2 = rbs_status(s, 2);
+	ck_assert_int_eq(tsn_wait_convert(t, 3, 3, 2, 20, &err, &sd, &hops), 0);
+	char *st2 = tsn_rbs_status(s, 2);
 	const char *bp = strstr(st2, " boot=");
 	ck_assert_msg(bp != NULL, "%s", st2);
 	guint64 boot2 = g_ascii_strtoull(bp + 6, NULL, 10);
@@ -608,14 +500,14 @@ START_TEST(test_unlisted_ids)
 	}
 	close(fd);
 	g_usleep(1500000);
-	char *st = rbs_status(s, 3);
-	ck_assert_msg(counter(st, "not_in_peers") >= 10, "node 0 believed:\n%s", st);
-	ck_assert_msg(counter(st, "left_out") >= 200, "%s", st);
-	ck_assert_msg(counter(st, "replay_stale_boot") >= 1, "%s", st);
+	char *st = tsn_rbs_status(s, 3);
+	ck_assert_msg(tsn_counter(st, "not_in_peers") >= 10, "node 0 believed:\n%s", st);
+	ck_assert_msg(tsn_counter(st, "left_out") >= 200, "%s", st);
+	ck_assert_msg(tsn_counter(st, "replay_stale_boot") >= 1, "%s", st);
 	ck_assert_msg(strstr(st, "senders=3 ") != NULL, "%s", st); /* itself, 1 and 2 */
 	ck_assert_msg(strstr(st, "root: node1") != NULL, "%s", st);
 	g_free(st);
-	ck_assert_int_eq(wait_convert(t, 3, 3, 1, 5, &err, &sd, &hops), 0);
+	ck_assert_int_eq(tsn_wait_convert(t, 3, 3, 1, 5, &err, &sd, &hops), 0);
 	ck_assert_msg(fabs(err) <= 5 * sd, "after the forgeries: error %.0f ns, sd %.0f ns", err, sd);
 	csim_truth_free(t);
 	csim_stop(s);
@@ -626,11 +518,11 @@ START_TEST(test_malformed_packets)
 {
 	/* Unauthenticated, so each fault reaches the check meant for it (on a
 	 * keyed network all of them are bad_auth or bad_header). */
-	csim *s = start("malformed", NODES3, "[rbs]\ninsecure = true\n", FALSE);
+	csim *s = tsn_start("malformed", NODES3, "[rbs]\ninsecure = true\n", FALSE);
 	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s), csim_epoch_ns(s));
 	double err, sd;
 	unsigned hops;
-	ck_assert_int_eq(wait_convert(t, 1, 1, 2, 20, &err, &sd, &hops), 0);
+	ck_assert_int_eq(tsn_wait_convert(t, 1, 1, 2, 20, &err, &sd, &hops), 0);
 	struct sockaddr_in to;
 	int fd = udp_to(s, &to);
 	uint8_t buf[RBS_MTU];
@@ -668,16 +560,16 @@ START_TEST(test_malformed_packets)
 	do {
 		g_free(st);
 		g_usleep(200000);
-		st = rbs_status(s, 3);
-	} while (counter(st, "bad_size") + counter(st, "bad_header") + counter(st, "bad_value") < 550 &&
+		st = tsn_rbs_status(s, 3);
+	} while (tsn_counter(st, "bad_size") + tsn_counter(st, "bad_header") + tsn_counter(st, "bad_value") < 550 &&
 		 g_get_monotonic_time() < end);
-	ck_assert_msg(counter(st, "bad_size") >= 200, "%s", st);
-	ck_assert_msg(counter(st, "bad_header") >= 200, "%s", st);
-	ck_assert_msg(counter(st, "bad_value") >= 100, "%s", st);
+	ck_assert_msg(tsn_counter(st, "bad_size") >= 200, "%s", st);
+	ck_assert_msg(tsn_counter(st, "bad_header") >= 200, "%s", st);
+	ck_assert_msg(tsn_counter(st, "bad_value") >= 100, "%s", st);
 	g_free(st);
 	for (int n = 1; n <= 3; n++)
 		ck_assert(csim_node_running(s, n));
-	ck_assert_int_eq(wait_convert(t, 2, 2, 3, 5, &err, &sd, &hops), 0);
+	ck_assert_int_eq(tsn_wait_convert(t, 2, 2, 3, 5, &err, &sd, &hops), 0);
 	ck_assert_msg(fabs(err) <= 5 * sd, "after garbage: error %.0f ns, sd %.0f ns", err, sd);
 	csim_truth_free(t);
 	csim_stop(s);
@@ -702,14 +594,14 @@ static const char SHAPES[] =
 
 START_TEST(test_mixed_latency_line)
 {
-	csim *s = start("shapes", SHAPES, NULL, TRUE);
+	csim *s = tsn_start("shapes", SHAPES, NULL, TRUE);
 	csim_truth *t = csim_truth_new(csim_scenario(s), csim_run_dir(s), csim_epoch_ns(s));
 	const char *why = NULL;
 	ck_assert_msg(csim_truth_set_audio(t, csim_epoch_ns(s), 16000, CSIM_BIN_DIR, &why) == 0, "%s", why);
 	double err, sd;
 	unsigned hops;
-	ck_assert_int_eq(wait_convert(t, 1, 1, 5, 30, &err, &sd, &hops), 0);
-	ck_assert_int_eq(wait_convert(t, 5, 5, 1, 30, &err, &sd, &hops), 0);
+	ck_assert_int_eq(tsn_wait_convert(t, 1, 1, 5, 30, &err, &sd, &hops), 0);
+	ck_assert_int_eq(tsn_wait_convert(t, 5, 5, 1, 30, &err, &sd, &hops), 0);
 	g_usleep(4000000);
 	settle_and_check(t, 8, 20000);
 	size_t na;

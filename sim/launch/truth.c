@@ -64,6 +64,12 @@ csim_truth *csim_truth_new(const sim_scenario *sc, const char *run_dir, int64_t 
 	return t;
 }
 
+guint64 csim_truth_budget_failed(const csim_truth *t, guint64 *tried)
+{
+	*tried = t->budget_tried;
+	return t->budget_failed;
+}
+
 void csim_truth_set_budget(csim_truth *t, unsigned vias, unsigned targets)
 {
 	t->vias = vias;
@@ -392,7 +398,9 @@ static int audio_sample(csim_truth *t, int64_t h, gboolean keep)
 	return ok;
 }
 
-/* Measure node v's cpu to node b's (NULL: global); record it. */
+/* Measure node v's cpu to node b's (NULL: global); record it.  Returns 1,
+ * 0 when there is nothing to measure (b is v or down, v is the root), -1
+ * when the conversion could not be made (no global root named, no path). */
 static int measure_one(csim_truth *t, tnode *v, tnode *b, int64_t h, gboolean keep)
 {
 	char why[200];
@@ -400,10 +408,12 @@ static int measure_one(csim_truth *t, tnode *v, tnode *b, int64_t h, gboolean ke
 	if (b == v || (b && b->down))
 		return 0;
 	tnode *root = b ? NULL : csim_truth_node(t, (int)v->root);
-	if (!b && (!root || root == v))
+	if (!b && root == v)
 		return 0; /* the root's own global is exact by definition */
+	if (!b && !root)
+		return -1;
 	if (measure(v, v, b, root, h, &m, why, sizeof why) < 0)
-		return 0;
+		return -1;
 	m.phase = phase_of(t, m.from, m.to, h);
 	g_array_append_val(t->last, m);
 	if (keep)
@@ -428,14 +438,28 @@ static int sample_budget(csim_truth *t, gboolean keep)
 	int ok = 0;
 	for (guint k = 0; k < nv; k++) {
 		tnode *v = &g_array_index(t->nodes, tnode, via[k]);
-		if (v->down || !v->have)
+		if (v->down)
 			continue;
 		guint nn = v->near->len, m = MIN(t->targets, nn);
-		for (guint j = 0; j < m; j++) {
-			guint b = g_array_index(v->near, guint, (guint)((t->samples * m + j) % nn));
-			ok += measure_one(t, v, &g_array_index(t->nodes, tnode, b), h, keep);
+		if (!v->have) { /* its ticker could not be read: all failed */
+			if (keep) {
+				t->budget_tried += m + 1;
+				t->budget_failed += m + 1;
+			}
+			continue;
 		}
-		ok += measure_one(t, v, NULL, h, keep);
+		for (guint j = 0; j <= m; j++) {
+			tnode *b = j < m ? &g_array_index(t->nodes, tnode,
+							  g_array_index(v->near, guint, (guint)((t->samples * m + j) % nn)))
+					 : NULL;
+			int rc = measure_one(t, v, b, h, keep);
+			if (rc > 0)
+				ok++;
+			if (keep && rc != 0) {
+				t->budget_tried++;
+				t->budget_failed += rc < 0;
+			}
+		}
 	}
 	g_free(via);
 	return ok;
@@ -462,7 +486,7 @@ int csim_truth_sample(csim_truth *t, gboolean keep)
 		if (v->down || !v->have)
 			continue;
 		for (guint j = 0; j <= t->nodes->len; j++)
-			ok += measure_one(t, v, j < t->nodes->len ? &g_array_index(t->nodes, tnode, j) : NULL, h, keep);
+			ok += measure_one(t, v, j < t->nodes->len ? &g_array_index(t->nodes, tnode, j) : NULL, h, keep) > 0;
 	}
 	if (t->world)
 		ok += audio_sample(t, h, keep);

@@ -90,6 +90,11 @@ int csim_truth_set_audio(csim_truth *t, int64_t epoch_ns, unsigned rate_hz, cons
  * default): every ticker, every pair. */
 void csim_truth_set_budget(csim_truth *t, unsigned vias, unsigned targets);
 
+/* Within the budget, of the kept samples: how many conversions were
+ * attempted (*tried) and, returned, how many of them could not be made (a
+ * ticker not read, no path, no global root named). */
+guint64 csim_truth_budget_failed(const csim_truth *t, guint64 *tried);
+
 /* Skip nodes that are down (their tickers are not read). */
 void csim_truth_set_down(csim_truth *t, int node, gboolean down);
 

@@ -58,6 +58,8 @@ struct csim_truth {
 	guint vias, targets; /* measuring budget per sample (0: every pair) */
 	guint cursor;        /* next via, in node order */
 	guint64 samples;
+	guint64 budget_tried;  /* kept conversions attempted within the budget */
+	guint64 budget_failed; /* of which none could be made (no ticker, no path, no global) */
 };
 
 /* The node with this id, or NULL. */

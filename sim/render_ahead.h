@@ -40,7 +40,7 @@ typedef struct {
  * (named `name`, at most 15 characters; SCHED_IDLE where the system allows,
  * else normal priority).  The reader does not wake the thread when it takes
  * frames (that wakeup would sit on the reader's path); the thread looks
- * every `look_ns` (half a period keeps two periods ahead) and is woken only
+ * every `look_ns` (chorus_sim: a period, keeping three ahead) and is woken only
  * when the reader asks outside the cache.  Returns NULL when memory or the
  * thread cannot be had, or look_ns <= 0 (the caller then renders
  * everything itself). */

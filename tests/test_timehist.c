@@ -341,6 +341,69 @@ START_TEST(shortened_windows_leave_no_holes)
 }
 END_TEST
 
+/* Solving the live fit every 8th observation (audiod's refit): the pieces
+ * cover the same data as solving at every one (a piece is solved over all
+ * its data; its line differs a little, as the fit's running wander estimate
+ * is updated at each solve), and every observation's time, converted right
+ * after it was fed (the newest ones by the line before them, extrapolated)
+ * and again from the history at the end, lies within 5 of its stated
+ * standard errors of the truth. */
+START_TEST(refit_every_eighth)
+{
+	timehist *h1 = mk(64, 256), *h8;
+	timehist_params p;
+	timehist_params_default(&p);
+	p.fit.window = 64;
+	p.tolerance = 50 * PERIOD;
+	p.refit = 8;
+	const char *why0 = NULL;
+	ck_assert((h8 = timehist_new(&p, &why0)) != NULL);
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng_set(r, 88);
+	clk c = {123456789, 3e-5, 1e-17};
+	int beyond = 0, n = 0;
+	double zz = 0;
+	for (int i = 0; i < 1000; i++) {
+		int64_t x = X0 + i * PERIOD, y = observe(c, r, x, JITTER);
+		char why[200];
+		ck_assert_int_ge(timehist_add(h1, x, y, why, sizeof why), 0);
+		ck_assert_int_ge(timehist_add(h8, x, y, why, sizeof why), 0);
+		sync_tval yv;
+		double var;
+		if (timehist_convert(h8, sync_tval_of(x), &yv, &var, why, sizeof why) == 0) {
+			double z = err(c, yv, x) / sqrt(var);
+			zz += z * z;
+			beyond += fabs(z) >= 5;
+			n++;
+		}
+	}
+	ck_assert_int_gt(n, 990);
+	ck_assert_msg(beyond == 0, "%d of %d conversions beyond 5 s.e. (RMS z %.2f)", beyond, n, sqrt(zz / n));
+	ck_assert_uint_eq(timehist_npieces(h1), timehist_npieces(h8));
+	ck_assert_uint_gt(timehist_npieces(h1), 10);
+	for (size_t k = 0; k < timehist_npieces(h1); k++) {
+		sync_conv a, b;
+		ck_assert_int_eq(timehist_piece(h1, k, &a, NULL), 0);
+		ck_assert_int_eq(timehist_piece(h8, k, &b, NULL), 0);
+		ck_assert(a.n == b.n && a.xmin == b.xmin && a.xmax == b.xmax);
+	}
+	for (int i = 0; i < 1000; i++) {
+		int64_t x = X0 + i * PERIOD;
+		sync_tval yv;
+		double var;
+		char why[200];
+		if (timehist_convert(h8, sync_tval_of(x), &yv, &var, why, sizeof why) == 0) {
+			double z = err(c, yv, x) / sqrt(var);
+			beyond += fabs(z) >= 5;
+		}
+	}
+	ck_assert_msg(beyond == 0, "%d conversions from the history beyond 5 s.e.", beyond);
+	gsl_rng_free(r);
+	timehist_free(h1);
+	timehist_free(h8);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("timehist");
@@ -352,6 +415,7 @@ int main(void)
 	tcase_add_test(tc, detected_step_and_outliers);
 	tcase_add_test(tc, bounds_and_errors);
 	tcase_add_test(tc, shortened_windows_leave_no_holes);
+	tcase_add_test(tc, refit_every_eighth);
 	suite_add_tcase(s, tc);
 	return tu_check_run(s);
 }

@@ -24,6 +24,7 @@ struct timehist {
 	sync_fit *fit;  /* the current segment's window */
 	sync_conv live; /* its latest fit, when live_ok */
 	int live_ok;
+	uint32_t unsolved; /* observations fed since `live` was solved */
 	uint32_t seg;      /* current segment number */
 	size_t seg_count;  /* observations fed to the current segment */
 	int64_t seg_start; /* first x of the current segment, x units */
@@ -51,6 +52,7 @@ void timehist_params_default(timehist_params *p)
 	p->max_pieces = 256;
 	p->max_history = 0;
 	p->tolerance = 0;
+	p->refit = 1;
 }
 
 timehist *timehist_new(const timehist_params *p, const char **why)
@@ -106,10 +108,19 @@ static piece *piece_at(const timehist *h, size_t k)
 	return &h->pieces[(h->phead + k) % h->p.max_pieces];
 }
 
+/* Solve the live fit over every observation fed. */
+static void solve_live(timehist *h)
+{
+	h->live_ok = sync_fit_solve(h->fit, &h->live, NULL) == 0;
+	h->unsolved = 0;
+}
+
 /* Keep the live fit as a piece; forget the oldest beyond the bounds. */
 static void keep_piece(timehist *h)
 {
 	h->since_piece = 0;
+	if (h->unsolved)
+		solve_live(h); /* a piece covers exactly its data */
 	if (!h->live_ok)
 		return;
 	if (h->pcount == h->p.max_pieces) {
@@ -137,6 +148,7 @@ static void open_gap(timehist *h)
 	}
 	sync_fit_reset(h->fit);
 	h->live_ok = 0;
+	h->unsolved = 0;
 	h->since_piece = 0;
 	h->gaps++;
 }
@@ -166,7 +178,8 @@ static void feed(timehist *h, int64_t x, int64_t y)
 	if (h->since_piece++ == 0)
 		h->piece_start = h->seg_count == 1 ? h->seg_start : x;
 	sync_fit_add(h->fit, x, y, NULL); /* order was checked by the caller */
-	h->live_ok = sync_fit_solve(h->fit, &h->live, NULL) == 0;
+	if (!h->live_ok || ++h->unsolved >= (h->p.refit ? h->p.refit : 1))
+		solve_live(h);
 	/* The window has turned over (by count, or by span when the fit has a
 	 * span limit): its fit covers exactly the data since the last piece. */
 	if (h->since_piece >= h->p.fit.window ||
@@ -187,6 +200,7 @@ static void close_segment(timehist *h)
 		keep_piece(h);
 	sync_fit_reset(h->fit);
 	h->live_ok = 0;
+	h->unsolved = 0;
 	h->seg++;
 	h->seg_count = 0;
 	h->since_piece = 0;

@@ -45,12 +45,17 @@ typedef struct {
 	int64_t tolerance;   /* how far past the newest observation x may go, x units (>= 0) */
 	int64_t gap;         /* a pause longer than this between observations is an outage, bridged (x units; 0: off) */
 	double bridge_q2;    /* the least rate random walk assumed across one, (y/x)^2 per x unit (>= 0) */
+	uint32_t refit;      /* solve the live fit every this many observations (1: every one; a
+			      * piece is always solved over all its data).  Between solves the
+			      * newest observations are converted by the line before them,
+			      * extrapolated with its stated variance: fewer solves of a long
+			      * window for one a period (audiod) */
 } timehist_params;
 
 typedef struct timehist timehist;
 
 /* Fill *p with defaults: fit defaults, jump_k 8, jump_min 0, confirm 4,
- * max_pieces 256, no history limit, tolerance 0, no gaps bridged. */
+ * max_pieces 256, no history limit, tolerance 0, no gaps bridged, refit 1. */
 void timehist_params_default(timehist_params *p);
 
 /* A new empty history.  Returns it, or NULL with a static reason in *why. */

@@ -19,9 +19,14 @@
  *      libsync stated, and conversions beyond 5 s.e. (must be 0: the run
  *      fails otherwise).  Every sample reads 16 tickers in turn and
  *      converts each to 8 radio neighbours and global
- *      (csim_truth_set_budget).  A syncd-only row whose load, projected
- *      from the previous one as N^2 (loopback hands every packet to every
- *      node's socket), exceeds the machine is not run and says so.
+ *      (csim_truth_set_budget).  Rows "H2" run [rbs] advert_hops = 2
+ *      (scoped advertisements: 300 nodes in real time); the RMS error of
+ *      the conversions to global is printed beside the one-hop one, and
+ *      audio rows check every node's xruns and frames (reported, not
+ *      failed: real time is the machine's limit).  A full-flood syncd-only
+ *      row whose load, projected from the previous one as N^2 (loopback
+ *      hands every packet to every node's socket), exceeds the machine is
+ *      not run and says so.
  *      Absolute figures are this machine's.
  *   5. dense-field table: N nodes all in range, every node beaconing and
  *      fitting every other ([rbs] references = 0) against K reference

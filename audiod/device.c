@@ -1,5 +1,6 @@
 /* device.c — one audio device's client-facing side (see device.h). */
 #include "audiod/device.h"
+#include "audiod/device_timehist.h"
 
 #include <errno.h>
 #include <math.h>
@@ -712,18 +713,7 @@ audio_dev *audio_dev_new(int k, const stream_cfg *cfg, uint32_t node, GMainConte
 	d->line = numline_new(k, d->rate_hz);
 
 	timehist_params tp;
-	timehist_params_default(&tp);
-	tp.fit.mode = SYNC_FIT_LOWER;
-	tp.fit.window = 256;
-	tp.fit.nominal_slope = 1e9 / d->rate_hz;
-	tp.jump_min = 1e6;                        /* 1 ms: a real step, not latency */
-	tp.tolerance = (int64_t)d->rate_hz * 600; /* convert up to 10 min ahead */
-	tp.max_history = (int64_t)audio_ring_header(d->ring)->capacity * 2;
-	/* A 256-observation envelope solved at every period interrupt was a
-	 * quarter of audiod's CPU (perf, issue 17); every 8th is enough for the
-	 * line (the newest frames extrapolate it by < 8 periods, within its
-	 * stated variance) and a piece is always solved over all its data. */
-	tp.refit = 8;
+	audiod_timehist_params(&tp, d->rate_hz, audio_ring_header(d->ring)->capacity);
 	if (!(d->th = timehist_new(&tp, &why))) {
 		g_set_error(err, DEV_ERROR, EINVAL, "audio/%d: timehist: %s", k, why);
 		goto fail;

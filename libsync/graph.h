@@ -29,7 +29,7 @@
 #include "libsync/clockid.h"
 #include "libsync/conv.h"
 
-#define SYNC_GRAPH_MAX_HOPS 32 /* longest path followed (a field 30 radio hops across) */
+#define SYNC_GRAPH_MAX_HOPS 64 /* longest path followed (a minimum-variance path across a large field can be longer than its radio hops) */
 
 typedef struct {
 	int64_t tolerance_ns; /* how far outside an edge's data x may be, ns (frames via the card's rate) */

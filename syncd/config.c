@@ -57,7 +57,7 @@ static const cfg_key rbs_keys[] = {
 	K("min_rbs", CFG_INT, "8", 3, 65536, rbs_min, "RBS observations before a pair stops using sender-receiver ones"),
 	K("references", CFG_INT, "0", 0, 4096, rbs_references,
 	  "0: every node beacons; K >= 2: only the K lowest-numbered nodes of a neighbourhood beacon and the others fit only to them (dense fields)"),
-	K("advert_hops", CFG_INT, "0", 0, 32, rbs_advert_hops,
+	K("advert_hops", CFG_INT, "0", 0, 64, rbs_advert_hops,
 	  "0: advertise every conversion known, so every node learns the whole field's; H >= 1: only those from within H hops and this node's path to global, and news of nodes within H hops and of the root (fields of hundreds of nodes)"),
 	R("max_span_s", "max_span", CFG_DOUBLE, "300", 1, 86400, rbs_max_span_s, "seconds: older observations leave an RBS fit"),
 	R("peer_timeout_s", "peer_timeout", CFG_DOUBLE, "10", 0.1, 86400, peer_timeout_s, "seconds: a silent neighbour's fits are forgotten"),

@@ -13,6 +13,7 @@
 
 #include <glib/gstdio.h>
 
+#include "audiod/device_timehist.h"
 #include "tests/audiod_harness.h"
 #include "tests/check_run.h"
 #include "timehist/timehist.h"
@@ -53,12 +54,7 @@ START_TEST(obs_log_is_what_was_fitted)
 	ah_stop(&h); /* audiod must exit 0: the log closed cleanly */
 
 	timehist_params tp;
-	timehist_params_default(&tp);
-	tp.fit.mode = SYNC_FIT_LOWER; /* audiod/device.c's */
-	tp.fit.window = 256;
-	tp.fit.nominal_slope = 1e9 / RATE;
-	tp.jump_min = 1e6;
-	tp.tolerance = (int64_t)RATE * 600;
+	audiod_timehist_params(&tp, RATE, 0); /* audiod/device.c's (no history limit: only the live fit matters) */
 	const char *why = NULL;
 	timehist *th = timehist_new(&tp, &why);
 	ck_assert_msg(th, "%s", why);

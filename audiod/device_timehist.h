@@ -17,8 +17,8 @@ static inline void audiod_timehist_params(timehist_params *tp, unsigned rate_hz,
 	tp->fit.mode = SYNC_FIT_LOWER; /* interrupt latency only makes cpu late */
 	tp->fit.window = 256;
 	tp->fit.nominal_slope = 1e9 / rate_hz;
-	tp->jump_min = 1e6;                       /* 1 ms: a real step, not latency */
-	tp->tolerance = (int64_t)rate_hz * 600;   /* convert up to 10 min ahead */
+	tp->jump_min = 1e6;                     /* 1 ms: a real step, not latency */
+	tp->tolerance = (int64_t)rate_hz * 600; /* convert up to 10 min ahead */
 	tp->max_history = (int64_t)capacity * 2;
 	/* A 256-observation envelope solved at every period interrupt was a
 	 * quarter of audiod's CPU (perf, issue 17); every 8th is enough for the

@@ -153,9 +153,18 @@ START_TEST(test_reference_broadcasters)
 			ck_assert_msg(b1[i] == b0[i], "node%d beaconed %" G_GUINT64_FORMAT " times, not a reference", i,
 				      b1[i] - b0[i]);
 	}
-	/* A reference is one fit away; two others, two (through a reference). */
+	/* A reference is one fit away: the minimum-variance path is that fit,
+	 * unless for a while its residuals exceed two other fits' together
+	 * (seen once in a full make check: 2 hops; no peer had timed out), so
+	 * wait up to 10 s for it.  Two others are two fits apart (through a
+	 * reference). */
 	char why[200];
-	ck_assert_int_eq(tsn_convert(t, 6, 6, 2, &err, &sd, &hops, why, sizeof why), 0);
+	int64_t end = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
+	do {
+		ck_assert_int_eq(tsn_convert(t, 6, 6, 2, &err, &sd, &hops, why, sizeof why), 0);
+		if (hops != 1)
+			g_usleep(200000);
+	} while (hops != 1 && g_get_monotonic_time() < end);
 	ck_assert_uint_eq(hops, 1);
 	ck_assert_int_eq(tsn_convert(t, 6, 6, 8, &err, &sd, &hops, why, sizeof why), 0);
 	ck_assert_uint_eq(hops, 2);

@@ -17,4 +17,16 @@ static inline int tu_check_run(Suite *s)
 	return failed ? 1 : 0;
 }
 
+/* The same, every test in this process (CK_NOFORK: for tests whose
+ * fixtures, e.g. a simulated field, outlive one test). */
+static inline int tu_check_run_nofork(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	srunner_set_fork_status(sr, CK_NOFORK);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
+
 #endif

@@ -33,6 +33,7 @@
 
 #include "libsync/now.h"
 #include "tests/audiod_harness.h"
+#include "tests/check_run.h"
 
 #define NODE 2
 #define RATE 48000
@@ -402,10 +403,7 @@ int main(void)
 	if (arecord_prog)
 		tcase_add_test(tc, arecord_exact);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	int failed = tu_check_run(s);
 	if (!failed && !arecord_prog) {
 		printf("SKIP: arecord_exact (arecord is not installed; make deps installs alsa-utils)\n");
 		return 77;

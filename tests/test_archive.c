@@ -29,6 +29,7 @@
 #include "archive/store.h"
 #include "archive/timeline.h"
 #include "tests/audiod_harness.h"
+#include "tests/check_run.h"
 
 #define NODE 2
 #define RATE 48000
@@ -732,9 +733,6 @@ int main(void)
 	tcase_add_test(tc, tiny_fs_keeps_the_newest);
 	tcase_add_test(tc, full_disk_drops_the_oldest);
 	suite_add_tcase(su, tc);
-	SRunner *sr = srunner_create(su);
-	srunner_run_all(sr, CK_NORMAL);
-	int nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	int nf = tu_check_run(su);
 	return nf ? 1 : 0;
 }

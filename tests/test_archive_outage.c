@@ -30,6 +30,7 @@
 #include "libdev/link.h"
 #include "sim/launch/launch.h"
 #include "sim/launch/truth.h"
+#include "tests/check_run.h"
 
 #ifndef CSIM_BIN_DIR
 #define CSIM_BIN_DIR "build/bin"
@@ -203,9 +204,6 @@ int main(void)
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, outage_gets_better_times_after_reconnection);
 	suite_add_tcase(su, tc);
-	SRunner *sr = srunner_create(su);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	int failed = tu_check_run(su);
 	return failed ? 1 : 0;
 }

@@ -16,6 +16,7 @@
 #include "archive/config.h"
 #include "archive/index.h"
 #include "archive/timeline.h"
+#include "tests/check_run.h"
 
 static archive_index *sample_index(void)
 {
@@ -389,9 +390,6 @@ int main(void)
 	tcase_add_test(tc, another_roots_points_are_not_mixed_and_are_bridged);
 	tcase_add_test(tc, config_errors_name_file_line_key);
 	suite_add_tcase(su, tc);
-	SRunner *sr = srunner_create(su);
-	srunner_run_all(sr, CK_NORMAL);
-	int nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	int nf = tu_check_run(su);
 	return nf ? 1 : 0;
 }

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 
 #include "sim/background.h"
+#include "tests/check_run.h"
 
 #define R 16
 #define T_CRIT 5.239 /* Student t, 15 dof, two-sided p = 1e-4 */
@@ -528,10 +529,6 @@ int main(void)
 	tcase_add_test(tc, test_mics_uncorrelated);
 	tcase_add_test(tc, test_cost);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_set_fork_status(sr, CK_NOFORK);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	int failed = tu_check_run_nofork(s);
 	return failed ? 1 : 0;
 }

@@ -18,6 +18,7 @@
 #include <glib.h>
 
 #include "apps/collab/sharemsg.h"
+#include "tests/check_run.h"
 
 #ifndef CHORUS_BIN_DIR
 #define CHORUS_BIN_DIR "build/bin"
@@ -258,10 +259,6 @@ int main(void)
 	tcase_add_test(tc, overlapping_calls);
 	tcase_add_test(tc, calls_of_an_outage_located_late);
 	suite_add_tcase(s, tc);
-	SRunner *r = srunner_create(s);
-	srunner_set_fork_status(r, CK_NOFORK);
-	srunner_run_all(r, CK_NORMAL);
-	int failed = srunner_ntests_failed(r);
-	srunner_free(r);
+	int failed = tu_check_run_nofork(s);
 	return failed ? 1 : 0;
 }

@@ -17,6 +17,7 @@
 
 #include "kpatch/reader.h"
 #include "kpatch/sidechan_path.h"
+#include "tests/check_run.h"
 
 #define REC ((size_t)sizeof(struct chorus_kpatch_record))
 
@@ -478,7 +479,6 @@ int main(void)
 {
 	Suite *s = suite_create("kpatch_reader");
 	TCase *tc = tcase_create("side channel");
-	SRunner *sr;
 	int failed;
 
 	tcase_add_test(tc, test_roundtrip);
@@ -492,9 +492,6 @@ int main(void)
 	tcase_add_test(tc, test_open_errors);
 	tcase_add_test(tc, test_sidechan_default_path);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	failed = tu_check_run(s);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

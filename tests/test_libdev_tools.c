@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "tests/libdev_testutil.h"
+#include "tests/check_run.h"
 
 static char *bindir;
 
@@ -269,10 +270,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_cat_and_ctl);
 	tcase_add_test(tc, test_follow);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	int nf = tu_check_run(s);
 	g_free(bindir);
 	return nf ? 1 : 0;
 }

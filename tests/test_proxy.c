@@ -23,6 +23,7 @@
 #include "libdev/remote.h"
 #include "tests/libdev_testutil.h"
 #include "tests/proxy_fixture.h"
+#include "tests/check_run.h"
 
 #define KEEPALIVE_MS 200
 #define TMO_MS 2000
@@ -766,10 +767,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, dead_link);
 	tcase_add_test(tc, slow_client);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	int nf = tu_check_run(s);
 	g_free(bindir);
 	return nf ? 1 : 0;
 }

@@ -9,6 +9,7 @@
 
 #include "libdev/remote.h"
 #include "tests/proxy_fixture.h"
+#include "tests/check_run.h"
 
 #define KEEPALIVE_MS 200
 #define TMO_MS 2000
@@ -79,10 +80,7 @@ int main(int argc, char **argv)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, found_by_beacons);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	int nf = tu_check_run(s);
 	g_free(bindir);
 	return nf ? 1 : 0;
 }

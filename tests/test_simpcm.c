@@ -24,6 +24,7 @@
 #include "sim/scenario.h"
 #include "sim/sidechan.h"
 #include "sim/world.h"
+#include "tests/check_run.h"
 
 #define SCENARIO SIM_SRC_DIR "/scenarios/test.ini"
 #define RATE 48000
@@ -530,10 +531,7 @@ int main(void)
 	if (arecord)
 		tcase_add_test(tc, arecord_records_with_the_shipped_config);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	int failed = tu_check_run(s);
 	if (!failed && !arecord) {
 		printf("SKIP: arecord_records_with_the_shipped_config (arecord is not installed; make deps installs alsa-utils)\n");
 		return 77;

@@ -88,3 +88,10 @@ INSTALL_HOOKS += install-python
 install-python:
 	install -d $(DESTDIR)$(PYTHONDIR)/chorus
 	install -m 644 python/chorus/__init__.py $(DESTDIR)$(PYTHONDIR)/chorus/
+
+# The simulated UTC source (libsync/simutc.h) and the realtime clock it
+# disciplines (libsync/now.h), with the scenario keys that give it (sim/).
+TESTS += $(B)/tests/test_simutc
+$(B)/tests/test_simutc: $(B)/tests/test_simutc.o $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libsync.a
+	@mkdir -p $(dir $@)
+	$(link) $(SIM_TEST_LIBS)

@@ -8,11 +8,13 @@
 #include <string.h>
 #include <time.h>
 #include <inttypes.h>
+#include <sys/timex.h>
 
 #include <glib.h>
 
 static int g_state; /* 0 = not read, 1 = real, 2 = simulated */
 static sync_simclock g_sim;
+static sync_simutc g_utc;      /* kind none: the realtime clock follows g_sim */
 static int64_t g_rt_minus_raw; /* host realtime - raw at init, ns */
 
 static int64_t host_read(clockid_t id)
@@ -123,15 +125,22 @@ int64_t sync_simclock_invert(const sync_simclock *c, int64_t node_ns)
 
 int sync_now_init(const char **why)
 {
-	const char *env = getenv("CHORUS_SIM_CLOCK");
+	const char *env = getenv("CHORUS_SIM_CLOCK"), *utc = getenv("CHORUS_SIM_UTC");
 	if (g_state)
 		return 0;
-	if (!env || !*env) {
+	int sim_clock = env && *env;
+	sync_simutc u = {.kind = SYNC_SIMUTC_NONE};
+	if (utc && *utc && sync_simutc_parse(utc, &u, why) < 0)
+		return -EINVAL;
+	if (!sim_clock && u.kind == SYNC_SIMUTC_NONE) {
 		g_state = 1;
 		return 0;
 	}
-	if (sync_simclock_parse(env, &g_sim, why) < 0)
+	sync_simclock c = {0}; /* only CHORUS_SIM_UTC: the host's raw clock */
+	if (sim_clock && sync_simclock_parse(env, &c, why) < 0)
 		return -EINVAL;
+	g_sim = c;
+	g_utc = u;
 	/* Tightest of a few raw-realtime-raw sandwiches. */
 	int64_t best = INT64_MAX;
 	for (int i = 0; i < 5; i++) {
@@ -169,6 +178,8 @@ int64_t sync_host_to_node(sync_kind kind, int64_t host_ns)
 		return host_ns;
 	if (kind == SYNC_KIND_CPU)
 		return sync_simclock_apply(&g_sim, host_ns);
+	if (kind == SYNC_KIND_REALTIME && g_utc.kind != SYNC_SIMUTC_NONE)
+		return host_ns + (int64_t)llround(sync_simutc_error_at_raw(&g_utc, host_ns - g_rt_minus_raw));
 	if (kind == SYNC_KIND_REALTIME)
 		return host_ns + (int64_t)llround((double)(host_ns - g_rt_minus_raw) * g_sim.skew_ppm * 1e-6 +
 						  wander_ns(&g_sim, host_ns - g_rt_minus_raw));
@@ -188,4 +199,53 @@ int64_t sync_now(sync_kind kind)
 	if (kind == SYNC_KIND_REALTIME)
 		return sync_host_to_node(kind, host_read(CLOCK_REALTIME));
 	return INT64_MIN;
+}
+
+int sync_utc_status(sync_utc *out)
+{
+	const char *why = NULL;
+	*out = (sync_utc){.source = "none"};
+	if (!g_state && sync_now_init(&why) < 0) {
+		out->why = why;
+		return -EINVAL;
+	}
+	if (g_state == 2 && g_utc.kind != SYNC_SIMUTC_NONE) {
+		*out = (sync_utc){.synced = 1,
+				  .est_error_ns = g_utc.sigma_ns,
+				  .max_error_ns = 4 * g_utc.sigma_ns,
+				  .source = g_utc.kind == SYNC_SIMUTC_GPS ? "simulated gps" : "simulated ntp"};
+		return 0;
+	}
+	if (g_state == 2) {
+		out->source = "simulated none";
+		out->why = "the scenario gives this node no UTC source";
+		return 0;
+	}
+	/* modes = 0: a read, allowed to anyone. */
+	struct timex tx;
+	memset(&tx, 0, sizeof tx);
+	out->source = "adjtimex";
+	int st = adjtimex(&tx);
+	if (st < 0) {
+		int e = errno;
+		out->why = "adjtimex() failed (the kernel's NTP state cannot be read here)";
+		return -(e ? e : EIO);
+	}
+	out->est_error_ns = (double)tx.esterror * 1e3;
+	out->max_error_ns = (double)tx.maxerror * 1e3;
+	if (tx.status & STA_UNSYNC) {
+		out->why = "the kernel says STA_UNSYNC (no NTP daemon has synchronised the clock)";
+		return 0;
+	}
+	if (st == TIME_ERROR) {
+		out->why = "the kernel says TIME_ERROR (STA_CLOCKERR, or a PPS signal the discipline uses is missing "
+			   "or noisy)";
+		return 0;
+	}
+	out->synced = 1;
+	if (!(out->est_error_ns > 0)) /* systemd-timesyncd, linuxptp: esterror left 0 (now.h) */
+		out->est_error_ns = out->max_error_ns > 0 ? out->max_error_ns / 3 : 1e6;
+	if (out->max_error_ns < out->est_error_ns)
+		out->max_error_ns = out->est_error_ns;
+	return 0;
 }

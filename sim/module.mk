@@ -1,7 +1,7 @@
 # sim: scenario parser, world model, the ALSA plugin (virtual microphone).
 # The call waveforms are apps/dsp's (wave.h), shared with detect's templates:
 # whatever links libsim.a links libdsp.a too.
-SIM_LIB_SRCS := sim/acoustics.c sim/background.c sim/outage.c sim/rng.c sim/scenario.c sim/world.c sim/sidechan.c
+SIM_LIB_SRCS := sim/acoustics.c sim/background.c sim/outage.c sim/rng.c sim/scenario.c sim/scenario_node.c sim/world.c sim/sidechan.c
 SIM_PKGS     := glib-2.0 sndfile fftw3f
 $(B)/libsim.a: $(patsubst %.c,$(B)/%.o,$(SIM_LIB_SRCS))
 

@@ -8,26 +8,13 @@
 
 #include "sim/acoustics.h"
 #include "sim/rng.h"
+#include "sim/scenario_int.h"
 
 static const char *const formats[] = {"S16_LE", "S32_LE", "FLOAT_LE", NULL};
-static const char *const latencies[] = {"exponential", "normal", "uniform", "constant", "mixture", NULL};
 static const char *const waveforms[] = {"pulse_train", "chirp", "tone", "click", "file", NULL};
 static const char *const sweeps[] = {"linear", "exponential", NULL};
 static const char *const grounds[] = {"none", "hard", "grass", "snow", NULL};
 static const char *const backgrounds[] = {"none", "white", "pink", "wind", NULL};
-
-#define NUM(n, d, lo, hi) \
-	{ \
-		.name = n, .type = CFG_DOUBLE, .def = d, .min = lo, .max = hi \
-	}
-#define INT(n, d, lo, hi) \
-	{ \
-		.name = n, .type = CFG_INT, .def = d, .min = lo, .max = hi \
-	}
-#define ENUM(n, d, c) \
-	{ \
-		.name = n, .type = CFG_ENUM, .def = d, .min = 1, .max = 0, .choices = c \
-	}
 
 /* Keys renamed to carry their unit keep the old name as a deprecated alias. */
 static const cfg_key world_keys[] = {
@@ -52,31 +39,6 @@ static const cfg_key world_keys[] = {
 	{.name = "partition", .type = CFG_STRING, .min = 1, .max = 0, .flags = CFG_NONEMPTY},
 	ENUM("format", "S16_LE", formats),
 	{.name = "xrun_every_s", .type = CFG_DOUBLE, .def = "0", .min = 0, .max = 1e7, .alias = "xrun_every"},
-	{NULL},
-};
-
-static const cfg_key node_keys[] = {
-	{.name = "position_m", .type = CFG_VEC3, .min = -1e6, .max = 1e6, .flags = CFG_REQUIRED, .alias = "position"},
-	{.name = "mics_m", .type = CFG_VEC3_LIST, .def = "0,0,0", .min = -100, .max = 100, .alias = "mics"},
-	NUM("cpu_skew_ppm", "0", -1e4, 1e4),
-	INT("cpu_offset_ns", "0", -4e18, 4e18),
-	NUM("audio_skew_ppm", "0", -1e4, 1e4),
-	NUM("cpu_wander_ppb_per_s", "0", 0, 1e6),
-	NUM("audio_wander_ppb_per_s", "0", 0, 1e6),
-	{.name = "temperature_cycle", .type = CFG_DOUBLE_LIST, .def = "0, 86400", .min = 0, .max = 1e7},
-	NUM("tempco_ppm_per_c", "0", -100, 100),
-	NUM("audio_tempco_ppm_per_c", "0", -100, 100),
-	ENUM("irq_latency", "exponential", latencies),
-	NUM("irq_latency_mean_us", "20", 0, 1e5),
-	NUM("irq_latency_sd_us", "5", 0, 1e5),
-	NUM("irq_latency_mix_fraction", "0.1", 0, 1),
-	NUM("irq_latency_mix_mean_us", "200", 0, 1e5),
-	NUM("irq_latency_floor_us", "0", 0, 1e5),
-	{.name = "calibrated_floor_us", .type = CFG_DOUBLE_LIST, .def = "0, 0", .min = 0, .max = 1e5},
-	NUM("radio_jitter_ns", "1000", 0, 1e9),
-	NUM("survey_error_m", "0", 0, 100),
-	{.name = "radio_down", .type = CFG_STRING, .min = 1, .max = 0, .flags = CFG_NONEMPTY},
-	{.name = "down", .type = CFG_STRING, .min = 1, .max = 0, .flags = CFG_NONEMPTY},
 	{NULL},
 };
 
@@ -118,7 +80,7 @@ static const cfg_key room_keys[] = {
 const cfg_group sim_scenario_table[] = {
 	{.name = "world", .keys = world_keys, .unique = 1},
 	{.name = "room", .keys = room_keys, .unique = 1},
-	{.name = "node", .numbered = 1, .keys = node_keys, .unique = 1},
+	{.name = "node", .numbered = 1, .keys = sim_node_keys, .unique = 1},
 	{.name = "source", .numbered = 1, .keys = source_keys, .unique = 1},
 	{NULL},
 };
@@ -236,89 +198,6 @@ static void check_inside_room(cfg_file *ini, const sim_world_cfg *w, const char 
 				      p[1], p[2], w->room_m[0], w->room_m[1], w->room_m[2]);
 			return;
 		}
-}
-
-/* The clocks' wander: random walks and a temperature cycle (seeds are set
- * by build(), which knows the world's seed). */
-static void load_wander(cfg_file *ini, const char *g, sim_node_cfg *n)
-{
-	size_t nt;
-	double *tc = cfg_file_double_list(ini, g, "temperature_cycle", &nt);
-	double amp = 0, period = 86400;
-	if (nt != 2)
-		cfg_file_fail(ini, g, "temperature_cycle", "%zu value(s); give AMPLITUDE_C, PERIOD_S", nt);
-	else if (tc[0] > 0 && !(tc[1] > 0))
-		cfg_file_fail(ini, g, "temperature_cycle", "the period must be > 0 s");
-	else {
-		amp = tc[0];
-		period = tc[1] > 0 ? tc[1] : 86400;
-	}
-	g_free(tc);
-	double cpu_tc = cfg_file_double(ini, g, "tempco_ppm_per_c"), audio_tc = cfg_file_double(ini, g, "audio_tempco_ppm_per_c");
-	if (amp > 0 && cpu_tc == 0 && audio_tc == 0)
-		cfg_file_fail(ini, g, "temperature_cycle",
-			      "no clock follows it: give tempco_ppm_per_c (the cpu crystal, ~0.1-1) and/or "
-			      "audio_tempco_ppm_per_c (the sound card's, often more)");
-	n->cpu.wander = (sync_wander){.rw_ppb = cfg_file_double(ini, g, "cpu_wander_ppb_per_s"), .temp_amp_c = amp, .temp_period_s = period, .tempco_ppm_per_c = cpu_tc};
-	n->audio_wander = (sync_wander){.rw_ppb = cfg_file_double(ini, g, "audio_wander_ppb_per_s"), .temp_amp_c = amp, .temp_period_s = period, .tempco_ppm_per_c = audio_tc};
-}
-
-static void load_node(cfg_file *ini, const char *g, sim_node_cfg *n)
-{
-	size_t nm;
-	n->id = (int)cfg_group_number(g);
-	n->line = cfg_file_line(ini, g, NULL);
-	if (n->id > SIM_MAX_NODE)
-		cfg_file_fail(ini, g, NULL, "node number %d is above %d", n->id, SIM_MAX_NODE);
-	cfg_file_vec3(ini, g, "position_m", n->pos_m);
-	double *m = cfg_file_vec3_list(ini, g, "mics_m", &nm);
-	if (nm > SIM_MAX_MICS) {
-		cfg_file_fail(ini, g, "mics_m", "%zu microphones; at most %d", nm, SIM_MAX_MICS);
-		nm = SIM_MAX_MICS;
-	}
-	n->n_mics = nm;
-	memcpy(n->mics_m, m, nm * 3 * sizeof(double));
-	g_free(m);
-	n->cpu.skew_ppm = cfg_file_double(ini, g, "cpu_skew_ppm");
-	n->cpu.offset_ns = cfg_file_int(ini, g, "cpu_offset_ns");
-	n->audio_skew_ppm = cfg_file_double(ini, g, "audio_skew_ppm");
-	load_wander(ini, g, n);
-	n->latency = (sim_latency_dist)cfg_file_enum(ini, g, "irq_latency");
-	n->latency_mean_ns = cfg_file_double(ini, g, "irq_latency_mean_us") * 1e3;
-	n->latency_sd_ns = cfg_file_double(ini, g, "irq_latency_sd_us") * 1e3;
-	n->latency_mix_fraction = cfg_file_double(ini, g, "irq_latency_mix_fraction");
-	n->latency_mix_mean_ns = cfg_file_double(ini, g, "irq_latency_mix_mean_us") * 1e3;
-	n->latency_floor_ns = cfg_file_double(ini, g, "irq_latency_floor_us") * 1e3;
-	size_t ncal;
-	double *cal = cfg_file_double_list(ini, g, "calibrated_floor_us", &ncal);
-	if (ncal != 2)
-		cfg_file_fail(ini, g, "calibrated_floor_us",
-			      "%zu value(s); give FLOOR, SD in us (the floor the node's operator calibrated, told "
-			      "to audiod as latency_floor_us and latency_floor_sd_us)",
-			      ncal);
-	else {
-		n->calibrated_floor_ns = cal[0] * 1e3;
-		n->calibrated_floor_sd_ns = cal[1] * 1e3;
-	}
-	g_free(cal);
-	n->radio_jitter_ns = cfg_file_double(ini, g, "radio_jitter_ns");
-	n->survey_error_m = cfg_file_double(ini, g, "survey_error_m");
-	if (n->latency == SIM_LAT_UNIFORM && n->latency_mean_ns < sqrt(3.0) * n->latency_sd_ns)
-		cfg_file_fail(ini, g, cfg_file_has(ini, g, "irq_latency_sd_us") ? "irq_latency_sd_us" : "irq_latency",
-			      "uniform latency needs mean >= sqrt(3) * sd (it spans mean ± sqrt(3) sd and cannot be negative)");
-	if (cfg_file_has(ini, g, "irq_latency_sd_us") &&
-	    (n->latency == SIM_LAT_EXPONENTIAL || n->latency == SIM_LAT_CONSTANT))
-		cfg_file_fail(ini, g, "irq_latency_sd_us", "not used by irq_latency = %s",
-			      latencies[n->latency]);
-	if (cfg_file_has(ini, g, "irq_latency_sd_us") && n->latency == SIM_LAT_MIXTURE)
-		cfg_file_fail(ini, g, "irq_latency_sd_us",
-			      "not used by irq_latency = mixture (two exponentials: irq_latency_mean_us and "
-			      "irq_latency_mix_mean_us, the second with probability irq_latency_mix_fraction)");
-	static const char *const mix_keys[] = {"irq_latency_mix_fraction", "irq_latency_mix_mean_us"};
-	for (int i = 0; i < 2; i++)
-		if (cfg_file_has(ini, g, mix_keys[i]) && n->latency != SIM_LAT_MIXTURE)
-			cfg_file_fail(ini, g, mix_keys[i], "only used by irq_latency = mixture (not %s)",
-				      latencies[n->latency]);
 }
 
 /* One outage key's windows (sim/outage.h), owned by sc. */
@@ -519,10 +398,12 @@ static sim_scenario *build(cfg_file *ini, const char *base_dir, GError **err)
 	for (const char *const *g = cfg_file_groups(ini, "node"); *g; g++) {
 		sim_node_cfg n;
 		memset(&n, 0, sizeof n);
-		load_node(ini, *g, &n);
+		sim_node_load(ini, *g, &n);
 		load_outages(sc, ini, *g, &n);
 		n.cpu.wander.seed = sim_rng_hash(sc->world.seed, SIM_RNG_WANDER, (uint64_t)n.id, 0, 0);
 		n.audio_wander.seed = sim_rng_hash(sc->world.seed, SIM_RNG_WANDER, (uint64_t)n.id, 1, 0);
+		/* b = 2: the realtime clock's UTC error, beside the cpu's (0) and audio's (1) walks. */
+		n.utc.seed = sim_rng_hash(sc->world.seed, SIM_RNG_WANDER, (uint64_t)n.id, 2, 0);
 		for (size_t m = 0; m < n.n_mics; m++) {
 			double at[3] = {n.pos_m[0] + n.mics_m[m][0], n.pos_m[1] + n.mics_m[m][1], n.pos_m[2] + n.mics_m[m][2]};
 			check_inside_room(ini, &sc->world, *g, at, "a microphone");
@@ -706,6 +587,14 @@ char *sim_scenario_effects(const sim_scenario *sc)
 	}
 	if (wandering)
 		g_string_append_printf(s, ", wandering clocks on %u node(s)", wandering);
+	guint utc[3] = {0};
+	for (guint i = 0; i < sc->nodes->len; i++)
+		utc[g_array_index(sc->nodes, sim_node_cfg, i).utc.kind]++;
+	if (utc[SYNC_SIMUTC_NTP] + utc[SYNC_SIMUTC_GPS])
+		g_string_append_printf(s, ", realtime disciplined to UTC on %u node(s) (%s%s%s)",
+				       utc[SYNC_SIMUTC_NTP] + utc[SYNC_SIMUTC_GPS], utc[SYNC_SIMUTC_NTP] ? "ntp" : "",
+				       utc[SYNC_SIMUTC_NTP] && utc[SYNC_SIMUTC_GPS] ? ", " : "",
+				       utc[SYNC_SIMUTC_GPS] ? "gps" : "");
 	return g_string_free(s, FALSE);
 }
 

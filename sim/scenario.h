@@ -80,6 +80,9 @@ typedef struct {
 	sync_simclock cpu;              /* cpu clock: skew ppm, offset ns, wander vs true time (epoch 0) */
 	double audio_skew_ppm;          /* sound card clock rate error vs true time, ppm */
 	sync_wander audio_wander;       /* the card's rate wander (cpu.wander is the cpu's) */
+	sync_simutc utc;                /* realtime clock's UTC source: kind none (undisciplined: skew and
+					 * wander as cpu's), ntp or gps with sigma_ns, tau_s, seed; epoch_ns 0
+					 * (the launcher sets the run's, as for cpu) */
 	sim_latency_dist latency;
 	double latency_mean_ns;        /* ns */
 	double latency_sd_ns;          /* ns (normal, uniform) */
@@ -139,7 +142,8 @@ double *sim_path_parse(const char *text, size_t *n, char *why, size_t why_len);
  * "air absorption (20.0 °C, 50 % RH), c = 343.2 m/s from temperature, ground
  * grass, wind 5.0 m/s from 270°, background wind -30 dBFS, call variation
  * on 2 of 3 sources, 1 moving source, survey error up to 0.10 m, wandering
- * clocks on 4 node(s), ..." or
+ * clocks on 4 node(s), realtime disciplined to UTC on 2 node(s) (ntp, gps),
+ * ..." or
  * "free field, exact calls, exact positions" for today's idealised world. */
 char *sim_scenario_effects(const sim_scenario *sc);
 

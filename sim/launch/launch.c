@@ -135,6 +135,12 @@ static gboolean spawn(csim *s, node_rec *n, int which, GError **err)
 	cpu.epoch_ns = s->epoch_ns;
 	char clkbuf[256];
 	char *clk = g_strdup(sync_simclock_format(&cpu, clkbuf, sizeof clkbuf));
+	/* The realtime clock's UTC source (none: CHORUS_SIM_UTC unset, the
+	 * realtime clock undisciplined), its error starting at the same epoch. */
+	sync_simutc utc = n->cfg->utc;
+	utc.epoch_ns = s->epoch_ns;
+	char utcbuf[160];
+	sync_simutc_format(&utc, utcbuf, sizeof utcbuf);
 	GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
 	if (*n->netns) {
 		g_ptr_array_add(argv, g_strdup("ip"));
@@ -172,6 +178,10 @@ static gboolean spawn(csim *s, node_rec *n, int which, GError **err)
 		setenv("CHORUS_NODE", node_s, 1);
 		setenv("CHORUS_RUN", s->run_dir, 1);
 		setenv("CHORUS_SIM_CLOCK", clk, 1);
+		if (utc.kind != SYNC_SIMUTC_NONE)
+			setenv("CHORUS_SIM_UTC", utcbuf, 1);
+		else
+			unsetenv("CHORUS_SIM_UTC");
 		setenv("CHORUS_SCENARIO", s->scenario_abs, 1);
 		setenv("CHORUS_SIM_EPOCH_NS", epoch_s, 1);
 		char *cuts = g_build_filename(s->run_dir, "radio-cuts", NULL);

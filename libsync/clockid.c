@@ -42,7 +42,7 @@ static int parse_kind(const char *s, sync_clock_id *id, const char **why)
 		id->index = (uint16_t)idx;
 		return 0;
 	}
-	*why = "unknown clock kind (expected cpu, realtime, audio<k> or global)";
+	*why = "unknown clock kind (expected cpu, realtime, audio<k>, global or utc)";
 	return -EINVAL;
 }
 
@@ -61,10 +61,14 @@ int sync_clock_parse(const char *text, int64_t default_node, sync_clock_id *out,
 		*out = sync_clock_global();
 		return 0;
 	}
+	if (strcmp(text, "utc") == 0) {
+		*out = sync_clock_utc();
+		return 0;
+	}
 	const char *colon = strchr(text, ':');
 	if (!colon) {
 		if (default_node < 0) {
-			*why = "clock name needs a node (node3:cpu) or is 'global'";
+			*why = "clock name needs a node (node3:cpu) or is 'global' or 'utc'";
 			return -EINVAL;
 		}
 		id.node = (uint32_t)default_node;
@@ -91,6 +95,9 @@ char *sync_clock_format(sync_clock_id id, char *buf, size_t len)
 	case SYNC_KIND_GLOBAL:
 		snprintf(buf, len, "global");
 		break;
+	case SYNC_KIND_UTC:
+		snprintf(buf, len, "utc");
+		break;
 	case SYNC_KIND_CPU:
 		snprintf(buf, len, "node%u:cpu", id.node);
 		break;
@@ -115,3 +122,4 @@ sync_clock_id sync_clock_cpu(uint32_t node) { return (sync_clock_id){node, SYNC_
 sync_clock_id sync_clock_realtime(uint32_t node) { return (sync_clock_id){node, SYNC_KIND_REALTIME, 0}; }
 sync_clock_id sync_clock_audio(uint32_t node, uint16_t index) { return (sync_clock_id){node, SYNC_KIND_AUDIO, index}; }
 sync_clock_id sync_clock_global(void) { return (sync_clock_id){0, SYNC_KIND_GLOBAL, 0}; }
+sync_clock_id sync_clock_utc(void) { return (sync_clock_id){0, SYNC_KIND_UTC, 0}; }

@@ -1,7 +1,7 @@
 /* clockid.h — names of clocks: (node, kind, index) and their text forms.
  *
  * Text forms (docs/architecture.md §2.1): "node3:cpu", "node3:realtime", "node3:audio0",
- * "global".  Units: cpu/realtime/global in ns, audio<k> in frames.
+ * "global", "utc".  Units: cpu/realtime/global in ns, audio<k> in frames.
  * Pure: no I/O.  Errors are negative errno values.
  */
 #ifndef CHORUS_CLOCKID_H
@@ -15,7 +15,10 @@ typedef enum {
 	SYNC_KIND_REALTIME = 1, /* CLOCK_REALTIME of the node, ns */
 	SYNC_KIND_AUDIO = 2,    /* absolute frame index of audio device `index`, frames */
 	SYNC_KIND_GLOBAL = 3,   /* the network's timescale, ns (node and index are 0) */
+	SYNC_KIND_UTC = 4,      /* UTC as the nodes' disciplined realtime clocks know it, ns (node and index are 0) */
 } sync_kind;
+
+#define SYNC_KIND_LAST SYNC_KIND_UTC /* the largest valid kind (wire decoders refuse larger) */
 
 typedef struct {
 	uint32_t node;  /* node number (0 for global) */
@@ -42,5 +45,6 @@ sync_clock_id sync_clock_cpu(uint32_t node);
 sync_clock_id sync_clock_realtime(uint32_t node);
 sync_clock_id sync_clock_audio(uint32_t node, uint16_t index);
 sync_clock_id sync_clock_global(void);
+sync_clock_id sync_clock_utc(void);
 
 #endif

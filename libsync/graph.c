@@ -21,8 +21,10 @@ typedef struct {
 /* One direction of an edge: the map from -> to, and the x range it accepts. */
 typedef struct {
 	uint32_t from, to; /* vertex indices */
-	sync_conv c;       /* from -> to */
+	sync_conv c;       /* from -> to (a timescale's: its last segment) */
 	int64_t lo, hi;    /* accepted x: [xmin - tol, xmax + tol], from units (saturated) */
+	sync_conv *seg;    /* a timescale's segments in this direction, by start (owned; NULL: none) */
+	uint32_t nseg;
 } dedge;
 
 typedef struct {
@@ -72,10 +74,22 @@ static void free_scratch(sync_graph *g)
 	free(g->done);
 }
 
+/* Drop the segments of the conversion at directed edges k and k ^ 1. */
+static void drop_segments(sync_graph *g, size_t k)
+{
+	for (size_t j = k & ~(size_t)1; j <= (k | 1); j++) {
+		free(g->e[j].seg);
+		g->e[j].seg = NULL;
+		g->e[j].nseg = 0;
+	}
+}
+
 void sync_graph_free(sync_graph *g)
 {
 	if (!g)
 		return;
+	for (size_t k = 0; k < g->ne; k += 2)
+		drop_segments(g, k);
 	free_scratch(g);
 	free(g->v);
 	free(g->e);
@@ -210,7 +224,10 @@ int sync_graph_set(sync_graph *g, sync_clock_id a, sync_clock_id b, const sync_c
 		}
 		k = (long)g->ne;
 		g->ne += 2;
+		g->e[k].seg = g->e[k ^ 1].seg = NULL;
+		g->e[k].nseg = g->e[k ^ 1].nseg = 0;
 	}
+	drop_segments(g, (size_t)k);
 	/* Directed edges k and k^1 are the two ways of one conversion. */
 	g->e[k].from = (uint32_t)ia;
 	g->e[k].to = (uint32_t)ib;
@@ -222,6 +239,64 @@ int sync_graph_set(sync_graph *g, sync_clock_id a, sync_clock_id b, const sync_c
 	return 0;
 }
 
+int sync_graph_set_segments(sync_graph *g, sync_clock_id a, sync_clock_id b, const sync_conv *segs, size_t n,
+			    char *why, size_t len)
+{
+	char na[SYNC_CLOCK_NAME_MAX], nb[SYNC_CLOCK_NAME_MAX];
+	const char *bad = NULL;
+	sync_clock_format(a, na, sizeof na);
+	sync_clock_format(b, nb, sizeof nb);
+	if (n == 0 || n > UINT32_MAX)
+		bad = "no segments";
+	for (size_t k = 0; !bad && k < n; k++) {
+		if (!(segs[k].flags & SYNC_CONV_FIXED))
+			bad = "a segment is not an exact (FIXED) conversion";
+		else if (!(segs[k].slope > 0.0))
+			bad = "a segment's slope is not positive (a timescale runs forwards)";
+		else if (k && segs[k].xmin <= segs[k - 1].xmin)
+			bad = "segments do not start in increasing order";
+	}
+	if (bad) {
+		if (why)
+			snprintf(why, len, "timescale %s->%s unusable: %s", na, nb, bad);
+		return -EINVAL;
+	}
+	int rc = sync_graph_set(g, a, b, &segs[n - 1], why, len);
+	if (rc < 0 || n == 1)
+		return rc;
+	long k = find_edge(g, (uint32_t)find_vertex(g, key_of(a)), (uint32_t)find_vertex(g, key_of(b)));
+	sync_conv *fw = malloc(n * sizeof *fw), *bw = malloc(n * sizeof *bw);
+	if (!fw || !bw) {
+		free(fw);
+		free(bw);
+		sync_graph_remove(g, a, b);
+		if (why)
+			snprintf(why, len, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t j = 0; j < n; j++) {
+		fw[j] = segs[j];
+		if (sync_conv_reverse(&segs[j], &bw[j]) < 0) {
+			free(fw);
+			free(bw);
+			sync_graph_remove(g, a, b);
+			if (why)
+				snprintf(why, len, "timescale %s->%s unusable: a segment cannot be reversed", na, nb);
+			return -EINVAL;
+		}
+		/* The reverse segment starts where the forward one does. */
+		bw[j].xmin = sync_conv_apply(&segs[j], sync_tval_of(segs[j].xmin)).i;
+		if (j && bw[j].xmin <= bw[j - 1].xmin)
+			bw[j].xmin = bw[j - 1].xmin + 1;
+	}
+	g->e[k].seg = fw;
+	g->e[k].nseg = (uint32_t)n;
+	g->e[k ^ 1].seg = bw;
+	g->e[k ^ 1].nseg = (uint32_t)n;
+	g->gen++;
+	return 0;
+}
+
 int sync_graph_remove(sync_graph *g, sync_clock_id a, sync_clock_id b)
 {
 	long ia = find_vertex(g, key_of(a)), ib = find_vertex(g, key_of(b));
@@ -229,6 +304,7 @@ int sync_graph_remove(sync_graph *g, sync_clock_id a, sync_clock_id b)
 	if (k < 0)
 		return -ENOENT;
 	k &= ~1L;
+	drop_segments(g, (size_t)k);
 	/* Move the last pair into the hole. */
 	if ((size_t)k + 2 < g->ne) {
 		g->e[k] = g->e[g->ne - 2];
@@ -241,6 +317,8 @@ int sync_graph_remove(sync_graph *g, sync_clock_id a, sync_clock_id b)
 
 void sync_graph_clear(sync_graph *g)
 {
+	for (size_t k = 0; k < g->ne; k += 2)
+		drop_segments(g, k);
 	g->nv = 0;
 	g->ne = 0;
 	g->gen++;
@@ -249,6 +327,23 @@ void sync_graph_clear(sync_graph *g)
 size_t sync_graph_nedges(const sync_graph *g)
 {
 	return g->ne / 2;
+}
+
+/* The map edge d applies to x: a timescale's segment that x falls in (the
+ * last whose start is <= x; the first before it), else d's conversion. */
+static const sync_conv *conv_at(const dedge *d, sync_tval x)
+{
+	if (!d->nseg)
+		return &d->c;
+	uint32_t lo = 0, hi = d->nseg; /* answer in [lo, hi) */
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (d->seg[mid].xmin <= x.i)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &d->seg[lo];
 }
 
 /* Why edge d refuses x at now: 0 when it accepts, else the error and the
@@ -298,10 +393,11 @@ static int eval_path(const sync_graph *g, const uint32_t *e, uint32_t n, sync_tv
 		if (x.i < d->c.xmin || x.i > d->c.xmax)
 			flags |= SYNC_GRAPH_EXTRAPOLATED;
 		/* Earlier errors are carried on by this edge's slope. */
-		double s2 = d->c.slope * d->c.slope, v = sync_conv_var(&d->c, x);
+		const sync_conv *c = conv_at(d, x);
+		double s2 = c->slope * c->slope, v = sync_conv_var(c, x);
 		var = var * s2 + v;
-		q = q * s2 * s2 + (v > 0.0 && !(d->c.flags & SYNC_CONV_FIXED) ? v * v / sync_conv_dof(&d->c) : 0.0);
-		x = sync_conv_apply(&d->c, x);
+		q = q * s2 * s2 + (v > 0.0 && !(c->flags & SYNC_CONV_FIXED) ? v * v / sync_conv_dof(c) : 0.0);
+		x = sync_conv_apply(c, x);
 	}
 	out->value = x;
 	out->var = var;
@@ -339,12 +435,13 @@ static int search(sync_graph *g, uint32_t s, uint32_t t, sync_tval x, int64_t no
 				continue;
 			if (strict && refuses(g, d, g->val[u], now_ns, NULL, 0))
 				continue;
-			double ps = g->pslope[u] * d->c.slope;
-			double cost = g->dist[u] + sync_conv_var(&d->c, g->val[u]) / (ps * ps);
+			const sync_conv *c = conv_at(d, g->val[u]);
+			double ps = g->pslope[u] * c->slope;
+			double cost = g->dist[u] + sync_conv_var(c, g->val[u]) / (ps * ps);
 			if (cost < g->dist[d->to]) {
 				g->dist[d->to] = cost;
 				g->pslope[d->to] = ps;
-				g->val[d->to] = sync_conv_apply(&d->c, g->val[u]);
+				g->val[d->to] = sync_conv_apply(c, g->val[u]);
 				g->prev[d->to] = (int32_t)k;
 			}
 		}

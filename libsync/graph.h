@@ -66,6 +66,19 @@ void sync_graph_free(sync_graph *g);
  * -ENOMEM, with the reason in why[len]. */
 int sync_graph_set(sync_graph *g, sync_clock_id a, sync_clock_id b, const sync_conv *c, char *why, size_t len);
 
+/* Set the conversion between a and b to a piecewise-exact timescale (the
+ * global timescale's definition on the root's cpu clock, steered in rate:
+ * docs/clocks.md "Global"): n >= 1 exact (SYNC_CONV_FIXED) segments with
+ * positive slopes and strictly increasing starts segs[k].xmin; segment k
+ * maps the x in [segs[k].xmin, segs[k + 1].xmin), the first also every x
+ * before it, the last every x after.  Each segment's own x0, y0 define its
+ * line (continuity between segments is the publisher's business).  The
+ * reverse direction picks the segment by y the same way.  Replaces any
+ * conversion between a and b.  Returns 0, -EINVAL (segments unusable, the
+ * reason names why) or -ENOMEM. */
+int sync_graph_set_segments(sync_graph *g, sync_clock_id a, sync_clock_id b, const sync_conv *segs, size_t n,
+			    char *why, size_t len);
+
 /* Remove the conversion between a and b.  Returns 0 or -ENOENT. */
 int sync_graph_remove(sync_graph *g, sync_clock_id a, sync_clock_id b);
 

@@ -99,7 +99,7 @@ int sync_ticker_unpack_entry(const uint8_t *buf, size_t i, sync_ticker_entry *e,
 	const uint8_t *p = buf + SYNC_TICKER_HDR + i * SYNC_TICKER_ENTRY;
 	e->from = get_clock(p);
 	e->to = get_clock(p + 8);
-	if (e->from.kind > SYNC_KIND_GLOBAL || e->to.kind > SYNC_KIND_GLOBAL) {
+	if (e->from.kind > SYNC_KIND_LAST || e->to.kind > SYNC_KIND_LAST) {
 		*why = "ticker entry names an unknown clock kind";
 		return -EINVAL;
 	}
@@ -159,20 +159,47 @@ int sync_ticker_unpack_head(const uint8_t *buf, size_t len, sync_ticker_head *h,
 	return 0;
 }
 
+/* A timescale segment: an exact conversion that names its start in xmin
+ * (the entries of one pair that follow one another on the ticker). */
+static int same_timescale(const sync_ticker_entry *a, const sync_ticker_entry *b)
+{
+	return (a->conv.flags & SYNC_CONV_FIXED) && (b->conv.flags & SYNC_CONV_FIXED) &&
+	       sync_clock_equal(a->from, b->from) && sync_clock_equal(a->to, b->to) && b->conv.xmin > a->conv.xmin;
+}
+
 int sync_ticker_entries_to_graph(const sync_ticker_entry *e, size_t n, sync_graph *g, size_t *skipped, char *why,
 				 size_t wlen)
 {
 	size_t bad = 0;
 	int loaded = 0;
 	sync_graph_clear(g);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n;) {
 		char r[160];
-		if (sync_graph_set(g, e[i].from, e[i].to, &e[i].conv, r, sizeof r) < 0) {
-			snprintf(why, wlen, "entry %zu: %s", i, r);
-			bad++;
+		size_t run = 1;
+		while (i + run < n && same_timescale(&e[i + run - 1], &e[i + run]))
+			run++;
+		int rc;
+		if (run == 1) {
+			rc = sync_graph_set(g, e[i].from, e[i].to, &e[i].conv, r, sizeof r);
 		} else {
-			loaded++;
+			sync_conv *seg = malloc(run * sizeof *seg);
+			if (!seg) {
+				snprintf(r, sizeof r, "out of memory");
+				rc = -ENOMEM;
+			} else {
+				for (size_t k = 0; k < run; k++)
+					seg[k] = e[i + k].conv;
+				rc = sync_graph_set_segments(g, e[i].from, e[i].to, seg, run, r, sizeof r);
+				free(seg);
+			}
 		}
+		if (rc < 0) {
+			snprintf(why, wlen, "entry %zu: %s", i, r);
+			bad += run;
+		} else {
+			loaded += (int)run;
+		}
+		i += run;
 	}
 	if (skipped)
 		*skipped = bad;

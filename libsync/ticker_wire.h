@@ -123,9 +123,13 @@ size_t sync_ticker_size(size_t count);
 size_t sync_ticker_pack(const sync_ticker_head *h, const sync_ticker_entry *e, uint8_t *buf);
 int sync_ticker_unpack_head(const uint8_t *buf, size_t len, sync_ticker_head *h, const char **why);
 
-/* Replace the contents of graph g with the n entries e.  Entries the graph
- * refuses are skipped and counted in *skipped (may be NULL), the last
- * reason in why[wlen].  Returns the entries loaded. */
+/* Replace the contents of graph g with the n entries e.  Consecutive exact
+ * (SYNC_CONV_FIXED) entries of one pair with increasing xmin are the
+ * segments of a timescale (the root's steered definition of global,
+ * docs/protocol.md "sync/ticker") and go in as one piecewise conversion
+ * (sync_graph_set_segments); any other entry replaces what came before for
+ * its pair.  Entries the graph refuses are skipped and counted in *skipped
+ * (may be NULL), the last reason in why[wlen].  Returns the entries loaded. */
 int sync_ticker_entries_to_graph(const sync_ticker_entry *e, size_t n, sync_graph *g, size_t *skipped, char *why,
 				 size_t wlen);
 

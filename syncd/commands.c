@@ -12,7 +12,7 @@ void syncd_usage(GString *out)
 {
 	g_string_append(out,
 			"sync/command — feed and steer the node's time-conversion service\n"
-			"Clocks: node<N>:cpu, node<N>:realtime, node<N>:audio<K>, global; a bare kind\n"
+			"Clocks: node<N>:cpu, node<N>:realtime, node<N>:audio<K>, global, utc; a bare kind\n"
 			"(cpu, audio0) means this node.\n"
 			"  register CLOCK [FEEDER]        announce a clock you will feed\n"
 			"  pair A B mean|lower|upper [NOMINAL [SYSTEMATIC]]\n"
@@ -42,7 +42,7 @@ static int parse_clock(syncd *s, const char *text, sync_clock_id *id, GString *r
 		g_string_append_printf(reply, "bad clock \"%s\": %s", text, why);
 		return -EINVAL;
 	}
-	if (id->kind != SYNC_KIND_GLOBAL && id->node == UINT32_MAX) {
+	if (id->kind != SYNC_KIND_GLOBAL && id->kind != SYNC_KIND_UTC && id->node == UINT32_MAX) {
 		g_string_append_printf(reply, "bad clock \"%s\": node 4294967295 is the wire's \"no node\"", text);
 		return -EINVAL;
 	}
@@ -57,6 +57,11 @@ static int parse_fed_clock(syncd *s, const char *text, sync_clock_id *id, GStrin
 		return -EINVAL;
 	if (id->kind == SYNC_KIND_GLOBAL) {
 		g_string_append_printf(reply, "bad clock \"%s\": global is derived from the root's cpu clock, never fed", text);
+		return -EINVAL;
+	}
+	if (id->kind == SYNC_KIND_UTC) {
+		g_string_append_printf(reply, "bad clock \"%s\": utc is derived from the nodes' disciplined realtime clocks, never fed",
+				       text);
 		return -EINVAL;
 	}
 	return 0;

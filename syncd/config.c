@@ -43,6 +43,17 @@ static const cfg_key fit_keys[] = {
 	R("expire_s", "expire", CFG_DOUBLE, "120", 1, 86400, expire_s, "seconds: a pair with no new observation is forgotten"),
 	{NULL},
 };
+static const cfg_key utc_keys[] = {
+	K("steer", CFG_BOOL, "true", 0, 0, utc_steer,
+	  "on the root: steer global's rate to the realtime clock when a daemon (chrony, ntpd, GPS) disciplines it to UTC; false: global runs free"),
+	K("interval_s", CFG_DOUBLE, "16", 1, 3600, steer_interval_s, "seconds between steering decisions (each starts a segment of the timescale)"),
+	K("tau_s", CFG_DOUBLE, "64", 16, 86400, steer_tau_s,
+	  "seconds: time constant of global - UTC's decay (shorter while the timescale is young), at least 4 interval_s; longer filters a noisy discipline more, shorter follows a wandering crystal closer"),
+	K("max_slew_ppm", CFG_DOUBLE, "100", 0.001, 1000, steer_max_slew_ppm, "largest rate correction of global, ppm"),
+	K("error_us", CFG_DOUBLE, "0", 0, 1e7, utc_error_us,
+	  "realtime's standard error against UTC, us; 0 = as its discipline states it (the kernel's esterror, set by chronyd and ntpd)"),
+	{NULL},
+};
 static const cfg_key rbs_keys[] = {
 	K("enable", CFG_BOOL, "true", 0, 0, rbs, "run RBS with neighbouring nodes over UDP"),
 	K("port", CFG_INT, "43000", 1, 65535, rbs_port, "UDP port of the sync protocol"),
@@ -78,6 +89,7 @@ static const cfg_group table[] = {
 	{.name = "realtime", .keys = realtime_keys, .store = 1},
 	{.name = "ticker", .keys = ticker_keys, .store = 1},
 	{.name = "fit", .keys = fit_keys, .store = 1},
+	{.name = "utc", .keys = utc_keys, .store = 1},
 	{.name = "rbs", .keys = rbs_keys, .store = 1},
 	{NULL},
 };
@@ -122,6 +134,11 @@ static void check(cfg_file *f, const void *target)
 	if (cfg_file_has(f, "rbs", "interface") && *c->rbs_interface && if_nametoindex(c->rbs_interface) == 0)
 		cfg_file_fail(f, "rbs", "interface", "no network interface \"%s\" (`ip link` lists them)",
 			      c->rbs_interface);
+	if ((cfg_file_has(f, "utc", "tau_s") || cfg_file_has(f, "utc", "interval_s")) &&
+	    c->steer_tau_s < 4 * c->steer_interval_s)
+		cfg_file_fail(f, "utc", cfg_file_has(f, "utc", "tau_s") ? "tau_s" : "interval_s",
+			      "tau_s (%g s) must be at least 4 interval_s (%g s): a faster loop overshoots", c->steer_tau_s,
+			      c->steer_interval_s);
 	if (cfg_file_has(f, "syncd", "group") && *c->group && !getgrnam(c->group))
 		cfg_file_fail(f, "syncd", "group", "no group \"%s\" on this system (/etc/group)", c->group);
 	if (cfg_file_has(f, "rbs", "key_file") && *c->key_file) {

@@ -21,6 +21,12 @@ typedef struct {
 	double max_span_s;        /* s: observations older than this leave a fit */
 	double expire_s;          /* s: a pair unfed this long is forgotten */
 	char *group;              /* owner group of the devices, or "" */
+	/* Global time steered to UTC (steer.h, docs/clocks.md "Global tracks UTC") */
+	gboolean utc_steer;        /* steer global's rate to a disciplined realtime clock on the root */
+	double steer_interval_s;   /* s between steering decisions */
+	double steer_tau_s;        /* s: time constant of global - UTC's decay */
+	double steer_max_slew_ppm; /* largest rate correction, ppm */
+	double utc_error_us;       /* realtime's error against UTC, us; 0: as its discipline states (adjtimex) */
 	/* RBS between nodes (rbs.c, docs/protocol.md) */
 	gboolean rbs;             /* run RBS with the neighbours */
 	gint64 rbs_port;          /* UDP port */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "libsync/graph.h"
+#include "libsync/ticker_wire.h"
 
 int syncd_continuation_measure(const sync_ticker_entry *e, size_t n, uint32_t self, uint32_t root, int64_t now_ns,
 			       syncd_continuation *out, char *why, size_t len)
@@ -18,11 +19,12 @@ int syncd_continuation_measure(const sync_ticker_entry *e, size_t n, uint32_t se
 		snprintf(why, len, "out of memory");
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < n; i++)
-		if (sync_graph_set(g, e[i].from, e[i].to, &e[i].conv, why, len) < 0) {
-			sync_graph_free(g);
-			return -EINVAL;
-		}
+	size_t bad = 0; /* the timescale's segments go in as one (ticker_wire.h) */
+	sync_ticker_entries_to_graph(e, n, g, &bad, why, len);
+	if (bad) {
+		sync_graph_free(g);
+		return -EINVAL;
+	}
 	sync_graph_result a, b;
 	int rc = sync_graph_convert(g, sync_clock_cpu(self), sync_clock_global(), sync_tval_of(now_ns), now_ns, &a, why,
 				    len);

@@ -6,6 +6,61 @@ static gboolean is_realtime(const sync_ticker_entry *e)
 	return e->from.kind == SYNC_KIND_REALTIME || e->to.kind == SYNC_KIND_REALTIME;
 }
 
+/* This node's cpu -> utc from its realtime fit e (cpu <-> realtime, either
+ * way) when its realtime clock is disciplined (steer.h); FALSE otherwise. */
+static gboolean utc_of(const syncd_root *root, const sync_ticker_entry *e, uint32_t me, sync_ticker_entry *out)
+{
+	double est;
+	if (!syncd_root_utc(root, &est))
+		return FALSE;
+	sync_conv c;
+	if (sync_clock_equal(e->from, sync_clock_cpu(me)) && sync_clock_equal(e->to, sync_clock_realtime(me)))
+		c = e->conv;
+	else if (sync_clock_equal(e->to, sync_clock_cpu(me)) && sync_clock_equal(e->from, sync_clock_realtime(me)))
+		sync_conv_reverse(&e->conv, &c);
+	else
+		return FALSE;
+	*out = (sync_ticker_entry){sync_clock_cpu(me), sync_clock_utc(), syncd_steer_utc_conv(&c, est)};
+	return TRUE;
+}
+
+static gboolean is_definition(const sync_ticker_entry *e, uint32_t root)
+{
+	return e->to.kind == SYNC_KIND_GLOBAL && sync_clock_equal(e->from, sync_clock_cpu(root));
+}
+
+/* On the ticker the definition of global is the timescale's recent
+ * segments (timescale.h), so that past times convert through the segment
+ * in force then; a definition newer than the kept history follows them. */
+static void expand_definition(GArray *a, const syncd_root *root)
+{
+	uint32_t rn = syncd_root_node(root);
+	const syncd_timescale *ts = syncd_root_timescale(root);
+	const sync_conv *last = syncd_timescale_current(ts);
+	if (!last || syncd_timescale_root(ts) != rn)
+		return;
+	for (guint i = 0; i < a->len; i++) {
+		syncd_conversion *c = &g_array_index(a, syncd_conversion, i);
+		if (!is_definition(&c->e, rn))
+			continue;
+		syncd_conversion d = *c;
+		g_array_remove_index(a, i);
+		sync_ticker_entry seg[SYNCD_TIMESCALE_KEEP];
+		size_t n = syncd_timescale_entries(ts, seg, SYNCD_TIMESCALE_KEEP);
+		for (size_t k = 0; k < n; k++) {
+			syncd_conversion s = d;
+			s.e = seg[k];
+			g_array_insert_val(a, i + k, s);
+		}
+		int64_t start = d.e.conv.xmin == INT64_MIN ? d.e.conv.x0 : d.e.conv.xmin;
+		if (start > last->xmin) {
+			d.e.conv.xmin = start;
+			g_array_insert_val(a, i + n, d);
+		}
+		return;
+	}
+}
+
 GArray *syncd_conversions(syncd_pairs *pairs, const syncd_root *root, rbs_core *core, const rbs_mesh *mesh,
 			  syncd_conv_set set, int64_t now_ns)
 {
@@ -14,6 +69,9 @@ GArray *syncd_conversions(syncd_pairs *pairs, const syncd_root *root, rbs_core *
 	size_t np;
 	sync_ticker_entry *pe = syncd_pairs_entries(pairs, &np);
 	for (size_t i = 0; i < np; i++) {
+		syncd_conversion u = {.origin = me, .age_ns = now_ns - pe[i].conv.updated_ns};
+		if (utc_of(root, &pe[i], me, &u.e))
+			g_array_append_val(a, u);
 		if (set == SYNCD_CONV_SHAREABLE && is_realtime(&pe[i]))
 			continue;
 		syncd_conversion c = {pe[i], me, 0, now_ns - pe[i].conv.updated_ns};
@@ -58,6 +116,8 @@ GArray *syncd_conversions(syncd_pairs *pairs, const syncd_root *root, rbs_core *
 		g_array_free(hop, TRUE);
 		g_hash_table_destroy(have);
 	}
+	if (set == SYNCD_CONV_ALL && syncd_root_have_global(root))
+		expand_definition(a, root);
 	return a;
 }
 

@@ -104,6 +104,7 @@ static int clocks_text(void *user, GString *out)
 {
 	syncd *s = user;
 	syncd_pairs_describe_clocks(s->pairs, sync_now(SYNC_KIND_CPU), out);
+	syncd_root_describe_utc(s->root, out);
 	g_string_append_printf(out, "commands: %" G_GUINT64_FORMAT " served, %" G_GUINT64_FORMAT " refused\n",
 			       s->commands, s->bad_commands);
 	return 0;
@@ -112,9 +113,10 @@ static int clocks_text(void *user, GString *out)
 static int rbs_text(void *user, GString *out)
 {
 	syncd *s = user;
-	if (!s->rbs)
+	if (!s->rbs) {
 		g_string_append_printf(out, "rbs off ([rbs] enable = false); root node%u\n", syncd_root_node(s->root));
-	else
+		syncd_root_describe_utc(s->root, out);
+	} else
 		syncd_rbs_describe(s->rbs, sync_now(SYNC_KIND_CPU), out);
 	return 0;
 }

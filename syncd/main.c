@@ -28,6 +28,50 @@ static gboolean on_rtcpu(gpointer data)
 		g_message("realtime<->cpu: %s; starting the pair afresh", why);
 		syncd_pairs_reset(s->pairs, sync_clock_cpu(node), sync_clock_realtime(node));
 	}
+	sync_conv fit;
+	if (s->root && syncd_pairs_conv(s->pairs, sync_clock_cpu(node), sync_clock_realtime(node), &fit) == 0 &&
+	    fit.n >= 4)
+		syncd_root_set_realtime_fit(s->root, &fit);
+	return G_SOURCE_CONTINUE;
+}
+
+/* This node's realtime clock against UTC (sync_utc_status), with the
+ * configured error in place of the discipline's when one is given. */
+static void read_utc(syncd *s)
+{
+	sync_utc u;
+	if (sync_utc_status(&u) < 0)
+		u.synced = 0;
+	if (u.synced && s->cfg.utc_error_us > 0)
+		u.est_error_ns = s->cfg.utc_error_us * 1e3;
+	double was;
+	gboolean had = syncd_root_utc(s->root, &was);
+	if (had != (gboolean)u.synced)
+		g_message("realtime clock: %s", u.synced ? "disciplined to UTC" : u.why ? u.why
+											: "not disciplined");
+	syncd_root_set_utc(s->root, &u);
+}
+
+/* Once a second: read the discipline and, on the root, steer global's
+ * rate to UTC when a decision is due (steer.h: every [utc] interval_s,
+ * more often while the timescale is young). */
+static gboolean on_steer(gpointer data)
+{
+	syncd *s = data;
+	int64_t now_ns = sync_now(SYNC_KIND_CPU);
+	uint32_t me = (uint32_t)s->cfg.node;
+	read_utc(s);
+	double est;
+	sync_conv rt, utc;
+	const sync_conv *use = NULL;
+	if (syncd_root_utc(s->root, &est) &&
+	    syncd_pairs_conv(s->pairs, sync_clock_cpu(me), sync_clock_realtime(me), &rt) == 0 && rt.n >= 4) {
+		utc = syncd_steer_utc_conv(&rt, est);
+		use = &utc;
+	}
+	syncd_steer_params p = {s->cfg.steer_interval_s, s->cfg.steer_tau_s, s->cfg.steer_max_slew_ppm};
+	if (s->cfg.utc_steer && syncd_root_steer(s->root, use, &p, now_ns) < 0)
+		g_warning("global time: the steering step at cpu %" G_GINT64_FORMAT " was refused", now_ns);
 	return G_SOURCE_CONTINUE;
 }
 
@@ -113,6 +157,8 @@ int main(int argc, char **argv)
 	if (!s.cfg.rbs && g_getenv("CHORUS_RX_FILTER") && *g_getenv("CHORUS_RX_FILTER"))
 		g_message("CHORUS_RX_FILTER is ignored: RBS is off ([rbs] enable = false)");
 	g_timeout_add((guint)(s.cfg.rtcpu_interval_s * 1000), on_rtcpu, &s);
+	read_utc(&s);
+	g_timeout_add(1000, on_steer, &s);
 	g_timeout_add((guint)(s.cfg.ticker_interval_s * 1000 / 2 + 1), on_tick, &s);
 	g_unix_signal_add(SIGINT, on_signal, loop);
 	g_unix_signal_add(SIGTERM, on_signal, loop);

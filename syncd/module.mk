@@ -54,3 +54,10 @@ $(B)/tests/test_rxfilter: $(B)/tests/test_rxfilter.o $(B)/libsyncd.a $(B)/libdev
 		| $(RXF_TEST_SOS)
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0 gsl) -ldl -lm
+
+# bench/utc: global - UTC over simulated days, syncd's steering loop on
+# modelled clocks (bench/utcloop.h); test_steer the same loop for hours.
+BENCHES += $(B)/bench/utc
+$(B)/bench/utc: $(B)/bench/utc.o $(B)/bench/utcloop.o $(B)/libsyncd.a $(B)/libsync.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,glib-2.0 gsl) -lm

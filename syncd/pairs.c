@@ -131,6 +131,10 @@ static int check_ends(sync_clock_id a, sync_clock_id b, const char **why)
 		*why = "global is defined by the root node, not fed with observations";
 		return -EINVAL;
 	}
+	if (a.kind == SYNC_KIND_UTC || b.kind == SYNC_KIND_UTC) {
+		*why = "utc is derived from the node's disciplined realtime clock, not fed with observations";
+		return -EINVAL;
+	}
 	return 0;
 }
 

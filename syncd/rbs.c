@@ -251,6 +251,12 @@ static void refused(syncd_rbs *r, guint64 *counter, const char *what, uint32_t s
 	syncd_notify_call(&r->on_change, SYNCD_CHANGED);
 }
 
+/* Global and utc belong to no node. */
+static gboolean nodeless(sync_clock_id c)
+{
+	return c.kind == SYNC_KIND_GLOBAL || c.kind == SYNC_KIND_UTC;
+}
+
 /* Leave out of an advertisement what it says of nodes not in [rbs] peers:
  * news, edges between or fitted by them, and a root. */
 static void keep_allowed(syncd_rbs *r, rbs_packet *p)
@@ -268,8 +274,8 @@ static void keep_allowed(syncd_rbs *r, rbs_packet *p)
 	for (size_t i = 0; i < p->n_edges; i++) {
 		const rbs_edge *e = &p->edges[i];
 		int ok = syncd_allow_has(r->allow, e->origin) &&
-			 (e->from.kind == SYNC_KIND_GLOBAL || syncd_allow_has(r->allow, e->from.node)) &&
-			 (e->to.kind == SYNC_KIND_GLOBAL || syncd_allow_has(r->allow, e->to.node));
+			 (nodeless(e->from) || syncd_allow_has(r->allow, e->from.node)) &&
+			 (nodeless(e->to) || syncd_allow_has(r->allow, e->to.node));
 		if (ok)
 			p->edges[k++] = p->edges[i];
 		else
@@ -598,17 +604,28 @@ const rbs_mesh *syncd_rbs_mesh(const syncd_rbs *r)
 	return r ? r->mesh : NULL;
 }
 
-/* TRUE when the definition of global by `root` has reached us. */
-static gboolean global_reached(syncd_rbs *r, uint32_t root)
+/* TRUE when the definition of global by `root` has reached us; the
+ * definition in *def when def is not NULL. */
+static gboolean global_def(syncd_rbs *r, uint32_t root, sync_conv *def)
 {
 	GArray *tmp = g_array_new(FALSE, FALSE, sizeof(sync_ticker_entry));
 	rbs_mesh_entries(r->mesh, root, NULL, tmp, NULL, NULL);
 	gboolean have = FALSE;
-	for (guint i = 0; i < tmp->len; i++)
-		if (g_array_index(tmp, sync_ticker_entry, i).to.kind == SYNC_KIND_GLOBAL)
+	for (guint i = 0; i < tmp->len; i++) {
+		const sync_ticker_entry *e = &g_array_index(tmp, sync_ticker_entry, i);
+		if (e->to.kind == SYNC_KIND_GLOBAL) {
 			have = TRUE;
+			if (def)
+				*def = e->conv;
+		}
+	}
 	g_array_free(tmp, TRUE);
 	return have;
+}
+
+static gboolean global_reached(syncd_rbs *r, uint32_t root)
+{
+	return global_def(r, root, NULL);
 }
 
 /* While we follow a remote root whose global we know, note our conversion
@@ -677,6 +694,11 @@ void syncd_rbs_tick(syncd_rbs *r, int64_t now_ns)
 	uint32_t chosen = choose_root(r, now_ns);
 	if (chosen != RBS_NO_NODE)
 		syncd_root_follow(r->root, chosen, chosen != r->self && global_reached(r, chosen), now_ns);
+	/* Followers keep the history of the root's steered definition. */
+	sync_conv def;
+	uint32_t rn = syncd_root_node(r->root);
+	if (rn != r->self && global_def(r, rn, &def))
+		syncd_root_note_definition(r->root, &def);
 }
 
 static gint by_node(gconstpointer a, gconstpointer b)
@@ -723,6 +745,7 @@ void syncd_rbs_describe(syncd_rbs *r, int64_t now_ns, GString *out)
 	if (*r->last_refused)
 		g_string_append_printf(out, "last refused packet: %s\n", r->last_refused);
 	syncd_root_describe(r->root, now_ns, out);
+	syncd_root_describe_utc(r->root, out);
 	if (c->rbs_references)
 		g_string_append_printf(out, "references %" G_GINT64_FORMAT ": this node %s, and fits only to its own references\n",
 				       c->rbs_references,

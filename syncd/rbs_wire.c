@@ -128,9 +128,9 @@ static int fail(rbs_packet *p, const char **why, const char *reason, int rc)
 
 static int clock_ok(sync_clock_id c)
 {
-	if (c.kind > SYNC_KIND_GLOBAL)
+	if (c.kind > SYNC_KIND_LAST)
 		return 0;
-	if (c.kind == SYNC_KIND_GLOBAL)
+	if (c.kind == SYNC_KIND_GLOBAL || c.kind == SYNC_KIND_UTC)
 		return c.node == 0 && c.index == 0;
 	return c.node != RBS_NO_NODE && (c.kind == SYNC_KIND_AUDIO || c.index == 0);
 }

@@ -1,6 +1,8 @@
 /* root.c — global time's root as this node sees it (see root.h). */
 #include "syncd/root.h"
 
+#include <math.h>
+
 #include "syncd/rtcpu.h"
 
 struct syncd_root {
@@ -8,11 +10,19 @@ struct syncd_root {
 	int64_t preferred; /* preferred root node; -1: none */
 	int rtcpu_tries;   /* sandwiches per realtime<->cpu sample */
 	syncd_notify on_change;
-	uint32_t node;           /* current global root node */
-	gboolean have_global;    /* global <-> root cpu known */
-	int64_t global_cpu0_ns;  /* root cpu time when the root was taken, ns */
-	int64_t global_utc0;     /* global then: global = (cpu - cpu0) slope + utc0, ns */
-	double global_slope;     /* 1 when defined from realtime; a continuation's slope */
+	uint32_t node;                                        /* current global root node */
+	gboolean have_global;                                 /* global <-> root cpu known */
+	syncd_timescale *ts;                                  /* global on the root's cpu clock: made here, or noted from adverts */
+	int64_t taken_ns;                                     /* cpu time this node last took the root */
+	sync_utc utc;                                         /* this node's realtime against UTC, as last read */
+	gboolean have_utc_read;                               /* utc was read */
+	gboolean steered;                                     /* the last steering decision found a UTC estimate */
+	double utc_offset_ns, utc_offset_se_ns, utc_rate_ppm; /* global - utc then, its s.e., utc rate - cpu rate */
+	double steer_ppm;                                     /* the correction applied then, ppm */
+	guint steer_count;                                    /* segments the steering made */
+	syncd_steer_state steer;                              /* the loop's state on this node's timescale */
+	sync_conv rtfit;                                      /* this node's latest realtime fit cpu -> realtime */
+	gboolean have_rtfit;
 	syncd_continuation cont; /* the latest conversion to the followed root's global */
 	gboolean continued;      /* the definition continues cont.via_root's timescale */
 	uint32_t continued_from;
@@ -28,6 +38,7 @@ syncd_root *syncd_root_new(uint32_t self, int64_t preferred, int rtcpu_tries, in
 	rt->preferred = preferred;
 	rt->rtcpu_tries = rtcpu_tries;
 	rt->on_change = on_change;
+	rt->ts = syncd_timescale_new();
 	if (preferred < 0 || preferred == (int64_t)self)
 		syncd_root_take(rt, now_ns);
 	else
@@ -37,6 +48,8 @@ syncd_root *syncd_root_new(uint32_t self, int64_t preferred, int rtcpu_tries, in
 
 void syncd_root_free(syncd_root *rt)
 {
+	if (rt)
+		syncd_timescale_free(rt->ts);
 	g_free(rt);
 }
 
@@ -57,11 +70,10 @@ gboolean syncd_root_have_global(const syncd_root *rt)
 
 gboolean syncd_root_definition(const syncd_root *rt, sync_ticker_entry *out)
 {
-	if (!rt->have_global || rt->node != rt->self)
+	const sync_conv *c = syncd_timescale_current(rt->ts);
+	if (!rt->have_global || rt->node != rt->self || !c)
 		return FALSE;
-	*out = (sync_ticker_entry){sync_clock_cpu(rt->node), sync_clock_global(),
-				   sync_conv_fixed(rt->global_cpu0_ns, rt->global_utc0, rt->global_slope)};
-	out->conv.updated_ns = rt->global_cpu0_ns;
+	*out = (sync_ticker_entry){sync_clock_cpu(rt->node), sync_clock_global(), *c};
 	return TRUE;
 }
 
@@ -103,9 +115,7 @@ void syncd_root_take(syncd_root *rt, int64_t now_ns)
 	rt->have_global = TRUE;
 	if (c->valid && r.cpu_ns - c->cpu0_ns <= SYNCD_ROOT_CONTINUATION_MAX_AGE_NS && r.cpu_ns >= c->cpu0_ns) {
 		/* Continue the timescale: the definition is the line itself. */
-		rt->global_cpu0_ns = c->cpu0_ns;
-		rt->global_utc0 = c->global0_ns;
-		rt->global_slope = c->slope;
+		syncd_timescale_start(rt->ts, rt->self, c->cpu0_ns, c->global0_ns, c->slope);
 		rt->continued = TRUE;
 		rt->continued_from = c->via_root;
 		rt->step_avoided_ns = (double)(r.realtime_ns - syncd_continuation_at(c, r.cpu_ns));
@@ -115,12 +125,15 @@ void syncd_root_take(syncd_root *rt, int64_t now_ns)
 			  "s.e. %.0f ns at the hand-over, rate %+.3f ppm); defining it afresh from realtime would have stepped it %+.6f s",
 			  rt->node, c->via_root, rt->cont_age_s, rt->cont_se_ns, (c->slope - 1) * 1e6, rt->step_avoided_ns * 1e-9);
 	} else {
-		rt->global_cpu0_ns = r.cpu_ns;
-		rt->global_utc0 = r.realtime_ns;
-		rt->global_slope = 1.0;
+		/* A disciplined realtime clock: global starts at UTC's rate. */
+		double slope = rt->have_utc_read && rt->utc.synced && rt->have_rtfit ? rt->rtfit.slope : 1.0;
+		syncd_timescale_start(rt->ts, rt->self, r.cpu_ns, r.realtime_ns, slope);
 		rt->continued = FALSE;
 		g_message("global time: root node%u, UTC offset taken at cpu %" G_GINT64_FORMAT, rt->node, r.cpu_ns);
 	}
+	rt->taken_ns = r.cpu_ns;
+	rt->steer = syncd_steer_start(r.cpu_ns);
+	rt->steered = FALSE;
 	rt->cont.valid = 0; /* a later hand-over needs a fresh one */
 	syncd_notify_call(&rt->on_change, SYNCD_CHANGED_AT_ONCE);
 }
@@ -184,6 +197,83 @@ void syncd_root_describe(const syncd_root *rt, int64_t now_ns, GString *out)
 		g_string_append_printf(out,
 				       "continued: node%u's timescale, from our conversion to it %.1f s before the "
 				       "hand-over (s.e. %.0f ns at the hand-over, rate %+.3f ppm); step avoided %+.6f s\n",
-				       rt->continued_from, rt->cont_age_s, rt->cont_se_ns, (rt->global_slope - 1) * 1e6,
-				       rt->step_avoided_ns * 1e-9);
+				       rt->continued_from, rt->cont_age_s, rt->cont_se_ns,
+				       (syncd_timescale_current(rt->ts)->slope - 1) * 1e6, rt->step_avoided_ns * 1e-9);
+}
+
+void syncd_root_set_utc(syncd_root *rt, const sync_utc *u)
+{
+	rt->utc = *u;
+	rt->have_utc_read = TRUE;
+}
+
+void syncd_root_set_realtime_fit(syncd_root *rt, const sync_conv *fit)
+{
+	rt->rtfit = *fit;
+	rt->have_rtfit = TRUE;
+}
+
+gboolean syncd_root_utc(const syncd_root *rt, double *est_error_ns)
+{
+	if (!rt->have_utc_read || !rt->utc.synced)
+		return FALSE;
+	*est_error_ns = rt->utc.est_error_ns;
+	return TRUE;
+}
+
+int syncd_root_steer(syncd_root *rt, const sync_conv *utc, const syncd_steer_params *p, int64_t now_ns)
+{
+	if (rt->node != rt->self || !rt->have_global || !syncd_timescale_current(rt->ts))
+		return 0;
+	if (!utc) {
+		rt->steered = FALSE;
+		return 0;
+	}
+	syncd_steer_result sr;
+	int rc = syncd_steer_step(rt->ts, &rt->steer, utc, p, now_ns, &sr);
+	if (rc <= 0)
+		return rc;
+	rt->steered = TRUE;
+	rt->utc_offset_ns = sr.offset_ns;
+	rt->utc_offset_se_ns = sr.offset_se_ns;
+	rt->utc_rate_ppm = (sr.f - 1.0) * 1e6;
+	rt->steer_ppm = (sr.slope / sr.f - 1.0) * 1e6;
+	rt->steer_count++;
+	syncd_notify_call(&rt->on_change, SYNCD_CHANGED);
+	return 1;
+}
+
+void syncd_root_note_definition(syncd_root *rt, const sync_conv *def)
+{
+	if (rt->node == rt->self || !def)
+		return;
+	syncd_timescale_note(rt->ts, rt->node, def);
+}
+
+const syncd_timescale *syncd_root_timescale(const syncd_root *rt)
+{
+	return rt->ts;
+}
+
+void syncd_root_describe_utc(const syncd_root *rt, GString *out)
+{
+	if (rt->node != rt->self) {
+		g_string_append_printf(out, "timescale: node%u's (%zu segment%s kept here)\n", rt->node,
+				       syncd_timescale_count(rt->ts), syncd_timescale_count(rt->ts) == 1 ? "" : "s");
+		return;
+	}
+	if (!rt->have_global)
+		return;
+	if (rt->steered)
+		g_string_append_printf(out,
+				       "timescale: steered to UTC (%s, stated error %.3f us): global-utc %+.3f us +- %.3f us, "
+				       "utc rate vs cpu %+.3f ppm, correction %+.4f ppm, %u steps, %zu segments kept\n",
+				       rt->utc.source, rt->utc.est_error_ns * 1e-3, rt->utc_offset_ns * 1e-3,
+				       rt->utc_offset_se_ns * 1e-3, rt->utc_rate_ppm, rt->steer_ppm, rt->steer_count,
+				       syncd_timescale_count(rt->ts));
+	else
+		g_string_append_printf(out, "timescale: free-running (not steered to UTC: %s)\n",
+				       rt->have_utc_read && rt->utc.synced ? "no realtime fit yet"
+				       : rt->have_utc_read && rt->utc.why  ? rt->utc.why
+									   : "steering is off");
 }

@@ -1,7 +1,9 @@
 /* root.h — global time as this node sees it: which node is the root, whether
  * global <-> root cpu is known here, and — on the root — the definition
  * global = cpu - cpu0 + utc0 taken from one realtime<->cpu sample when the
- * node became root (docs/clocks.md, docs/protocol.md "Global time").
+ * node became root, its rate then steered to UTC as a piecewise-linear
+ * timescale (timescale.h, steer.h; docs/clocks.md, docs/protocol.md
+ * "Global time").
  *
  * Opaque, with accessors (as linuxptp's `struct clock`): the command
  * language sets the preferred root, RBS applies the root rule (the
@@ -18,9 +20,12 @@
 #include <glib.h>
 #include <stdint.h>
 
+#include "libsync/now.h"
 #include "libsync/ticker_wire.h"
 #include "syncd/continuation.h"
 #include "syncd/notify.h"
+#include "syncd/steer.h"
+#include "syncd/timescale.h"
 
 typedef struct syncd_root syncd_root;
 
@@ -103,5 +108,37 @@ gboolean syncd_root_continued(const syncd_root *rt, double *step_ns, double *se_
  * continued the timescale, "continued: from nodeM's timescale ...\n",
  * appended to out. */
 void syncd_root_describe(const syncd_root *rt, int64_t now_ns, GString *out);
+
+/* This node's realtime clock against UTC as last read (sync_utc_status):
+ * kept for syncd_root_utc, the steering and the status line. */
+void syncd_root_set_utc(syncd_root *rt, const sync_utc *u);
+
+/* This node's latest realtime fit cpu -> realtime (n >= 4 points): a root
+ * taken afresh with a disciplined realtime clock starts global at its rate. */
+void syncd_root_set_realtime_fit(syncd_root *rt, const sync_conv *fit);
+
+/* TRUE when the last read said this node's realtime is disciplined to UTC;
+ * its stated standard error (ns) in *est_error_ns. */
+gboolean syncd_root_utc(const syncd_root *rt, double *est_error_ns);
+
+/* On the root with global defined: steer global's rate to UTC (steer.h)
+ * from now on, given utc = this node's cpu -> utc conversion (NULL: no
+ * UTC estimate; global runs free) when a decision is due
+ * (syncd_steer_due).  Returns 1 when a segment was added, 0 when not (not
+ * the root, no estimate, not due), a negative errno when the
+ * timescale refused it.  Tells the listener SYNCD_CHANGED. */
+int syncd_root_steer(syncd_root *rt, const sync_conv *utc, const syncd_steer_params *p, int64_t now_ns);
+
+/* On a follower: the current root's definition as the advertisements
+ * bring it (NULL: none), noted in the timescale's history. */
+void syncd_root_note_definition(syncd_root *rt, const sync_conv *def);
+
+/* The timescale as this node knows it (on the root: its own). */
+const syncd_timescale *syncd_root_timescale(const syncd_root *rt);
+
+/* The "timescale:" line of sync/rbs and sync/status: steered to UTC (with
+ * global - utc and its s.e., the rate and correction) or free-running and
+ * why; on a follower, whose timescale and how many segments are kept. */
+void syncd_root_describe_utc(const syncd_root *rt, GString *out);
 
 #endif

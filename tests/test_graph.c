@@ -3,6 +3,7 @@
  * truth), the cheaper path chosen, aging, validity, and the errors. */
 #include <check.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,8 +13,11 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
+#include <glib.h>
+
 #include "libsync/fit.h"
 #include "libsync/graph.h"
+#include "libsync/ticker_wire.h"
 #include "tests/check_run.h"
 
 #define T0 ((int64_t)1 << 62)
@@ -388,6 +392,87 @@ START_TEST(dof_and_tail_rule)
 }
 END_TEST
 
+
+/* A steered timescale (issue 16 item 5): segment k of root cpu -> global
+ * from its start on, with the slope the steering chose; conversions of
+ * past times use the segment that was in force then, both ways, also
+ * through other edges and when loaded from ticker entries. */
+static sync_conv segment(int64_t start, int64_t y, double slope)
+{
+	sync_conv c = sync_conv_fixed(start, y, slope);
+	c.xmin = start;
+	return c;
+}
+
+START_TEST(timescale_segments)
+{
+	const int64_t G0 = 1700000000000000000LL, S = 100000000000LL; /* 100 s */
+	sync_clock_id gl = sync_clock_global(), root = sync_clock_cpu(1), n3 = sync_clock_cpu(3);
+	sync_conv seg[3];
+	seg[0] = segment(T0, G0, 1.0);
+	seg[1] = segment(T0 + S, G0 + S, 1.0 + 1e-6);
+	seg[2] = segment(T0 + 2 * S, G0 + 2 * S + 100000, 1.0 - 2e-6);
+	sync_graph *g = mk();
+	char why[200];
+	ck_assert_msg(sync_graph_set_segments(g, root, gl, seg, 3, why, sizeof why) == 0, "%s", why);
+	ck_assert_uint_eq(sync_graph_nedges(g), 1);
+	set(g, n3, root, conv(T0, T0 + 7, 1.0, 4.0, 0, 10 * S));
+	sync_graph_result r;
+	struct {
+		int64_t x, want;
+	} cases[] = {
+		{T0 - S, G0 - S},                           /* before the first: the first */
+		{T0 + S / 2, G0 + S / 2},                   /* inside the first */
+		{T0 + S + S / 2, G0 + S + S / 2 + 50000},   /* the second: +1 ppm over 50 s */
+		{T0 + 2 * S, G0 + 2 * S + 100000},          /* the third's start */
+		{T0 + 3 * S, G0 + 3 * S + 100000 - 200000}, /* the third: -2 ppm over 100 s */
+	};
+	for (size_t k = 0; k < G_N_ELEMENTS(cases); k++) {
+		ck_assert_int_eq(sync_graph_convert(g, root, gl, sync_tval_of(cases[k].x), NOW, &r, why, sizeof why), 0);
+		ck_assert_msg(llabs(r.value.i - cases[k].want) <= 1, "case %zu: %" PRId64 " want %" PRId64, k, r.value.i,
+			      cases[k].want);
+		ck_assert(r.var == 0.0);
+		/* Back again, exactly. */
+		ck_assert_int_eq(sync_graph_convert(g, gl, root, r.value, NOW, &r, why, sizeof why), 0);
+		ck_assert_msg(llabs(r.value.i - cases[k].x) <= 1, "case %zu back: %" PRId64, k, r.value.i);
+		/* Through another edge: n3's time maps to root's time + 7 first. */
+		ck_assert_int_eq(sync_graph_convert(g, n3, gl, sync_tval_of(cases[k].x - 7), NOW, &r, why, sizeof why),
+				 0);
+		ck_assert_msg(llabs(r.value.i - cases[k].want) <= 1, "case %zu via n3: %" PRId64, k, r.value.i);
+		ck_assert(fabs(r.var - 4.0) < 1e-3);
+	}
+	/* The same from ticker entries: consecutive exact entries of the pair. */
+	sync_ticker_entry e[5] = {
+		{n3, root, conv(T0, T0 + 7, 1.0, 4.0, 0, 10 * S)},
+		{root, gl, seg[0]},
+		{root, gl, seg[1]},
+		{root, gl, seg[2]},
+		{sync_clock_cpu(4), sync_clock_cpu(5), conv(T0, T0, 1.0, 1.0, 0, S)},
+	};
+	size_t skipped = 9;
+	ck_assert_int_eq(sync_ticker_entries_to_graph(e, 5, g, &skipped, why, sizeof why), 5);
+	ck_assert_uint_eq(skipped, 0);
+	ck_assert_uint_eq(sync_graph_nedges(g), 3);
+	ck_assert_int_eq(sync_graph_convert(g, n3, gl, sync_tval_of(T0 + S + S / 2 - 7), NOW, &r, why, sizeof why), 0);
+	ck_assert_msg(llabs(r.value.i - (G0 + S + S / 2 + 50000)) <= 1, "%" PRId64, r.value.i);
+	/* Refused: starts out of order, an inexact segment. */
+	sync_conv bad[2] = {seg[1], seg[0]};
+	ck_assert_int_eq(sync_graph_set_segments(g, root, gl, bad, 2, why, sizeof why), -EINVAL);
+	ck_assert_msg(strstr(why, "increasing order") != NULL, "%s", why);
+	bad[0] = seg[0];
+	bad[1] = conv(T0 + S, G0 + S, 1.0, 1.0, 0, S);
+	ck_assert_int_eq(sync_graph_set_segments(g, root, gl, bad, 2, why, sizeof why), -EINVAL);
+	ck_assert_msg(strstr(why, "FIXED") != NULL, "%s", why);
+	/* Replacing and removing a timescale frees its segments (ASan sees leaks). */
+	ck_assert_int_eq(sync_graph_set_segments(g, root, gl, seg, 3, why, sizeof why), 0);
+	set(g, root, gl, sync_conv_fixed(T0, G0, 1.0));
+	ck_assert_int_eq(sync_graph_set_segments(g, root, gl, seg, 2, why, sizeof why), 0);
+	ck_assert_int_eq(sync_graph_remove(g, root, gl), 0);
+	ck_assert_int_eq(sync_graph_set_segments(g, root, gl, seg, 3, why, sizeof why), 0);
+	sync_graph_free(g);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("graph");
@@ -399,6 +484,7 @@ int main(void)
 	tcase_add_test(tc, aging_and_validity);
 	tcase_add_test(tc, global_and_errors);
 	tcase_add_test(tc, dof_and_tail_rule);
+	tcase_add_test(tc, timescale_segments);
 	suite_add_tcase(s, tc);
 	return tu_check_run(s);
 }

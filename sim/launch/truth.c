@@ -61,6 +61,7 @@ csim_truth *csim_truth_new(const sim_scenario *sc, const char *run_dir, int64_t 
 	t->def_root = -1;
 	t->handovers = g_array_new(FALSE, FALSE, sizeof(csim_handover));
 	t->node_steps = g_array_new(FALSE, FALSE, sizeof(csim_node_step));
+	t->gutc = g_array_new(FALSE, FALSE, sizeof(csim_gutc));
 	return t;
 }
 
@@ -90,6 +91,7 @@ void csim_truth_free(csim_truth *t)
 	g_array_free(t->last, TRUE);
 	g_array_free(t->handovers, TRUE);
 	g_array_free(t->node_steps, TRUE);
+	g_array_free(t->gutc, TRUE);
 	sim_world_free(t->world);
 	g_free(t->bin_dir);
 	g_free(t->run_dir);
@@ -461,6 +463,11 @@ static int sample_budget(csim_truth *t, gboolean keep)
 			}
 		}
 	}
+	tnode **vn = g_new(tnode *, nv);
+	for (guint k = 0; k < nv; k++)
+		vn[k] = &g_array_index(t->nodes, tnode, via[k]);
+	csim_truth_utc_sample(t, vn, nv, keep);
+	g_free(vn);
 	g_free(via);
 	return ok;
 }
@@ -490,6 +497,7 @@ int csim_truth_sample(csim_truth *t, gboolean keep)
 	}
 	if (t->world)
 		ok += audio_sample(t, h, keep);
+	csim_truth_utc_sample(t, NULL, 0, keep);
 	t->samples++;
 	return ok;
 }
@@ -502,6 +510,11 @@ const GArray *csim_truth_last(const csim_truth *t)
 const GArray *csim_truth_all(const csim_truth *t)
 {
 	return t->all;
+}
+
+const GArray *csim_truth_gutc(const csim_truth *t)
+{
+	return t->gutc;
 }
 
 gboolean csim_meas_beyond(const csim_meas *m, double k)
@@ -641,6 +654,7 @@ int csim_truth_write_samples(const csim_truth *t, const char *path)
 	for (guint i = 0; i < t->all->len; i++) {
 		const csim_meas *m = &g_array_index(t->all, csim_meas, i);
 		g_string_append_printf(o, "%.3f,%s,%d,%d,%u,%.1f,%.1f,%.1f,%.1f,%s,%.3f\n", m->t_s, m->kind == CSIM_CPU ? "cpu" : m->kind == CSIM_GLOBAL ? "global"
+															  : m->kind == CSIM_UTC          ? "utc"
 																			 : "audio0",
 				       m->from, m->to, m->hops, m->err_ns, m->sd_ns, m->bound_ns, m->dof,
 				       sim_phase_name(m->phase), m->t_s + (double)(t->t0_ns - t->epoch_ns) * 1e-9);
@@ -666,7 +680,7 @@ double csim_truth_bound_rms(const csim_truth *t)
 
 int csim_truth_report(const csim_truth *t, GString *out, const char *csv_path)
 {
-	static const char *const kind_names[CSIM_N_KINDS] = {"cpu", "global", "audio0"};
+	static const char *const kind_names[CSIM_N_KINDS] = {"cpu", "global", "audio0", "utc"};
 	gboolean phased = sim_scenario_n_outages(t->sc) > 0;
 	int nph = phased ? SIM_N_PHASES : 1;
 	GString *csv = g_string_new(phased ? "kind,hops,phase,n,rms_us,p95_us,max_us,sd_rms_us,rms_z,beyond_5se\n"
@@ -719,6 +733,7 @@ int csim_truth_report(const csim_truth *t, GString *out, const char *csv_path)
 				       ns->node, ns->from, ns->to, ns->t_s, ns->step_ns * 1e-3,
 				       ns->se_ns > 0 ? fabs(ns->step_ns) / ns->se_ns : INFINITY);
 	}
+	csim_truth_utc_report(t, out);
 	int rc = 0;
 	if (csv_path && !g_file_set_contents(csv_path, csv->str, (gssize)csv->len, NULL))
 		rc = -EIO;

@@ -30,6 +30,7 @@
 typedef enum { CSIM_CPU = 0,
 	       CSIM_GLOBAL = 1,
 	       CSIM_AUDIO = 2,
+	       CSIM_UTC = 3, /* a node's cpu -> utc against the host's realtime clock (true UTC here) */
 	       CSIM_N_KINDS } csim_kind;
 
 typedef struct {
@@ -77,6 +78,21 @@ typedef struct {
 csim_truth *csim_truth_new(const sim_scenario *sc, const char *run_dir, int64_t epoch_ns);
 
 void csim_truth_free(csim_truth *t);
+
+/* Global - UTC at one sample: the named root's definition of global at the
+ * host time minus true UTC (the host's realtime clock), and what the root
+ * states of it through its global -> utc conversion then, with its
+ * standard error (NAN: it states none, global runs free). */
+typedef struct {
+	double t_s;        /* s since the truth object was made */
+	int root;          /* the root whose global it is */
+	double diff_ns;    /* global - UTC, ns */
+	double claimed_ns; /* global - UTC as the root states it (global -> utc), ns, or NAN */
+	double sd_ns;      /* the root's stated s.e. of that, ns, or NAN */
+} csim_gutc;
+
+/* Every global - UTC sample kept (GArray of csim_gutc). */
+const GArray *csim_truth_gutc(const csim_truth *t);
 
 /* Measure audio0 too: world epoch (host raw ns), audiod's rate (Hz) and
  * where audioget is.  Returns 0, or -ENOMEM (the world model could not be

@@ -60,7 +60,17 @@ struct csim_truth {
 	guint64 samples;
 	guint64 budget_tried;  /* kept conversions attempted within the budget */
 	guint64 budget_failed; /* of which none could be made (no ticker, no path, no global) */
+	GArray *gutc;          /* csim_gutc, kept samples */
 };
+
+/* After the tickers were read: each node in nodes[] (n of them; NULL:
+ * every node) converts its cpu time to utc, against the host's realtime
+ * clock, and the named root's global - UTC is noted.  Measurements go to
+ * t->last and, when keep, t->all and t->gutc.  utc_truth.c. */
+void csim_truth_utc_sample(csim_truth *t, tnode *const *nodes, guint n, gboolean keep);
+
+/* The global - UTC lines of the report (nothing when never measured). */
+void csim_truth_utc_report(const csim_truth *t, GString *out);
 
 /* The node with this id, or NULL. */
 tnode *csim_truth_node(csim_truth *t, int id);

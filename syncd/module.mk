@@ -61,3 +61,7 @@ BENCHES += $(B)/bench/utc
 $(B)/bench/utc: $(B)/bench/utc.o $(B)/bench/utcloop.o $(B)/libsyncd.a $(B)/libsync.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,glib-2.0 gsl) -lm
+TESTS += $(B)/tests/test_steer
+$(B)/tests/test_steer: $(B)/tests/test_steer.o $(B)/bench/utcloop.o $(B)/libsyncd.a $(B)/libsync.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check glib-2.0 gsl) -lm

@@ -1,6 +1,8 @@
 /* simutc.c — a simulated disciplined realtime clock's error (see simutc.h). */
 #include "libsync/simutc.h"
 
+#include "libsync/simwander.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -14,12 +16,8 @@
 #define BLOCK 64        /* grid values computed together */
 #define MEMORY 384      /* innovations in each block's first value: a^384 = e^-24 */
 #define SLOTS 16        /* per-thread cache of blocks */
-#define GOLDEN 0x9e3779b97f4a7c15ull
 
-/* SplitMix64's finaliser (Steele, Lea, Flood 2014), as simwander.c and
- * sim/rng.h: libsync links nothing of the simulator, and simwander.c keeps
- * its generator private, so the few lines are repeated here with a salt of
- * their own (the UTC error of a seed shares no draws with its walk). */
+/* SplitMix64's finaliser (as simwander.c), for the cache's slots. */
 static uint64_t mix(uint64_t z)
 {
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -27,17 +25,11 @@ static uint64_t mix(uint64_t z)
 	return z ^ (z >> 31);
 }
 
-static double unit(uint64_t h)
-{
-	return ((double)(h >> 11) + 0.5) * (1.0 / 9007199254740992.0);
-}
-
-/* The innovation of grid index k (any sign) of the process keyed by seed. */
+/* The innovation of grid index k (any sign) of the process keyed by seed
+ * (salt of its own: the UTC error of a seed shares no draws with its walk). */
 static double gauss(uint64_t seed, int64_t k)
 {
-	uint64_t h = mix(mix(seed ^ 0x555443ull) + (uint64_t)k * GOLDEN);
-	double u1 = unit(h), u2 = unit(mix(h + GOLDEN));
-	return sqrt(-2.0 * log(u1)) * cos(2.0 * G_PI * u2);
+	return sync_sim_gauss(seed, 0x555443ull, (uint64_t)k);
 }
 
 typedef struct {

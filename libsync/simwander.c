@@ -28,12 +28,17 @@ static double unit(uint64_t h)
 	return ((double)(h >> 11) + 0.5) * (1.0 / 9007199254740992.0);
 }
 
+double sync_sim_gauss(uint64_t seed, uint64_t salt, uint64_t k)
+{
+	uint64_t h = mix(mix(seed ^ salt) + k * 0x9e3779b97f4a7c15ull);
+	double u1 = unit(h), u2 = unit(mix(h + 0x9e3779b97f4a7c15ull));
+	return sqrt(-2.0 * log(u1)) * cos(2.0 * G_PI * u2);
+}
+
 /* The k-th standard normal increment of the walk keyed by seed. */
 static double gauss(uint64_t seed, uint64_t k)
 {
-	uint64_t h = mix(mix(seed ^ 0x5741ull) + k * 0x9e3779b97f4a7c15ull);
-	double u1 = unit(h), u2 = unit(mix(h + 0x9e3779b97f4a7c15ull));
-	return sqrt(-2.0 * log(u1)) * cos(2.0 * G_PI * u2);
+	return sync_sim_gauss(seed, 0x5741ull, k);
 }
 
 static void walk_free(gpointer p)

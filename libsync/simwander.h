@@ -41,4 +41,10 @@ double sync_wander_phase_ns(const sync_wander *w, double t_s);
  * t <= 0.  Thread safe. */
 double sync_wander_freq(const sync_wander *w, double t_s);
 
+/* A standard normal draw that depends only on (seed, salt, k): Box-Muller
+ * over SplitMix64 of the counter, so every process draws the same walk in
+ * any order (the wander uses salt 0x5741, the simulated UTC error
+ * 0x555443).  Pure. */
+double sync_sim_gauss(uint64_t seed, uint64_t salt, uint64_t k);
+
 #endif

@@ -692,12 +692,12 @@ void syncd_rbs_tick(syncd_rbs *r, int64_t now_ns)
 	if (rbs_mesh_expire(r->mesh, now_ns))
 		syncd_notify_call(&r->on_change, SYNCD_CHANGED);
 	uint32_t chosen = choose_root(r, now_ns);
-	if (chosen != RBS_NO_NODE)
-		syncd_root_follow(r->root, chosen, chosen != r->self && global_reached(r, chosen), now_ns);
-	/* Followers keep the history of the root's steered definition. */
+	if (chosen == RBS_NO_NODE)
+		return;
 	sync_conv def;
-	uint32_t rn = syncd_root_node(r->root);
-	if (rn != r->self && global_def(r, rn, &def))
+	gboolean have = chosen != r->self && global_def(r, chosen, &def);
+	syncd_root_follow(r->root, chosen, have, now_ns);
+	if (have) /* followers keep the history of the root's steered definition */
 		syncd_root_note_definition(r->root, &def);
 }
 

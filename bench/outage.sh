@@ -14,7 +14,8 @@
 # chorus-demo (syncd, audiod, fft, detect, collab) on
 # sim/scenarios/outage/calls60.ini, four nodes, one cut off for 60 s, the
 # nodes told to keep 100 s of audio (audiod ring_s, as a team expecting
-# such outages would):
+# such outages would), and on sim/scenarios/outage/callsplit.ini, the same
+# field split 2 | 2 for 60 s (issue 16 item 6):
 # the calls of the outage, how many were located after it (late), their
 # error and delivery latency, and whether their 95 % ellipses hold the
 # truth; outage_calls.csv.  Fails when chorus-demo cannot run or an ok
@@ -52,7 +53,7 @@ for sc in ${OUTAGE_SCENARIOS:-sim/scenarios/outage/radio60.ini sim/scenarios/out
         fi
         sed -n "2,\$s/^/$name,/p" "$run/truth.csv" >> "$csv"
     fi
-    grep -h 'continuing node' "$run"/node*-syncd.log 2>/dev/null | sed 's/^.*global time: /  syncd: /'
+    grep -h 'continuing node\|joined node' "$run"/node*-syncd.log 2>/dev/null | sed 's/^.*global time: /  syncd: /'
     if [ "$rc" != 0 ]; then
         grep -E 'beyond|no conversion|cannot' "$run/sim.log"
         echo "outage: $name FAILED (chorus-sim exit $rc; logs in $run)"
@@ -63,14 +64,19 @@ for sc in ${OUTAGE_SCENARIOS:-sim/scenarios/outage/radio60.ini sim/scenarios/out
 done
 ccsv="$outdir/outage_calls.csv"
 echo "scenario,outage_from_s,outage_to_s,calls,calls_during,located_during,late,late_located,median_err_m,p90_err_m,late_lat_p50_s,late_lat_max_s,ok,in_ell95" > "$ccsv"
-for sc in ${OUTAGE_CALL_SCENARIOS:-sim/scenarios/outage/calls60.ini}; do
+for sc in ${OUTAGE_CALL_SCENARIOS:-sim/scenarios/outage/calls60.ini sim/scenarios/outage/callsplit.ini}; do
     name=$(basename "$sc" .ini)
     run=$(mktemp -d "${TMPDIR:-/tmp}/chorus-outage-calls.XXXXXX")
     dur=$(sed -n 's/^duration_s *= *//p' "$sc" | head -1)
     win=$(sed -n 's/^radio_down *= *//p' "$sc" | head -1)
+    what="node's radio outage"
+    if [ -z "$win" ]; then
+        win=$(sed -n 's/^partition *= *\([0-9.]*-[0-9.]*\):.*/\1/p' "$sc" | head -1)
+        what="partition"
+    fi
     from=${win%%-*}
     to=${win##*-}
-    echo "-- $name ($sc): calls during node's radio outage $from-$to s"
+    echo "-- $name ($sc): calls during the $what $from-$to s"
     "$B/chorus-demo" "$sc" --duration "${dur:-60}" --out "$run" --bin "$B" -q --source-plane=0 --ring-seconds 100 >"$run/demo.log" 2>&1
     rc=$?
     if [ "$rc" = 2 ] || [ ! -s "$run/calls.csv" ]; then

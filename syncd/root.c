@@ -27,8 +27,14 @@ struct syncd_root {
 	gboolean continued;      /* the definition continues cont.via_root's timescale */
 	uint32_t continued_from;
 	double step_avoided_ns, cont_se_ns, cont_age_s;
-	guint switches;   /* times the root changed */
-	int64_t since_ns; /* node cpu ns of the last root change */
+	syncd_continuation before; /* at a switch to a remote root: our line to the timescale we left */
+	gboolean step_pending;     /* before is waiting for a conversion to the new root's global */
+	gboolean have_joined;      /* the step at the last switch was measured */
+	uint32_t joined_from, joined_to;
+	double joined_step_ns, joined_se_ns, joined_after_s;
+	int64_t switched_ns; /* cpu time of the switch the pending step is of */
+	guint switches;      /* times the root changed */
+	int64_t since_ns;    /* node cpu ns of the last root change */
 };
 
 syncd_root *syncd_root_new(uint32_t self, int64_t preferred, int rtcpu_tries, int64_t now_ns, syncd_notify on_change)
@@ -101,10 +107,61 @@ const syncd_continuation *syncd_root_continuation(const syncd_root *rt)
 	return &rt->cont;
 }
 
+/* The line this node's global followed until now, as a continuation:
+ * on the root its own timescale (exact), on a follower its latest
+ * conversion to the root's global.  FALSE when it had no global. */
+static gboolean line_before(const syncd_root *rt, int64_t now_ns, syncd_continuation *out)
+{
+	const sync_conv *seg = syncd_timescale_current(rt->ts);
+	if (!rt->have_global)
+		return FALSE;
+	if (rt->node == rt->self && seg) {
+		sync_tval g = syncd_timescale_at(rt->ts, now_ns);
+		*out = (syncd_continuation){.valid = 1, .cpu0_ns = now_ns, .global0_ns = g.i + (int64_t)llround(g.f), .slope = seg->slope, .via_root = rt->self};
+		return TRUE;
+	}
+	if (rt->cont.valid && rt->cont.via_root == rt->node && now_ns - rt->cont.cpu0_ns <= SYNCD_ROOT_CONTINUATION_MAX_AGE_NS) {
+		*out = rt->cont;
+		return TRUE;
+	}
+	return FALSE;
+}
+
+/* The step a switch made, once the new root's global is known here. */
+static void measure_join(syncd_root *rt, const syncd_continuation *c)
+{
+	if (!rt->step_pending || c->via_root != rt->node || c->cpu0_ns < rt->switched_ns)
+		return;
+	rt->step_pending = FALSE;
+	if (c->cpu0_ns - rt->before.cpu0_ns > SYNCD_ROOT_CONTINUATION_MAX_AGE_NS)
+		return;
+	rt->have_joined = TRUE;
+	rt->joined_from = rt->before.via_root;
+	rt->joined_to = c->via_root;
+	rt->joined_step_ns = (double)(c->global0_ns - syncd_continuation_at(&rt->before, c->cpu0_ns));
+	rt->joined_se_ns = hypot(syncd_continuation_se(&rt->before, c->cpu0_ns), c->se_ns);
+	rt->joined_after_s = (double)(c->cpu0_ns - rt->switched_ns) * 1e-9;
+	g_message("global time: joined node%u's timescale (was node%u's): global here stepped %+.3f us "
+		  "(s.e. %.3f us), measured %.1f s after the switch",
+		  rt->joined_to, rt->joined_from, rt->joined_step_ns * 1e-3, rt->joined_se_ns * 1e-3, rt->joined_after_s);
+	syncd_notify_call(&rt->on_change, SYNCD_CHANGED);
+}
+
 void syncd_root_offer_continuation(syncd_root *rt, const syncd_continuation *c)
 {
-	if (c->valid && c->via_root != rt->self)
+	if (c->valid && c->via_root != rt->self) {
 		rt->cont = *c;
+		measure_join(rt, c);
+	}
+}
+
+gboolean syncd_root_joined(const syncd_root *rt, double *step_ns, double *se_ns)
+{
+	if (!rt->have_joined)
+		return FALSE;
+	*step_ns = rt->joined_step_ns;
+	*se_ns = rt->joined_se_ns;
+	return TRUE;
 }
 
 void syncd_root_take(syncd_root *rt, int64_t now_ns)
@@ -161,6 +218,13 @@ void syncd_root_follow(syncd_root *rt, uint32_t chosen, gboolean remote_global_k
 		syncd_notify_call(&rt->on_change, SYNCD_CHANGED);
 	} else if (chosen != rt->self && chosen != rt->node) {
 		g_message("global time: root node%u (was node%u)", chosen, rt->node);
+		/* A switch while the last one's step is still unmeasured (the
+		 * rule passing over a node that does not define global) keeps
+		 * the line from before the first. */
+		if (!rt->step_pending || rt->have_global)
+			rt->step_pending = line_before(rt, now_ns, &rt->before);
+		rt->switched_ns = now_ns;
+		rt->have_joined = FALSE;
 		rt->node = chosen;
 		rt->switches++;
 		rt->since_ns = now_ns;
@@ -199,6 +263,15 @@ void syncd_root_describe(const syncd_root *rt, int64_t now_ns, GString *out)
 				       "hand-over (s.e. %.0f ns at the hand-over, rate %+.3f ppm); step avoided %+.6f s\n",
 				       rt->continued_from, rt->cont_age_s, rt->cont_se_ns,
 				       (syncd_timescale_current(rt->ts)->slope - 1) * 1e6, rt->step_avoided_ns * 1e-9);
+	if (rt->have_joined && rt->node != rt->self)
+		g_string_append_printf(out,
+				       "joined: node%u's timescale (was node%u's): global here stepped %+.3f us (s.e. "
+				       "%.3f us) at the switch, measured %.1f s after it\n",
+				       rt->joined_to, rt->joined_from, rt->joined_step_ns * 1e-3, rt->joined_se_ns * 1e-3,
+				       rt->joined_after_s);
+	else if (rt->step_pending && rt->node != rt->self)
+		g_string_append_printf(out, "joined: node%u's timescale (was node%u's): step not measured yet\n", rt->node,
+				       rt->before.via_root);
 }
 
 void syncd_root_set_utc(syncd_root *rt, const sync_utc *u)

@@ -103,10 +103,20 @@ int64_t syncd_root_since(const syncd_root *rt);
  * the hand-over) and the continuation's s.e. then (ns) in *step, *se. */
 gboolean syncd_root_continued(const syncd_root *rt, double *step_ns, double *se_ns);
 
+/* After this node switched from one timescale to another root's (a
+ * partition's half rejoining the other, a hand-over it followed): the step
+ * its global made at the switch — the new root's global minus the line it
+ * followed before (its own definition, or its last conversion to the old
+ * root), measured at the first conversion to the new root — and that
+ * step's s.e. (both ns).  FALSE before the step is measured, or when
+ * there was no line before. */
+gboolean syncd_root_joined(const syncd_root *rt, double *step_ns, double *se_ns);
+
 /* The root line of sync/rbs: "root: nodeN[ (global not known yet)]
  * switches=K[ last_switch=Xs ago] rule=...\n" and, after a hand-over that
- * continued the timescale, "continued: from nodeM's timescale ...\n",
- * appended to out. */
+ * continued the timescale, "continued: from nodeM's timescale ...\n", and
+ * after a switch to another root's timescale "joined: nodeM's timescale
+ * ... stepped ...\n" (syncd_root_joined), appended to out. */
 void syncd_root_describe(const syncd_root *rt, int64_t now_ns, GString *out);
 
 /* This node's realtime clock against UTC as last read (sync_utc_status):

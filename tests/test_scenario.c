@@ -127,7 +127,7 @@ START_TEST(shipped_scenarios_load)
 	ck_assert_double_eq(sim_scenario_node(sc, 3)->latency_mix_mean_ns, 200000);
 	sim_scenario_free(sc);
 	/* bench/outage's scenarios: each has its outage */
-	static const char *const outage[] = {"radio60", "temperature300", "rootkill", "partition"};
+	static const char *const outage[] = {"radio60", "temperature300", "rootkill", "partition", "calls60", "callsplit"};
 	for (size_t i = 0; i < G_N_ELEMENTS(outage); i++) {
 		char *path = g_strdup_printf(SIM_SRC_DIR "/scenarios/outage/%s.ini", outage[i]);
 		sc = sim_scenario_load(path, &err);

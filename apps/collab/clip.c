@@ -57,6 +57,7 @@ typedef struct {
 	int sample_bytes;
 	gboolean is_float;
 	char err[256];
+	gboolean again; /* err is temporary: the reply says ERR again */
 	gboolean done;
 	guint timer;
 	char nonce[33];  /* the challenge sent on connecting, hex */
@@ -172,7 +173,7 @@ static gboolean reply_idle(gpointer data)
 	c->out = g_byte_array_new();
 	if (*c->err) {
 		c->s->refused++;
-		g_snprintf(head, sizeof head, "ERR node%u: %s\n", c->s->node, c->err);
+		g_snprintf(head, sizeof head, "ERR %snode%u: %s\n", c->again ? "again " : "", c->s->node, c->err);
 		g_byte_array_append(c->out, (const guint8 *)head, (guint)strlen(head));
 	} else {
 		c->s->served++;
@@ -264,6 +265,7 @@ static gboolean on_timeout(gpointer data)
 	conn *c = data;
 	c->timer = 0;
 	g_snprintf(c->err, sizeof c->err, "audio not complete within 5 s");
+	c->again = TRUE;
 	finish(c);
 	return G_SOURCE_REMOVE;
 }
@@ -288,9 +290,14 @@ static void start(conn *c)
 	}
 	sync_clock_id audio = sync_clock_audio(s->node, (uint16_t)s->device);
 	sync_graph_result r0, r1;
-	if (sync_client_convert(s->clocks, sync_clock_global(), audio, sync_tval_of(t0), &r0, why, sizeof why) < 0 ||
-	    sync_client_convert(s->clocks, sync_clock_global(), audio, sync_tval_of(t1), &r1, why, sizeof why) < 0) {
+	int crc;
+	if ((crc = sync_client_convert(s->clocks, sync_clock_global(), audio, sync_tval_of(t0), &r0, why, sizeof why)) < 0 ||
+	    (crc = sync_client_convert(s->clocks, sync_clock_global(), audio, sync_tval_of(t1), &r1, why, sizeof why)) < 0) {
 		g_snprintf(c->err, sizeof c->err, "global to audio%d: %s", s->device, why);
+		/* No conversion yet (clocks converging, a timescale just joined,
+		 * a fit gone stale): the client may ask again shortly.  A time
+		 * outside what the fits cover (-ERANGE) stays refused. */
+		c->again = crc == -ENOLINK || crc == -ENOENT || crc == -ESTALE || crc == -EAGAIN;
 		finish(c);
 		return;
 	}
@@ -625,6 +632,11 @@ int clip_fetch(const char *host, int port, int64_t t0_ns, int64_t t1_ns, int cha
 		g_snprintf(why, len, "%s:%d: %s", host, port, rc == -ETIMEDOUT ? "timed out" : g_strerror(-rc));
 		close(fd);
 		return rc;
+	}
+	if (!strncmp(head, "ERR again ", 10)) {
+		g_snprintf(why, len, "%s (temporarily)", head + 10);
+		close(fd);
+		return -EAGAIN;
 	}
 	if (!strncmp(head, "ERR ", 4)) {
 		g_snprintf(why, len, "%s", head + 4);

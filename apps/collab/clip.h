@@ -21,7 +21,10 @@
  *   bytes; a keyed client refuses a reply without it or with a wrong one,
  *   so a machine that takes over the port cannot serve other samples or
  *   times.  Or:   ERR reason\n   and close (not authenticated: it
- *   carries no data).
+ *   carries no data); ERR again reason\n when the refusal is temporary
+ *   (the node has no conversion from global to its audio yet — its clocks
+ *   are converging, it has just joined another timescale — or the audio
+ *   did not complete in time): the client may ask again in a few seconds.
  * At most max_conns connections at once and 20 per second (40 in a burst)
  * are served; more are refused at once with ERR busy.  A listener out of
  * descriptors (EMFILE) pauses for a second rather than spin.
@@ -96,7 +99,8 @@ void clip_server_free(clip_server *s);
  * field's key when klen > 0), waiting
  * at most timeout_ms for the whole answer.  Blocking (call it from a worker
  * thread).  Returns 0 and *out (free out->x), or a negative errno with the
- * reason in why (the server's ERR text, connection or timeout; -EACCES for
+ * reason in why (the server's ERR text, connection or timeout; -EAGAIN
+ * when the server said ERR again, -EREMOTEIO for another ERR; -EACCES for
  * a keyed fetch whose reply has no mac or a wrong one). */
 int clip_fetch(const char *host, int port, int64_t t0_ns, int64_t t1_ns, int channel, const uint8_t *key, size_t klen,
 	       int timeout_ms, clip *out, char *why, size_t len);

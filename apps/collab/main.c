@@ -20,6 +20,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "apps/collab/clip.h"
+#include "apps/collab/config.h"
 #include "apps/collab/group.h"
 #include "apps/collab/held.h"
 #include "apps/collab/nodes.h"
@@ -37,98 +38,6 @@
 #include "libsync/now.h"
 #include "syncd/rxfilter_load.h"
 
-typedef struct {
-	gint64 node, device, channel;
-	char *nodes; /* nodes file (required) */
-	char *share_address;
-	gint64 share_port, clip_port;
-	char *clip_bind;                        /* address the clip service listens on */
-	char *key_file;                         /* the field's shared key ("" = none) */
-	gboolean insecure;                      /* networked without a key, said in so many words */
-	gint64 max_peers;                       /* senders whose replay windows are kept */
-	gint64 clip_max_conn;                   /* clip requests served at once */
-	double speed_of_sound_m_s;              /* m/s, as measured; 0: from temperature_c */
-	double speed_of_sound_sd_m_s;           /* m/s: its uncertainty when stated */
-	double temperature_c, temperature_sd_c; /* °C: the air's, as measured, and its uncertainty */
-	double position_sd_m;                   /* m: survey s.d. of the node positions per axis */
-	double wind_speed_m_s, wind_from_deg;   /* the wind as measured: m/s, and where from (° clockwise from +y) */
-	double margin_ms, hold_s;
-	gint64 min_nodes;
-	double pre_ms, max_clip_ms, gcc_beta, onset_floor_ms, search_margin_m, ambiguity_ratio, alpha;
-	char *gcc_weighting;
-	gboolean source_plane;
-	double source_z_m;
-	char *jsonl, *map;
-	gint64 map_every, fetch_timeout_ms;
-	gboolean queue;    /* queue shared detections on disk and catch up */
-	char *queue_file;  /* its path ("" = state directory) */
-	gint64 queue_max;  /* detections queued at most */
-	double queue_s;    /* and none older, s */
-	gint64 catchup_ms; /* HAVE/WANT period */
-	gint64 resend_per_s;
-	gint64 history; /* results kept for subscribers that resume */
-} collab_cfg;
-
-#define K(...) CFG_KEY(collab_cfg, __VA_ARGS__)
-#define R(...) CFG_KEY_RENAMED(collab_cfg, __VA_ARGS__)
-/* A key; R: a key renamed to carry its unit, the old name still accepted. */
-static const cfg_key keys[] = {
-	K("node", CFG_INT, "0", 0, 4294967294.0, node, "this node's number (CHORUS_NODE sets the default)"),
-	K("device", CFG_INT, "0", 0, 15, device, "audio device k whose detections and clips are shared"),
-	K("channel", CFG_INT, "0", 0, 63, channel, "channel of the clips (the microphone of the node's position)"),
-	K("nodes", CFG_STRING, "", 0, 0, nodes, "nodes file (ID X Y Z [ADDRESS] per line); required"),
-	K("share_address", CFG_STRING, "127.255.255.255", 1, 0, share_address, "UDP destination of shared detections (broadcast)"),
-	K("share_port", CFG_INT, "7400", 1, 65535, share_port, "UDP port of shared detections"),
-	K("clip_port", CFG_INT, "7401", 1, 65535, clip_port, "TCP port of the clip service (+ node id for nodes without address)"),
-	K("clip_bind", CFG_STRING, "127.0.0.1", 1, 0, clip_bind,
-	  "address the clip service listens on (IPv4 or IPv6 literal; :: = every interface): a field sets the node's own address"),
-	K("clip_max_conn", CFG_INT, "16", 1, 1024, clip_max_conn, "clip requests served at once; more are refused"),
-	K("key_file", CFG_STRING, "", 1, 0, key_file,
-	  "the field's shared key (syncd's [rbs] key_file): shared detections and clip requests are authenticated with it"),
-	K("insecure", CFG_BOOL, "false", 0, 0, insecure,
-	  "true: share detections and serve clips beyond loopback without key_file (anyone may forge or fetch them)"),
-	K("max_peers", CFG_INT, "256", 1, 65535, max_peers, "nodes whose shared detections are tracked against replays"),
-	R("speed_of_sound_m_s", "speed_of_sound", CFG_DOUBLE, "0", 0, 2000, speed_of_sound_m_s, "m/s as measured (overrides temperature_c); 0: from temperature_c"),
-	K("speed_of_sound_sd_m_s", CFG_DOUBLE, "1", 0, 100, speed_of_sound_sd_m_s, "uncertainty of a stated speed_of_sound_m_s, m/s"),
-	K("temperature_c", CFG_DOUBLE, "20", -60, 60, temperature_c, "air temperature as measured, °C: c = 331.3 sqrt(1 + T/273.15) m/s"),
-	K("temperature_sd_c", CFG_DOUBLE, "2", 0, 50, temperature_sd_c, "its uncertainty, °C (0.6 m/s per °C)"),
-	K("wind_speed_m_s", CFG_DOUBLE, "0", 0, 100, wind_speed_m_s, "wind speed as measured, m/s (in the TDOA model)"),
-	K("wind_from_deg", CFG_DOUBLE, "0", -360, 360, wind_from_deg, "direction the wind comes from, degrees clockwise from +y"),
-	K("position_sd_m", CFG_DOUBLE, "0", 0, 100, position_sd_m, "survey s.d. of the node positions per axis, m (GPS: metres; tape: centimetres)"),
-	K("margin_ms", CFG_DOUBLE, "30", 0, 10000, margin_ms, "grouping window beyond the acoustic aperture, ms"),
-	R("hold_s", "hold", CFG_DOUBLE, "0.7", 0.05, 60, hold_s, "seconds a group waits for detections from other nodes"),
-	K("min_nodes", CFG_INT, "4", 3, 64, min_nodes, "fewest nodes to locate (4 in 2-D: 3 leave two solutions)"),
-	K("pre_ms", CFG_DOUBLE, "20", 1, 1000, pre_ms, "clip before each node's onset, ms"),
-	K("max_clip_ms", CFG_DOUBLE, "400", 10, 2000, max_clip_ms, "longest clip, ms"),
-	K("gcc_beta", CFG_DOUBLE, "1", 0, 1, gcc_beta, "PHAT exponent (1 pure PHAT)"),
-	K("gcc_weighting", CFG_STRING, "phat", 1, 0, gcc_weighting, "weighting of the pairs' correlations: phat, scot, roth or cc"),
-	K("onset_floor_ms", CFG_DOUBLE, "5", 0, 1000, onset_floor_ms, "how far a detection's onset may be off beyond its stated error, ms (gates the search)"),
-	K("ambiguity_ratio", CFG_DOUBLE, "0.9", 0, 1, ambiguity_ratio, "a position 1 m or more away scoring this fraction of the best's steered power makes a result ambiguous (0: no check)"),
-	K("search_margin_m", CFG_DOUBLE, "30", 0, 10000, search_margin_m, "searched area beyond the nodes' bounding box, m"),
-	K("alpha", CFG_DOUBLE, "0.001", 1e-9, 0.5, alpha, "level of the solver's chi-square test"),
-	K("source_plane", CFG_BOOL, "false", 1, 0, source_plane, "sources are at height source_z_m (corrects the 2-D solve)"),
-	R("source_z_m", "source_z", CFG_DOUBLE, "0", -1e4, 1e4, source_z_m, "source height when source_plane, m"),
-	K("jsonl", CFG_STRING, "", 0, 0, jsonl, "JSON-lines file of results; empty = $STATE_DIRECTORY/collab.jsonl (systemd) or RUN/collab.jsonl"),
-	K("map", CFG_STRING, "", 0, 0, map, "PNG map redrawn as results come; empty = none"),
-	K("map_every", CFG_INT, "5", 1, 100000, map_every, "redraw the map every this many results (and at exit)"),
-	K("fetch_timeout_ms", CFG_INT, "3000", 100, 60000, fetch_timeout_ms, "clip fetch time limit, ms"),
-	K("queue", CFG_BOOL, "true", 0, 0, queue,
-	  "queue shared detections on disk and catch up after an outage (docs/protocol.md \"Catching up\")"),
-	K("queue_file", CFG_STRING, "", 0, 0, queue_file,
-	  "the queue's file; empty = $STATE_DIRECTORY/collab.outbox (systemd) or RUN/collab.outbox"),
-	K("queue_max", CFG_INT, "4096", 16, 1000000, queue_max, "detections queued at most (the oldest are dropped)"),
-	K("queue_s", CFG_DOUBLE, "3600", 10, 864000, queue_s,
-	  "seconds a detection stays queued, and closed groups are kept for late ones (audio must last as long to locate them: audiod ring_s)"),
-	K("catchup_ms", CFG_INT, "2000", 100, 60000, catchup_ms, "how often a node says what it queues and asks for what it missed, ms"),
-	K("resend_per_s", CFG_INT, "200", 1, 100000, resend_per_s, "detections resent per second at most"),
-	K("history", CFG_INT, "4096", 0, 1 << 20, history,
-	  "results kept on collab/events for subscribers that come back with a cursor (chorus-mqtt after a restart); 0 = none"),
-	{NULL},
-};
-static const cfg_group table[] = {
-	{.name = "collab", .keys = keys, .store = 1},
-	{NULL},
-};
 
 typedef struct {
 	collab_cfg cfg;
@@ -154,6 +63,8 @@ typedef struct {
 	guint64 unknown_nodes; /* shared detections from nodes not in the nodes file */
 	guint64 local_dets, groups, small_groups, not_mine, located, failed, seq;
 	guint64 late_dets, late_reopened, late_kept, late_located;
+	guint64 clip_retries; /* groups solved again because a node could not serve its clip yet */
+	GList *retrying;      /* jobs waiting to be solved again (job *) */
 	double last_latency_s;
 	collab_result recent[16]; /* the last ok results, for duplicates */
 	guint n_recent;
@@ -169,6 +80,10 @@ typedef struct {
 	collabd *d;
 	collab_group *gr;
 	collab_result res;
+	collab_result init; /* res as the job started, for a solve again */
+	guint again;        /* clips refused for now (clip.h: -EAGAIN) in the last solve */
+	guint tries;        /* solves again so far */
+	guint retry_src;    /* the timeout of the next, while waiting */
 } job;
 
 static void share_in(collabd *d, const det_event *e, guint late)
@@ -284,6 +199,7 @@ static void work(gpointer data, gpointer user)
 	 * microphones' distance at the slowest speed of sound the prior
 	 * allows), however far its own onset is off. */
 	const det_event *ref = &g_array_index(dets, det_event, 0);
+	j->again = 0;
 	for (guint i = 1; i < dets->len; i++)
 		if (g_array_index(dets, det_event, i).snr_db > ref->snr_db)
 			ref = &g_array_index(dets, det_event, i);
@@ -307,9 +223,11 @@ static void work(gpointer data, gpointer user)
 		char why[256];
 		const char *host = nd->address ? nd->address : "127.0.0.1";
 		int port = (int)(nd->address ? d->cfg.clip_port : d->cfg.clip_port + nd->id);
-		if (clip_fetch(host, port, t0, t1, (int)d->cfg.channel, d->key, d->klen, (int)d->cfg.fetch_timeout_ms, &clips[n], why,
-			       sizeof why) < 0) {
+		int frc = clip_fetch(host, port, t0, t1, (int)d->cfg.channel, d->key, d->klen, (int)d->cfg.fetch_timeout_ms,
+				     &clips[n], why, sizeof why);
+		if (frc < 0) {
 			g_snprintf(r->why, sizeof r->why, "node%u clip: %s", e->node, why);
+			j->again += frc == -EAGAIN;
 			continue;
 		}
 		tdoa_input *t = &in[n];
@@ -378,11 +296,34 @@ static void work_and_return(gpointer data, gpointer user)
 	g_main_context_invoke(j->d->ctx, publish_idle, j);
 }
 
+/* The wait of a job to be solved again is over: back to the worker. */
+static gboolean on_retry(gpointer data)
+{
+	job *j = data;
+	j->retry_src = 0;
+	j->d->retrying = g_list_remove(j->d->retrying, j);
+	g_thread_pool_push(j->d->pool, j, NULL);
+	return G_SOURCE_REMOVE;
+}
+
 static gboolean publish_idle(gpointer data)
 {
 	job *j = data;
 	collabd *d = j->d;
 	collab_result *r = &j->res;
+	if (r->rc != 0 && j->again && j->tries < (guint)d->cfg.clip_retries) {
+		/* A node could not serve its clip yet (its clocks converging, a
+		 * timescale just joined): solve the group again shortly rather
+		 * than lose the call. */
+		j->tries++;
+		d->clip_retries++;
+		g_message("call %" G_GUINT64_FORMAT ": %s; solving it again in %d s (%u of %" G_GINT64_FORMAT ")", r->seq, r->why,
+			  COLLAB_CLIP_RETRY_S, j->tries, d->cfg.clip_retries);
+		*r = j->init;
+		j->retry_src = g_timeout_add_seconds(COLLAB_CLIP_RETRY_S, on_retry, j);
+		d->retrying = g_list_prepend(d->retrying, j);
+		return G_SOURCE_REMOVE;
+	}
 	if (r->rc == 0) {
 		/* Emission time: the reference arrival plus the solver's t0. */
 		double t = (double)r->tr.ref_t_frac_ns + r->tr.loc.t0_s * 1e9;
@@ -481,6 +422,7 @@ static gboolean on_poll(gpointer data)
 				if (e->node == (uint32_t)d->cfg.node && isfinite(e->cpu_se_ns))
 					j->res.onset_cpu_ns = e->cpu_ns;
 			}
+			j->init = j->res;
 			g_thread_pool_push(d->pool, j, NULL);
 		}
 	}
@@ -507,8 +449,9 @@ static int status_text(void *user, GString *out)
 	g_string_append_printf(out, "security %s\n", d->klen ? "authenticated (HMAC-SHA256)" : "UNAUTHENTICATED");
 	if (*collab_share_last_refusal(d->share))
 		g_string_append_printf(out, "last refused datagram: %s\n", collab_share_last_refusal(d->share));
-	g_string_append_printf(out, "groups closed=%" G_GUINT64_FORMAT " open=%u reported_elsewhere=%" G_GUINT64_FORMAT " too_small=%" G_GUINT64_FORMAT " located=%" G_GUINT64_FORMAT " failed=%" G_GUINT64_FORMAT "\n",
-			       d->groups, collab_grouper_open(d->grouper), d->not_mine, d->small_groups, d->located, d->failed);
+	g_string_append_printf(out, "groups closed=%" G_GUINT64_FORMAT " open=%u reported_elsewhere=%" G_GUINT64_FORMAT " too_small=%" G_GUINT64_FORMAT " located=%" G_GUINT64_FORMAT " failed=%" G_GUINT64_FORMAT " clip_retries=%" G_GUINT64_FORMAT " retrying=%u\n",
+			       d->groups, collab_grouper_open(d->grouper), d->not_mine, d->small_groups, d->located, d->failed,
+			       d->clip_retries, g_list_length(d->retrying));
 	g_string_append_printf(out, "duplicates=%" G_GUINT64_FORMAT "\n", d->duplicates);
 	uint64_t cb = 0, cn = 0;
 	if (d->local)
@@ -575,7 +518,7 @@ int main(int argc, char **argv)
 		{"map", 0, 0, G_OPTION_ARG_FILENAME, &map, "PNG map of results", "FILE"},
 		{NULL, 0, 0, 0, NULL, NULL, NULL},
 	};
-	int orc = cfg_options("collab", "- chorus collaborative localization", entries, table, NULL, FALSE, &argc, &argv);
+	int orc = cfg_options("collab", "- chorus collaborative localization", entries, collab_cfg_table, NULL, FALSE, &argc, &argv);
 	if (orc >= 0)
 		return orc;
 	GError *err = NULL;
@@ -587,9 +530,9 @@ int main(int argc, char **argv)
 	collabd d = {0};
 	d.last_latency_s = NAN;
 	const char *env = getenv("CHORUS_NODE");
-	if (!cfg_defaults(table, &d.cfg, &err) ||
-	    (env && *env && !cfg_set(table, &d.cfg, "collab", "node", env, "environment CHORUS_NODE: ", &err)) ||
-	    !cfg_load(conf ? conf : "/etc/chorus/collab.conf", conf == NULL, table, &d.cfg, &err)) {
+	if (!cfg_defaults(collab_cfg_table, &d.cfg, &err) ||
+	    (env && *env && !cfg_set(collab_cfg_table, &d.cfg, "collab", "node", env, "environment CHORUS_NODE: ", &err)) ||
+	    !cfg_load(conf ? conf : "/etc/chorus/collab.conf", conf == NULL, collab_cfg_table, &d.cfg, &err)) {
 		fprintf(stderr, "collab: %s\n", err->message);
 		return 2;
 	}
@@ -738,8 +681,17 @@ int main(int argc, char **argv)
 		sd_notify(0, "STOPPING=1");
 	}
 	g_thread_pool_free(d.pool, TRUE, TRUE); /* finish the job in progress */
+	d.pool = NULL;
 	while (g_main_context_iteration(NULL, FALSE))
 		; /* publish what finished */
+	while (d.retrying) {
+		/* Groups waiting to be solved again: published as they failed. */
+		job *j = d.retrying->data;
+		d.retrying = g_list_delete_link(d.retrying, d.retrying);
+		g_source_remove(j->retry_src);
+		j->tries = G_MAXUINT;
+		publish_idle(j);
+	}
 	if (!rc && *d.cfg.map) {
 		char w[256];
 		if (collab_map(d.jsonl_path, d.nodes, NULL, 0, d.cfg.map, "chorus collab", w, sizeof w) < 0)
@@ -758,7 +710,7 @@ int main(int argc, char **argv)
 	sync_client_free(d.clocks);
 	collab_grouper_free(d.grouper);
 	collab_nodes_free(d.nodes);
-	cfg_clear(table, &d.cfg);
+	cfg_clear(collab_cfg_table, &d.cfg);
 	if (d.jsonl && fclose(d.jsonl) != 0) {
 		fprintf(stderr, "collab: %s: %s\n", d.jsonl_path, g_strerror(errno));
 		rc = 1;

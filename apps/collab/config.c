@@ -1,0 +1,67 @@
+/* config.c — collab's [collab] keys (see config.h). */
+#include "apps/collab/config.h"
+
+#include <stddef.h>
+
+#define K(...) CFG_KEY(collab_cfg, __VA_ARGS__)
+#define R(...) CFG_KEY_RENAMED(collab_cfg, __VA_ARGS__)
+/* A key; R: a key renamed to carry its unit, the old name still accepted. */
+static const cfg_key keys[] = {
+	K("node", CFG_INT, "0", 0, 4294967294.0, node, "this node's number (CHORUS_NODE sets the default)"),
+	K("device", CFG_INT, "0", 0, 15, device, "audio device k whose detections and clips are shared"),
+	K("channel", CFG_INT, "0", 0, 63, channel, "channel of the clips (the microphone of the node's position)"),
+	K("nodes", CFG_STRING, "", 0, 0, nodes, "nodes file (ID X Y Z [ADDRESS] per line); required"),
+	K("share_address", CFG_STRING, "127.255.255.255", 1, 0, share_address, "UDP destination of shared detections (broadcast)"),
+	K("share_port", CFG_INT, "7400", 1, 65535, share_port, "UDP port of shared detections"),
+	K("clip_port", CFG_INT, "7401", 1, 65535, clip_port, "TCP port of the clip service (+ node id for nodes without address)"),
+	K("clip_bind", CFG_STRING, "127.0.0.1", 1, 0, clip_bind,
+	  "address the clip service listens on (IPv4 or IPv6 literal; :: = every interface): a field sets the node's own address"),
+	K("clip_max_conn", CFG_INT, "16", 1, 1024, clip_max_conn, "clip requests served at once; more are refused"),
+	K("key_file", CFG_STRING, "", 1, 0, key_file,
+	  "the field's shared key (syncd's [rbs] key_file): shared detections and clip requests are authenticated with it"),
+	K("insecure", CFG_BOOL, "false", 0, 0, insecure,
+	  "true: share detections and serve clips beyond loopback without key_file (anyone may forge or fetch them)"),
+	K("max_peers", CFG_INT, "256", 1, 65535, max_peers, "nodes whose shared detections are tracked against replays"),
+	R("speed_of_sound_m_s", "speed_of_sound", CFG_DOUBLE, "0", 0, 2000, speed_of_sound_m_s, "m/s as measured (overrides temperature_c); 0: from temperature_c"),
+	K("speed_of_sound_sd_m_s", CFG_DOUBLE, "1", 0, 100, speed_of_sound_sd_m_s, "uncertainty of a stated speed_of_sound_m_s, m/s"),
+	K("temperature_c", CFG_DOUBLE, "20", -60, 60, temperature_c, "air temperature as measured, °C: c = 331.3 sqrt(1 + T/273.15) m/s"),
+	K("temperature_sd_c", CFG_DOUBLE, "2", 0, 50, temperature_sd_c, "its uncertainty, °C (0.6 m/s per °C)"),
+	K("wind_speed_m_s", CFG_DOUBLE, "0", 0, 100, wind_speed_m_s, "wind speed as measured, m/s (in the TDOA model)"),
+	K("wind_from_deg", CFG_DOUBLE, "0", -360, 360, wind_from_deg, "direction the wind comes from, degrees clockwise from +y"),
+	K("position_sd_m", CFG_DOUBLE, "0", 0, 100, position_sd_m, "survey s.d. of the node positions per axis, m (GPS: metres; tape: centimetres)"),
+	K("margin_ms", CFG_DOUBLE, "30", 0, 10000, margin_ms, "grouping window beyond the acoustic aperture, ms"),
+	R("hold_s", "hold", CFG_DOUBLE, "0.7", 0.05, 60, hold_s, "seconds a group waits for detections from other nodes"),
+	K("min_nodes", CFG_INT, "4", 3, 64, min_nodes, "fewest nodes to locate (4 in 2-D: 3 leave two solutions)"),
+	K("pre_ms", CFG_DOUBLE, "20", 1, 1000, pre_ms, "clip before each node's onset, ms"),
+	K("max_clip_ms", CFG_DOUBLE, "400", 10, 2000, max_clip_ms, "longest clip, ms"),
+	K("gcc_beta", CFG_DOUBLE, "1", 0, 1, gcc_beta, "PHAT exponent (1 pure PHAT)"),
+	K("gcc_weighting", CFG_STRING, "phat", 1, 0, gcc_weighting, "weighting of the pairs' correlations: phat, scot, roth or cc"),
+	K("onset_floor_ms", CFG_DOUBLE, "5", 0, 1000, onset_floor_ms, "how far a detection's onset may be off beyond its stated error, ms (gates the search)"),
+	K("ambiguity_ratio", CFG_DOUBLE, "0.9", 0, 1, ambiguity_ratio, "a position 1 m or more away scoring this fraction of the best's steered power makes a result ambiguous (0: no check)"),
+	K("search_margin_m", CFG_DOUBLE, "30", 0, 10000, search_margin_m, "searched area beyond the nodes' bounding box, m"),
+	K("alpha", CFG_DOUBLE, "0.001", 1e-9, 0.5, alpha, "level of the solver's chi-square test"),
+	K("source_plane", CFG_BOOL, "false", 1, 0, source_plane, "sources are at height source_z_m (corrects the 2-D solve)"),
+	R("source_z_m", "source_z", CFG_DOUBLE, "0", -1e4, 1e4, source_z_m, "source height when source_plane, m"),
+	K("jsonl", CFG_STRING, "", 0, 0, jsonl, "JSON-lines file of results; empty = $STATE_DIRECTORY/collab.jsonl (systemd) or RUN/collab.jsonl"),
+	K("map", CFG_STRING, "", 0, 0, map, "PNG map redrawn as results come; empty = none"),
+	K("map_every", CFG_INT, "5", 1, 100000, map_every, "redraw the map every this many results (and at exit)"),
+	K("fetch_timeout_ms", CFG_INT, "3000", 100, 60000, fetch_timeout_ms, "clip fetch time limit, ms"),
+	K("queue", CFG_BOOL, "true", 0, 0, queue,
+	  "queue shared detections on disk and catch up after an outage (docs/protocol.md \"Catching up\")"),
+	K("queue_file", CFG_STRING, "", 0, 0, queue_file,
+	  "the queue's file; empty = $STATE_DIRECTORY/collab.outbox (systemd) or RUN/collab.outbox"),
+	K("queue_max", CFG_INT, "4096", 16, 1000000, queue_max, "detections queued at most (the oldest are dropped)"),
+	K("queue_s", CFG_DOUBLE, "3600", 10, 864000, queue_s,
+	  "seconds a detection stays queued, and closed groups are kept for late ones (audio must last as long to locate them: audiod ring_s)"),
+	K("catchup_ms", CFG_INT, "2000", 100, 60000, catchup_ms, "how often a node says what it queues and asks for what it missed, ms"),
+	K("resend_per_s", CFG_INT, "200", 1, 100000, resend_per_s, "detections resent per second at most"),
+	K("history", CFG_INT, "4096", 0, 1 << 20, history,
+	  "results kept on collab/events for subscribers that come back with a cursor (chorus-mqtt after a restart); 0 = none"),
+	K("clip_retries", CFG_INT, "5", 0, 100, clip_retries,
+	  "times a group is solved again, 2 s apart, when a node cannot serve its clip yet (its clocks are converging, or it has just joined another timescale)"),
+	{NULL},
+};
+const cfg_group collab_cfg_table[] = {
+	{.name = "collab", .keys = keys, .store = 1},
+	{NULL},
+};

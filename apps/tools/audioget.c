@@ -6,7 +6,8 @@
  *   audioget --follow > stream.raw        (or --follow --wav | aplay)
  *
  * Times are integers in the clock's unit (ns; frames for audio clocks), or
- * for ns clocks that follow UTC (global, realtime) a time of day
+ * for ns clocks that follow UTC (utc itself, global steered to it,
+ * realtime) a time of day
  * HH:MM:SS[.frac] (today, UTC) or an ISO 8601 date-time.  The output format
  * follows the file's extension (.wav, .flac; libsndfile).  audioget prints the
  * frame range the request resolved to and the conversion's uncertainty.
@@ -301,7 +302,7 @@ int main(int argc, char **argv)
 	GOptionEntry entries[] = {
 		{"node", 'N', 0, G_OPTION_ARG_INT64, &node, "node to ask: through its chorus-proxy when the nodes file lists it, else a simulated node here (CHORUS_NODE)", "N"},
 		{"device", 'd', 0, G_OPTION_ARG_INT64, &device, "audio device index (default 0)", "K"},
-		{"clock", 'c', 0, G_OPTION_ARG_STRING, &clock, "clock of --from/--to (global, cpu, node3:cpu, …)", "CLOCK"},
+		{"clock", 'c', 0, G_OPTION_ARG_STRING, &clock, "clock of --from/--to (global, utc, cpu, node3:cpu, …)", "CLOCK"},
 		{"from", 0, 0, G_OPTION_ARG_STRING, &from, "start time on CLOCK", "T0"},
 		{"to", 0, 0, G_OPTION_ARG_STRING, &to, "end time on CLOCK (exclusive)", "T1"},
 		{"first", 0, 0, G_OPTION_ARG_INT64, &first, "first frame (instead of times)", "F"},

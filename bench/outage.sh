@@ -94,13 +94,14 @@ for sc in ${OUTAGE_CALL_SCENARIOS:-sim/scenarios/outage/calls60.ini sim/scenario
             i = int(p * (n - 1) + 1.5); return a[i > n ? n : i] }
         NR > 1 { n++; inside = $3 > from && $3 < to
             if (inside) { d++; dl += $8 }
-            if ($27 == 1) { l++; ll += $8; lat[++nl] = $16; if (!inside) stray++ }
+            if ($27 == 1) { l++; ll += $8; if ($16 == "nan") nolat++; else lat[++nl] = $16; if (!inside) stray++ }
             if ($19 == 1) { ok++; ell += $25; err[++ne] = $11; if ($11 > 1) off++ } }
         END { med = q(err, ne, 0.5); p90 = q(err, ne, 0.9); lp = q(lat, nl, 0.5); lm = q(lat, nl, 1)
             printf "  %s: %d calls, %d during the outage, %d of them located; %d results late (%d located), latency p50 %s s, max %s s; %d ok, %d inside their 95%% ellipse; error median %s m, p90 %s m\n", name, n, d, dl, l, ll, lp, lm, ok, ell, med, p90
             printf "%s,%s,%s,%d,%d,%d,%d,%d,%s,%s,%s,%s,%d,%d\n", name, from, to, n, d, dl, l, ll, med, p90, lp, lm, ok, ell >> csv
             if (off) { printf "  %d ok results more than 1 m off\n", off; exit 1 }
-            if (stray) printf "  (%d late results of calls outside the outage)\n", stray }' "$run/calls.csv" || fail=1
+            if (stray) printf "  (%d late results of calls outside the outage)\n", stray
+            if (nolat) printf "  (%d late results without a latency: the reporter had no global time when it published)\n", nolat }' "$run/calls.csv" || fail=1
     [ "$fail" = 0 ] && rm -rf "$run"
 done
 echo "outage: CSV $csv $ccsv"

@@ -15,7 +15,13 @@ mount -t devtmpfs dev /dev
 mkdir -p /dev/shm /dev/pts /run /tmp
 mount -t tmpfs tmpfs /dev/shm
 mount -t devpts devpts /dev/pts
-mount -t tmpfs -o size=1g tmpfs /tmp
+# A tmpfs on /tmp, unless the tree itself lies under /tmp (a worktree
+# there): the mount would hide it, and the initramfs's own root is memory
+# already.
+case $(cat /chorus-vm/top) in
+/tmp/*) ;;
+*) mount -t tmpfs -o size=1g tmpfs /tmp ;;
+esac
 ip link set lo up
 # CHORUS_EMULATED: the tests that hold audio clocks to a sound card's
 # precision print it instead (tests/test_syncd_net.c), test_proxy paces its

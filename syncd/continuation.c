@@ -37,6 +37,13 @@ int syncd_continuation_measure(const sync_ticker_entry *e, size_t n, uint32_t se
 	       (rb = sync_graph_convert(g, sync_clock_cpu(self), sync_clock_global(), sync_tval_of(now_ns - back), now_ns,
 					&b, why_b, sizeof why_b)) < 0)
 		back /= 2;
+	/* How fast libsync says the line's variance grows beyond its data. */
+	double rate_var = 0, ahead = SYNCD_CONTINUATION_AHEAD_S * 1e9;
+	sync_graph_result f;
+	char why_f[160];
+	if (rc == 0 && sync_graph_convert(g, sync_clock_cpu(self), sync_clock_global(),
+					  sync_tval_of(now_ns + (int64_t)ahead), now_ns, &f, why_f, sizeof why_f) == 0)
+		rate_var = fmax(0.0, f.var - a.var) / (ahead * ahead);
 	sync_graph_free(g);
 	if (rc < 0)
 		return rc;
@@ -52,6 +59,7 @@ int syncd_continuation_measure(const sync_ticker_entry *e, size_t n, uint32_t se
 		.slope = dy / (double)back,
 		.se_ns = sqrt(a.var),
 		.slope_se = (sqrt(a.var) + sqrt(b.var)) / (double)back,
+		.rate_var = rate_var,
 		.via_root = root,
 	};
 	return 0;

@@ -25,16 +25,22 @@ typedef struct {
 	double se_ns;       /* standard error of global0_ns */
 	double slope_se;    /* a bound on the slope's standard error: the two
 			     * conversions' s.e. summed over their distance */
+	double rate_var;    /* the rate's variance libsync states for an
+			     * extrapolation of the line (continuity.h) */
 	uint32_t via_root;  /* the root whose timescale it is */
 } syncd_continuation;
 
 /* Seconds between the two conversions the slope is taken from. */
 #define SYNCD_CONTINUATION_BASE_S 10.0
+/* Seconds ahead the rate's variance is read at (inside libsync's default
+ * extrapolation tolerance of 60 s). */
+#define SYNCD_CONTINUATION_AHEAD_S 30.0
 
 /* Measure the line from the n ticker entries e[] (this node's conversions
  * as its ticker lists them) at cpu time now_ns: global at now_ns and at
  * now_ns - SYNCD_CONTINUATION_BASE_S (closer when the data does not reach
- * back that far).  0 and *out, or a negative errno with the reason in
+ * back that far), and rate_var from the variance stated
+ * SYNCD_CONTINUATION_AHEAD_S ahead (0 when that is refused).  0 and *out, or a negative errno with the reason in
  * why[len] (no path to global, a refused conversion). */
 int syncd_continuation_measure(const sync_ticker_entry *e, size_t n, uint32_t self, uint32_t root, int64_t now_ns,
 			       syncd_continuation *out, char *why, size_t len);

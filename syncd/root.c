@@ -2,7 +2,9 @@
 #include "syncd/root.h"
 
 #include <math.h>
+#include <stdio.h>
 
+#include "syncd/continuity.h"
 #include "syncd/rtcpu.h"
 
 struct syncd_root {
@@ -27,6 +29,13 @@ struct syncd_root {
 	gboolean continued;      /* the definition continues cont.via_root's timescale */
 	uint32_t continued_from;
 	double step_avoided_ns, cont_se_ns, cont_age_s;
+	syncd_continuity hist;             /* the line to the followed root's global, sampled */
+	int64_t cont_x0_ns;                /* the hand-over, our cpu ns (the drift grows from here) */
+	double cont_rate_var, cont_q2;     /* the continued line's rate variance and measured wander */
+	int64_t cont_hist_ns, cont_tau_ns; /* how long the wander was measured for, and over which spans, ns */
+	double before_drift_se_ns;         /* at a switch away from a continued timescale of ours: its stated drift */
+	uint32_t before_drift_of;          /* ... from this node's timescale (the one it continued) */
+	gboolean before_drift;
 	syncd_continuation before; /* at a switch to a remote root: our line to the timescale we left */
 	gboolean step_pending;     /* before is waiting for a conversion to the new root's global */
 	gboolean have_joined;      /* the step at the last switch was measured */
@@ -141,9 +150,15 @@ static void measure_join(syncd_root *rt, const syncd_continuation *c)
 	rt->joined_step_ns = (double)(c->global0_ns - syncd_continuation_at(&rt->before, c->cpu0_ns));
 	rt->joined_se_ns = hypot(syncd_continuation_se(&rt->before, c->cpu0_ns), c->se_ns);
 	rt->joined_after_s = (double)(c->cpu0_ns - rt->switched_ns) * 1e-9;
+	char drift[200] = "";
+	if (rt->before_drift)
+		snprintf(drift, sizeof drift, "; ours continued node%u's, stated to have drifted from it by %.3f us (s.e.) "
+					      "at the switch: the step is %.1f of that",
+			 rt->before_drift_of, rt->before_drift_se_ns * 1e-3,
+			 fabs(rt->joined_step_ns) / hypot(rt->before_drift_se_ns, rt->joined_se_ns));
 	g_message("global time: joined node%u's timescale (was node%u's): global here stepped %+.3f us "
-		  "(s.e. %.3f us), measured %.1f s after the switch",
-		  rt->joined_to, rt->joined_from, rt->joined_step_ns * 1e-3, rt->joined_se_ns * 1e-3, rt->joined_after_s);
+		  "(s.e. %.3f us), measured %.1f s after the switch%s",
+		  rt->joined_to, rt->joined_from, rt->joined_step_ns * 1e-3, rt->joined_se_ns * 1e-3, rt->joined_after_s, drift);
 	syncd_notify_call(&rt->on_change, SYNCD_CHANGED);
 }
 
@@ -151,6 +166,7 @@ void syncd_root_offer_continuation(syncd_root *rt, const syncd_continuation *c)
 {
 	if (c->valid && c->via_root != rt->self) {
 		rt->cont = *c;
+		syncd_continuity_note(&rt->hist, c->via_root, c->cpu0_ns, c->global0_ns, c->se_ns);
 		measure_join(rt, c);
 	}
 }
@@ -178,9 +194,15 @@ void syncd_root_take(syncd_root *rt, int64_t now_ns)
 		rt->step_avoided_ns = (double)(r.realtime_ns - syncd_continuation_at(c, r.cpu_ns));
 		rt->cont_se_ns = syncd_continuation_se(c, r.cpu_ns);
 		rt->cont_age_s = (double)(r.cpu_ns - c->cpu0_ns) * 1e-9;
+		rt->cont_x0_ns = c->cpu0_ns;
+		rt->cont_rate_var = c->rate_var;
+		rt->cont_q2 = syncd_continuity_q2(&rt->hist, &rt->cont_hist_ns, &rt->cont_tau_ns);
 		g_message("global time: root node%u, continuing node%u's timescale (our conversion to it %.1f s before, "
-			  "s.e. %.0f ns at the hand-over, rate %+.3f ppm); defining it afresh from realtime would have stepped it %+.6f s",
-			  rt->node, c->via_root, rt->cont_age_s, rt->cont_se_ns, (c->slope - 1) * 1e6, rt->step_avoided_ns * 1e-9);
+			  "s.e. %.0f ns at the hand-over, rate %+.3f ppm); defining it afresh from realtime would have stepped it %+.6f s; "
+			  "drift from it stated %.1f us after 5 min (wander %.3g ppb/sqrt(s) measured over %.0f s, spans of %.0f s)",
+			  rt->node, c->via_root, rt->cont_age_s, rt->cont_se_ns, (c->slope - 1) * 1e6, rt->step_avoided_ns * 1e-9,
+			  sqrt(syncd_continuity_var(rt->cont_se_ns, rt->cont_rate_var, rt->cont_q2, 300e9)) * 1e-3,
+			  sqrt(rt->cont_q2 * 1e9) * 1e9, (double)rt->cont_hist_ns * 1e-9, (double)rt->cont_tau_ns * 1e-9);
 	} else {
 		/* A disciplined realtime clock: global starts at UTC's rate. */
 		double slope = rt->have_utc_read && rt->utc.synced && rt->have_rtfit ? rt->rtfit.slope : 1.0;
@@ -191,8 +213,19 @@ void syncd_root_take(syncd_root *rt, int64_t now_ns)
 	rt->taken_ns = r.cpu_ns;
 	rt->steer = syncd_steer_start(r.cpu_ns);
 	rt->steered = FALSE;
-	rt->cont.valid = 0; /* a later hand-over needs a fresh one */
+	rt->cont.valid = 0;                /* a later hand-over needs a fresh one */
+	syncd_continuity_reset(&rt->hist); /* and a fresh history of the line it follows */
 	syncd_notify_call(&rt->on_change, SYNCD_CHANGED_AT_ONCE);
+}
+
+gboolean syncd_root_drift(const syncd_root *rt, int64_t now_ns, double *se_ns, uint32_t *of)
+{
+	if (!rt->continued || rt->node != rt->self)
+		return FALSE;
+	*se_ns = sqrt(syncd_continuity_var(rt->cont_se_ns, rt->cont_rate_var, rt->cont_q2,
+					   (double)(now_ns - rt->cont_x0_ns)));
+	*of = rt->continued_from;
+	return TRUE;
 }
 
 gboolean syncd_root_continued(const syncd_root *rt, double *step_ns, double *se_ns)
@@ -221,8 +254,10 @@ void syncd_root_follow(syncd_root *rt, uint32_t chosen, gboolean remote_global_k
 		/* A switch while the last one's step is still unmeasured (the
 		 * rule passing over a node that does not define global) keeps
 		 * the line from before the first. */
-		if (!rt->step_pending || rt->have_global)
+		if (!rt->step_pending || rt->have_global) {
 			rt->step_pending = line_before(rt, now_ns, &rt->before);
+			rt->before_drift = syncd_root_drift(rt, now_ns, &rt->before_drift_se_ns, &rt->before_drift_of);
+		}
 		rt->switched_ns = now_ns;
 		rt->have_joined = FALSE;
 		rt->node = chosen;
@@ -257,19 +292,27 @@ void syncd_root_describe(const syncd_root *rt, int64_t now_ns, GString *out)
 	g_string_append_printf(out, " rule=%s\n",
 			       rt->preferred >= 0 ? "configured root while alive, else lowest live node"
 						  : "lowest live node");
-	if (rt->continued && rt->node == rt->self)
+	double drift;
+	uint32_t of;
+	if (syncd_root_drift(rt, now_ns, &drift, &of))
 		g_string_append_printf(out,
 				       "continued: node%u's timescale, from our conversion to it %.1f s before the "
-				       "hand-over (s.e. %.0f ns at the hand-over, rate %+.3f ppm); step avoided %+.6f s\n",
-				       rt->continued_from, rt->cont_age_s, rt->cont_se_ns,
-				       (syncd_timescale_current(rt->ts)->slope - 1) * 1e6, rt->step_avoided_ns * 1e-9);
-	if (rt->have_joined && rt->node != rt->self)
+				       "hand-over (s.e. %.0f ns at the hand-over, rate %+.3f ppm); step avoided %+.6f s; "
+				       "drift from it now %.3f us (s.e.; wander %.3g ppb/sqrt(s) measured over %.0f s, spans of %.0f s)\n",
+				       of, rt->cont_age_s, rt->cont_se_ns, (syncd_timescale_current(rt->ts)->slope - 1) * 1e6,
+				       rt->step_avoided_ns * 1e-9, drift * 1e-3, sqrt(rt->cont_q2 * 1e9) * 1e9,
+				       (double)rt->cont_hist_ns * 1e-9, (double)rt->cont_tau_ns * 1e-9);
+	if (rt->have_joined && rt->node != rt->self) {
 		g_string_append_printf(out,
 				       "joined: node%u's timescale (was node%u's): global here stepped %+.3f us (s.e. "
-				       "%.3f us) at the switch, measured %.1f s after it\n",
+				       "%.3f us) at the switch, measured %.1f s after it",
 				       rt->joined_to, rt->joined_from, rt->joined_step_ns * 1e-3, rt->joined_se_ns * 1e-3,
 				       rt->joined_after_s);
-	else if (rt->step_pending && rt->node != rt->self)
+		if (rt->before_drift)
+			g_string_append_printf(out, "; stated drift of our continuation of node%u's then %.3f us",
+					       rt->before_drift_of, rt->before_drift_se_ns * 1e-3);
+		g_string_append_c(out, '\n');
+	} else if (rt->step_pending && rt->node != rt->self)
 		g_string_append_printf(out, "joined: node%u's timescale (was node%u's): step not measured yet\n", rt->node,
 				       rt->before.via_root);
 }

@@ -103,6 +103,12 @@ int64_t syncd_root_since(const syncd_root *rt);
  * the hand-over) and the continuation's s.e. then (ns) in *step, *se. */
 gboolean syncd_root_continued(const syncd_root *rt, double *step_ns, double *se_ns);
 
+/* TRUE when this node is the root and its definition continues another
+ * root's timescale: the stated drift of ours from it now (ns, one s.e.;
+ * continuity.h: grows with the time since the hand-over and the wander
+ * measured while we followed it) in *se_ns and that root in *of. */
+gboolean syncd_root_drift(const syncd_root *rt, int64_t now_ns, double *se_ns, uint32_t *of);
+
 /* After this node switched from one timescale to another root's (a
  * partition's half rejoining the other, a hand-over it followed): the step
  * its global made at the switch — the new root's global minus the line it
@@ -116,7 +122,9 @@ gboolean syncd_root_joined(const syncd_root *rt, double *step_ns, double *se_ns)
  * switches=K[ last_switch=Xs ago] rule=...\n" and, after a hand-over that
  * continued the timescale, "continued: from nodeM's timescale ...\n", and
  * after a switch to another root's timescale "joined: nodeM's timescale
- * ... stepped ...\n" (syncd_root_joined), appended to out. */
+ * ... stepped ...\n" (syncd_root_joined; with the drift our continuation
+ * stated at the switch when ours was one, syncd_root_drift), appended to
+ * out. */
 void syncd_root_describe(const syncd_root *rt, int64_t now_ns, GString *out);
 
 /* This node's realtime clock against UTC as last read (sync_utc_status):

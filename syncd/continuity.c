@@ -1,0 +1,104 @@
+/* continuity.c — the drift of a continued timescale (continuity.h). */
+#include "syncd/continuity.h"
+
+#include <math.h>
+
+void syncd_continuity_reset(syncd_continuity *h)
+{
+	h->n = 0;
+	h->head = 0;
+	h->root = 0;
+}
+
+static size_t at(const syncd_continuity *h, size_t i)
+{
+	return (h->head + i) % SYNCD_CONTINUITY_SAMPLES;
+}
+
+void syncd_continuity_note(syncd_continuity *h, uint32_t root, int64_t cpu_ns, int64_t global_ns, double se_ns)
+{
+	if (h->n && (root != h->root || cpu_ns < h->x[at(h, h->n - 1)]))
+		syncd_continuity_reset(h);
+	if (h->n && cpu_ns - h->x[at(h, h->n - 1)] < SYNCD_CONTINUITY_SPACING_NS)
+		return;
+	h->root = root;
+	if (h->n == SYNCD_CONTINUITY_SAMPLES) {
+		h->x[h->head] = cpu_ns;
+		h->g[h->head] = global_ns;
+		h->se[h->head] = se_ns;
+		h->head = (h->head + 1) % SYNCD_CONTINUITY_SAMPLES;
+		return;
+	}
+	size_t k = at(h, h->n++);
+	h->x[k] = cpu_ns;
+	h->g[k] = global_ns;
+	h->se[k] = se_ns;
+}
+
+/* The first sample at or after index i whose time is >= x (n: none). */
+static size_t first_from(const syncd_continuity *h, size_t i, int64_t x)
+{
+	while (i < h->n && h->x[at(h, i)] < x)
+		i++;
+	return i;
+}
+
+/* The line's rate between samples i and j (global ns per cpu ns, minus 1:
+ * the differences are small and exact in int64). */
+static double rate(const syncd_continuity *h, size_t i, size_t j)
+{
+	size_t a = at(h, i), b = at(h, j);
+	return (double)((h->g[b] - h->g[a]) - (h->x[b] - h->x[a])) / (double)(h->x[b] - h->x[a]);
+}
+
+/* The mean of 1.5 ((s_b - s_a)^2 - N) / tau over consecutive span pairs of
+ * about tau (each within [tau, 1.25 tau]: a gap in the samples is
+ * skipped), clipped at 0, and the number of pairs in *pairs. */
+static double q2_at(const syncd_continuity *h, int64_t tau, size_t *pairs)
+{
+	double sum = 0;
+	size_t m = 0;
+	for (size_t i = 0; i < h->n; i++) {
+		size_t j = first_from(h, i + 1, h->x[at(h, i)] + tau);
+		if (j >= h->n)
+			break;
+		size_t k = first_from(h, j + 1, h->x[at(h, j)] + tau);
+		if (k >= h->n)
+			break;
+		int64_t t1 = h->x[at(h, j)] - h->x[at(h, i)], t2 = h->x[at(h, k)] - h->x[at(h, j)];
+		if (t1 > tau + tau / 4 || t2 > tau + tau / 4)
+			continue;
+		double d = rate(h, j, k) - rate(h, i, j), a = (double)t1, b = (double)t2;
+		double e0 = h->se[at(h, i)], e1 = h->se[at(h, j)], e2 = h->se[at(h, k)];
+		double noise = e0 * e0 / (a * a) + e1 * e1 * (1 / a + 1 / b) * (1 / a + 1 / b) + e2 * e2 / (b * b);
+		sum += 1.5 * (d * d - noise) / (0.5 * (a + b));
+		m++;
+	}
+	*pairs = m;
+	return m && sum > 0 ? sum / (double)m : 0;
+}
+
+double syncd_continuity_q2(const syncd_continuity *h, int64_t *span_ns, int64_t *tau_ns)
+{
+	if (span_ns)
+		*span_ns = h->n ? h->x[at(h, h->n - 1)] - h->x[at(h, 0)] : 0;
+	double best = 0;
+	int64_t best_tau = 0;
+	for (int64_t tau = 32000000000LL; tau <= 256000000000LL; tau *= 2) {
+		size_t pairs;
+		double q = q2_at(h, tau, &pairs);
+		if (pairs && (!best_tau || q > best)) {
+			best = q;
+			best_tau = tau;
+		}
+	}
+	if (tau_ns)
+		*tau_ns = best_tau;
+	return best;
+}
+
+double syncd_continuity_var(double se0_ns, double rate_var, double q2, double dt_ns)
+{
+	double dt = fabs(dt_ns);
+	return se0_ns * se0_ns + rate_var * dt * dt + q2 * dt * dt * dt / 3.0;
+}

@@ -1,0 +1,64 @@
+/* continuity.h — how far a continued timescale drifts from the one it
+ * continues (issue 16, "Partitions"; docs/clocks.md §7).
+ *
+ * A node cut off from the field's root becomes root of its part and
+ * continues the old root's timescale along its last line to it
+ * (continuation.h).  From then on its global and the old root's drift
+ * apart by what the two clocks' frequencies wander, and on a rejoin the
+ * part that lost steps by that drift.  This module states it:
+ *
+ *   V(dt) = se0^2 + rate_var dt^2 + q2 dt^3 / 3
+ *
+ * the line's variance at the hand-over, its rate's variance as libsync
+ * states it for an extrapolation (the fits' slope variance and their wander
+ * allowance), and a random walk of the frequency with diffusion q2 measured
+ * on the line itself while the node followed the root: the rates s_a, s_b
+ * of the line over consecutive spans tau differ, for such a walk, by
+ * E[(s_b - s_a)^2] = (2/3) q2 tau + N, where N is what the samples' own
+ * stated errors give (se0^2/t1^2 + se1^2 (1/t1 + 1/t2)^2 + se2^2/t2^2), so
+ * q2 = 1.5 ((s_b - s_a)^2 - N) / tau, averaged over every pair of spans in
+ * the history and clipped at 0.  That is taken for spans of 32, 64, 128
+ * and 256 s (each that fits a pair into the history) and the largest kept:
+ * for a random walk each is unbiased, and one alone (the longest has few
+ * independent pairs) is often far too low; for a ramp of the frequency (a
+ * temperature change) the estimate grows with tau, so the longest states
+ * the drift best (z = sqrt(dt / (2 tau)) of the truth after dt).  Pure.
+ */
+#ifndef CHORUS_SYNCD_CONTINUITY_H
+#define CHORUS_SYNCD_CONTINUITY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Samples kept, and the least spacing between two (ns): 256 x 4 s, the
+ * last 17 minutes of following. */
+#define SYNCD_CONTINUITY_SAMPLES 256
+#define SYNCD_CONTINUITY_SPACING_NS 4000000000LL
+
+typedef struct {
+	uint32_t root;                       /* the timescale the samples are of */
+	size_t n, head;                      /* samples held; index of the oldest */
+	int64_t x[SYNCD_CONTINUITY_SAMPLES]; /* this node's cpu time, ns */
+	int64_t g[SYNCD_CONTINUITY_SAMPLES]; /* global then on the line to the root, ns */
+	double se[SYNCD_CONTINUITY_SAMPLES]; /* its stated standard error, ns */
+} syncd_continuity;
+
+/* Empty the history. */
+void syncd_continuity_reset(syncd_continuity *h);
+
+/* Note the line's value global_ns (s.e. se_ns) at cpu time cpu_ns, of
+ * root `root`'s timescale: a sample closer than SYNCD_CONTINUITY_SPACING_NS to the
+ * newest is skipped, one of another root's timescale or earlier than the
+ * newest starts the history afresh. */
+void syncd_continuity_note(syncd_continuity *h, uint32_t root, int64_t cpu_ns, int64_t global_ns, double se_ns);
+
+/* The measured diffusion q2 of the line's frequency (ns^2 per ns^3, i.e.
+ * fractional frequency^2 per ns), 0 when the history does not fit a pair
+ * of 32 s spans; the history's length in *span_ns and the span whose
+ * estimate was kept in *tau_ns (0: none; either may be NULL). */
+double syncd_continuity_q2(const syncd_continuity *h, int64_t *span_ns, int64_t *tau_ns);
+
+/* V(dt) above (ns^2) for dt ns after the hand-over (|dt| taken). */
+double syncd_continuity_var(double se0_ns, double rate_var, double q2, double dt_ns);
+
+#endif

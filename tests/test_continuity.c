@@ -1,0 +1,183 @@
+/* test_continuity.c — the stated drift of a continued timescale
+ * (syncd/continuity.c): its coverage against a seeded random walk of the
+ * frequency, what it states for a frequency ramp (a temperature change)
+ * against the formula, and the history's rules (spacing, another root,
+ * time going back). */
+#include <check.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+
+#include "syncd/continuity.h"
+#include "tests/check_run.h"
+
+#define S_NS 1000000000LL
+
+/* Follow a clock for `follow_s` s, sampling the line every second (the
+ * history keeps one per 4 s), whose frequency is a random walk of
+ * diffusion q2 (per ns) plus a ramp (fractional per ns), each sample off
+ * by white noise of s.d. noise_ns (and stating it); then extrapolate
+ * `ahead_s` from a sample at the hand-over (off by that noise, se0 the
+ * noise) along the exact rate there, and return the error over the stated
+ * s.e. (rate_var 0: the rate is known exactly here). */
+static double follow_and_miss(gsl_rng *r, double q2, double ramp, double noise_ns, double follow_s, double ahead_s,
+			      double *stated_ns)
+{
+	syncd_continuity h;
+	syncd_continuity_reset(&h);
+	const int64_t step = S_NS / 4; /* integrate the phase in 0.25 s steps */
+	double y = 3e-6, phase = 0;    /* fractional frequency (3 ppm off), accumulated phase ns */
+	int64_t x = 1000 * S_NS, end = x + (int64_t)(follow_s * S_NS);
+	for (; x < end; x += step) {
+		if (x % S_NS == 0)
+			syncd_continuity_note(&h, 1, x, x + (int64_t)llround(phase + gsl_ran_gaussian(r, noise_ns)), noise_ns);
+		phase += y * (double)step;
+		y += ramp * (double)step + gsl_ran_gaussian(r, sqrt(q2 * (double)step));
+	}
+	double q2hat = syncd_continuity_q2(&h, NULL, NULL);
+	/* The truth ahead versus the line extended at the rate y now. */
+	double y0 = y, p0 = phase;
+	int64_t stop = x + (int64_t)(ahead_s * S_NS);
+	for (; x < stop; x += step) {
+		phase += y * (double)step;
+		y += ramp * (double)step + gsl_ran_gaussian(r, sqrt(q2 * (double)step));
+	}
+	/* The line starts at the hand-over's sample, off by the noise it states. */
+	double err = phase - (p0 + gsl_ran_gaussian(r, noise_ns) + y0 * ahead_s * 1e9);
+	double sd = sqrt(syncd_continuity_var(noise_ns, 0, q2hat, ahead_s * 1e9));
+	if (stated_ns)
+		*stated_ns = sd;
+	return err / sd;
+}
+
+START_TEST(random_walk_coverage)
+{
+	/* 1 ppb/sqrt(s): q2 = 1e-18 per s = 1e-27 per ns; 10 minutes followed,
+	 * 5 minutes extrapolated.  The random walk's error is normal with
+	 * variance q2 dt^3 / 3, which V states when q2hat = q2; the estimate is
+	 * the largest of four unbiased ones, so RMS z a little under 1.  400
+	 * seeds: RMS z's sampling s.d. about 0.035 for a normal z, and the
+	 * estimate's own scatter adds to it; the bounds are 1.15 (no more than
+	 * that over-confident) and 0.6 (not uselessly wide). */
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	double s2 = 0;
+	int beyond3 = 0, n = 400;
+	for (int i = 0; i < n; i++) {
+		gsl_rng_set(r, 1000 + (unsigned long)i);
+		double z = follow_and_miss(r, 1e-27, 0, 0, 600, 300, NULL);
+		s2 += z * z;
+		beyond3 += fabs(z) > 3;
+	}
+	double rms = sqrt(s2 / n);
+	fprintf(stderr, "random walk: RMS z %.3f, %d of %d beyond 3 s.e.\n", rms, beyond3, n);
+	ck_assert_msg(rms < 1.15 && rms > 0.6, "RMS z %.3f", rms);
+	/* A normal z puts 0.27 % beyond 3 (about 1 of 400); allow 2 %
+	 * for the estimate's scatter (a t-like tail). */
+	ck_assert_int_le(beyond3, n / 50);
+	gsl_rng_free(r);
+}
+END_TEST
+
+START_TEST(ramp_stated)
+{
+	/* A temperature change: the frequency ramps by 0.01 ppm/s (1e-17 per
+	 * ns).  The estimate at span tau is 1.5 (ramp tau)^2 / tau, largest at
+	 * the longest span that fits twice into the history; the error after
+	 * dt is ramp dt^2 / 2, so z = sqrt(dt / (2 tau)): 0.77 for 10 minutes
+	 * followed (tau 256 s), 2.17 for 80 s (tau 32 s), at dt = 300 s. */
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	double stated;
+	double z_long = follow_and_miss(r, 0, 1e-17, 0, 600, 300, &stated);
+	fprintf(stderr, "ramp, 600 s followed: z %.3f (stated %.1f us)\n", z_long, stated * 1e-3);
+	ck_assert_double_eq_tol(z_long, sqrt(300.0 / 512.0), 0.1 * sqrt(300.0 / 512.0));
+	double z_short = follow_and_miss(r, 0, 1e-17, 0, 80, 300, &stated);
+	fprintf(stderr, "ramp, 80 s followed: z %.3f (stated %.1f us)\n", z_short, stated * 1e-3);
+	ck_assert_double_eq_tol(z_short, sqrt(300.0 / 64.0), 0.1 * sqrt(300.0 / 64.0));
+	gsl_rng_free(r);
+}
+END_TEST
+
+START_TEST(noise_subtracted)
+{
+	/* A line whose samples scatter by their stated 2 us with no wander at
+	 * all, followed 80 s (spans of 32 s, where that noise weighs most):
+	 * without the subtraction q2 would be 9 sigma^2 / tau^3 and the drift
+	 * stated after 5 min 120 us; with it the estimate scatters about 0
+	 * and, clipped, states on average a fraction of that. */
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	double sum = 0;
+	int n = 200;
+	for (int i = 0; i < n; i++) {
+		gsl_rng_set(r, 5000 + (unsigned long)i);
+		double stated;
+		follow_and_miss(r, 0, 0, 2000, 80, 300, &stated);
+		sum += stated;
+	}
+	fprintf(stderr, "white noise 2 us, 80 s followed: mean stated drift after 5 min %.1f us\n", sum / n * 1e-3);
+	ck_assert_double_lt(sum / n, 60e3);
+	/* With a random walk under the same noise (3 us after 5 min, the
+	 * noise's share 2 us) the walk is still seen: RMS z within the same
+	 * bounds as without noise, 10 minutes followed. */
+	double s2 = 0;
+	for (int i = 0; i < n; i++) {
+		gsl_rng_set(r, 7000 + (unsigned long)i);
+		double z = follow_and_miss(r, 1e-27, 0, 2000, 600, 300, NULL);
+		s2 += z * z;
+	}
+	fprintf(stderr, "random walk under 2 us noise: RMS z %.3f\n", sqrt(s2 / n));
+	ck_assert_double_lt(sqrt(s2 / n), 1.15);
+	gsl_rng_free(r);
+}
+END_TEST
+
+START_TEST(history_rules)
+{
+	syncd_continuity h;
+	syncd_continuity_reset(&h);
+	int64_t span;
+	ck_assert(syncd_continuity_q2(&h, &span, NULL) == 0 && span == 0);
+	/* One sample a second is kept one per 4 s. */
+	for (int i = 0; i <= 40; i++)
+		syncd_continuity_note(&h, 2, (int64_t)i * S_NS, (int64_t)i * S_NS, 0);
+	ck_assert_uint_eq(h.n, 11);
+	syncd_continuity_q2(&h, &span, NULL);
+	ck_assert_int_eq(span, 40 * S_NS);
+	/* Under two spans of 32 s: nothing measured, even for a bent line. */
+	syncd_continuity_note(&h, 2, 44 * S_NS, 44 * S_NS + 5000, 0);
+	ck_assert(syncd_continuity_q2(&h, NULL, NULL) == 0);
+	/* Another root's timescale starts afresh; so does time going back. */
+	syncd_continuity_note(&h, 3, 48 * S_NS, 48 * S_NS, 0);
+	ck_assert_uint_eq(h.n, 1);
+	syncd_continuity_note(&h, 3, 10 * S_NS, 10 * S_NS, 0);
+	ck_assert_uint_eq(h.n, 1);
+	ck_assert_int_eq(h.x[h.head], 10 * S_NS);
+	/* The ring keeps the newest SYNCD_CONTINUITY_SAMPLES. */
+	for (int i = 1; i <= 2 * SYNCD_CONTINUITY_SAMPLES; i++)
+		syncd_continuity_note(&h, 3, (10 + 4 * (int64_t)i) * S_NS, 0, 0);
+	ck_assert_uint_eq(h.n, SYNCD_CONTINUITY_SAMPLES);
+	syncd_continuity_q2(&h, &span, NULL);
+	ck_assert_int_eq(span, (int64_t)(SYNCD_CONTINUITY_SAMPLES - 1) * 4 * S_NS);
+	/* A straight line (any rate) has no wander; a gap longer than 1.25
+	 * spans is not measured across. */
+	syncd_continuity_reset(&h);
+	for (int i = 0; i < 100; i++)
+		syncd_continuity_note(&h, 1, (int64_t)i * 4 * S_NS + (i >= 50 ? 400 * S_NS : 0),
+				      (int64_t)i * 4 * S_NS + (i >= 50 ? 400 * S_NS + 1000000 : 0), 0);
+	ck_assert(syncd_continuity_q2(&h, NULL, NULL) == 0);
+	/* V: the three terms. */
+	ck_assert_double_eq_tol(syncd_continuity_var(3, 1e-16, 3e-27, -1e11), 9 + 1e-16 * 1e22 + 1e-27 * 1e33, 1e-9);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("continuity");
+	TCase *tc = tcase_create("core");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, random_walk_coverage);
+	tcase_add_test(tc, ramp_stated);
+	tcase_add_test(tc, noise_subtracted);
+	tcase_add_test(tc, history_rules);
+	suite_add_tcase(s, tc);
+	return tu_check_run(s);
+}

@@ -50,6 +50,13 @@ arm64-deps:
 	@dpkg --print-foreign-architectures | grep -qx arm64 || { [ "$$(id -u)" = 0 ] && dpkg --add-architecture arm64 && apt-get update -qq; }
 	@sh tools/deps.sh gcc-$(ARM64_TRIPLET) qemu-user-static binfmt-support qemu-system-arm cpio linux-headers-amd64 \
 	    $(addsuffix :arm64,$(ARM64_DEV_PKGS) libgsl27)
+	@# The build runs arm64 programs (each daemon's --print-config for
+	@# dist/etc) through qemu-user: a machine (or container) without systemd
+	@# leaves binfmt_misc unmounted and the package's entry disabled.
+	@if [ "$$(id -u)" = 0 ] && [ -d /proc/sys/fs/binfmt_misc ]; then \
+	    [ -e /proc/sys/fs/binfmt_misc/register ] || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc || true; \
+	    [ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ] || update-binfmts --enable qemu-aarch64 || true; \
+	fi
 arm64: arm64-deps
 	@$(ARM64_MAKE) -j2 all
 # ARM64_TESTS: all, unit, or test names.  In the VM the RBS and simulated

@@ -92,6 +92,9 @@ typedef struct {
 	double calibrated_floor_ns;    /* the floor the operator states to audiod (latency_floor_us), ns */
 	double calibrated_floor_sd_ns; /* and its standard error (latency_floor_sd_us), ns */
 	double radio_jitter_ns;        /* ns: sd of the receive timestamp error */
+	int radio_delay_from;          /* a delay attack: packets from this node (0: none) are received */
+	double radio_delay_ns;         /* ... this much late (ns) */
+	double radio_delay_after_s;    /* ... from this world time on (s) */
 	double survey_error_m;         /* m: sd per axis of the position the apps are told */
 	const sim_window *radio_down;  /* windows the node hears and is heard by no one (owned by the scenario) */
 	size_t n_radio_down;

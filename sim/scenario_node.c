@@ -27,6 +27,9 @@ const cfg_key sim_node_keys[] = {
 	NUM("irq_latency_floor_us", "0", 0, 1e5),
 	{.name = "calibrated_floor_us", .type = CFG_DOUBLE_LIST, .def = "0, 0", .min = 0, .max = 1e5},
 	NUM("radio_jitter_ns", "1000", 0, 1e9),
+	INT("radio_delay_from", "0", 1, 4294967294),
+	NUM("radio_delay_us", "0", 0, 1e7),
+	NUM("radio_delay_after_s", "0", 0, 1e9),
 	NUM("survey_error_m", "0", 0, 100),
 	ENUM("utc_source", "none", utc_sources),
 	{.name = "utc_error_us", .type = CFG_DOUBLE, .min = 0, .max = 1e7},
@@ -130,6 +133,17 @@ void sim_node_load(cfg_file *ini, const char *g, sim_node_cfg *n)
 	}
 	g_free(cal);
 	n->radio_jitter_ns = cfg_file_double(ini, g, "radio_jitter_ns");
+	/* A delay attack on one link: what this node receives from one sender
+	 * is timestamped late (a relay passing genuine packets on late). */
+	n->radio_delay_from = cfg_file_has(ini, g, "radio_delay_from") ? (int)cfg_file_int(ini, g, "radio_delay_from") : 0;
+	n->radio_delay_ns = cfg_file_double(ini, g, "radio_delay_us") * 1e3;
+	n->radio_delay_after_s = cfg_file_double(ini, g, "radio_delay_after_s");
+	static const char *const delay_keys[] = {"radio_delay_us", "radio_delay_after_s"};
+	for (int i = 0; i < 2; i++)
+		if (cfg_file_has(ini, g, delay_keys[i]) && !n->radio_delay_from)
+			cfg_file_fail(ini, g, delay_keys[i], "only used with radio_delay_from (the sender whose packets this node receives late)");
+	if (n->radio_delay_from && n->radio_delay_from == n->id)
+		cfg_file_fail(ini, g, "radio_delay_from", "%d is this node: the delayed link is from another sender", n->id);
 	n->survey_error_m = cfg_file_double(ini, g, "survey_error_m");
 	if (n->latency == SIM_LAT_UNIFORM && n->latency_mean_ns < sqrt(3.0) * n->latency_sd_ns)
 		cfg_file_fail(ini, g, cfg_file_has(ini, g, "irq_latency_sd_us") ? "irq_latency_sd_us" : "irq_latency",

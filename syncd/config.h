@@ -40,6 +40,7 @@ typedef struct {
 	gint64 rbs_min;           /* RBS observations before preferring them to sender-receiver ones */
 	gint64 rbs_references;    /* 0: every node beacons; K >= 2: reference broadcasters (rbs_core.h) */
 	gint64 rbs_advert_hops;   /* 0: advertise all; H >= 1: scoped advertisements (advert_scope.h) */
+	double path_tolerance_us; /* us: beacon senders of a pair may disagree this much (rbs_paths.h) */
 	double rbs_max_span_s;    /* s: older observations leave an RBS fit */
 	double peer_timeout_s;    /* s: a silent neighbour's fits are forgotten */
 	double node_timeout_s;    /* s: a node with no news is dead (root rule) */

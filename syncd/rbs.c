@@ -355,6 +355,12 @@ static void handle(syncd_rbs *r, const uint8_t *buf, size_t len, int64_t host_rt
 	case RBS_REPORT:
 		if (rbs_core_report(r->core, p.sender, p.rx, p.n_rx, now_ns) > 0)
 			syncd_notify_call(&r->on_change, SYNCD_CHANGED);
+		rbs_paths_verdict v;
+		if (rbs_core_path_alarm(r->core, p.sender, &v))
+			g_warning("rbs: pair with node%u: beacons of node%u give %+.3f us against the other %u sender(s)' "
+				  "(z %+.1f): a delayed link from node%u (a delay attack, or a path that changed); sync/rbs "
+				  "has the pair's paths line",
+				  p.sender, v.sender, v.offset_ns * 1e-3, v.senders - 1, v.z, v.sender);
 		break;
 	case RBS_ADVERT:
 		rbs_core_advertised(r->core, p.sender, p.nodes, p.n_nodes, now_ns);
@@ -533,6 +539,7 @@ syncd_rbs *syncd_rbs_new(const syncd_config *cfg, syncd_pairs *pairs, syncd_root
 		.peer_timeout_ns = (int64_t)(c->peer_timeout_s * 1e9),
 		.min_rbs = (uint32_t)c->rbs_min,
 		.references = (uint32_t)c->rbs_references,
+		.path_tolerance_ns = c->path_tolerance_us * 1e3,
 	};
 	r->core = rbs_core_new(&cc, &why);
 	if (!r->core) {

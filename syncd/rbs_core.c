@@ -31,6 +31,10 @@ typedef struct {
 	fit_rec rbs, sr;
 	GHashTable *nbrs;             /* node -> int64_t*: our cpu ns it was last advertised as this peer's neighbour */
 	int64_t sr_self_x, sr_peer_x; /* newest sender-receiver observation from our beacons, from its (our ns) */
+	rbs_paths *paths;             /* do the pair's beacon senders agree? */
+	rbs_paths_verdict path;       /* the last comparison */
+	gboolean path_onset;          /* path began to disagree and rbs_core_path_alarm has not said so */
+	guint64 path_alarms;          /* times it began to */
 } peer_rec;
 
 struct rbs_core {
@@ -39,6 +43,7 @@ struct rbs_core {
 	GHashTable *rx;    /* key (sender << 32 | seq) -> rx_rec* */
 	GHashTable *peers; /* node -> peer_rec* */
 	guint64 gen;
+	guint64 path_alarms;
 };
 
 static guint64 key_of(uint32_t sender, uint32_t seq)
@@ -71,6 +76,7 @@ static void peer_free(gpointer data)
 	sync_fit_free(p->rbs.fit);
 	sync_fit_free(p->sr.fit);
 	g_hash_table_destroy(p->nbrs);
+	rbs_paths_free(p->paths);
 	g_free(p);
 }
 
@@ -82,8 +88,8 @@ rbs_core *rbs_core_new(const rbs_core_cfg *cfg, const char **why)
 		return NULL;
 	}
 	if (cfg->window < 3 || cfg->min_rbs < 3 || cfg->hold_ns <= 0 || cfg->peer_timeout_ns <= 0 ||
-	    !(cfg->reject_k >= 0) || !(cfg->wander >= 0) || cfg->max_span_ns < 0) {
-		*why = "RBS parameters out of range (window and min_rbs >= 3, positive hold and timeout)";
+	    !(cfg->reject_k >= 0) || !(cfg->wander >= 0) || cfg->max_span_ns < 0 || !(cfg->path_tolerance_ns >= 0)) {
+		*why = "RBS parameters out of range (window and min_rbs >= 3, positive hold and timeout, path tolerance >= 0)";
 		return NULL;
 	}
 	sync_fit *probe = new_fit(cfg);
@@ -162,12 +168,28 @@ static peer_rec *get_peer(rbs_core *c, uint32_t node, int64_t now_ns)
 		fit_init(&p->sr, &c->cfg);
 		p->nbrs = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
 		p->sr_self_x = p->sr_peer_x = INT64_MIN;
+		p->paths = rbs_paths_new(c->cfg.peer_timeout_ns);
 		g_hash_table_insert(c->peers, GUINT_TO_POINTER(node), p);
 		c->gen++;
 	}
 	if (now_ns > p->last_heard_ns)
 		p->last_heard_ns = now_ns;
 	return p;
+}
+
+gboolean rbs_core_path_alarm(rbs_core *c, uint32_t peer, rbs_paths_verdict *v)
+{
+	peer_rec *p = g_hash_table_lookup(c->peers, GUINT_TO_POINTER(peer));
+	if (!p || !p->path_onset)
+		return FALSE;
+	p->path_onset = FALSE;
+	*v = p->path;
+	return TRUE;
+}
+
+guint64 rbs_core_path_alarms(const rbs_core *c)
+{
+	return c->path_alarms;
 }
 
 void rbs_core_touch(rbs_core *c, uint32_t peer, int64_t now_ns)
@@ -219,10 +241,24 @@ int rbs_core_report(rbs_core *c, uint32_t peer, const rbs_reception *rx, size_t 
 			int64_t *side = rx[i].sender == peer ? &p->sr_peer_x : &p->sr_self_x;
 			if (o.x > *side)
 				*side = o.x;
-		} else
+		} else {
 			ro[nr++] = o;
+			/* A third node's beacon: its residual against the
+			 * pair's fit so far, for the senders' comparison. */
+			if (p->rbs.have) {
+				sync_tval y = sync_conv_apply(&p->rbs.conv, sync_tval_of(o.x));
+				rbs_paths_add(p->paths, rx[i].sender, (double)(o.y - y.i) - y.f, now_ns);
+			}
+		}
 	}
 	int added = feed(&p->rbs, ro, nr) + feed(&p->sr, so, ns);
+	gboolean was = p->path.flagged;
+	p->path = rbs_paths_check(p->paths, c->cfg.path_tolerance_ns, now_ns);
+	if (p->path.flagged && !was) {
+		p->path_onset = TRUE;
+		p->path_alarms++;
+		c->path_alarms++;
+	}
 	g_free(ro);
 	g_free(so);
 	if (added)
@@ -400,7 +436,8 @@ guint64 rbs_core_generation(const rbs_core *c)
 void rbs_core_describe(rbs_core *c, int64_t now_ns, GString *out)
 {
 	GPtrArray *a = sorted_peers(c);
-	g_string_append_printf(out, "peers: %u (receptions held: %u)\n", a->len, g_queue_get_length(&c->rxq));
+	g_string_append_printf(out, "peers: %u (receptions held: %u) path_alarms=%" G_GUINT64_FORMAT "\n", a->len,
+			       g_queue_get_length(&c->rxq), c->path_alarms);
 	for (guint i = 0; i < a->len; i++) {
 		peer_rec *p = g_ptr_array_index(a, i);
 		fit_rec *f = chosen(c, p);
@@ -419,6 +456,27 @@ void rbs_core_describe(rbs_core *c, int64_t now_ns, GString *out)
 					       sqrt(sync_fit_wander(f->fit) * 1e9) * 1e9, sync_fit_used_from(f->fit));
 		else
 			g_string_append(out, " no fit yet\n");
+		/* The beacon senders' agreement (rbs_paths.h). */
+		const rbs_paths_verdict *v = &p->path;
+		if (v->flagged) {
+			char into[32];
+			if (v->offset_ns > 0)
+				g_snprintf(into, sizeof into, "node%u", p->node);
+			else
+				g_strlcpy(into, "us", sizeof into);
+			g_string_append_printf(out,
+					       "    paths: DISAGREE: beacons of node%u give %+.3f us against the other %u "
+					       "sender%s' (z %+.1f; tolerance %.3f us): the link from node%u%s into %s delayed "
+					       "by about %.3f us; alarms=%" G_GUINT64_FORMAT "\n",
+					       v->sender, v->offset_ns * 1e-3, v->senders - 1, v->senders == 2 ? "" : "s", v->z,
+					       c->cfg.path_tolerance_ns * 1e-3, v->sender,
+					       v->senders == 2 ? " (or the other sender's: two cannot tell which)" : "", into,
+					       fabs(v->offset_ns) * 1e-3, p->path_alarms);
+		} else if (v->senders >= 2)
+			g_string_append_printf(out,
+					       "    paths: %u senders agree (largest: node%u %+.3f us, z %+.1f) alarms=%" G_GUINT64_FORMAT
+					       "\n",
+					       v->senders, v->sender, v->offset_ns * 1e-3, v->z, p->path_alarms);
 	}
 	g_ptr_array_free(a, TRUE);
 }

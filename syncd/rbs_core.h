@@ -25,19 +25,22 @@
 
 #include "libsync/fit.h"
 #include "libsync/ticker_wire.h"
+#include "syncd/rbs_paths.h"
 #include "syncd/rbs_wire.h"
 
 typedef struct {
-	uint32_t self;           /* this node */
-	uint32_t window;         /* observations per fit */
-	double reject_k;         /* outlier rejection, robust sigmas */
-	double wander;           /* fractional frequency wander for aging */
-	int64_t max_span_ns;     /* observations older than this leave a fit, ns */
-	int64_t hold_ns;         /* keep our own receptions this long, ns */
-	int64_t peer_timeout_ns; /* forget a peer silent this long, ns */
-	uint32_t min_rbs;        /* RBS observations before a pair uses its RBS fit (>= 3) */
-	uint32_t references;     /* 0: every node is a reference; K >= 2: the K lowest-numbered of the
+	uint32_t self;            /* this node */
+	uint32_t window;          /* observations per fit */
+	double reject_k;          /* outlier rejection, robust sigmas */
+	double wander;            /* fractional frequency wander for aging */
+	int64_t max_span_ns;      /* observations older than this leave a fit, ns */
+	int64_t hold_ns;          /* keep our own receptions this long, ns */
+	int64_t peer_timeout_ns;  /* forget a peer silent this long, ns */
+	uint32_t min_rbs;         /* RBS observations before a pair uses its RBS fit (>= 3) */
+	uint32_t references;      /* 0: every node is a reference; K >= 2: the K lowest-numbered of the
 				  * neighbourhood are (rbs_core_is_reference) */
+	double path_tolerance_ns; /* a beacon sender's observations may differ from the others' by this
+				   * much before rbs_paths flags the link (rbs_paths.h) */
 } rbs_core_cfg;
 
 typedef struct rbs_core rbs_core;
@@ -61,6 +64,14 @@ size_t rbs_core_recent(const rbs_core *c, int64_t since_ns, rbs_reception *out, 
  * the new pairs to its fits (each fit takes only x beyond its last one).
  * Returns the observations added (>= 0). */
 int rbs_core_report(rbs_core *c, uint32_t peer, const rbs_reception *rx, size_t n, int64_t now_ns);
+
+/* After a report from `peer`: TRUE once when its pair's beacon senders
+ * have begun to disagree (rbs_paths.h: a delayed link), the verdict in
+ * *v; FALSE otherwise (still disagreeing, agreeing, or too few senders). */
+gboolean rbs_core_path_alarm(rbs_core *c, uint32_t peer, rbs_paths_verdict *v);
+
+/* Times a pair's beacon senders began to disagree, over all peers. */
+guint64 rbs_core_path_alarms(const rbs_core *c);
 
 /* Any packet from `peer` at `now_ns`: it is alive. */
 void rbs_core_touch(rbs_core *c, uint32_t peer, int64_t now_ns);

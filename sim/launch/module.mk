@@ -17,9 +17,10 @@ $(B)/bin/chorus-sim: $(B)/sim/launch/main.o $(B)/libcsim.a $(B)/libsim.a $(B)/li
 # they run the built syncd, so they depend on it and find it in $(B)/bin.
 # test_syncd_scope: scoped advertisements ([rbs] advert_hops) on a line.
 # test_syncd_partition: the field split in two and rejoined ([world] partition).
-TESTS += $(B)/tests/test_syncd_net $(B)/tests/test_syncd_scope $(B)/tests/test_syncd_utc $(B)/tests/test_syncd_partition
-$(B)/tests/test_syncd_net.o $(B)/tests/test_syncd_scope.o $(B)/tests/test_syncd_utc.o $(B)/tests/test_syncd_partition.o $(B)/tests/syncd_net_util.o: CFLAGS += -DCSIM_BIN_DIR='"$(abspath $(B)/bin)"'
-$(B)/tests/test_syncd_net $(B)/tests/test_syncd_scope $(B)/tests/test_syncd_utc $(B)/tests/test_syncd_partition: $(B)/tests/%: $(B)/tests/%.o $(B)/tests/syncd_net_util.o $(B)/libcsim.a $(B)/libsyncd.a $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libdev.a \
+# test_syncd_delay: a delay attack on one link ([node.N] radio_delay_from).
+TESTS += $(B)/tests/test_syncd_net $(B)/tests/test_syncd_scope $(B)/tests/test_syncd_utc $(B)/tests/test_syncd_partition $(B)/tests/test_syncd_delay
+$(B)/tests/test_syncd_net.o $(B)/tests/test_syncd_scope.o $(B)/tests/test_syncd_utc.o $(B)/tests/test_syncd_partition.o $(B)/tests/test_syncd_delay.o $(B)/tests/syncd_net_util.o: CFLAGS += -DCSIM_BIN_DIR='"$(abspath $(B)/bin)"'
+$(B)/tests/test_syncd_net $(B)/tests/test_syncd_scope $(B)/tests/test_syncd_utc $(B)/tests/test_syncd_partition $(B)/tests/test_syncd_delay: $(B)/tests/%: $(B)/tests/%.o $(B)/tests/syncd_net_util.o $(B)/libcsim.a $(B)/libsyncd.a $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libdev.a \
 		$(B)/libsync.a $(B)/libcfg.a | $(B)/bin/syncd $(B)/bin/audiod $(B)/bin/audioget $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf $(B)/sim/libchorus_sim_radio.so
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0 gsl sndfile fftw3f) -lm

@@ -7,7 +7,9 @@
  * scenario's radio instead: packets from nodes farther than [world]
  * radio_range_m are dropped, any packet is lost with probability
  * radio_loss, and each receive time gets Gaussian noise with the receiving
- * node's radio_jitter_ns.  With CHORUS_SIM_NETNS=1 (chorus-sim --netns: each
+ * node's radio_jitter_ns; a node's radio_delay_from (with radio_delay_us
+ * and radio_delay_after_s) receives one sender's packets late, a delay
+ * attack on that link.  With CHORUS_SIM_NETNS=1 (chorus-sim --netns: each
  * node on its own network path, whose timestamps differ for real) only range
  * and loss are simulated.
  */
@@ -198,6 +200,11 @@ static int radio_deliver(void *h, uint32_t sender, int64_t *rx_ns)
 	if (!reaches(r, sender, *rx_ns))
 		return 0;
 	*rx_ns += jitter(r);
+	/* [node.N] radio_delay_from: a delay attack on the link from that
+	 * sender (genuine packets passed on late). */
+	if (r->self->radio_delay_from > 0 && sender == (uint32_t)r->self->radio_delay_from &&
+	    (!r->has_epoch || world_s(r, *rx_ns) >= r->self->radio_delay_after_s))
+		*rx_ns += (int64_t)llround(r->self->radio_delay_ns);
 	return 1;
 }
 

@@ -2,6 +2,8 @@
  * follow, against the simulator's clocks (see truth.h: hand-overs and
  * every node's own timescale steps). */
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "libsync/ticker_wire.h"
 #include "sim/launch/truth_priv.h"
@@ -83,6 +85,21 @@ static gboolean node_global(tnode *v, int64_t x, sync_tval *g, double *var, doub
 	return TRUE;
 }
 
+/* A root's stated drift from the timescale it continued (its sync/rbs
+ * `continued:` line), kept on the node: 0 when it states none. */
+static void read_drift(csim_truth *t, tnode *v)
+{
+	GByteArray *b = g_byte_array_new();
+	v->drift_ns = 0;
+	if (csim_truth_read_status(t, v, "sync/rbs", b) == 0) {
+		const char *d = strstr((const char *)b->data, "drift from it now ");
+		double us;
+		if (d && sscanf(d, "drift from it now %lf us", &us) == 1 && us > 0)
+			v->drift_ns = us * 1e3;
+	}
+	g_byte_array_free(b, TRUE);
+}
+
 /* Each node's own timescale: when the root it follows changes (a
  * partition's half joining the other's timescale, a hand-over), the step
  * its global makes there against its previous line extended. */
@@ -99,10 +116,12 @@ static void track_nodes(csim_truth *t, int64_t h)
 			continue;
 		if (v->ts_have && v->ts_root != (int)v->root) {
 			double was = (double)(v->ts_y0 - g.i) + v->ts_y0_f + v->ts_slope * (double)(x - v->ts_x0);
-			csim_node_step st = {.t_s = (double)(h - t->t0_ns) * 1e-9, .node = v->id, .from = v->ts_root, .to = (int)v->root, .step_ns = g.f - was, .se_ns = sqrt(var + v->ts_var)};
+			const tnode *old = csim_truth_node(t, v->ts_root);
+			csim_node_step st = {.t_s = (double)(h - t->t0_ns) * 1e-9, .node = v->id, .from = v->ts_root, .to = (int)v->root, .step_ns = g.f - was, .se_ns = sqrt(var + v->ts_var), .drift_ns = old ? old->drift_ns : 0};
 			g_array_append_val(t->node_steps, st);
-			g_message("truth: node%d's timescale, root node%d -> node%d: stepped %+.0f ns (s.e. %.0f ns)", st.node,
-				  st.from, st.to, st.step_ns, st.se_ns);
+			g_message("truth: node%d's timescale, root node%d -> node%d: stepped %+.0f ns (s.e. %.0f ns; node%d "
+				  "stated a drift of %.0f ns)",
+				  st.node, st.from, st.to, st.step_ns, st.se_ns, st.from, st.drift_ns);
 		}
 		v->ts_have = TRUE;
 		v->ts_root = (int)v->root;
@@ -118,6 +137,13 @@ void csim_truth_track(csim_truth *t, int64_t h)
 {
 	track_root(t, h);
 	track_nodes(t, h);
+	/* After the steps were taken against the drifts of the last sample:
+	 * the roots' drifts now. */
+	for (guint i = 0; i < t->nodes->len; i++) {
+		tnode *v = &g_array_index(t->nodes, tnode, i);
+		if (!v->down && v->have && v->root == (uint32_t)v->id)
+			read_drift(t, v);
+	}
 }
 
 const GArray *csim_truth_node_steps(const csim_truth *t)

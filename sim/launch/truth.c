@@ -187,6 +187,16 @@ static void leave_node(node_env *e)
 	g_free(e->run);
 }
 
+int csim_truth_read_status(const csim_truth *t, const tnode *n, const char *dev, GByteArray *b)
+{
+	node_env saved = enter_node(t, n);
+	int rc = dev_status_read_sync(dev, FALSE, b, 2000);
+	leave_node(&saved);
+	if (rc == 0)
+		g_byte_array_append(b, (const guint8 *)"", 1);
+	return rc;
+}
+
 /* audiod's ring span of node n from audio/0/status ("ring=[A, B)"). */
 static int ring_span(csim_truth *t, tnode *n, int64_t *oldest, int64_t *next)
 {
@@ -729,9 +739,14 @@ int csim_truth_report(const csim_truth *t, GString *out, const char *csv_path)
 	}
 	for (guint i = 0; i < t->node_steps->len; i++) {
 		const csim_node_step *ns = &g_array_index(t->node_steps, csim_node_step, i);
-		g_string_append_printf(out, "timescale of node%d: root node%d -> node%d at %.0f s: its global stepped %+.3f us (%.1f s.e.)\n",
+		g_string_append_printf(out, "timescale of node%d: root node%d -> node%d at %.0f s: its global stepped %+.3f us (%.1f s.e.",
 				       ns->node, ns->from, ns->to, ns->t_s, ns->step_ns * 1e-3,
 				       ns->se_ns > 0 ? fabs(ns->step_ns) / ns->se_ns : INFINITY);
+		if (ns->drift_ns > 0)
+			g_string_append_printf(out, "; %.1f of the drift %.3f us node%d stated for its continued timescale",
+					       fabs(ns->step_ns) / hypot(ns->drift_ns, ns->se_ns), ns->drift_ns * 1e-3,
+					       ns->from);
+		g_string_append(out, ")\n");
 	}
 	csim_truth_utc_report(t, out);
 	int rc = 0;

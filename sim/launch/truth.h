@@ -66,11 +66,14 @@ typedef struct {
  * (its half of a partition joined the other's timescale, or a hand-over),
  * and its global moved by step_ns against its line before, extended. */
 typedef struct {
-	double t_s;     /* s since the truth object was made */
-	int node;       /* the node */
-	int from, to;   /* the roots it followed before and after */
-	double step_ns; /* its global after minus its line before, extended, at that sample */
-	double se_ns;   /* the two conversions' stated s.e. combined (the line's at its last sample) */
+	double t_s;      /* s since the truth object was made */
+	int node;        /* the node */
+	int from, to;    /* the roots it followed before and after */
+	double step_ns;  /* its global after minus its line before, extended, at that sample */
+	double se_ns;    /* the two conversions' stated s.e. combined (the line's at its last sample) */
+	double drift_ns; /* the drift the old root stated for its continued timescale at its last
+			  * sample as root (`continued: ... drift from it now` on its sync/rbs;
+			  * syncd/continuity.h), 0 when it stated none (it defined global itself) */
 } csim_node_step;
 
 /* A measurer for the nodes of sc whose devices are under run_dir; epoch_ns

@@ -35,6 +35,9 @@ typedef struct {
 	int ts_root;
 	int64_t ts_x0, ts_y0;
 	double ts_y0_f, ts_slope, ts_var;
+	/* While it is a root that continued another's timescale: the drift
+	 * it states from that one (ns, 0: none stated), at its last sample. */
+	double drift_ns;
 } tnode;
 
 struct csim_truth {
@@ -71,6 +74,10 @@ void csim_truth_utc_sample(csim_truth *t, tnode *const *nodes, guint n, gboolean
 
 /* The global - UTC lines of the report (nothing when never measured). */
 void csim_truth_utc_report(const csim_truth *t, GString *out);
+
+/* Node n's status device `dev` (e.g. "sync/rbs") read once into b
+ * (NUL-terminated); 0 or a negative errno.  truth.c. */
+int csim_truth_read_status(const csim_truth *t, const tnode *n, const char *dev, GByteArray *b);
 
 /* The node with this id, or NULL. */
 tnode *csim_truth_node(csim_truth *t, int id);

@@ -8,7 +8,8 @@
 # judged for growth over 5 % when it lived 20 minutes or more) and writes
 # soak-truth.csv and soak-chaos.csv under $CHORUS_BENCH_OUT.  Fails (exit
 # 1) on any conversion beyond 5 stated standard errors, a crash, a failed
-# restart, a process not running at the end, or growth.
+# restart, a process not running at the end, a client that did not
+# reconnect by itself (sim/launch/chaos_clients.h), or growth.
 B=${SOAK_BIN:-build/bin}
 outdir=${CHORUS_BENCH_OUT:-bench-out}
 mkdir -p "$outdir"

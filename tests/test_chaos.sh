@@ -4,7 +4,9 @@
 # while random processes are killed (and restarted a second later, as
 # systemd would) or stopped for seconds.  Passes when chorus-sim exits 0:
 # every conversion it measured within 5 of its stated standard errors,
-# no process crashed or failed to restart, all running at the end.  The
+# no process crashed or failed to restart, all running at the end, and
+# every client (audiod of syncd, fft of audiod, detect of fft and syncd)
+# reconnected by itself (sim/launch/chaos_clients.h): all six checked.  The
 # seed is fixed (CHAOS_SEED overrides it) so a failure replays its
 # schedule; bench/soak runs it for 30 minutes.
 # Installed as build/tests/test_chaos by sim/launch/module.mk; run from the
@@ -24,6 +26,11 @@ if [ "$rc" != 0 ]; then
     # VM's test does not outlive the VM: make check-arm64).
     grep -H 'numbering' "$out"/node*-audiod.log 2>/dev/null | sed "s|^$out/||" | head -n 40
     echo "test_chaos: FAIL (chorus-sim exit $rc; log $out.log, actions $out/chaos.csv)"
+    exit 1
+fi
+checked=$(sed -n 's/^chaos: clients: \([0-9]*\) checked.*/\1/p' "$out.log")
+if [ "${checked:-0}" -lt 6 ]; then
+    echo "test_chaos: FAIL: ${checked:-0} clients checked for reconnection, not 6 (audiod, fft, detect on two nodes)"
     exit 1
 fi
 if [ "${kills:-0}" -lt 5 ]; then

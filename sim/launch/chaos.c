@@ -1,5 +1,6 @@
 /* chaos.c — faults injected into a running simulation (see chaos.h). */
 #include "sim/launch/chaos.h"
+#include "sim/launch/chaos_clients.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -343,6 +344,7 @@ void csim_chaos_finish(csim_chaos *c)
 int csim_chaos_report(csim_chaos *c, GString *out, const char *csv_path)
 {
 	csim_chaos_finish(c);
+	int unlinked = csim_chaos_clients_check(c->s, out);
 	int kills = 0, stops = 0, hogs = 0, cuts = 0, growth = 0, dead = 0;
 	FILE *f = fopen(csv_path, "w");
 	int wrote = f && fprintf(f, "t_s,node,program,action,detail\n") > 0;
@@ -381,8 +383,8 @@ int csim_chaos_report(csim_chaos *c, GString *out, const char *csv_path)
 										       : "too short to judge");
 		}
 	}
-	int failures = c->crashes + c->failed_restarts + dead + growth;
-	g_string_append_printf(out, "chaos: %d failures (crashes, failed restarts, not running, growth); actions in %s\n",
+	int failures = c->crashes + c->failed_restarts + dead + growth + unlinked;
+	g_string_append_printf(out, "chaos: %d failures (crashes, failed restarts, not running, growth, clients that did not reconnect); actions in %s\n",
 			       failures, csv_path);
 	return wrote ? failures : -1;
 }

@@ -12,7 +12,8 @@
  * restarted as systemd would) and samples each process instance's resident
  * memory and open descriptors (/proc).  Afterwards the report lists every
  * action, and the failures: crashes, restarts that did not come up,
- * processes not running at the end, and RSS or descriptor growth over 5 %
+ * processes not running at the end, clients that did not reconnect by
+ * themselves (chaos_clients.h), and RSS or descriptor growth over 5 %
  * between an instance's first and last samples when it lived 20 minutes or
  * more (a shorter life is reported, not judged).
  */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "libdev/link.h"
+#include "sim/launch/nodeenv.h"
 #include "sim/scenario.h"
 
 typedef struct {
@@ -21,32 +21,14 @@ static const client_spec specs[] = {
 };
 #define N_SPECS (sizeof specs / sizeof specs[0])
 
-/* Read node's status device dev (CHORUS_NODE/CHORUS_RUN pointed at it for
- * the call, libdev/path.h); NULL when it does not answer. */
+/* Node's status device dev as text; NULL when it does not answer. */
 static char *read_status(const csim *s, int node, const char *dev)
 {
-	char *was_node = g_strdup(g_getenv("CHORUS_NODE")), *was_run = g_strdup(g_getenv("CHORUS_RUN"));
-	char id[16];
-	g_snprintf(id, sizeof id, "%d", node);
-	g_setenv("CHORUS_NODE", id, TRUE);
-	g_setenv("CHORUS_RUN", csim_run_dir(s), TRUE);
 	GByteArray *b = g_byte_array_new();
-	int rc = dev_status_read_sync(dev, FALSE, b, 2000);
-	if (was_node)
-		g_setenv("CHORUS_NODE", was_node, TRUE);
-	else
-		g_unsetenv("CHORUS_NODE");
-	if (was_run)
-		g_setenv("CHORUS_RUN", was_run, TRUE);
-	else
-		g_unsetenv("CHORUS_RUN");
-	g_free(was_node);
-	g_free(was_run);
-	if (rc != 0) {
+	if (csim_node_status_read(csim_run_dir(s), node, dev, b) != 0) {
 		g_byte_array_free(b, TRUE);
 		return NULL;
 	}
-	g_byte_array_append(b, (const guint8 *)"", 1);
 	return (char *)g_byte_array_free(b, FALSE);
 }
 

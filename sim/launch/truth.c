@@ -12,6 +12,7 @@
 #include "libsync/graph.h"
 #include "libsync/now.h"
 #include "libsync/ticker_read.h"
+#include "sim/launch/nodeenv.h"
 #include "libsync/ticker_wire.h"
 #include "sim/samplefmt.h"
 #include "sim/world.h"
@@ -157,59 +158,22 @@ static int fetch_frames(csim_truth *t, tnode *n, int64_t first, int len, int16_t
 
 /* Device paths follow CHORUS_NODE and CHORUS_RUN (libdev/path.h): point
  * them at node n for one synchronous read, and put them back after. */
-typedef struct {
-	char *node, *run; /* the values before, or NULL when unset */
-} node_env;
-
-static void restore(const char *name, const char *value)
-{
-	if (value)
-		g_setenv(name, value, TRUE);
-	else
-		g_unsetenv(name);
-}
-
-static node_env enter_node(const csim_truth *t, const tnode *n)
-{
-	node_env e = {g_strdup(g_getenv("CHORUS_NODE")), g_strdup(g_getenv("CHORUS_RUN"))};
-	char id[16];
-	g_snprintf(id, sizeof id, "%d", n->id);
-	g_setenv("CHORUS_NODE", id, TRUE);
-	g_setenv("CHORUS_RUN", t->run_dir, TRUE);
-	return e;
-}
-
-static void leave_node(node_env *e)
-{
-	restore("CHORUS_NODE", e->node);
-	restore("CHORUS_RUN", e->run);
-	g_free(e->node);
-	g_free(e->run);
-}
-
 int csim_truth_read_status(const csim_truth *t, const tnode *n, const char *dev, GByteArray *b)
 {
-	node_env saved = enter_node(t, n);
-	int rc = dev_status_read_sync(dev, FALSE, b, 2000);
-	leave_node(&saved);
-	if (rc == 0)
-		g_byte_array_append(b, (const guint8 *)"", 1);
-	return rc;
+	return csim_node_status_read(t->run_dir, n->id, dev, b);
 }
 
 /* audiod's ring span of node n from audio/0/status ("ring=[A, B)"). */
 static int ring_span(csim_truth *t, tnode *n, int64_t *oldest, int64_t *next)
 {
-	node_env saved = enter_node(t, n);
 	GByteArray *b = g_byte_array_new();
-	int rc = dev_status_read_sync("audio/0/status", FALSE, b, 2000);
+	int rc = csim_node_status_read(t->run_dir, n->id, "audio/0/status", b); /* NUL-terminated */
 	const char *r = rc == 0 ? strstr((const char *)b->data, "ring=[") : NULL;
 	if (r && sscanf(r, "ring=[%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")", oldest, next) == 2)
 		rc = 0;
 	else
 		rc = -EAGAIN;
 	g_byte_array_free(b, TRUE);
-	leave_node(&saved);
 	return rc;
 }
 
@@ -279,7 +243,7 @@ void csim_truth_set_down(csim_truth *t, int node, gboolean down)
  * point them at node n for one synchronous read. */
 static void read_ticker(csim_truth *t, tnode *n)
 {
-	node_env saved = enter_node(t, n);
+	csim_node_env saved = csim_node_env_enter(t->run_dir, n->id);
 	sync_ticker_asm *a = sync_ticker_asm_new();
 	char why[300];
 	n->have = FALSE;
@@ -296,7 +260,7 @@ static void read_ticker(csim_truth *t, tnode *n)
 		n->warned = TRUE;
 	}
 	sync_ticker_asm_free(a);
-	leave_node(&saved);
+	csim_node_env_leave(&saved);
 }
 
 /* Convert node a's cpu at host time h through graph of v to node b's cpu (or

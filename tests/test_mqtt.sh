@@ -173,7 +173,10 @@ kill "$DET"; wait "$DET"; DET=
 sleep 1
 wait_for 20 "the queue to drain" status "count=0 .* in_flight=0"
 kill "$CM"; wait "$CM"; CM=
-last=$(ls "$w/queue" | grep -c '\.msg$')
+# What is left on disk: messages whose acknowledgement had not come back
+# when chorus-mqtt stopped (a health message every 0.25 s keeps one in
+# flight now and then); they are sent again at the next start.
+last=$(ls "$w/queue" | sed -n 's/\.msg$//p' | tr '\n' ' ')
 next=$(cat "$w/queue/next" 2>/dev/null)
 [ -n "$next" ] || fail "the drained queue did not record its next sequence number"
 wait_for 20 "the last message (mseq $((next - 1))) at the subscriber" grep -q "\"node\":2,\"mseq\":$((next - 1))[,}]" "$w/out"
@@ -181,7 +184,8 @@ kill "$SUB"; wait "$SUB" || fail "the subscriber could not write every message";
 
 /usr/bin/python3 - "$w/out" "$w/det.jsonl" "$next" "$last" <<'EOP' || fail "the messages delivered are not what chorus-mqtt queued"
 import json, sys
-out, det, nxt, left = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+out, det, nxt = sys.argv[1], sys.argv[2], int(sys.argv[3])
+left = [int(x, 16) for x in sys.argv[4].split()]
 msgs = []
 for line in open(out):
     topic, payload = line.rstrip("\n").split("\t", 1)
@@ -193,7 +197,10 @@ for line in open(out):
     msgs.append(m)
 n2 = [m for m in msgs if m["node"] == 2]
 seq = [m["mseq"] for m in n2]
-assert left == 0, "%d messages still on disk" % left
+# Left on disk only what was in flight (delivered, its acknowledgement
+# not yet back: at-least-once, docs/mqtt.md), at most the in-flight window.
+assert len(left) <= 16 and all(k in seq for k in left), "left on disk and never delivered: %s" % [
+    k for k in left if k not in seq]
 # QoS 1 is at-least-once on each hop (docs/mqtt.md "Delivery"): a message
 # whose acknowledgement was lost when the broker went down is sent again
 # after the reconnection — by chorus-mqtt to the broker, and by the broker

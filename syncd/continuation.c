@@ -72,5 +72,10 @@ int64_t syncd_continuation_at(const syncd_continuation *c, int64_t x)
 
 double syncd_continuation_se(const syncd_continuation *c, int64_t x)
 {
-	return hypot(c->se_ns, c->slope_se * fabs((double)(x - c->cpu0_ns)));
+	/* The rate's s.e.: what libsync states for the line extrapolated, when
+	 * it could say, else the bound from the two conversions (which a
+	 * short base — the data not reaching 10 s back, as just after a
+	 * hand-over — makes very loose). */
+	double rate_se = c->rate_var > 0 ? fmin(sqrt(c->rate_var), c->slope_se) : c->slope_se;
+	return hypot(c->se_ns, rate_se * fabs((double)(x - c->cpu0_ns)));
 }

@@ -48,7 +48,9 @@ int syncd_continuation_measure(const sync_ticker_entry *e, size_t n, uint32_t se
 /* Global time of cpu time x on the line (ns, fraction dropped). */
 int64_t syncd_continuation_at(const syncd_continuation *c, int64_t x);
 
-/* Standard error of the line at cpu time x: hypot(se, slope_se |x - cpu0|). */
+/* Standard error of the line at cpu time x: hypot(se, r |x - cpu0|), r the
+ * rate's s.e. libsync states (sqrt(rate_var)) or slope_se, the smaller
+ * (slope_se alone when rate_var is 0). */
 double syncd_continuation_se(const syncd_continuation *c, int64_t x);
 
 #endif

@@ -201,6 +201,9 @@ seq = [m["mseq"] for m in n2]
 # not yet back: at-least-once, docs/mqtt.md), at most the in-flight window.
 assert len(left) <= 16 and all(k in seq for k in left), "left on disk and never delivered: %s" % [
     k for k in left if k not in seq]
+# The queue's "next" file is written when it drains; a message left on
+# disk was numbered after it.
+nxt = max([nxt] + [k + 1 for k in left])
 # QoS 1 is at-least-once on each hop (docs/mqtt.md "Delivery"): a message
 # whose acknowledgement was lost when the broker went down is sent again
 # after the reconnection — by chorus-mqtt to the broker, and by the broker

@@ -3,8 +3,9 @@
  * and chorus-demo --web.
  *
  * csim_web_proxy_app() writes OUT/proxy.conf (the run's network key, a
- * port base derived from our pid, so runs on one host do not collide;
- * node N listens on base + N) and returns the --app command line of the
+ * port base below the ephemeral range whose ports all bind at the call,
+ * tried from our pid on so runs on one host do not collide; node N
+ * listens on base + N) and returns the --app command line of the
  * proxies.  After csim_start(), csim_web_start() writes OUT/truth.json
  * (the scenario's sources: the world's truth, for display only, never
  * given to an estimator) and OUT/web.conf, starts chorus-web with its own

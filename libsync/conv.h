@@ -35,6 +35,8 @@ enum {
 	SYNC_CONV_LOWER = 1u << 0, /* fitted as a lower envelope (one-sided delays in y) */
 	SYNC_CONV_UPPER = 1u << 1, /* fitted as an upper envelope (one-sided advances in y) */
 	SYNC_CONV_FIXED = 1u << 2, /* exact by definition (e.g. global <-> root cpu): no validity limit */
+	SYNC_CONV_PIECE = 1u << 3, /* a closed piece of a pair's history, valid over its data; its
+				    * wander is the q2 of its rate random walk (bridge.h) */
 };
 
 typedef struct {

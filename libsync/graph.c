@@ -2,6 +2,8 @@
  * (see graph.h and docs/clocks.md). */
 #include "libsync/graph.h"
 
+#include "libsync/bridge.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -25,6 +27,9 @@ typedef struct {
 	int64_t lo, hi;    /* accepted x: [xmin - tol, xmax + tol], from units (saturated) */
 	sync_conv *seg;    /* a timescale's segments in this direction, by start (owned; NULL: none) */
 	uint32_t nseg;
+	sync_conv *hist; /* history pieces before c, by start, in this direction (owned; NULL: none);
+			  * each one's wander is its q2 (bridge.h) */
+	uint32_t nhist;
 } dedge;
 
 typedef struct {
@@ -74,13 +79,17 @@ static void free_scratch(sync_graph *g)
 	free(g->done);
 }
 
-/* Drop the segments of the conversion at directed edges k and k ^ 1. */
+/* Drop the segments and history of the conversion at directed edges k
+ * and k ^ 1. */
 static void drop_segments(sync_graph *g, size_t k)
 {
 	for (size_t j = k & ~(size_t)1; j <= (k | 1); j++) {
 		free(g->e[j].seg);
 		g->e[j].seg = NULL;
 		g->e[j].nseg = 0;
+		free(g->e[j].hist);
+		g->e[j].hist = NULL;
+		g->e[j].nhist = 0;
 	}
 }
 
@@ -172,7 +181,7 @@ static void refresh(sync_graph *g)
 			continue;
 		}
 		double tol = (double)g->p.tolerance_ns / g->v[d->from].ns_per_unit;
-		d->lo = sat_add(d->c.xmin, -tol);
+		d->lo = sat_add(d->nhist ? d->hist[0].xmin : d->c.xmin, -tol);
 		d->hi = sat_add(d->c.xmax, tol);
 	}
 	g->gen++;
@@ -226,6 +235,8 @@ int sync_graph_set(sync_graph *g, sync_clock_id a, sync_clock_id b, const sync_c
 		g->ne += 2;
 		g->e[k].seg = g->e[k ^ 1].seg = NULL;
 		g->e[k].nseg = g->e[k ^ 1].nseg = 0;
+		g->e[k].hist = g->e[k ^ 1].hist = NULL;
+		g->e[k].nhist = g->e[k ^ 1].nhist = 0;
 	}
 	drop_segments(g, (size_t)k);
 	/* Directed edges k and k^1 are the two ways of one conversion. */
@@ -297,6 +308,64 @@ int sync_graph_set_segments(sync_graph *g, sync_clock_id a, sync_clock_id b, con
 	return 0;
 }
 
+int sync_graph_set_history(sync_graph *g, sync_clock_id a, sync_clock_id b, const sync_conv *pieces, size_t n,
+			   char *why, size_t len)
+{
+	char na[SYNC_CLOCK_NAME_MAX], nb[SYNC_CLOCK_NAME_MAX];
+	sync_clock_format(a, na, sizeof na);
+	sync_clock_format(b, nb, sizeof nb);
+	long ia = find_vertex(g, key_of(a)), ib = find_vertex(g, key_of(b));
+	long k = ia < 0 || ib < 0 ? -1 : find_edge(g, (uint32_t)ia, (uint32_t)ib);
+	if (k < 0) {
+		if (why)
+			snprintf(why, len, "history of %s->%s: no current conversion between them", na, nb);
+		return -ENOENT;
+	}
+	const char *bad = n == 0 || n > UINT32_MAX ? "no pieces" : NULL;
+	const sync_conv *cur = &g->e[k].c;
+	if (!bad && (cur->flags & SYNC_CONV_FIXED))
+		bad = "the pair is an exact timescale";
+	for (size_t j = 0; !bad && j < n; j++) {
+		const char *r;
+		if (!(pieces[j].flags & SYNC_CONV_PIECE) || (pieces[j].flags & SYNC_CONV_FIXED))
+			bad = "an entry is not a history piece (SYNC_CONV_PIECE)";
+		else if (sync_conv_check(&pieces[j], &r) < 0)
+			bad = r;
+		else if (j && pieces[j].xmin < pieces[j - 1].xmax)
+			bad = "pieces overlap or are out of order";
+		else if (!(pieces[j].slope > 0.0))
+			bad = "a piece's slope is not positive";
+	}
+	if (!bad && pieces[n - 1].xmax > cur->xmin)
+		bad = "the newest piece reaches into the current fit's data";
+	if (bad) {
+		if (why)
+			snprintf(why, len, "history of %s->%s unusable: %s", na, nb, bad);
+		return -EINVAL;
+	}
+	sync_conv *fw = malloc(n * sizeof *fw), *bw = malloc(n * sizeof *bw);
+	if (!fw || !bw) {
+		free(fw);
+		free(bw);
+		if (why)
+			snprintf(why, len, "out of memory");
+		return -ENOMEM;
+	}
+	for (size_t j = 0; j < n; j++) {
+		fw[j] = pieces[j];
+		sync_conv_reverse(&pieces[j], &bw[j]); /* cannot fail: slope > 0, checked */
+		bw[j].wander = sync_bridge_q2_reverse(pieces[j].wander, pieces[j].slope);
+	}
+	/* k is the stored direction a -> b; its twin b -> a gets the reverse. */
+	free(g->e[k].hist);
+	free(g->e[k ^ 1].hist);
+	g->e[k].hist = fw;
+	g->e[k ^ 1].hist = bw;
+	g->e[k].nhist = g->e[k ^ 1].nhist = (uint32_t)n;
+	refresh(g);
+	return 0;
+}
+
 int sync_graph_remove(sync_graph *g, sync_clock_id a, sync_clock_id b)
 {
 	long ia = find_vertex(g, key_of(a)), ib = find_vertex(g, key_of(b));
@@ -330,9 +399,29 @@ size_t sync_graph_nedges(const sync_graph *g)
 }
 
 /* The map edge d applies to x: a timescale's segment that x falls in (the
- * last whose start is <= x; the first before it), else d's conversion. */
-static const sync_conv *conv_at(const dedge *d, sync_tval x)
+ * last whose start is <= x; the first before it); before the current fit's
+ * data, the history piece x falls in or the bridge across the gap after
+ * it (written to *tmp; *bridged set); else d's conversion. */
+static const sync_conv *conv_at(const dedge *d, sync_tval x, sync_conv *tmp, int *bridged)
 {
+	if (d->nhist && x.i < d->c.xmin) {
+		uint32_t lo = 0, hi = d->nhist; /* the last piece starting at or before x */
+		while (hi - lo > 1) {
+			uint32_t mid = lo + (hi - lo) / 2;
+			if (d->hist[mid].xmin <= x.i)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		const sync_conv *p = &d->hist[lo];
+		if (x.i <= p->xmax || x.i < p->xmin)
+			return p; /* in its data, or before all history (the tolerance applies) */
+		const sync_conv *next = lo + 1 < d->nhist ? &d->hist[lo + 1] : &d->c;
+		double q2 = lo + 1 < d->nhist ? fmax(p->wander, next->wander) : p->wander;
+		*tmp = sync_bridge_at(p, next, q2, x);
+		*bridged = 1;
+		return tmp;
+	}
 	if (!d->nseg)
 		return &d->c;
 	uint32_t lo = 0, hi = d->nseg; /* answer in [lo, hi) */
@@ -390,10 +479,14 @@ static int eval_path(const sync_graph *g, const uint32_t *e, uint32_t n, sync_tv
 		int rc = refuses(g, d, x, now_ns, why, len);
 		if (rc < 0)
 			return rc;
-		if (x.i < d->c.xmin || x.i > d->c.xmax)
-			flags |= SYNC_GRAPH_EXTRAPOLATED;
+		sync_conv tmp;
+		int bridged = 0;
+		const sync_conv *c = conv_at(d, x, &tmp, &bridged);
+		if (bridged)
+			flags |= SYNC_GRAPH_BRIDGED;
+		else if (x.i < (d->nseg ? d->c : *c).xmin || x.i > (d->nseg ? d->c : *c).xmax)
+			flags |= SYNC_GRAPH_EXTRAPOLATED; /* (a timescale's: as its last segment) */
 		/* Earlier errors are carried on by this edge's slope. */
-		const sync_conv *c = conv_at(d, x);
 		double s2 = c->slope * c->slope, v = sync_conv_var(c, x);
 		var = var * s2 + v;
 		q = q * s2 * s2 + (v > 0.0 && !(c->flags & SYNC_CONV_FIXED) ? v * v / sync_conv_dof(c) : 0.0);
@@ -435,7 +528,9 @@ static int search(sync_graph *g, uint32_t s, uint32_t t, sync_tval x, int64_t no
 				continue;
 			if (strict && refuses(g, d, g->val[u], now_ns, NULL, 0))
 				continue;
-			const sync_conv *c = conv_at(d, g->val[u]);
+			sync_conv tmp;
+			int bridged = 0;
+			const sync_conv *c = conv_at(d, g->val[u], &tmp, &bridged);
 			double ps = g->pslope[u] * c->slope;
 			double cost = g->dist[u] + sync_conv_var(c, g->val[u]) / (ps * ps);
 			if (cost < g->dist[d->to]) {

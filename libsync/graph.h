@@ -38,6 +38,8 @@ typedef struct {
 
 enum {
 	SYNC_GRAPH_EXTRAPOLATED = 1u << 0, /* some edge was used outside its data (within tolerance) */
+	SYNC_GRAPH_BRIDGED = 1u << 1,      /* some edge was used across an outage in its history
+					    * (sync_graph_set_history): bridged between two fits */
 };
 
 typedef struct {
@@ -78,6 +80,21 @@ int sync_graph_set(sync_graph *g, sync_clock_id a, sync_clock_id b, const sync_c
  * reason names why) or -ENOMEM. */
 int sync_graph_set_segments(sync_graph *g, sync_clock_id a, sync_clock_id b, const sync_conv *segs, size_t n,
 			    char *why, size_t len);
+
+/* Give the conversion between a and b (set before) its history: n >= 1
+ * fits that held before it (SYNC_CONV_PIECE, bridge.h: each one's wander
+ * is the q2 its fit measured), maps a -> b in time order, none overlapping
+ * the next or the current fit's data.  A time x before the current fit's
+ * data then converts with the piece whose data hold it, or in a gap after
+ * a piece with the bridge from it to the next piece (or the current fit),
+ * q2 the larger of the two pieces' (bridge.h), and the result is flagged
+ * SYNC_GRAPH_BRIDGED; the tolerance applies before the oldest piece.  The
+ * reverse direction uses the reversed pieces.  Replacing the conversion
+ * (sync_graph_set) drops its history.  Returns 0, -ENOENT (no conversion
+ * between a and b), -EINVAL (pieces unusable: the reason says why) or
+ * -ENOMEM. */
+int sync_graph_set_history(sync_graph *g, sync_clock_id a, sync_clock_id b, const sync_conv *pieces, size_t n,
+			   char *why, size_t len);
 
 /* Remove the conversion between a and b.  Returns 0 or -ENOENT. */
 int sync_graph_remove(sync_graph *g, sync_clock_id a, sync_clock_id b);

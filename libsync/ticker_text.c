@@ -23,6 +23,12 @@ void sync_ticker_format_entry(const sync_ticker_entry *e, int64_t now_ns, GStrin
 		g_string_append_printf(out, " exact x0=%" G_GINT64_FORMAT " y0=%" G_GINT64_FORMAT "\n", c->x0, c->y0);
 		return;
 	}
+	if (c->flags & SYNC_CONV_PIECE) {
+		/* History (bridge.h): its wander field is the rate random walk. */
+		g_string_append_printf(out, " n=%u rms=%.4g piece data=%.3fs ended=%.3fs-ago wander=%.3g\n", c->n, c->rms,
+				       (double)(c->xmax - c->xmin) * 1e-9, (double)(now_ns - c->updated_ns) * 1e-9, c->wander);
+		return;
+	}
 	g_string_append_printf(out, " n=%u rms=%.4g se_end=%.4g age=%.3fs%s\n", c->n, c->rms, sqrt(sync_conv_var(c, end)),
 			       (double)(now_ns - c->updated_ns) * 1e-9, c->flags & SYNC_CONV_LOWER ? " lower-envelope" : "");
 }

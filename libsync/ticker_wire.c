@@ -167,6 +167,48 @@ static int same_timescale(const sync_ticker_entry *a, const sync_ticker_entry *b
 	       sync_clock_equal(a->from, b->from) && sync_clock_equal(a->to, b->to) && b->conv.xmin > a->conv.xmin;
 }
 
+/* History pieces of one pair that follow one another on the ticker. */
+static int same_history(const sync_ticker_entry *a, const sync_ticker_entry *b)
+{
+	return (a->conv.flags & SYNC_CONV_PIECE) && (b->conv.flags & SYNC_CONV_PIECE) &&
+	       sync_clock_equal(a->from, b->from) && sync_clock_equal(a->to, b->to);
+}
+
+/* After the current conversions: each run of history pieces given to its
+ * pair (sync_graph_set_history).  Returns the pieces loaded; refused ones
+ * are added to *bad with the last reason in why. */
+static int load_history(const sync_ticker_entry *e, size_t n, sync_graph *g, size_t *bad, char *why, size_t wlen)
+{
+	int loaded = 0;
+	for (size_t i = 0; i < n;) {
+		if (!(e[i].conv.flags & SYNC_CONV_PIECE)) {
+			i++;
+			continue;
+		}
+		size_t run = 1;
+		while (i + run < n && same_history(&e[i + run - 1], &e[i + run]))
+			run++;
+		char r[160];
+		sync_conv *pc = malloc(run * sizeof *pc);
+		int rc = -ENOMEM;
+		snprintf(r, sizeof r, "out of memory");
+		if (pc) {
+			for (size_t k = 0; k < run; k++)
+				pc[k] = e[i + k].conv;
+			rc = sync_graph_set_history(g, e[i].from, e[i].to, pc, run, r, sizeof r);
+			free(pc);
+		}
+		if (rc < 0) {
+			snprintf(why, wlen, "entry %zu: %s", i, r);
+			*bad += run;
+		} else {
+			loaded += (int)run;
+		}
+		i += run;
+	}
+	return loaded;
+}
+
 int sync_ticker_entries_to_graph(const sync_ticker_entry *e, size_t n, sync_graph *g, size_t *skipped, char *why,
 				 size_t wlen)
 {
@@ -176,6 +218,10 @@ int sync_ticker_entries_to_graph(const sync_ticker_entry *e, size_t n, sync_grap
 	for (size_t i = 0; i < n;) {
 		char r[160];
 		size_t run = 1;
+		if (e[i].conv.flags & SYNC_CONV_PIECE) {
+			i++; /* history: after every current conversion is in */
+			continue;
+		}
 		while (i + run < n && same_timescale(&e[i + run - 1], &e[i + run]))
 			run++;
 		int rc;
@@ -201,6 +247,7 @@ int sync_ticker_entries_to_graph(const sync_ticker_entry *e, size_t n, sync_grap
 		}
 		i += run;
 	}
+	loaded += load_history(e, n, g, &bad, why, wlen);
 	if (skipped)
 		*skipped = bad;
 	return loaded;

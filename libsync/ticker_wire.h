@@ -127,8 +127,11 @@ int sync_ticker_unpack_head(const uint8_t *buf, size_t len, sync_ticker_head *h,
  * (SYNC_CONV_FIXED) entries of one pair with increasing xmin are the
  * segments of a timescale (the root's steered definition of global,
  * docs/protocol.md "sync/ticker") and go in as one piecewise conversion
- * (sync_graph_set_segments); any other entry replaces what came before for
- * its pair.  Entries the graph refuses are skipped and counted in *skipped
+ * (sync_graph_set_segments); history pieces (SYNC_CONV_PIECE, bridge.h)
+ * of one pair that follow one another are given to that pair once every
+ * other entry is in (sync_graph_set_history: its history across outages,
+ * whichever publisher's current fit the pair got); any other entry
+ * replaces what came before for its pair.  Entries the graph refuses are skipped and counted in *skipped
  * (may be NULL), the last reason in why[wlen].  Returns the entries loaded. */
 int sync_ticker_entries_to_graph(const sync_ticker_entry *e, size_t n, sync_graph *g, size_t *skipped, char *why,
 				 size_t wlen);

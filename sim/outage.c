@@ -139,12 +139,12 @@ double sim_windows_last_end(const sim_window *w, size_t n, double t_s)
 
 const char *sim_phase_name(sim_phase p)
 {
-	static const char *const names[SIM_N_PHASES] = {"before", "during", "after"};
+	static const char *const names[SIM_N_PHASES] = {"before", "during", "after", "past"};
 	return (unsigned)p < SIM_N_PHASES ? names[p] : "?";
 }
 
 sim_phase sim_phase_worse(sim_phase a, sim_phase b)
 {
-	static const int rank[SIM_N_PHASES] = {0, 2, 1};
+	static const int rank[SIM_N_PHASES] = {0, 2, 1, 3};
 	return rank[a] >= rank[b] ? a : b;
 }

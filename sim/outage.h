@@ -44,10 +44,13 @@ typedef enum {
 	SIM_PHASE_BEFORE = 0, /* no outage of the node has begun (or it has none) */
 	SIM_PHASE_DURING = 1, /* inside one of its outages */
 	SIM_PHASE_AFTER = 2,  /* after one of them ended, outside any */
+	SIM_PHASE_PAST = 3,   /* chorus-sim's truth: a time inside an outage converted after it
+			       * ended, through the history joined across it (issue 16 item 3);
+			       * never a node's phase (sim_node_phase) */
 	SIM_N_PHASES
 } sim_phase;
 
-/* "before", "during", "after". */
+/* "before", "during", "after", "past". */
 const char *sim_phase_name(sim_phase p);
 
 /* The later of two phases in the order before < after < during (a

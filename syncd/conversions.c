@@ -116,6 +116,17 @@ GArray *syncd_conversions(syncd_pairs *pairs, const syncd_root *root, rbs_core *
 		g_array_free(hop, TRUE);
 		g_hash_table_destroy(have);
 	}
+	if (set == SYNCD_CONV_ALL && core) {
+		/* The pairs' history (the ticker's only: the two ends hold it). */
+		GArray *hist = g_array_new(FALSE, FALSE, sizeof(sync_ticker_entry));
+		rbs_core_history_entries(core, hist);
+		for (guint i = 0; i < hist->len; i++) {
+			sync_ticker_entry *te = &g_array_index(hist, sync_ticker_entry, i);
+			syncd_conversion c = {*te, me, 0, now_ns - te->conv.updated_ns};
+			g_array_append_val(a, c);
+		}
+		g_array_free(hist, TRUE);
+	}
 	if (set == SYNCD_CONV_ALL && syncd_root_have_global(root))
 		expand_definition(a, root);
 	return a;

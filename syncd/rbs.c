@@ -540,6 +540,9 @@ syncd_rbs *syncd_rbs_new(const syncd_config *cfg, syncd_pairs *pairs, syncd_root
 		.min_rbs = (uint32_t)c->rbs_min,
 		.references = (uint32_t)c->rbs_references,
 		.path_tolerance_ns = c->path_tolerance_us * 1e3,
+		.history_ns = (int64_t)(c->rbs_history_s * 1e9),
+		.history_pieces = (uint32_t)c->rbs_history_pieces,
+		.history_peers = (uint32_t)c->max_peers,
 	};
 	r->core = rbs_core_new(&cc, &why);
 	if (!r->core) {

@@ -5,6 +5,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "syncd/rbs_history.h"
+
 typedef struct {
 	uint32_t sender, seq;
 	int64_t t_ns; /* our cpu ns */
@@ -44,6 +46,7 @@ struct rbs_core {
 	GHashTable *peers; /* node -> peer_rec* */
 	guint64 gen;
 	guint64 path_alarms;
+	rbs_history *hist; /* fits from before outages */
 };
 
 static guint64 key_of(uint32_t sender, uint32_t seq)
@@ -103,6 +106,7 @@ rbs_core *rbs_core_new(const rbs_core_cfg *cfg, const char **why)
 	g_queue_init(&c->rxq);
 	c->rx = g_hash_table_new(g_int64_hash, g_int64_equal);
 	c->peers = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, peer_free);
+	c->hist = rbs_history_new(cfg->history_pieces, cfg->history_peers, cfg->history_ns);
 	return c;
 }
 
@@ -113,6 +117,7 @@ void rbs_core_free(rbs_core *c)
 	g_hash_table_destroy(c->rx);
 	g_queue_clear_full(&c->rxq, g_free);
 	g_hash_table_destroy(c->peers);
+	rbs_history_free(c->hist);
 	g_free(c);
 }
 
@@ -266,6 +271,8 @@ int rbs_core_report(rbs_core *c, uint32_t peer, const rbs_reception *rx, size_t 
 	return added;
 }
 
+static fit_rec *chosen(rbs_core *c, peer_rec *p);
+
 guint rbs_core_expire(rbs_core *c, int64_t now_ns)
 {
 	GHashTableIter it;
@@ -275,11 +282,16 @@ guint rbs_core_expire(rbs_core *c, int64_t now_ns)
 	while (g_hash_table_iter_next(&it, NULL, &v)) {
 		peer_rec *p = v;
 		if (now_ns - p->last_heard_ns > c->cfg.peer_timeout_ns) {
+			/* Its fit is the piece before the outage: a time inside
+			 * converts across it once a new fit exists after. */
+			fit_rec *f = chosen(c, p);
+			if (f)
+				rbs_history_close(c->hist, p->node, &f->conv, sync_fit_wander_bound(f->fit));
 			g_hash_table_iter_remove(&it);
 			gone++;
 		}
 	}
-	if (gone)
+	if (rbs_history_expire(c->hist, now_ns) || gone)
 		c->gen++;
 	return gone;
 }
@@ -423,6 +435,29 @@ size_t rbs_core_entries(rbs_core *c, GArray *out)
 	return k;
 }
 
+size_t rbs_core_history_entries(rbs_core *c, GArray *out)
+{
+	size_t k = 0;
+	GPtrArray *a = sorted_peers(c);
+	for (guint i = 0; i < a->len; i++) {
+		peer_rec *p = g_ptr_array_index(a, i);
+		fit_rec *f = rbs_core_is_reference(c, p->node) ? chosen(c, p) : NULL;
+		if (f)
+			k += rbs_history_entries(c->hist, c->cfg.self, p->node, f->conv.xmin, out);
+	}
+	g_ptr_array_free(a, TRUE);
+	return k;
+}
+
+/* The current fit's first x for peer (rbs_history_describe). */
+static int64_t current_xmin(void *user, uint32_t node)
+{
+	rbs_core *c = user;
+	peer_rec *p = g_hash_table_lookup(c->peers, GUINT_TO_POINTER(node));
+	fit_rec *f = p ? chosen(c, p) : NULL;
+	return f ? f->conv.xmin : INT64_MIN;
+}
+
 guint rbs_core_n_peers(const rbs_core *c)
 {
 	return g_hash_table_size(c->peers);
@@ -479,4 +514,5 @@ void rbs_core_describe(rbs_core *c, int64_t now_ns, GString *out)
 					       v->senders, v->sender, v->offset_ns * 1e-3, v->z, p->path_alarms);
 	}
 	g_ptr_array_free(a, TRUE);
+	rbs_history_describe(c->hist, now_ns, current_xmin, c, out);
 }

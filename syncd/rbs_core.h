@@ -41,6 +41,9 @@ typedef struct {
 				  * neighbourhood are (rbs_core_is_reference) */
 	double path_tolerance_ns; /* a beacon sender's observations may differ from the others' by this
 				   * much before rbs_paths flags the link (rbs_paths.h) */
+	int64_t history_ns;       /* keep a pair's fit from before an outage this long (rbs_history.h) */
+	uint32_t history_pieces;  /* ... at most this many per peer (0: no history) */
+	uint32_t history_peers;   /* ... for at most this many peers */
 } rbs_core_cfg;
 
 typedef struct rbs_core rbs_core;
@@ -76,13 +79,22 @@ guint64 rbs_core_path_alarms(const rbs_core *c);
 /* Any packet from `peer` at `now_ns`: it is alive. */
 void rbs_core_touch(rbs_core *c, uint32_t peer, int64_t now_ns);
 
-/* Forget peers silent for peer_timeout_ns.  Returns how many went. */
+/* Forget peers silent for peer_timeout_ns, keeping each one's fit as a
+ * piece of its pair's history (rbs_history.h), and history older than
+ * history_ns.  Returns how many peers went. */
 guint rbs_core_expire(rbs_core *c, int64_t now_ns);
 
 /* The usable fits: entries cpu_self -> cpu_peer (conv.updated_ns = time of the
  * newest observation), appended to `out` (GArray of sync_ticker_entry).
  * Returns how many. */
 size_t rbs_core_entries(rbs_core *c, GArray *out);
+
+/* The history pieces of the pairs rbs_core_entries publishes (each
+ * peer's from before its outages, rbs_history.h), appended to `out` as
+ * entries cpu_self -> cpu_peer flagged SYNC_CONV_PIECE, for the ticker
+ * only (not advertised: the two ends of a pair hold its history).
+ * Returns how many. */
+size_t rbs_core_history_entries(rbs_core *c, GArray *out);
 
 /* Reference broadcasters in a dense field ([rbs] references = K, issue 17).
  * With K = 0 every node beacons and every pair with observations is

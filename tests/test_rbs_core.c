@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "libsync/graph.h"
 #include "syncd/rbs_core.h"
+#include "syncd/rbs_history.h"
 #include "syncd/rbs_mesh.h"
 #include "tests/check_run.h"
 
@@ -319,6 +321,94 @@ START_TEST(test_mesh_ages_and_root)
 }
 END_TEST
 
+/* A neighbour silent beyond the peer timeout (a radio outage): its fit is
+ * kept as a history piece, published beside the new fit once there is
+ * one (never before, never overlapping it), and libsync's graph bridges a
+ * time inside the outage; with history_pieces 0 nothing is kept. */
+START_TEST(test_history_across_outage)
+{
+	for (int keep = 0; keep <= 1; keep++) {
+		rbs_core_cfg c = {.self = 1, .window = 64, .reject_k = 3.5, .wander = 1e-7, .hold_ns = 10000000000LL, .peer_timeout_ns = 5000000000LL, .min_rbs = 8, .history_ns = 3600000000000LL, .history_pieces = keep ? 4 : 0, .history_peers = 16};
+		const char *why = NULL;
+		rbs_core *me = rbs_core_new(&c, &why);
+		ck_assert_msg(me, "%s", why);
+		int64_t now = 1000000000000LL;
+		beacons(me, 3, 2, 0, 40, &now);
+		int64_t gap_from = now;
+		now += 60000000000LL; /* a minute of silence */
+		ck_assert_uint_eq(rbs_core_expire(me, now), 1);
+		GArray *e = g_array_new(FALSE, FALSE, sizeof(sync_ticker_entry));
+		ck_assert_uint_eq(rbs_core_history_entries(me, e), 0); /* no fit after it yet */
+		beacons(me, 3, 2, 100, 40, &now);
+		ck_assert_uint_eq(rbs_core_entries(me, e), 1);
+		ck_assert_uint_eq(rbs_core_history_entries(me, e), (guint)keep);
+		GString *d = g_string_new(NULL);
+		rbs_core_describe(me, now, d);
+		ck_assert_msg(!keep == !strstr(d->str, "history: node2 1 piece"), "%s", d->str);
+		if (keep) {
+			const sync_ticker_entry *cur = &g_array_index(e, sync_ticker_entry, 0), *pc = &g_array_index(e, sync_ticker_entry, 1);
+			ck_assert(pc->conv.flags & SYNC_CONV_PIECE);
+			ck_assert(sync_clock_equal(pc->from, cur->from) && sync_clock_equal(pc->to, cur->to));
+			ck_assert_int_le(pc->conv.xmax, gap_from);
+			ck_assert_int_le(pc->conv.xmax, cur->conv.xmin);
+			ck_assert(pc->conv.wander >= 0);
+			sync_graph_params gp;
+			sync_graph_params_default(&gp);
+			sync_graph *g = sync_graph_new(&gp);
+			size_t skipped;
+			char buf[200];
+			ck_assert_int_eq(sync_ticker_entries_to_graph((const sync_ticker_entry *)(void *)e->data, e->len, g, &skipped, buf, sizeof buf), 2);
+			sync_graph_result r;
+			/* The offsets are 7.1 us throughout: the bridge holds them. */
+			int64_t x = gap_from + 30000000000LL;
+			ck_assert_msg(sync_graph_convert(g, sync_clock_cpu(1), sync_clock_cpu(2), sync_tval_of(x), now, &r, buf, sizeof buf) == 0, "%s", buf);
+			ck_assert_uint_eq(r.flags, SYNC_GRAPH_BRIDGED);
+			double err = sync_tval_diff(r.value, x + 7100);
+			ck_assert_msg(fabs(err) < 5 * sqrt(r.var), "bridged error %.0f ns, s.e. %.0f", err, sqrt(r.var));
+			sync_graph_free(g);
+		}
+		g_string_free(d, TRUE);
+		g_array_free(e, TRUE);
+		rbs_core_free(me);
+	}
+}
+END_TEST
+
+/* The store alone: bounded pieces per peer (the oldest go), an overlapping
+ * fit replaces the piece it overlaps, old pieces expire, entries stop at
+ * the current fit's data. */
+START_TEST(test_history_store)
+{
+	rbs_history *h = rbs_history_new(2, 1, 100);
+	sync_conv c = {.slope = 1, .n = 10, .xmin = 0, .xmax = 10};
+	ck_assert(rbs_history_close(h, 7, &c, 0));
+	ck_assert(!rbs_history_close(h, 8, &c, 0)); /* one peer at most */
+	ck_assert(!rbs_history_close(h, 7, &c, NAN));
+	c.xmin = 20;
+	c.xmax = 30;
+	ck_assert(rbs_history_close(h, 7, &c, 1e-24));
+	c.xmin = 40;
+	c.xmax = 50;
+	ck_assert(rbs_history_close(h, 7, &c, 0)); /* the first goes */
+	guint peers;
+	ck_assert_uint_eq(rbs_history_count(h, &peers), 2);
+	ck_assert_uint_eq(peers, 1);
+	c.xmin = 45; /* overlaps [40, 50]: replaces it */
+	c.xmax = 60;
+	ck_assert(rbs_history_close(h, 7, &c, 0));
+	GArray *e = g_array_new(FALSE, FALSE, sizeof(sync_ticker_entry));
+	ck_assert_uint_eq(rbs_history_entries(h, 1, 7, 55, e), 1); /* [45, 60] reaches past 55 */
+	ck_assert_int_eq(g_array_index(e, sync_ticker_entry, 0).conv.xmin, 20);
+	ck_assert_double_eq(g_array_index(e, sync_ticker_entry, 0).conv.wander, 1e-24);
+	ck_assert_uint_eq(rbs_history_expire(h, 135), 1); /* [20, 30] ended 105 ago */
+	ck_assert_uint_eq(rbs_history_expire(h, 161), 1);
+	ck_assert_uint_eq(rbs_history_count(h, &peers), 0);
+	ck_assert_uint_eq(peers, 0);
+	g_array_free(e, TRUE);
+	rbs_history_free(h);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("rbs_core");
@@ -328,6 +418,8 @@ int main(void)
 	tcase_add_test(tc, test_unmatched_and_aging);
 	tcase_add_test(tc, test_references);
 	tcase_add_test(tc, test_mesh_ages_and_root);
+	tcase_add_test(tc, test_history_across_outage);
+	tcase_add_test(tc, test_history_store);
 	suite_add_tcase(s, tc);
 	return tu_check_run(s);
 }

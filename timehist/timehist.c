@@ -1,6 +1,8 @@
 /* timehist.c — piecewise clock history (see timehist.h, docs/clocks.md). */
 #include "timehist/timehist.h"
 
+#include "libsync/bridge.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -433,38 +435,9 @@ static int find(const timehist *h, sync_tval x, const sync_conv **out, bridge *b
 	return 0;
 }
 
-/* A fit's centre (where its line is best known), its rate's variance there
- * (the slope's, plus how far the rate at the centre may differ from the
- * window's mean rate under a random walk of diffusion q2: q2 L / 12 for a
- * window of span L). */
-static int64_t centre(const sync_conv *c)
-{
-	return c->x0 + (int64_t)llround(c->xbar);
-}
-
-static double rate_var(const sync_conv *c, double q2)
-{
-	return c->var_s + q2 * (double)(c->xmax - c->xmin) / 12.0;
-}
-
 sync_tval timehist_bridge(const sync_conv *a, const sync_conv *b, double q2, sync_tval x, double *var)
 {
-	int64_t xa = centre(a), xb = centre(b);
-	double T = (double)(xb - xa), u = sync_tval_diff(x, xa), w = u / T;
-	double h01 = w * w * (3 - 2 * w), h00 = 1 - h01, h10 = w * (1 - w) * (1 - w), h11 = w * w * (w - 1);
-	sync_tval ya = sync_conv_apply(a, sync_tval_of(xa)), yb = sync_conv_apply(b, sync_tval_of(xb));
-	double d = (double)(yb.i - ya.i) + (yb.f - ya.f);
-	/* h00 ya + h01 yb = ya + h01 (yb - ya): the integer parts stay exact. */
-	double off = h01 * d + T * (h10 * a->slope + h11 * b->slope);
-	double fl = floor(off + ya.f + 0.5);
-	sync_tval y = {ya.i + (int64_t)fl, off + ya.f - fl};
-	if (var) {
-		/* At its centre a fit's value and slope are uncorrelated. */
-		double ta = h10 * T, tb = h11 * T, r = T - u;
-		double v = h00 * h00 * a->var_c + ta * ta * rate_var(a, q2) + h01 * h01 * b->var_c + tb * tb * rate_var(b, q2);
-		*var = v + q2 * u * u * u * r * r * r / (3 * T * T * T);
-	}
-	return y;
+	return sync_bridge(a, b, q2, x, var, NULL);
 }
 
 int timehist_convert(const timehist *h, sync_tval x, sync_tval *y, double *var, char *why, size_t len)

@@ -63,6 +63,7 @@ csim_truth *csim_truth_new(const sim_scenario *sc, const char *run_dir, int64_t 
 	t->handovers = g_array_new(FALSE, FALSE, sizeof(csim_handover));
 	t->node_steps = g_array_new(FALSE, FALSE, sizeof(csim_node_step));
 	t->gutc = g_array_new(FALSE, FALSE, sizeof(csim_gutc));
+	t->past_h = g_array_new(FALSE, FALSE, sizeof(int64_t));
 	return t;
 }
 
@@ -93,6 +94,7 @@ void csim_truth_free(csim_truth *t)
 	g_array_free(t->handovers, TRUE);
 	g_array_free(t->node_steps, TRUE);
 	g_array_free(t->gutc, TRUE);
+	g_array_free(t->past_h, TRUE);
 	sim_world_free(t->world);
 	g_free(t->bin_dir);
 	g_free(t->run_dir);
@@ -263,14 +265,13 @@ static void read_ticker(csim_truth *t, tnode *n)
 	csim_node_env_leave(&saved);
 }
 
-/* Convert node a's cpu at host time h through graph of v to node b's cpu (or
- * global when b is NULL, truth through the root's exact edge). */
-static int measure(tnode *v, tnode *a, tnode *b, tnode *root, int64_t h, csim_meas *m, char *why, size_t len)
+int csim_truth_measure_at(tnode *v, tnode *a, tnode *b, tnode *root, int64_t h, int64_t hnow, csim_meas *m, char *why,
+			  size_t len)
 {
-	int64_t xa = sync_simclock_apply(&a->cpu, h);
+	int64_t xa = sync_simclock_apply(&a->cpu, h), now = sync_simclock_apply(&a->cpu, hnow);
 	sync_graph_result r;
 	sync_clock_id to = b ? sync_clock_cpu((uint32_t)b->id) : sync_clock_global();
-	int rc = sync_graph_convert(v->g, sync_clock_cpu((uint32_t)a->id), to, sync_tval_of(xa), xa, &r, why, len);
+	int rc = sync_graph_convert(v->g, sync_clock_cpu((uint32_t)a->id), to, sync_tval_of(xa), now, &r, why, len);
 	if (rc < 0)
 		return rc;
 	double truth_off; /* truth as a tval difference from r.value.i */
@@ -284,7 +285,7 @@ static int measure(tnode *v, tnode *a, tnode *b, tnode *root, int64_t h, csim_me
 		}
 		int64_t xr = sync_simclock_apply(&root->cpu, h);
 		sync_graph_result g;
-		rc = sync_graph_convert(v->g, sync_clock_cpu((uint32_t)root->id), sync_clock_global(), sync_tval_of(xr), xa,
+		rc = sync_graph_convert(v->g, sync_clock_cpu((uint32_t)root->id), sync_clock_global(), sync_tval_of(xr), now,
 					&g, why, len);
 		if (rc < 0)
 			return rc;
@@ -303,7 +304,7 @@ static int measure(tnode *v, tnode *a, tnode *b, tnode *root, int64_t h, csim_me
 				  sync_clock_equal(e->to, sync_clock_cpu((uint32_t)b->id));
 			int rev = sync_clock_equal(e->to, sync_clock_cpu((uint32_t)a->id)) &&
 				  sync_clock_equal(e->from, sync_clock_cpu((uint32_t)b->id));
-			if ((!fwd && !rev) || e->conv.var_s <= 0 || e->conv.var_c <= 0)
+			if ((!fwd && !rev) || e->conv.var_s <= 0 || e->conv.var_c <= 0 || (e->conv.flags & SYNC_CONV_PIECE))
 				continue;
 			int64_t x = fwd ? xa : sync_simclock_apply(&b->cpu, h);
 			double dx = (double)(x - e->conv.x0) - e->conv.xbar, n = e->conv.n;
@@ -319,8 +320,7 @@ static int measure(tnode *v, tnode *a, tnode *b, tnode *root, int64_t h, csim_me
 	return 0;
 }
 
-/* The outage phase of a conversion between nodes a and b at host time h. */
-static sim_phase phase_of(const csim_truth *t, int a, int b, int64_t h)
+sim_phase csim_truth_phase_of(const csim_truth *t, int a, int b, int64_t h)
 {
 	double w = (double)(h - t->epoch_ns) * 1e-9;
 	const sim_node_cfg *na = sim_scenario_find_node(t->sc, a), *nb = sim_scenario_find_node(t->sc, b);
@@ -364,7 +364,7 @@ static int audio_sample(csim_truth *t, int64_t h, gboolean keep)
 				continue;
 			sync_tval truth = audio_at(t, b, h);
 			double frames = (double)(r.value.i - truth.i) + r.value.f - truth.f;
-			csim_meas m = {.t_s = (double)(h - t->t0_ns) * 1e-9, .from = v->id, .to = b->id, .kind = CSIM_AUDIO, .hops = r.hops, .err_ns = frames * 1e9 / t->rate_hz, .sd_ns = sqrt(r.var) * 1e9 / t->rate_hz, .bound_ns = NAN, .dof = r.dof, .phase = phase_of(t, v->id, b->id, h)};
+			csim_meas m = {.t_s = (double)(h - t->t0_ns) * 1e-9, .from = v->id, .to = b->id, .kind = CSIM_AUDIO, .hops = r.hops, .err_ns = frames * 1e9 / t->rate_hz, .sd_ns = sqrt(r.var) * 1e9 / t->rate_hz, .bound_ns = NAN, .dof = r.dof, .phase = csim_truth_phase_of(t, v->id, b->id, h)};
 			g_array_append_val(t->last, m);
 			if (keep)
 				g_array_append_val(t->all, m);
@@ -388,9 +388,9 @@ static int measure_one(csim_truth *t, tnode *v, tnode *b, int64_t h, gboolean ke
 		return 0; /* the root's own global is exact by definition */
 	if (!b && !root)
 		return -1;
-	if (measure(v, v, b, root, h, &m, why, sizeof why) < 0)
+	if (csim_truth_measure_at(v, v, b, root, h, h, &m, why, sizeof why) < 0)
 		return -1;
-	m.phase = phase_of(t, m.from, m.to, h);
+	m.phase = csim_truth_phase_of(t, m.from, m.to, h);
 	g_array_append_val(t->last, m);
 	if (keep)
 		g_array_append_val(t->all, m);
@@ -471,6 +471,7 @@ int csim_truth_sample(csim_truth *t, gboolean keep)
 	}
 	if (t->world)
 		ok += audio_sample(t, h, keep);
+	ok += csim_truth_past_sample(t, h, keep);
 	csim_truth_utc_sample(t, NULL, 0, keep);
 	t->samples++;
 	return ok;
@@ -518,9 +519,9 @@ int csim_truth_convert(csim_truth *t, int via, int a, int b, csim_meas *out, cha
 	}
 	int64_t h = host_raw();
 	csim_meas m = {.t_s = (double)(h - t->t0_ns) * 1e-9};
-	int rc = measure(v, na, nb, nb ? NULL : csim_truth_node(t, (int)v->root), h, &m, why, len);
+	int rc = csim_truth_measure_at(v, na, nb, nb ? NULL : csim_truth_node(t, (int)v->root), h, h, &m, why, len);
 	if (rc == 0) {
-		m.phase = phase_of(t, m.from, m.to, h);
+		m.phase = csim_truth_phase_of(t, m.from, m.to, h);
 		*out = m;
 	}
 	return rc;
@@ -713,6 +714,7 @@ int csim_truth_report(const csim_truth *t, GString *out, const char *csv_path)
 		g_string_append(out, ")\n");
 	}
 	csim_truth_utc_report(t, out);
+	csim_truth_past_report(t, out);
 	int rc = 0;
 	if (csv_path && !g_file_set_contents(csv_path, csv->str, (gssize)csv->len, NULL))
 		rc = -EIO;

@@ -64,7 +64,42 @@ struct csim_truth {
 	guint64 budget_tried;  /* kept conversions attempted within the budget */
 	guint64 budget_failed; /* of which none could be made (no ticker, no path, no global) */
 	GArray *gutc;          /* csim_gutc, kept samples */
+	/* Past times (past_truth.c): host times of kept samples taken while
+	 * some node was inside an outage, converted again after it ended. */
+	GArray *past_h; /* int64_t */
+	guint past_cursor;
+	guint64 past_tried, past_failed;
+	char past_why[240]; /* the last failure's reason */
 };
+
+/* Convert node a's cpu at host time h through node v's graph (its ticker
+ * as last read) to node b's cpu, or to global when b is NULL (the truth
+ * then through root's own exact definition, at h), the edges' ages taken
+ * at host time hnow (h for a conversion of now).  0 with *m filled but
+ * for its t_s and phase, or a negative errno with why[len].  truth.c. */
+int csim_truth_measure_at(tnode *v, tnode *a, tnode *b, tnode *root, int64_t h, int64_t hnow, csim_meas *m, char *why,
+			  size_t len);
+
+/* The outage phase of a conversion between nodes a and b at host time h
+ * (the worse of the two nodes' phases).  truth.c. */
+sim_phase csim_truth_phase_of(const csim_truth *t, int a, int b, int64_t h);
+
+/* After a full sample at host time h (tickers just read): note h when
+ * some node is inside an outage, and convert one noted past time (in
+ * turn) again for every pair of nodes that was cut off then and has been
+ * out of its outage for CSIM_PAST_SETTLE_S now, with each node's graph,
+ * as kind-phase "past" measurements (kept when keep).  Returns how many
+ * succeeded.  past_truth.c. */
+int csim_truth_past_sample(csim_truth *t, int64_t h, gboolean keep);
+
+/* The report's line on those conversions: how many were tried and could
+ * not be made (nothing when none was tried).  past_truth.c. */
+void csim_truth_past_report(const csim_truth *t, GString *out);
+
+/* Seconds after the end of a pair's outage before its past is converted
+ * again: the fits after it have taken enough observations to be
+ * published (syncd's MIN_PUBLISH at its beacon interval), and bridged. */
+#define CSIM_PAST_SETTLE_S 30.0
 
 /* After the tickers were read: each node in nodes[] (n of them; NULL:
  * every node) converts its cpu time to utc, against the host's realtime

@@ -1,0 +1,69 @@
+/* bridge.c — a clock pair across an outage (bridge.h). */
+#include "libsync/bridge.h"
+
+#include <math.h>
+#include <stdint.h>
+
+/* A fit's centre, where its line is best known. */
+static int64_t centre(const sync_conv *c)
+{
+	return c->x0 + (int64_t)llround(c->xbar);
+}
+
+/* Its rate's variance there: the slope's, plus how far the rate at the
+ * centre may differ from the window's mean under a random walk of q2. */
+static double rate_var(const sync_conv *c, double q2)
+{
+	return c->var_s + q2 * (double)(c->xmax - c->xmin) / 12.0;
+}
+
+sync_tval sync_bridge(const sync_conv *a, const sync_conv *b, double q2, sync_tval x, double *var, double *slope)
+{
+	int64_t xa = centre(a), xb = centre(b);
+	double T = (double)(xb - xa), u = sync_tval_diff(x, xa), w = u / T;
+	double h01 = w * w * (3 - 2 * w), h00 = 1 - h01, h10 = w * (1 - w) * (1 - w), h11 = w * w * (w - 1);
+	sync_tval ya = sync_conv_apply(a, sync_tval_of(xa)), yb = sync_conv_apply(b, sync_tval_of(xb));
+	double d = (double)(yb.i - ya.i) + (yb.f - ya.f);
+	/* h00 ya + h01 yb = ya + h01 (yb - ya): the integer parts stay exact. */
+	double off = h01 * d + T * (h10 * a->slope + h11 * b->slope);
+	double fl = floor(off + ya.f + 0.5);
+	sync_tval y = {ya.i + (int64_t)fl, off + ya.f - fl};
+	if (slope)
+		*slope = 6 * w * (1 - w) * d / T + (1 - w) * (1 - 3 * w) * a->slope + w * (3 * w - 2) * b->slope;
+	if (var) {
+		/* At its centre a fit's value and slope are uncorrelated. */
+		double ta = h10 * T, tb = h11 * T, r = T - u;
+		double v = h00 * h00 * a->var_c + ta * ta * rate_var(a, q2) + h01 * h01 * b->var_c + tb * tb * rate_var(b, q2);
+		*var = v + (u > 0 && r > 0 ? q2 * u * u * u * r * r * r / (3 * T * T * T) : 0.0);
+	}
+	return y;
+}
+
+sync_conv sync_bridge_at(const sync_conv *a, const sync_conv *b, double q2, sync_tval x)
+{
+	double var, s;
+	sync_tval y = sync_bridge(a, b, q2, x, &var, &s);
+	sync_conv c = {
+		.x0 = x.i,
+		.y0 = y.i,
+		.yoff = y.f - s * x.f,
+		.slope = s,
+		.xbar = x.f,
+		.var_c = var,
+		.var_s = 0.0,
+		.rms = fmax(a->rms, b->rms),
+		.wander = 0.0,
+		.xmin = x.i,
+		.xmax = x.i,
+		.updated_ns = a->updated_ns > b->updated_ns ? a->updated_ns : b->updated_ns,
+		.n = a->n < b->n ? a->n : b->n,
+		.flags = 0,
+	};
+	return c;
+}
+
+double sync_bridge_q2_reverse(double q2, double slope)
+{
+	double s = fabs(slope);
+	return q2 / (s * s * s * s * s);
+}

@@ -1,0 +1,45 @@
+/* bridge.h — a clock pair across an outage (issue 16 item 3,
+ * docs/clocks.md "Across an outage"): the two fits on either side of a
+ * pause in the observations, joined by the curve a random walk of the rate
+ * makes most likely, with the error that walk leaves.
+ *
+ * Between fit a (before the outage) and fit b (after it) the bridge is the
+ * cubic Hermite curve through each fit's centre (where its value and slope
+ * are uncorrelated), with its value and slope there.  Its variance at x,
+ * for a rate random walk of diffusion q2 ((y/x)^2 per x unit), is the fits'
+ * errors carried through the curve (each rate's including how far a random
+ * walk moves it from the window's mean, q2 L / 12 for a window of span L)
+ * plus the pinned integrated Brownian motion's
+ *     q2 u^3 (T - u)^3 / (3 T^3),
+ * T the distance between the centres and u that of x from a's.
+ *
+ * History pieces on the wire (SYNC_CONV_PIECE, docs/protocol.md
+ * "sync/ticker"): a piece is a fit that held before an outage, valid over
+ * its data; its `wander` field carries the q2 its fit measured, not a
+ * fractional wander.  libsync's graph bridges the gap after a piece to the
+ * next piece or the pair's current fit (graph.h sync_graph_set_history).
+ *
+ * Pure: no I/O, no allocation.
+ */
+#ifndef CHORUS_BRIDGE_H
+#define CHORUS_BRIDGE_H
+
+#include "libsync/conv.h"
+
+/* y at x on the bridge from fit a to fit b (a's centre before b's) for a
+ * rate random walk of diffusion q2 (>= 0); *var (may be NULL) gets its
+ * variance (y units^2), *slope (may be NULL) the curve's dy/dx at x. */
+sync_tval sync_bridge(const sync_conv *a, const sync_conv *b, double q2, sync_tval x, double *var, double *slope);
+
+/* The bridge at x as a conversion valid at x alone (for composing along a
+ * path): the tangent line there, with the bridge's variance at x as its
+ * var_c, no slope variance and the fewer of the two fits' observations
+ * (its degrees of freedom).  Returns it. */
+sync_conv sync_bridge_at(const sync_conv *a, const sync_conv *b, double q2, sync_tval x);
+
+/* The diffusion of a rate random walk reversed: for q2 of y against x
+ * with slope s (dy/dx), that of x against y, q2 / s^5 (a rate error e on
+ * dy/dx is -e/s^2 on dx/dy, and a unit of y is 1/s units of x). */
+double sync_bridge_q2_reverse(double q2, double slope);
+
+#endif

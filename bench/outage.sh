@@ -5,7 +5,9 @@
 # switched off for 60 s and back, and the field split in two for 2 minutes
 # ([world] partition), and the root switched off in a 100-node field with
 # [rbs] advert_hops = 2 (issue 17).  Prints each run's error table split by phase (before, during, after an outage: RMS and max error, the RMS of
-# error / stated s.e., the count beyond 5 s.e.) and every hand-over of the
+# error / stated s.e., the count beyond 5 s.e.; and "past": times inside
+# an outage converted again 30 s or more after it, through the pairs'
+# history, bridged: issue 16 item 3) and every hand-over of the
 # root with the step of global the truth saw; writes outage.csv (one row per
 # scenario, kind, hops and phase) under $CHORUS_BENCH_OUT.  Fails (exit 1)
 # when chorus-sim does: a conversion beyond 5 of its stated standard errors,
@@ -48,7 +50,7 @@ for sc in ${OUTAGE_SCENARIOS:-sim/scenarios/outage/radio60.ini sim/scenarios/out
         "$B/chorus-sim" "$sc" --bin "$B" --no-audio --out "$run" >"$run/sim.log" 2>&1
     fi
     rc=$?
-    grep -E '^(kind|cpu|global) |^global hand-over|^timescale of|^outages' "$run/sim.log"
+    grep -E '^(kind|cpu|global) |^global hand-over|^timescale of|^outages|^past:' "$run/sim.log"
     if [ -s "$run/truth.csv" ]; then
         if [ "$first" = 1 ]; then
             sed -n '1s/^/scenario,/p' "$run/truth.csv" > "$csv"

@@ -28,30 +28,31 @@ typedef struct {
 	double steer_max_slew_ppm; /* largest rate correction, ppm */
 	double utc_error_us;       /* realtime's error against UTC, us; 0: as its discipline states (adjtimex) */
 	/* RBS between nodes (rbs.c, docs/protocol.md) */
-	gboolean rbs;              /* run RBS with the neighbours */
-	gint64 rbs_port;           /* UDP port */
-	char *rbs_address;         /* broadcast or multicast address packets go to */
-	char *rbs_interface;       /* bind to this interface ("" = any) */
-	gboolean rbs_beacon;       /* send reference beacons */
-	double beacon_interval_s;  /* s: mean time between our beacons (random phase) */
-	double report_interval_s;  /* s: mean time between our reception reports */
-	double advert_interval_s;  /* s: mean time between our advertisements */
-	gint64 rbs_window;         /* observations per RBS fit */
-	gint64 rbs_min;            /* RBS observations before preferring them to sender-receiver ones */
-	gint64 rbs_references;     /* 0: every node beacons; K >= 2: reference broadcasters (rbs_core.h) */
-	gint64 rbs_advert_hops;    /* 0: advertise all; H >= 1: scoped advertisements (advert_scope.h) */
-	double path_tolerance_us;  /* us: beacon senders of a pair may disagree this much (rbs_paths.h) */
-	double rbs_max_span_s;     /* s: older observations leave an RBS fit */
-	double peer_timeout_s;     /* s: a silent neighbour's fits are forgotten */
-	double rbs_history_s;      /* s: a pair's fit from before an outage is kept this long */
-	gint64 rbs_history_pieces; /* ... outages per neighbour (0: no history) */
-	double node_timeout_s;     /* s: a node with no news is dead (root rule) */
-	double edge_expire_s;      /* s: a learned conversion not refreshed is forgotten */
-	char *key_file;            /* HMAC-SHA256 key ("" = no authentication) */
-	gboolean insecure;         /* run RBS without a key: anyone on the network can forge time */
-	char *peers;               /* node numbers believed (allow.h; "" = any, up to max_peers) */
-	gint64 max_peers;          /* senders kept (replay windows, fits); more are refused */
-	char *boot_file;           /* the boot number's file (bootid.h; "" = $STATE_DIRECTORY/syncd.boot) */
+	gboolean rbs;               /* run RBS with the neighbours */
+	gint64 rbs_port;            /* UDP port */
+	char *rbs_address;          /* broadcast or multicast address packets go to */
+	char *rbs_interface;        /* bind to this interface ("" = any) */
+	gboolean rbs_beacon;        /* send reference beacons */
+	double beacon_interval_s;   /* s: mean time between our beacons (random phase) */
+	double report_interval_s;   /* s: mean time between our reception reports */
+	double advert_interval_s;   /* s: mean time between our advertisements */
+	gint64 rbs_window;          /* observations per RBS fit */
+	gint64 rbs_min;             /* RBS observations before preferring them to sender-receiver ones */
+	gint64 rbs_references;      /* 0: every node beacons; K >= 2: reference broadcasters (rbs_core.h) */
+	gint64 rbs_advert_hops;     /* 0: advertise all; H >= 1: scoped advertisements (advert_scope.h) */
+	double path_tolerance_us;   /* us: beacon senders of a pair may disagree this much (rbs_paths.h) */
+	double rbs_max_span_s;      /* s: older observations leave an RBS fit */
+	double peer_timeout_s;      /* s: a silent neighbour's fits are forgotten */
+	double rbs_history_s;       /* s: a pair's fit from before an outage is kept this long */
+	gint64 rbs_history_pieces;  /* ... pieces per neighbour (0: no history) */
+	double rbs_history_every_s; /* s: and a neighbour's fit every this much of its data */
+	double node_timeout_s;      /* s: a node with no news is dead (root rule) */
+	double edge_expire_s;       /* s: a learned conversion not refreshed is forgotten */
+	char *key_file;             /* HMAC-SHA256 key ("" = no authentication) */
+	gboolean insecure;          /* run RBS without a key: anyone on the network can forge time */
+	char *peers;                /* node numbers believed (allow.h; "" = any, up to max_peers) */
+	gint64 max_peers;           /* senders kept (replay windows, fits); more are refused */
+	char *boot_file;            /* the boot number's file (bootid.h; "" = $STATE_DIRECTORY/syncd.boot) */
 } syncd_config;
 
 /* Load defaults, then `path` (missing is fine only when `path_given` is

@@ -543,6 +543,7 @@ syncd_rbs *syncd_rbs_new(const syncd_config *cfg, syncd_pairs *pairs, syncd_root
 		.history_ns = (int64_t)(c->rbs_history_s * 1e9),
 		.history_pieces = (uint32_t)c->rbs_history_pieces,
 		.history_peers = (uint32_t)c->max_peers,
+		.history_every_ns = (int64_t)(c->rbs_history_every_s * 1e9),
 	};
 	r->core = rbs_core_new(&cc, &why);
 	if (!r->core) {

@@ -106,7 +106,7 @@ rbs_core *rbs_core_new(const rbs_core_cfg *cfg, const char **why)
 	g_queue_init(&c->rxq);
 	c->rx = g_hash_table_new(g_int64_hash, g_int64_equal);
 	c->peers = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, peer_free);
-	c->hist = rbs_history_new(cfg->history_pieces, cfg->history_peers, cfg->history_ns);
+	c->hist = rbs_history_new(cfg->history_pieces, cfg->history_peers, cfg->history_ns, cfg->history_every_ns);
 	return c;
 }
 
@@ -427,6 +427,13 @@ size_t rbs_core_entries(rbs_core *c, GArray *out)
 		fit_rec *f = rbs_core_is_reference(c, p->node) ? chosen(c, p) : NULL;
 		if (!f)
 			continue;
+		/* The line at its newest point, for the wander a piece of its
+		 * history will be bridged with (rbs_history.h). */
+		sync_tval end = sync_tval_of(f->conv.xmax);
+		rbs_history_note(c->hist, p->node, f->conv.xmax, sync_conv_apply(&f->conv, end).i,
+				 sqrt(sync_conv_var(&f->conv, end)));
+		/* ... and every so often as a piece of it, for past times. */
+		rbs_history_keep(c->hist, p->node, &f->conv, c->cfg.window / 2, sync_fit_wander_bound(f->fit));
 		sync_ticker_entry e = {sync_clock_cpu(c->cfg.self), sync_clock_cpu(p->node), f->conv};
 		g_array_append_val(out, e);
 		k++;

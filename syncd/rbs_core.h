@@ -44,6 +44,7 @@ typedef struct {
 	int64_t history_ns;       /* keep a pair's fit from before an outage this long (rbs_history.h) */
 	uint32_t history_pieces;  /* ... at most this many per peer (0: no history) */
 	uint32_t history_peers;   /* ... for at most this many peers */
+	int64_t history_every_ns; /* ... and a pair's fit every this much of its data (0: only before outages) */
 } rbs_core_cfg;
 
 typedef struct rbs_core rbs_core;

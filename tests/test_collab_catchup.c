@@ -306,7 +306,17 @@ END_TEST
 typedef struct {
 	GArray *seqs; /* uint64_t: the detections' seq, in arrival order */
 	guint late;
+	guint retimed; /* node 2's late ones that arrived timed again */
 } inbox;
+
+/* Node 2 times a resent detection again (collab's retime: the onset
+ * converted across the outage now): 777 ns later than it was queued. */
+#define RETIME_NS 777
+static gboolean retime(void *ctx, det_event *e)
+{
+	e->global_ns += RETIME_NS;
+	return TRUE;
+}
 
 static void on_det(void *user, const det_event *e, guint late)
 {
@@ -315,6 +325,11 @@ static void on_det(void *user, const det_event *e, guint late)
 	/* a catch-up's resends, never anything else */
 	ck_assert(late == 0 || late == COLLAB_LATE_RESENT);
 	b->late += late != 0;
+	/* Node 2's (event(2, i, i s)) carry the new time when resent only. */
+	if (e->node == 2) {
+		ck_assert_int_eq(e->global_ns, 1000000000LL * (int64_t)e->seq + (late ? RETIME_NS : 0));
+		b->retimed += late != 0;
+	}
 }
 
 /* Node 2's radio is down: neither hears the other. */
@@ -337,9 +352,9 @@ START_TEST(two_nodes_catch_up_after_an_outage)
 	collab_outbox *o2 = collab_outbox_open(p2, 1000, 3600 * 1000000000LL, &err);
 	collab_outbox *o3 = collab_outbox_open(p3, 1000, 3600 * 1000000000LL, &err);
 	ck_assert(o2 && o3);
-	collab_share_cfg c2 = {2, "127.255.255.255", port, KEY, sizeof KEY - 1, 1000, 16, reach, NULL, o2, 1000, 200, 50};
-	collab_share_cfg c3 = {3, "127.255.255.255", port, KEY, sizeof KEY - 1, 2000, 16, reach, NULL, o3, 1000, 200, 50};
-	inbox b2 = {g_array_new(FALSE, FALSE, sizeof(uint64_t)), 0}, b3 = {g_array_new(FALSE, FALSE, sizeof(uint64_t)), 0};
+	collab_share_cfg c2 = {2, "127.255.255.255", port, KEY, sizeof KEY - 1, 1000, 16, reach, NULL, o2, 1000, 200, 50, retime, NULL};
+	collab_share_cfg c3 = {3, "127.255.255.255", port, KEY, sizeof KEY - 1, 2000, 16, reach, NULL, o3, 1000, 200, 50, NULL, NULL};
+	inbox b2 = {g_array_new(FALSE, FALSE, sizeof(uint64_t)), 0, 0}, b3 = {g_array_new(FALSE, FALSE, sizeof(uint64_t)), 0, 0};
 	collab_share *s2 = collab_share_new(&c2, on_det, &b2, &err);
 	ck_assert_msg(s2, "%s", err ? err->message : "");
 	collab_share *s3 = collab_share_new(&c3, on_det, &b3, &err);
@@ -385,6 +400,10 @@ START_TEST(two_nodes_catch_up_after_an_outage)
 	ck_assert_uint_ge(st2.resent, 30);
 	ck_assert_uint_ge(st3.resent, 30);
 	ck_assert_uint_ge(st2.cut_off, 30);
+	/* Node 2's resends went out timed again, node 3's as queued. */
+	ck_assert_uint_eq(b3.retimed, 30);
+	ck_assert_uint_eq(st2.retimed, st2.resent);
+	ck_assert_uint_eq(st3.retimed, 0);
 	/* Node 2 restarts (its queue reopened, a new boot): node 3 holds its
 	 * numbering and asks for nothing; both stay caught up. */
 	collab_share_free(s2);

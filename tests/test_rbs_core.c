@@ -379,7 +379,7 @@ END_TEST
  * the current fit's data. */
 START_TEST(test_history_store)
 {
-	rbs_history *h = rbs_history_new(2, 1, 100);
+	rbs_history *h = rbs_history_new(2, 1, 100, 0);
 	sync_conv c = {.slope = 1, .n = 10, .xmin = 0, .xmax = 10};
 	ck_assert(rbs_history_close(h, 7, &c, 0));
 	ck_assert(!rbs_history_close(h, 8, &c, 0)); /* one peer at most */
@@ -405,6 +405,53 @@ START_TEST(test_history_store)
 	ck_assert_uint_eq(rbs_history_count(h, &peers), 0);
 	ck_assert_uint_eq(peers, 0);
 	g_array_free(e, TRUE);
+	rbs_history_free(h);
+	/* The q2 of a piece is measured on the noted line once it spans two
+	 * 32 s spans: a straight line under 100 ns of noise has none (the
+	 * estimator subtracts the noise; syncd/continuity.h); before that the
+	 * fit's own bound is taken. */
+	h = rbs_history_new(2, 4, 3600000000000LL, 0);
+	GRand *g = g_rand_new_with_seed(77);
+	c = (sync_conv){.slope = 1, .n = 10, .xmin = 0, .xmax = 40000000000LL};
+	for (int64_t x = 0; x <= 40000000000LL; x += 4000000000LL)
+		rbs_history_note(h, 9, x, x + 5000 + (int64_t)gauss(g, 100), 100);
+	ck_assert(rbs_history_close(h, 9, &c, 1e-24));
+	e = g_array_new(FALSE, FALSE, sizeof(sync_ticker_entry));
+	ck_assert_uint_eq(rbs_history_entries(h, 1, 9, c.xmax, e), 1);
+	ck_assert_double_eq(g_array_index(e, sync_ticker_entry, 0).conv.wander, 1e-24); /* 40 s: the fit's bound */
+	for (int64_t x = 44000000000LL; x <= 600000000000LL; x += 4000000000LL)
+		rbs_history_note(h, 9, x, x + 5000 + (int64_t)gauss(g, 100), 100);
+	c.xmin = 100000000000LL;
+	c.xmax = 600000000000LL;
+	ck_assert(rbs_history_close(h, 9, &c, 1e-24));
+	g_array_set_size(e, 0);
+	ck_assert_uint_eq(rbs_history_entries(h, 1, 9, c.xmax, e), 2);
+	ck_assert_msg(g_array_index(e, sync_ticker_entry, 1).conv.wander < 1e-27, "q2 %g of a straight line",
+		      g_array_index(e, sync_ticker_entry, 1).conv.wander);
+	GString *d = g_string_new(NULL);
+	rbs_history_describe(h, c.xmax, NULL, NULL, d);
+	ck_assert_msg(strstr(d->str, "measured over 600 s of the line"), "%s", d->str);
+	g_string_free(d, TRUE);
+	g_array_free(e, TRUE);
+	g_rand_free(g);
+	rbs_history_free(h);
+	/* Periodic pieces: a mature fit at once, then one whose data begin
+	 * every_ns after the newest piece's end; none without every_ns. */
+	h = rbs_history_new(8, 4, 3600000000000LL, 100);
+	c = (sync_conv){.slope = 1, .n = 31, .xmin = 0, .xmax = 10};
+	ck_assert(!rbs_history_keep(h, 5, &c, 32, 0)); /* young */
+	c.n = 32;
+	ck_assert(rbs_history_keep(h, 5, &c, 32, 0));
+	c.xmin = 50;
+	c.xmax = 60;
+	ck_assert(!rbs_history_keep(h, 5, &c, 32, 0));
+	c.xmin = 110;
+	c.xmax = 120;
+	ck_assert(rbs_history_keep(h, 5, &c, 32, 0));
+	ck_assert_uint_eq(rbs_history_count(h, NULL), 2);
+	rbs_history_free(h);
+	h = rbs_history_new(8, 4, 3600000000000LL, 0);
+	ck_assert(!rbs_history_keep(h, 5, &c, 32, 0));
 	rbs_history_free(h);
 }
 END_TEST

@@ -29,6 +29,7 @@
 #include "apps/collab/share.h"
 #include "apps/collab/sharemsg.h"
 #include "apps/collab/tdoa.h"
+#include "apps/detect/onset_time.h"
 #include "apps/dsp/air.h"
 #include "libcfg/cfg.h"
 #include "libdev/bootid.h"
@@ -430,6 +431,27 @@ static gboolean on_poll(gpointer data)
 	return G_SOURCE_CONTINUE;
 }
 
+/* collab_share_cfg.retime: a detection resent after an outage (a peer
+ * missed it) is timed again when its onset now converts across that
+ * outage (the pair histories syncd publishes, libsync/bridge.h): what it
+ * carried was the time this node's conversions gave while cut off (aged,
+ * or its own continued timescale), the bridge is the field's. */
+static gboolean retime_det(void *ctx, det_event *e)
+{
+	collabd *d = ctx;
+	int64_t g;
+	double se;
+	uint32_t flags;
+	char why[200];
+	if (det_onset_time_flags(d->clocks, e, sync_clock_global(), &g, &se, &flags, why, sizeof why) < 0 ||
+	    !(flags & SYNC_GRAPH_BRIDGED))
+		return FALSE;
+	e->global_ns = g;
+	e->global_se_ns = se;
+	e->has_global = TRUE;
+	return TRUE;
+}
+
 /* collab_share_cfg.reachable through the receive filter. */
 static gboolean peer_reachable(void *ctx, uint32_t peer)
 {
@@ -463,9 +485,9 @@ static int status_text(void *user, GString *out)
 		g_string_append_printf(out, "queue %s queued=%u max=%" G_GINT64_FORMAT " added=%" G_GUINT64_FORMAT " dropped=%" G_GUINT64_FORMAT " write_errors=%" G_GUINT64_FORMAT " torn=%" G_GUINT64_FORMAT "\n",
 				       collab_outbox_path(d->outbox), os.queued, d->cfg.queue_max, os.added, os.dropped,
 				       os.write_errors, os.torn);
-		g_string_append_printf(out, "catchup late=%" G_GUINT64_FORMAT " duplicates=%" G_GUINT64_FORMAT " missing=%" G_GUINT64_FORMAT " lost=%" G_GUINT64_FORMAT " have_sent=%" G_GUINT64_FORMAT " want_sent=%" G_GUINT64_FORMAT " wanted=%" G_GUINT64_FORMAT " resent=%" G_GUINT64_FORMAT " pending=%u gone=%" G_GUINT64_FORMAT "\n",
+		g_string_append_printf(out, "catchup late=%" G_GUINT64_FORMAT " duplicates=%" G_GUINT64_FORMAT " missing=%" G_GUINT64_FORMAT " lost=%" G_GUINT64_FORMAT " have_sent=%" G_GUINT64_FORMAT " want_sent=%" G_GUINT64_FORMAT " wanted=%" G_GUINT64_FORMAT " resent=%" G_GUINT64_FORMAT " pending=%u gone=%" G_GUINT64_FORMAT " retimed=%" G_GUINT64_FORMAT "\n",
 				       ss.late, ss.duplicates, ss.missing, ss.lost, ss.have_sent, ss.want_sent, ss.wanted,
-				       ss.resent, ss.pending, ss.gone);
+				       ss.resent, ss.pending, ss.gone, ss.retimed);
 		g_string_append_printf(out, "late groups_reopened=%" G_GUINT64_FORMAT " kept=%" G_GUINT64_FORMAT " located=%" G_GUINT64_FORMAT " remembered=%u\n",
 				       d->late_reopened, d->late_kept, d->late_located, collab_grouper_kept(d->grouper));
 		collab_held_stats hs;
@@ -639,7 +661,7 @@ int main(int argc, char **argv)
 	}
 	collab_share_cfg scfg = {(uint32_t)d.cfg.node, d.cfg.share_address, (int)d.cfg.share_port, d.key, d.klen, boot,
 				 (uint32_t)d.cfg.max_peers, d.filter ? peer_reachable : NULL, d.filter, d.outbox,
-				 (uint32_t)d.cfg.queue_max, (guint)d.cfg.catchup_ms, (guint)d.cfg.resend_per_s};
+				 (uint32_t)d.cfg.queue_max, (guint)d.cfg.catchup_ms, (guint)d.cfg.resend_per_s, retime_det, &d};
 	clip_server_cfg ccfg = {(uint32_t)d.cfg.node, (int)d.cfg.device, port, d.cfg.clip_bind, d.key, d.klen,
 				(unsigned)d.cfg.clip_max_conn};
 	/* Resume detect/events after the last detection the previous run

@@ -227,6 +227,8 @@ static gboolean on_resend(gpointer data)
 		memset(m, 0, sizeof *m);
 		m->kind = COLLAB_MSG_DET;
 		m->e = *e;
+		if (s->cfg.retime && s->cfg.retime(s->cfg.retime_ctx, &m->e))
+			s->st.retimed++;
 		m->epoch = collab_outbox_epoch(s->cfg.outbox);
 		m->oid = id;
 		m->late = COLLAB_LATE_RESENT;

@@ -57,6 +57,11 @@ typedef struct {
 	uint32_t span;
 	guint have_ms;
 	guint resend_per_s;
+	/* Before a queued detection is resent (NULL: as queued): may time
+	 * *e again (collab: its onset converted now, across the outage it was
+	 * made in); TRUE when it did (counted as retimed). */
+	gboolean (*retime)(void *ctx, det_event *e);
+	void *retime_ctx;
 } collab_share_cfg;
 
 /* Bind and get ready to send.  Malformed, unauthenticated and replayed
@@ -83,6 +88,7 @@ typedef struct {
 	guint64 wanted;               /* ids other nodes asked this one for */
 	guint64 resent;               /* detections resent */
 	guint64 gone;                 /* asked for but no longer queued here */
+	guint64 retimed;              /* resent with their onset timed again (cfg.retime) */
 	guint pending;                /* resends waiting for their turn */
 	guint64 missing, lost;        /* of others' detections: missing now; given up */
 } collab_share_stats;

@@ -6,6 +6,13 @@
 int det_onset_time(sync_client *clocks, const det_event *e, sync_clock_id to, int64_t *ns, double *se_ns, char *why,
 		   size_t len)
 {
+	uint32_t flags;
+	return det_onset_time_flags(clocks, e, to, ns, se_ns, &flags, why, len);
+}
+
+int det_onset_time_flags(sync_client *clocks, const det_event *e, sync_clock_id to, int64_t *ns, double *se_ns,
+			 uint32_t *flags, char *why, size_t len)
+{
 	/* sync_tval keeps the integer part exact. */
 	double ip = floor(e->onset_frame + 0.5);
 	sync_tval x = {(int64_t)ip, e->onset_frame - ip};
@@ -17,5 +24,6 @@ int det_onset_time(sync_client *clocks, const det_event *e, sync_clock_id to, in
 		return rc;
 	*ns = r.value.i + (int64_t)floor(r.value.f + 0.5);
 	*se_ns = sqrt(r.var + var_on);
+	*flags = r.flags;
 	return 0;
 }

@@ -19,4 +19,10 @@
 int det_onset_time(sync_client *clocks, const det_event *e, sync_clock_id to, int64_t *ns, double *se_ns, char *why,
 		   size_t len);
 
+/* The same, and the conversion's SYNC_GRAPH_* flags in *flags (e.g.
+ * SYNC_GRAPH_BRIDGED: the onset lies inside an outage of some pair on the
+ * path, converted across it with the history from before it). */
+int det_onset_time_flags(sync_client *clocks, const det_event *e, sync_clock_id to, int64_t *ns, double *se_ns,
+			 uint32_t *flags, char *why, size_t len);
+
 #endif

@@ -293,6 +293,7 @@ int csim_truth_measure_at(tnode *v, tnode *a, tnode *b, tnode *root, int64_t h, 
 		m->hops = r.hops ? r.hops - 1 : 0;
 	}
 	m->err_ns = r.value.f - truth_off;
+	m->flags = r.flags;
 	m->bound_ns = NAN;
 	if (b && r.hops == 1) {
 		/* The least-squares bound of the fit used: observations with the
@@ -522,6 +523,27 @@ int csim_truth_convert(csim_truth *t, int via, int a, int b, csim_meas *out, cha
 	int rc = csim_truth_measure_at(v, na, nb, nb ? NULL : csim_truth_node(t, (int)v->root), h, h, &m, why, len);
 	if (rc == 0) {
 		m.phase = csim_truth_phase_of(t, m.from, m.to, h);
+		*out = m;
+	}
+	return rc;
+}
+
+int csim_truth_convert_at(csim_truth *t, int via, int a, int b, int64_t h, csim_meas *out, char *why, size_t len)
+{
+	tnode *v = csim_truth_node(t, via), *na = csim_truth_node(t, a), *nb = b >= 0 ? csim_truth_node(t, b) : NULL;
+	if (!v || !na || (b >= 0 && !nb)) {
+		snprintf(why, len, "unknown node");
+		return -ENOENT;
+	}
+	read_ticker(t, v);
+	if (!v->have) {
+		snprintf(why, len, "node%d's ticker could not be read", via);
+		return -EAGAIN;
+	}
+	csim_meas m = {.t_s = (double)(h - t->t0_ns) * 1e-9};
+	int rc = csim_truth_measure_at(v, na, nb, nb ? NULL : csim_truth_node(t, (int)v->root), h, host_raw(), &m, why, len);
+	if (rc == 0) {
+		m.phase = SIM_PHASE_PAST;
 		*out = m;
 	}
 	return rc;

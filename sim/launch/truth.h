@@ -44,6 +44,7 @@ typedef struct {
 			    * receive jitter of both nodes, the fit's n and spread); else NAN */
 	double dof;      /* degrees of freedom of sd_ns (libsync's graph result) */
 	sim_phase phase; /* the later of the two nodes' outage phases at the time (sim/outage.h) */
+	uint32_t flags;  /* libsync's SYNC_GRAPH_* of the conversion (bridged, extrapolated) */
 } csim_meas;
 
 /* Whether m lies beyond k of its standard errors by the t-quantile rule
@@ -151,6 +152,12 @@ guint csim_truth_outliers(const csim_truth *t, double k);
  * standard error, its degrees of freedom, hops), or a negative errno with
  * the reason in why. */
 int csim_truth_convert(csim_truth *t, int via, int a, int b, csim_meas *m, char *why, size_t len);
+
+/* The same for a past time: node a's cpu at host raw time h (ns),
+ * converted now with node via's ticker (its history: a time inside an
+ * outage converts across it, m->flags has SYNC_GRAPH_BRIDGED); the truth
+ * at h, for global through the root via names now.  Phase "past". */
+int csim_truth_convert_at(csim_truth *t, int via, int a, int b, int64_t h, csim_meas *m, char *why, size_t len);
 
 /* audiod's frame number on node `node`'s audio0 of the first frame at or
  * after world time w_s (s since the epoch).  Needs csim_truth_set_audio and

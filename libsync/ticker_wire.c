@@ -164,7 +164,7 @@ int sync_ticker_unpack_head(const uint8_t *buf, size_t len, sync_ticker_head *h,
 static int same_timescale(const sync_ticker_entry *a, const sync_ticker_entry *b)
 {
 	return (a->conv.flags & SYNC_CONV_FIXED) && (b->conv.flags & SYNC_CONV_FIXED) &&
-	       sync_clock_equal(a->from, b->from) && sync_clock_equal(a->to, b->to) && b->conv.xmin > a->conv.xmin;
+	       !((a->conv.flags | b->conv.flags) & SYNC_CONV_PIECE) && sync_clock_equal(a->from, b->from) && sync_clock_equal(a->to, b->to) && b->conv.xmin > a->conv.xmin;
 }
 
 /* History pieces of one pair that follow one another on the ticker. */

@@ -60,7 +60,10 @@ static peer_hist *get(rbs_history *h, uint32_t peer)
 void rbs_history_note(rbs_history *h, uint32_t peer, int64_t x_ns, int64_t y_ns, double se_ns)
 {
 	peer_hist *ph = isfinite(se_ns) && se_ns > 0 ? get(h, peer) : NULL;
-	if (ph)
+	/* The pair's published fit may switch between its RBS and its
+	 * sender-receiver one, whose newest observations differ: a sample
+	 * before the newest is skipped, not a reason to start afresh. */
+	if (ph && (!ph->line.n || x_ns > ph->line.x[(ph->line.head + ph->line.n - 1) % SYNCD_CONTINUITY_SAMPLES]))
 		syncd_continuity_note(&ph->line, peer, x_ns, y_ns, se_ns);
 }
 
@@ -180,15 +183,21 @@ void rbs_history_describe(const rbs_history *h, int64_t now_ns, int64_t (*curren
 		if (!ph->pieces->len)
 			continue;
 		const sync_conv *p = &g_array_index(ph->pieces, sync_conv, ph->pieces->len - 1);
-		char from[64];
-		if (ph->q2_span_ns)
+		/* The wander published with it (rbs_history_entries). */
+		char from[96];
+		int64_t span = 0, tau = 0;
+		double q2 = syncd_continuity_q2(&ph->line, &span, &tau);
+		if (tau)
+			g_snprintf(from, sizeof from, "measured over %.0f s of the line, spans of %.0f s", (double)span * 1e-9,
+				   (double)tau * 1e-9);
+		else if (ph->q2_span_ns)
 			g_snprintf(from, sizeof from, "measured over %.0f s of the line", (double)ph->q2_span_ns * 1e-9);
 		else
 			g_strlcpy(from, "the fit's bound", sizeof from);
 		g_string_append_printf(out, "  history: node%u %u piece%s (newest: data %.1f s, ended %.1f s ago, wander %.3g ppb/sqrt(s), %s)",
 				       ph->peer, ph->pieces->len, ph->pieces->len == 1 ? "" : "s",
 				       (double)(p->xmax - p->xmin) * 1e-9, (double)(now_ns - p->xmax) * 1e-9,
-				       sqrt(p->wander * 1e9) * 1e9, from);
+				       sqrt((tau ? q2 : p->wander) * 1e9) * 1e9, from);
 		int64_t cur = current_xmin ? current_xmin(user, ph->peer) : INT64_MIN;
 		if (cur != INT64_MIN && cur >= p->xmax)
 			g_string_append_printf(out, ", bridged over %.1f s to the current fit\n", (double)(cur - p->xmax) * 1e-9);

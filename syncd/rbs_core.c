@@ -387,12 +387,17 @@ static gboolean two_sided(const rbs_core *c, const peer_rec *p)
 }
 
 /* The fit a peer's pair uses: RBS once it has min_rbs observations, else
- * two-sided sender-receiver, else whatever RBS there is. */
+ * two-sided sender-receiver, else whatever RBS there is.  An RBS fit whose
+ * newest observation is a peer timeout older than the sender-receiver
+ * fit's has lost its third-party beacons (the field split and the pair
+ * is alone in its part): the fresh sender-receiver fit is used instead of
+ * extrapolating the stale one. */
 static fit_rec *chosen(rbs_core *c, peer_rec *p)
 {
 	solve(&p->rbs);
 	solve(&p->sr);
-	if (p->rbs.have && p->rbs.conv.n >= c->cfg.min_rbs)
+	gboolean stale = p->sr.have && two_sided(c, p) && p->sr.last_x - p->rbs.last_x > c->cfg.peer_timeout_ns;
+	if (p->rbs.have && p->rbs.conv.n >= c->cfg.min_rbs && !stale)
 		return &p->rbs;
 	return p->sr.have && two_sided(c, p) ? &p->sr : p->rbs.have ? &p->rbs
 								    : NULL;

@@ -193,7 +193,8 @@ void rbs_history_describe(const rbs_history *h, int64_t now_ns, int64_t (*curren
 		else if (ph->q2_span_ns)
 			g_snprintf(from, sizeof from, "measured over %.0f s of the line", (double)ph->q2_span_ns * 1e-9);
 		else
-			g_strlcpy(from, "the fit's bound", sizeof from);
+			g_snprintf(from, sizeof from, "the fit's bound: %zu samples of the line over %.0f s", ph->line.n,
+				   (double)span * 1e-9);
 		g_string_append_printf(out, "  history: node%u %u piece%s (newest: data %.1f s, ended %.1f s ago, wander %.3g ppb/sqrt(s), %s)",
 				       ph->peer, ph->pieces->len, ph->pieces->len == 1 ? "" : "s",
 				       (double)(p->xmax - p->xmin) * 1e-9, (double)(now_ns - p->xmax) * 1e-9,

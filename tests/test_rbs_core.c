@@ -374,6 +374,34 @@ START_TEST(test_history_across_outage)
 }
 END_TEST
 
+/* A pair left alone (the field split, no third node's beacons reach both):
+ * its RBS fit stops while their own beacons go on, and once it is a peer
+ * timeout behind, the fresh sender-receiver fit is published instead of
+ * the stale one extrapolated. */
+START_TEST(test_alone_pair_uses_sender_receiver)
+{
+	rbs_core *me = new_core(1);
+	int64_t now = 1000000000000LL;
+	beacons(me, 3, 2, 0, 20, &now);
+	GString *d = g_string_new(NULL);
+	rbs_core_describe(me, now, d);
+	ck_assert_msg(strstr(d->str, "fit=rbs"), "%s", d->str);
+	for (int k = 0; k < 16; k++) {
+		beacons(me, 1, 2, 100 + 10 * (uint32_t)k, 5, &now);
+		beacons(me, 2, 2, 100 + 10 * (uint32_t)k, 5, &now);
+	}
+	g_string_truncate(d, 0);
+	rbs_core_describe(me, now, d);
+	ck_assert_msg(strstr(d->str, "fit=sender-receiver"), "%s", d->str);
+	GArray *e = g_array_new(FALSE, FALSE, sizeof(sync_ticker_entry));
+	ck_assert_uint_eq(rbs_core_entries(me, e), 1);
+	ck_assert_int_ge(g_array_index(e, sync_ticker_entry, 0).conv.xmax, now - 1000000000LL);
+	g_array_free(e, TRUE);
+	g_string_free(d, TRUE);
+	rbs_core_free(me);
+}
+END_TEST
+
 /* The store alone: bounded pieces per peer (the oldest go), an overlapping
  * fit replaces the piece it overlaps, old pieces expire, entries stop at
  * the current fit's data. */
@@ -467,6 +495,7 @@ int main(void)
 	tcase_add_test(tc, test_mesh_ages_and_root);
 	tcase_add_test(tc, test_history_across_outage);
 	tcase_add_test(tc, test_history_store);
+	tcase_add_test(tc, test_alone_pair_uses_sender_receiver);
 	suite_add_tcase(s, tc);
 	return tu_check_run(s);
 }

@@ -61,6 +61,19 @@ static void expand_definition(GArray *a, const syncd_root *root)
 	}
 }
 
+/* Append the entries `get` gives of core to a, as this node's own. */
+static void append_own(GArray *a, rbs_core *core, size_t (*get)(rbs_core *, GArray *), uint32_t me, int64_t now_ns)
+{
+	GArray *own = g_array_new(FALSE, FALSE, sizeof(sync_ticker_entry));
+	get(core, own);
+	for (guint i = 0; i < own->len; i++) {
+		sync_ticker_entry *te = &g_array_index(own, sync_ticker_entry, i);
+		syncd_conversion c = {*te, me, 0, now_ns - te->conv.updated_ns};
+		g_array_append_val(a, c);
+	}
+	g_array_free(own, TRUE);
+}
+
 GArray *syncd_conversions(syncd_pairs *pairs, const syncd_root *root, rbs_core *core, const rbs_mesh *mesh,
 			  syncd_conv_set set, int64_t now_ns)
 {
@@ -81,16 +94,8 @@ GArray *syncd_conversions(syncd_pairs *pairs, const syncd_root *root, rbs_core *
 	syncd_conversion g = {.origin = me};
 	if (syncd_root_definition(root, &g.e)) /* the root affirms it: age 0 */
 		g_array_append_val(a, g);
-	if (core) {
-		GArray *own = g_array_new(FALSE, FALSE, sizeof(sync_ticker_entry));
-		rbs_core_entries(core, own);
-		for (guint i = 0; i < own->len; i++) {
-			sync_ticker_entry *te = &g_array_index(own, sync_ticker_entry, i);
-			syncd_conversion c = {*te, me, 0, now_ns - te->conv.updated_ns};
-			g_array_append_val(a, c);
-		}
-		g_array_free(own, TRUE);
-	}
+	if (core)
+		append_own(a, core, rbs_core_entries, me, now_ns);
 	if (mesh) {
 		/* Local knowledge first; the network adds only pairs we lack. */
 		GHashTable *have = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
@@ -116,17 +121,8 @@ GArray *syncd_conversions(syncd_pairs *pairs, const syncd_root *root, rbs_core *
 		g_array_free(hop, TRUE);
 		g_hash_table_destroy(have);
 	}
-	if (set == SYNCD_CONV_ALL && core) {
-		/* The pairs' history (the ticker's only: the two ends hold it). */
-		GArray *hist = g_array_new(FALSE, FALSE, sizeof(sync_ticker_entry));
-		rbs_core_history_entries(core, hist);
-		for (guint i = 0; i < hist->len; i++) {
-			sync_ticker_entry *te = &g_array_index(hist, sync_ticker_entry, i);
-			syncd_conversion c = {*te, me, 0, now_ns - te->conv.updated_ns};
-			g_array_append_val(a, c);
-		}
-		g_array_free(hist, TRUE);
-	}
+	if (set == SYNCD_CONV_ALL && core) /* the pairs' history: the ticker's only (the two ends hold it) */
+		append_own(a, core, rbs_core_history_entries, me, now_ns);
 	if (set == SYNCD_CONV_ALL && syncd_root_have_global(root))
 		expand_definition(a, root);
 	return a;

@@ -506,7 +506,10 @@ guint csim_truth_outliers(const csim_truth *t, double k)
 	return n;
 }
 
-int csim_truth_convert(csim_truth *t, int via, int a, int b, csim_meas *out, char *why, size_t len)
+/* Node a's cpu at host time h (past: a past time, phase "past") converted
+ * now with node via's ticker. */
+static int convert_with(csim_truth *t, int via, int a, int b, int64_t h, gboolean past, csim_meas *out, char *why,
+			size_t len)
 {
 	tnode *v = csim_truth_node(t, via), *na = csim_truth_node(t, a), *nb = b >= 0 ? csim_truth_node(t, b) : NULL;
 	if (!v || !na || (b >= 0 && !nb)) {
@@ -518,35 +521,24 @@ int csim_truth_convert(csim_truth *t, int via, int a, int b, csim_meas *out, cha
 		snprintf(why, len, "node%d's ticker could not be read", via);
 		return -EAGAIN;
 	}
-	int64_t h = host_raw();
+	int64_t now = past ? host_raw() : h;
 	csim_meas m = {.t_s = (double)(h - t->t0_ns) * 1e-9};
-	int rc = csim_truth_measure_at(v, na, nb, nb ? NULL : csim_truth_node(t, (int)v->root), h, h, &m, why, len);
+	int rc = csim_truth_measure_at(v, na, nb, nb ? NULL : csim_truth_node(t, (int)v->root), h, now, &m, why, len);
 	if (rc == 0) {
-		m.phase = csim_truth_phase_of(t, m.from, m.to, h);
+		m.phase = past ? SIM_PHASE_PAST : csim_truth_phase_of(t, m.from, m.to, h);
 		*out = m;
 	}
 	return rc;
 }
 
+int csim_truth_convert(csim_truth *t, int via, int a, int b, csim_meas *out, char *why, size_t len)
+{
+	return convert_with(t, via, a, b, host_raw(), FALSE, out, why, len);
+}
+
 int csim_truth_convert_at(csim_truth *t, int via, int a, int b, int64_t h, csim_meas *out, char *why, size_t len)
 {
-	tnode *v = csim_truth_node(t, via), *na = csim_truth_node(t, a), *nb = b >= 0 ? csim_truth_node(t, b) : NULL;
-	if (!v || !na || (b >= 0 && !nb)) {
-		snprintf(why, len, "unknown node");
-		return -ENOENT;
-	}
-	read_ticker(t, v);
-	if (!v->have) {
-		snprintf(why, len, "node%d's ticker could not be read", via);
-		return -EAGAIN;
-	}
-	csim_meas m = {.t_s = (double)(h - t->t0_ns) * 1e-9};
-	int rc = csim_truth_measure_at(v, na, nb, nb ? NULL : csim_truth_node(t, (int)v->root), h, host_raw(), &m, why, len);
-	if (rc == 0) {
-		m.phase = SIM_PHASE_PAST;
-		*out = m;
-	}
-	return rc;
+	return convert_with(t, via, a, b, h, TRUE, out, why, len);
 }
 
 /* The node's numbering, for the two functions below. */

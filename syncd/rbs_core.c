@@ -396,7 +396,8 @@ static fit_rec *chosen(rbs_core *c, peer_rec *p)
 {
 	solve(&p->rbs);
 	solve(&p->sr);
-	gboolean stale = p->sr.have && two_sided(c, p) && p->sr.last_x - p->rbs.last_x > c->cfg.peer_timeout_ns;
+	gboolean stale = p->rbs.have && p->sr.have && p->rbs.last_x != INT64_MIN && two_sided(c, p) &&
+			 p->sr.last_x - p->rbs.last_x > c->cfg.peer_timeout_ns;
 	if (p->rbs.have && p->rbs.conv.n >= c->cfg.min_rbs && !stale)
 		return &p->rbs;
 	return p->sr.have && two_sided(c, p) ? &p->sr : p->rbs.have ? &p->rbs

@@ -423,14 +423,20 @@ static GPtrArray *sorted_peers(rbs_core *c)
 	return a;
 }
 
+/* The fit published for peer p: with references, only our fits to them
+ * (the graph stays N*K). */
+static fit_rec *published(rbs_core *c, peer_rec *p)
+{
+	return rbs_core_is_reference(c, p->node) ? chosen(c, p) : NULL;
+}
+
 size_t rbs_core_entries(rbs_core *c, GArray *out)
 {
 	size_t k = 0;
 	GPtrArray *a = sorted_peers(c);
 	for (guint i = 0; i < a->len; i++) {
 		peer_rec *p = g_ptr_array_index(a, i);
-		/* With references, only our fits to them: the graph stays N*K. */
-		fit_rec *f = rbs_core_is_reference(c, p->node) ? chosen(c, p) : NULL;
+		fit_rec *f = published(c, p);
 		if (!f)
 			continue;
 		/* The line at its newest point, for the wander a piece of its
@@ -454,7 +460,7 @@ size_t rbs_core_history_entries(rbs_core *c, GArray *out)
 	GPtrArray *a = sorted_peers(c);
 	for (guint i = 0; i < a->len; i++) {
 		peer_rec *p = g_ptr_array_index(a, i);
-		fit_rec *f = rbs_core_is_reference(c, p->node) ? chosen(c, p) : NULL;
+		fit_rec *f = published(c, p);
 		if (f)
 			k += rbs_history_entries(c->hist, c->cfg.self, p->node, f->conv.xmin, out);
 	}

@@ -87,6 +87,9 @@ guint rbs_core_expire(rbs_core *c, int64_t now_ns);
 
 /* The usable fits: entries cpu_self -> cpu_peer (conv.updated_ns = time of the
  * newest observation), appended to `out` (GArray of sync_ticker_entry).
+ * Each fit published is also noted in the pairs' history (its line
+ * sampled, a periodic piece kept: rbs_history.h; at most one sample per
+ * 4 s, so the ticker's and the advertisement's calls note it once).
  * Returns how many. */
 size_t rbs_core_entries(rbs_core *c, GArray *out);
 

@@ -1,5 +1,6 @@
 /* chaos.c — faults injected into a running simulation (see chaos.h). */
 #include "sim/launch/chaos.h"
+#include "sim/launch/chaos_audio.h"
 #include "sim/launch/chaos_clients.h"
 
 #include <dirent.h>
@@ -51,10 +52,11 @@ struct csim_chaos {
 	gboolean finished;
 	csim_chaos_restarted_fn restarted;
 	void *user;
-	gboolean hog;   /* csim_chaos_hog */
-	gboolean radio; /* csim_chaos_radio */
-	GString *cuts;  /* the radio cuts so far, as written to radio-cuts */
-	int hogs_live;  /* hog processes not yet reaped */
+	gboolean hog;            /* csim_chaos_hog */
+	gboolean radio;          /* csim_chaos_radio */
+	GString *cuts;           /* the radio cuts so far, as written to radio-cuts */
+	int hogs_live;           /* hog processes not yet reaped */
+	csim_chaos_audio *audio; /* every audio gap explained (chaos_audio.h) */
 };
 
 static double now_s(const csim_chaos *c)
@@ -312,6 +314,7 @@ csim_chaos *csim_chaos_new(csim *s, guint64 seed, double interval_s, csim_chaos_
 			g_array_append_val(c->targets, t);
 		}
 	c->tick = g_timeout_add(1000, on_tick, c);
+	c->audio = csim_chaos_audio_new(s, c->t0_us);
 	arm(c);
 	return c;
 }
@@ -341,10 +344,42 @@ void csim_chaos_finish(csim_chaos *c)
 		end_life(&g_array_index(c->targets, target, i));
 }
 
+/* audiod's downtimes from the actions: killed (or crashed) until it was
+ * started again, stopped until continued; one still down at the end, until
+ * now.  A new array of csim_downtime. */
+static GArray *audiod_downtimes(const csim_chaos *c)
+{
+	GArray *dt = g_array_new(FALSE, FALSE, sizeof(csim_downtime));
+	for (guint i = 0; i < c->events->len; i++) {
+		const chaos_event *e = &g_array_index(c->events, chaos_event, i);
+		if (strcmp(e->prog, "audiod") ||
+		    (strcmp(e->action, "kill") && strcmp(e->action, "stop") && strcmp(e->action, "crashed")))
+			continue;
+		csim_downtime d = {e->node, e->t_s, now_s(c)};
+		for (guint k = i + 1; k < c->events->len; k++) {
+			const chaos_event *u = &g_array_index(c->events, chaos_event, k);
+			if (u->node == e->node && !strcmp(u->prog, "audiod") &&
+			    (!strcmp(u->action, "restarted") || !strcmp(u->action, "continued") ||
+			     !strcmp(u->action, "restart_failed"))) {
+				d.to_s = u->t_s;
+				break;
+			}
+		}
+		/* A crash is seen at the next tick: down since the one before. */
+		if (!strcmp(e->action, "crashed"))
+			d.from_s = MAX(0.0, d.from_s - 1.0);
+		g_array_append_val(dt, d);
+	}
+	return dt;
+}
+
 int csim_chaos_report(csim_chaos *c, GString *out, const char *csv_path)
 {
 	csim_chaos_finish(c);
 	int unlinked = csim_chaos_clients_check(c->s, out);
+	GArray *dt = audiod_downtimes(c);
+	int gaps = csim_chaos_audio_report(c->audio, (const csim_downtime *)(void *)dt->data, dt->len, out);
+	g_array_free(dt, TRUE);
 	int kills = 0, stops = 0, hogs = 0, cuts = 0, growth = 0, dead = 0;
 	FILE *f = fopen(csv_path, "w");
 	int wrote = f && fprintf(f, "t_s,node,program,action,detail\n") > 0;
@@ -383,8 +418,8 @@ int csim_chaos_report(csim_chaos *c, GString *out, const char *csv_path)
 										       : "too short to judge");
 		}
 	}
-	int failures = c->crashes + c->failed_restarts + dead + growth + unlinked;
-	g_string_append_printf(out, "chaos: %d failures (crashes, failed restarts, not running, growth, clients that did not reconnect); actions in %s\n",
+	int failures = c->crashes + c->failed_restarts + dead + growth + unlinked + gaps;
+	g_string_append_printf(out, "chaos: %d failures (crashes, failed restarts, not running, growth, clients that did not reconnect, audio gaps unexplained); actions in %s\n",
 			       failures, csv_path);
 	return wrote ? failures : -1;
 }
@@ -397,6 +432,7 @@ void csim_chaos_free(csim_chaos *c)
 		g_source_remove(c->next);
 	if (c->tick)
 		g_source_remove(c->tick);
+	csim_chaos_audio_free(c->audio);
 	for (guint i = 0; i < c->targets->len; i++)
 		g_array_free(g_array_index(c->targets, target, i).lives, TRUE);
 	g_array_free(c->targets, TRUE);

@@ -13,7 +13,9 @@
  * memory and open descriptors (/proc).  Afterwards the report lists every
  * action, and the failures: crashes, restarts that did not come up,
  * processes not running at the end, clients that did not reconnect by
- * themselves (chaos_clients.h), and RSS or descriptor growth over 5 %
+ * themselves (chaos_clients.h), audio gaps that neither an overrun audiod
+ * reported nor its downtime explain (chaos_audio.h: chorus-sim reads every
+ * node's audio itself from the first fault on), and RSS or descriptor growth over 5 %
  * between an instance's first and last samples when it lived 20 minutes or
  * more (a shorter life is reported, not judged).
  */

@@ -511,6 +511,11 @@ const char *csim_run_dir(const csim *s)
 	return s->run_dir;
 }
 
+const char *csim_out_dir(const csim *s)
+{
+	return s->out_dir;
+}
+
 int csim_port(const csim *s)
 {
 	return s->port;

@@ -75,6 +75,8 @@ const sim_scenario *csim_scenario(const csim *s);
 
 /* The run directory, the UDP port and the world epoch (host raw ns). */
 const char *csim_run_dir(const csim *s);
+/* The directory of the logs (DIR/node<N>-<prog>.log) and generated configs. */
+const char *csim_out_dir(const csim *s);
 int csim_port(const csim *s);
 int64_t csim_epoch_ns(const csim *s);
 

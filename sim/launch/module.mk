@@ -1,5 +1,5 @@
 # chorus-sim: the scenario launcher with ground truth (sim/launch/).
-CSIM_OBJS := $(B)/sim/launch/launch.o $(B)/sim/launch/truth.o $(B)/sim/launch/timescale.o $(B)/sim/launch/utc_truth.o $(B)/sim/launch/past_truth.o $(B)/sim/launch/chaos.o $(B)/sim/launch/chaos_clients.o $(B)/sim/launch/nodeenv.o \
+CSIM_OBJS := $(B)/sim/launch/launch.o $(B)/sim/launch/truth.o $(B)/sim/launch/timescale.o $(B)/sim/launch/utc_truth.o $(B)/sim/launch/past_truth.o $(B)/sim/launch/chaos.o $(B)/sim/launch/chaos_clients.o $(B)/sim/launch/chaos_audio.o $(B)/sim/launch/gapcheck.o $(B)/sim/launch/nodeenv.o \
 	$(B)/sim/launch/outages.o $(B)/sim/launch/web.o
 $(B)/libcsim.a: $(CSIM_OBJS)
 CSIM_LIBS = $(call pkglibs,glib-2.0 gsl sndfile fftw3f) -lm
@@ -59,6 +59,12 @@ $(B)/bench/honesty.o: CFLAGS += -DCSIM_BIN_DIR='"$(abspath $(B)/bin)"'
 $(B)/bench/honesty: $(B)/bench/honesty.o $(B)/libsync.a | $(B)/bin/chorus-sim $(B)/bin/syncd $(B)/bin/audiod $(B)/bin/audioget $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf $(B)/sim/libchorus_sim_radio.so
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,glib-2.0 gsl) -lm
+
+# The chaos soak's judge of audio gaps (pure; tests/test_gapcheck.c).
+TESTS += $(B)/tests/test_gapcheck
+$(B)/tests/test_gapcheck: $(B)/tests/test_gapcheck.o $(B)/sim/launch/gapcheck.o
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check glib-2.0) -lm
 
 # make check's two minutes of chorus-sim --chaos (tests/test_chaos.sh).
 TESTS += $(B)/tests/test_chaos

@@ -18,7 +18,9 @@
 #define LONG_LIFE_S 1200.0 /* instances judged on growth: 20 minutes */
 
 typedef struct {
-	double t_s;
+	double t_s;     /* the chaos clock: s since the faults began */
+	double w_s;     /* the world's clock (csim_epoch_ns) */
+	double until_s; /* world s: when a kill, stop or crash ended (the restart, the continue), a cut's end; NAN open */
 	int node;
 	const char *prog;
 	char action[16];
@@ -64,10 +66,31 @@ static double now_s(const csim_chaos *c)
 	return (double)(g_get_monotonic_time() - c->t0_us) / 1e6;
 }
 
+/* Now on the world's clock (host MONOTONIC_RAW from the epoch), s. */
+static double world_s(const csim_chaos *c)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return ((double)ts.tv_sec * 1e9 + (double)ts.tv_nsec - (double)csim_epoch_ns(c->s)) * 1e-9;
+}
+
+/* The newest open kill, stop or crash of t's program ends now. */
+static void close_span(csim_chaos *c, const target *t)
+{
+	for (guint i = c->events->len; i-- > 0;) {
+		chaos_event *e = &g_array_index(c->events, chaos_event, i);
+		if (e->node == t->node && e->prog == t->prog && isnan(e->until_s) &&
+		    (!strcmp(e->action, "kill") || !strcmp(e->action, "stop") || !strcmp(e->action, "crashed"))) {
+			e->until_s = world_s(c);
+			return;
+		}
+	}
+}
+
 static void note(csim_chaos *c, const target *t, const char *action, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
 static void note(csim_chaos *c, const target *t, const char *action, const char *fmt, ...)
 {
-	chaos_event e = {now_s(c), t->node, t->prog, "", ""};
+	chaos_event e = {now_s(c), world_s(c), NAN, t->node, t->prog, "", ""};
 	g_strlcpy(e.action, action, sizeof e.action);
 	va_list ap;
 	va_start(ap, fmt);
@@ -145,6 +168,7 @@ static gboolean on_restart(gpointer data)
 		note(p->c, p->t, "restart_failed", "%s", err->message);
 		g_error_free(err);
 	} else {
+		close_span(p->c, p->t);
 		note(p->c, p->t, "restarted", "pid %d", (int)csim_pid(p->c->s, p->t->node, p->t->prog));
 		if (p->c->restarted)
 			p->c->restarted(p->c->user, p->t->node, p->t->prog);
@@ -157,8 +181,10 @@ static gboolean on_restart(gpointer data)
 static gboolean on_continue(gpointer data)
 {
 	pending *p = data;
-	if (csim_proc_signal(p->c->s, p->t->node, p->t->prog, SIGCONT) == 0)
+	if (csim_proc_signal(p->c->s, p->t->node, p->t->prog, SIGCONT) == 0) {
+		close_span(p->c, p->t);
 		note(p->c, p->t, "continued", "after SIGSTOP");
+	}
 	p->t->busy = 0;
 	g_free(p);
 	return G_SOURCE_REMOVE;
@@ -214,9 +240,7 @@ void csim_chaos_radio(csim_chaos *c, gboolean on)
  * renamed into place (the radios read it whole). */
 static void cut_radio(csim_chaos *c, target *t, double cut_s)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-	double now = ((double)ts.tv_sec * 1e9 + (double)ts.tv_nsec - (double)csim_epoch_ns(c->s)) * 1e-9;
+	double now = world_s(c);
 	if (!c->cuts)
 		c->cuts = g_string_new(NULL);
 	g_string_append_printf(c->cuts, "%d %.3f %.3f\n", t->node, now, now + cut_s);
@@ -227,6 +251,7 @@ static void cut_radio(csim_chaos *c, target *t, double cut_s)
 		g_error_free(e);
 	} else {
 		note(c, t, "radio", "the node's radio cut for %.1f s (world %.1f-%.1f s)", cut_s, now, now + cut_s);
+		g_array_index(c->events, chaos_event, c->events->len - 1).until_s = now + cut_s;
 	}
 	g_free(path);
 }
@@ -284,8 +309,10 @@ static gboolean on_tick(gpointer data)
 				c->failed_restarts++;
 				note(c, t, "restart_failed", "%s", err->message);
 				g_error_free(err);
-			} else if (c->restarted) {
-				c->restarted(c->user, t->node, t->prog);
+			} else {
+				close_span(c, t);
+				if (c->restarted)
+					c->restarted(c->user, t->node, t->prog);
 			}
 		}
 		sample(c, t);
@@ -314,7 +341,7 @@ csim_chaos *csim_chaos_new(csim *s, guint64 seed, double interval_s, csim_chaos_
 			g_array_append_val(c->targets, t);
 		}
 	c->tick = g_timeout_add(1000, on_tick, c);
-	c->audio = csim_chaos_audio_new(s, c->t0_us);
+	c->audio = csim_chaos_audio_new(s);
 	arm(c);
 	return c;
 }
@@ -344,32 +371,36 @@ void csim_chaos_finish(csim_chaos *c)
 		end_life(&g_array_index(c->targets, target, i));
 }
 
-/* audiod's downtimes from the actions: killed (or crashed) until it was
- * started again, stopped until continued; one still down at the end, until
- * now.  A new array of csim_downtime. */
-static GArray *audiod_downtimes(const csim_chaos *c)
+GArray *csim_chaos_spans(const csim_chaos *c)
 {
-	GArray *dt = g_array_new(FALSE, FALSE, sizeof(csim_downtime));
+	GArray *a = g_array_new(FALSE, FALSE, sizeof(csim_chaos_span));
+	double end = world_s(c);
 	for (guint i = 0; i < c->events->len; i++) {
 		const chaos_event *e = &g_array_index(c->events, chaos_event, i);
-		if (strcmp(e->prog, "audiod") ||
-		    (strcmp(e->action, "kill") && strcmp(e->action, "stop") && strcmp(e->action, "crashed")))
+		gboolean down = !strcmp(e->action, "kill") || !strcmp(e->action, "stop") || !strcmp(e->action, "crashed");
+		if (!down && strcmp(e->action, "radio"))
 			continue;
-		csim_downtime d = {e->node, e->t_s, now_s(c)};
-		for (guint k = i + 1; k < c->events->len; k++) {
-			const chaos_event *u = &g_array_index(c->events, chaos_event, k);
-			if (u->node == e->node && !strcmp(u->prog, "audiod") &&
-			    (!strcmp(u->action, "restarted") || !strcmp(u->action, "continued") ||
-			     !strcmp(u->action, "restart_failed"))) {
-				d.to_s = u->t_s;
-				break;
-			}
-		}
+		csim_chaos_span sp = {e->node, down ? e->prog : "radio", e->w_s, isnan(e->until_s) ? end : e->until_s};
 		/* A crash is seen at the next tick: down since the one before. */
 		if (!strcmp(e->action, "crashed"))
-			d.from_s = MAX(0.0, d.from_s - 1.0);
-		g_array_append_val(dt, d);
+			sp.from_s -= 1.0;
+		g_array_append_val(a, sp);
 	}
+	return a;
+}
+
+/* audiod's downtimes (csim_downtime) from the spans. */
+static GArray *audiod_downtimes(const csim_chaos *c)
+{
+	GArray *sp = csim_chaos_spans(c), *dt = g_array_new(FALSE, FALSE, sizeof(csim_downtime));
+	for (guint i = 0; i < sp->len; i++) {
+		const csim_chaos_span *s = &g_array_index(sp, csim_chaos_span, i);
+		if (!strcmp(s->prog, "audiod")) {
+			csim_downtime d = {s->node, s->from_s, s->to_s};
+			g_array_append_val(dt, d);
+		}
+	}
+	g_array_free(sp, TRUE);
 	return dt;
 }
 
@@ -382,14 +413,14 @@ int csim_chaos_report(csim_chaos *c, GString *out, const char *csv_path)
 	g_array_free(dt, TRUE);
 	int kills = 0, stops = 0, hogs = 0, cuts = 0, growth = 0, dead = 0;
 	FILE *f = fopen(csv_path, "w");
-	int wrote = f && fprintf(f, "t_s,node,program,action,detail\n") > 0;
+	int wrote = f && fprintf(f, "t_s,node,program,action,detail,world_s\n") > 0;
 	for (guint i = 0; i < c->events->len; i++) {
 		const chaos_event *e = &g_array_index(c->events, chaos_event, i);
 		kills += !strcmp(e->action, "kill");
 		stops += !strcmp(e->action, "stop");
 		hogs += !strcmp(e->action, "hog");
 		cuts += !strcmp(e->action, "radio");
-		if (f && fprintf(f, "%.3f,%d,%s,%s,\"%s\"\n", e->t_s, e->node, e->prog, e->action, e->detail) < 0)
+		if (f && fprintf(f, "%.3f,%d,%s,%s,\"%s\",%.3f\n", e->t_s, e->node, e->prog, e->action, e->detail, e->w_s) < 0)
 			wrote = 0;
 	}
 	if (!f || fclose(f) != 0)

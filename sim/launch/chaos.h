@@ -51,8 +51,21 @@ void csim_chaos_radio(csim_chaos *c, gboolean on);
 /* Stop injecting; continue every stopped process, start every killed one. */
 void csim_chaos_finish(csim_chaos *c);
 
+/* A fault's span on the world's clock (s from csim_epoch_ns): program
+ * `prog` of `node` killed (or crashed) until it was running again, or
+ * stopped until it was continued; prog "radio": the node's radio cut. */
+typedef struct {
+	int node;
+	const char *prog; /* static or owned by the chaos object */
+	double from_s, to_s;
+} csim_chaos_span;
+
+/* Every fault's span so far (one still open ends now): a new GArray of
+ * csim_chaos_span (g_array_free it). */
+GArray *csim_chaos_spans(const csim_chaos *c);
+
 /* The report: a table of actions and a summary into out; the actions as
- * CSV (t_s,node,program,action,detail) to csv_path.  Returns the failures
+ * CSV (t_s,node,program,action,detail,world_s) to csv_path.  Returns the failures
  * (0: none), or -1 when the CSV could not be written. */
 int csim_chaos_report(csim_chaos *c, GString *out, const char *csv_path);
 

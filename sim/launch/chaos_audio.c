@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "libdev/sensor_reader.h"
 #include "sim/launch/nodeenv.h"
@@ -16,24 +17,26 @@ typedef struct {
 	csim_chaos_audio *a;
 	int node;
 	dev_sensor_reader *r;
-	char *error;       /* why it could not be read (NULL: it could) */
-	int64_t expect;    /* the next frame due; INT64_MIN before the first */
-	double rate_hz;    /* from audiod's reply */
+	char *error;    /* why it could not be read (NULL: it could) */
+	int64_t expect; /* the next frame due; INT64_MIN before the first */
+	double rate_hz; /* from audiod's reply */
 	double last_data_s;
 	guint64 frames, chunks, reopened;
 } reader;
 
 struct csim_chaos_audio {
 	csim *s;
-	gint64 t0_us;
 	GArray *readers; /* reader* */
 	GArray *gaps;    /* csim_gap */
 	guint tick;
 };
 
+/* Now on the world's clock, s. */
 static double now_s(const csim_chaos_audio *a)
 {
-	return (double)(g_get_monotonic_time() - a->t0_us) / 1e6;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return ((double)ts.tv_sec * 1e9 + (double)ts.tv_nsec - (double)csim_epoch_ns(a->s)) * 1e-9;
 }
 
 static void add_gap(reader *rd, int64_t from, int64_t to, csim_gap_kind kind)
@@ -118,11 +121,10 @@ static gboolean on_tick(gpointer data)
 	return G_SOURCE_CONTINUE;
 }
 
-csim_chaos_audio *csim_chaos_audio_new(csim *s, gint64 t0_us)
+csim_chaos_audio *csim_chaos_audio_new(csim *s)
 {
 	csim_chaos_audio *a = g_new0(csim_chaos_audio, 1);
 	a->s = s;
-	a->t0_us = t0_us;
 	a->readers = g_array_new(FALSE, FALSE, sizeof(reader *));
 	a->gaps = g_array_new(FALSE, FALSE, sizeof(csim_gap));
 	const sim_scenario *sc = csim_scenario(s);

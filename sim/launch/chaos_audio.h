@@ -4,7 +4,7 @@
  * From the start of the faults, chorus-sim itself reads every node's
  * audio/0/data as fft does (one channel, from audiod's next frame,
  * open-ended, resuming by itself after audiod restarts), and keeps each
- * gap it meets with its time (the chaos clock, seconds): GAP markers
+ * gap it meets with its time (the world's clock: s from csim_epoch_ns): GAP markers
  * audiod sent, chunks that skipped frames without one (silent holes) and
  * chunks that went back.  The reader is never stopped by the faults and
  * audiod's ring holds a minute, so it never falls behind: every gap it
@@ -23,12 +23,12 @@
 typedef struct csim_chaos_audio csim_chaos_audio;
 
 /* Start reading every node of s that runs audiod, on the default main
- * context; times are seconds since the monotonic time t0_us.  Never fails
- * (a node whose device cannot be named is reported at the end). */
-csim_chaos_audio *csim_chaos_audio_new(csim *s, gint64 t0_us);
+ * context.  Never fails (a node whose device cannot be named is reported
+ * at the end). */
+csim_chaos_audio *csim_chaos_audio_new(csim *s);
 
 /* The report: a line per unexplained gap (and a summary of the explained)
- * into out, given audiod's downtimes (dt[n_dt]).  Returns the unexplained
+ * into out, given audiod's downtimes (dt[n_dt], world s).  Returns the unexplained
  * gaps plus the nodes that could not be read at all. */
 int csim_chaos_audio_report(csim_chaos_audio *a, const csim_downtime *dt, size_t n_dt, GString *out);
 

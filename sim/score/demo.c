@@ -48,6 +48,7 @@
 #include "sim/launch/outages.h"
 #include "sim/launch/truth.h"
 #include "sim/launch/web.h"
+#include "sim/score/demo_chaos.h"
 #include "sim/score/print.h"
 #include "sim/score/report.h"
 #include "sim/world.h"
@@ -222,6 +223,9 @@ int main(int argc, char **argv)
 	double ring_s = 0;
 	gboolean quiet = FALSE;
 	gint web_port = 0;
+	gint64 chaos_seed = -1;
+	double chaos_interval_s = 10;
+	gboolean chaos_hog = FALSE, chaos_radio = FALSE;
 	GOptionEntry entries[] = {
 		{"duration", 'd', 0, G_OPTION_ARG_DOUBLE, &duration_s, "seconds of calls to run (default 60)", "S"},
 		{"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "output directory (default demo-out)", "DIR"},
@@ -245,6 +249,11 @@ int main(int argc, char **argv)
 		 "a call is located when its ok result is within M of the truth (m, default 1)", "M"},
 		{"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "print the summary only", NULL},
 		{"web", 'w', 0, G_OPTION_ARG_INT, &web_port, "show the live view: chorus-proxy per node, chorus-web on 127.0.0.1:PORT", "PORT"},
+		{"chaos", 0, 0, G_OPTION_ARG_INT64, &chaos_seed,
+		 "inject faults from this seed (kill -9 and restart, SIGSTOP; collab too) and judge the calls they left locatable", "SEED"},
+		{"chaos-interval", 0, 0, G_OPTION_ARG_DOUBLE, &chaos_interval_s, "mean seconds between faults (default 10)", "S"},
+		{"chaos-hog", 0, 0, G_OPTION_ARG_NONE, &chaos_hog, "with --chaos: one fault in five hogs the host's cores for 2-6 s", NULL},
+		{"chaos-radio", 0, 0, G_OPTION_ARG_NONE, &chaos_radio, "with --chaos: one fault in five cuts a node's radio for 3-15 s", NULL},
 		{"expect-recall", 0, 0, G_OPTION_ARG_DOUBLE, &expect_recall, "fail below this detection recall", "R"},
 		{"expect-located", 0, 0, G_OPTION_ARG_DOUBLE, &expect_located, "fail below this fraction of calls located", "R"},
 		{"expect-false-alarms", 0, 0, G_OPTION_ARG_DOUBLE, &expect_fa, "fail above this many false alarms per node-minute", "R"},
@@ -362,11 +371,23 @@ int main(int argc, char **argv)
 		g_timeout_add(1000, on_tick, &r);
 		guint s1 = g_unix_signal_add(SIGINT, on_signal, r.loop), s2 = g_unix_signal_add(SIGTERM, on_signal, r.loop);
 		csim_outages *outages = csim_outages_new(d.sim, csim_outage_truth, r.truth);
+		demo_chaos *chaos = chaos_seed >= 0 ? demo_chaos_start(d.sim, r.truth, (guint64)chaos_seed, chaos_interval_s,
+								       chaos_hog, chaos_radio)
+						    : NULL;
 		g_main_loop_run(r.loop);
 		csim_outages_free(outages);
 		g_source_remove(s1);
 		g_source_remove(s2);
 		double t_end = (host_raw() - csim_epoch_ns(d.sim)) * 1e-9;
+		int chaos_failures = 0;
+		if (chaos) {
+			/* The faults stop; the checks read the running nodes. */
+			char *ccsv = g_build_filename(d.out, "chaos.csv", NULL);
+			chaos_failures = demo_chaos_finish(chaos, ccsv);
+			if (chaos_failures < 0)
+				fprintf(stderr, "chorus-demo: cannot write %s\n", ccsv);
+			g_free(ccsv);
+		}
 		/* Let the last calls finish their trip through collab. */
 		drain_collab(d.simdir, nn, d.sc);
 		double ran_s = (host_raw() - csim_epoch_ns(d.sim)) * 1e-9 - t_ready;
@@ -456,6 +477,13 @@ int main(int argc, char **argv)
 			g_free(truth);
 			collab_nodes_free(cn);
 			printf("\nwritten: %s %s %s %s %s (logs in %s)\n", csv, rj, dj, scsv, png, d.simdir);
+			if (chaos) {
+				int calls = demo_chaos_judge(chaos, world, &ev, stdout);
+				if (chaos_failures != 0 || calls) {
+					printf("chorus-demo: chaos: %s\n", chaos_failures < 0 ? "the report could not be written" : "failures (above)");
+					rc = 1;
+				}
+			}
 			double recall = ev.arrivals ? (double)ev.arrivals_detected / ev.arrivals : 0;
 			double frac = ev.calls->len ? (double)ev.located / ev.calls->len : 0;
 			double fa = ev.node_minutes > 0 ? ev.false_alarms / ev.node_minutes : 0;
@@ -477,6 +505,7 @@ int main(int argc, char **argv)
 			g_free(scsv);
 		}
 		sim_world_free(world);
+		demo_chaos_free(chaos);
 		csim_truth_free(r.truth);
 		g_main_loop_unref(r.loop);
 	}

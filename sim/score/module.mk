@@ -1,7 +1,7 @@
 # sim/score: scoring a simulated run against the world's truth (report.c) and
 # chorus-demo (demo.c): chorus-sim's launcher + audiod, fft, detect, collab on
 # every node, scored afterwards.  Nothing here is linked by a service.
-$(B)/libscore.a: $(B)/sim/score/report.o $(B)/sim/score/match.o $(B)/sim/score/print.o
+$(B)/libscore.a: $(B)/sim/score/report.o $(B)/sim/score/match.o $(B)/sim/score/print.o $(B)/sim/score/chaos_calls.o $(B)/sim/score/demo_chaos.o
 PROGS += $(B)/bin/chorus-demo
 $(B)/bin/chorus-demo: $(B)/sim/score/demo.o $(B)/libscore.a $(B)/libcollab.a $(B)/libcsim.a $(B)/libsim.a $(B)/libcfg.a \
 		$(B)/libdev.a $(B)/libsync.a $(B)/libdsp.a
@@ -29,3 +29,10 @@ $(B)/bench/field: $(B)/bench/field.o | $(B)/bin/chorus-demo $(B)/sim/libasound_m
 		$(B)/sim/libchorus_sim_radio.so $(B)/bin/collab-survey
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,glib-2.0 gsl) -lm
+
+# chorus-demo --chaos's judgement of the calls (pure; tests/test_chaos_calls.c).
+TESTS += $(B)/tests/test_chaos_calls
+$(B)/tests/test_chaos_calls: $(B)/tests/test_chaos_calls.o $(B)/tests/world_fixture.o $(B)/sim/score/chaos_calls.o \
+		$(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libsync.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check glib-2.0 gsl sndfile fftw3f) -lm

@@ -113,7 +113,7 @@ static GArray *all_calls(const sim_world *w, const demo_eval_params *p, demo_eva
 			any_call a = {i, k, sim_world_call_time_s(w, i, k), 0, -1};
 			a.scored = a.t_s >= p->t_lo_s && a.t_s <= p->t_hi_s;
 			if (a.scored) {
-				demo_call c = {.source = sim_scenario_source(sc, i)->id, .k = k, .t_s = a.t_s};
+				demo_call c = {.source = sim_scenario_source(sc, i)->id, .src = i, .k = k, .t_s = a.t_s};
 				c.err_m = c.sd_m = c.sd_x_m = c.sd_y_m = c.cov_xy_m2 = c.mahal2 = c.ell95_m = c.dt_ms = c.latency_s = NAN;
 				c.est_m[0] = c.est_m[1] = c.est_m[2] = NAN;
 				if (!sim_world_call_pos(w, i, k, c.pos_m))
@@ -169,7 +169,10 @@ static void score_node(const sim_world *w, int node, const char *det_file, const
 		if (a2d[j] >= 0) {
 			out->arrivals_detected++;
 			out->detections++;
-			g_array_index(out->calls, demo_call, a->row).heard++;
+			demo_call *c = &g_array_index(out->calls, demo_call, a->row);
+			if (c->heard < DEMO_HEARD_IDS)
+				c->heard_id[c->heard] = node;
+			c->heard++;
 		}
 	}
 	for (guint i = 0; i < onsets->len; i++) {

@@ -63,31 +63,36 @@ typedef struct {
  * located_within 1 m, epoch 0.  Pure. */
 void demo_eval_params_default(demo_eval_params *p);
 
+/* How many of the nodes that heard a call are named (demo_call.heard_id). */
+#define DEMO_HEARD_IDS 32
+
 typedef struct {
-	int source;          /* source id ([source.K]) */
-	size_t k;            /* call index */
-	double t_s;          /* emission, world s */
-	double pos_m[3];     /* true position at the call, m */
-	int inside;          /* inside the nodes' convex hull (2-D) */
-	int heard;           /* nodes whose detection was matched to its arrival */
-	int matched;         /* a result was matched to it */
-	int ok;              /* that result's status is "ok" */
-	int located;         /* ok and err_m <= located_within_m */
-	double est_m[3];     /* estimate, m (NAN without a position) */
-	double err_m;        /* horizontal error, m */
-	double sd_m;         /* sqrt(sd_x^2 + sd_y^2), m */
-	double sd_x_m;       /* m */
-	double sd_y_m;       /* m */
-	double cov_xy_m2;    /* m^2 */
-	double mahal2;       /* squared Mahalanobis distance of the truth (horizontal); NAN unknown */
-	int in_ell95;        /* mahal2 <= chi2_2(0.95); 0 when unknown */
-	double ell95_m;      /* 95 % ellipse semi-major axis, m */
-	double dt_ms;        /* emission time error, ms */
-	int used;            /* arrivals in the fit */
-	double latency_s;    /* s */
-	int late;            /* why its result came late: COLLAB_LATE_* bits (1 caught up after an outage, 2 held until the clocks converted), 0 not late */
-	char status[24];     /* the result's status, or "missed" */
-	const char *verdict; /* "located", "off", "not_ok", "missed" (static) */
+	int source;                   /* source id ([source.K]) */
+	size_t src;                   /* source index (the scenario's order: sim_world's calls) */
+	size_t k;                     /* call index */
+	double t_s;                   /* emission, world s */
+	double pos_m[3];              /* true position at the call, m */
+	int inside;                   /* inside the nodes' convex hull (2-D) */
+	int heard;                    /* nodes whose detection was matched to its arrival */
+	int heard_id[DEMO_HEARD_IDS]; /* the first DEMO_HEARD_IDS of those nodes' ids */
+	int matched;                  /* a result was matched to it */
+	int ok;                       /* that result's status is "ok" */
+	int located;                  /* ok and err_m <= located_within_m */
+	double est_m[3];              /* estimate, m (NAN without a position) */
+	double err_m;                 /* horizontal error, m */
+	double sd_m;                  /* sqrt(sd_x^2 + sd_y^2), m */
+	double sd_x_m;                /* m */
+	double sd_y_m;                /* m */
+	double cov_xy_m2;             /* m^2 */
+	double mahal2;                /* squared Mahalanobis distance of the truth (horizontal); NAN unknown */
+	int in_ell95;                 /* mahal2 <= chi2_2(0.95); 0 when unknown */
+	double ell95_m;               /* 95 % ellipse semi-major axis, m */
+	double dt_ms;                 /* emission time error, ms */
+	int used;                     /* arrivals in the fit */
+	double latency_s;             /* s */
+	int late;                     /* why its result came late: COLLAB_LATE_* bits (1 caught up after an outage, 2 held until the clocks converted), 0 not late */
+	char status[24];              /* the result's status, or "missed" */
+	const char *verdict;          /* "located", "off", "not_ok", "missed" (static) */
 } demo_call;
 
 typedef struct {

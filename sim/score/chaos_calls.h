@@ -1,0 +1,59 @@
+/* chaos_calls.h — chorus-demo --chaos: was every call located that the
+ * faults left enough of the field to locate?  (issue 15's chaos soak:
+ * "any call heard by >= 4 nodes whose services were up that was not
+ * located" fails it.)  Pure: the scored calls and the faults' spans in,
+ * verdicts out.
+ *
+ * A node *heard* a call when its detect's detection was matched to the
+ * call's arrival there (report.h: one-to-one).  It was *up* for the call
+ * when no fault touched it over [arrival - CHAOS_CALLS_BEFORE_S, arrival +
+ * CHAOS_CALLS_AFTER_S]: none of its programs killed, crashed or stopped
+ * and its radio not cut (a restarted syncd needs its fits again before its
+ * detections have a global time; collab must be there to share the
+ * detection and serve its clip).  A call heard by at least
+ * CHAOS_CALLS_MIN_NODES up nodes is *judged*: its verdict must be
+ * `located` (its `ok` result within located_within_m of the truth).
+ *
+ * Every judged call that is not located is a failure, whatever its
+ * verdict: `missed` (no result: the faults lost it), `off` (a wrong answer
+ * stated as ok) and `not_ok` (the result refused: ambiguous, inconsistent,
+ * too_few, …).  The last also happens without any fault, where the
+ * localization cannot tell (issue 12), so the report counts the judged
+ * calls and each verdict, and the same scenario without faults is the
+ * baseline to read them against (bench/soak prints both).
+ */
+#ifndef CHORUS_SIM_SCORE_CHAOS_CALLS_H
+#define CHORUS_SIM_SCORE_CHAOS_CALLS_H
+
+#include <glib.h>
+
+#include "sim/score/report.h"
+#include "sim/world.h"
+
+#define CHAOS_CALLS_BEFORE_S 15.0
+#define CHAOS_CALLS_AFTER_S 10.0
+#define CHAOS_CALLS_MIN_NODES 4
+
+/* A fault on a node over [from_s, to_s] (world s); node < 0: every node. */
+typedef struct {
+	int node;
+	double from_s, to_s;
+} chaos_fault;
+
+typedef struct {
+	guint calls;  /* scored calls */
+	guint judged; /* heard by >= CHAOS_CALLS_MIN_NODES up nodes */
+	guint located, off, not_ok, missed; /* the judged calls' verdicts */
+} chaos_calls_tally;
+
+/* How many of call c's hearing nodes were up for it (arrival times from
+ * w, mic 0).  Pure. */
+int chaos_calls_up(const sim_world *w, const demo_call *c, const chaos_fault *f, size_t n);
+
+/* Judge every scored call of ev; a line per judged call not located into
+ * out (may be NULL), the tally into *t.  Returns the failures (judged and
+ * not located).  Pure. */
+int chaos_calls_judge(const sim_world *w, const demo_eval *ev, const chaos_fault *f, size_t n, GString *out,
+		      chaos_calls_tally *t);
+
+#endif

@@ -1,0 +1,107 @@
+/* test_chaos_calls — chorus-demo --chaos's judgement of calls
+ * (sim/score/chaos_calls.h): which calls the faults left locatable, and
+ * that every such call not located is a failure. */
+#include <check.h>
+#include <math.h>
+#include <string.h>
+
+#include "sim/score/chaos_calls.h"
+#include "tests/check_run.h"
+#include "tests/world_fixture.h"
+
+/* Five nodes on a line 10 m apart; one source calling at 1 s and 30 s. */
+static const char *field = "[world]\nspeed_of_sound_m_s = 343\nseed = 1\nduration_s = 60\n"
+			   "[node.1]\nposition_m = 0, 0, 0\n[node.2]\nposition_m = 10, 0, 0\n"
+			   "[node.3]\nposition_m = 20, 0, 0\n[node.4]\nposition_m = 30, 0, 0\n"
+			   "[node.5]\nposition_m = 40, 0, 0\n"
+			   "[source.1]\nposition_m = 20, 5, 0\nwaveform = click\ncall_times_s = 1, 30\n";
+
+static demo_call call(int k, double t_s, int heard, const char *verdict)
+{
+	demo_call c;
+	memset(&c, 0, sizeof c);
+	c.source = 1;
+	c.src = 0;
+	c.k = (size_t)k;
+	c.t_s = t_s;
+	c.heard = heard;
+	for (int i = 0; i < heard; i++)
+		c.heard_id[i] = i + 1;
+	c.verdict = verdict;
+	g_strlcpy(c.status, strcmp(verdict, "missed") ? "ok" : "missed", sizeof c.status);
+	c.err_m = NAN;
+	return c;
+}
+
+static demo_eval eval_of(const demo_call *calls, int n)
+{
+	demo_eval ev;
+	memset(&ev, 0, sizeof ev);
+	ev.calls = g_array_new(FALSE, FALSE, sizeof(demo_call));
+	g_array_append_vals(ev.calls, calls, (guint)n);
+	return ev;
+}
+
+START_TEST(up_nodes_are_those_no_fault_touched)
+{
+	fixture f = fixture_make("chaos-calls.ini", field);
+	demo_call c = call(1, 30.0, 5, "located");
+	ck_assert_int_eq(chaos_calls_up(f.w, &c, NULL, 0), 5);
+	/* node 2's audiod killed 5 s before the call: inside the window. */
+	chaos_fault one[] = {{2, 24.0, 25.0}};
+	ck_assert_int_eq(chaos_calls_up(f.w, &c, one, 1), 4);
+	/* Long before, long after, or on a node that did not hear it. */
+	chaos_fault far[] = {{2, 1.0, 2.0}, {3, 50.0, 51.0}, {9, 29.0, 31.0}};
+	ck_assert_int_eq(chaos_calls_up(f.w, &c, far, 3), 5);
+	/* A fault on every node (node -1). */
+	chaos_fault all[] = {{-1, 30.5, 31.0}};
+	ck_assert_int_eq(chaos_calls_up(f.w, &c, all, 1), 0);
+	/* Only the nodes that heard it count. */
+	demo_call c3 = call(1, 30.0, 3, "missed");
+	ck_assert_int_eq(chaos_calls_up(f.w, &c3, NULL, 0), 3);
+	fixture_drop(f);
+}
+END_TEST
+
+START_TEST(judged_calls_must_be_located)
+{
+	fixture f = fixture_make("chaos-calls.ini", field);
+	demo_call calls[] = {call(0, 1.0, 5, "located"), call(1, 30.0, 5, "missed")};
+	demo_eval ev = eval_of(calls, 2);
+	chaos_calls_tally t;
+	GString *out = g_string_new(NULL);
+	/* No fault: both judged, the missed one fails. */
+	ck_assert_int_eq(chaos_calls_judge(f.w, &ev, NULL, 0, out, &t), 1);
+	ck_assert_uint_eq(t.judged, 2);
+	ck_assert_uint_eq(t.located, 1);
+	ck_assert_uint_eq(t.missed, 1);
+	ck_assert_ptr_nonnull(strstr(out->str, "missed"));
+	/* Two of its five nodes down: three left, not judged. */
+	chaos_fault two[] = {{1, 29.0, 30.5}, {5, 20.0, 21.0}};
+	g_string_truncate(out, 0);
+	ck_assert_int_eq(chaos_calls_judge(f.w, &ev, two, 2, out, &t), 0);
+	ck_assert_uint_eq(t.judged, 1);
+	ck_assert_uint_eq(t.calls, 2);
+	ck_assert_str_eq(out->str, "");
+	/* A wrong answer or a refused one fails as much as a missed one. */
+	g_array_index(ev.calls, demo_call, 1).verdict = "off";
+	ck_assert_int_eq(chaos_calls_judge(f.w, &ev, NULL, 0, NULL, &t), 1);
+	ck_assert_uint_eq(t.off, 1);
+	g_array_index(ev.calls, demo_call, 1).verdict = "not_ok";
+	ck_assert_int_eq(chaos_calls_judge(f.w, &ev, NULL, 0, NULL, &t), 1);
+	ck_assert_uint_eq(t.not_ok, 1);
+	g_string_free(out, TRUE);
+	g_array_free(ev.calls, TRUE);
+	fixture_drop(f);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("chaos_calls");
+	TCase *tc = tcase_create("judge");
+	tcase_add_test(tc, up_nodes_are_those_no_fault_touched);
+	tcase_add_test(tc, judged_calls_must_be_located);
+	suite_add_tcase(s, tc);
+	return tu_check_run(s);
+}

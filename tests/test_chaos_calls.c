@@ -71,7 +71,7 @@ START_TEST(judged_calls_must_be_located)
 	chaos_calls_tally t;
 	GString *out = g_string_new(NULL);
 	/* No fault: both judged, the missed one fails. */
-	ck_assert_int_eq(chaos_calls_judge(f.w, &ev, NULL, 0, out, &t), 1);
+	ck_assert_int_eq(chaos_calls_judge(f.w, &ev, NULL, 0, NULL, 0, out, &t), 1);
 	ck_assert_uint_eq(t.judged, 2);
 	ck_assert_uint_eq(t.located, 1);
 	ck_assert_uint_eq(t.missed, 1);
@@ -79,20 +79,71 @@ START_TEST(judged_calls_must_be_located)
 	/* Two of its five nodes down: three left, not judged. */
 	chaos_fault two[] = {{1, 29.0, 30.5}, {5, 20.0, 21.0}};
 	g_string_truncate(out, 0);
-	ck_assert_int_eq(chaos_calls_judge(f.w, &ev, two, 2, out, &t), 0);
+	ck_assert_int_eq(chaos_calls_judge(f.w, &ev, two, 2, NULL, 0, out, &t), 0);
 	ck_assert_uint_eq(t.judged, 1);
 	ck_assert_uint_eq(t.calls, 2);
 	ck_assert_str_eq(out->str, "");
 	/* A wrong answer or a refused one fails as much as a missed one. */
 	g_array_index(ev.calls, demo_call, 1).verdict = "off";
-	ck_assert_int_eq(chaos_calls_judge(f.w, &ev, NULL, 0, NULL, &t), 1);
+	ck_assert_int_eq(chaos_calls_judge(f.w, &ev, NULL, 0, NULL, 0, NULL, &t), 1);
 	ck_assert_uint_eq(t.off, 1);
 	g_array_index(ev.calls, demo_call, 1).verdict = "not_ok";
-	ck_assert_int_eq(chaos_calls_judge(f.w, &ev, NULL, 0, NULL, &t), 1);
+	ck_assert_int_eq(chaos_calls_judge(f.w, &ev, NULL, 0, NULL, 0, NULL, &t), 1);
 	ck_assert_uint_eq(t.not_ok, 1);
 	g_string_free(out, TRUE);
 	g_array_free(ev.calls, TRUE);
 	fixture_drop(f);
+}
+END_TEST
+
+START_TEST(baseline_separates_the_localization_limit)
+{
+	fixture f = fixture_make("chaos-calls.ini", field);
+	demo_call calls[] = {call(0, 1.0, 5, "not_ok"), call(1, 30.0, 5, "missed")};
+	demo_eval ev = eval_of(calls, 2);
+	chaos_calls_tally t;
+	/* Call 0 was not located without faults either; call 1 was. */
+	const chaos_baseline_call b[] = {{1, 0, 0}, {1, 1, 1}};
+	GString *out = g_string_new(NULL);
+	ck_assert_int_eq(chaos_calls_judge(f.w, &ev, NULL, 0, b, 2, out, &t), 1);
+	ck_assert_uint_eq(t.baseline, 1);
+	ck_assert_ptr_nonnull(strstr(out->str, "without faults either"));
+	/* A call the baseline did not score fails as without one. */
+	const chaos_baseline_call b1[] = {{1, 0, 0}};
+	ck_assert_int_eq(chaos_calls_judge(f.w, &ev, NULL, 0, b1, 1, NULL, &t), 1);
+	/* Another source's verdict does not count. */
+	const chaos_baseline_call b2[] = {{2, 0, 0}, {2, 1, 0}};
+	ck_assert_int_eq(chaos_calls_judge(f.w, &ev, NULL, 0, b2, 2, NULL, &t), 2);
+	g_string_free(out, TRUE);
+	g_array_free(ev.calls, TRUE);
+	fixture_drop(f);
+}
+END_TEST
+
+START_TEST(baseline_file_is_read_by_its_header)
+{
+	const char *dir = g_getenv("CHORUS_RUN") ? g_getenv("CHORUS_RUN") : "/tmp";
+	g_mkdir_with_parents(dir, 0755);
+	char *path = g_build_filename(dir, "baseline-calls.csv", NULL);
+	ck_assert(g_file_set_contents(path, "source,call,time_s,located,verdict\n1,0,1.0,1,located\n3,7,9.5,0,missed\n", -1, NULL));
+	GError *err = NULL;
+	GArray *a = chaos_baseline_load(path, &err);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_uint_eq(a->len, 2);
+	ck_assert_int_eq(g_array_index(a, chaos_baseline_call, 1).source, 3);
+	ck_assert_uint_eq(g_array_index(a, chaos_baseline_call, 1).k, 7);
+	ck_assert_int_eq(g_array_index(a, chaos_baseline_call, 1).located, 0);
+	g_array_free(a, TRUE);
+	/* Errors name the file and line. */
+	ck_assert(g_file_set_contents(path, "source,call,located\n1,0,1\n1,x,0\n", -1, NULL));
+	ck_assert_ptr_null(chaos_baseline_load(path, &err));
+	ck_assert_ptr_nonnull(strstr(err->message, "baseline-calls.csv:3:"));
+	g_clear_error(&err);
+	ck_assert(g_file_set_contents(path, "a,b\n", -1, NULL));
+	ck_assert_ptr_null(chaos_baseline_load(path, &err));
+	ck_assert_ptr_nonnull(strstr(err->message, ":1: not a calls.csv"));
+	g_clear_error(&err);
+	g_free(path);
 }
 END_TEST
 
@@ -102,6 +153,8 @@ int main(void)
 	TCase *tc = tcase_create("judge");
 	tcase_add_test(tc, up_nodes_are_those_no_fault_touched);
 	tcase_add_test(tc, judged_calls_must_be_located);
+	tcase_add_test(tc, baseline_separates_the_localization_limit);
+	tcase_add_test(tc, baseline_file_is_read_by_its_header);
 	suite_add_tcase(s, tc);
 	return tu_check_run(s);
 }

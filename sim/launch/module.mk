@@ -73,9 +73,10 @@ $(B)/tests/test_chaos: tests/test_chaos.sh | $(B)/bin/chorus-sim $(B)/bin/syncd 
 	@mkdir -p $(dir $@)
 	printf '#!/bin/sh\nCHAOS_BIN=%s exec sh %s\n' "$(abspath $(B)/bin)" "$(abspath $<)" > $@ && chmod +x $@
 
-# bench/soak: the chaos soak for 30 minutes (bench/soak.sh).
+# bench/soak: the chaos soak for 30 minutes with collab and scoring
+# (bench/soak.sh: chorus-demo --chaos).
 BENCHES += $(B)/bench/soak
-$(B)/bench/soak: bench/soak.sh | $(B)/bin/chorus-sim $(B)/bin/syncd $(B)/bin/audiod $(B)/bin/fft $(B)/bin/detect \
+$(B)/bench/soak: bench/soak.sh | $(B)/bin/chorus-demo $(B)/bin/syncd $(B)/bin/audiod $(B)/bin/fft $(B)/bin/detect $(B)/bin/collab \
 		$(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf $(B)/sim/libchorus_sim_radio.so
 	@mkdir -p $(dir $@)
 	printf '#!/bin/sh\nSOAK_BIN=%s exec sh %s\n' "$(abspath $(B)/bin)" "$(abspath $<)" > $@ && chmod +x $@

@@ -15,12 +15,14 @@
  * `located` (its `ok` result within located_within_m of the truth).
  *
  * Every judged call that is not located is a failure, whatever its
- * verdict: `missed` (no result: the faults lost it), `off` (a wrong answer
- * stated as ok) and `not_ok` (the result refused: ambiguous, inconsistent,
- * too_few, …).  The last also happens without any fault, where the
- * localization cannot tell (issue 12), so the report counts the judged
- * calls and each verdict, and the same scenario without faults is the
- * baseline to read them against (bench/soak prints both).
+ * verdict — `missed` (no result: the faults lost it), `off` (a wrong answer
+ * stated as ok), `not_ok` (the result refused: failed, ambiguous,
+ * duplicate, …) — unless a *baseline* is given and says otherwise: the
+ * calls.csv of a run of the same world without faults.  A judged call that
+ * the baseline did not locate either is the localization's own limit (two
+ * callers in one clip, a pulse train's ghost: issue 12), not the faults':
+ * it is listed and counted apart, and does not fail.  A call the baseline
+ * did not score fails as without one.
  */
 #ifndef CHORUS_SIM_SCORE_CHAOS_CALLS_H
 #define CHORUS_SIM_SCORE_CHAOS_CALLS_H
@@ -40,20 +42,34 @@ typedef struct {
 	double from_s, to_s;
 } chaos_fault;
 
+/* One call of the baseline run: source id, call index, located. */
 typedef struct {
-	guint calls;  /* scored calls */
-	guint judged; /* heard by >= CHAOS_CALLS_MIN_NODES up nodes */
+	int source;
+	size_t k;
+	int located;
+} chaos_baseline_call;
+
+typedef struct {
+	guint calls;                        /* scored calls */
+	guint judged;                       /* heard by >= CHAOS_CALLS_MIN_NODES up nodes */
 	guint located, off, not_ok, missed; /* the judged calls' verdicts */
+	guint baseline;                     /* of the not located, those the baseline did not locate either */
 } chaos_calls_tally;
 
 /* How many of call c's hearing nodes were up for it (arrival times from
  * w, mic 0).  Pure. */
 int chaos_calls_up(const sim_world *w, const demo_call *c, const chaos_fault *f, size_t n);
 
-/* Judge every scored call of ev; a line per judged call not located into
- * out (may be NULL), the tally into *t.  Returns the failures (judged and
- * not located).  Pure. */
-int chaos_calls_judge(const sim_world *w, const demo_eval *ev, const chaos_fault *f, size_t n, GString *out,
-		      chaos_calls_tally *t);
+/* Judge every scored call of ev against the baseline's calls b[nb] (NULL,
+ * 0: none); a line per judged call not located into out (may be NULL), the
+ * tally into *t.  Returns the failures (judged, not located, and located
+ * in the baseline or absent from it).  Pure. */
+int chaos_calls_judge(const sim_world *w, const demo_eval *ev, const chaos_fault *f, size_t n,
+		      const chaos_baseline_call *b, size_t nb, GString *out, chaos_calls_tally *t);
+
+/* The baseline's calls from a calls.csv chorus-demo wrote (columns source,
+ * call, …, located, …, by the header): a new GArray of chaos_baseline_call,
+ * or NULL with *err (which file, which line, why). */
+GArray *chaos_baseline_load(const char *path, GError **err);
 
 #endif

@@ -54,18 +54,34 @@ int demo_chaos_finish(demo_chaos *c, const char *csv_path)
 	return failures;
 }
 
-int demo_chaos_judge(demo_chaos *c, const sim_world *w, const demo_eval *ev, FILE *f)
+int demo_chaos_judge(demo_chaos *c, const sim_world *w, const demo_eval *ev, const char *baseline, FILE *f)
 {
+	GArray *b = NULL;
+	if (baseline) {
+		GError *err = NULL;
+		if (!(b = chaos_baseline_load(baseline, &err))) {
+			fprintf(f, "chaos: calls: baseline: %s\n", err->message);
+			g_error_free(err);
+			return -1;
+		}
+	}
 	GString *lines = g_string_new(NULL);
 	chaos_calls_tally t;
 	const GArray *fa = c->faults;
 	int failures = chaos_calls_judge(w, ev, fa ? (const chaos_fault *)(const void *)fa->data : NULL, fa ? fa->len : 0,
-					 lines, &t);
+					 b ? (const chaos_baseline_call *)(void *)b->data : NULL, b ? b->len : 0, lines, &t);
 	fprintf(f, "\n%s", c->text->str);
-	fprintf(f, "chaos: calls: %u scored, %u heard by >= %d nodes up for them (no fault %.0f s before to %.0f s after the arrival): %u located, %u missed, %u off, %u not ok\n%s",
+	fprintf(f, "chaos: calls: %u scored, %u heard by >= %d nodes up for them (no fault %.0f s before to %.0f s after the arrival): %u located, %u missed, %u off, %u not ok; ",
 		t.calls, t.judged, CHAOS_CALLS_MIN_NODES, CHAOS_CALLS_BEFORE_S, CHAOS_CALLS_AFTER_S, t.located, t.missed, t.off,
-		t.not_ok, lines->str);
+		t.not_ok);
+	if (b)
+		fprintf(f, "%u of those not located without faults either (baseline %s), %d lost to the faults\n%s", t.baseline,
+			baseline, failures, lines->str);
+	else
+		fprintf(f, "no baseline: every one not located fails\n%s", lines->str);
 	g_string_free(lines, TRUE);
+	if (b)
+		g_array_free(b, TRUE);
 	return failures;
 }
 

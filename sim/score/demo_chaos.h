@@ -29,9 +29,11 @@ demo_chaos *demo_chaos_start(csim *s, csim_truth *truth, guint64 seed, double in
  * could not be written. */
 int demo_chaos_finish(demo_chaos *c, const char *csv_path);
 
-/* After scoring: judge the calls (chaos_calls.h) and print the chaos
- * report and the judgement to f.  Returns the calls' failures. */
-int demo_chaos_judge(demo_chaos *c, const sim_world *w, const demo_eval *ev, FILE *f);
+/* After scoring: judge the calls (chaos_calls.h) against the baseline's
+ * calls.csv (NULL: none) and print the chaos report and the judgement to
+ * f.  Returns the calls' failures, or -1 when the baseline cannot be read
+ * (the reason printed). */
+int demo_chaos_judge(demo_chaos *c, const sim_world *w, const demo_eval *ev, const char *baseline, FILE *f);
 
 void demo_chaos_free(demo_chaos *c);
 

@@ -30,11 +30,23 @@ typedef struct {
 	syncd_history *hist;  /* its pieces (history.h; NULL until its first fit, or none kept) */
 } pair_rec;
 
+/* The history of a pair that expired, for when it is fed again. */
+typedef struct {
+	sync_clock_id a, b;
+	sync_fit_mode mode;
+	double nominal;
+	syncd_history *hist;
+} retired_rec;
+
+/* Expired pairs whose history is kept, at most (the oldest go first). */
+#define RETIRED_MAX 16
+
 struct syncd_pairs {
 	syncd_pairs_cfg cfg;
-	GPtrArray *clocks; /* clock_rec* */
-	GPtrArray *pairs;  /* pair_rec* */
-	guint64 gen;       /* bumped on every change */
+	GPtrArray *clocks;  /* clock_rec* */
+	GPtrArray *pairs;   /* pair_rec* */
+	GPtrArray *retired; /* retired_rec*, oldest first */
+	guint64 gen;        /* bumped on every change */
 };
 
 static void clock_free(gpointer data)
@@ -42,6 +54,13 @@ static void clock_free(gpointer data)
 	clock_rec *c = data;
 	g_free(c->feeder);
 	g_free(c);
+}
+
+static void retired_free(gpointer data)
+{
+	retired_rec *t = data;
+	syncd_history_free(t->hist);
+	g_free(t);
 }
 
 static void pair_free(gpointer data)
@@ -58,6 +77,7 @@ syncd_pairs *syncd_pairs_new(const syncd_pairs_cfg *cfg)
 	p->cfg = *cfg;
 	p->clocks = g_ptr_array_new_with_free_func(clock_free);
 	p->pairs = g_ptr_array_new_with_free_func(pair_free);
+	p->retired = g_ptr_array_new_with_free_func(retired_free);
 	return p;
 }
 
@@ -67,6 +87,7 @@ void syncd_pairs_free(syncd_pairs *p)
 		return;
 	g_ptr_array_free(p->pairs, TRUE);
 	g_ptr_array_free(p->clocks, TRUE);
+	g_ptr_array_free(p->retired, TRUE);
 	g_free(p);
 }
 
@@ -170,6 +191,19 @@ static pair_rec *new_pair(syncd_pairs *p, sync_clock_id a, sync_clock_id b, sync
 	r->nominal = nominal;
 	r->last_obs_ns = INT64_MIN;
 	r->fit = make_fit(&p->cfg, a, mode, nominal);
+	/* Fed again after it expired, fitted the same way: its history goes
+	 * on (a clock numbered afresh drops it at its first observation). */
+	for (guint i = 0; i < p->retired->len; i++) {
+		retired_rec *t = g_ptr_array_index(p->retired, i);
+		if (sync_clock_equal(t->a, a) && sync_clock_equal(t->b, b) && t->mode == mode && t->nominal == nominal) {
+			r->hist = t->hist;
+			t->hist = NULL;
+		}
+		if (sync_clock_equal(t->a, a) && sync_clock_equal(t->b, b)) {
+			g_ptr_array_remove_index(p->retired, i);
+			break;
+		}
+	}
 	ensure_clock(p, a);
 	ensure_clock(p, b);
 	g_ptr_array_add(p->pairs, r);
@@ -287,6 +321,23 @@ static gboolean clock_in_pairs(syncd_pairs *p, sync_clock_id id)
 	return FALSE;
 }
 
+/* Pair r goes: its last fit is the piece before its outage (the clocks
+ * ran on unmeasured), and its history is kept for when it is fed again. */
+static void retire(syncd_pairs *p, pair_rec *r)
+{
+	solve(p, r);
+	if (!r->hist)
+		return;
+	if (r->have_conv)
+		syncd_history_close(r->hist, &r->conv, sync_fit_wander_bound(r->fit), FALSE);
+	retired_rec *t = g_new0(retired_rec, 1);
+	*t = (retired_rec){r->a, r->b, r->mode, r->nominal, r->hist};
+	r->hist = NULL;
+	g_ptr_array_add(p->retired, t);
+	if (p->retired->len > RETIRED_MAX)
+		g_ptr_array_remove_index(p->retired, 0);
+}
+
 guint syncd_pairs_expire(syncd_pairs *p, int64_t now_ns)
 {
 	guint gone = 0;
@@ -294,11 +345,18 @@ guint syncd_pairs_expire(syncd_pairs *p, int64_t now_ns)
 	for (guint i = p->pairs->len; i-- > 0;) {
 		pair_rec *r = g_ptr_array_index(p->pairs, i);
 		if (r->last_obs_ns != INT64_MIN && now_ns - r->last_obs_ns > p->cfg.expire_ns) {
+			retire(p, r);
 			g_ptr_array_remove_index(p->pairs, i);
 			gone++;
 		} else if (r->hist) {
 			pieces += syncd_history_expire(r->hist, now_ns);
 		}
+	}
+	for (guint i = p->retired->len; i-- > 0;) {
+		retired_rec *t = g_ptr_array_index(p->retired, i);
+		syncd_history_expire(t->hist, now_ns);
+		if (!syncd_history_count(t->hist))
+			g_ptr_array_remove_index(p->retired, i);
 	}
 	for (guint i = p->clocks->len; i-- > 0;) {
 		clock_rec *c = g_ptr_array_index(p->clocks, i);

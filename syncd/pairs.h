@@ -80,9 +80,12 @@ int syncd_pairs_observe(syncd_pairs *p, sync_clock_id a, sync_clock_id b, int64_
  * history before a break (never bridged across).  Returns 0 or -ENOENT. */
 int syncd_pairs_reset(syncd_pairs *p, sync_clock_id a, sync_clock_id b);
 
-/* Forget pairs not observed for expire_ns (their history with them), and
- * clocks left without pairs that were not registered explicitly, and
- * pieces of history older than history_ns.  Returns how many pairs went. */
+/* Forget pairs not observed for expire_ns, and clocks left without pairs
+ * that were not registered explicitly, and pieces of history older than
+ * history_ns.  An expired pair's last fit becomes a piece of its history
+ * (an outage: the clocks ran on), which is kept (for at most 16 expired
+ * pairs) and goes on when the pair is created again fitted the same way
+ * (audiod restarted and numbering on).  Returns how many pairs went. */
 guint syncd_pairs_expire(syncd_pairs *p, int64_t now_ns);
 
 /* A counter that changes whenever a clock or pair changes. */

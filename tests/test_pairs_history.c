@@ -290,6 +290,54 @@ START_TEST(renumbering_drops_the_old_numbering)
 }
 END_TEST
 
+/* audiod stopped for 200 s (longer than [fit] expire_s: syncd forgets the
+ * pair) and restarted numbering on from its own line: the pair's history
+ * outlives the pair, so frames from before the outage still convert, and
+ * a cpu time inside it is bridged.  Had it numbered afresh, nothing of
+ * the old numbering would. */
+START_TEST(history_outlives_an_expired_pair)
+{
+	world w = {.skew = 30e-6, .q_ppb = 2, .latency_ns = 2000, .t_end = 0};
+	sync_wander wd = {.rw_ppb = w.q_ppb, .seed = 11};
+	GRand *r = g_rand_new_with_seed(11);
+	syncd_pairs *p = new_pairs(32);
+	const char *why;
+	ck_assert_int_eq(syncd_pairs_configure(p, A0, CPU, SYNC_FIT_LOWER, PERIOD_NS, &why), 0);
+	int64_t stop = (int64_t)(300 * RATE), start = stop + (int64_t)(200 * RATE), end = start + (int64_t)(200 * RATE);
+	int64_t t = feed(p, &w, &wd, r, 0, stop, 0);
+	ck_assert_uint_eq(syncd_pairs_expire(p, t + 121 * NS), 1);
+	ck_assert_int_eq(syncd_pairs_configure(p, A0, CPU, SYNC_FIT_LOWER, PERIOD_NS, &why), 0);
+	int64_t now = feed(p, &w, &wd, r, start, end, 0);
+	size_t np;
+	sync_graph *g = graph_of(p, &np);
+	ck_assert_uint_ge(np, 3);
+	const int64_t f[3] = {stop - (int64_t)(200 * RATE), stop - (int64_t)(20 * RATE), stop + (int64_t)(100 * RATE)};
+	for (int k = 0; k < 3; k++) {
+		sync_graph_result res;
+		char buf[300];
+		ck_assert_msg(sync_graph_convert(g, A0, CPU, sync_tval_of(f[k]), now, &res, buf, sizeof buf) == 0, "%s", buf);
+		double err = (double)res.value.i + res.value.f - truth_ns(&w, &wd, (double)f[k]);
+		ck_assert_msg(fabs(err) < 5 * sqrt(res.var), "frame %lld: error %.0f ns, s.e. %.0f ns", (long long)f[k], err,
+			      sqrt(res.var));
+	}
+	sync_graph_free(g);
+	/* Again, numbered afresh this time: the old pieces go. */
+	t = now;
+	ck_assert_uint_eq(syncd_pairs_expire(p, t + 121 * NS), 1);
+	ck_assert_int_eq(syncd_pairs_configure(p, A0, CPU, SYNC_FIT_LOWER, PERIOD_NS, &why), 0);
+	int64_t again = end + (int64_t)(200 * RATE);
+	now = feed(p, &w, &wd, r, again, again + (int64_t)(130 * RATE), again);
+	g = graph_of(p, &np);
+	sync_graph_result res;
+	char buf[300];
+	sync_tval c = {(int64_t)truth_ns(&w, &wd, (double)(stop - (int64_t)(20 * RATE))), 0};
+	ck_assert_int_lt(sync_graph_convert(g, CPU, A0, c, now, &res, buf, sizeof buf), 0);
+	sync_graph_free(g);
+	syncd_pairs_free(p);
+	g_rand_free(r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("pairs_history");
@@ -299,6 +347,7 @@ int main(void)
 	tcase_add_test(tc, restless_card);
 	tcase_add_test(tc, overrun_is_a_break);
 	tcase_add_test(tc, renumbering_drops_the_old_numbering);
+	tcase_add_test(tc, history_outlives_an_expired_pair);
 	suite_add_tcase(s, tc);
 	return tu_check_run(s);
 }

@@ -33,7 +33,7 @@ AUDIOD_TEST_DEFS = -DAH_BIN_DIR='"$(abspath $(B)/bin)"' -DAH_SIM_CONF='"$(abspat
 AUDIOD_TEST_DEPS = $(B)/tests/audiod_harness.o $(B)/libaudiod.a $(B)/libdev.a $(B)/libsync.a $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a
 AUDIOD_TEST_RUNTIME = $(B)/bin/audiod $(B)/bin/syncd $(B)/bin/audioget $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf
 $(B)/tests/audiod_harness.o $(B)/tests/test_audiod.o $(B)/tests/test_audiod_xrun.o $(B)/tests/test_audiod_obslog.o \
-	$(B)/tests/test_audiod_follow.o $(B)/bench/audio.o: CFLAGS += $(AUDIOD_TEST_DEFS)
+	$(B)/tests/test_audiod_follow.o $(B)/tests/test_audiod_past.o $(B)/bench/audio.o: CFLAGS += $(AUDIOD_TEST_DEFS)
 
 TESTS += $(B)/tests/test_audiod
 $(B)/tests/test_audiod: $(B)/tests/test_audiod.o $(AUDIOD_TEST_DEPS) | $(AUDIOD_TEST_RUNTIME)
@@ -43,6 +43,13 @@ $(B)/tests/test_audiod: $(B)/tests/test_audiod.o $(AUDIOD_TEST_DEPS) | $(AUDIOD_
 # Overruns, a few and many under load (tests/test_audiod_xrun.c).
 TESTS += $(B)/tests/test_audiod_xrun
 $(B)/tests/test_audiod_xrun: $(B)/tests/test_audiod_xrun.o $(AUDIOD_TEST_DEPS) | $(AUDIOD_TEST_RUNTIME)
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check glib-2.0 gsl sndfile alsa fftw3f) -lm -lpthread
+
+# Audio from before the audio pair's fit window, by time: through syncd's
+# history of the pair (tests/test_audiod_past.c, 110 s of capture).
+TESTS += $(B)/tests/test_audiod_past
+$(B)/tests/test_audiod_past: $(B)/tests/test_audiod_past.o $(AUDIOD_TEST_DEPS) | $(AUDIOD_TEST_RUNTIME)
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0 gsl sndfile alsa fftw3f) -lm -lpthread
 

@@ -37,6 +37,8 @@ enum {
 	SYNC_CONV_FIXED = 1u << 2, /* exact by definition (e.g. global <-> root cpu): no validity limit */
 	SYNC_CONV_PIECE = 1u << 3, /* a closed piece of a pair's history, valid over its data; its
 				    * wander is the q2 of its rate random walk (bridge.h) */
+	SYNC_CONV_BREAK = 1u << 4, /* with PIECE: a break (a step of unknown size) follows the piece's
+				    * data, so a time after them is never bridged to the next */
 };
 
 typedef struct {

@@ -402,17 +402,35 @@ size_t sync_graph_nedges(const sync_graph *g)
  * last whose start is <= x; the first before it); before the current fit's
  * data, the history piece x falls in or the bridge across the gap after
  * it (written to *tmp; *bridged set); else d's conversion. */
+/* The history piece of d at or before x: the last starting at or before
+ * it (the first when none does). */
+static uint32_t piece_at(const dedge *d, int64_t x)
+{
+	uint32_t lo = 0, hi = d->nhist;
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (d->hist[mid].xmin <= x)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The piece whose data x follows across a break (SYNC_CONV_BREAK: never
+ * bridged), or NULL. */
+static const sync_conv *in_break(const dedge *d, int64_t x)
+{
+	if (!d->nhist || x >= d->c.xmin)
+		return NULL;
+	const sync_conv *p = &d->hist[piece_at(d, x)];
+	return x > p->xmax && x >= p->xmin && (p->flags & SYNC_CONV_BREAK) ? p : NULL;
+}
+
 static const sync_conv *conv_at(const dedge *d, sync_tval x, sync_conv *tmp, int *bridged)
 {
 	if (d->nhist && x.i < d->c.xmin) {
-		uint32_t lo = 0, hi = d->nhist; /* the last piece starting at or before x */
-		while (hi - lo > 1) {
-			uint32_t mid = lo + (hi - lo) / 2;
-			if (d->hist[mid].xmin <= x.i)
-				lo = mid;
-			else
-				hi = mid;
-		}
+		uint32_t lo = piece_at(d, x.i);
 		const sync_conv *p = &d->hist[lo];
 		if (x.i <= p->xmax || x.i < p->xmin)
 			return p; /* in its data, or before all history (the tolerance applies) */
@@ -462,6 +480,20 @@ static int refuses(const sync_graph *g, const dedge *d, sync_tval x, int64_t now
 				 x.i, sync_clock_format(g->v[d->from].id, a, sizeof a), a,
 				 sync_clock_format(g->v[d->to].id, b, sizeof b), out, d->c.xmin, d->c.xmax,
 				 (double)g->p.tolerance_ns * 1e-9);
+		}
+		return -ERANGE;
+	}
+	const sync_conv *b = in_break(d, x.i);
+	if (b) {
+		if (why) {
+			char a[SYNC_CLOCK_NAME_MAX], c[SYNC_CLOCK_NAME_MAX];
+			uint32_t k = piece_at(d, x.i);
+			int64_t next = k + 1 < d->nhist ? d->hist[k + 1].xmin : d->c.xmin;
+			snprintf(why, len,
+				 "x=%" PRId64 " on %s falls in a break of the history of %s->%s (data end x=%" PRId64
+				 ", resume x=%" PRId64 "): not bridged",
+				 x.i, sync_clock_format(g->v[d->from].id, a, sizeof a), a,
+				 sync_clock_format(g->v[d->to].id, c, sizeof c), b->xmax, next);
 		}
 		return -ERANGE;
 	}

@@ -88,7 +88,10 @@ int sync_graph_set_segments(sync_graph *g, sync_clock_id a, sync_clock_id b, con
  * data then converts with the piece whose data hold it, or in a gap after
  * a piece with the bridge from it to the next piece (or the current fit),
  * q2 the larger of the two pieces' (bridge.h), and the result is flagged
- * SYNC_GRAPH_BRIDGED; the tolerance applies before the oldest piece.  The
+ * SYNC_GRAPH_BRIDGED; the tolerance applies before the oldest piece.  A
+ * piece flagged SYNC_CONV_BREAK is followed by a step of unknown size (a
+ * pair reset): a time in the gap after it is refused (-ERANGE, "falls in a
+ * break"), never bridged.  The
  * reverse direction uses the reversed pieces.  Replacing the conversion
  * (sync_graph_set) drops its history.  Returns 0, -ENOENT (no conversion
  * between a and b), -EINVAL (pieces unusable: the reason says why) or

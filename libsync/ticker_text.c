@@ -25,8 +25,14 @@ void sync_ticker_format_entry(const sync_ticker_entry *e, int64_t now_ns, GStrin
 	}
 	if (c->flags & SYNC_CONV_PIECE) {
 		/* History (bridge.h): its wander field is the rate random walk. */
-		g_string_append_printf(out, " n=%u rms=%.4g piece data=%.3fs ended=%.3fs-ago wander=%.3g\n", c->n, c->rms,
-				       (double)(c->xmax - c->xmin) * 1e-9, (double)(now_ns - c->updated_ns) * 1e-9, c->wander);
+		if (e->from.kind == SYNC_KIND_AUDIO) /* x in frames */
+			g_string_append_printf(out, " n=%u rms=%.4g piece data=%" G_GINT64_FORMAT "frames", c->n, c->rms,
+					       c->xmax - c->xmin);
+		else
+			g_string_append_printf(out, " n=%u rms=%.4g piece data=%.3fs", c->n, c->rms,
+					       (double)(c->xmax - c->xmin) * 1e-9);
+		g_string_append_printf(out, " ended=%.3fs-ago wander=%.3g%s\n", (double)(now_ns - c->updated_ns) * 1e-9,
+				       c->wander, c->flags & SYNC_CONV_BREAK ? " break-after" : "");
 		return;
 	}
 	g_string_append_printf(out, " n=%u rms=%.4g se_end=%.4g age=%.3fs%s\n", c->n, c->rms, sqrt(sync_conv_var(c, end)),

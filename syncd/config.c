@@ -43,6 +43,12 @@ static const cfg_key fit_keys[] = {
 	  "us: how far one beacon sender's observations of a pair may lie from the other senders' before the link is reported as delayed (radio paths differ by their light time, 3.3 ns a metre)"),
 	R("max_span_s", "max_span", CFG_DOUBLE, "600", 1, 86400, max_span_s, "seconds: older observations leave a fit"),
 	R("expire_s", "expire", CFG_DOUBLE, "120", 1, 86400, expire_s, "seconds: a pair with no new observation is forgotten"),
+	K("history_s", CFG_DOUBLE, "3600", 1, 604800, history_s,
+	  "seconds: how long a local pair's (audio<k> -> cpu, cpu -> realtime) pieces of history are kept, so that a past time (an audio frame minutes old) converts with the fit that held then"),
+	K("history_pieces", CFG_INT, "32", 0, 256, history_pieces,
+	  "pieces of history kept per local pair (0: none: a past time converts only within the current fit's window and the tolerance)"),
+	K("history_every_s", CFG_DOUBLE, "120", 0, 86400, history_every_s,
+	  "seconds of a local pair's data between two pieces kept (0: only the fit before each reset); times between them are bridged"),
 	{NULL},
 };
 static const cfg_key utc_keys[] = {

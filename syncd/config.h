@@ -20,6 +20,9 @@ typedef struct {
 	double wander_ppm;        /* frequency wander for aging, ppm */
 	double max_span_s;        /* s: observations older than this leave a fit */
 	double expire_s;          /* s: a pair unfed this long is forgotten */
+	double history_s;         /* s: a local pair's pieces of history are kept this long (history.h) */
+	gint64 history_pieces;    /* ... at most this many per pair (0: no history) */
+	double history_every_s;   /* s: a piece every this much of the pair's data */
 	char *group;              /* owner group of the devices, or "" */
 	/* Global time steered to UTC (steer.h, docs/clocks.md "Global tracks UTC") */
 	gboolean utc_steer;        /* steer global's rate to a disciplined realtime clock on the root */

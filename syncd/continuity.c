@@ -3,11 +3,38 @@
 
 #include <math.h>
 
-void syncd_continuity_reset(syncd_continuity *h)
+/* Empty the samples, keeping the unit. */
+static void empty(syncd_continuity *h)
 {
 	h->n = 0;
 	h->head = 0;
 	h->root = 0;
+}
+
+void syncd_continuity_init(syncd_continuity *h, double unit_ns)
+{
+	h->unit_ns = unit_ns > 0 ? unit_ns : 1.0;
+	empty(h);
+}
+
+/* An interval of t ns in x's unit (at least 1). */
+static int64_t in_x(const syncd_continuity *h, int64_t t_ns)
+{
+	if (!(h->unit_ns > 0) || h->unit_ns == 1.0)
+		return t_ns;
+	double v = (double)t_ns / h->unit_ns;
+	return v < 1 ? 1 : (int64_t)llround(v);
+}
+
+/* An interval of v x units in ns. */
+static int64_t in_ns(const syncd_continuity *h, int64_t v)
+{
+	return h->unit_ns > 0 && h->unit_ns != 1.0 ? (int64_t)llround((double)v * h->unit_ns) : v;
+}
+
+void syncd_continuity_reset(syncd_continuity *h)
+{
+	syncd_continuity_init(h, 1.0);
 }
 
 static size_t at(const syncd_continuity *h, size_t i)
@@ -18,8 +45,8 @@ static size_t at(const syncd_continuity *h, size_t i)
 void syncd_continuity_note(syncd_continuity *h, uint32_t root, int64_t cpu_ns, int64_t global_ns, double se_ns)
 {
 	if (h->n && (root != h->root || cpu_ns < h->x[at(h, h->n - 1)]))
-		syncd_continuity_reset(h);
-	if (h->n && cpu_ns - h->x[at(h, h->n - 1)] < SYNCD_CONTINUITY_SPACING_NS)
+		empty(h);
+	if (h->n && cpu_ns - h->x[at(h, h->n - 1)] < in_x(h, SYNCD_CONTINUITY_SPACING_NS))
 		return;
 	h->root = root;
 	if (h->n == SYNCD_CONTINUITY_SAMPLES) {
@@ -44,7 +71,8 @@ static size_t first_from(const syncd_continuity *h, size_t i, int64_t x)
 }
 
 /* The line's rate between samples i and j (global ns per cpu ns, minus 1:
- * the differences are small and exact in int64). */
+ * the differences are small and exact in int64; y per x minus 1 for
+ * another pair). */
 static double rate(const syncd_continuity *h, size_t i, size_t j)
 {
 	size_t a = at(h, i), b = at(h, j);
@@ -81,12 +109,12 @@ static double q2_at(const syncd_continuity *h, int64_t tau, size_t *pairs)
 double syncd_continuity_q2(const syncd_continuity *h, int64_t *span_ns, int64_t *tau_ns)
 {
 	if (span_ns)
-		*span_ns = h->n ? h->x[at(h, h->n - 1)] - h->x[at(h, 0)] : 0;
+		*span_ns = h->n ? in_ns(h, h->x[at(h, h->n - 1)] - h->x[at(h, 0)]) : 0;
 	double best = 0;
 	int64_t best_tau = 0;
 	for (int64_t tau = 32000000000LL; tau <= 256000000000LL; tau *= 2) {
 		size_t pairs;
-		double q = q2_at(h, tau, &pairs);
+		double q = q2_at(h, in_x(h, tau), &pairs);
 		if (pairs && (!best_tau || q > best)) {
 			best = q;
 			best_tau = tau;

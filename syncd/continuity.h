@@ -22,7 +22,15 @@
  * for a random walk each is unbiased, and one alone (the longest has few
  * independent pairs) is often far too low; for a ramp of the frequency (a
  * temperature change) the estimate grows with tau, so the longest states
- * the drift best (z = sqrt(dt / (2 tau)) of the truth after dt).  Pure.
+ * the drift best (z = sqrt(dt / (2 tau)) of the truth after dt).
+ *
+ * The line may be any clock pair's x -> y (syncd/history.h: a pair's
+ * history bridged with the q2 measured here): `unit_ns`, the ns one unit
+ * of x lasts (1 for a clock in ns, about 20833 for an audio clock's frames
+ * at 48 kHz), scales the spacing and the spans, which are times; q2 is
+ * then in (y units / x unit)^2 per x unit, the unit of the bridge's q2
+ * (libsync/bridge.h).  The rate is computed as (dy - dx) / dx, exact for
+ * a line of slope near 1 and as good as a double for any other.  Pure.
  */
 #ifndef CHORUS_SYNCD_CONTINUITY_H
 #define CHORUS_SYNCD_CONTINUITY_H
@@ -37,25 +45,32 @@
 
 typedef struct {
 	uint32_t root;                       /* the timescale the samples are of */
+	double unit_ns;                      /* ns per unit of x (1: x in ns) */
 	size_t n, head;                      /* samples held; index of the oldest */
 	int64_t x[SYNCD_CONTINUITY_SAMPLES]; /* this node's cpu time, ns */
 	int64_t g[SYNCD_CONTINUITY_SAMPLES]; /* global then on the line to the root, ns */
 	double se[SYNCD_CONTINUITY_SAMPLES]; /* its stated standard error, ns */
 } syncd_continuity;
 
-/* Empty the history. */
+/* Empty the history, x in ns. */
 void syncd_continuity_reset(syncd_continuity *h);
 
+/* Empty the history and set the unit of x: unit_ns ns per unit (> 0). */
+void syncd_continuity_init(syncd_continuity *h, double unit_ns);
+
 /* Note the line's value global_ns (s.e. se_ns) at cpu time cpu_ns, of
- * root `root`'s timescale: a sample closer than SYNCD_CONTINUITY_SPACING_NS to the
- * newest is skipped, one of another root's timescale or earlier than the
- * newest starts the history afresh. */
+ * root `root`'s timescale (for another pair: y at x, in their units, and
+ * any key in place of root): a sample closer than
+ * SYNCD_CONTINUITY_SPACING_NS (in x's unit: unit_ns) to the newest is
+ * skipped, one of another root's timescale or earlier than the newest
+ * starts the history afresh. */
 void syncd_continuity_note(syncd_continuity *h, uint32_t root, int64_t cpu_ns, int64_t global_ns, double se_ns);
 
 /* The measured diffusion q2 of the line's frequency (ns^2 per ns^3, i.e.
- * fractional frequency^2 per ns), 0 when the history does not fit a pair
- * of 32 s spans; the history's length in *span_ns and the span whose
- * estimate was kept in *tau_ns (0: none; either may be NULL). */
+ * fractional frequency^2 per ns; for x not in ns, (y / x)^2 per x unit),
+ * 0 when the history does not fit a pair of 32 s spans; the history's
+ * length in *span_ns and the span whose estimate was kept in *tau_ns (0:
+ * none; either may be NULL), both in ns whatever x's unit. */
 double syncd_continuity_q2(const syncd_continuity *h, int64_t *span_ns, int64_t *tau_ns);
 
 /* V(dt) above (ns^2) for dt ns after the hand-over (|dt| taken). */

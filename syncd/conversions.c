@@ -121,7 +121,17 @@ GArray *syncd_conversions(syncd_pairs *pairs, const syncd_root *root, rbs_core *
 		g_array_free(hop, TRUE);
 		g_hash_table_destroy(have);
 	}
-	if (set == SYNCD_CONV_ALL && core) /* the pairs' history: the ticker's only (the two ends hold it) */
+	if (set == SYNCD_CONV_ALL) { /* the pairs' history: the ticker's only (the two ends hold it) */
+		GArray *own = g_array_new(FALSE, FALSE, sizeof(sync_ticker_entry));
+		syncd_pairs_history_entries(pairs, own);
+		for (guint i = 0; i < own->len; i++) {
+			sync_ticker_entry *te = &g_array_index(own, sync_ticker_entry, i);
+			syncd_conversion c = {*te, me, 0, now_ns - te->conv.updated_ns};
+			g_array_append_val(a, c);
+		}
+		g_array_free(own, TRUE);
+	}
+	if (set == SYNCD_CONV_ALL && core)
 		append_own(a, core, rbs_core_history_entries, me, now_ns);
 	if (set == SYNCD_CONV_ALL && syncd_root_have_global(root))
 		expand_definition(a, root);

@@ -5,8 +5,11 @@
  * Order and precedence (a later source adds only pairs the earlier ones
  * lack): the local pairs (pairs.c), the definition of global when this node
  * is the root (root.c), our RBS fits (rbs_core), then conversions learned
- * from other nodes (rbs_mesh, only the root's global edge).  No I/O; the
- * fits are solved lazily as their modules do.
+ * from other nodes (rbs_mesh, only the root's global edge).  On the
+ * ticker only (SYNCD_CONV_ALL) the pairs' history follows: the local
+ * pairs' pieces (pairs.h) and the RBS pairs' (rbs_history.h), each pair's
+ * after its current fit.  No I/O; the fits are solved lazily as their
+ * modules do.
  */
 #ifndef CHORUS_SYNCD_CONVERSIONS_H
 #define CHORUS_SYNCD_CONVERSIONS_H

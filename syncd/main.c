@@ -130,6 +130,9 @@ int main(int argc, char **argv)
 		.wander = s.cfg.wander_ppm * 1e-6,
 		.max_span_ns = (int64_t)(s.cfg.max_span_s * 1e9),
 		.expire_ns = (int64_t)(s.cfg.expire_s * 1e9),
+		.history_pieces = (uint32_t)s.cfg.history_pieces,
+		.history_ns = (int64_t)(s.cfg.history_s * 1e9),
+		.history_every_ns = (int64_t)(s.cfg.history_every_s * 1e9),
 	};
 	s.pairs = syncd_pairs_new(&pc);
 	s.last_notify_ns = INT64_MIN;

@@ -17,12 +17,16 @@ $(B)/bin/synctool: $(B)/apps/tools/synctool.o $(B)/libsync.a $(B)/libdev.a
 # Unit tests of the pure parts (codec, RBS matching and fit, mesh), the
 # pairs table, the conversion list, the command language, the
 # receive-filter loader and the ticker's parts.
-TESTS += $(B)/tests/test_rbs_wire $(B)/tests/test_rbs_core $(B)/tests/test_rbs_scope $(B)/tests/test_rbs_replay $(B)/tests/test_pairs $(B)/tests/test_syncd_command \
+TESTS += $(B)/tests/test_rbs_wire $(B)/tests/test_rbs_core $(B)/tests/test_rbs_scope $(B)/tests/test_rbs_replay $(B)/tests/test_pairs $(B)/tests/test_pairs_history $(B)/tests/test_syncd_command \
 	$(B)/tests/test_rxfilter $(B)/tests/test_conversions $(B)/tests/test_ticker_parts $(B)/tests/test_continuity $(B)/tests/test_rbs_paths
 $(B)/tests/test_rbs_%: $(B)/tests/test_rbs_%.o $(B)/libsyncd.a $(B)/libdev.a $(B)/libsync.a $(B)/libcfg.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0 gsl) -lm
 $(B)/tests/test_pairs: $(B)/tests/test_pairs.o $(B)/libsyncd.a $(B)/libsync.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check glib-2.0 gsl) -lm
+# A local pair's history: old audio frames converted honestly (history.h).
+$(B)/tests/test_pairs_history: $(B)/tests/test_pairs_history.o $(B)/libsyncd.a $(B)/libsync.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0 gsl) -lm
 # The stated drift of a continued timescale (continuity.h).

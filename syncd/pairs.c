@@ -5,6 +5,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "syncd/history.h"
+
 typedef struct {
 	sync_clock_id id;
 	char *feeder;        /* who said so: "audiod", "syncd", "?" */
@@ -25,13 +27,26 @@ typedef struct {
 	sync_conv conv;       /* last solved conversion */
 	uint64_t n_obs;       /* observations ever added */
 	const char *last_err; /* last solve failure reason, or NULL */
+	syncd_history *hist;  /* its pieces (history.h; NULL until its first fit, or none kept) */
 } pair_rec;
+
+/* The history of a pair that expired, for when it is fed again. */
+typedef struct {
+	sync_clock_id a, b;
+	sync_fit_mode mode;
+	double nominal;
+	syncd_history *hist;
+} retired_rec;
+
+/* Expired pairs whose history is kept, at most (the oldest go first). */
+#define RETIRED_MAX 16
 
 struct syncd_pairs {
 	syncd_pairs_cfg cfg;
-	GPtrArray *clocks; /* clock_rec* */
-	GPtrArray *pairs;  /* pair_rec* */
-	guint64 gen;       /* bumped on every change */
+	GPtrArray *clocks;  /* clock_rec* */
+	GPtrArray *pairs;   /* pair_rec* */
+	GPtrArray *retired; /* retired_rec*, oldest first */
+	guint64 gen;        /* bumped on every change */
 };
 
 static void clock_free(gpointer data)
@@ -41,10 +56,18 @@ static void clock_free(gpointer data)
 	g_free(c);
 }
 
+static void retired_free(gpointer data)
+{
+	retired_rec *t = data;
+	syncd_history_free(t->hist);
+	g_free(t);
+}
+
 static void pair_free(gpointer data)
 {
 	pair_rec *r = data;
 	sync_fit_free(r->fit);
+	syncd_history_free(r->hist);
 	g_free(r);
 }
 
@@ -54,6 +77,7 @@ syncd_pairs *syncd_pairs_new(const syncd_pairs_cfg *cfg)
 	p->cfg = *cfg;
 	p->clocks = g_ptr_array_new_with_free_func(clock_free);
 	p->pairs = g_ptr_array_new_with_free_func(pair_free);
+	p->retired = g_ptr_array_new_with_free_func(retired_free);
 	return p;
 }
 
@@ -63,6 +87,7 @@ void syncd_pairs_free(syncd_pairs *p)
 		return;
 	g_ptr_array_free(p->pairs, TRUE);
 	g_ptr_array_free(p->clocks, TRUE);
+	g_ptr_array_free(p->retired, TRUE);
 	g_free(p);
 }
 
@@ -166,6 +191,19 @@ static pair_rec *new_pair(syncd_pairs *p, sync_clock_id a, sync_clock_id b, sync
 	r->nominal = nominal;
 	r->last_obs_ns = INT64_MIN;
 	r->fit = make_fit(&p->cfg, a, mode, nominal);
+	/* Fed again after it expired, fitted the same way: its history goes
+	 * on (a clock numbered afresh drops it at its first observation). */
+	for (guint i = 0; i < p->retired->len; i++) {
+		retired_rec *t = g_ptr_array_index(p->retired, i);
+		if (sync_clock_equal(t->a, a) && sync_clock_equal(t->b, b) && t->mode == mode && t->nominal == nominal) {
+			r->hist = t->hist;
+			t->hist = NULL;
+		}
+		if (sync_clock_equal(t->a, a) && sync_clock_equal(t->b, b)) {
+			g_ptr_array_remove_index(p->retired, i);
+			break;
+		}
+	}
 	ensure_clock(p, a);
 	ensure_clock(p, b);
 	g_ptr_array_add(p->pairs, r);
@@ -195,6 +233,9 @@ int syncd_pairs_configure(syncd_pairs *p, sync_clock_id a, sync_clock_id b, sync
 		r->fit = make_fit(&p->cfg, a, mode, nominal);
 		r->have_conv = FALSE;
 		r->dirty = TRUE;
+		/* Its pieces were of the pair fitted otherwise. */
+		syncd_history_free(r->hist);
+		r->hist = NULL;
 	} else {
 		new_pair(p, a, b, mode, nominal);
 	}
@@ -238,6 +279,10 @@ int syncd_pairs_observe(syncd_pairs *p, sync_clock_id a, sync_clock_id b, int64_
 	int rc = sw ? sync_fit_add(r->fit, y, x, why) : sync_fit_add(r->fit, x, y, why);
 	if (rc < 0)
 		return rc;
+	/* The first observation after a reset below the history: the clock
+	 * was numbered afresh, its old pieces name other instants now. */
+	if (r->hist && sync_fit_count(r->fit) == 1 && syncd_history_renumber(r->hist, sw ? y : x))
+		p->gen++;
 	r->last_obs_ns = now_ns;
 	r->dirty = TRUE;
 	r->n_obs++;
@@ -247,12 +292,18 @@ int syncd_pairs_observe(syncd_pairs *p, sync_clock_id a, sync_clock_id b, int64_
 	return 0;
 }
 
+static void solve(syncd_pairs *p, pair_rec *r);
+
 int syncd_pairs_reset(syncd_pairs *p, sync_clock_id a, sync_clock_id b)
 {
 	gboolean sw;
 	pair_rec *r = find_pair(p, a, b, &sw, NULL);
 	if (!r)
 		return -ENOENT;
+	/* Its fit until now is the piece before a break. */
+	solve(p, r);
+	if (r->have_conv && r->hist)
+		syncd_history_close(r->hist, &r->conv, sync_fit_wander_bound(r->fit), TRUE);
 	sync_fit_reset(r->fit);
 	r->have_conv = FALSE;
 	r->dirty = TRUE;
@@ -270,22 +321,49 @@ static gboolean clock_in_pairs(syncd_pairs *p, sync_clock_id id)
 	return FALSE;
 }
 
+/* Pair r goes: its last fit is the piece before its outage (the clocks
+ * ran on unmeasured), and its history is kept for when it is fed again. */
+static void retire(syncd_pairs *p, pair_rec *r)
+{
+	solve(p, r);
+	if (!r->hist)
+		return;
+	if (r->have_conv)
+		syncd_history_close(r->hist, &r->conv, sync_fit_wander_bound(r->fit), FALSE);
+	retired_rec *t = g_new0(retired_rec, 1);
+	*t = (retired_rec){r->a, r->b, r->mode, r->nominal, r->hist};
+	r->hist = NULL;
+	g_ptr_array_add(p->retired, t);
+	if (p->retired->len > RETIRED_MAX)
+		g_ptr_array_remove_index(p->retired, 0);
+}
+
 guint syncd_pairs_expire(syncd_pairs *p, int64_t now_ns)
 {
 	guint gone = 0;
+	guint pieces = 0;
 	for (guint i = p->pairs->len; i-- > 0;) {
 		pair_rec *r = g_ptr_array_index(p->pairs, i);
 		if (r->last_obs_ns != INT64_MIN && now_ns - r->last_obs_ns > p->cfg.expire_ns) {
+			retire(p, r);
 			g_ptr_array_remove_index(p->pairs, i);
 			gone++;
+		} else if (r->hist) {
+			pieces += syncd_history_expire(r->hist, now_ns);
 		}
+	}
+	for (guint i = p->retired->len; i-- > 0;) {
+		retired_rec *t = g_ptr_array_index(p->retired, i);
+		syncd_history_expire(t->hist, now_ns);
+		if (!syncd_history_count(t->hist))
+			g_ptr_array_remove_index(p->retired, i);
 	}
 	for (guint i = p->clocks->len; i-- > 0;) {
 		clock_rec *c = g_ptr_array_index(p->clocks, i);
 		if (!c->explicit_ && !clock_in_pairs(p, c->id))
 			g_ptr_array_remove_index(p->clocks, i);
 	}
-	if (gone)
+	if (gone || pieces)
 		p->gen++;
 	return gone;
 }
@@ -295,7 +373,21 @@ guint64 syncd_pairs_generation(const syncd_pairs *p)
 	return p->gen;
 }
 
-static void solve(pair_rec *r)
+/* The pair's history, made at its first fit c: x's unit from the nominal
+ * slope or c's when x is an audio clock's frames (NULL: none kept). */
+static syncd_history *history_of(const syncd_pairs *p, pair_rec *r, const sync_conv *c)
+{
+	if (!r->hist && p->cfg.history_pieces) {
+		double unit = 1.0;
+		if (r->a.kind == SYNC_KIND_AUDIO && r->b.kind != SYNC_KIND_AUDIO)
+			unit = r->nominal > 0 ? r->nominal : fabs(c->slope);
+		syncd_history_params hp = {p->cfg.history_pieces, p->cfg.history_ns, p->cfg.history_every_ns, unit};
+		r->hist = syncd_history_new(&hp);
+	}
+	return r->hist;
+}
+
+static void solve(syncd_pairs *p, pair_rec *r)
 {
 	const char *why = NULL;
 	sync_conv c;
@@ -308,12 +400,23 @@ static void solve(pair_rec *r)
 		return;
 	}
 	c.updated_ns = r->last_obs_ns;
+	syncd_history *h = history_of(p, r, &c);
+	if (h && c.slope > 0) {
+		/* The line at its newest point, for the wander its pieces are
+		 * bridged with: its own error only (the systematic term below
+		 * is an offset the same at every sample, no noise). */
+		sync_tval end = sync_tval_of(c.xmax);
+		syncd_history_note(h, c.xmax, sync_conv_apply(&c, end).i, sqrt(sync_conv_var(&c, end)), r->last_obs_ns);
+	}
 	/* A constant error of y no observation reveals (e.g. an interrupt
 	 * latency floor): the line's offset is uncertain by it everywhere. */
 	c.var_c += r->systematic * r->systematic;
 	r->conv = c;
 	r->have_conv = TRUE;
 	r->last_err = NULL;
+	/* ... and every so often as a piece of its history, for past times. */
+	if (h)
+		syncd_history_keep(h, &c, p->cfg.window / 2, sync_fit_wander_bound(r->fit));
 }
 
 sync_ticker_entry *syncd_pairs_entries(syncd_pairs *p, size_t *n)
@@ -322,7 +425,7 @@ sync_ticker_entry *syncd_pairs_entries(syncd_pairs *p, size_t *n)
 	size_t k = 0;
 	for (guint i = 0; i < p->pairs->len; i++) {
 		pair_rec *r = g_ptr_array_index(p->pairs, i);
-		solve(r);
+		solve(p, r);
 		if (!r->have_conv)
 			continue;
 		e[k].from = r->a;
@@ -334,13 +437,25 @@ sync_ticker_entry *syncd_pairs_entries(syncd_pairs *p, size_t *n)
 	return e;
 }
 
+size_t syncd_pairs_history_entries(syncd_pairs *p, GArray *out)
+{
+	size_t k = 0;
+	for (guint i = 0; i < p->pairs->len; i++) {
+		pair_rec *r = g_ptr_array_index(p->pairs, i);
+		solve(p, r);
+		if (r->have_conv && r->hist)
+			k += syncd_history_entries(r->hist, r->a, r->b, r->conv.xmin, out);
+	}
+	return k;
+}
+
 int syncd_pairs_conv(syncd_pairs *p, sync_clock_id a, sync_clock_id b, sync_conv *out)
 {
 	gboolean sw;
 	pair_rec *r = find_pair(p, a, b, &sw, NULL);
 	if (!r)
 		return -ENOENT;
-	solve(r);
+	solve(p, r);
 	if (!r->have_conv)
 		return -EAGAIN;
 	if (!sw) {
@@ -371,7 +486,7 @@ void syncd_pairs_describe_clocks(syncd_pairs *p, int64_t now_ns, GString *out)
 	g_string_append_printf(out, "pairs: %u\n", p->pairs->len);
 	for (guint i = 0; i < p->pairs->len; i++) {
 		pair_rec *r = g_ptr_array_index(p->pairs, i);
-		solve(r);
+		solve(p, r);
 		g_string_append_printf(out, "  %s -> %s mode=%s obs=%" G_GUINT64_FORMAT " window=%zu",
 				       sync_clock_format(r->a, a, sizeof a), sync_clock_format(r->b, b, sizeof b),
 				       mode_name(r->mode), r->n_obs, sync_fit_count(r->fit));
@@ -383,5 +498,10 @@ void syncd_pairs_describe_clocks(syncd_pairs *p, int64_t now_ns, GString *out)
 		else
 			g_string_append_printf(out, " no fit (%s)", r->last_err ? r->last_err : "too few observations");
 		g_string_append(out, "\n");
+		if (r->hist && syncd_history_count(r->hist)) {
+			g_string_append(out, "    history:");
+			syncd_history_describe(r->hist, now_ns, r->have_conv ? r->conv.xmin : INT64_MIN, out);
+			g_string_append(out, "\n");
+		}
 	}
 }

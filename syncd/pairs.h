@@ -6,6 +6,17 @@
  * observation for `expire_ns` of the node's cpu time is forgotten, and a
  * clock nobody feeds with it.  Every function takes the caller's `now_ns`
  * (node cpu ns) instead of reading a clock.
+ *
+ * Each pair keeps its history too (syncd/history.h, as RBS pairs do): its
+ * fit every `history_every_ns` of data and the fit before each reset, as
+ * pieces the ticker publishes beside the current fit (SYNC_CONV_PIECE;
+ * syncd_pairs_history_entries), so that a past time (an audio frame ten
+ * minutes old) converts with the fit that held then, or bridged between
+ * two pieces.  A reset is a break the graph never bridges
+ * (SYNC_CONV_BREAK); a pair whose x starts again below its history after
+ * a reset (an audio clock numbered afresh) drops it.  An audio clock's x
+ * is in frames: the history's spans are scaled by the pair's ns per frame
+ * (its nominal slope, else its fitted one).
  */
 #ifndef CHORUS_SYNCD_PAIRS_H
 #define CHORUS_SYNCD_PAIRS_H
@@ -19,11 +30,14 @@
 #include "libsync/ticker_wire.h"
 
 typedef struct {
-	uint32_t window;     /* observations per fit */
-	double reject_k;     /* outlier rejection, robust sigmas */
-	double wander;       /* fractional frequency wander for aging */
-	int64_t max_span_ns; /* observations older than this leave the fit (x in ns; audio x: count only) */
-	int64_t expire_ns;   /* forget a pair with no observation for this long */
+	uint32_t window;          /* observations per fit */
+	double reject_k;          /* outlier rejection, robust sigmas */
+	double wander;            /* fractional frequency wander for aging */
+	int64_t max_span_ns;      /* observations older than this leave the fit (x in ns; audio x: count only) */
+	int64_t expire_ns;        /* forget a pair with no observation for this long */
+	uint32_t history_pieces;  /* pieces of history per pair (0: none; history.h) */
+	int64_t history_ns;       /* ... each kept this long after its data end */
+	int64_t history_every_ns; /* ... a periodic one every this much of data (0: only at resets) */
 } syncd_pairs_cfg;
 
 typedef struct syncd_pairs syncd_pairs;
@@ -62,11 +76,16 @@ int syncd_pairs_observe(syncd_pairs *p, sync_clock_id a, sync_clock_id b, int64_
 			int64_t now_ns, const char **why);
 
 /* Forget the observations of pair (a, b) (a discontinuity: the next fit
- * starts afresh).  Returns 0 or -ENOENT. */
+ * starts afresh).  Its fit until then is kept as the last piece of its
+ * history before a break (never bridged across).  Returns 0 or -ENOENT. */
 int syncd_pairs_reset(syncd_pairs *p, sync_clock_id a, sync_clock_id b);
 
 /* Forget pairs not observed for expire_ns, and clocks left without pairs
- * that were not registered explicitly.  Returns how many pairs went. */
+ * that were not registered explicitly, and pieces of history older than
+ * history_ns.  An expired pair's last fit becomes a piece of its history
+ * (an outage: the clocks ran on), which is kept (for at most 16 expired
+ * pairs) and goes on when the pair is created again fitted the same way
+ * (audiod restarted and numbering on).  Returns how many pairs went. */
 guint syncd_pairs_expire(syncd_pairs *p, int64_t now_ns);
 
 /* A counter that changes whenever a clock or pair changes. */
@@ -77,13 +96,19 @@ guint64 syncd_pairs_generation(const syncd_pairs *p);
  * conv's `updated_ns` is the cpu time of its last observation. */
 sync_ticker_entry *syncd_pairs_entries(syncd_pairs *p, size_t *n);
 
+/* Append to out (GArray of sync_ticker_entry) every pair's history pieces
+ * that end before its current fit's data (SYNC_CONV_PIECE, history.h),
+ * oldest first, pair by pair in the order of syncd_pairs_entries, for the
+ * ticker.  At most history_pieces per pair.  Returns how many. */
+size_t syncd_pairs_history_entries(syncd_pairs *p, GArray *out);
+
 /* The current conversion a -> b (reversed when the pair is fitted b -> a),
  * solving it if needed.  Returns 0, -ENOENT (no such pair) or -EAGAIN (no
  * fit yet). */
 int syncd_pairs_conv(syncd_pairs *p, sync_clock_id a, sync_clock_id b, sync_conv *out);
 
 /* Append a human-readable table of clocks (feeder, pid, last observation,
- * pairs and fit quality) to out. */
+ * pairs and fit quality, and each pair's history) to out. */
 void syncd_pairs_describe_clocks(syncd_pairs *p, int64_t now_ns, GString *out);
 
 #endif

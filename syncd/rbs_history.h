@@ -32,6 +32,9 @@
  * Bounded: at most max_pieces per peer and max_peers peers (the oldest
  * pieces go first), none ending more than max_age_ns before now.  Pure: no
  * I/O, no clocks (times on this node's cpu clock, ns).
+ *
+ * This is the table of peers; one pair's history (its pieces, its line
+ * and q2) is syncd/history.h, which the local pairs use too (pairs.h).
  */
 #ifndef CHORUS_SYNCD_RBS_HISTORY_H
 #define CHORUS_SYNCD_RBS_HISTORY_H

@@ -6,6 +6,7 @@
 #include <check.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
+#include <glib.h>
 #include <math.h>
 
 #include "syncd/continuity.h"
@@ -169,6 +170,38 @@ START_TEST(history_rules)
 }
 END_TEST
 
+/* The same line with x in an audio clock's frames (50 kHz: 20000 ns a
+ * frame): spacing and spans are times, so the same samples are kept and
+ * paired, and q2 in (ns/frame)^2 per frame is u^3 times the one in ns (a
+ * rate error e per ns is u e per frame, a span of tau ns is tau/u frames:
+ * E[ds^2] = (2/3) q2 tau). */
+START_TEST(frames_as_x)
+{
+	const int64_t u = 20000;
+	syncd_continuity ns, fr;
+	syncd_continuity_reset(&ns);
+	syncd_continuity_init(&fr, (double)u);
+	GRand *g = g_rand_new_with_seed(3);
+	double y = 0, phase = 0;
+	for (int64_t i = 0; i < 600; i++) { /* one a second: 10 minutes */
+		int64_t x = i * S_NS;
+		int64_t yy = 7 * S_NS + x + (int64_t)llround(phase);
+		syncd_continuity_note(&ns, 1, x, yy, 50);
+		syncd_continuity_note(&fr, 1, x / u, yy, 50);
+		phase += y * 1e9;
+		y += 3e-9 * g_rand_double_range(g, -1.7320508, 1.7320508); /* 3 ppb/sqrt(s), uniform steps */
+	}
+	ck_assert_uint_eq(fr.n, ns.n);
+	int64_t span_ns, span_fr, tau_ns, tau_fr;
+	double q_ns = syncd_continuity_q2(&ns, &span_ns, &tau_ns), q_fr = syncd_continuity_q2(&fr, &span_fr, &tau_fr);
+	ck_assert_int_eq(span_fr, span_ns);
+	ck_assert_int_eq(tau_fr, tau_ns);
+	ck_assert(q_ns > 0);
+	ck_assert_double_eq_tol(q_fr / ((double)u * u * u), q_ns, 1e-6 * q_ns);
+	g_rand_free(g);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("continuity");
@@ -178,6 +211,7 @@ int main(void)
 	tcase_add_test(tc, ramp_stated);
 	tcase_add_test(tc, noise_subtracted);
 	tcase_add_test(tc, history_rules);
+	tcase_add_test(tc, frames_as_x);
 	suite_add_tcase(s, tc);
 	return tu_check_run(s);
 }

@@ -197,7 +197,8 @@ START_TEST(quiet_clock)
 END_TEST
 
 /* The graph refuses history it cannot use: no current conversion, pieces
- * overlapping the current data, an entry that is no piece. */
+ * overlapping the current data, an entry that is no piece; and a time in
+ * the break after a piece flagged SYNC_CONV_BREAK. */
 START_TEST(history_refused)
 {
 	sync_graph_params gp;
@@ -228,6 +229,19 @@ START_TEST(history_refused)
 	ck_assert_uint_eq(r.flags, SYNC_GRAPH_BRIDGED);
 	ck_assert_int_eq(sync_graph_set(g, a, b, &cur, why, sizeof why), 0);
 	ck_assert_int_eq(sync_graph_convert(g, a, b, sync_tval_of(95 * NS), 200 * NS, &r, why, sizeof why), 0);
+	ck_assert_uint_eq(r.flags, SYNC_GRAPH_EXTRAPOLATED);
+	/* A piece before a break (a pair reset, SYNC_CONV_BREAK): its data
+	 * still convert, the gap after it is refused both ways, never
+	 * bridged, and a time before all history keeps the tolerance. */
+	p.flags = SYNC_CONV_PIECE | SYNC_CONV_BREAK;
+	p.xmin = 10 * NS;
+	ck_assert_int_eq(sync_graph_set_history(g, a, b, &p, 1, why, sizeof why), 0);
+	ck_assert_int_eq(sync_graph_convert(g, a, b, sync_tval_of(50 * NS), 200 * NS, &r, why, sizeof why), 0);
+	ck_assert_uint_eq(r.flags, 0);
+	ck_assert_int_eq(sync_graph_convert(g, a, b, sync_tval_of(95 * NS), 200 * NS, &r, why, sizeof why), -ERANGE);
+	ck_assert_msg(strstr(why, "break"), "%s", why);
+	ck_assert_int_eq(sync_graph_convert(g, b, a, sync_tval_of(95 * NS), 200 * NS, &r, why, sizeof why), -ERANGE);
+	ck_assert_int_eq(sync_graph_convert(g, a, b, sync_tval_of(5 * NS), 200 * NS, &r, why, sizeof why), 0);
 	ck_assert_uint_eq(r.flags, SYNC_GRAPH_EXTRAPOLATED);
 	sync_graph_free(g);
 }

@@ -1,0 +1,170 @@
+/* history.c — the fits one clock pair had (history.h). */
+#include "syncd/history.h"
+
+#include <math.h>
+
+#include "libsync/ticker_wire.h"
+
+struct syncd_history {
+	syncd_history_params p;
+	GArray *pieces;        /* sync_conv, oldest first, flagged PIECE, wander = q2 */
+	syncd_continuity line; /* the pair's line sampled, for its wander */
+	int64_t last_note_ns;  /* cpu time of the newest sample (INT64_MIN: none) */
+	int64_t q2_span_ns;    /* the newest piece's q2: over this much of the line (0: the fit's bound) */
+};
+
+syncd_history *syncd_history_new(const syncd_history_params *p)
+{
+	syncd_history *h = g_new0(syncd_history, 1);
+	h->p = *p;
+	if (!(h->p.unit_ns > 0))
+		h->p.unit_ns = 1.0;
+	h->pieces = g_array_new(FALSE, FALSE, sizeof(sync_conv));
+	syncd_continuity_init(&h->line, h->p.unit_ns);
+	h->last_note_ns = INT64_MIN;
+	return h;
+}
+
+void syncd_history_free(syncd_history *h)
+{
+	if (!h)
+		return;
+	g_array_free(h->pieces, TRUE);
+	g_free(h);
+}
+
+static const sync_conv *newest(const syncd_history *h)
+{
+	return h->pieces->len ? &g_array_index(h->pieces, sync_conv, h->pieces->len - 1) : NULL;
+}
+
+void syncd_history_note(syncd_history *h, int64_t x, int64_t y, double se, int64_t at_ns)
+{
+	if (!isfinite(se) || !(se > 0))
+		return;
+	/* A pair's published fit may switch between two fits of it (an RBS
+	 * pair's RBS and sender-receiver ones), whose newest observations
+	 * differ: a sample before the newest is skipped, not a reason to
+	 * start afresh. */
+	if (h->line.n && x <= h->line.x[(h->line.head + h->line.n - 1) % SYNCD_CONTINUITY_SAMPLES])
+		return;
+	syncd_continuity_note(&h->line, 0, x, y, se);
+	h->last_note_ns = at_ns;
+}
+
+gboolean syncd_history_close(syncd_history *h, const sync_conv *c, double fit_q2, gboolean brk)
+{
+	if (!h->p.max_pieces || c->n < 3 || !(c->slope > 0) || !(fit_q2 >= 0) || !isfinite(fit_q2))
+		return FALSE;
+	int64_t span = 0, tau = 0;
+	double q2 = syncd_continuity_q2(&h->line, &span, &tau);
+	h->q2_span_ns = tau ? span : 0;
+	if (!tau)
+		q2 = fit_q2;
+	/* A fit that began inside the last piece's data (a periodic piece
+	 * of the same window, or clocks reset) replaces it: pieces never
+	 * overlap. */
+	while (h->pieces->len && newest(h)->xmax > c->xmin)
+		g_array_set_size(h->pieces, h->pieces->len - 1);
+	sync_conv p = *c;
+	p.flags = (p.flags & ~(SYNC_CONV_FIXED | SYNC_CONV_BREAK)) | SYNC_CONV_PIECE | (brk ? SYNC_CONV_BREAK : 0);
+	p.wander = q2;
+	g_array_append_val(h->pieces, p);
+	if (h->pieces->len > h->p.max_pieces)
+		g_array_remove_range(h->pieces, 0, h->pieces->len - h->p.max_pieces);
+	if (brk) /* a step is no wander: the line starts afresh after it */
+		syncd_continuity_init(&h->line, h->p.unit_ns);
+	return TRUE;
+}
+
+gboolean syncd_history_keep(syncd_history *h, const sync_conv *c, uint32_t min_n, double fit_q2)
+{
+	if (!h->p.every_ns || c->n < min_n)
+		return FALSE;
+	double every = (double)h->p.every_ns / h->p.unit_ns;
+	const sync_conv *last = newest(h);
+	if (last && (double)(c->xmin - last->xmax) < every)
+		return FALSE;
+	return syncd_history_close(h, c, fit_q2, FALSE);
+}
+
+guint syncd_history_renumber(syncd_history *h, int64_t x)
+{
+	const sync_conv *last = newest(h);
+	if (!last || x >= last->xmax)
+		return 0;
+	guint gone = h->pieces->len;
+	g_array_set_size(h->pieces, 0);
+	syncd_continuity_init(&h->line, h->p.unit_ns);
+	h->last_note_ns = INT64_MIN;
+	return gone;
+}
+
+size_t syncd_history_entries(const syncd_history *h, sync_clock_id from, sync_clock_id to, int64_t current_xmin,
+			     GArray *out)
+{
+	size_t k = 0;
+	int64_t tau = 0;
+	double q2 = syncd_continuity_q2(&h->line, NULL, &tau);
+	for (guint i = 0; i < h->pieces->len; i++) {
+		const sync_conv *p = &g_array_index(h->pieces, sync_conv, i);
+		if (p->xmax > current_xmin)
+			break;
+		sync_ticker_entry e = {from, to, *p};
+		if (tau)
+			e.conv.wander = q2;
+		g_array_append_val(out, e);
+		k++;
+	}
+	return k;
+}
+
+guint syncd_history_expire(syncd_history *h, int64_t now_ns)
+{
+	guint old = 0;
+	while (old < h->pieces->len && now_ns - g_array_index(h->pieces, sync_conv, old).updated_ns > h->p.max_age_ns)
+		old++;
+	g_array_remove_range(h->pieces, 0, old);
+	return old;
+}
+
+gboolean syncd_history_idle(const syncd_history *h, int64_t now_ns)
+{
+	return !h->pieces->len && (h->last_note_ns == INT64_MIN || now_ns - h->last_note_ns > h->p.max_age_ns);
+}
+
+guint syncd_history_count(const syncd_history *h)
+{
+	return h->pieces->len;
+}
+
+void syncd_history_describe(const syncd_history *h, int64_t now_ns, int64_t current_xmin, GString *out)
+{
+	const sync_conv *p = newest(h);
+	if (!p)
+		return;
+	/* The wander published with it (syncd_history_entries). */
+	char from[96];
+	int64_t span = 0, tau = 0;
+	double q2 = syncd_continuity_q2(&h->line, &span, &tau);
+	if (tau)
+		g_snprintf(from, sizeof from, "measured over %.0f s of the line, spans of %.0f s", (double)span * 1e-9,
+			   (double)tau * 1e-9);
+	else if (h->q2_span_ns)
+		g_snprintf(from, sizeof from, "measured over %.0f s of the line", (double)h->q2_span_ns * 1e-9);
+	else
+		g_snprintf(from, sizeof from, "the fit's bound: %zu samples of the line over %.0f s", h->line.n,
+			   (double)span * 1e-9);
+	/* q2 in (y/x)^2 per x unit as a fractional rate's, per second. */
+	double frac = (tau ? q2 : p->wander) / (p->slope * p->slope) / h->p.unit_ns * 1e9;
+	double u = h->p.unit_ns * 1e-9;
+	g_string_append_printf(out, " %u piece%s (newest: data %.1f s, ended %.1f s ago, wander %.3g ppb/sqrt(s), %s)",
+			       h->pieces->len, h->pieces->len == 1 ? "" : "s", (double)(p->xmax - p->xmin) * u,
+			       (double)(now_ns - p->updated_ns) * 1e-9, sqrt(frac) * 1e9, from);
+	if (p->flags & SYNC_CONV_BREAK)
+		g_string_append(out, ", a break after it");
+	else if (current_xmin != INT64_MIN && current_xmin >= p->xmax)
+		g_string_append_printf(out, ", bridged over %.1f s to the current fit", (double)(current_xmin - p->xmax) * u);
+	else
+		g_string_append(out, ", no fit after it yet");
+}

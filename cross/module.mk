@@ -28,7 +28,7 @@ ARM64_ENV = PKG_CONFIG_LIBDIR=/usr/lib/$(ARM64_TRIPLET)/pkgconfig:/usr/share/pkg
 ARM64_MAKE = $(ARM64_ENV) $(MAKE) --no-print-directory B=$(ARM64_B) CC=$(ARM64_TRIPLET)-gcc AR=$(ARM64_TRIPLET)-ar \
 	CLANG= FUZZ_MISSING_EXIT=77 FUZZ_SKIP_WHY="libFuzzer targets are built for the host only, not cross-built for arm64"
 # The tests that start daemons, simulations or other programs (and time them).
-ARM64_SPAWNING := test_audiod test_audiod_xrun test_audiod_obslog test_audiod_follow test_background test_collab_sim test_collab_resume test_libdev_tools test_simpcm test_syncclient \
+ARM64_SPAWNING := test_audiod test_audiod_xrun test_audiod_obslog test_audiod_follow test_background test_collab_sim test_collab_resume test_jsonl_full test_libdev_tools test_simpcm test_syncclient \
 	test_syncd_net test_synctool fuzz_wire test_mqtt test_mqtt_field test_python test_libsync_installed test_ticker_field \
 	test_web_api test_web_browser
 # What qemu-user 7.2 (bookworm) does not emulate, so these fail under it

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <systemd/sd-daemon.h>
 
 #include "apps/collab/clip.h"
@@ -32,6 +33,7 @@
 #include "apps/detect/onset_time.h"
 #include "apps/dsp/air.h"
 #include "libcfg/cfg.h"
+#include "libdev/appendlog.h"
 #include "libdev/bootid.h"
 #include "libdev/dev.h"
 #include "libdev/netkey.h"
@@ -57,7 +59,7 @@ typedef struct {
 	collab_grouper *grouper;
 	GThreadPool *pool;
 	GMainContext *ctx;
-	FILE *jsonl;
+	int jsonl; /* the JSON-lines file (libdev/appendlog.h), or -1 */
 	char *jsonl_path;
 	guint64 jsonl_failed;  /* results the JSON-lines file could not take */
 	guint64 share_failed;  /* detections whose send failed */
@@ -363,11 +365,13 @@ static gboolean publish_idle(gpointer data)
 	GString *s = g_string_new(NULL);
 	collab_result_json(r, s);
 	dev_packet_send(d->events, s->str, s->len);
-	if (d->jsonl && (fprintf(d->jsonl, "%s\n", s->str) < 0 || fflush(d->jsonl) != 0)) {
+	/* The durable record: each result whole on the disk (appendlog.h). */
+	int e = d->jsonl >= 0 ? dev_appendlog_line(d->jsonl, s->str, s->len) : 0;
+	if (e < 0) {
 		/* A result the file lost: said on collab/status and by the exit status. */
 		d->jsonl_failed++;
 		g_snprintf(d->last_error, sizeof d->last_error, "%s: %s (%" G_GUINT64_FORMAT " results not written)",
-			   d->jsonl_path, g_strerror(errno), d->jsonl_failed);
+			   d->jsonl_path, g_strerror(-e), d->jsonl_failed);
 		g_warning("%s", d->last_error);
 	}
 	d->late_located += r->rc == 0 && r->late;
@@ -550,6 +554,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	collabd d = {0};
+	d.jsonl = -1;
 	d.last_latency_s = NAN;
 	const char *env = getenv("CHORUS_NODE");
 	if (!cfg_defaults(collab_cfg_table, &d.cfg, &err) ||
@@ -597,8 +602,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "collab: %s\n", why);
 		return 2;
 	}
-	if (!(d.jsonl = fopen(d.jsonl_path, "a"))) {
-		fprintf(stderr, "collab: %s: %s\n", d.jsonl_path, g_strerror(errno));
+	if ((d.jsonl = dev_appendlog_open(d.jsonl_path)) < 0) {
+		fprintf(stderr, "collab: %s: %s\n", d.jsonl_path, g_strerror(-d.jsonl));
 		return 2;
 	}
 	/* Aperture: the farthest two nodes apart, in sound travel time. */
@@ -733,8 +738,9 @@ int main(int argc, char **argv)
 	collab_grouper_free(d.grouper);
 	collab_nodes_free(d.nodes);
 	cfg_clear(collab_cfg_table, &d.cfg);
-	if (d.jsonl && fclose(d.jsonl) != 0) {
-		fprintf(stderr, "collab: %s: %s\n", d.jsonl_path, g_strerror(errno));
+	int ce = d.jsonl >= 0 ? dev_appendlog_close(d.jsonl) : 0;
+	if (ce < 0) {
+		fprintf(stderr, "collab: %s: %s\n", d.jsonl_path, g_strerror(-ce));
 		rc = 1;
 	}
 	if (d.jsonl_failed) {

@@ -17,11 +17,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <systemd/sd-daemon.h>
 
 #include "apps/detect/event.h"
 #include "apps/detect/onset_time.h"
 #include "apps/detect/jsonl.h"
+#include "libdev/appendlog.h"
 #include "apps/dsp/band.h"
 #include "apps/detect/profile.h"
 #include "apps/detect/refine.h"
@@ -95,7 +97,7 @@ struct detectd {
 	int64_t next_first; /* expected first of the next frame */
 	guint64 nframes, dropped, bad, calls, refined, unrefined, no_global, overlaps, seq;
 	GList *pending;
-	FILE *jsonl;
+	int jsonl;            /* the JSON-lines file (libdev/appendlog.h), or -1 */
 	guint64 jsonl_failed; /* events the JSON-lines file could not take */
 	char last_error[256];
 	GString *why;
@@ -153,16 +155,16 @@ static void publish(detectd *d, pending *p, const det_refine_result *rr, gboolea
 	det_event_format(&e, s);
 	dev_packet_send(d->events, s->str, s->len);
 	g_message("call %" G_GUINT64_FORMAT ": %s%s%s", e.seq, s->str, ok ? "" : " (coarse: ", ok ? "" : p->note);
-	if (d->jsonl) {
+	if (d->jsonl >= 0) {
 		/* The same keys as JSON, one line per event; a line the file
 		 * cannot take is counted and said on the status. */
 		gchar *j = det_event_json(&e);
-		if (fputs(j, d->jsonl) < 0 || fputc('\n', d->jsonl) < 0 || fflush(d->jsonl) != 0) {
+		int e = dev_appendlog_line(d->jsonl, j, strlen(j));
+		if (e < 0) {
 			d->jsonl_failed++;
 			g_snprintf(d->last_error, sizeof d->last_error, "%s: %s (%" G_GUINT64_FORMAT " events not written)",
-				   d->cfg.jsonl, g_strerror(errno), d->jsonl_failed);
+				   d->cfg.jsonl, g_strerror(-e), d->jsonl_failed);
 			g_warning("%s", d->last_error);
-			clearerr(d->jsonl);
 		}
 		g_free(j);
 	}
@@ -398,7 +400,7 @@ static int status_text(void *user, GString *out)
 			       d->no_global, (guint64)ts, (guint64)tl, d->overlaps, g_list_length(d->pending),
 			       dev_packet_subscribers(d->events));
 	g_string_append_printf(out, "clocks %s\n", sync_client_ready(d->clocks) ? "ready" : "waiting for sync/ticker");
-	if (d->jsonl)
+	if (d->jsonl >= 0)
 		g_string_append_printf(out, "jsonl %s failed=%" G_GUINT64_FORMAT "\n", d->cfg.jsonl, d->jsonl_failed);
 	if (*d->last_error)
 		g_string_append_printf(out, "error %s\n", d->last_error);
@@ -446,6 +448,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	detectd d = {0};
+	d.jsonl = -1;
 	d.why = g_string_new(NULL);
 	const char *env = getenv("CHORUS_NODE");
 	if (!cfg_defaults(table, &d.cfg, &err) ||
@@ -470,8 +473,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "detect: %s\n", err->message);
 		return 2;
 	}
-	if (*d.cfg.jsonl && !(d.jsonl = fopen(d.cfg.jsonl, "a"))) {
-		fprintf(stderr, "detect: %s: %s\n", d.cfg.jsonl, g_strerror(errno));
+	d.jsonl = *d.cfg.jsonl ? dev_appendlog_open(d.cfg.jsonl) : -1;
+	if (*d.cfg.jsonl && d.jsonl < 0) {
+		fprintf(stderr, "detect: %s: %s\n", d.cfg.jsonl, g_strerror(-d.jsonl));
 		return 2;
 	}
 	g_snprintf(d.name_frames, sizeof d.name_frames, "fft/%" G_GINT64_FORMAT "/frames", d.cfg.device);
@@ -513,8 +517,16 @@ int main(int argc, char **argv)
 	det_refiner_free(d.ref);
 	det_profile_clear(&d.prof);
 	cfg_clear(table, &d.cfg);
-	if (d.jsonl)
-		fclose(d.jsonl);
+	/* Events the file lost make the exit status, as for collab. */
+	int ce = d.jsonl >= 0 ? dev_appendlog_close(d.jsonl) : 0;
+	if (ce < 0) {
+		fprintf(stderr, "detect: %s: %s\n", d.cfg.jsonl, g_strerror(-ce));
+		rc = 1;
+	}
+	if (d.jsonl_failed) {
+		fprintf(stderr, "detect: %" G_GUINT64_FORMAT " events were not written to %s\n", d.jsonl_failed, d.cfg.jsonl);
+		rc = 1;
+	}
 	g_string_free(d.why, TRUE);
 	g_free(conf);
 	g_free(profile);

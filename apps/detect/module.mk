@@ -20,3 +20,10 @@ INSTALL_HOOKS += install-apps
 install-apps:
 	install -d $(DESTDIR)$(SYSCONFDIR)/chorus/profiles
 	install -m 644 apps/profiles/*.ini $(DESTDIR)$(SYSCONFDIR)/chorus/profiles/
+
+# detect on a full disk: every lost line counted and said, no torn line, a
+# non-zero exit (tests/test_jsonl_full.sh).
+TESTS += $(B)/tests/test_jsonl_full
+$(B)/tests/test_jsonl_full: tests/test_jsonl_full.sh tests/sim_node.sh | $(B)/bin/syncd $(B)/bin/audiod $(B)/bin/fft $(B)/bin/detect $(B)/bin/chorus-cat $(B)/bin/synctool $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf
+	@mkdir -p $(dir $@)
+	printf '#!/bin/sh\nexec sh "%s/tests/test_jsonl_full.sh" "%s" "%s"\n' "$(CURDIR)" "$(abspath $(B))" "$(CURDIR)" >$@ && chmod +x $@

@@ -1,9 +1,11 @@
-/* test_gapcheck — the chaos soak's judge of audio gaps (sim/launch/gapcheck.h):
- * which gaps an overrun audiod reported or its downtime explain, and that
- * silent holes never are. */
+/* test_gapcheck — the chaos soak's judges (pure): of audio gaps
+ * (sim/launch/gapcheck.h: which gaps an overrun audiod reported or its
+ * downtime explain, and that silent holes never are) and of growth
+ * (sim/launch/growth.h: the first and last 10 minutes' ceilings). */
 #include <check.h>
 
 #include "sim/launch/gapcheck.h"
+#include "sim/launch/growth.h"
 #include "tests/check_run.h"
 
 #define RATE 16000.0
@@ -81,6 +83,70 @@ START_TEST(backwards_needs_a_restart)
 }
 END_TEST
 
+/* n samples a second apart from t = 30 s, RSS from rss(t). */
+static csim_usage *samples(size_t n, long (*rss)(double), int fd)
+{
+	csim_usage *u = g_new(csim_usage, n);
+	for (size_t i = 0; i < n; i++)
+		u[i] = (csim_usage){30.0 + (double)i, rss(30.0 + (double)i), fd};
+	return u;
+}
+
+static long flat(double t)
+{
+	return 10000 + ((long)t % 7) * 100; /* breathes by up to 6 % */
+}
+
+static long warms_up(double t)
+{
+	return t < 300 ? 10000 + (long)(t * 20) : 16000; /* a plateau after 5 minutes */
+}
+
+static long leaks(double t)
+{
+	return 10000 + (long)(t * 1.0); /* 1 kB a second */
+}
+
+START_TEST(growth_judged_on_ceilings)
+{
+	csim_growth g;
+	csim_usage *u = samples(1800, flat, 12);
+	csim_growth_judge(u, 1800, &g);
+	ck_assert(g.judged);
+	ck_assert(!g.grew); /* breathing is not growth */
+	ck_assert_int_eq(g.rss_first_kb, 10600);
+	ck_assert_int_eq(g.rss_last_kb, 10600);
+	g_free(u);
+	u = samples(1800, warms_up, 12);
+	csim_growth_judge(u, 1800, &g);
+	ck_assert(!g.grew); /* the plateau is reached inside the first 10 minutes */
+	g_free(u);
+	u = samples(1800, leaks, 12);
+	csim_growth_judge(u, 1800, &g);
+	ck_assert(g.grew); /* 1 kB/s over 30 minutes: 10.6 MB to 11.8 MB */
+	g_free(u);
+	/* Descriptors: one more each minute. */
+	u = samples(1800, flat, 12);
+	for (size_t i = 0; i < 1800; i++)
+		u[i].fd = 12 + (int)(i / 60);
+	csim_growth_judge(u, 1800, &g);
+	ck_assert(g.grew);
+	ck_assert_int_eq(g.fd_first, 22); /* t <= 630 s: i <= 600 */
+	ck_assert_int_eq(g.fd_last, 41);
+	g_free(u);
+	/* Shorter than 20 minutes: reported, not judged. */
+	u = samples(1000, leaks, 12);
+	csim_growth_judge(u, 1000, &g);
+	ck_assert(!g.judged);
+	ck_assert(!g.grew);
+	ck_assert_int_eq(g.rss_first_kb, 10030);
+	ck_assert_int_eq(g.rss_last_kb, 11029);
+	g_free(u);
+	csim_growth_judge(NULL, 0, &g);
+	ck_assert(!g.judged);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("gapcheck");
@@ -91,5 +157,8 @@ int main(void)
 	tcase_add_test(tc, silent_holes_are_never_explained);
 	tcase_add_test(tc, backwards_needs_a_restart);
 	suite_add_tcase(s, tc);
+	TCase *tg = tcase_create("growth");
+	tcase_add_test(tg, growth_judged_on_ceilings);
+	suite_add_tcase(s, tg);
 	return tu_check_run(s);
 }

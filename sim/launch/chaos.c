@@ -2,6 +2,7 @@
 #include "sim/launch/chaos.h"
 #include "sim/launch/chaos_audio.h"
 #include "sim/launch/chaos_clients.h"
+#include "sim/launch/growth.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -15,7 +16,6 @@
 #include <unistd.h>
 
 #define MAX_PROGS CSIM_MAX_PROCS
-#define LONG_LIFE_S 1200.0 /* instances judged on growth: 20 minutes */
 
 typedef struct {
 	double t_s;     /* the chaos clock: s since the faults began */
@@ -29,9 +29,9 @@ typedef struct {
 
 typedef struct {
 	pid_t pid;
-	double born_s, first_s, last_s;
-	long rss0_kb, rss_kb;
-	int fd0, fd;
+	double born_s;
+	GArray *usage; /* csim_usage, from 30 s into its life (growth.h) */
+	csim_growth g; /* judged when the life ended */
 } instance;
 
 typedef struct {
@@ -124,10 +124,15 @@ static gboolean proc_usage(pid_t pid, long *rss_kb, int *fds)
 
 static void end_life(target *t)
 {
-	if (t->cur.pid > 0 && t->cur.first_s >= 0)
+	if (t->cur.pid > 0 && t->cur.usage && t->cur.usage->len) {
+		csim_growth_judge((const csim_usage *)(void *)t->cur.usage->data, t->cur.usage->len, &t->cur.g);
+		g_array_free(t->cur.usage, TRUE);
+		t->cur.usage = NULL;
 		g_array_append_val(t->lives, t->cur);
+	}
+	if (t->cur.usage)
+		g_array_free(t->cur.usage, TRUE);
 	memset(&t->cur, 0, sizeof t->cur);
-	t->cur.first_s = -1;
 }
 
 /* Follow the instance running now: a new pid starts a new life. */
@@ -143,14 +148,10 @@ static void sample(csim_chaos *c, target *t)
 	int fds;
 	/* The first sample 30 s into a life: start-up allocations are over. */
 	if (pid > 0 && !t->busy && now_s(c) - t->cur.born_s >= 30 && proc_usage(pid, &rss, &fds)) {
-		if (t->cur.first_s < 0) {
-			t->cur.first_s = now_s(c);
-			t->cur.rss0_kb = rss;
-			t->cur.fd0 = fds;
-		}
-		t->cur.last_s = now_s(c);
-		t->cur.rss_kb = rss;
-		t->cur.fd = fds;
+		if (!t->cur.usage)
+			t->cur.usage = g_array_new(FALSE, FALSE, sizeof(csim_usage));
+		csim_usage u = {now_s(c), rss, fds};
+		g_array_append_val(t->cur.usage, u);
 	}
 }
 
@@ -337,7 +338,6 @@ csim_chaos *csim_chaos_new(csim *s, guint64 seed, double interval_s, csim_chaos_
 	for (size_t i = 0; i < sim_scenario_n_nodes(sc); i++)
 		for (int k = 0; k < np; k++) {
 			target t = {sim_scenario_node(sc, i)->id, names[k], 0, {0}, g_array_new(FALSE, FALSE, sizeof(instance))};
-			t.cur.first_s = -1;
 			g_array_append_val(c->targets, t);
 		}
 	c->tick = g_timeout_add(1000, on_tick, c);
@@ -427,7 +427,7 @@ int csim_chaos_report(csim_chaos *c, GString *out, const char *csv_path)
 		wrote = 0;
 	g_string_append_printf(out, "chaos: %d kills (restarted after 1 s), %d stops (1-5 s), %d hogs, %d radio cuts, %d crashes, %d failed restarts\n",
 			       kills, stops, hogs, cuts, c->crashes, c->failed_restarts);
-	g_string_append(out, "chaos: resources per process instance (first sample 30 s into its life, last at the end)\n");
+	g_string_append(out, "chaos: resources per process instance (from 30 s into its life; judged over 20 minutes: the largest of its first and last 10 minutes, else its first and last samples)\n");
 	g_string_append_printf(out, "  %-6s %-8s %8s %10s %10s %6s %6s %s\n", "node", "program", "life_s", "rss0_kB", "rss_kB",
 			       "fd0", "fd", "verdict");
 	for (guint i = 0; i < c->targets->len; i++) {
@@ -437,16 +437,13 @@ int csim_chaos_report(csim_chaos *c, GString *out, const char *csv_path)
 			g_string_append_printf(out, "  node%-2d %-8s not running at the end\n", t->node, t->prog);
 		}
 		for (guint k = 0; k < t->lives->len; k++) {
-			const instance *in = &g_array_index(t->lives, instance, k);
-			double life = in->last_s - in->first_s;
-			gboolean judged = life >= LONG_LIFE_S;
-			gboolean grew = judged && (in->rss_kb > 1.05 * in->rss0_kb || in->fd > 1.05 * in->fd0);
-			growth += grew;
-			if (judged || k + 1 == t->lives->len)
+			const csim_growth *g = &g_array_index(t->lives, instance, k).g;
+			growth += g->grew;
+			if (g->judged || k + 1 == t->lives->len)
 				g_string_append_printf(out, "  node%-2d %-8s %8.0f %10ld %10ld %6d %6d %s\n", t->node, t->prog,
-						       life, in->rss0_kb, in->rss_kb, in->fd0, in->fd,
-						       grew ? "GREW over 5 %" : judged ? "ok"
-										       : "too short to judge");
+						       g->life_s, g->rss_first_kb, g->rss_last_kb, g->fd_first, g->fd_last,
+						       g->grew ? "GREW over 5 %" : g->judged ? "ok"
+											     : "too short to judge");
 		}
 	}
 	int failures = c->crashes + c->failed_restarts + dead + growth + unlinked + gaps;
@@ -464,8 +461,12 @@ void csim_chaos_free(csim_chaos *c)
 	if (c->tick)
 		g_source_remove(c->tick);
 	csim_chaos_audio_free(c->audio);
-	for (guint i = 0; i < c->targets->len; i++)
-		g_array_free(g_array_index(c->targets, target, i).lives, TRUE);
+	for (guint i = 0; i < c->targets->len; i++) {
+		target *t = &g_array_index(c->targets, target, i);
+		if (t->cur.usage)
+			g_array_free(t->cur.usage, TRUE);
+		g_array_free(t->lives, TRUE);
+	}
 	g_array_free(c->targets, TRUE);
 	g_array_free(c->events, TRUE);
 	if (c->cuts)

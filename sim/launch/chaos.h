@@ -15,9 +15,10 @@
  * processes not running at the end, clients that did not reconnect by
  * themselves (chaos_clients.h), audio gaps that neither an overrun audiod
  * reported nor its downtime explain (chaos_audio.h: chorus-sim reads every
- * node's audio itself from the first fault on), and RSS or descriptor growth over 5 %
- * between an instance's first and last samples when it lived 20 minutes or
- * more (a shorter life is reported, not judged).
+ * node's audio itself from the first fault on), and RSS or descriptor
+ * growth over 5 % between the first and last 10 minutes of an instance
+ * that lived 20 minutes or more (growth.h; a shorter life is reported, not
+ * judged).
  */
 #ifndef CHORUS_SIM_CHAOS_H
 #define CHORUS_SIM_CHAOS_H

@@ -1,5 +1,5 @@
 # chorus-sim: the scenario launcher with ground truth (sim/launch/).
-CSIM_OBJS := $(B)/sim/launch/launch.o $(B)/sim/launch/truth.o $(B)/sim/launch/timescale.o $(B)/sim/launch/utc_truth.o $(B)/sim/launch/past_truth.o $(B)/sim/launch/chaos.o $(B)/sim/launch/chaos_clients.o $(B)/sim/launch/chaos_audio.o $(B)/sim/launch/gapcheck.o $(B)/sim/launch/nodeenv.o \
+CSIM_OBJS := $(B)/sim/launch/launch.o $(B)/sim/launch/truth.o $(B)/sim/launch/timescale.o $(B)/sim/launch/utc_truth.o $(B)/sim/launch/past_truth.o $(B)/sim/launch/chaos.o $(B)/sim/launch/chaos_clients.o $(B)/sim/launch/chaos_audio.o $(B)/sim/launch/gapcheck.o $(B)/sim/launch/growth.o $(B)/sim/launch/nodeenv.o \
 	$(B)/sim/launch/outages.o $(B)/sim/launch/web.o
 $(B)/libcsim.a: $(CSIM_OBJS)
 CSIM_LIBS = $(call pkglibs,glib-2.0 gsl sndfile fftw3f) -lm
@@ -60,9 +60,9 @@ $(B)/bench/honesty: $(B)/bench/honesty.o $(B)/libsync.a | $(B)/bin/chorus-sim $(
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,glib-2.0 gsl) -lm
 
-# The chaos soak's judge of audio gaps (pure; tests/test_gapcheck.c).
+# The chaos soak's judges of audio gaps and growth (pure; tests/test_gapcheck.c).
 TESTS += $(B)/tests/test_gapcheck
-$(B)/tests/test_gapcheck: $(B)/tests/test_gapcheck.o $(B)/sim/launch/gapcheck.o
+$(B)/tests/test_gapcheck: $(B)/tests/test_gapcheck.o $(B)/sim/launch/gapcheck.o $(B)/sim/launch/growth.o
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0) -lm
 

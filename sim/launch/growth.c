@@ -1,0 +1,37 @@
+/* growth.c — the chaos soak's growth judge (growth.h). */
+#include "sim/launch/growth.h"
+
+#include <string.h>
+
+void csim_growth_judge(const csim_usage *s, size_t n, csim_growth *out)
+{
+	memset(out, 0, sizeof *out);
+	if (n == 0)
+		return;
+	double t0 = s[0].t_s, t1 = s[n - 1].t_s;
+	out->life_s = t1 - t0;
+	out->judged = out->life_s >= 2 * CSIM_GROWTH_WINDOW_S;
+	if (!out->judged) {
+		out->rss_first_kb = s[0].rss_kb;
+		out->rss_last_kb = s[n - 1].rss_kb;
+		out->fd_first = s[0].fd;
+		out->fd_last = s[n - 1].fd;
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (s[i].t_s <= t0 + CSIM_GROWTH_WINDOW_S) {
+			if (s[i].rss_kb > out->rss_first_kb)
+				out->rss_first_kb = s[i].rss_kb;
+			if (s[i].fd > out->fd_first)
+				out->fd_first = s[i].fd;
+		}
+		if (s[i].t_s >= t1 - CSIM_GROWTH_WINDOW_S) {
+			if (s[i].rss_kb > out->rss_last_kb)
+				out->rss_last_kb = s[i].rss_kb;
+			if (s[i].fd > out->fd_last)
+				out->fd_last = s[i].fd;
+		}
+	}
+	out->grew = out->rss_last_kb > CSIM_GROWTH_LIMIT * out->rss_first_kb ||
+		    out->fd_last > CSIM_GROWTH_LIMIT * out->fd_first;
+}

@@ -27,11 +27,11 @@ typedef struct {
 } csim_usage;
 
 typedef struct {
-	double life_s;        /* last sample's time - first's */
-	int judged;           /* life_s >= 2 windows */
-	int grew;             /* judged, and RSS or descriptors rose over 5 % */
-	long rss_first_kb;    /* judged: the first window's largest; else the first sample's */
-	long rss_last_kb;     /* judged: the last window's largest; else the last sample's */
+	double life_s;         /* last sample's time - first's */
+	int judged;            /* life_s >= 2 windows */
+	int grew;              /* judged, and RSS or descriptors rose over 5 % */
+	long rss_first_kb;     /* judged: the first window's largest; else the first sample's */
+	long rss_last_kb;      /* judged: the last window's largest; else the last sample's */
 	int fd_first, fd_last; /* the same for descriptors */
 } csim_growth;
 

@@ -66,12 +66,10 @@ static double now_s(const csim_chaos *c)
 	return (double)(g_get_monotonic_time() - c->t0_us) / 1e6;
 }
 
-/* Now on the world's clock (host MONOTONIC_RAW from the epoch), s. */
+/* Now on the world's clock, s. */
 static double world_s(const csim_chaos *c)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-	return ((double)ts.tv_sec * 1e9 + (double)ts.tv_nsec - (double)csim_epoch_ns(c->s)) * 1e-9;
+	return csim_world_s(c->s);
 }
 
 /* The newest open kill, stop or crash of t's program ends now. */

@@ -3,15 +3,12 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "libdev/sensor_reader.h"
 #include "sim/launch/nodeenv.h"
 #include "sim/scenario.h"
 
 #define STALL_S 10.0 /* no data for this long while connected: opened again from audiod's next frame */
-
-typedef struct csim_chaos_audio csim_chaos_audio;
 
 typedef struct {
 	csim_chaos_audio *a;
@@ -34,9 +31,7 @@ struct csim_chaos_audio {
 /* Now on the world's clock, s. */
 static double now_s(const csim_chaos_audio *a)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-	return ((double)ts.tv_sec * 1e9 + (double)ts.tv_nsec - (double)csim_epoch_ns(a->s)) * 1e-9;
+	return csim_world_s(a->s);
 }
 
 static void add_gap(reader *rd, int64_t from, int64_t to, csim_gap_kind kind)

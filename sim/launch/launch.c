@@ -516,6 +516,11 @@ const char *csim_out_dir(const csim *s)
 	return s->out_dir;
 }
 
+double csim_world_s(const csim *s)
+{
+	return (double)(host_raw() - s->epoch_ns) * 1e-9;
+}
+
 int csim_port(const csim *s)
 {
 	return s->port;

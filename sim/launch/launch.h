@@ -79,6 +79,8 @@ const char *csim_run_dir(const csim *s);
 const char *csim_out_dir(const csim *s);
 int csim_port(const csim *s);
 int64_t csim_epoch_ns(const csim *s);
+/* Now on the world's clock: seconds since the epoch (host MONOTONIC_RAW). */
+double csim_world_s(const csim *s);
 
 /* The text of the nodes file for the scenario's nodes: "ID X Y Z" (m) of
  * each node's first microphone at the node's told position

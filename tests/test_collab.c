@@ -351,8 +351,22 @@ START_TEST(same_sound)
 	a.dur_s = 0.25;
 	b = a;
 	b.tr.loc.pos_m[0] += 0.003;
-	b.t_global_ns -= 172000000;                     /* a template matched inside the call: its onset 172 ms early */
+	b.t_global_ns -= 172000000;                     /* another kind's template matched inside the call: its onset 172 ms early */
 	b.tr.loc.cov[0][0] = b.tr.loc.cov[1][1] = 6e-5; /* 8 mm */
+	a.kind = 1;
+	b.kind = 2;
+	ck_assert(collab_result_same_sound(&a, &b));
+	b.kind = 0; /* no template at all: its onset may be anywhere in the call too */
+	ck_assert(collab_result_same_sound(&a, &b));
+	/* The same kind 134 ms later, from the same place: the frog called
+	 * again before its 250 ms call ended (seen in the chaos soak, where
+	 * every such second call was lost as a "duplicate"). */
+	b.kind = 1;
+	b.t_global_ns = a.t_global_ns + 134000000;
+	ck_assert(!collab_result_same_sound(&a, &b));
+	/* ...but the same kind at the same time within its errors is one sound
+	 * grouped twice. */
+	b.t_global_ns = a.t_global_ns + 20000;
 	ck_assert(collab_result_same_sound(&a, &b));
 	b.t_global_ns = a.t_global_ns + 3000000000LL; /* the next call, 3 s later */
 	ck_assert(!collab_result_same_sound(&a, &b));

@@ -107,7 +107,7 @@ static long leaks(double t)
 	return 10000 + (long)(t * 1.0); /* 1 kB a second */
 }
 
-START_TEST(growth_judged_on_ceilings)
+START_TEST(growth_judged_on_ceilings_and_floors)
 {
 	csim_growth g;
 	csim_usage *u = samples(1800, flat, 12);
@@ -131,8 +131,23 @@ START_TEST(growth_judged_on_ceilings)
 		u[i].fd = 12 + (int)(i / 60);
 	csim_growth_judge(u, 1800, &g);
 	ck_assert(g.grew);
-	ck_assert_int_eq(g.fd_first, 22); /* t <= 630 s: i <= 600 */
-	ck_assert_int_eq(g.fd_last, 41);
+	ck_assert_int_eq(g.fd_first, 12); /* the fewest of t <= 630 s */
+	ck_assert_int_eq(g.fd_last, 31);  /* the fewest of t >= 1229 s: i >= 1199 */
+	g_free(u);
+	/* A connection open for a few seconds now and then (a clip fetched, a
+	 * client reconnecting) is not a leak; one never closed is, even one. */
+	u = samples(1800, flat, 16);
+	for (size_t i = 0; i < 1800; i += 97)
+		for (size_t k = i; k < MIN(i + 3, 1800); k++)
+			u[k].fd = 17;
+	csim_growth_judge(u, 1800, &g);
+	ck_assert(!g.grew);
+	ck_assert_int_eq(g.fd_first, 16);
+	ck_assert_int_eq(g.fd_last, 16);
+	for (size_t i = 1000; i < 1800; i++)
+		u[i].fd = 17;
+	csim_growth_judge(u, 1800, &g);
+	ck_assert(g.grew); /* 16 to 17: 6 % */
 	g_free(u);
 	/* Shorter than 20 minutes: reported, not judged. */
 	u = samples(1000, leaks, 12);
@@ -158,7 +173,7 @@ int main(void)
 	tcase_add_test(tc, backwards_needs_a_restart);
 	suite_add_tcase(s, tc);
 	TCase *tg = tcase_create("growth");
-	tcase_add_test(tg, growth_judged_on_ceilings);
+	tcase_add_test(tg, growth_judged_on_ceilings_and_floors);
 	suite_add_tcase(s, tg);
 	return tu_check_run(s);
 }

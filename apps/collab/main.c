@@ -193,8 +193,13 @@ static void work(gpointer data, gpointer user)
 	clip clips[TDOA_MAX];
 	memset(clips, 0, sizeof clips);
 	double dur = 0;
-	for (guint i = 0; i < dets->len; i++)
-		dur = fmax(dur, g_array_index(dets, det_event, i).duration_s);
+	r->kind = 0;
+	for (guint i = 0; i < dets->len; i++) {
+		const det_event *e = &g_array_index(dets, det_event, i);
+		dur = fmax(dur, e->duration_s);
+		if (!r->kind)
+			r->kind = e->template_id;
+	}
 	double len_ms = fmin(dur * 1e3 + 10, d->cfg.max_clip_ms);
 	r->dur_s = dur;
 	/* The reference (strongest detection) is cut to its call; every other

@@ -36,7 +36,10 @@ const char *collab_result_status(const collab_result *r)
 gboolean collab_result_same_sound(const collab_result *a, const collab_result *b)
 {
 	double dt = fabs((double)(a->t_global_ns - b->t_global_ns));
-	if (!(dt <= 3 * hypot(a->t_se_ns, b->t_se_ns) + 1e9 * fmax(a->dur_s, b->dur_s) + 1e6))
+	double win = 3 * hypot(a->t_se_ns, b->t_se_ns) + 1e6;
+	if (!(a->kind != 0 && a->kind == b->kind))
+		win += 1e9 * fmax(a->dur_s, b->dur_s);
+	if (!(dt <= win))
 		return FALSE;
 	const dsp_loc_result *A = &a->tr.loc, *B = &b->tr.loc;
 	double ex = A->pos_m[0] - B->pos_m[0], ey = A->pos_m[1] - B->pos_m[1];

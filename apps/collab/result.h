@@ -47,6 +47,7 @@ typedef struct {
 	char why[200];         /* fetch or solve failure */
 	uint64_t duplicate_of; /* an earlier ok result of this reporter locating the same sound, or 0 */
 	double dur_s;          /* the group's longest detected call, s */
+	int kind;              /* the group's call kind: its first detection's nonzero template id, 0 none */
 	guint late;            /* its group held detections that came late: COLLAB_LATE_* bits (sharemsg.h) */
 } collab_result;
 
@@ -57,12 +58,15 @@ void collab_result_json(const collab_result *r, GString *out);
 const char *collab_result_status(const collab_result *r);
 
 /* Whether ok results a and b locate the same sound: emission times within
- * 3 s.d. of their difference plus the longer call (an emission time rests
- * on the reference's template onset, which a template matched inside
- * another kind's call puts anywhere in it) and positions within the 99 %
- * region of the sum of their covariances.  Two groups of one sound (a
- * detector that labelled part of one call as another kind) must not make
- * two answers. */
+ * 3 s.d. of their difference plus 1 ms — plus the longer call when the two
+ * groups are of different kinds (an emission time rests on the
+ * reference's template onset, which a template matched inside another
+ * kind's call puts anywhere in it) — and positions within the 99 % region
+ * of the sum of their covariances.  Two groups of one sound (a detector
+ * that labelled part of one call as another kind) must not make two
+ * answers; one frog calling twice, the second call starting before the
+ * first ended, makes two (same kind: the onsets are the same template's,
+ * and a call's later start is a later sound). */
 gboolean collab_result_same_sound(const collab_result *a, const collab_result *b);
 
 /* Member key of the JSON object on a line (json-glib), as a number, or NAN

@@ -98,15 +98,17 @@ static void note(csim_chaos *c, const target *t, const char *action, const char 
 	g_message("chaos %.1f s: node%d %s %s %s", e.t_s, t->node, t->prog, action, e.detail);
 }
 
-/* Resident memory (kB) and open descriptors of pid; FALSE if gone. */
+/* The process's own resident memory (kB: RssAnon + RssShmem, its heap,
+ * stacks and shared memory; not RssFile, the pages of its libraries' code
+ * read in as new paths run) and open descriptors of pid; FALSE if gone. */
 static gboolean proc_usage(pid_t pid, long *rss_kb, int *fds)
 {
 	char path[64], *text = NULL;
 	g_snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
 	if (!g_file_get_contents(path, &text, NULL, NULL))
 		return FALSE;
-	const char *r = strstr(text, "VmRSS:");
-	*rss_kb = r ? strtol(r + 6, NULL, 10) : 0;
+	const char *a = strstr(text, "RssAnon:"), *m = strstr(text, "RssShmem:");
+	*rss_kb = (a ? strtol(a + 8, NULL, 10) : 0) + (m ? strtol(m + 9, NULL, 10) : 0);
 	g_free(text);
 	g_snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
 	DIR *d = opendir(path);
@@ -425,8 +427,8 @@ int csim_chaos_report(csim_chaos *c, GString *out, const char *csv_path)
 		wrote = 0;
 	g_string_append_printf(out, "chaos: %d kills (restarted after 1 s), %d stops (1-5 s), %d hogs, %d radio cuts, %d crashes, %d failed restarts\n",
 			       kills, stops, hogs, cuts, c->crashes, c->failed_restarts);
-	g_string_append(out, "chaos: resources per process instance (from 30 s into its life; judged over 20 minutes: the largest of its first and last 10 minutes, else its first and last samples)\n");
-	g_string_append_printf(out, "  %-6s %-8s %8s %10s %10s %6s %6s %s\n", "node", "program", "life_s", "rss0_kB", "rss_kB",
+	g_string_append(out, "chaos: resources per process instance (from 30 s into its life; memory is its own, RssAnon + RssShmem; judged over 20 minutes: memory's largest and descriptors' fewest in its first and last 10 minutes, else its first and last samples)\n");
+	g_string_append_printf(out, "  %-6s %-8s %8s %10s %10s %6s %6s %s\n", "node", "program", "life_s", "mem0_kB", "mem_kB",
 			       "fd0", "fd", "verdict");
 	for (guint i = 0; i < c->targets->len; i++) {
 		const target *t = &g_array_index(c->targets, target, i);

@@ -18,17 +18,18 @@ void csim_growth_judge(const csim_usage *s, size_t n, csim_growth *out)
 		out->fd_last = s[n - 1].fd;
 		return;
 	}
+	out->fd_first = out->fd_last = -1;
 	for (size_t i = 0; i < n; i++) {
 		if (s[i].t_s <= t0 + CSIM_GROWTH_WINDOW_S) {
 			if (s[i].rss_kb > out->rss_first_kb)
 				out->rss_first_kb = s[i].rss_kb;
-			if (s[i].fd > out->fd_first)
+			if (out->fd_first < 0 || s[i].fd < out->fd_first)
 				out->fd_first = s[i].fd;
 		}
 		if (s[i].t_s >= t1 - CSIM_GROWTH_WINDOW_S) {
 			if (s[i].rss_kb > out->rss_last_kb)
 				out->rss_last_kb = s[i].rss_kb;
-			if (s[i].fd > out->fd_last)
+			if (out->fd_last < 0 || s[i].fd < out->fd_last)
 				out->fd_last = s[i].fd;
 		}
 	}

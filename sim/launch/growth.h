@@ -3,14 +3,19 @@
  * long-lived process" fails it.)  Pure: samples in, a verdict out.
  *
  * One process instance's samples (time, resident memory, open
- * descriptors), in time order.  Its life is judged when the samples span
- * at least 2 windows (CSIM_GROWTH_WINDOW_S, 10 minutes, each): the largest
- * RSS of the first window against the largest of the last, and the same
- * for descriptors.  It grew when either last is more than 5 % above its
- * first.  Maxima, not single samples: a process's footprint breathes with
- * its work (a clip solved, a burst of messages), and what the soak asks is
- * whether the ceiling rose.  A shorter life is reported (its first and last
- * samples), not judged.
+ * descriptors), in time order; memory is what the caller measures (the
+ * chaos soak: the process's own, RssAnon + RssShmem — library code paged
+ * in when a rare path first runs is not growth).  Its life is judged when
+ * the samples span at least 2 windows (CSIM_GROWTH_WINDOW_S, 10 minutes,
+ * each): the largest memory of the first window against the largest of the
+ * last, the fewest descriptors of the first against the fewest of the
+ * last.  It grew when either last is more than 5 % above its first.
+ * Memory's ceiling: a footprint breathes with its work (a clip solved, a
+ * burst of messages), and what the soak asks is whether the ceiling rose.
+ * Descriptors' floor: a connection open for a moment (a clip fetched, a
+ * client reconnecting) lifts one sample by one, 6 % of a process holding
+ * 16; a leaked descriptor is never closed and lifts the floor.  A shorter
+ * life is reported (its first and last samples), not judged.
  */
 #ifndef CHORUS_SIM_LAUNCH_GROWTH_H
 #define CHORUS_SIM_LAUNCH_GROWTH_H
@@ -32,7 +37,7 @@ typedef struct {
 	int grew;              /* judged, and RSS or descriptors rose over 5 % */
 	long rss_first_kb;     /* judged: the first window's largest; else the first sample's */
 	long rss_last_kb;      /* judged: the last window's largest; else the last sample's */
-	int fd_first, fd_last; /* the same for descriptors */
+	int fd_first, fd_last; /* judged: the first and last windows' fewest; else the first and last samples' */
 } csim_growth;
 
 /* Judge samples s[n] (n may be 0: not judged, zeros).  Pure. */

@@ -13,6 +13,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <json-glib/json-glib.h>
+
 #include "apps/collab/clip.h"
 #include "apps/collab/result.h"
 #include "apps/collab/share.h"
@@ -325,6 +327,19 @@ START_TEST(detection_json)
 	ck_assert_str_eq(g, "none");
 	ck_assert(isnan(collab_json_number(j, "global_ns")));
 	ck_assert(isnan(collab_json_number("not json", "node")));
+	g_free(j);
+	/* No cpu time (its conversion refused): null, and the line still JSON
+	 * (it was "cpu_se_ns":inf.0, which no JSON reader takes). */
+	e.cpu_se_ns = INFINITY;
+	j = det_event_json(&e);
+	JsonParser *jp = json_parser_new();
+	GError *err = NULL;
+	ck_assert_msg(json_parser_load_from_data(jp, j, -1, &err), "%s: %s", j, err ? err->message : "");
+	JsonObject *o = json_node_get_object(json_parser_get_root(jp));
+	ck_assert(json_object_get_null_member(o, "cpu_ns"));
+	ck_assert(json_object_get_null_member(o, "cpu_se_ns"));
+	ck_assert(collab_json_number(j, "node") == 4);
+	g_object_unref(jp);
 	g_free(j);
 }
 END_TEST

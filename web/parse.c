@@ -2,6 +2,7 @@
 #include "web/parse.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,8 +67,8 @@ static gboolean to_double(const char *s, double *out)
 		return FALSE;
 	char *end = NULL;
 	double x = g_ascii_strtod(s, &end);
-	if (end == s)
-		return FALSE;
+	if (end == s || !isfinite(x))
+		return FALSE; /* JSON has no inf or NaN: the member is left out */
 	*out = x;
 	return TRUE;
 }

@@ -1,6 +1,8 @@
 /* jsonl.c — a detection as one JSON object (see jsonl.h). */
 #include "apps/detect/jsonl.h"
 
+#include <math.h>
+
 #include <json-glib/json-glib.h>
 
 gchar *det_event_json(const det_event *e)
@@ -15,10 +17,14 @@ gchar *det_event_json(const det_event *e)
 	/* Numbers as the event text writes them (event.c), so that the line
 	 * and the event on detect/events hold the same values. */
 	char t[G_ASCII_DTOSTR_BUF_SIZE];
+	/* JSON has no infinity or NaN: an unknown number is null. */
 #define NUM(k, v, fmt) \
 	do { \
 		json_builder_set_member_name(b, k); \
-		json_builder_add_double_value(b, g_ascii_strtod(g_ascii_formatd(t, sizeof t, fmt, v), NULL)); \
+		if (isfinite(v)) \
+			json_builder_add_double_value(b, g_ascii_strtod(g_ascii_formatd(t, sizeof t, fmt, v), NULL)); \
+		else \
+			json_builder_add_null_value(b); \
 	} while (0)
 	INT("v", 1);
 	INT("node", e->node);
@@ -29,7 +35,13 @@ gchar *det_event_json(const det_event *e)
 	NUM("onset_frame", e->onset_frame, "%.4f");
 	NUM("onset_se", e->onset_se, "%.4g");
 	NUM("rate", e->rate_hz, "%.6g");
-	INT("cpu_ns", e->cpu_ns);
+	/* No cpu time (the clock conversion refused): cpu_ns and cpu_se_ns null. */
+	if (isfinite(e->cpu_se_ns)) {
+		INT("cpu_ns", e->cpu_ns);
+	} else {
+		json_builder_set_member_name(b, "cpu_ns");
+		json_builder_add_null_value(b);
+	}
 	NUM("cpu_se_ns", e->cpu_se_ns, "%.4g");
 	if (e->has_global) {
 		INT("global_ns", e->global_ns);

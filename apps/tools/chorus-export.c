@@ -15,6 +15,7 @@
 #include <glib.h>
 #include <inttypes.h>
 #include <json-glib/json-glib.h>
+#include <math.h>
 #include <sndfile.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,15 @@ static void ex_gap(void *user, int64_t from, int64_t to)
 }
 
 static const archive_read_ops ex_ops = {NULL, ex_data, ex_gap};
+
+/* A number, or null when it is not finite (JSON has no inf or NaN). */
+static void add_number(JsonBuilder *jb, double v)
+{
+	if (isfinite(v))
+		json_builder_add_double_value(jb, v);
+	else
+		json_builder_add_null_value(jb);
+}
 
 /* Export one node; appends its CSV row and JSON object.  0 or -1. */
 static int export_node(archive_store *s, uint32_t node, uint32_t device, int64_t t0, int64_t t1, const char *outdir,
@@ -132,15 +142,15 @@ static int export_node(archive_store *s, uint32_t node, uint32_t device, int64_t
 		json_builder_set_member_name(jb, "t0_global_ns");
 		json_builder_add_int_value(jb, a.when.global_ns);
 		json_builder_set_member_name(jb, "t0_frac_ns");
-		json_builder_add_double_value(jb, a.when.frac_ns);
+		add_number(jb, a.when.frac_ns);
 		json_builder_set_member_name(jb, "t0_se_ns");
-		json_builder_add_double_value(jb, a.when.se_ns);
+		add_number(jb, a.when.se_ns);
 		json_builder_set_member_name(jb, "period_ns");
-		json_builder_add_double_value(jb, a.when.period_ns);
+		add_number(jb, a.when.period_ns);
 		json_builder_set_member_name(jb, "period_se_ns");
-		json_builder_add_double_value(jb, a.when.period_se_ns);
+		add_number(jb, a.when.period_se_ns);
 		json_builder_set_member_name(jb, "rate_global_hz");
-		json_builder_add_double_value(jb, rate_g);
+		add_number(jb, rate_g);
 		if (a.when.root != ARCHIVE_ROOT_UNKNOWN) {
 			json_builder_set_member_name(jb, "t0_root");
 			json_builder_add_int_value(jb, a.when.root);

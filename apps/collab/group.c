@@ -128,18 +128,61 @@ static collab_group *open_new(collab_grouper *g, const det_event *e, int64_t now
 	return gr;
 }
 
+/* The closed group e belongs to (the nearest that fits), or NULL; TRUE in
+ * *dup when a closed group holds e already.  With `unlocated`, only groups
+ * that closed too small to be located. */
+static GList *kept_fit(const collab_grouper *g, const det_event *e, gboolean unlocated, gboolean *dup)
+{
+	GList *bk = NULL;
+	int64_t best_d = INT64_MAX;
+	for (GList *l = g->history.head; l; l = l->next) {
+		const kept *k = l->data;
+		int64_t d = fits(g, k->gr, e);
+		if (d == -2)
+			*dup = TRUE;
+		if (d >= 0 && d < best_d && (!unlocated || k->n_at_close < g->min_nodes)) {
+			bk = l;
+			best_d = d;
+		}
+	}
+	return bk;
+}
+
+/* e joins the closed group at bk; one that closed too small and now has
+ * min_nodes is opened again (with the late bits why).  Returns
+ * COLLAB_LATE_REOPENED or COLLAB_LATE_KEPT. */
+static int join_kept(collab_grouper *g, GList *bk, const det_event *e, int64_t now_ns, guint why)
+{
+	kept *k = bk->data;
+	join(k->gr, e);
+	k->gr->late |= why;
+	if (k->n_at_close >= g->min_nodes || k->gr->dets->len < g->min_nodes)
+		return COLLAB_LATE_KEPT;
+	/* Complete now, never located: open again. */
+	collab_group *gr = k->gr;
+	k->gr = NULL;
+	g_queue_delete_link(&g->history, bk);
+	kept_free(k);
+	gr->created_ns = now_ns;
+	g_ptr_array_add(g->open, gr);
+	return COLLAB_LATE_REOPENED;
+}
+
 int collab_grouper_add(collab_grouper *g, const det_event *e, int64_t now_ns)
 {
 	if (!e->has_global)
 		return -EINVAL;
 	gboolean dup = FALSE;
 	collab_group *best = best_open(g, e, &dup);
+	GList *bk = best ? NULL : kept_fit(g, e, TRUE, &dup);
 	if (dup)
 		return -EALREADY;
 	if (best) {
 		join(best, e);
 		return 1;
 	}
+	if (bk)
+		return join_kept(g, bk, e, now_ns, 0) == COLLAB_LATE_REOPENED ? COLLAB_ADD_REOPENED : COLLAB_ADD_KEPT;
 	open_new(g, e, now_ns, 0);
 	return 0;
 }
@@ -150,17 +193,7 @@ int collab_grouper_add_late(collab_grouper *g, const det_event *e, int64_t now_n
 		return -EINVAL;
 	gboolean dup = FALSE;
 	collab_group *best = best_open(g, e, &dup);
-	GList *bk = NULL;
-	int64_t best_d = INT64_MAX;
-	for (GList *l = g->history.head; l; l = l->next) {
-		int64_t d = fits(g, ((kept *)l->data)->gr, e);
-		if (d == -2)
-			dup = TRUE;
-		if (!best && d >= 0 && d < best_d) {
-			bk = l;
-			best_d = d;
-		}
-	}
+	GList *bk = kept_fit(g, e, FALSE, &dup);
 	if (dup)
 		return -EALREADY;
 	if (best) {
@@ -172,19 +205,7 @@ int collab_grouper_add_late(collab_grouper *g, const det_event *e, int64_t now_n
 		open_new(g, e, now_ns, why);
 		return COLLAB_LATE_OPENED;
 	}
-	kept *k = bk->data;
-	join(k->gr, e);
-	k->gr->late |= why;
-	if (k->n_at_close >= g->min_nodes || k->gr->dets->len < g->min_nodes)
-		return COLLAB_LATE_KEPT;
-	/* Complete now, never located: open again, late. */
-	collab_group *gr = k->gr;
-	k->gr = NULL;
-	g_queue_delete_link(&g->history, bk);
-	kept_free(k);
-	gr->created_ns = now_ns;
-	g_ptr_array_add(g->open, gr);
-	return COLLAB_LATE_REOPENED;
+	return join_kept(g, bk, e, now_ns, why);
 }
 
 void collab_grouper_keep(collab_grouper *g, guint min_nodes, int64_t keep_ns, guint max_groups)

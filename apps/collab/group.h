@@ -20,8 +20,9 @@
  * here: the caller passes `now_ns` (its cpu clock).
  *
  * Late detections (share.h: resends of detections a node missed while cut
- * off).  With a history (collab_grouper_keep), closed groups are remembered
- * for keep_ns.  A late detection joins an open group as usual; failing that
+ * off), and detections that come after their group closed too small.  With
+ * a history (collab_grouper_keep), closed groups are remembered for
+ * keep_ns.  A late detection joins an open group as usual; failing that
  * it joins the closed group it belongs to.  A closed group that had fewer
  * than min_nodes detections when it closed — never located — and now has
  * min_nodes is opened again, late, and closes `hold` later like any other,
@@ -57,9 +58,24 @@ void collab_grouper_free(collab_grouper *g);
  * forgotten first); min_nodes: the fewest a located group had. */
 void collab_grouper_keep(collab_grouper *g, guint min_nodes, int64_t keep_ns, guint max_groups);
 
+/* What collab_grouper_add did besides opening (0) or joining (1). */
+enum {
+	COLLAB_ADD_REOPENED = 2, /* completed a group that closed too small: open again */
+	COLLAB_ADD_KEPT = 3,     /* joined a group that closed too small, still too small */
+};
+
 /* Add detection e received at caller time now_ns.  Returns 1 when it joined
  * an open group, 0 when it opened one, -EINVAL without global time, -EALREADY
- * for a duplicate (same node and seq already held). */
+ * for a duplicate (same node and seq already held).  With a history
+ * (collab_grouper_keep), a detection no open group takes joins the closed
+ * group it belongs to when that group closed too small to be located: the
+ * call's other detections came later than the hold (a detector that waits
+ * for the end of a sound publishes a call overlapped by others only when
+ * the last of them ends, a second or more after its onset).  Returns
+ * COLLAB_ADD_REOPENED when that makes it min_nodes (it is open again, not
+ * late, and closes `hold` later), COLLAB_ADD_KEPT when still too small.  A
+ * closed group that was located is not joined (its answer stands): such a
+ * detection opens a group of its own. */
 int collab_grouper_add(collab_grouper *g, const det_event *e, int64_t now_ns);
 
 /* What a late detection did (collab_grouper_add_late). */

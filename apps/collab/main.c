@@ -72,12 +72,16 @@ typedef struct {
 	collab_result recent[16]; /* the last ok results, for duplicates */
 	guint n_recent;
 	guint64 duplicates;
+	guint64 regrouped; /* groups that closed too small, completed by later detections */
 	char last_error[256];
 	char why[160]; /* the last malformed event's reason */
 	uint8_t *key;  /* the field's key, or NULL */
 	size_t klen;
 	collab_resume *resume; /* where collab is in detect/events */
 } collabd;
+
+/* Seconds a closed group is remembered without a queue (group.h). */
+#define COLLAB_REGROUP_S 30
 
 typedef struct {
 	collabd *d;
@@ -93,7 +97,7 @@ static void share_in(collabd *d, const det_event *e, guint late)
 {
 	int64_t now_ns = sync_now(SYNC_KIND_CPU);
 	if (!late) {
-		collab_grouper_add(d->grouper, e, now_ns);
+		d->regrouped += collab_grouper_add(d->grouper, e, now_ns) == COLLAB_ADD_REOPENED;
 		return;
 	}
 	d->late_dets++;
@@ -483,7 +487,7 @@ static int status_text(void *user, GString *out)
 	g_string_append_printf(out, "groups closed=%" G_GUINT64_FORMAT " open=%u reported_elsewhere=%" G_GUINT64_FORMAT " too_small=%" G_GUINT64_FORMAT " located=%" G_GUINT64_FORMAT " failed=%" G_GUINT64_FORMAT " clip_retries=%" G_GUINT64_FORMAT " retrying=%u\n",
 			       d->groups, collab_grouper_open(d->grouper), d->not_mine, d->small_groups, d->located, d->failed,
 			       d->clip_retries, g_list_length(d->retrying));
-	g_string_append_printf(out, "duplicates=%" G_GUINT64_FORMAT "\n", d->duplicates);
+	g_string_append_printf(out, "duplicates=%" G_GUINT64_FORMAT " regrouped=%" G_GUINT64_FORMAT "\n", d->duplicates, d->regrouped);
 	uint64_t cb = 0, cn = 0;
 	if (d->local)
 		dev_packet_sub_cursor(d->local, &cb, &cn);
@@ -629,6 +633,11 @@ int main(int argc, char **argv)
 		d.held = collab_held_new((guint)d.cfg.queue_max, (int64_t)(d.cfg.queue_s * 1e9));
 		/* Closed groups wait as long for late detections. */
 		collab_grouper_keep(d.grouper, (guint)d.cfg.min_nodes, (int64_t)(d.cfg.queue_s * 1e9), (guint)d.cfg.queue_max);
+	} else {
+		/* Without a queue, closed groups are remembered for the detections
+		 * that come after the hold (group.h): a detector publishes a call
+		 * overlapped by others when the last of them ends. */
+		collab_grouper_keep(d.grouper, (guint)d.cfg.min_nodes, (int64_t)(COLLAB_REGROUP_S * 1e9), 1024);
 	}
 	d.ctx = g_main_context_default();
 	GMainLoop *loop = g_main_loop_new(NULL, FALSE);

@@ -282,6 +282,49 @@ static double closure_chi2(const dsp_srp *bank, const tdoa_result *r, int n, int
 	return chi2;
 }
 
+/* The reference's arrival (a = 0) on the global timescale, from every used
+ * node's detected onset rather than the reference's alone: node j's onset
+ * minus its measured arrival a_j estimates it, and the median of those
+ * estimates is taken.  One onset a pulse interval off (a pulse train's
+ * template matched one pulse early or late: 30 ms for the default frog,
+ * seen in the soak as emission times 12-30 ms off, stated to 5 ms) is
+ * outvoted; with every onset honest the median lies among them.  Its
+ * standard error: the median member's stated onset error (the mean of
+ * the two middle ones' for an even count) with the onset floor, as for a
+ * single onset (the floor is a template's misfit, which every node's
+ * onset of one call shares).  Skips the arrival the solve rejected. */
+static void ref_arrival(const tdoa_input *in, int n, const tdoa_params *p, int skip, tdoa_result *out)
+{
+	const tdoa_input *R = &in[out->ref];
+	struct {
+		double x, se;
+	} e[TDOA_MAX];
+	int m = 0;
+	for (int j = 0; j < n; j++) {
+		if (!out->ok[j] || j == skip)
+			continue;
+		e[m].x = (double)(in[j].onset_ns - R->onset_ns) - out->a_s[j] * 1e9; /* ns after R's onset */
+		e[m].se = in[j].onset_se_ns;
+		m++;
+	}
+	/* insertion sort by x: at most TDOA_MAX */
+	for (int i = 1; i < m; i++)
+		for (int k = i; k > 0 && e[k].x < e[k - 1].x; k--) {
+			__typeof__(e[0]) t = e[k];
+			e[k] = e[k - 1];
+			e[k - 1] = t;
+		}
+	double x = 0, se = R->onset_se_ns;
+	if (m > 0) {
+		x = m % 2 ? e[m / 2].x : (e[m / 2 - 1].x + e[m / 2].x) / 2;
+		se = m % 2 ? e[m / 2].se : (e[m / 2 - 1].se + e[m / 2].se) / 2;
+	}
+	double w = floor(x);
+	out->ref_t_ns = R->onset_ns + (int64_t)w;
+	out->ref_t_frac_ns = x - w;
+	out->ref_t_se_ns = hypot(se, p->onset_floor_s * 1e9);
+}
+
 int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *out)
 {
 	memset(out, 0, sizeof *out);
@@ -476,5 +519,6 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 	}
 	if (out->loc.rejected >= 0)
 		out->rejected_node = (int)in[idx[out->loc.rejected]].node;
+	ref_arrival(in, n, p, out->loc.rejected >= 0 ? idx[out->loc.rejected] : -1, out);
 	return 0;
 }

@@ -126,6 +126,58 @@ START_TEST(a_group_closed_too_small_is_completed)
 }
 END_TEST
 
+/* After its outage a node's own detections, grouped with its own time
+ * while cut off (here 300 ms off the field's), are timed again by the
+ * bridge; its peers' late detections of the same call then group with
+ * them, and the group the node alone held is completed and reopened. */
+static gboolean bridge_node6(void *ctx, det_event *e)
+{
+	const int64_t *true_ns = ctx;
+	if (e->global_ns == *true_ns)
+		return FALSE;
+	e->global_ns = *true_ns;
+	e->global_se_ns = 40000;
+	return TRUE;
+}
+
+START_TEST(own_detections_timed_again_after_an_outage)
+{
+	const int64_t hold = 700000000, T = 1000000000000LL;
+	collab_grouper *g = collab_grouper_new(124000000, 20000000, hold);
+	collab_grouper_keep(g, 4, 3600000000000LL, 4096);
+	det_event own = ev(6, 454, T + 300000000, 3); /* its own time while cut off */
+	ck_assert_int_eq(collab_grouper_add(g, &own, 0), 0);
+	GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)collab_group_free);
+	ck_assert_uint_eq(collab_grouper_poll(g, hold, out), 1); /* alone: too small */
+	det_event p1 = ev(1, 9, T + 73000000, 3), p4 = ev(4, 3, T + 27000000, 3), p2 = ev(2, 5, T + 82000000, 3);
+	/* Not timed again: the peers' late detections miss it. */
+	collab_grouper *g0 = collab_grouper_new(124000000, 20000000, hold);
+	collab_grouper_keep(g0, 4, 3600000000000LL, 4096);
+	ck_assert_int_eq(collab_grouper_add(g0, &own, 0), 0);
+	g_ptr_array_set_size(out, 0);
+	collab_grouper_poll(g0, hold, out);
+	ck_assert_int_eq(collab_grouper_add_late(g0, &p1, 60000000000LL, COLLAB_LATE_RESENT), COLLAB_LATE_OPENED);
+	/* Timed again: they complete its group. */
+	int64_t truth = T;
+	ck_assert_uint_eq(collab_grouper_retime(g, 6, bridge_node6, &truth), 1);
+	ck_assert_uint_eq(collab_grouper_retime(g, 6, bridge_node6, &truth), 0);
+	ck_assert_uint_eq(collab_grouper_retime(g, 1, bridge_node6, &truth), 0); /* only the node's own */
+	int64_t now = 60000000000LL;
+	ck_assert_int_eq(collab_grouper_add_late(g, &p1, now, COLLAB_LATE_RESENT), COLLAB_LATE_KEPT);
+	ck_assert_int_eq(collab_grouper_add_late(g, &p4, now, COLLAB_LATE_RESENT), COLLAB_LATE_KEPT);
+	ck_assert_int_eq(collab_grouper_add_late(g, &p2, now, COLLAB_LATE_RESENT), COLLAB_LATE_REOPENED);
+	g_ptr_array_set_size(out, 0);
+	ck_assert_uint_eq(collab_grouper_poll(g, now + hold, out), 1);
+	collab_group *gr = g_ptr_array_index(out, 0);
+	ck_assert_uint_eq(gr->dets->len, 4);
+	ck_assert_uint_eq(collab_group_reporter(gr), 6);
+	ck_assert(gr->late & COLLAB_LATE_RESENT);
+	g_ptr_array_free(out, TRUE);
+	collab_grouper_free(g);
+	collab_grouper_free(g0);
+}
+END_TEST
+
 /* One synthetic world for the TDOA solve: five microphones over 30 m, a
  * chirp at a known point; each clip starts at its own global time T_j (not
  * aligned) pre_s before the call reaches it and lasts clip_s, its sound card
@@ -592,6 +644,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, grouping_and_reporter);
 	tcase_add_test(tc, a_group_closed_too_small_is_completed);
+	tcase_add_test(tc, own_detections_timed_again_after_an_outage);
 	tcase_add_test(tc, tdoa_from_clips);
 	tcase_add_test(tc, emission_outvotes_a_ghost_onset);
 	tcase_add_test(tc, tdoa_skewed_cards_late_call);

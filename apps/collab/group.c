@@ -208,6 +208,31 @@ int collab_grouper_add_late(collab_grouper *g, const det_event *e, int64_t now_n
 	return join_kept(g, bk, e, now_ns, why);
 }
 
+static guint retime_group(collab_group *gr, uint32_t node, gboolean (*fn)(void *ctx, det_event *e), void *ctx)
+{
+	guint n = 0;
+	for (guint i = 0; gr && i < gr->dets->len; i++) {
+		det_event *e = &g_array_index(gr->dets, det_event, i);
+		if (e->node == node && fn(ctx, e))
+			n++;
+	}
+	if (n) {
+		g_array_sort(gr->dets, by_onset);
+		gr->first_ns = g_array_index(gr->dets, det_event, 0).global_ns;
+	}
+	return n;
+}
+
+guint collab_grouper_retime(collab_grouper *g, uint32_t node, gboolean (*fn)(void *ctx, det_event *e), void *ctx)
+{
+	guint n = 0;
+	for (guint i = 0; i < g->open->len; i++)
+		n += retime_group(g_ptr_array_index(g->open, i), node, fn, ctx);
+	for (GList *l = g->history.head; l; l = l->next)
+		n += retime_group(((kept *)l->data)->gr, node, fn, ctx);
+	return n;
+}
+
 void collab_grouper_keep(collab_grouper *g, guint min_nodes, int64_t keep_ns, guint max_groups)
 {
 	g->min_nodes = min_nodes;

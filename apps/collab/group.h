@@ -92,6 +92,15 @@ enum {
  * held, open or closed). */
 int collab_grouper_add_late(collab_grouper *g, const det_event *e, int64_t now_ns, guint why);
 
+/* Time again every detection of `node` the grouper holds (open groups and
+ * remembered closed ones): fn(ctx, e) may change e's global_ns and
+ * global_se_ns and returns TRUE when it did; the groups are sorted again.
+ * For a node's own detections after its outage: what it grouped them with
+ * was its own time while cut off, and its peers' late detections of the
+ * same calls come with the field's (collab re-times what it resends, and
+ * must group its own copies alike).  Returns how many changed. */
+guint collab_grouper_retime(collab_grouper *g, uint32_t node, gboolean (*fn)(void *ctx, det_event *e), void *ctx);
+
 /* Closed groups remembered. */
 guint collab_grouper_kept(const collab_grouper *g);
 

@@ -66,6 +66,8 @@ typedef struct {
 	guint64 unknown_nodes; /* shared detections from nodes not in the nodes file */
 	guint64 local_dets, groups, small_groups, not_mine, located, failed, seq;
 	guint64 late_dets, late_reopened, late_kept, late_located;
+	guint64 own_retimed;   /* own detections in the grouper timed again after an outage */
+	int64_t own_retimed_ns; /* when last tried, cpu ns */
 	guint64 clip_retries; /* groups solved again because a node could not serve its clip yet */
 	GList *retrying;      /* jobs waiting to be solved again (job *) */
 	double last_latency_s;
@@ -93,6 +95,8 @@ typedef struct {
 	guint retry_src;    /* the timeout of the next, while waiting */
 } job;
 
+static gboolean retime_det(void *ctx, det_event *e);
+
 static void share_in(collabd *d, const det_event *e, guint late)
 {
 	int64_t now_ns = sync_now(SYNC_KIND_CPU);
@@ -101,6 +105,13 @@ static void share_in(collabd *d, const det_event *e, guint late)
 		return;
 	}
 	d->late_dets++;
+	/* A peer's late detection comes with the field's time for its onset:
+	 * this node's own detections of the same calls are timed again first
+	 * (at most once a second), so that they group with it. */
+	if (now_ns - d->own_retimed_ns >= 1000000000) {
+		d->own_retimed_ns = now_ns;
+		d->own_retimed += collab_grouper_retime(d->grouper, (uint32_t)d->cfg.node, retime_det, d);
+	}
 	int rc = collab_grouper_add_late(d->grouper, e, now_ns, late);
 	d->late_reopened += rc == COLLAB_LATE_REOPENED;
 	d->late_kept += rc == COLLAB_LATE_KEPT;
@@ -501,8 +512,8 @@ static int status_text(void *user, GString *out)
 		g_string_append_printf(out, "catchup late=%" G_GUINT64_FORMAT " duplicates=%" G_GUINT64_FORMAT " missing=%" G_GUINT64_FORMAT " lost=%" G_GUINT64_FORMAT " have_sent=%" G_GUINT64_FORMAT " want_sent=%" G_GUINT64_FORMAT " wanted=%" G_GUINT64_FORMAT " resent=%" G_GUINT64_FORMAT " pending=%u gone=%" G_GUINT64_FORMAT " retimed=%" G_GUINT64_FORMAT "\n",
 				       ss.late, ss.duplicates, ss.missing, ss.lost, ss.have_sent, ss.want_sent, ss.wanted,
 				       ss.resent, ss.pending, ss.gone, ss.retimed);
-		g_string_append_printf(out, "late groups_reopened=%" G_GUINT64_FORMAT " kept=%" G_GUINT64_FORMAT " located=%" G_GUINT64_FORMAT " remembered=%u\n",
-				       d->late_reopened, d->late_kept, d->late_located, collab_grouper_kept(d->grouper));
+		g_string_append_printf(out, "late groups_reopened=%" G_GUINT64_FORMAT " kept=%" G_GUINT64_FORMAT " located=%" G_GUINT64_FORMAT " remembered=%u own_retimed=%" G_GUINT64_FORMAT "\n",
+				       d->late_reopened, d->late_kept, d->late_located, collab_grouper_kept(d->grouper), d->own_retimed);
 		collab_held_stats hs;
 		collab_held_counts(d->held, &hs);
 		g_string_append_printf(out, "held without global time=%u added=%" G_GUINT64_FORMAT " converted=%" G_GUINT64_FORMAT " dropped=%" G_GUINT64_FORMAT "\n",

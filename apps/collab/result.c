@@ -29,6 +29,8 @@ const char *collab_result_status(const collab_result *r)
 		return "inconsistent";
 	case DSP_LOC_NO_CONVERGENCE:
 		return "no_convergence";
+	case DSP_LOC_UNTESTED:
+		return "untested";
 	}
 	return "failed";
 }

@@ -2,7 +2,7 @@
  * file) and the PNG map (gnuplot).
  *
  * JSON keys (one object per line):
- *   v, reporter, seq, status ("ok", "ambiguous", "duplicate", "ill_conditioned",
+ *   v, reporter, seq, status ("ok", "ambiguous", "duplicate", "ill_conditioned", "untested",
  *   "inconsistent", "no_convergence", "too_few", "degenerate", "failed"), why,
  *   duplicate_of (seq of the earlier result it repeats),
  *   x, y, z (m), sd_x, sd_y (m), cov_xy (m^2), ell95_major, ell95_minor (m,

@@ -59,6 +59,11 @@ typedef enum {
 	DSP_LOC_ILL_CONDITIONED = 3, /* solved, but the geometry barely constrains it */
 	DSP_LOC_INCONSISTENT = 4,    /* chi-square test fails even after one rejection */
 	DSP_LOC_NO_CONVERGENCE = 5,  /* LM did not converge from any start */
+	DSP_LOC_UNTESTED = 6,        /* solved with no arrival to spare (0 degrees of freedom, e.g. four
+	                              * arrivals in the plane with the source's height unknown): the
+	                              * arrivals fit exactly whatever they are, so nothing tests them.
+	                              * Set by callers that marginalise an unknown (collab), never by
+	                              * dsp_locate itself. */
 } dsp_loc_status;
 
 typedef struct {

@@ -73,9 +73,10 @@ END_TEST
 /* The soak's lost call: three nodes' detectors published a call at once,
  * the other three 0.76 s later (their energy event ran on through two
  * overlapping calls), after the 0.7 s hold had closed the group too small.
- * With a history the late half completes it: open again, and located by
- * the earliest node, as if all had come in time.  A group located already
- * is not joined. */
+ * With a history, the group the late half forms takes in the small one
+ * when it closes: one group of six, reported by the earliest node, as if
+ * all had come in time.  A located group is never merged, nor a small one
+ * holding a node the closing group has too. */
 START_TEST(a_group_closed_too_small_is_completed)
 {
 	const int64_t hold = 700000000, T = 1000000000000LL;
@@ -83,17 +84,16 @@ START_TEST(a_group_closed_too_small_is_completed)
 	collab_grouper_keep(g, 4, 30000000000LL, 1024);
 	det_event d6 = ev(6, 454, T, 3), d1 = ev(1, 466, T + 73000000, 3), d4 = ev(4, 16, T + 27000000, 3),
 		  d2 = ev(2, 199, T + 82000000, 3), d3 = ev(3, 465, T + 44000000, 3), d5 = ev(5, 399, T + 52000000, 3);
-	ck_assert_int_eq(collab_grouper_add(g, &d6, 0), 0);
-	ck_assert_int_eq(collab_grouper_add(g, &d1, 5000000), 1);
-	ck_assert_int_eq(collab_grouper_add(g, &d4, 10000000), 1);
+	ck_assert_int_eq(collab_grouper_add(g, &d1, 0), 0);
+	ck_assert_int_eq(collab_grouper_add(g, &d4, 5000000), 1);
 	GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)collab_group_free);
 	ck_assert_uint_eq(collab_grouper_poll(g, hold, out), 1);
-	ck_assert_uint_eq(((collab_group *)g_ptr_array_index(out, 0))->dets->len, 3); /* too small: not located */
-	int64_t later = 760000000;
-	ck_assert_int_eq(collab_grouper_add(g, &d2, later), COLLAB_ADD_REOPENED);
-	ck_assert_int_eq(collab_grouper_add(g, &d3, later + 1000000), 1);
-	ck_assert_int_eq(collab_grouper_add(g, &d3, later + 1000000), -EALREADY);
-	ck_assert_int_eq(collab_grouper_add(g, &d5, later + 2000000), 1);
+	ck_assert_uint_eq(((collab_group *)g_ptr_array_index(out, 0))->dets->len, 2); /* too small: not located */
+	int64_t later = 711000000;
+	ck_assert_int_eq(collab_grouper_add(g, &d6, later), 0);
+	ck_assert_int_eq(collab_grouper_add(g, &d2, later + 50000000), 1);
+	ck_assert_int_eq(collab_grouper_add(g, &d3, later + 51000000), 1);
+	ck_assert_int_eq(collab_grouper_add(g, &d5, later + 52000000), 1);
 	g_ptr_array_set_size(out, 0);
 	ck_assert_uint_eq(collab_grouper_poll(g, later + hold - 1, out), 0);
 	ck_assert_uint_eq(collab_grouper_poll(g, later + hold, out), 1);
@@ -101,80 +101,56 @@ START_TEST(a_group_closed_too_small_is_completed)
 	ck_assert_uint_eq(gr->dets->len, 6);
 	ck_assert_uint_eq(collab_group_reporter(gr), 6);
 	ck_assert_uint_eq(gr->late, 0);
-	/* Located (6 at close): a seventh node's detection of it opens its own. */
+	ck_assert_uint_eq(collab_grouper_merged(g), 1);
+	/* Located (6 at close): a seventh node's detection of the call forms
+	 * a group of its own, and takes nothing in. */
 	det_event d7 = ev(7, 1, T + 90000000, 3);
 	ck_assert_int_eq(collab_grouper_add(g, &d7, later + hold + 1), 0);
-	/* Two at the close, too small: a third joins and is kept, a fourth completes it. */
+	g_ptr_array_set_size(out, 0);
+	ck_assert_uint_eq(collab_grouper_poll(g, later + 2 * hold + 1, out), 1);
+	ck_assert_uint_eq(((collab_group *)g_ptr_array_index(out, 0))->dets->len, 1);
+	ck_assert_uint_eq(collab_grouper_merged(g), 1);
+	/* Small groups chain: {1}, then {4} takes it in (2, still small), then
+	 * {2, 3} takes that in: 4, located. */
 	collab_grouper *h = collab_grouper_new(124000000, 20000000, hold);
 	collab_grouper_keep(h, 4, 30000000000LL, 1024);
-	ck_assert_int_eq(collab_grouper_add(h, &d6, 0), 0);
-	ck_assert_int_eq(collab_grouper_add(h, &d1, 0), 1);
 	g_ptr_array_set_size(out, 0);
-	ck_assert_uint_eq(collab_grouper_poll(h, hold, out), 1);
-	ck_assert_int_eq(collab_grouper_add(h, &d4, later), COLLAB_ADD_KEPT);
-	ck_assert_int_eq(collab_grouper_add(h, &d2, later), COLLAB_ADD_REOPENED);
-	/* Without a history nothing is remembered: the late half opens anew. */
+	collab_grouper_add(h, &d1, 0);
+	collab_grouper_poll(h, hold, out);
+	collab_grouper_add(h, &d4, hold + 1);
+	collab_grouper_poll(h, 2 * hold + 1, out);
+	ck_assert_uint_eq(((collab_group *)g_ptr_array_index(out, 1))->dets->len, 2);
+	collab_grouper_add(h, &d2, 2 * hold + 2);
+	collab_grouper_add(h, &d3, 2 * hold + 3);
+	collab_grouper_poll(h, 3 * hold + 2, out);
+	ck_assert_uint_eq(out->len, 3);
+	ck_assert_uint_eq(((collab_group *)g_ptr_array_index(out, 2))->dets->len, 4);
+	ck_assert_uint_eq(collab_grouper_merged(h), 2);
+	/* A small group holding a node the closing group has as well is
+	 * another call: not merged.  Nor without a history. */
+	collab_grouper *k = collab_grouper_new(124000000, 20000000, hold);
+	collab_grouper_keep(k, 4, 30000000000LL, 1024);
 	collab_grouper *n = collab_grouper_new(124000000, 20000000, hold);
-	ck_assert_int_eq(collab_grouper_add(n, &d6, 0), 0);
+	det_event d6b = ev(6, 455, T + 10000000, 3);
 	g_ptr_array_set_size(out, 0);
-	ck_assert_uint_eq(collab_grouper_poll(n, hold, out), 1);
-	ck_assert_int_eq(collab_grouper_add(n, &d2, later), 0);
+	collab_grouper_add(k, &d6, 0);
+	collab_grouper_add(n, &d6, 0);
+	collab_grouper_poll(k, hold, out);
+	collab_grouper_poll(n, hold, out);
+	collab_grouper_add(k, &d6b, hold + 1);
+	collab_grouper_add(k, &d2, hold + 1);
+	collab_grouper_add(n, &d2, hold + 1);
+	g_ptr_array_set_size(out, 0);
+	collab_grouper_poll(k, 2 * hold + 1, out);
+	collab_grouper_poll(n, 2 * hold + 1, out);
+	ck_assert_uint_eq(((collab_group *)g_ptr_array_index(out, 0))->dets->len, 2);
+	ck_assert_uint_eq(((collab_group *)g_ptr_array_index(out, 1))->dets->len, 1);
+	ck_assert_uint_eq(collab_grouper_merged(k) + collab_grouper_merged(n), 0);
 	g_ptr_array_free(out, TRUE);
 	collab_grouper_free(g);
 	collab_grouper_free(h);
+	collab_grouper_free(k);
 	collab_grouper_free(n);
-}
-END_TEST
-
-/* After its outage a node's own detections, grouped with its own time
- * while cut off (here 300 ms off the field's), are timed again by the
- * bridge; its peers' late detections of the same call then group with
- * them, and the group the node alone held is completed and reopened. */
-static gboolean bridge_node6(void *ctx, det_event *e)
-{
-	const int64_t *true_ns = ctx;
-	if (e->global_ns == *true_ns)
-		return FALSE;
-	e->global_ns = *true_ns;
-	e->global_se_ns = 40000;
-	return TRUE;
-}
-
-START_TEST(own_detections_timed_again_after_an_outage)
-{
-	const int64_t hold = 700000000, T = 1000000000000LL;
-	collab_grouper *g = collab_grouper_new(124000000, 20000000, hold);
-	collab_grouper_keep(g, 4, 3600000000000LL, 4096);
-	det_event own = ev(6, 454, T + 300000000, 3); /* its own time while cut off */
-	ck_assert_int_eq(collab_grouper_add(g, &own, 0), 0);
-	GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)collab_group_free);
-	ck_assert_uint_eq(collab_grouper_poll(g, hold, out), 1); /* alone: too small */
-	det_event p1 = ev(1, 9, T + 73000000, 3), p4 = ev(4, 3, T + 27000000, 3), p2 = ev(2, 5, T + 82000000, 3);
-	/* Not timed again: the peers' late detections miss it. */
-	collab_grouper *g0 = collab_grouper_new(124000000, 20000000, hold);
-	collab_grouper_keep(g0, 4, 3600000000000LL, 4096);
-	ck_assert_int_eq(collab_grouper_add(g0, &own, 0), 0);
-	g_ptr_array_set_size(out, 0);
-	collab_grouper_poll(g0, hold, out);
-	ck_assert_int_eq(collab_grouper_add_late(g0, &p1, 60000000000LL, COLLAB_LATE_RESENT), COLLAB_LATE_OPENED);
-	/* Timed again: they complete its group. */
-	int64_t truth = T;
-	ck_assert_uint_eq(collab_grouper_retime(g, 6, bridge_node6, &truth), 1);
-	ck_assert_uint_eq(collab_grouper_retime(g, 6, bridge_node6, &truth), 0);
-	ck_assert_uint_eq(collab_grouper_retime(g, 1, bridge_node6, &truth), 0); /* only the node's own */
-	int64_t now = 60000000000LL;
-	ck_assert_int_eq(collab_grouper_add_late(g, &p1, now, COLLAB_LATE_RESENT), COLLAB_LATE_KEPT);
-	ck_assert_int_eq(collab_grouper_add_late(g, &p4, now, COLLAB_LATE_RESENT), COLLAB_LATE_KEPT);
-	ck_assert_int_eq(collab_grouper_add_late(g, &p2, now, COLLAB_LATE_RESENT), COLLAB_LATE_REOPENED);
-	g_ptr_array_set_size(out, 0);
-	ck_assert_uint_eq(collab_grouper_poll(g, now + hold, out), 1);
-	collab_group *gr = g_ptr_array_index(out, 0);
-	ck_assert_uint_eq(gr->dets->len, 4);
-	ck_assert_uint_eq(collab_group_reporter(gr), 6);
-	ck_assert(gr->late & COLLAB_LATE_RESENT);
-	g_ptr_array_free(out, TRUE);
-	collab_grouper_free(g);
-	collab_grouper_free(g0);
 }
 END_TEST
 
@@ -644,7 +620,6 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, grouping_and_reporter);
 	tcase_add_test(tc, a_group_closed_too_small_is_completed);
-	tcase_add_test(tc, own_detections_timed_again_after_an_outage);
 	tcase_add_test(tc, tdoa_from_clips);
 	tcase_add_test(tc, emission_outvotes_a_ghost_onset);
 	tcase_add_test(tc, tdoa_skewed_cards_late_call);

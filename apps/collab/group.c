@@ -17,6 +17,7 @@ struct collab_grouper {
 	GQueue history;  /* kept *, oldest first */
 	guint min_nodes, max_kept;
 	int64_t keep_ns;
+	guint64 merged; /* small groups merged into a later one of their call */
 };
 
 static void kept_free(gpointer p)
@@ -129,9 +130,8 @@ static collab_group *open_new(collab_grouper *g, const det_event *e, int64_t now
 }
 
 /* The closed group e belongs to (the nearest that fits), or NULL; TRUE in
- * *dup when a closed group holds e already.  With `unlocated`, only groups
- * that closed too small to be located. */
-static GList *kept_fit(const collab_grouper *g, const det_event *e, gboolean unlocated, gboolean *dup)
+ * *dup when a closed group holds e already. */
+static GList *kept_fit(const collab_grouper *g, const det_event *e, gboolean *dup)
 {
 	GList *bk = NULL;
 	int64_t best_d = INT64_MAX;
@@ -140,7 +140,7 @@ static GList *kept_fit(const collab_grouper *g, const det_event *e, gboolean unl
 		int64_t d = fits(g, k->gr, e);
 		if (d == -2)
 			*dup = TRUE;
-		if (d >= 0 && d < best_d && (!unlocated || k->n_at_close < g->min_nodes)) {
+		if (d >= 0 && d < best_d) {
 			bk = l;
 			best_d = d;
 		}
@@ -174,15 +174,12 @@ int collab_grouper_add(collab_grouper *g, const det_event *e, int64_t now_ns)
 		return -EINVAL;
 	gboolean dup = FALSE;
 	collab_group *best = best_open(g, e, &dup);
-	GList *bk = best ? NULL : kept_fit(g, e, TRUE, &dup);
 	if (dup)
 		return -EALREADY;
 	if (best) {
 		join(best, e);
 		return 1;
 	}
-	if (bk)
-		return join_kept(g, bk, e, now_ns, 0) == COLLAB_LATE_REOPENED ? COLLAB_ADD_REOPENED : COLLAB_ADD_KEPT;
 	open_new(g, e, now_ns, 0);
 	return 0;
 }
@@ -193,7 +190,7 @@ int collab_grouper_add_late(collab_grouper *g, const det_event *e, int64_t now_n
 		return -EINVAL;
 	gboolean dup = FALSE;
 	collab_group *best = best_open(g, e, &dup);
-	GList *bk = kept_fit(g, e, FALSE, &dup);
+	GList *bk = kept_fit(g, e, &dup);
 	if (dup)
 		return -EALREADY;
 	if (best) {
@@ -206,31 +203,6 @@ int collab_grouper_add_late(collab_grouper *g, const det_event *e, int64_t now_n
 		return COLLAB_LATE_OPENED;
 	}
 	return join_kept(g, bk, e, now_ns, why);
-}
-
-static guint retime_group(collab_group *gr, uint32_t node, gboolean (*fn)(void *ctx, det_event *e), void *ctx)
-{
-	guint n = 0;
-	for (guint i = 0; gr && i < gr->dets->len; i++) {
-		det_event *e = &g_array_index(gr->dets, det_event, i);
-		if (e->node == node && fn(ctx, e))
-			n++;
-	}
-	if (n) {
-		g_array_sort(gr->dets, by_onset);
-		gr->first_ns = g_array_index(gr->dets, det_event, 0).global_ns;
-	}
-	return n;
-}
-
-guint collab_grouper_retime(collab_grouper *g, uint32_t node, gboolean (*fn)(void *ctx, det_event *e), void *ctx)
-{
-	guint n = 0;
-	for (guint i = 0; i < g->open->len; i++)
-		n += retime_group(g_ptr_array_index(g->open, i), node, fn, ctx);
-	for (GList *l = g->history.head; l; l = l->next)
-		n += retime_group(((kept *)l->data)->gr, node, fn, ctx);
-	return n;
 }
 
 void collab_grouper_keep(collab_grouper *g, guint min_nodes, int64_t keep_ns, guint max_groups)
@@ -253,12 +225,45 @@ static collab_group *copy_group(const collab_group *gr)
 	return c;
 }
 
+/* Whether every detection of k may join gr (a group of one call: no node
+ * twice, the same kind, within the window of gr's earliest onset). */
+static gboolean mergeable(const collab_grouper *g, const collab_group *gr, const collab_group *k)
+{
+	for (guint i = 0; i < k->dets->len; i++)
+		if (fits(g, gr, &g_array_index(k->dets, det_event, i)) < 0)
+			return FALSE;
+	return TRUE;
+}
+
+/* Remembered groups that closed too small and belong to the call gr is
+ * (their detections came before gr's, gr's after their hold): merged into
+ * gr and forgotten.  Returns how many. */
+static guint merge_small(collab_grouper *g, collab_group *gr)
+{
+	guint n = 0;
+	for (GList *l = g->history.head; l;) {
+		GList *next = l->next;
+		kept *k = l->data;
+		if (k->n_at_close < g->min_nodes && mergeable(g, gr, k->gr)) {
+			for (guint i = 0; i < k->gr->dets->len; i++)
+				join(gr, &g_array_index(k->gr->dets, det_event, i));
+			gr->late |= k->gr->late;
+			g_queue_delete_link(&g->history, l);
+			kept_free(k);
+			n++;
+		}
+		l = next;
+	}
+	return n;
+}
+
 guint collab_grouper_poll(collab_grouper *g, int64_t now_ns, GPtrArray *out)
 {
 	guint n = 0;
 	for (guint i = 0; i < g->open->len;) {
 		collab_group *gr = g_ptr_array_index(g->open, i);
 		if (now_ns - gr->created_ns >= g->hold_ns) {
+			g->merged += merge_small(g, gr);
 			g_ptr_array_add(out, g_ptr_array_steal_index(g->open, i));
 			n++;
 			if (g->max_kept) {
@@ -276,6 +281,11 @@ guint collab_grouper_poll(collab_grouper *g, int64_t now_ns, GPtrArray *out)
 	       (g->history.length > g->max_kept || now_ns - ((kept *)g->history.head->data)->closed_ns > g->keep_ns))
 		kept_free(g_queue_pop_head(&g->history));
 	return n;
+}
+
+guint64 collab_grouper_merged(const collab_grouper *g)
+{
+	return g->merged;
 }
 
 guint collab_grouper_open(const collab_grouper *g)

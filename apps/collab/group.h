@@ -20,9 +20,8 @@
  * here: the caller passes `now_ns` (its cpu clock).
  *
  * Late detections (share.h: resends of detections a node missed while cut
- * off), and detections that come after their group closed too small.  With
- * a history (collab_grouper_keep), closed groups are remembered for
- * keep_ns.  A late detection joins an open group as usual; failing that
+ * off).  With a history (collab_grouper_keep), closed groups are
+ * remembered for keep_ns.  A late detection joins an open group as usual; failing that
  * it joins the closed group it belongs to.  A closed group that had fewer
  * than min_nodes detections when it closed — never located — and now has
  * min_nodes is opened again, late, and closes `hold` later like any other,
@@ -58,24 +57,9 @@ void collab_grouper_free(collab_grouper *g);
  * forgotten first); min_nodes: the fewest a located group had. */
 void collab_grouper_keep(collab_grouper *g, guint min_nodes, int64_t keep_ns, guint max_groups);
 
-/* What collab_grouper_add did besides opening (0) or joining (1). */
-enum {
-	COLLAB_ADD_REOPENED = 2, /* completed a group that closed too small: open again */
-	COLLAB_ADD_KEPT = 3,     /* joined a group that closed too small, still too small */
-};
-
 /* Add detection e received at caller time now_ns.  Returns 1 when it joined
  * an open group, 0 when it opened one, -EINVAL without global time, -EALREADY
- * for a duplicate (same node and seq already held).  With a history
- * (collab_grouper_keep), a detection no open group takes joins the closed
- * group it belongs to when that group closed too small to be located: the
- * call's other detections came later than the hold (a detector that waits
- * for the end of a sound publishes a call overlapped by others only when
- * the last of them ends, a second or more after its onset).  Returns
- * COLLAB_ADD_REOPENED when that makes it min_nodes (it is open again, not
- * late, and closes `hold` later), COLLAB_ADD_KEPT when still too small.  A
- * closed group that was located is not joined (its answer stands): such a
- * detection opens a group of its own. */
+ * for a duplicate (same node and seq already held). */
 int collab_grouper_add(collab_grouper *g, const det_event *e, int64_t now_ns);
 
 /* What a late detection did (collab_grouper_add_late). */
@@ -92,23 +76,23 @@ enum {
  * held, open or closed). */
 int collab_grouper_add_late(collab_grouper *g, const det_event *e, int64_t now_ns, guint why);
 
-/* Time again every detection of `node` the grouper holds (open groups and
- * remembered closed ones): fn(ctx, e) may change e's global_ns and
- * global_se_ns and returns TRUE when it did; the groups are sorted again.
- * For a node's own detections after its outage: what it grouped them with
- * was its own time while cut off, and its peers' late detections of the
- * same calls come with the field's (collab re-times what it resends, and
- * must group its own copies alike).  Returns how many changed. */
-guint collab_grouper_retime(collab_grouper *g, uint32_t node, gboolean (*fn)(void *ctx, det_event *e), void *ctx);
-
 /* Closed groups remembered. */
 guint collab_grouper_kept(const collab_grouper *g);
 
 /* Closed groups (held for hold_ns): moved into `out` (collab_group *,
  * free with collab_group_free), a copy of each remembered when keeping
- * history; remembered ones older than keep_ns forgotten.  Returns how many
- * closed. */
+ * history; remembered ones older than keep_ns forgotten.  With a history, a
+ * group that closes takes in the remembered groups that closed too small
+ * and belong to its call (every detection of theirs could join it: no node
+ * twice, the same kind, within the window): the call's first detections
+ * came, and the hold closed on them, before the rest (a detector publishes
+ * a call overlapped by others when the last of them ends, a second or more
+ * after the first onset; seen in the chaos soak: three nodes' detections in
+ * time, three 0.76 s later).  Returns how many closed. */
 guint collab_grouper_poll(collab_grouper *g, int64_t now_ns, GPtrArray *out);
+
+/* Small groups merged into a later group of their call so far (poll). */
+guint64 collab_grouper_merged(const collab_grouper *g);
 
 /* Groups still open. */
 guint collab_grouper_open(const collab_grouper *g);

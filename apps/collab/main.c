@@ -66,15 +66,12 @@ typedef struct {
 	guint64 unknown_nodes; /* shared detections from nodes not in the nodes file */
 	guint64 local_dets, groups, small_groups, not_mine, located, failed, seq;
 	guint64 late_dets, late_reopened, late_kept, late_located;
-	guint64 own_retimed;   /* own detections in the grouper timed again after an outage */
-	int64_t own_retimed_ns; /* when last tried, cpu ns */
 	guint64 clip_retries; /* groups solved again because a node could not serve its clip yet */
 	GList *retrying;      /* jobs waiting to be solved again (job *) */
 	double last_latency_s;
 	collab_result recent[16]; /* the last ok results, for duplicates */
 	guint n_recent;
 	guint64 duplicates;
-	guint64 regrouped; /* groups that closed too small, completed by later detections */
 	char last_error[256];
 	char why[160]; /* the last malformed event's reason */
 	uint8_t *key;  /* the field's key, or NULL */
@@ -95,23 +92,14 @@ typedef struct {
 	guint retry_src;    /* the timeout of the next, while waiting */
 } job;
 
-static gboolean retime_det(void *ctx, det_event *e);
-
 static void share_in(collabd *d, const det_event *e, guint late)
 {
 	int64_t now_ns = sync_now(SYNC_KIND_CPU);
 	if (!late) {
-		d->regrouped += collab_grouper_add(d->grouper, e, now_ns) == COLLAB_ADD_REOPENED;
+		collab_grouper_add(d->grouper, e, now_ns);
 		return;
 	}
 	d->late_dets++;
-	/* A peer's late detection comes with the field's time for its onset:
-	 * this node's own detections of the same calls are timed again first
-	 * (at most once a second), so that they group with it. */
-	if (now_ns - d->own_retimed_ns >= 1000000000) {
-		d->own_retimed_ns = now_ns;
-		d->own_retimed += collab_grouper_retime(d->grouper, (uint32_t)d->cfg.node, retime_det, d);
-	}
 	int rc = collab_grouper_add_late(d->grouper, e, now_ns, late);
 	d->late_reopened += rc == COLLAB_LATE_REOPENED;
 	d->late_kept += rc == COLLAB_LATE_KEPT;
@@ -498,7 +486,8 @@ static int status_text(void *user, GString *out)
 	g_string_append_printf(out, "groups closed=%" G_GUINT64_FORMAT " open=%u reported_elsewhere=%" G_GUINT64_FORMAT " too_small=%" G_GUINT64_FORMAT " located=%" G_GUINT64_FORMAT " failed=%" G_GUINT64_FORMAT " clip_retries=%" G_GUINT64_FORMAT " retrying=%u\n",
 			       d->groups, collab_grouper_open(d->grouper), d->not_mine, d->small_groups, d->located, d->failed,
 			       d->clip_retries, g_list_length(d->retrying));
-	g_string_append_printf(out, "duplicates=%" G_GUINT64_FORMAT " regrouped=%" G_GUINT64_FORMAT "\n", d->duplicates, d->regrouped);
+	g_string_append_printf(out, "duplicates=%" G_GUINT64_FORMAT " regrouped=%" G_GUINT64_FORMAT "\n", d->duplicates,
+			       collab_grouper_merged(d->grouper));
 	uint64_t cb = 0, cn = 0;
 	if (d->local)
 		dev_packet_sub_cursor(d->local, &cb, &cn);
@@ -512,8 +501,8 @@ static int status_text(void *user, GString *out)
 		g_string_append_printf(out, "catchup late=%" G_GUINT64_FORMAT " duplicates=%" G_GUINT64_FORMAT " missing=%" G_GUINT64_FORMAT " lost=%" G_GUINT64_FORMAT " have_sent=%" G_GUINT64_FORMAT " want_sent=%" G_GUINT64_FORMAT " wanted=%" G_GUINT64_FORMAT " resent=%" G_GUINT64_FORMAT " pending=%u gone=%" G_GUINT64_FORMAT " retimed=%" G_GUINT64_FORMAT "\n",
 				       ss.late, ss.duplicates, ss.missing, ss.lost, ss.have_sent, ss.want_sent, ss.wanted,
 				       ss.resent, ss.pending, ss.gone, ss.retimed);
-		g_string_append_printf(out, "late groups_reopened=%" G_GUINT64_FORMAT " kept=%" G_GUINT64_FORMAT " located=%" G_GUINT64_FORMAT " remembered=%u own_retimed=%" G_GUINT64_FORMAT "\n",
-				       d->late_reopened, d->late_kept, d->late_located, collab_grouper_kept(d->grouper), d->own_retimed);
+		g_string_append_printf(out, "late groups_reopened=%" G_GUINT64_FORMAT " kept=%" G_GUINT64_FORMAT " located=%" G_GUINT64_FORMAT " remembered=%u\n",
+				       d->late_reopened, d->late_kept, d->late_located, collab_grouper_kept(d->grouper));
 		collab_held_stats hs;
 		collab_held_counts(d->held, &hs);
 		g_string_append_printf(out, "held without global time=%u added=%" G_GUINT64_FORMAT " converted=%" G_GUINT64_FORMAT " dropped=%" G_GUINT64_FORMAT "\n",

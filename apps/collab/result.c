@@ -13,7 +13,7 @@
 
 const char *collab_result_status(const collab_result *r)
 {
-	if (r->rc < 0 && r->tr.loc.status == DSP_LOC_OK)
+	if (r->rc < 0 && (r->tr.loc.status == DSP_LOC_OK || r->tr.loc.status == DSP_LOC_UNTESTED))
 		return "failed";
 	switch (r->tr.loc.status) {
 	case DSP_LOC_OK:

@@ -57,6 +57,18 @@ soak() {
         echo "soak $name: FAIL (chorus-demo exit $rc; logs in $run)"
         return 1
     fi
+    # A sanitizer's report in any program's log (ASan, LSan at exit,
+    # UBSan) fails the soak, whether or not the process died of it.
+    san=$(grep -l -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' \
+        "$run"/base/sim/*.log "$run"/out/sim/*.log 2>/dev/null)
+    if [ -n "$san" ]; then
+        for f in $san; do
+            echo "soak $name: sanitizer report in $f:"
+            grep -m 3 -E 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$f"
+        done
+        echo "soak $name: FAIL (sanitizer reports; logs in $run)"
+        return 1
+    fi
     rm -rf "$run"
     echo "soak $name: ok ($secs s); CSV: $outdir/soak-$name-calls.csv, -sync.csv, -chaos.csv"
 }

@@ -329,9 +329,10 @@ static double closure_chi2(const dsp_srp *bank, const tdoa_result *r, int n, int
 static void ref_arrival(const tdoa_input *in, int n, const tdoa_params *p, int skip, tdoa_result *out)
 {
 	const tdoa_input *R = &in[out->ref];
-	struct {
+	typedef struct {
 		double x, se;
-	} e[TDOA_MAX];
+	} est;
+	est e[TDOA_MAX];
 	int m = 0;
 	for (int j = 0; j < n; j++) {
 		if (!out->ok[j] || j == skip)
@@ -343,7 +344,7 @@ static void ref_arrival(const tdoa_input *in, int n, const tdoa_params *p, int s
 	/* insertion sort by x: at most TDOA_MAX */
 	for (int i = 1; i < m; i++)
 		for (int k = i; k > 0 && e[k].x < e[k - 1].x; k--) {
-			__typeof__(e[0]) t = e[k];
+			est t = e[k];
 			e[k] = e[k - 1];
 			e[k - 1] = t;
 		}

@@ -214,29 +214,103 @@ static int64_t ceil_frame(sync_tval f)
 	return f.f > 0 ? f.i + 1 : f.i;
 }
 
+/* The first frame this device's own history converts (INT64_MAX with no
+ * fit yet). */
+static int64_t history_start(audio_dev *d)
+{
+	sync_conv c;
+	uint32_t seg;
+	int64_t x = timehist_current(d->th, &c) == 0 ? c.xmin : INT64_MAX;
+	for (size_t k = 0; k < timehist_npieces(d->th); k++)
+		if (timehist_piece(d->th, k, &c, &seg) == 0)
+			x = MIN(x, c.xmin);
+	return x;
+}
+
+/* The time on `clock` of frame `frame` and its variance (clock units^2):
+ * frame -> cpu with this device's own history (the fit that held at the
+ * frame, each restarted run's segment apart; syncd's pair holds only the
+ * current run's fit, whose line extrapolated back across a restart is off
+ * by the restart's index error, and which refuses frames far outside its
+ * range), plus the systematic term, then cpu -> clock through syncd; a
+ * frame older than the device's history, through syncd's history of the
+ * pair (syncd/history.h).  Returns 0, or < 0 with the reason in why[len]. */
+static int frame_time(audio_dev *d, sync_clock_id clock, int64_t frame, sync_tval *t, double *var, char *why,
+		      size_t len)
+{
+	char buf[160];
+	if (sync_clock_equal(clock, d->audio_clock)) {
+		*t = sync_tval_of(frame);
+		*var = 0;
+		return 0;
+	}
+	double v;
+	int rc = timehist_convert(d->th, sync_tval_of(frame), t, &v, buf, sizeof buf);
+	if (rc < 0 && frame < history_start(d) && d->clocks) {
+		/* Older than this device's history (audio from the archive):
+		 * syncd's history of the pair, which it keeps longer. */
+		sync_graph_result r;
+		if (sync_client_convert(d->clocks, d->audio_clock, clock, sync_tval_of(frame), &r, buf, sizeof buf) == 0) {
+			*t = r.value;
+			*var = r.var;
+			return 0;
+		}
+	}
+	if (rc < 0) {
+		g_snprintf(why, len, "frame %" G_GINT64_FORMAT " to cpu: %s", frame, buf);
+		return rc;
+	}
+	double sys = systematic_ns(d);
+	*var = v + sys * sys;
+	if (sync_clock_equal(clock, d->cpu_clock))
+		return 0;
+	sync_graph_result r;
+	rc = d->clocks ? sync_client_convert(d->clocks, d->cpu_clock, clock, *t, &r, buf, sizeof buf) : -ENOLINK;
+	if (rc < 0) {
+		g_snprintf(why, len, "cpu to the requested clock: %s", d->clocks ? buf : "no syncd");
+		return rc;
+	}
+	*t = r.value;
+	*var += r.var;
+	return 0;
+}
+
 /* The reply states its own time (issue 13): the time on `clock` (the
  * request's, else global) of frame `first`, t0= (integer part) and its
- * standard error t0_se=, and the frame period there over the next second,
- * period= with period_se= (the audio fit's slope; the rest of the path adds
+ * standard error t0_se=, and the frame period there over the next second
+ * (or the one before, at the end of a run), period= with period_se= (the audio fit's slope; the rest of the path adds
  * ppm-level slope errors it does not count), all in the clock's units (ns).
- * When the clock cannot be reached yet the reason is given as t0=none. */
+ * When the clock cannot be reached the reply says t0=none and audiod logs
+ * why. */
 static void append_first_time(audio_dev *d, sync_clock_id clock, int64_t first, GString *out)
 {
-	sync_graph_result a, b;
-	char why[160], cn[SYNC_CLOCK_NAME_MAX];
+	char why[320], cn[SYNC_CLOCK_NAME_MAX];
+	sync_tval a, b;
+	double va, vb;
 	sync_conv c;
 	sync_clock_format(clock, cn, sizeof cn);
-	if (sync_client_convert(d->clocks, d->audio_clock, clock, sync_tval_of(first), &a, why, sizeof why) < 0 ||
-	    sync_client_convert(d->clocks, d->audio_clock, clock, sync_tval_of(first + d->rate_hz), &b, why,
-				sizeof why) < 0 ||
-	    timehist_current(d->th, &c) < 0) {
+	/* The period over the second after the frame, or before it where the
+	 * second after runs into a gap (the break between a run and its
+	 * restart converts to nothing). */
+	int64_t step = d->rate_hz;
+	int ok = frame_time(d, clock, first, &a, &va, why, sizeof why) == 0;
+	if (ok && frame_time(d, clock, first + step, &b, &vb, why, sizeof why) < 0) {
+		step = -step;
+		ok = frame_time(d, clock, first + step, &b, &vb, why, sizeof why) == 0;
+	}
+	if (ok && timehist_current(d->th, &c) < 0) {
+		g_strlcpy(why, "no audio fit yet", sizeof why);
+		ok = 0;
+	}
+	if (!ok) {
+		g_message("audio/%d: no time on %s for frame %" G_GINT64_FORMAT ": %s", d->k, cn, first, why);
 		g_string_append_printf(out, " t0_clock=%s t0=none", cn);
 		return;
 	}
-	double period = ((double)(b.value.i - a.value.i) + b.value.f - a.value.f) / d->rate_hz;
+	double period = ((double)(b.i - a.i) + b.f - a.f) / (double)step;
 	/* i + f as a decimal with three places (|f| <= 0.5, so borrow). */
-	int64_t ti = a.value.i;
-	long milli = lround(a.value.f * 1000.0);
+	int64_t ti = a.i;
+	long milli = lround(a.f * 1000.0);
 	if (milli < 0) {
 		ti--;
 		milli += 1000;
@@ -246,7 +320,7 @@ static void append_first_time(audio_dev *d, sync_clock_id clock, int64_t first, 
 		milli -= 1000;
 	}
 	g_string_append_printf(out, " t0_clock=%s t0=%" G_GINT64_FORMAT ".%03ld t0_se=%.4g period=%.6f period_se=%.3g", cn,
-			       ti, milli, sqrt(a.var), period, sqrt(c.var_s));
+			       ti, milli, sqrt(va), period, sqrt(c.var_s));
 }
 
 /* The furthest ahead of the newest frame a requested range may begin, s. */

@@ -80,10 +80,13 @@ static int check_clicks(const loopback_cfg *cfg, const sig_params *sig, player *
 			continue;
 		}
 		tools_reply r;
-		if (tools_get(cfg->device, "global", tg.i - (int64_t)(16 * per), tg.i + (int64_t)(16 * per), &r, why,
-			      sizeof why) < 0 ||
-		    !r.have_t0) {
-			report_row("click by time", "request refused", why, REPORT_FAIL);
+		int got = tools_get(cfg->device, "global", tg.i - (int64_t)(16 * per), tg.i + (int64_t)(16 * per), &r,
+				    why, sizeof why);
+		if (got == 0 && !r.have_t0)
+			g_snprintf(why, sizeof why, "frames [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]: no time stated for the first frame (audiod's log says why)",
+				   (gint64)r.first, (gint64)r.last);
+		if (got < 0 || !r.have_t0) {
+			report_row("click by time", got < 0 ? "request refused" : "no time in the reply", why, REPORT_FAIL);
 			tools_reply_clear(&r);
 			continue;
 		}

@@ -8,7 +8,7 @@
 # the sync error table and the chaos report: every process instance's
 # memory and descriptors (judged for growth over 5 % when it lived 20
 # minutes or more), every client's reconnection, every audio gap and what
-# explains it, and every call heard by >= 4 nodes that no fault touched
+# explains it, and every call heard by >= 5 nodes (the height untold) that no fault touched
 # (sim/score/chaos_calls.h) with its verdict.  First the same world runs
 # for as long without faults (the baseline): a judged call that was not
 # located there either is the localization's own limit (issue 12), listed

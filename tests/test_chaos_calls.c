@@ -71,7 +71,7 @@ START_TEST(judged_calls_must_be_located)
 	chaos_calls_tally t;
 	GString *out = g_string_new(NULL);
 	/* No fault: both judged, the missed one fails. */
-	ck_assert_int_eq(chaos_calls_judge(f.w, &ev, NULL, 0, NULL, 0, out, &t), 1);
+	ck_assert_int_eq(chaos_calls_judge(f.w, &ev, NULL, 0, 4, NULL, 0, out, &t), 1);
 	ck_assert_uint_eq(t.judged, 2);
 	ck_assert_uint_eq(t.located, 1);
 	ck_assert_uint_eq(t.missed, 1);
@@ -79,16 +79,23 @@ START_TEST(judged_calls_must_be_located)
 	/* Two of its five nodes down: three left, not judged. */
 	chaos_fault two[] = {{1, 29.0, 30.5}, {5, 20.0, 21.0}};
 	g_string_truncate(out, 0);
-	ck_assert_int_eq(chaos_calls_judge(f.w, &ev, two, 2, NULL, 0, out, &t), 0);
+	ck_assert_int_eq(chaos_calls_judge(f.w, &ev, two, 2, 4, NULL, 0, out, &t), 0);
 	ck_assert_uint_eq(t.judged, 1);
 	ck_assert_uint_eq(t.calls, 2);
 	ck_assert_str_eq(out->str, "");
+	/* One of its five down: four left, judged when four arrivals can test
+	 * an answer (the height told), not when they cannot (untold: 5). */
+	chaos_fault one[] = {{1, 29.0, 30.5}};
+	ck_assert_int_eq(chaos_calls_judge(f.w, &ev, one, 1, CHAOS_CALLS_MIN_NODES, NULL, 0, NULL, &t), 1);
+	ck_assert_uint_eq(t.judged, 2);
+	ck_assert_int_eq(chaos_calls_judge(f.w, &ev, one, 1, CHAOS_CALLS_MIN_NODES_UNTOLD, NULL, 0, NULL, &t), 0);
+	ck_assert_uint_eq(t.judged, 1);
 	/* A wrong answer or a refused one fails as much as a missed one. */
 	g_array_index(ev.calls, demo_call, 1).verdict = "off";
-	ck_assert_int_eq(chaos_calls_judge(f.w, &ev, NULL, 0, NULL, 0, NULL, &t), 1);
+	ck_assert_int_eq(chaos_calls_judge(f.w, &ev, NULL, 0, 4, NULL, 0, NULL, &t), 1);
 	ck_assert_uint_eq(t.off, 1);
 	g_array_index(ev.calls, demo_call, 1).verdict = "not_ok";
-	ck_assert_int_eq(chaos_calls_judge(f.w, &ev, NULL, 0, NULL, 0, NULL, &t), 1);
+	ck_assert_int_eq(chaos_calls_judge(f.w, &ev, NULL, 0, 4, NULL, 0, NULL, &t), 1);
 	ck_assert_uint_eq(t.not_ok, 1);
 	g_string_free(out, TRUE);
 	g_array_free(ev.calls, TRUE);
@@ -105,15 +112,15 @@ START_TEST(baseline_separates_the_localization_limit)
 	/* Call 0 was not located without faults either; call 1 was. */
 	const chaos_baseline_call b[] = {{1, 0, 0}, {1, 1, 1}};
 	GString *out = g_string_new(NULL);
-	ck_assert_int_eq(chaos_calls_judge(f.w, &ev, NULL, 0, b, 2, out, &t), 1);
+	ck_assert_int_eq(chaos_calls_judge(f.w, &ev, NULL, 0, 4, b, 2, out, &t), 1);
 	ck_assert_uint_eq(t.baseline, 1);
 	ck_assert_ptr_nonnull(strstr(out->str, "without faults either"));
 	/* A call the baseline did not score fails as without one. */
 	const chaos_baseline_call b1[] = {{1, 0, 0}};
-	ck_assert_int_eq(chaos_calls_judge(f.w, &ev, NULL, 0, b1, 1, NULL, &t), 1);
+	ck_assert_int_eq(chaos_calls_judge(f.w, &ev, NULL, 0, 4, b1, 1, NULL, &t), 1);
 	/* Another source's verdict does not count. */
 	const chaos_baseline_call b2[] = {{2, 0, 0}, {2, 1, 0}};
-	ck_assert_int_eq(chaos_calls_judge(f.w, &ev, NULL, 0, b2, 2, NULL, &t), 2);
+	ck_assert_int_eq(chaos_calls_judge(f.w, &ev, NULL, 0, 4, b2, 2, NULL, &t), 2);
 	g_string_free(out, TRUE);
 	g_array_free(ev.calls, TRUE);
 	fixture_drop(f);

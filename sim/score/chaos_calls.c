@@ -30,7 +30,7 @@ static int baseline_of(const chaos_baseline_call *b, size_t nb, int source, size
 	return -1;
 }
 
-int chaos_calls_judge(const sim_world *w, const demo_eval *ev, const chaos_fault *f, size_t n,
+int chaos_calls_judge(const sim_world *w, const demo_eval *ev, const chaos_fault *f, size_t n, int min_nodes,
 		      const chaos_baseline_call *b, size_t nb, GString *out, chaos_calls_tally *t)
 {
 	memset(t, 0, sizeof *t);
@@ -39,7 +39,7 @@ int chaos_calls_judge(const sim_world *w, const demo_eval *ev, const chaos_fault
 		const demo_call *c = &g_array_index(ev->calls, demo_call, i);
 		t->calls++;
 		int up = chaos_calls_up(w, c, f, n);
-		if (up < CHAOS_CALLS_MIN_NODES)
+		if (up < min_nodes)
 			continue;
 		t->judged++;
 		const char *v = c->verdict ? c->verdict : "missed";

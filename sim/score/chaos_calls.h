@@ -10,9 +10,14 @@
  * CHAOS_CALLS_AFTER_S]: none of its programs killed, crashed or stopped
  * and its radio not cut (a restarted syncd needs its fits again before its
  * detections have a global time; collab must be there to share the
- * detection and serve its clip).  A call heard by at least
- * CHAOS_CALLS_MIN_NODES up nodes is *judged*: its verdict must be
- * `located` (its `ok` result within located_within_m of the truth).
+ * detection and serve its clip).  A call heard by at least min_nodes up
+ * nodes is *judged*: its verdict must be `located` (its `ok` result within
+ * located_within_m of the truth).  min_nodes is what collab needs for a
+ * tested answer: CHAOS_CALLS_MIN_NODES (4: x, y, the emission time and one
+ * degree of freedom) when the sources' height is told to it, one more
+ * (CHAOS_CALLS_MIN_NODES_UNTOLD) when it is not, as the height is then
+ * marginalised and four arrivals leave no test: collab says `untested`,
+ * never `ok` (docs/localization.md).
  *
  * Every judged call that is not located is a failure, whatever its
  * verdict — `missed` (no result: the faults lost it), `off` (a wrong answer
@@ -35,6 +40,7 @@
 #define CHAOS_CALLS_BEFORE_S 15.0
 #define CHAOS_CALLS_AFTER_S 10.0
 #define CHAOS_CALLS_MIN_NODES 4
+#define CHAOS_CALLS_MIN_NODES_UNTOLD 5
 
 /* A fault on a node over [from_s, to_s] (world s); node < 0: every node. */
 typedef struct {
@@ -51,7 +57,7 @@ typedef struct {
 
 typedef struct {
 	guint calls;                        /* scored calls */
-	guint judged;                       /* heard by >= CHAOS_CALLS_MIN_NODES up nodes */
+	guint judged;                       /* heard by >= min_nodes up nodes */
 	guint located, off, not_ok, missed; /* the judged calls' verdicts */
 	guint baseline;                     /* of the not located, those the baseline did not locate either */
 } chaos_calls_tally;
@@ -60,11 +66,12 @@ typedef struct {
  * w, mic 0).  Pure. */
 int chaos_calls_up(const sim_world *w, const demo_call *c, const chaos_fault *f, size_t n);
 
-/* Judge every scored call of ev against the baseline's calls b[nb] (NULL,
- * 0: none); a line per judged call not located into out (may be NULL), the
- * tally into *t.  Returns the failures (judged, not located, and located
- * in the baseline or absent from it).  Pure. */
-int chaos_calls_judge(const sim_world *w, const demo_eval *ev, const chaos_fault *f, size_t n,
+/* Judge every scored call of ev heard by at least min_nodes up nodes
+ * against the baseline's calls b[nb] (NULL, 0: none); a line per judged
+ * call not located into out (may be NULL), the tally into *t.  Returns the
+ * failures (judged, not located, and located in the baseline or absent
+ * from it).  Pure. */
+int chaos_calls_judge(const sim_world *w, const demo_eval *ev, const chaos_fault *f, size_t n, int min_nodes,
 		      const chaos_baseline_call *b, size_t nb, GString *out, chaos_calls_tally *t);
 
 /* The baseline's calls from a calls.csv chorus-demo wrote (columns source,

@@ -54,7 +54,7 @@ int demo_chaos_finish(demo_chaos *c, const char *csv_path)
 	return failures;
 }
 
-int demo_chaos_judge(demo_chaos *c, const sim_world *w, const demo_eval *ev, const char *baseline, FILE *f)
+int demo_chaos_judge(demo_chaos *c, const sim_world *w, const demo_eval *ev, int min_nodes, const char *baseline, FILE *f)
 {
 	GArray *b = NULL;
 	if (baseline) {
@@ -69,10 +69,10 @@ int demo_chaos_judge(demo_chaos *c, const sim_world *w, const demo_eval *ev, con
 	chaos_calls_tally t;
 	const GArray *fa = c->faults;
 	int failures = chaos_calls_judge(w, ev, fa ? (const chaos_fault *)(const void *)fa->data : NULL, fa ? fa->len : 0,
-					 b ? (const chaos_baseline_call *)(void *)b->data : NULL, b ? b->len : 0, lines, &t);
+					 min_nodes, b ? (const chaos_baseline_call *)(void *)b->data : NULL, b ? b->len : 0, lines, &t);
 	fprintf(f, "\n%s", c->text->str);
 	fprintf(f, "chaos: calls: %u scored, %u heard by >= %d nodes up for them (no fault %.0f s before to %.0f s after the arrival): %u located, %u missed, %u off, %u not ok; ",
-		t.calls, t.judged, CHAOS_CALLS_MIN_NODES, CHAOS_CALLS_BEFORE_S, CHAOS_CALLS_AFTER_S, t.located, t.missed, t.off,
+		t.calls, t.judged, min_nodes, CHAOS_CALLS_BEFORE_S, CHAOS_CALLS_AFTER_S, t.located, t.missed, t.off,
 		t.not_ok);
 	if (b)
 		fprintf(f, "%u of those not located without faults either (baseline %s), %d lost to the faults\n%s", t.baseline,

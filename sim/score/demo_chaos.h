@@ -29,13 +29,13 @@ demo_chaos *demo_chaos_start(csim *s, csim_truth *truth, guint64 seed, double in
  * could not be written. */
 int demo_chaos_finish(demo_chaos *c, const char *csv_path);
 
-/* After scoring: judge the calls (chaos_calls.h) against the baseline's
- * calls.csv (NULL: none) and the truth's conversions (none beyond 5
+/* After scoring: judge the calls heard by at least min_nodes up nodes
+ * (chaos_calls.h) against the baseline's calls.csv (NULL: none) and the truth's conversions (none beyond 5
  * stated standard errors), and print the chaos report and the judgement
  * to f.  Returns the calls' failures plus the conversions beyond 5 s.e.
  * (plus 1 when none was measured), or -1 when the baseline cannot be read
  * (the reason printed). */
-int demo_chaos_judge(demo_chaos *c, const sim_world *w, const demo_eval *ev, const char *baseline, FILE *f);
+int demo_chaos_judge(demo_chaos *c, const sim_world *w, const demo_eval *ev, int min_nodes, const char *baseline, FILE *f);
 
 void demo_chaos_free(demo_chaos *c);
 

@@ -127,6 +127,16 @@ START_TEST(event_roundtrip_and_rejects)
 	ck_assert(d.has_global && d.template_id == 2 && !strcmp(d.profile, "frog"));
 	ck_assert_double_eq_tol(d.onset_frame, e.onset_frame, 1e-4);
 	ck_assert(!strstr(s->str, "sim")); /* nothing of a simulation in the format */
+	/* Without the bound alone (an older detect, or none below the
+	 * whole), it is the whole; with it, it comes through. */
+	ck_assert(!strstr(s->str, "onset_crb_se"));
+	ck_assert_double_eq(d.onset_crb_se, d.onset_se);
+	e.onset_crb_se = 0.0011;
+	g_string_truncate(s, 0);
+	det_event_format(&e, s);
+	ck_assert_int_eq(det_event_parse(s->str, s->len, &d, why, sizeof why), 0);
+	ck_assert_double_eq_tol(d.onset_crb_se, 0.0011, 1e-7);
+	ck_assert_double_eq_tol(d.onset_se, 0.0123, 1e-7);
 	/* without global time */
 	e.has_global = FALSE;
 	g_string_truncate(s, 0);
@@ -135,7 +145,8 @@ START_TEST(event_roundtrip_and_rejects)
 	ck_assert(!d.has_global);
 	const char *bad[] = {"", "v=2 node=1 onset_frame=1 rate=1 cpu_ns=1 global_ns=none", "v=1 node=x",
 			     "v=1 node=1 onset_frame=1 rate=0 cpu_ns=1 global_ns=none", "garbage",
-			     "v=1 node=1 onset_frame=1 rate=1 cpu_ns=1 global_ns=5"};
+			     "v=1 node=1 onset_frame=1 rate=1 cpu_ns=1 global_ns=5",
+			     "v=1 node=1 onset_frame=1 onset_se=1 onset_crb_se=-1 rate=48000 cpu_ns=1 global_ns=none"};
 	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++)
 		ck_assert_msg(det_event_parse(bad[i], strlen(bad[i]), &d, why, sizeof why) == -EINVAL, "accepted \"%s\"", bad[i]);
 	g_string_free(s, TRUE);

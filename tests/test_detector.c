@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <glib.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
@@ -224,55 +225,115 @@ START_TEST(floor_frozen_during_call_and_durations)
 }
 END_TEST
 
-/* Onset refinement over 200 seeds: a call at a random fractional start in a
- * clip with a coarse prior +-SIZE/2 off; RMS error vs the Cramer-Rao s.e. */
-static void onset_trials(const dsp_frog *f, double snr_db, double *rms_out)
+/* Onset refinement over 200 seeds: a call `sig` at a random fractional
+ * start in a clip with a coarse prior +-SIZE/2 off, refined against
+ * template `tmpl` (the call itself, or a call a few per cent different);
+ * the errors' RMS, the stated s.e.'s RMS, and z = error / stated s.e. */
+typedef struct {
+	double rms, pred, med, mean, crb, rms_z, max_z;
+	int beyond3;
+} onset_stats;
+
+static int cmp_double(const void *a, const void *b)
 {
-	int m = (int)ceil(dsp_frog_length(f) * RATE) + 1;
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static onset_stats onset_trials(const dsp_frog *tmpl, const dsp_frog *sig, double snr_db)
+{
+	int m = (int)ceil(dsp_frog_length(tmpl) * RATE) + 1;
 	float *h = calloc((size_t)m, sizeof *h);
-	dsp_frog_render(f, 1.0, 0.0, RATE, h, (size_t)m);
+	dsp_frog_render(tmpl, 1.0, 0.0, RATE, h, (size_t)m);
 	dsp_onset *o = dsp_onset_new(h, (size_t)m, NULL);
 	ck_assert_ptr_nonnull(o);
-	int n = m + 2 * SIZE + 400;
+	int ms = (int)ceil(dsp_frog_length(sig) * RATE) + 1;
+	int n = MAX(m, ms) + 2 * SIZE + 400;
 	float *x = malloc((size_t)n * sizeof *x);
 	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
-	double s1 = 0, s2 = 0, se2 = 0, amp = amp_for_snr(f, snr_db);
+	double s1 = 0, s2 = 0, se2 = 0, crb2 = 0, z2 = 0, amp = amp_for_snr(sig, snr_db), se_all[200];
+	onset_stats st = {0};
 	int seeds = 200;
 	for (int seed = 1; seed <= seeds; seed++) {
 		gsl_rng_set(r, (unsigned long)seed);
 		for (int i = 0; i < n; i++)
 			x[i] = (float)gsl_ran_gaussian(r, 1.0);
 		double t = SIZE + 200 + 50 * gsl_rng_uniform(r); /* true start, samples */
-		dsp_frog_render(f, amp, t / RATE, RATE, x, (size_t)n);
+		dsp_frog_render(sig, amp, t / RATE, RATE, x, (size_t)n);
 		int coarse = (int)t + (int)((gsl_rng_uniform(r) - 0.5) * SIZE);
 		dsp_onset_result res;
 		ck_assert_int_eq(dsp_onset_refine(o, x, (size_t)n, coarse - SIZE / 2 - HOP, coarse + SIZE / 2 + HOP, &res, NULL), 0);
-		double e = res.tau - t;
+		ck_assert(res.se >= res.se_crb);
+		double e = res.tau - t, z = e / res.se;
 		s1 += e;
 		s2 += e * e;
 		se2 += res.se * res.se;
+		se_all[seed - 1] = res.se;
+		crb2 += res.se_crb * res.se_crb;
+		z2 += z * z;
+		st.max_z = MAX(st.max_z, fabs(z));
+		st.beyond3 += fabs(z) > 3;
 	}
-	double rms = sqrt(s2 / seeds), pred = sqrt(se2 / seeds), mean = s1 / seeds;
-	fprintf(stderr, "onset %g dB (%d pulses): rms %.4g pred %.4g mean %.3g samples\n", snr_db, f->pulses, rms, pred, mean);
-	ck_assert_msg(rms <= 1.5 * pred, "rms %g > 1.5 x predicted %g", rms, pred);
-	ck_assert_msg(pred <= 2 * rms, "prediction %g over 2x pessimistic (rms %g)", pred, rms);
-	ck_assert_msg(fabs(mean) <= 4 * rms / sqrt(seeds), "biased: mean %g", mean);
-	*rms_out = rms;
+	st.rms = sqrt(s2 / seeds);
+	st.pred = sqrt(se2 / seeds);
+	st.crb = sqrt(crb2 / seeds);
+	qsort(se_all, (size_t)seeds, sizeof *se_all, cmp_double);
+	st.med = se_all[seeds / 2];
+	st.mean = s1 / seeds;
+	st.rms_z = sqrt(z2 / seeds);
+	fprintf(stderr,
+		"onset %g dB (%d pulses, carrier %g/%g Hz, interval %g/%g ms): rms %.4g stated %.4g (bound %.4g) mean %.3g samples; "
+		"median stated %.4g; RMS z %.2f, max |z| %.2f, %d beyond 3\n",
+		snr_db, sig->pulses, tmpl->carrier_hz, sig->carrier_hz, tmpl->interval_s * 1e3, sig->interval_s * 1e3, st.rms,
+		st.pred, st.crb, st.mean, st.med, st.rms_z, st.max_z, st.beyond3);
 	free(x);
 	free(h);
 	dsp_onset_free(o);
 	gsl_rng_free(r);
+	return st;
 }
 
 START_TEST(onset_crb)
 {
-	double rms;
-	onset_trials(&FROG, 10, &rms);
-	ck_assert(rms < 0.1);
+	/* The exact template: the Cramer-Rao bound is the error, and what the
+	 * onset states keeps to it: z-scores of RMS within 0.7-1.3 (200 seeds:
+	 * about +-0.1 by chance), the typical (median) stated s.e. within 2x
+	 * of the RMS error (the alternatives and the shape term state more
+	 * for the odd clip whose noise makes them plausible). */
+	onset_stats st = onset_trials(&FROG, &FROG, 10);
+	ck_assert(st.rms < 0.1);
+	ck_assert_msg(st.rms_z >= 0.7 && st.rms_z <= 1.3, "RMS z %.2f", st.rms_z);
+	ck_assert_msg(st.med <= 2 * st.rms && st.rms <= 2 * st.med, "median stated %g, rms %g", st.med, st.rms);
+	ck_assert_msg(fabs(st.mean) <= 4 * st.rms / sqrt(200), "biased: mean %g", st.mean);
 	/* a short call (4 pulses) at 10 dB: a fifth of the energy (at 3 dB and below it starts to slip carrier cycles) */
 	dsp_frog f4 = FROG;
 	f4.pulses = 4;
-	onset_trials(&f4, 10, &rms);
+	st = onset_trials(&f4, &f4, 10);
+	ck_assert_msg(st.rms_z >= 0.7 && st.rms_z <= 1.3, "RMS z %.2f", st.rms_z);
+	ck_assert_msg(st.med <= 2 * st.rms && st.rms <= 2 * st.med, "median stated %g, rms %g", st.med, st.rms);
+}
+END_TEST
+
+/* Calls a few per cent off their template (issue 12: a carrier 2 % off gave
+ * errors hundreds of times the bound the onset stated; a pulse interval
+ * 1 ms longer, a pulse off): the stated s.e. covers the errors.  Coverage
+ * by z-scores over 200 seeds each: sum z^2 within chi-square(200)'s 99.9 %
+ * point (267.5) and at most 2 % beyond 3 s.e. (a normal gives 0.27 %; the
+ * errors of a slipped alignment are discrete, so a few are allowed), while
+ * the bound alone is far too confident. */
+START_TEST(onset_mismatched_template_is_honest)
+{
+	dsp_frog carrier = FROG, interval = FROG;
+	carrier.carrier_hz = FROG.carrier_hz * 1.02;
+	interval.interval_s = FROG.interval_s + 0.0005;
+	const dsp_frog *sig[] = {&carrier, &interval};
+	for (int k = 0; k < 2; k++) {
+		onset_stats st = onset_trials(&FROG, sig[k], 20);
+		ck_assert_msg(st.rms > 5 * st.crb, "case %d: the bound alone (%g) was not too confident (rms %g)", k, st.crb, st.rms);
+		ck_assert_msg(st.rms_z * st.rms_z * 200 <= 267.5, "case %d: sum z^2 %.1f over chi-square(200)'s 99.9 %% point", k,
+			      st.rms_z * st.rms_z * 200);
+		ck_assert_msg(st.beyond3 <= 4, "case %d: %d of 200 beyond 3 s.e.", k, st.beyond3);
+	}
 }
 END_TEST
 
@@ -314,6 +375,7 @@ int main(void)
 	tcase_add_test(tc, noise_false_alarms);
 	tcase_add_test(tc, floor_frozen_during_call_and_durations);
 	tcase_add_test(tc, onset_crb);
+	tcase_add_test(tc, onset_mismatched_template_is_honest);
 	tcase_add_test(tc, bad_input);
 	suite_add_tcase(s, tc);
 	return tu_check_run(s);

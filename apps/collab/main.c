@@ -253,6 +253,10 @@ static void work(gpointer data, gpointer user)
 		t->t0_se_ns = clips[n].se_ns;
 		t->onset_ns = e->global_ns;
 		t->onset_se_ns = e->global_se_ns;
+		/* The gate's: the same conversion with the onset's error were
+		 * the call exactly the template (tdoa.c says why). */
+		double fr = 1e9 / e->rate_hz, whole = e->onset_se * fr, local = e->onset_crb_se * fr;
+		t->onset_crb_se_ns = sqrt(fmax(0.0, e->global_se_ns * e->global_se_ns - whole * whole) + local * local);
 		t->snr_db = e->snr_db;
 		r->nodes[n] = e->node;
 		n++;

@@ -417,7 +417,20 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 				       .t0_sd_s = J->t0_se_ns * 1e-9};
 		memcpy(sc[j].pos_m, J->mic_m, sizeof sc[j].pos_m);
 		sp.prior_s[j] = ((double)(J->onset_ns - R->t0_ns) - R->t0_frac_ns) * 1e-9;
-		sp.prior_sd_s[j] = sqrt(J->onset_se_ns * J->onset_se_ns * 1e-18 + p->onset_floor_s * p->onset_floor_s);
+		/* The onsets' gate: each onset within its error were the call
+		 * exactly detect's template (the Cramer-Rao bound), plus the
+		 * floor; a slip to another pulse or cycle is one of the gate's
+		 * outliers.  Deliberately strict: the gate is what refuses
+		 * another caller's position in the same clips, and with the
+		 * onsets' whole error (every alignment the template leaves open)
+		 * it let through three answers 13-15 m off in bench/field's
+		 * variation and recorded rows (overlapping callers, one of them
+		 * not detected), with the shape term one; it also refuses calls
+		 * whose onsets slipped (15 more located in those rows without
+		 * it).  Per-source separation of overlapping callers (issue 12
+		 * item 5) is what can loosen it. */
+		double ls = J->onset_crb_se_ns > 0 ? J->onset_crb_se_ns : J->onset_se_ns;
+		sp.prior_sd_s[j] = sqrt(ls * ls * 1e-18 + p->onset_floor_s * p->onset_floor_s);
 	}
 	sp.prior_k = 4;
 	sp.prior_outliers = n >= 5 ? 1 : 0;

@@ -65,7 +65,8 @@ typedef struct {
 	double t0_frac_ns;
 	double t0_se_ns;    /* ns */
 	int64_t onset_ns;   /* detected global onset, ns */
-	double onset_se_ns; /* ns */
+	double onset_se_ns; /* ns: every alignment detect's template left open included */
+	double onset_crb_se_ns; /* ns: as if the call were exactly detect's template (the onsets' gate); 0 = onset_se_ns */
 	double snr_db;      /* detection SNR (picks the reference) */
 } tdoa_input;
 

@@ -24,6 +24,8 @@ void det_event_format(const det_event *e, GString *out)
 	g_string_append_printf(out, " duration_s=%s f_lo=%.0f f_hi=%.0f snr_db=%.1f enr_db=%.1f template=%d",
 			       g_ascii_formatd(b[5], sizeof b[5], "%.4f", e->duration_s), e->f_lo_hz, e->f_hi_hz, e->snr_db,
 			       e->enr_db, e->template_id);
+	if (e->onset_crb_se > 0 && e->onset_crb_se < e->onset_se)
+		g_string_append_printf(out, " onset_crb_se=%s", g_ascii_formatd(b[5], sizeof b[5], "%.4g", e->onset_crb_se));
 }
 
 static int num(const char *k, const char *v, double *out, char *why, size_t wlen)
@@ -103,6 +105,12 @@ int det_event_parse(const char *text, size_t len, det_event *e, char *why, size_
 			seen |= 4;
 		} else if (!strcmp(k, "onset_se")) {
 			rc = num(k, v, &e->onset_se, why, wlen);
+		} else if (!strcmp(k, "onset_crb_se")) {
+			rc = num(k, v, &e->onset_crb_se, why, wlen);
+			if (!rc && !(e->onset_crb_se >= 0)) {
+				g_snprintf(why, wlen, "onset_crb_se %s is negative", v);
+				rc = -EINVAL;
+			}
 		} else if (!strcmp(k, "rate")) {
 			rc = num(k, v, &e->rate_hz, why, wlen);
 			if (!rc && !(e->rate_hz > 0)) {
@@ -155,6 +163,9 @@ int det_event_parse(const char *text, size_t len, det_event *e, char *why, size_
 		g_snprintf(why, wlen, "global_se_ns missing or not > 0 (no conversion is exact)");
 		rc = -EINVAL;
 	}
+	/* Without it (an older detect), or beyond the whole: the whole. */
+	if (!rc && !(e->onset_crb_se > 0 && e->onset_crb_se <= e->onset_se))
+		e->onset_crb_se = e->onset_se;
 	if (!rc)
 		rc = det_event_check(e, why, wlen);
 	return rc;

@@ -34,6 +34,7 @@ gchar *det_event_json(const det_event *e)
 	json_builder_add_string_value(b, e->profile[0] ? e->profile : "-");
 	NUM("onset_frame", e->onset_frame, "%.4f");
 	NUM("onset_se", e->onset_se, "%.4g");
+	NUM("onset_crb_se", e->onset_crb_se > 0 ? e->onset_crb_se : e->onset_se, "%.4g");
 	NUM("rate", e->rate_hz, "%.6g");
 	/* No cpu time (the clock conversion refused): cpu_ns and cpu_se_ns null. */
 	if (isfinite(e->cpu_se_ns)) {

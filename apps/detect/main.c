@@ -118,6 +118,7 @@ static void publish(detectd *d, pending *p, const det_refine_result *rr, gboolea
 	if (ok) {
 		e.onset_frame = (double)p->clip_first + rr->r.tau;
 		e.onset_se = rr->r.se;
+		e.onset_crb_se = rr->r.se_crb;
 		e.enr_db = rr->r.enr_db;
 		e.template_id = rr->template_id;
 		/* The matched call's own band and length (its template's): an

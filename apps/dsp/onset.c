@@ -11,7 +11,8 @@
 struct dsp_onset {
 	float *h; /* template */
 	size_t m;
-	double eh; /* sum h^2 */
+	double eh;    /* sum h^2 */
+	double *acf;  /* the template's autocorrelation at lags 0 .. m-1, over eh */
 	dsp_xcorr *xc;
 };
 
@@ -40,6 +41,18 @@ dsp_onset *dsp_onset_new(const float *h, size_t m, const char **why)
 	memcpy(o->h, h, m * sizeof *h);
 	o->m = m;
 	o->eh = eh;
+	/* The autocorrelation: how alike the template is to itself shifted,
+	 * which makes the noise at two candidate lags alike too. */
+	dsp_peak pk;
+	o->acf = malloc(m * sizeof *o->acf);
+	if (!o->acf || dsp_xcorr_cross(o->xc, h, m, h, m, 0) != 0 ||
+	    dsp_xcorr_peak(o->xc, 0, (int)m - 1, 0, (int)dsp_xcorr_nfft(o->xc) / 2, &pk) != 0) {
+		dsp_onset_free(o);
+		*why = "onset: out of memory";
+		return NULL;
+	}
+	for (size_t l = 0; l < m; l++)
+		o->acf[l] = dsp_xcorr_lag(o->xc, (int)l) / eh;
 	return o;
 }
 
@@ -48,8 +61,51 @@ void dsp_onset_free(dsp_onset *o)
 	if (!o)
 		return;
 	free(o->h);
+	free(o->acf);
 	dsp_xcorr_free(o->xc);
 	free(o);
+}
+
+/* |r_a(tau)|^2, the squared envelope of the correlation (r plus i times
+ * its Hilbert transform), from the cross spectrum's bins [k_lo, k_hi]
+ * (exp(i w tau) by rotation, re-anchored every 256 bins). */
+static double envelope2(const dsp_xcorr *xc, double tau, int k_lo, int k_hi)
+{
+	const fftwf_complex *R = dsp_xcorr_spec((dsp_xcorr *)xc);
+	int n = (int)dsp_xcorr_nfft(xc);
+	double sr = 0, si = 0, dw = 2.0 * M_PI / n, cr = 0, ci = 0, rr = cos(dw * tau), ri = sin(dw * tau);
+	for (int k = k_lo; k <= k_hi; k++) {
+		if (k == k_lo || (k - k_lo) % 256 == 0) {
+			cr = cos(dw * k * tau);
+			ci = sin(dw * k * tau);
+		}
+		sr += R[k][0] * cr - R[k][1] * ci;
+		si += R[k][0] * ci + R[k][1] * cr;
+		double t = cr * rr - ci * ri;
+		ci = cr * ri + ci * rr;
+		cr = t;
+	}
+	return (sr * sr + si * si) * 4.0 / ((double)n * n);
+}
+
+/* The envelope's peak within +-w samples of lag l0: the largest at
+ * integer lags, refined by a parabola. */
+static double envelope_peak(const dsp_xcorr *xc, int l0, int w, int k_lo, int k_hi)
+{
+	int best = l0;
+	double bv = -1, e[3];
+	for (int l = l0 - w; l <= l0 + w; l++) {
+		double v = envelope2(xc, l, k_lo, k_hi);
+		if (v > bv) {
+			bv = v;
+			best = l;
+		}
+	}
+	for (int i = 0; i < 3; i++)
+		e[i] = envelope2(xc, best - 1 + i, k_lo, k_hi);
+	double den = e[0] - 2 * e[1] + e[2];
+	double off = den < 0 ? 0.5 * (e[0] - e[2]) / den : 0;
+	return best + fmax(-0.5, fmin(0.5, off));
 }
 
 int dsp_onset_refine(dsp_onset *o, const float *x, size_t n, int lag_lo, int lag_hi,
@@ -87,6 +143,26 @@ int dsp_onset_refine(dsp_onset *o, const float *x, size_t n, int lag_lo, int lag
 		s2 += w * w * p;
 	}
 	double w_rms = s0 > 0 ? sqrt(s2 / s0) : 0;
+	/* and its centroid and spread about it (the envelope's bandwidth) */
+	double s1 = 0;
+	for (int k = 1; k < nf / 2; k++) {
+		double w = 2 * M_PI * k / nf, p = (double)H[k][0] * H[k][0] + (double)H[k][1] * H[k][1];
+		s1 += w * p;
+	}
+	double w_c = s0 > 0 ? s1 / s0 : 0, b_env = s0 > 0 ? sqrt(fmax(s2 / s0 - w_c * w_c, 0)) : 0;
+	/* the bins holding all but 1e-6 of the template's energy (the
+	 * envelope's sums need no others) */
+	int k_lo = 1, k_hi = nf / 2 - 1;
+	for (double c = 0; k_lo < k_hi; k_lo++) {
+		c += (double)H[k_lo][0] * H[k_lo][0] + (double)H[k_lo][1] * H[k_lo][1];
+		if (c > 5e-7 * s0)
+			break;
+	}
+	for (double c = 0; k_hi > k_lo; k_hi--) {
+		c += (double)H[k_hi][0] * H[k_hi][0] + (double)H[k_hi][1] * H[k_hi][1];
+		if (c > 5e-7 * s0)
+			break;
+	}
 	double a = pk.value / o->eh;
 	/* noise: the clip before the onset (minus its mean), else the residual */
 	int pre = (int)floor(pk.tau) - 1;
@@ -112,7 +188,60 @@ int dsp_onset_refine(dsp_onset *o, const float *x, size_t n, int lag_lo, int lag
 	out->amp = a;
 	out->noise_sd = sqrt(var);
 	out->enr_db = 10 * log10(enr);
-	out->se = w_rms > 0 ? 1.0 / (w_rms * sqrt(enr)) : INFINITY;
+	out->se_crb = w_rms > 0 ? 1.0 / (w_rms * sqrt(enr)) : INFINITY;
 	out->second = pk.second;
+	/* The misfit: what the fitted template leaves of the clip under it,
+	 * beyond the noise, per sample (sum (x - a h)^2 = sum x^2 - a^2 sum h^2
+	 * at the peak). */
+	double xx = 0;
+	int64_t k0 = (int64_t)floor(pk.tau);
+	for (int64_t k = k0 < 0 ? 0 : k0; k < k0 + (int64_t)o->m && k < (int64_t)n; k++)
+		xx += (double)x[k] * x[k];
+	double left = xx - a * a * o->eh;
+	out->explained = xx > 0 ? fmin(1.0, fmax(0.0, a * a * o->eh / xx)) : 0;
+	out->misfit_sd = sqrt(fmax(0.0, left / (double)o->m - var));
+	double var_eff = var + out->misfit_sd * out->misfit_sd;
+	double enr_eff = a * a * o->eh / var_eff;
+	double se_local = w_rms > 0 ? 1.0 / (w_rms * sqrt(enr_eff)) : INFINITY;
+	/* The other alignments the data leave open: a local maximum r(l) of
+	 * the correlation is the true start with likelihood exp(-z^2 / 2),
+	 * z = (r(best) - r(l)) / sd of that difference; the noise and misfit
+	 * (as white, var_eff per sample) make the difference's variance
+	 * 2 var_eff sum h^2 (1 - acf(l - best)): lags a carrier cycle apart
+	 * share most of their noise. */
+	double wsum = 1, w2 = 0;
+	int lo = lag_lo, hi = lag_hi, best = pk.lag0;
+	for (int l = lo + 1; l < hi; l++) {
+		int d = abs(l - best);
+		if (d <= 2 || (size_t)d >= o->m)
+			continue;
+		double v = dsp_xcorr_lag(o->xc, l);
+		if (!(v > 0) || v < dsp_xcorr_lag(o->xc, l - 1) || v < dsp_xcorr_lag(o->xc, l + 1))
+			continue;
+		double diff = pk.value - v, dvar = 2 * var_eff * o->eh * fmax(1 - o->acf[d], 1e-9);
+		double z2 = diff * diff / dvar;
+		if (z2 > 50)
+			continue;
+		double w = exp(-0.5 * z2);
+		wsum += w;
+		w2 += w * ((double)l - pk.tau) * ((double)l - pk.tau);
+	}
+	out->alternatives = w2 / wsum;
+	/* The template's shape against the call's: the correlation's fine
+	 * structure (the carrier's phase) and its envelope peak at one lag for
+	 * a call that is the template (its autocorrelation is symmetric); a
+	 * call whose carrier or shape differs moves the phase peak within the
+	 * envelope, a bias the bound cannot see.  A gap beyond 3 s.e. of the
+	 * envelope's own peak is that bias, and its square joins the
+	 * variance. */
+	out->model_sd = 0;
+	if (w_c > 0 && b_env > 0) {
+		int w = (int)ceil(2 * 2 * M_PI / w_c); /* two carrier cycles */
+		double env_tau = envelope_peak(o->xc, pk.lag0, w, k_lo, k_hi), se_env = 1.0 / (b_env * sqrt(enr_eff));
+		double d = pk.tau - env_tau;
+		if (fabs(d) > 3 * se_env)
+			out->model_sd = fabs(d);
+	}
+	out->se = sqrt(se_local * se_local + out->model_sd * out->model_sd + out->alternatives);
 	return 0;
 }

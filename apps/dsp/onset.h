@@ -10,8 +10,32 @@
  * i.e. sigma_t = 1 / (2 pi B_rms sqrt(2 E / N0)), with the amplitude a from
  * the peak (a = r / sum h^2) and the noise sigma^2 from the clip before the
  * onset (at least 32 samples; otherwise from the least-squares residual of
- * the whole clip).  Valid above the ambiguity threshold: a narrow-band
- * template at low ENR can slip a carrier cycle (`second` near 1 warns).
+ * the whole clip): se_crb, valid for an exact template above the
+ * ambiguity threshold.
+ *
+ * A real call is never the template, and a pulse train or a narrow-band
+ * call correlates almost as well one pulse or one carrier cycle off, so
+ * the stated se adds what the data leave open (issue 12):
+ *  - the misfit: the energy under the template that a h does not explain,
+ *    beyond the noise, treated as more white noise (misfit_sd), so the
+ *    local error is the bound at the effective ENR a^2 sum h^2 /
+ *    (sigma^2 + misfit_sd^2);
+ *  - the alternatives: every other local maximum r(l) of the correlation
+ *    in the search window is the true start with likelihood exp(-z^2/2),
+ *    z = (r(best) - r(l)) / sqrt(2 (sigma^2 + misfit_sd^2) sum h^2
+ *    (1 - acf(l - best))), acf the template's normalised autocorrelation
+ *    (lags alike in the template share their noise); their weighted
+ *    spread about tau is a variance (`alternatives`) added to the local
+ *    one's;
+ *  - the shape: for a call that is the template, the correlation's phase
+ *    peak and its envelope's peak coincide (an autocorrelation is
+ *    symmetric); a carrier a few per cent off moves the phase peak within
+ *    the envelope, a bias of samples that no noise term shows.  Their gap,
+ *    where it exceeds 3 s.e. of the envelope's peak (1 / (B_env sqrt(ENR)),
+ *    B_env the template's rms bandwidth about its centroid), is model_sd.
+ * An exact template at high ENR keeps the bound (no alternative has any
+ * weight); a template that explains half a call states tens of
+ * milliseconds where its peak may be off by that much.
  *
  * Pure: no I/O.  Errors: negative errno with a static reason.
  */
@@ -21,12 +45,17 @@
 #include <stddef.h>
 
 typedef struct {
-	double tau;      /* template start in the clip, samples from x[0] */
-	double se;       /* standard error of tau, samples (Cramer-Rao) */
-	double amp;      /* fitted amplitude a (template units) */
-	double noise_sd; /* noise standard deviation, sample units */
-	double enr_db;   /* energy-to-noise ratio a^2 sum h^2 / sigma^2, dB */
-	double second;   /* runner-up correlation peak over the main one */
+	double tau;          /* template start in the clip, samples from x[0] */
+	double se;           /* standard error of tau, samples: misfit and alternatives included (below) */
+	double se_crb;       /* the Cramer-Rao bound alone (an exact template), samples */
+	double amp;          /* fitted amplitude a (template units) */
+	double noise_sd;     /* noise standard deviation, sample units */
+	double misfit_sd;    /* what the template leaves of the call beyond the noise, per sample (sample units) */
+	double explained;    /* fraction of the clip's energy under the template that a h explains, 0..1 */
+	double alternatives; /* variance of tau from the other alignments the data leave open, samples^2 */
+	double model_sd;     /* the shape's bias: phase peak minus envelope peak, when beyond 3 s.e. (else 0), samples */
+	double enr_db;       /* energy-to-noise ratio a^2 sum h^2 / sigma^2, dB */
+	double second;       /* runner-up correlation peak over the main one */
 } dsp_onset_result;
 
 typedef struct dsp_onset dsp_onset;

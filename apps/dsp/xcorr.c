@@ -237,3 +237,11 @@ int dsp_xcorr_peak(dsp_xcorr *x, int lag_lo, int lag_hi, int k_lo, int k_hi, dsp
 	*out = (dsp_peak){.tau = tau, .value = r, .curv = d2, .lag0 = best, .second = bv > 0 && second > 0 ? second / bv : 0};
 	return 0;
 }
+
+double dsp_xcorr_lag(const dsp_xcorr *x, int l)
+{
+	int n = (int)x->nfft;
+	if (n == 0 || l < -(int)x->na + 1 || l > (int)x->nb - 1)
+		return 0;
+	return x->ta[wrap(l, n)] / (double)n;
+}

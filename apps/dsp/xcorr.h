@@ -72,4 +72,8 @@ void dsp_spec_eval(const fftwf_complex *R, size_t nfft, double tau, int k_lo, in
  * (empty lag range, or no maximum: r'' >= 0 everywhere near the peak). */
 int dsp_xcorr_peak(dsp_xcorr *x, int lag_lo, int lag_hi, int k_lo, int k_hi, dsp_peak *out);
 
+/* r(l) at integer lag l, after dsp_xcorr_peak (which transformed the
+ * cross spectrum back); 0 outside the linear range. */
+double dsp_xcorr_lag(const dsp_xcorr *x, int l);
+
 #endif

@@ -81,7 +81,7 @@ static int64_t fits(const collab_grouper *g, const collab_group *gr, const det_e
 	int64_t d = llabs(e->global_ns - gr->first_ns);
 	/* The window is measured from the earliest onset in either direction:
 	 * the first arrival may be shared last. */
-	double win = (double)(g->aperture_ns + g->margin_ns) + 3 * e->global_se_ns;
+	double win = (double)(g->aperture_ns + g->margin_ns) + 3 * det_event_global_crb_se_ns(e);
 	if (has_node(gr, e->node, e->seq, &dup))
 		return dup ? -2 : -1;
 	/* A call matched by one template is not a call matched by another

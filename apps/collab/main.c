@@ -221,13 +221,13 @@ static void work(gpointer data, gpointer user)
 		const collab_node *nd = collab_nodes_find(d->nodes, e->node);
 		if (!nd)
 			continue;
-		int64_t pre = (int64_t)(d->cfg.pre_ms * 1e6 + 4 * e->global_se_ns);
+		int64_t pre = (int64_t)(d->cfg.pre_ms * 1e6 + 4 * det_event_global_crb_se_ns(e));
 		int64_t t0 = e->global_ns - pre, t1 = e->global_ns + (int64_t)(len_ms * 1e6);
 		if (rn && e != ref && c_slow > 0) {
 			double dx = nd->pos_m[0] - rn->pos_m[0], dy = nd->pos_m[1] - rn->pos_m[1], dz = nd->pos_m[2] - rn->pos_m[2];
 			int64_t reach = (int64_t)((sqrt(dx * dx + dy * dy + dz * dz) + 8 * d->cfg.position_sd_m) / c_slow * 1e9) +
 					5000000;
-			int64_t rpre = (int64_t)(d->cfg.pre_ms * 1e6 + 4 * ref->global_se_ns);
+			int64_t rpre = (int64_t)(d->cfg.pre_ms * 1e6 + 4 * det_event_global_crb_se_ns(ref));
 			t0 = MIN(t0, ref->global_ns - rpre - reach);
 			t1 = MAX(t1, ref->global_ns + (int64_t)(len_ms * 1e6) + reach);
 		}
@@ -255,8 +255,7 @@ static void work(gpointer data, gpointer user)
 		t->onset_se_ns = e->global_se_ns;
 		/* The gate's: the same conversion with the onset's error were
 		 * the call exactly the template (tdoa.c says why). */
-		double fr = 1e9 / e->rate_hz, whole = e->onset_se * fr, local = e->onset_crb_se * fr;
-		t->onset_crb_se_ns = sqrt(fmax(0.0, e->global_se_ns * e->global_se_ns - whole * whole) + local * local);
+		t->onset_crb_se_ns = det_event_global_crb_se_ns(e);
 		t->snr_db = e->snr_db;
 		r->nodes[n] = e->node;
 		n++;

@@ -206,3 +206,9 @@ int det_event_check(const det_event *e, char *why, size_t wlen)
 	g_snprintf(why, wlen, "%s", bad);
 	return -EINVAL;
 }
+
+double det_event_global_crb_se_ns(const det_event *e)
+{
+	double fr = 1e9 / e->rate_hz, whole = e->onset_se * fr, crb = (e->onset_crb_se > 0 ? e->onset_crb_se : e->onset_se) * fr;
+	return sqrt(fmax(0.0, e->global_se_ns * e->global_se_ns - whole * whole) + crb * crb);
+}

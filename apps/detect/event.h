@@ -57,4 +57,12 @@ int det_event_parse(const char *text, size_t len, det_event *e, char *why, size_
  * template 0..65535.  Returns 0 or -EINVAL with the reason in why[wlen]. */
 int det_event_check(const det_event *e, char *why, size_t wlen);
 
+/* The standard error of e's global onset were the call exactly the
+ * template: global_se_ns with the onset's whole error replaced by
+ * onset_crb_se (ns).  What collab's grouping windows, clip margins and
+ * onset gate use: their heuristics were built on it, and with the whole
+ * error of a varied call (tens of ms for a pulse train) every window would
+ * take in the same frog's next call.  Pure. */
+double det_event_global_crb_se_ns(const det_event *e);
+
 #endif

@@ -346,6 +346,14 @@ static int setup(detectd *d, const fft_frame_msg *m)
 	if (!rc && nt > 0 && !(d->ref = det_refiner_new(h, len, nt, &why))) {
 		g_snprintf(d->last_error, sizeof d->last_error, "templates: %s", why);
 		g_warning("%s", d->last_error);
+	} else if (d->ref && det_refiner_set_variation(d->ref, d->prof.variation_pct / 100) < 0) {
+		g_snprintf(d->last_error, sizeof d->last_error, "templates: out of memory measuring their variation");
+		g_warning("%s", d->last_error);
+		rc = -ENOMEM;
+	} else if (d->ref) {
+		for (int i = 0; i < nt; i++)
+			g_message("template %d: onset error under %.3g %% variation %.3g ms", i + 1, d->prof.variation_pct,
+				  det_refiner_variation_bias(d->ref, i + 1) / d->rate_hz * 1e3);
 	}
 	for (int i = 0; i < nt; i++)
 		g_free(h[i]);

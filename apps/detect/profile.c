@@ -45,6 +45,8 @@ static const cfg_key refine_keys[] = {
 	P("overlap_explained", CFG_DOUBLE, "0.5", 0, 1, overlap_explained,
 	  "… and explaining at least this fraction of the residual's energy under it"),
 	P("min_enr_db", CFG_DOUBLE, "12", -20, 100, min_enr_db, "weaker matches keep the coarse onset, dB"),
+	P("variation_pct", CFG_DOUBLE, "3", 0, 50, variation_pct,
+	  "how far real calls differ from the templates, % of every duration and frequency (0: the calls are the templates)"),
 	{NULL},
 };
 

@@ -50,6 +50,7 @@ typedef struct {
 	double on_db, off_db, min_dur_s, max_dur_s, hangover_s, floor_tau_s, warmup_s;
 	double pre_ms;            /* audio fetched before the coarse onset's uncertainty, ms */
 	double min_enr_db;        /* a match weaker than this keeps the coarse onset, dB */
+	double variation_pct;     /* real calls differ from the templates by up to this, % (onset error) */
 	double overlap_enr_db;    /* another template matching the residual this well … */
 	double overlap_explained; /* … and explaining this fraction of the energy under it is a second, overlapping call */
 	det_template_cfg tmpl[DET_MAX_TEMPLATES];

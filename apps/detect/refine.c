@@ -9,9 +9,11 @@
 #include <glib.h>
 
 #include "apps/dsp/synth.h"
+#include "apps/dsp/wave.h"
 
 struct det_refiner {
 	int n;
+	double bias[DET_REFINE_MAX]; /* onset bias under the stated variation, samples */
 	dsp_onset *o[DET_REFINE_MAX];
 	size_t m[DET_REFINE_MAX];
 	float *h[DET_REFINE_MAX]; /* the templates, for subtraction */
@@ -59,6 +61,64 @@ void det_refiner_free(det_refiner *r)
 	free(r);
 }
 
+/* The onset of template t found in itself stretched about its start by
+ * `stretch` (y(k) = h(k / stretch)), less where it starts: samples. */
+static int stretch_bias(det_refiner *r, int t, double stretch, double *bias)
+{
+	size_t m = r->m[t], pad = m / 2 + 64, my = (size_t)ceil((double)m * stretch) + 1, n = my + 2 * pad;
+	float *x = calloc(n, sizeof *x);
+	if (!x)
+		return -ENOMEM;
+	dsp_wave *w = dsp_wave_from_samples(r->h[t], m, 1.0, 1.0);
+	for (size_t k = 0; k < my; k++)
+		x[pad + k] = (float)dsp_wave_eval(w, (double)k / stretch);
+	dsp_wave_free(w);
+	dsp_onset_result res;
+	const char *why;
+	int rc = dsp_onset_refine(r->o[t], x, n, 0, (int)(n - m), &res, &why);
+	free(x);
+	if (rc < 0)
+		return rc;
+	*bias = res.tau - (double)pad;
+	return 0;
+}
+
+int det_refiner_set_variation(det_refiner *r, double variation)
+{
+	if (!(variation >= 0 && variation <= 0.5))
+		return -EINVAL;
+	/* The RMS over calls spread evenly across +-variation (16 stretches,
+	 * the template itself not among them). */
+	enum { STEPS = 8 };
+	for (int t = 0; t < r->n; t++) {
+		double s2 = 0;
+		for (int k = -STEPS; k <= STEPS && variation > 0; k++) {
+			double b = 0;
+			if (k == 0)
+				continue;
+			int rc = stretch_bias(r, t, 1 + variation * k / STEPS, &b);
+			if (rc == -ENOMEM)
+				return rc;
+			/* no match at all: the call could be anywhere in the template */
+			b = rc < 0 ? (double)r->m[t] / 2 : b;
+			s2 += b * b;
+		}
+		r->bias[t] = sqrt(s2 / (2 * STEPS));
+	}
+	return 0;
+}
+
+double det_refiner_variation_bias(const det_refiner *r, int t)
+{
+	return t >= 1 && t <= r->n ? r->bias[t - 1] : 0;
+}
+
+/* The stated variation's bias joins the onset's error. */
+static void add_bias(const det_refiner *r, int t, dsp_onset_result *res)
+{
+	res->se = hypot(res->se, r->bias[t]);
+}
+
 size_t det_refiner_max_len(const det_refiner *r)
 {
 	size_t m = 0;
@@ -79,6 +139,7 @@ int det_refine(det_refiner *r, const float *x, size_t n, int lag_lo, int lag_hi,
 			continue;
 		if (dsp_onset_refine(r->o[i], x, n, lag_lo, lag_hi, &cur.r, why) < 0)
 			continue;
+		add_bias(r, i, &cur.r);
 		if (best < 0 || cur.r.enr_db > out->r.enr_db) {
 			cur.template_id = i + 1;
 			cur.length = r->m[i];
@@ -104,6 +165,7 @@ int det_refine_all(det_refiner *r, const float *x, size_t n, int lag_lo, int lag
 		all[i].explained = 0;
 		if (r->m[i] <= n && dsp_onset_refine(r->o[i], x, n, lag_lo, lag_hi, &all[i].r, &why) == 0) {
 			all[i].template_id = i + 1;
+			add_bias(r, i, &all[i].r);
 			double hh = 0, xx = 0;
 			for (size_t j = 0; j < r->m[i]; j++)
 				hh += (double)r->h[i][j] * r->h[i][j];

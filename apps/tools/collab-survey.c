@@ -107,7 +107,7 @@ int main(int argc, char **argv)
 	GOptionEntry entries[] = {
 		{"nodes", 0, 0, G_OPTION_ARG_FILENAME, &nodes_path, "the surveyed nodes file (ID X Y Z per line)", "FILE"},
 		{"position-sd", 0, 0, G_OPTION_ARG_DOUBLE, &pos_sd, "the survey's s.d. per axis, m (> 0)", "M"},
-		{"temperature", 0, 0, G_OPTION_ARG_STRING, &temp, "air temperature as measured, and its s.d. (default 20,2)", "T[,SD]"},
+		{"temperature", 0, 0, G_OPTION_ARG_STRING, &temp, "air temperature as measured, and its s.d. (default 20,10: not measured, as collab's)", "T[,SD]"},
 		{"speed-of-sound", 0, 0, G_OPTION_ARG_STRING, &speed, "speed of sound as measured, m/s, and its s.d. (default s.d. 1)", "C[,SD]"},
 		{"source-z", 0, 0, G_OPTION_ARG_DOUBLE, &source_z, "the sources' known height, m (default: collab's 2-D model)", "Z"},
 		{"min-calls", 0, 0, G_OPTION_ARG_INT, &min_calls, "fewest ok results to solve (default 10)", "N"},
@@ -127,7 +127,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	survey_params sp = {.pos_sd_m = pos_sd, .source_z_m = source_z};
-	double t = 20, t_sd = 2;
+	double t = 20, t_sd = 10; /* collab's defaults: not measured */
 	if (temp && !value_sd(temp, &t, &t_sd)) {
 		fprintf(stderr, "collab-survey: --temperature %s: not T or T,SD\n", temp);
 		return 2;

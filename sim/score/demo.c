@@ -18,7 +18,7 @@
  * positions as surveyed (chorus-sim's nodes file: survey_error_m included),
  * and of the air only what the user states: --temperature T[,SD] (°C, as
  * a thermometer read it) or --speed-of-sound C[,SD]; without either,
- * collab's defaults (20 ± 2 °C), whatever the world's temperature_c or
+ * collab's defaults (20 ± 10 °C: not measured), whatever the world's temperature_c or
  * speed_of_sound_m_s.  --wind SPEED,DIR and --position-sd M state the
  * anemometer's reading and the survey's accuracy.  The sources'
  * height is not among them: --source-plane Z states one (collab's
@@ -239,7 +239,7 @@ int main(int argc, char **argv)
 		{"source-plane", 0, 0, G_OPTION_ARG_DOUBLE, &source_z_m,
 		 "tell collab the sources are at height Z (m; default: collab is told no height)", "Z"},
 		{"temperature", 0, 0, G_OPTION_ARG_STRING, &temperature,
-		 "tell collab the air temperature and its uncertainty (degrees Celsius; default: collab's 20,2)", "T[,SD]"},
+		 "tell collab the air temperature and its uncertainty (degrees Celsius; default: collab's 20,10, not measured)", "T[,SD]"},
 		{"speed-of-sound", 0, 0, G_OPTION_ARG_STRING, &speed,
 		 "tell collab the speed of sound and its uncertainty (m/s; default: from the temperature)", "C[,SD]"},
 		{"wind", 0, 0, G_OPTION_ARG_STRING, &wind,
@@ -449,7 +449,7 @@ int main(int argc, char **argv)
 			char *fx = sim_scenario_effects(d.sc);
 			char told[96];
 			g_snprintf(told, sizeof told, "%s%s%s%s", speed ? "c = " : temperature ? "T = "
-											       : "collab's default 20,2 °C",
+											       : "collab's default 20,10 °C",
 				   speed ? speed : temperature ? temperature
 							       : "",
 				   speed ? " m/s" : temperature ? " °C"

@@ -63,11 +63,11 @@ typedef struct {
 	double rate_eff_hz; /* frames per global second; 0 = nominal */
 	int64_t t0_ns;      /* global time of x[0]: t0_ns + t0_frac_ns, ns */
 	double t0_frac_ns;
-	double t0_se_ns;    /* ns */
-	int64_t onset_ns;   /* detected global onset, ns */
-	double onset_se_ns; /* ns: every alignment detect's template left open included */
+	double t0_se_ns;        /* ns */
+	int64_t onset_ns;       /* detected global onset, ns */
+	double onset_se_ns;     /* ns: every alignment detect's template left open included */
 	double onset_crb_se_ns; /* ns: as if the call were exactly detect's template (the onsets' gate); 0 = onset_se_ns */
-	double snr_db;      /* detection SNR (picks the reference) */
+	double snr_db;          /* detection SNR (picks the reference) */
 } tdoa_input;
 
 typedef struct {

@@ -22,17 +22,17 @@
 #include <stdint.h>
 
 typedef struct {
-	uint32_t node;      /* node number */
-	uint32_t dev;       /* audio device index */
-	uint64_t seq;       /* per-detect-process sequence number */
-	char profile[32];   /* profile name */
-	double onset_frame; /* absolute audio frame index, fractional */
-	double onset_se;    /* frames: its standard error, every alignment the data leave open included */
+	uint32_t node;       /* node number */
+	uint32_t dev;        /* audio device index */
+	uint64_t seq;        /* per-detect-process sequence number */
+	char profile[32];    /* profile name */
+	double onset_frame;  /* absolute audio frame index, fractional */
+	double onset_se;     /* frames: its standard error, every alignment the data leave open included */
 	double onset_crb_se; /* frames: the Cramer-Rao bound alone, the error were the call exactly the
 			      * template (collab's onset gate); optional on the wire, = onset_se when absent */
-	double rate_hz;     /* nominal sample rate, Hz */
-	int64_t cpu_ns;     /* onset on the node's cpu clock, ns */
-	double cpu_se_ns;   /* ns */
+	double rate_hz;      /* nominal sample rate, Hz */
+	int64_t cpu_ns;      /* onset on the node's cpu clock, ns */
+	double cpu_se_ns;    /* ns */
 	gboolean has_global;
 	int64_t global_ns;       /* onset on the global timescale, ns */
 	double global_se_ns;     /* ns */

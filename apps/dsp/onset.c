@@ -11,8 +11,8 @@
 struct dsp_onset {
 	float *h; /* template */
 	size_t m;
-	double eh;    /* sum h^2 */
-	double *acf;  /* the template's autocorrelation at lags 0 .. m-1, over eh */
+	double eh;   /* sum h^2 */
+	double *acf; /* the template's autocorrelation at lags 0 .. m-1, over eh */
 	dsp_xcorr *xc;
 };
 

@@ -102,9 +102,17 @@ archive_segment *archive_segment_open(const char *dir, const archive_index *head
 		goto out;
 	}
 	SF_INFO info = {.samplerate = (int)head->rate_hz, .channels = (int)head->channels, .format = archive_sf_format(head->format)};
+	errno = 0;
 	s->sf = sf_open(flac, SFM_WRITE, &info);
 	if (!s->sf) {
-		g_set_error(err, ARCHIVE_ERROR, EIO, "%s: %s", flac, sf_strerror(NULL));
+		/* On a full disk libsndfile says "problem with initialization
+		 * of the flac decoder"; the write(2) under its header left the
+		 * reason in errno (test_archive full_disk_drops_the_oldest). */
+		int e = errno;
+		if (e)
+			g_set_error(err, ARCHIVE_ERROR, e, "%s: %s (libsndfile: %s)", flac, g_strerror(e), sf_strerror(NULL));
+		else
+			g_set_error(err, ARCHIVE_ERROR, EIO, "%s: %s", flac, sf_strerror(NULL));
 		goto out;
 	}
 	double level = flac_level / 8.0;

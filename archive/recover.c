@@ -27,10 +27,11 @@ static gboolean reencode(const char *dir, const char *part, const char *name, co
 	}
 	char *tmp = g_strdup_printf("%s/%s.tmp", dir, name);
 	SF_INFO info = {.samplerate = in.samplerate, .channels = in.channels, .format = archive_sf_format(x->format)};
+	errno = 0;
 	SNDFILE *w = sf_open(tmp, SFM_WRITE, &info);
 	gboolean ok = w != NULL;
 	if (!w)
-		g_set_error(err, ARCHIVE_ERROR, EIO, "%s: %s", tmp, sf_strerror(NULL));
+		archive_sf_fail(err, tmp, "create", NULL, errno);
 	else {
 		double l = level / 8.0;
 		sf_command(w, SFC_SET_COMPRESSION_LEVEL, &l, sizeof l);
@@ -39,8 +40,9 @@ static gboolean reencode(const char *dir, const char *part, const char *name, co
 	void *buf = g_malloc(fb * chunk);
 	sf_count_t n;
 	while (ok && (n = archive_sf_readf(r, x->format, x->channels, buf, chunk)) > 0) {
+		errno = 0;
 		if (archive_sf_writef(w, x->format, x->channels, buf, (size_t)n) != n) {
-			g_set_error(err, ARCHIVE_ERROR, EIO, "%s: %s", tmp, sf_strerror(w));
+			archive_sf_fail(err, tmp, "write", w, errno);
 			ok = FALSE;
 		}
 		*frames += n;

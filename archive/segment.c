@@ -105,14 +105,7 @@ archive_segment *archive_segment_open(const char *dir, const archive_index *head
 	errno = 0;
 	s->sf = sf_open(flac, SFM_WRITE, &info);
 	if (!s->sf) {
-		/* On a full disk libsndfile says "problem with initialization
-		 * of the flac decoder"; the write(2) under its header left the
-		 * reason in errno (test_archive full_disk_drops_the_oldest). */
-		int e = errno;
-		if (e)
-			g_set_error(err, ARCHIVE_ERROR, e, "%s: %s (libsndfile: %s)", flac, g_strerror(e), sf_strerror(NULL));
-		else
-			g_set_error(err, ARCHIVE_ERROR, EIO, "%s: %s", flac, sf_strerror(NULL));
+		archive_sf_fail(err, flac, "create", NULL, errno);
 		goto out;
 	}
 	double level = flac_level / 8.0;
@@ -245,4 +238,12 @@ const char *archive_segment_name(const archive_segment *s)
 const archive_index *archive_segment_index(const archive_segment *s)
 {
 	return s->x;
+}
+
+void archive_sf_fail(GError **err, const char *path, const char *what, SNDFILE *sf, int e)
+{
+	if (e)
+		g_set_error(err, ARCHIVE_ERROR, e, "%s: %s: %s (libsndfile: %s)", path, what, g_strerror(e), sf_strerror(sf));
+	else
+		g_set_error(err, ARCHIVE_ERROR, EIO, "%s: %s: %s", path, what, sf_strerror(sf));
 }

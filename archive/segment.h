@@ -64,6 +64,14 @@ const archive_index *archive_segment_index(const archive_segment *s);
  * the frames written (n on success).  Used by the recovery and the export. */
 sf_count_t archive_sf_writef(SNDFILE *sf, const char *format, unsigned channels, const void *frames, size_t n);
 
+/* A libsndfile call on `path` failed (sf: its handle, or NULL for a failed
+ * sf_open); e: errno as the call left it (set errno = 0 before it).  Sets
+ * *err to "PATH: WHAT: REASON": the system's reason when e is set — on a
+ * full disk libsndfile's own text is "problem with initialization of the
+ * flac decoder" — with libsndfile's after it, else libsndfile's alone; the
+ * code is e, else EIO. */
+void archive_sf_fail(GError **err, const char *path, const char *what, SNDFILE *sf, int e);
+
 /* Read up to n frames of `format` from sf into buf (packed S24_3LE
  * narrowed from libsndfile's ints).  Returns the frames read (0 at the
  * end or on a decoding error). */

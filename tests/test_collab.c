@@ -485,6 +485,13 @@ START_TEST(same_sound)
 	b.kind = 1;
 	b.t_global_ns = a.t_global_ns + 134000000;
 	ck_assert(!collab_result_same_sound(&a, &b));
+	/* ...also when the calls vary from their template (a profile's
+	 * variation_pct): their times' whole errors are tens of ms, but the
+	 * rule keeps to the bounds' errors, as the grouping does. */
+	collab_result av = a, bv = b;
+	av.t_se_ns = bv.t_se_ns = 60e6;
+	av.t_crb_se_ns = bv.t_crb_se_ns = 10000;
+	ck_assert(!collab_result_same_sound(&av, &bv));
 	/* ...but the same kind at the same time within its errors is one sound
 	 * grouped twice. */
 	b.t_global_ns = a.t_global_ns + 20000;

@@ -345,6 +345,7 @@ static gboolean publish_idle(gpointer data)
 		/* The emission rests on the reference's detected onset: its
 		 * error (with the misfit floor) adds to the solve's. */
 		r->t_se_ns = hypot(sqrt(r->tr.loc.cov[r->tr.loc.dim][r->tr.loc.dim]) * 1e9, r->tr.ref_t_se_ns);
+		r->t_crb_se_ns = hypot(sqrt(r->tr.loc.cov[r->tr.loc.dim][r->tr.loc.dim]) * 1e9, r->tr.ref_t_crb_se_ns);
 		sync_graph_result cr;
 		char why[256];
 		if (sync_client_convert(d->clocks, sync_clock_global(), sync_clock_cpu((uint32_t)d->cfg.node),

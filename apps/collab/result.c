@@ -38,7 +38,11 @@ const char *collab_result_status(const collab_result *r)
 gboolean collab_result_same_sound(const collab_result *a, const collab_result *b)
 {
 	double dt = fabs((double)(a->t_global_ns - b->t_global_ns));
-	double win = 3 * hypot(a->t_se_ns, b->t_se_ns) + 1e6;
+	/* The bounds' errors, as the grouping window: a varied call's whole
+	 * onset error (tens of ms for a pulse train) would make one frog
+	 * calling again a duplicate. */
+	double sa = a->t_crb_se_ns > 0 ? a->t_crb_se_ns : a->t_se_ns, sb = b->t_crb_se_ns > 0 ? b->t_crb_se_ns : b->t_se_ns;
+	double win = 3 * hypot(sa, sb) + 1e6;
 	if (!(a->kind != 0 && a->kind == b->kind))
 		win += 1e9 * fmax(a->dur_s, b->dur_s);
 	if (!(dt <= win))

@@ -41,6 +41,8 @@ typedef struct {
 	tdoa_result tr;
 	int64_t t_global_ns; /* emission, global ns */
 	double t_se_ns;
+	double t_crb_se_ns;    /* the same from the onsets' bounds alone (tdoa_result.ref_t_crb_se_ns): the
+				* duplicate rule's; 0 = t_se_ns */
 	double latency_s;      /* NAN if unknown */
 	int64_t t_cpu_ns;      /* emission in the reporter's cpu clock, ns; INT64_MIN if unknown */
 	int64_t onset_cpu_ns;  /* the reporter's own detected onset, its cpu clock, ns; INT64_MIN if unknown */

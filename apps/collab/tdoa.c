@@ -330,7 +330,7 @@ static void ref_arrival(const tdoa_input *in, int n, const tdoa_params *p, int s
 {
 	const tdoa_input *R = &in[out->ref];
 	typedef struct {
-		double x, se;
+		double x, se, crb;
 	} est;
 	est e[TDOA_MAX];
 	int m = 0;
@@ -339,6 +339,7 @@ static void ref_arrival(const tdoa_input *in, int n, const tdoa_params *p, int s
 			continue;
 		e[m].x = (double)(in[j].onset_ns - R->onset_ns) - out->a_s[j] * 1e9; /* ns after R's onset */
 		e[m].se = in[j].onset_se_ns;
+		e[m].crb = in[j].onset_crb_se_ns > 0 ? in[j].onset_crb_se_ns : in[j].onset_se_ns;
 		m++;
 	}
 	/* insertion sort by x: at most TDOA_MAX */
@@ -348,15 +349,17 @@ static void ref_arrival(const tdoa_input *in, int n, const tdoa_params *p, int s
 			e[k] = e[k - 1];
 			e[k - 1] = t;
 		}
-	double x = 0, se = R->onset_se_ns;
+	double x = 0, se = R->onset_se_ns, crb = R->onset_crb_se_ns > 0 ? R->onset_crb_se_ns : R->onset_se_ns;
 	if (m > 0) {
 		x = m % 2 ? e[m / 2].x : (e[m / 2 - 1].x + e[m / 2].x) / 2;
 		se = m % 2 ? e[m / 2].se : (e[m / 2 - 1].se + e[m / 2].se) / 2;
+		crb = m % 2 ? e[m / 2].crb : (e[m / 2 - 1].crb + e[m / 2].crb) / 2;
 	}
 	double w = floor(x);
 	out->ref_t_ns = R->onset_ns + (int64_t)w;
 	out->ref_t_frac_ns = x - w;
 	out->ref_t_se_ns = hypot(se, p->onset_floor_s * 1e9);
+	out->ref_t_crb_se_ns = hypot(crb, p->onset_floor_s * 1e9);
 }
 
 int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *out)
@@ -482,6 +485,7 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 	out->ref_t_ns = R->onset_ns; /* a = 0 is the reference's arrival: its detected onset */
 	out->ref_t_frac_ns = 0;
 	out->ref_t_se_ns = hypot(R->onset_se_ns, p->onset_floor_s * 1e9);
+	out->ref_t_crb_se_ns = hypot(R->onset_crb_se_ns > 0 ? R->onset_crb_se_ns : R->onset_se_ns, p->onset_floor_s * 1e9);
 	double at[3], c_at = src.c_m_s > 0 ? src.c_m_s : p->c_m_s, prev[TDOA_MAX];
 	memcpy(at, src.pos_m, sizeof at);
 	int idx[TDOA_MAX], m = 0, have = 0;

@@ -103,14 +103,16 @@ typedef struct {
 	int ambiguous;                 /* alt_power >= ambiguity_ratio x srp_power */
 	int ok[TDOA_MAX];              /* arrival used (GCC-PHAT succeeded) */
 	int n_ok;
-	dsp_loc_result loc;   /* position; loc.t0_s relative to the reference arrival */
-	int64_t ref_t_ns;     /* global time of the reference arrival, ns (a = 0): the median over the
+	dsp_loc_result loc;     /* position; loc.t0_s relative to the reference arrival */
+	int64_t ref_t_ns;       /* global time of the reference arrival, ns (a = 0): the median over the
 	                       * used arrivals of their detected onsets minus their a (the
 	                       * reference's onset until the solve succeeded) */
-	double ref_t_frac_ns; /* ns */
-	double ref_t_se_ns;   /* its standard error: the median onset's stated one and the onset floor, ns */
-	int rejected_node;    /* node id the solver rejected, or -1 */
-	char why[160];        /* what failed, if anything */
+	double ref_t_frac_ns;   /* ns */
+	double ref_t_se_ns;     /* its standard error: the median onset's stated one and the onset floor, ns */
+	double ref_t_crb_se_ns; /* the same from the onsets' bounds alone (onset_crb_se_ns): collab's
+				 * duplicate rule, as its grouping, keeps to it */
+	int rejected_node;      /* node id the solver rejected, or -1 */
+	char why[160];          /* what failed, if anything */
 } tdoa_result;
 
 /* Fill defaults: band 1-3.2 kHz, PHAT with beta 1, onset floor 5 ms,

@@ -1,6 +1,7 @@
 /* device.c — one audio device's client-facing side (see device.h). */
 #include "audiod/device.h"
 #include "audiod/device_timehist.h"
+#include "audiod/devtime.h"
 
 #include <errno.h>
 #include <math.h>
@@ -164,41 +165,6 @@ static int op_read(void *user, void *client, int64_t first, size_t n, void *buf)
 	return 0;
 }
 
-/* Time t on `clock` to a fractional frame index with its variance (frames^2). */
-static int time_to_frame(audio_dev *d, sync_clock_id clock, int64_t t, sync_tval *frame, double *var, char *why,
-			 size_t wlen)
-{
-	char buf[256];
-	sync_tval cpu = sync_tval_of(t);
-	double var_cpu = 0;
-	if (sync_clock_equal(clock, d->audio_clock)) {
-		*frame = cpu;
-		*var = 0;
-		return 0;
-	}
-	if (!sync_clock_equal(clock, d->cpu_clock)) {
-		sync_graph_result r;
-		int rc = d->clocks ? sync_client_convert(d->clocks, clock, d->cpu_clock, cpu, &r, buf, sizeof buf)
-				   : -ENOLINK;
-		if (rc < 0) {
-			g_snprintf(why, wlen, "cannot convert to %s: %s", "cpu", d->clocks ? buf : "no syncd");
-			return rc;
-		}
-		cpu = r.value;
-		var_cpu = r.var;
-	}
-	double var_f;
-	int rc = timehist_invert(d->th, cpu, frame, &var_f, buf, sizeof buf);
-	if (rc < 0) {
-		g_snprintf(why, wlen, "cpu time %" G_GINT64_FORMAT " to frame: %s", cpu.i, buf);
-		return rc;
-	}
-	double fpn = d->rate_hz * 1e-9; /* frames per ns */
-	double sys = systematic_ns(d);
-	*var = var_f + var_cpu * fpn * fpn + sys * sys * fpn * fpn;
-	return 0;
-}
-
 /* "open" or the number, in buf. */
 static const char *fmt_end(char *buf, size_t len, int64_t v, int64_t open)
 {
@@ -214,113 +180,21 @@ static int64_t ceil_frame(sync_tval f)
 	return f.f > 0 ? f.i + 1 : f.i;
 }
 
-/* The first frame this device's own history converts (INT64_MAX with no
- * fit yet). */
-static int64_t history_start(audio_dev *d)
+/* The device's conversions (audiod/devtime.h). */
+static devtime dev_time(audio_dev *d)
 {
-	sync_conv c;
-	uint32_t seg;
-	int64_t x = timehist_current(d->th, &c) == 0 ? c.xmin : INT64_MAX;
-	for (size_t k = 0; k < timehist_npieces(d->th); k++)
-		if (timehist_piece(d->th, k, &c, &seg) == 0)
-			x = MIN(x, c.xmin);
-	return x;
+	return (devtime){d->th, d->clocks, d->audio_clock, d->cpu_clock, d->rate_hz, systematic_ns(d)};
 }
 
-/* The time on `clock` of frame `frame` and its variance (clock units^2):
- * frame -> cpu with this device's own history (the fit that held at the
- * frame, each restarted run's segment apart; syncd's pair holds only the
- * current run's fit, whose line extrapolated back across a restart is off
- * by the restart's index error, and which refuses frames far outside its
- * range), plus the systematic term, then cpu -> clock through syncd; a
- * frame older than the device's history, through syncd's history of the
- * pair (syncd/history.h).  Returns 0, or < 0 with the reason in why[len]. */
-static int frame_time(audio_dev *d, sync_clock_id clock, int64_t frame, sync_tval *t, double *var, char *why,
-		      size_t len)
-{
-	char buf[160];
-	if (sync_clock_equal(clock, d->audio_clock)) {
-		*t = sync_tval_of(frame);
-		*var = 0;
-		return 0;
-	}
-	double v;
-	int rc = timehist_convert(d->th, sync_tval_of(frame), t, &v, buf, sizeof buf);
-	if (rc < 0 && frame < history_start(d) && d->clocks) {
-		/* Older than this device's history (audio from the archive):
-		 * syncd's history of the pair, which it keeps longer. */
-		sync_graph_result r;
-		if (sync_client_convert(d->clocks, d->audio_clock, clock, sync_tval_of(frame), &r, buf, sizeof buf) == 0) {
-			*t = r.value;
-			*var = r.var;
-			return 0;
-		}
-	}
-	if (rc < 0) {
-		g_snprintf(why, len, "frame %" G_GINT64_FORMAT " to cpu: %s", frame, buf);
-		return rc;
-	}
-	double sys = systematic_ns(d);
-	*var = v + sys * sys;
-	if (sync_clock_equal(clock, d->cpu_clock))
-		return 0;
-	sync_graph_result r;
-	rc = d->clocks ? sync_client_convert(d->clocks, d->cpu_clock, clock, *t, &r, buf, sizeof buf) : -ENOLINK;
-	if (rc < 0) {
-		g_snprintf(why, len, "cpu to the requested clock: %s", d->clocks ? buf : "no syncd");
-		return rc;
-	}
-	*t = r.value;
-	*var += r.var;
-	return 0;
-}
-
-/* The reply states its own time (issue 13): the time on `clock` (the
- * request's, else global) of frame `first`, t0= (integer part) and its
- * standard error t0_se=, and the frame period there over the next second
- * (or the one before, at the end of a run), period= with period_se= (the audio fit's slope; the rest of the path adds
- * ppm-level slope errors it does not count), all in the clock's units (ns).
- * When the clock cannot be reached the reply says t0=none and audiod logs
- * why. */
+/* The reply states its own time (devtime_append_first); when it cannot,
+ * audiod logs why. */
 static void append_first_time(audio_dev *d, sync_clock_id clock, int64_t first, GString *out)
 {
 	char why[320], cn[SYNC_CLOCK_NAME_MAX];
-	sync_tval a, b;
-	double va, vb;
-	sync_conv c;
-	sync_clock_format(clock, cn, sizeof cn);
-	/* The period over the second after the frame, or before it where the
-	 * second after runs into a gap (the break between a run and its
-	 * restart converts to nothing). */
-	int64_t step = d->rate_hz;
-	int ok = frame_time(d, clock, first, &a, &va, why, sizeof why) == 0;
-	if (ok && frame_time(d, clock, first + step, &b, &vb, why, sizeof why) < 0) {
-		step = -step;
-		ok = frame_time(d, clock, first + step, &b, &vb, why, sizeof why) == 0;
-	}
-	if (ok && timehist_current(d->th, &c) < 0) {
-		g_strlcpy(why, "no audio fit yet", sizeof why);
-		ok = 0;
-	}
-	if (!ok) {
-		g_message("audio/%d: no time on %s for frame %" G_GINT64_FORMAT ": %s", d->k, cn, first, why);
-		g_string_append_printf(out, " t0_clock=%s t0=none", cn);
-		return;
-	}
-	double period = ((double)(b.i - a.i) + b.f - a.f) / (double)step;
-	/* i + f as a decimal with three places (|f| <= 0.5, so borrow). */
-	int64_t ti = a.i;
-	long milli = lround(a.f * 1000.0);
-	if (milli < 0) {
-		ti--;
-		milli += 1000;
-	}
-	if (milli >= 1000) {
-		ti++;
-		milli -= 1000;
-	}
-	g_string_append_printf(out, " t0_clock=%s t0=%" G_GINT64_FORMAT ".%03ld t0_se=%.4g period=%.6f period_se=%.3g", cn,
-			       ti, milli, sqrt(va), period, sqrt(c.var_s));
+	devtime dt = dev_time(d);
+	if (devtime_append_first(&dt, clock, first, out, why, sizeof why) < 0)
+		g_message("audio/%d: no time on %s for frame %" G_GINT64_FORMAT ": %s", d->k,
+			  sync_clock_format(clock, cn, sizeof cn), first, why);
 }
 
 /* The furthest ahead of the newest frame a requested range may begin, s. */
@@ -349,11 +223,12 @@ static int op_open(void *user, const dev_creds *who, dev_sensor_request *req, vo
 		sync_tval f0, f1;
 		double v0 = 0, v1 = 0;
 		char cn[SYNC_CLOCK_NAME_MAX], tb[24], why1[256] = "";
-		int rc0 = time_to_frame(d, r.clock, r.from, &f0, &v0, why, wlen), rc1 = 0;
+		devtime dt = dev_time(d);
+		int rc0 = devtime_to_frame(&dt, r.clock, r.from, &f0, &v0, why, wlen), rc1 = 0;
 		req->first = rc0 == 0 ? ceil_frame(f0) : INT64_MIN;
 		req->last = DEV_SENSOR_OPEN_END;
 		if (r.to != INT64_MAX) {
-			rc1 = time_to_frame(d, r.clock, r.to, &f1, &v1, why1, sizeof why1);
+			rc1 = devtime_to_frame(&dt, r.clock, r.to, &f1, &v1, why1, sizeof why1);
 			req->last = rc1 == 0 ? ceil_frame(f1) : INT64_MIN;
 		}
 		/* Older than the ring (or than the history audiod kept): the

@@ -166,13 +166,7 @@ int det_refine_all(det_refiner *r, const float *x, size_t n, int lag_lo, int lag
 		if (r->m[i] <= n && dsp_onset_refine(r->o[i], x, n, lag_lo, lag_hi, &all[i].r, &why) == 0) {
 			all[i].template_id = i + 1;
 			add_bias(r, i, &all[i].r);
-			double hh = 0, xx = 0;
-			for (size_t j = 0; j < r->m[i]; j++)
-				hh += (double)r->h[i][j] * r->h[i][j];
-			int64_t k0 = (int64_t)floor(all[i].r.tau);
-			for (int64_t k = MAX(k0, 0); k < k0 + (int64_t)r->m[i] && k < (int64_t)n; k++)
-				xx += (double)x[k] * x[k];
-			all[i].explained = xx > 0 ? fmin(1.0, all[i].r.amp * all[i].r.amp * hh / xx) : 0;
+			all[i].explained = all[i].r.explained; /* the onset's own misfit accounting */
 		}
 	}
 	return r->n;

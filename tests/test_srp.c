@@ -254,12 +254,31 @@ START_TEST(two_sources)
 	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
 	gsl_rng_set(r, 14);
 	static float x[NM][CLIP];
-	int found[2] = {0, 0}, first = 0;
+	int found[2] = {0, 0}, first = 0, undecided = 0;
 	for (int k = 0; k < TRIALS; k++) {
 		world(r, s, 2, 0.01, x);
 		dsp_srp *b = bank(x, 1000, 3200, NULL);
 		dsp_srp_source f;
 		first += dsp_srp_search(b, &f) == 0 && hypot(f.pos_m[0] - s[0].pos[0], f.pos_m[1] - s[0].pos[1]) < 0.05;
+		/* the decision search agrees with the exhaustive ones: the
+		 * maximum reaches a floor just below it and nothing reaches one
+		 * just above; away from it, the best other point (the second frog
+		 * or a ghost) likewise */
+		dsp_srp_source o, a;
+		ck_assert_int_eq(dsp_srp_search_above(b, NULL, 0, f.power * 0.999, &a), 0);
+		ck_assert_double_ge(a.power, f.power * 0.999);
+		ck_assert_int_eq(dsp_srp_search_above(b, NULL, 0, f.power * 1.001, &a), -ENOENT);
+		ck_assert_int_eq(dsp_srp_search_avoiding(b, f.pos_m, 1, &o), 0);
+		ck_assert_double_ge(hypot(o.pos_m[0] - f.pos_m[0], o.pos_m[1] - f.pos_m[1]), 1);
+		ck_assert_int_eq(dsp_srp_search_above(b, f.pos_m, 1, o.power * 0.999, &a), 0);
+		ck_assert_double_ge(hypot(a.pos_m[0] - f.pos_m[0], a.pos_m[1] - f.pos_m[1]), 1);
+		/* proving that nothing beats the best other point is what the
+		 * exhaustive search too may run out of splits for (-EAGAIN);
+		 * what it must never do is answer with a point below the floor */
+		int rc = dsp_srp_search_above(b, f.pos_m, 1, o.power * 1.001, &a);
+		ck_assert(rc == -ENOENT || rc == -EAGAIN || (rc == 0 && a.power >= o.power * 1.001));
+		undecided += rc == -EAGAIN;
+		ck_assert_int_eq(dsp_srp_search_above(b, f.pos_m, 1, NAN, &a), -EINVAL);
 		dsp_srp_free(b);
 		for (int q = 0; q < 2; q++) {
 			dsp_srp_params gate = {.use_prior = 1, .prior_k = 4};
@@ -276,8 +295,8 @@ START_TEST(two_sources)
 		}
 	}
 	printf("two sources: ungated, the louder first in %d of %d trials; gated by each call's onsets: the first %d, "
-	       "the second %d\n",
-	       first, TRIALS, found[0], found[1]);
+	       "the second %d; nothing above the best other point undecided in %d\n",
+	       first, TRIALS, found[0], found[1], undecided);
 	ck_assert_int_eq(first, TRIALS);
 	ck_assert_int_eq(found[0], TRIALS);
 	ck_assert_int_eq(found[1], TRIALS);

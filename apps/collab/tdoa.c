@@ -468,14 +468,21 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 	}
 	memcpy(out->srp_pos_m, src.pos_m, sizeof out->srp_pos_m);
 	out->srp_power = src.power;
-	/* The best other explanation, away from this one: nearly as good,
-	 * and the answer is ambiguous, whatever its chi-square says. */
+	/* Another explanation, away from this one, nearly as good: the
+	 * answer is ambiguous, whatever its chi-square says.
+	 * Only whether one exists is asked (a search that prunes every square
+	 * below that power), not which is best: exact, and far cheaper.  A
+	 * search that runs out of splits undecided leaves the answer
+	 * ambiguous: no second explanation was ruled out. */
 	dsp_srp_source alt;
 	out->alt_power = NAN;
-	if (!rc && p->ambiguity_ratio > 0 && dsp_srp_search_avoiding(bank, src.pos_m, p->ambiguity_radius_m, &alt) == 0) {
-		memcpy(out->alt_pos_m, alt.pos_m, sizeof out->alt_pos_m);
-		out->alt_power = alt.power;
-		out->ambiguous = src.power > 0 && alt.power >= p->ambiguity_ratio * src.power;
+	if (!rc && p->ambiguity_ratio > 0 && src.power > 0) {
+		int arc = dsp_srp_search_above(bank, src.pos_m, p->ambiguity_radius_m, p->ambiguity_ratio * src.power, &alt);
+		if (arc == 0) {
+			memcpy(out->alt_pos_m, alt.pos_m, sizeof out->alt_pos_m);
+			out->alt_power = alt.power;
+		}
+		out->ambiguous = arc == 0 || arc == -EAGAIN;
 	}
 	/* Pick at the SRP position (searched at the stated speed of sound),
 	 * solve with the speed free under its prior, pick again where the solve

@@ -19,8 +19,9 @@
  * Without a known source height, the position is then refined in 3-D
  * (heights down to depth_m below the nodes' plane; srp.h).
  * A second search leaves out ambiguity_radius_m around the best: when
- * the best other position scores ambiguity_ratio of its power or more, the
- * answer is `ambiguous` (a pulse train's pairs correlate every pulse
+ * another position scores ambiguity_ratio of its power or more (or the
+ * search cannot rule one out within its split budget), the answer is
+ * `ambiguous` (a pulse train's pairs correlate every pulse
  * interval, and positions shifting every pair by whole intervals can fit
  * almost as well; the chi-square of the wrong one may pass).
  * At the position found, each pair (r, j)'s correlation peak nearest its
@@ -98,9 +99,10 @@ typedef struct {
 	double srp_pos_m[3];           /* where SRP put the source (the solve's start) */
 	double srp_power;              /* its steered response power */
 	int gated;                     /* 1: the onsets' gate held; 0: dropped */
-	double alt_pos_m[3];           /* the best position ambiguity_radius_m or more from srp_pos_m */
-	double alt_power;              /* its power (NAN: none searched) */
-	int ambiguous;                 /* alt_power >= ambiguity_ratio x srp_power */
+	double alt_pos_m[3];           /* a position ambiguity_radius_m or more from srp_pos_m scoring
+	                                * ambiguity_ratio x srp_power or more (not necessarily the best) */
+	double alt_power;              /* its power (NAN: none found) */
+	int ambiguous;                 /* such a position found, or none ruled out */
 	int ok[TDOA_MAX];              /* arrival used (GCC-PHAT succeeded) */
 	int n_ok;
 	dsp_loc_result loc;     /* position; loc.t0_s relative to the reference arrival */

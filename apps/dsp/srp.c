@@ -10,6 +10,11 @@
 
 #define OS 4 /* oversampling of the stored correlations */
 
+/* Squares of 8 m, 2 m, 50 cm, 12.5 cm and 3.1 cm; points 8 mm apart.  The
+ * speed of sound, when uncertain, is split with them: c +- 4 s.d. in as
+ * few first cells as make the finest 0.25 sample over the aperture. */
+#define LEVELS 6
+
 typedef struct {
 	int i, j, ok;
 	fftwf_complex *psi; /* weighted cross spectrum, nfft/2 + 1 bins */
@@ -135,13 +140,14 @@ dsp_srp *dsp_srp_new(const dsp_srp_clip *c, int n, const dsp_srp_params *p, cons
 	s->c_min = c_min;
 	memcpy(s->c, c, (size_t)n * sizeof *c);
 	/* The speed as a third dimension when uncertain: its finest cells
-	 * (three splits by 4) move the aperture's travel time by 0.25 sample. */
+	 * (LEVELS - 1 splits by 4) move the aperture's travel time by 0.25
+	 * sample. */
 	for (int i = 0; i < n; i++)
 		for (int j = i + 1; j < n; j++)
 			s->aperture_m = fmax(s->aperture_m, dist(c[i].pos_m, c[j].pos_m));
 	if (p->c_sd_m_s > 0 && s->aperture_m > 0) {
 		double fine = 0.25 * p->c_m_s * p->c_m_s / (s->aperture_m * p->gcc.rate_hz);
-		s->nc0 = (int)ceil(8 * p->c_sd_m_s / (fine * 64));
+		s->nc0 = (int)ceil(8 * p->c_sd_m_s / (fine * pow(4, LEVELS - 1)));
 		s->cw0 = 8 * p->c_sd_m_s / s->nc0;
 	} else {
 		s->nc0 = 1;
@@ -297,12 +303,11 @@ typedef struct {
 	int level;
 } cell;
 
-#define LEVELS 4       /* squares of 50, 12.5, 3.1 cm; points 8 mm apart */
 #define MAX_POPS 20000 /* squares split at most per search */
 
 static double side(int level)
 {
-	return 0.5 / pow(4, level);
+	return 8.0 / pow(4, level);
 }
 
 /* Bound of a square of `level` centred at (x, y): the pooled values of
@@ -502,9 +507,17 @@ static cell heap_pop(heap *h)
 	return top;
 }
 
-/* Best-first branch and bound: the first point
- * of the finest level taken off the heap beats every bound left.  After
- * MAX_POPS splits the best point seen is the answer. */
+/* A square (cube) of side h centred at (x, y, z) that does not reach into
+ * the searched box (and heights): left out, as the first level's squares
+ * overhang it. */
+static int outside(const dsp_srp *s, double x, double y, double z, double h)
+{
+	double r = h / 2;
+	if (x + r < s->box[0] || x - r > s->box[1] || y + r < s->box[2] || y - r > s->box[3])
+		return 1;
+	return s->zsearch && (z + r < s->p.z_lo_m || z - r > s->p.z_hi_m);
+}
+
 /* Within radius of avoid (x, y): left out of the search. */
 static int avoided(double x, double y, const double *avoid, double radius)
 {
@@ -524,7 +537,7 @@ static cell best_child(const dsp_srp *s, const cell *c, const double *avoid, dou
 			for (int f = 0; f < zsplit; f++) {
 				double x = c->x + (a - 1.5) * q, y = c->y + (b - 1.5) * q;
 				double z = zsplit > 1 ? c->z + (f - 1.5) * q : c->z;
-				if (gated(s, x, y, z, reach) || avoided(x, y, avoid, radius))
+				if (outside(s, x, y, z, q) || gated(s, x, y, z, reach) || avoided(x, y, avoid, radius))
 					continue;
 				double r[DSP_SRP_MAX], wu[DSP_SRP_MAX];
 				ranges(s, x, y, z, r, wu);
@@ -538,19 +551,27 @@ static cell best_child(const dsp_srp *s, const cell *c, const double *avoid, dou
 	return best;
 }
 
-int dsp_srp_search(dsp_srp *s, dsp_srp_source *best)
-{
-	return dsp_srp_search_avoiding(s, NULL, 0, best);
-}
-
-int dsp_srp_search_avoiding(dsp_srp *s, const double avoid[2], double radius, dsp_srp_source *best)
+/* Best-first branch and bound.  The incumbent is the best point of the
+ * finest level seen so far (with a floor, the floor itself at first; without
+ * one, the point a greedy descent from the best first-level square
+ * reaches); a square whose bound does not beat it is never pushed (no point
+ * in it can), points of the finest level are never pushed (they only
+ * replace the incumbent), and the search ends when the largest bound left
+ * does not beat the incumbent: it is then the maximum.  With a floor, the
+ * first point of the finest level at or above it ends the search.  After
+ * MAX_POPS splits, a greedy descent from the best square left is the last
+ * candidate.  Returns 0 (*best found), -ENOENT (no point: the gate or the
+ * floor leaves none), -EAGAIN (out of splits, nothing at the floor found:
+ * undecided), -ENOMEM. */
+static int search(dsp_srp *s, const double *avoid, double radius, double floor_v, dsp_srp_source *best)
 {
 	heap h = {0};
 	double h0 = side(0), cfirst = s->p.c_m_s - 4 * s->p.c_sd_m_s;
 	int nx = (int)ceil((s->box[1] - s->box[0]) / h0), ny = (int)ceil((s->box[3] - s->box[2]) / h0);
-	int rc = 0, csplit = s->cw0 > 0 ? 4 : 1, zsplit = s->zsearch ? 4 : 1;
+	int rc = 0, csplit = s->cw0 > 0 ? 4 : 1, zsplit = s->zsearch ? 4 : 1, undecided = 0;
 	int nz = s->zsearch ? (int)ceil((s->p.z_hi_m - s->p.z_lo_m) / h0) : 1;
 	double reach0 = h0 * (s->zsearch ? sqrt(3.0) : M_SQRT2) / 2;
+	int floored = isfinite(floor_v);
 	for (int a = 0; a < nx && !rc; a++)
 		for (int b = 0; b < ny && !rc; b++)
 			for (int iz = 0; iz < nz && !rc; iz++) {
@@ -562,24 +583,31 @@ int dsp_srp_search_avoiding(dsp_srp *s, const double avoid[2], double radius, ds
 				ranges(s, x, y, z, r, wu);
 				for (int k = 0; k < s->nc0 && !rc; k++) {
 					double c = s->cw0 > 0 ? cfirst + (k + 0.5) * s->cw0 : s->p.c_m_s;
-					rc = heap_push(&h, (cell){x, y, z, c, bound(s, r, wu, c, 0), 0});
+					cell e = {x, y, z, c, bound(s, r, wu, c, 0), 0};
+					if (!floored || e.v >= floor_v)
+						rc = heap_push(&h, e);
 				}
 			}
-	cell top = {0, 0, 0, 0, -INFINITY, -1};
-	for (int pops = 0; !rc && h.n > 0; pops++) {
+	/* the incumbent: the floor (just below it: a point at it qualifies),
+	 * or the greedy descent's point */
+	cell top = {0, 0, 0, 0, floored ? nextafter(floor_v, -INFINITY) : -INFINITY, -1};
+	if (!rc && h.n > 0 && !floored) {
+		cell g = h.a[0];
+		while (g.level < LEVELS - 1)
+			g = best_child(s, &g, avoid, radius);
+		if (g.v > top.v)
+			top = g;
+	}
+	for (int pops = 0; !rc && h.n > 0 && !(floored && top.level >= 0); pops++) {
 		cell c = heap_pop(&h);
-		if (c.level == LEVELS - 1) {
-			if (c.v > top.v)
-				top = c;
+		if (!(c.v > top.v))
 			break;
-		}
 		if (pops >= MAX_POPS) {
-			/* Out of splits: descend greedily from the best square left
-			 * (its best child each time) to a point, and stop there. */
 			while (c.level < LEVELS - 1)
 				c = best_child(s, &c, avoid, radius);
 			if (c.v > top.v)
 				top = c;
+			undecided = floored && top.level < 0;
 			break;
 		}
 		double q = side(c.level) / 4, qc = s->cw0 / pow(4, c.level) / 4;
@@ -589,26 +617,48 @@ int dsp_srp_search_avoiding(dsp_srp *s, const double avoid[2], double radius, ds
 				for (int f = 0; f < zsplit && !rc; f++) {
 					double x = c.x + (a - 1.5) * q, y = c.y + (b - 1.5) * q;
 					double z = zsplit > 1 ? c.z + (f - 1.5) * q : c.z;
-					if (gated(s, x, y, z, reach) || avoided(x, y, avoid, radius))
+					if (outside(s, x, y, z, q) || gated(s, x, y, z, reach) || avoided(x, y, avoid, radius))
 						continue;
 					double r[DSP_SRP_MAX], wu[DSP_SRP_MAX];
 					ranges(s, x, y, z, r, wu);
 					for (int e = 0; e < csplit && !rc; e++) {
 						double cc = csplit > 1 ? c.c + (e - 1.5) * qc : c.c;
 						cell k = {x, y, z, cc, bound(s, r, wu, cc, c.level + 1), c.level + 1};
-						if (k.level == LEVELS - 1 && k.v > top.v)
+						if (!(k.v > top.v))
+							continue;
+						if (k.level == LEVELS - 1)
 							top = k;
-						rc = heap_push(&h, k);
+						else
+							rc = heap_push(&h, k);
 					}
 				}
 	}
 	free(h.a);
 	if (rc)
 		return rc;
-	if (top.level < 0)
-		return -EDOM;
+	if (top.level < 0 || !(top.v > -INFINITY))
+		return undecided ? -EAGAIN : -ENOENT;
 	*best = (dsp_srp_source){.pos_m = {top.x, top.y, top.z}, .c_m_s = top.c, .power = top.v};
 	return 0;
+}
+
+int dsp_srp_search(dsp_srp *s, dsp_srp_source *best)
+{
+	int rc = search(s, NULL, 0, NAN, best);
+	return rc == -ENOENT ? -EDOM : rc;
+}
+
+int dsp_srp_search_avoiding(dsp_srp *s, const double avoid[2], double radius, dsp_srp_source *best)
+{
+	int rc = search(s, avoid, radius, NAN, best);
+	return rc == -ENOENT ? -EDOM : rc;
+}
+
+int dsp_srp_search_above(dsp_srp *s, const double avoid[2], double radius, double floor_v, dsp_srp_source *found)
+{
+	if (!isfinite(floor_v))
+		return -EINVAL;
+	return search(s, avoid, radius, floor_v, found);
 }
 
 int dsp_srp_delay_at(const dsp_srp *s, int i, int j, const double p[3], double c_m_s, double half,

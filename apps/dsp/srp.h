@@ -23,13 +23,14 @@
  * puts every pair on its true peak at once.
  *
  * Search: best-first branch and bound over squares of the area (the
- * microphones' bounding box plus margin_m), from 50 cm squares down to
+ * microphones' bounding box plus margin_m), from 8 m squares down to
  * points 8 mm apart, 4 x 4 children per square.  A square's bound is the
  * mean over pairs of the largest |z| (squares over 10 cm) or Re z within
  * the lags its points can produce (a range difference changes by at most
- * twice the distance moved), so the first finest-level point taken off the
- * heap beats every square left: the global maximum, not a local one (after
- * 20000 splits, the best point seen).  An uncertain speed of sound
+ * twice the distance moved), so a point that beats every square left is
+ * the global maximum, not a local one: squares whose bound does not beat
+ * the best point seen so far are never kept (after 20000 splits, the best
+ * point seen).  An uncertain speed of sound
  * (c_sd_m_s > 0) is a third dimension of the search over c +- 4 s.d.,
  * split with the squares into cells fine enough that the largest travel
  * difference moves by a quarter sample: a speed off by its prior's 0.35 %
@@ -140,6 +141,16 @@ int dsp_srp_search(dsp_srp *s, dsp_srp_source *out);
  * every pulse interval, and positions that shift every pair by whole
  * intervals can score nearly as well as the source).  Same returns. */
 int dsp_srp_search_avoiding(dsp_srp *s, const double avoid[2], double radius_m, dsp_srp_source *out);
+
+/* Whether any point farther than radius_m from avoid (x, y) (NULL: none
+ * left out) has power >= floor: the search's bounds prune every square
+ * that cannot reach the floor, and the first point at or above it ends the
+ * search, so the answer is exact and much cheaper than the best other
+ * point.  Returns 0 with *found (a point at or above the floor, not
+ * necessarily the best), -ENOENT (no point reaches the floor, or the gate
+ * leaves none), -EAGAIN (undecided: the split budget ran out first),
+ * -EINVAL (floor not finite), -ENOMEM. */
+int dsp_srp_search_above(dsp_srp *s, const double avoid[2], double radius_m, double floor, dsp_srp_source *found);
 
 /* A source found on the plane, refined in 3-D: heights from the plane
  * z_m down to depth_m below it (an array in one plane hears a source above

@@ -639,18 +639,24 @@ END_TEST
 
 typedef struct {
 	int from, n, size;
-	int refused; /* dev_packet_send that did not return 0 */
+	int sent;    /* of this burst, before the first refusal */
+	int refused; /* dev_packet_send that did not return 0 (back-pressure: the proxy's queue at the service full) */
 } flood;
 
+/* Messages from..from+n-1 until the first the service refuses. */
 static void send_flood(pfx *f, void *data)
 {
 	flood *fl = data;
 	uint8_t *m = g_malloc0((size_t)fl->size);
+	fl->sent = 0;
 	for (int i = fl->from; i < fl->from + fl->n; i++) {
 		uint32_t seq = (uint32_t)i;
 		memcpy(m, &seq, 4);
-		if (dev_packet_send(f->pk, m, (size_t)fl->size) < 0)
+		if (dev_packet_send(f->pk, m, (size_t)fl->size) < 0) {
 			fl->refused++;
+			break;
+		}
+		fl->sent++;
 	}
 	g_free(m);
 }
@@ -677,28 +683,43 @@ START_TEST(slow_client)
 	raw_msg(fd, DEV_MSG_PKT_SUB, 0, 1, NULL, 0);
 	g_usleep(100000);
 	/* 30000 messages of 1000 bytes (30 MB: beyond the socket buffers,
-	 * at most 4 + 6 MB on Linux loopback, and the bound), in bursts the
-	 * proxy can keep up with: 2 ms apart, 20 ms under CPU emulation
-	 * (CHORUS_EMULATED, the arm64 VM of make check-arm64: 2109 of 30000
-	 * refused at 2 ms there) */
+	 * at most 4 + 6 MB on Linux loopback, and the bound), in bursts of 200
+	 * 2 ms apart.  The proxy may fall behind the flood for a moment (its
+	 * own CPU: under ASan on a loaded machine 12067 of 30000 were refused
+	 * at once, and under CPU emulation, CHORUS_EMULATED, 2109): the
+	 * service's back-pressure then refuses, and the rest of the burst is
+	 * sent again 2 ms later.  What must never happen is a stall: the
+	 * proxy ceasing to read the service because its client does not read,
+	 * so that the service is refused for good. */
 	const int total = 30000, size = 1000, burst = 200;
-	const gulong pause_us = g_getenv("CHORUS_EMULATED") ? 20000 : 2000;
-	flood fl = {.n = burst, .size = size};
+	const gulong pause_us = 2000;
+	const gint64 stall_ms = 10000;
+	flood fl = {.size = size};
 	long most = 0;
-	for (fl.from = 0; fl.from < total; fl.from += burst) {
+	gint64 progress = now_ms(), longest = 0;
+	for (int round = 0; fl.from < total; round++) {
+		fl.n = MIN(burst, total - fl.from);
 		pfx_call(F, send_flood, &fl);
+		fl.from += fl.sent;
+		gint64 t = now_ms();
+		if (fl.sent > 0)
+			progress = t;
+		longest = MAX(longest, t - progress);
+		ck_assert_msg(t - progress < stall_ms, "the service refused for %" G_GINT64_FORMAT " ms at message %d: a stall",
+			      t - progress, fl.from);
 		g_usleep(pause_us);
 		raw_send(fd, "\0\0\0\0", 4); /* alive (a heartbeat), just not reading */
-		if (fl.from % 4000 == 0) {
+		if (round % 20 == 0) {
 			char *s = proxy_status();
 			long q = queued_of(s, "demo/events");
 			most = MAX(most, q);
 			g_free(s);
 		}
 	}
-	/* the service was never refused; the proxy's queue stayed within its
-	 * bound plus the one message that crossed it (and a frame header) */
-	ck_assert_int_eq(fl.refused, 0);
+	printf("slow client: %d of %d sends refused for a moment (the proxy behind the flood), longest %" G_GINT64_FORMAT " ms\n",
+	       fl.refused, total, longest);
+	/* the proxy's queue for the slow client stayed within its bound plus
+	 * the one message that crossed it (and a frame header) */
 	ck_assert_msg(most >= 0 && most <= 65536 + DEV_WIRE_HDR + 8 + size + DEV_FRAME_HDR, "queued %ld", most);
 	char *s = proxy_status();
 	ck_assert_msg(!strstr(s, "dropped=0 dead"), "%s", s);

@@ -265,20 +265,20 @@ START_TEST(two_sources)
 		 * just above; away from it, the best other point (the second frog
 		 * or a ghost) likewise */
 		dsp_srp_source o, a;
-		ck_assert_int_eq(dsp_srp_search_above(b, NULL, 0, f.power * 0.999, &a), 0);
+		ck_assert_int_eq(dsp_srp_search_above(b, NULL, 0, f.power * 0.999, 0, &a), 0);
 		ck_assert_double_ge(a.power, f.power * 0.999);
-		ck_assert_int_eq(dsp_srp_search_above(b, NULL, 0, f.power * 1.001, &a), -ENOENT);
+		ck_assert_int_eq(dsp_srp_search_above(b, NULL, 0, f.power * 1.001, 0, &a), -ENOENT);
 		ck_assert_int_eq(dsp_srp_search_avoiding(b, f.pos_m, 1, &o), 0);
 		ck_assert_double_ge(hypot(o.pos_m[0] - f.pos_m[0], o.pos_m[1] - f.pos_m[1]), 1);
-		ck_assert_int_eq(dsp_srp_search_above(b, f.pos_m, 1, o.power * 0.999, &a), 0);
+		ck_assert_int_eq(dsp_srp_search_above(b, f.pos_m, 1, o.power * 0.999, 0, &a), 0);
 		ck_assert_double_ge(hypot(a.pos_m[0] - f.pos_m[0], a.pos_m[1] - f.pos_m[1]), 1);
 		/* proving that nothing beats the best other point is what the
 		 * exhaustive search too may run out of splits for (-EAGAIN);
 		 * what it must never do is answer with a point below the floor */
-		int rc = dsp_srp_search_above(b, f.pos_m, 1, o.power * 1.001, &a);
+		int rc = dsp_srp_search_above(b, f.pos_m, 1, o.power * 1.001, 0, &a);
 		ck_assert(rc == -ENOENT || rc == -EAGAIN || (rc == 0 && a.power >= o.power * 1.001));
 		undecided += rc == -EAGAIN;
-		ck_assert_int_eq(dsp_srp_search_above(b, f.pos_m, 1, NAN, &a), -EINVAL);
+		ck_assert_int_eq(dsp_srp_search_above(b, f.pos_m, 1, NAN, 0, &a), -EINVAL);
 		dsp_srp_free(b);
 		for (int q = 0; q < 2; q++) {
 			dsp_srp_params gate = {.use_prior = 1, .prior_k = 4};

@@ -9,16 +9,11 @@
  * ellipse; an answer at B with A's time is the failure seen in make check
  * (a group of held detections located at the other caller, 9.4 m off,
  * stated to 2 mm).  A refusal is honest.
- *
- * Not yet honest, and counted rather than asserted (issue 12): with the
- * source's height unknown the solve also finds positions that are neither
- * caller's (a set of the two calls' cross-correlation peaks that happens to
- * be consistent, at the top of the searched heights), stated to
- * millimetres.
  */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <glib.h>
 #include <gsl/gsl_cdf.h>
@@ -26,6 +21,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "apps/collab/tdoa.h"
+#include "apps/dsp/band.h"
 #include "apps/dsp/wave.h"
 #include "tests/check_run.h"
 
@@ -75,6 +71,17 @@ static outcome solve_two(gsl_rng *g, const double a[3], const double b[3], doubl
 	}
 	tdoa_params p;
 	tdoa_params_default(&p); /* the source's height unknown, as chorus-demo tells collab */
+	/* the band detect states for A's template: its 95 % energy band
+	 * widened by 10 % each side, within the profile's 1000-3200 Hz */
+	size_t tn = (size_t)(0.35 * R);
+	float *h = g_new0(float, tn);
+	for (size_t i = 0; i < tn; i++)
+		h[i] = (float)dsp_wave_eval(wa, i / R);
+	double lo, hi;
+	ck_assert_int_eq(dsp_band_of(h, tn, R, 0.95, 1000, 3200, &lo, &hi), 0);
+	p.f_lo_hz = fmax(1000, lo * 0.9);
+	p.f_hi_hz = fmin(3200, hi * 1.1);
+	g_free(h);
 	tdoa_result tr;
 	int rc = tdoa_locate(in, NM, &p, &tr);
 	for (int j = 0; j < NM; j++)
@@ -92,41 +99,72 @@ static outcome solve_two(gsl_rng *g, const double a[3], const double b[3], doubl
 	return o;
 }
 
-/* 30 calls each at three placements of the two callers, equally loud (as
- * in overlap6.ini): no ok answer is at the other caller (within 1 m of
- * B).  Alone, A is located every time, honestly (tried: 90 of 90 ok, all
- * inside their 99.9 % ellipse); with B in the clips it is lost in its
- * correlations. */
-START_TEST(the_answer_is_the_detected_call)
+/* Counts of one batch of calls. */
+typedef struct {
+	int calls, ok, honest, at_b, elsewhere;
+} tally;
+
+/* n calls at each of the three placements, B `louder` times as loud as A
+ * (0: A alone). */
+static tally batch(gsl_rng *g, int n, double louder)
 {
-	gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
-	gsl_rng_set(g, 4242);
-	const double place[3][2][3] = {
+	static const double place[3][2][3] = {
 		{{6, 8, 0}, {14, 13, 0}},
 		{{4, 14, 0}, {15, 6, 0}},
 		{{12, 10, 0}, {6, 16, 0}},
 	};
-	int ok = 0, at_b = 0, outside = 0, calls = 0, honest = 0;
+	tally t = {0};
 	double q999 = gsl_cdf_chisq_Pinv(0.999, 2);
 	for (int s = 0; s < 3; s++)
-		for (int k = 0; k < 30; k++) {
-			outcome o = solve_two(g, place[s][0], place[s][1], 0.08, 1.0, 1e-3);
-			calls++;
-			if (!o.ok)
+		for (int k = 0; k < n; k++) {
+			outcome o = solve_two(g, place[s][0], place[s][1], 0.08, louder, 1e-3);
+			t.calls++;
+			if (!o.ok) {
+				if (getenv("OVERLAP_DEBUG"))
+					fprintf(stderr, "overlap: B %.1f x: placement %d call %d refused: %s\n", louder, s, k, o.tr.why);
 				continue;
-			ok++;
-			at_b += o.err_b_m < 1.0;
-			honest += o.m2_a <= q999;
-			if (!(o.m2_a <= q999)) {
-				if (outside++ < 3)
-					fprintf(stderr, "overlap: placement %d call %d: at (%.2f, %.2f, %.2f), %.3f m from A (%.3f m from B), Mahalanobis^2 %.1f; chi2 %.2f on %d, SRP power %.3f (other %.3f), %d arrivals\n",
-						s, k, o.tr.loc.pos_m[0], o.tr.loc.pos_m[1], o.tr.loc.pos_m[2], o.err_a_m, o.err_b_m, o.m2_a,
-						o.tr.loc.chi2, o.tr.loc.dof, o.tr.srp_power, o.tr.alt_power, o.tr.n_ok);
 			}
+			t.ok++;
+			if (o.m2_a <= q999) {
+				t.honest++;
+				continue;
+			}
+			if (louder > 0 && o.err_b_m < 1.0)
+				t.at_b++;
+			else if (t.elsewhere++ < 3)
+				fprintf(stderr, "overlap: placement %d call %d: at (%.2f, %.2f, %.2f), %.3f m from A (%.3f m from B), Mahalanobis^2 %.1f; chi2 %.2f on %d, SRP power %.3f (other %.3f), %d arrivals\n",
+					s, k, o.tr.loc.pos_m[0], o.tr.loc.pos_m[1], o.tr.loc.pos_m[2], o.err_a_m, o.err_b_m, o.m2_a,
+					o.tr.loc.chi2, o.tr.loc.dof, o.tr.srp_power, o.tr.alt_power, o.tr.n_ok);
 		}
-	fprintf(stderr, "overlap: %d calls, %d ok answers: %d at A inside their 99.9 %% ellipse, %d at the other caller, %d elsewhere (not yet honest: issue 12)\n",
-		calls, ok, honest, at_b, outside - at_b);
-	ck_assert_int_eq(at_b, 0);
+	fprintf(stderr, "overlap: B %.1f x as loud as A: %d calls, %d ok answers: %d at A inside their 99.9 %% ellipse, %d at the other caller, %d elsewhere\n",
+		louder, t.calls, t.ok, t.honest, t.at_b, t.elsewhere);
+	return t;
+}
+
+/* Equally loud (as in overlap6.ini): no ok answer is at the other caller
+ * or anywhere but A.  PHAT gives each frequency of the band detect states
+ * for A's template equal weight, and the chirp fills every one where the
+ * pulse train has only its lines: A's own position scores 0.02-0.04 of
+ * steered power, B's 0.5-0.9, even with B 10 dB quieter than A.  A cannot
+ * be located from these clips, and the ghosts the onsets' gate lets
+ * through (sets of A x B cross-correlation peaks consistent pair by pair,
+ * 6 m off at the top of the searched heights, stated to millimetres: 30
+ * of 90 answered `ok` before the dominance rule) must be refused.  Alone,
+ * A is located every time, honestly.  (Tried with B 10 dB quieter: SCOT
+ * and Roth locate A in 20 of 30 and cc in 20 of 30, but 3 and 10 more
+ * answers lie 14 cm off, outside their 99.9 % ellipses: the chirp's
+ * correlation biases A's peaks, and no stated error holds it yet.) */
+START_TEST(the_answer_is_the_detected_call)
+{
+	gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng_set(g, 4242);
+	tally both = batch(g, 30, 1.0);
+	ck_assert_int_eq(both.at_b, 0);
+	ck_assert_int_eq(both.elsewhere, 0);
+	tally alone = batch(g, 10, 0);
+	ck_assert_int_eq(alone.honest, alone.calls);
+	tally quiet = batch(g, 10, 0.3);
+	ck_assert_int_eq(quiet.at_b + quiet.elsewhere, 0);
 	gsl_rng_free(g);
 }
 END_TEST

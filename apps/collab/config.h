@@ -26,7 +26,7 @@ typedef struct {
 	double wind_speed_m_s, wind_from_deg;   /* the wind as measured: m/s, and where from (° clockwise from +y) */
 	double margin_ms, hold_s;
 	gint64 min_nodes;
-	double pre_ms, max_clip_ms, gcc_beta, onset_floor_ms, search_margin_m, ambiguity_ratio, alpha;
+	double pre_ms, max_clip_ms, gcc_beta, onset_floor_ms, search_margin_m, ambiguity_ratio, dominance_ratio, alpha;
 	char *gcc_weighting;
 	gboolean source_plane;
 	double source_z_m;

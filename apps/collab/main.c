@@ -271,6 +271,7 @@ static void work(gpointer data, gpointer user)
 	p.onset_floor_s = d->cfg.onset_floor_ms * 1e-3;
 	p.margin_m = d->cfg.search_margin_m;
 	p.ambiguity_ratio = d->cfg.ambiguity_ratio;
+	p.dominance_ratio = d->cfg.dominance_ratio;
 	p.c_m_s = d->c_m_s;
 	p.c_sd_m_s = d->c_sd_m_s;
 	p.pos_sd_m = d->cfg.position_sd_m;

@@ -80,13 +80,16 @@ typedef struct {
 	double ambiguity_ratio;      /* a position ambiguity_radius_m or more away scoring this fraction
 	                          * of the best's power makes the answer ambiguous (0: no check) */
 	double ambiguity_radius_m;
-	double depth_m;     /* without a known source height: heights searched below the nodes' plane, m */
-	double c_m_s;       /* speed of sound, m/s */
-	double c_sd_m_s;    /* its standard uncertainty, m/s (0: exact) */
-	double pos_sd_m;    /* survey s.d. of every microphone position per axis, m (0: exact) */
-	double wind_m_s[3]; /* the wind's velocity, m/s (0: still air; apps/dsp/locate.h) */
-	double source_z_m;  /* known source height, m; NAN = unknown */
-	double alpha;       /* chi-square level */
+	double dominance_ratio; /* a sound anywhere in the clips (outside the onsets' gate too) whose
+	                         * steered power the answer's does not reach this fraction of: the
+	                         * answer is refused (0: no check) */
+	double depth_m;         /* without a known source height: heights searched below the nodes' plane, m */
+	double c_m_s;           /* speed of sound, m/s */
+	double c_sd_m_s;        /* its standard uncertainty, m/s (0: exact) */
+	double pos_sd_m;        /* survey s.d. of every microphone position per axis, m (0: exact) */
+	double wind_m_s[3];     /* the wind's velocity, m/s (0: still air; apps/dsp/locate.h) */
+	double source_z_m;      /* known source height, m; NAN = unknown */
+	double alpha;           /* chi-square level */
 } tdoa_params;
 
 typedef struct {

@@ -654,11 +654,17 @@ int dsp_srp_search_avoiding(dsp_srp *s, const double avoid[2], double radius, ds
 	return rc == -ENOENT ? -EDOM : rc;
 }
 
-int dsp_srp_search_above(dsp_srp *s, const double avoid[2], double radius, double floor_v, dsp_srp_source *found)
+int dsp_srp_search_above(dsp_srp *s, const double avoid[2], double radius, double floor_v, int ungated,
+			 dsp_srp_source *found)
 {
 	if (!isfinite(floor_v))
 		return -EINVAL;
-	return search(s, avoid, radius, floor_v, found);
+	int gate = s->p.use_prior;
+	if (ungated)
+		s->p.use_prior = 0;
+	int rc = search(s, avoid, radius, floor_v, found);
+	s->p.use_prior = gate;
+	return rc;
 }
 
 int dsp_srp_delay_at(const dsp_srp *s, int i, int j, const double p[3], double c_m_s, double half,

@@ -149,8 +149,11 @@ int dsp_srp_search_avoiding(dsp_srp *s, const double avoid[2], double radius_m, 
  * point.  Returns 0 with *found (a point at or above the floor, not
  * necessarily the best), -ENOENT (no point reaches the floor, or the gate
  * leaves none), -EAGAIN (undecided: the split budget ran out first),
- * -EINVAL (floor not finite), -ENOMEM. */
-int dsp_srp_search_above(dsp_srp *s, const double avoid[2], double radius_m, double floor, dsp_srp_source *found);
+ * -EINVAL (floor not finite), -ENOMEM.  ungated: the onsets' gate
+ * (use_prior) is left out for this search: any sound in the clips, not
+ * only one the onsets allow. */
+int dsp_srp_search_above(dsp_srp *s, const double avoid[2], double radius_m, double floor, int ungated,
+			 dsp_srp_source *found);
 
 /* A source found on the plane, refined in 3-D: heights from the plane
  * z_m down to depth_m below it (an array in one plane hears a source above

@@ -13,6 +13,7 @@
 
 #include "apps/dsp/gccphat.h"
 #include "apps/dsp/synth.h"
+#include "apps/dsp/xcorr.h"
 #include "tests/check_run.h"
 
 #define RATE 48000.0
@@ -202,6 +203,43 @@ START_TEST(max_lag_bounds_search)
 }
 END_TEST
 
+/* The analytic correlation of one spectral bin k (R_k = 1) is
+ * (2/n) exp(i w_k tau): its real part what dsp_spec_eval gives, its
+ * squared envelope (2/n)^2 at every tau; a band's real part is
+ * dsp_spec_eval's r whatever the bins. */
+START_TEST(analytic_correlation)
+{
+	enum { N = 512,
+	       K = 37 };
+	fftwf_complex *R = fftwf_alloc_complex(N / 2 + 1);
+	memset(R, 0, (N / 2 + 1) * sizeof *R);
+	R[K][0] = 1;
+	for (double tau = -40; tau <= 40; tau += 0.37) {
+		double re, im, r, d1, d2, w = 2 * M_PI * K / N;
+		dsp_spec_analytic(R, N, tau, 0, N / 2, &re, &im);
+		dsp_spec_eval(R, N, tau, 0, N / 2, &r, &d1, &d2);
+		ck_assert_double_eq_tol(re, 2.0 / N * cos(w * tau), 1e-12);
+		ck_assert_double_eq_tol(im, 2.0 / N * sin(w * tau), 1e-12);
+		ck_assert_double_eq_tol(re, r, 1e-15);
+		ck_assert_double_eq_tol(re * re + im * im, 4.0 / ((double)N * N), 1e-15);
+	}
+	gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng_set(g, 3);
+	for (int k = 0; k <= N / 2; k++) {
+		R[k][0] = (float)gsl_ran_gaussian(g, 1);
+		R[k][1] = (float)gsl_ran_gaussian(g, 1);
+	}
+	for (double tau = -5; tau <= 5; tau += 0.5) {
+		double re, im, r;
+		dsp_spec_analytic(R, N, tau, 20, 200, &re, &im);
+		dsp_spec_eval(R, N, tau, 20, 200, &r, NULL, NULL);
+		ck_assert_double_eq_tol(re, r, 1e-12);
+	}
+	gsl_rng_free(g);
+	fftwf_free(R);
+}
+END_TEST
+
 START_TEST(bad_input)
 {
 	static float a[CLIP], b[CLIP];
@@ -233,6 +271,7 @@ int main(void)
 	tcase_add_test(tc, burst_20db);
 	tcase_add_test(tc, unequal_lengths_and_sign);
 	tcase_add_test(tc, max_lag_bounds_search);
+	tcase_add_test(tc, analytic_correlation);
 	tcase_add_test(tc, bad_input);
 	suite_add_tcase(s, tc);
 	return tu_check_run(s);

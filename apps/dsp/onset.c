@@ -67,25 +67,12 @@ void dsp_onset_free(dsp_onset *o)
 }
 
 /* |r_a(tau)|^2, the squared envelope of the correlation (r plus i times
- * its Hilbert transform), from the cross spectrum's bins [k_lo, k_hi]
- * (exp(i w tau) by rotation, re-anchored every 256 bins). */
+ * its Hilbert transform), from the cross spectrum's bins [k_lo, k_hi]. */
 static double envelope2(const dsp_xcorr *xc, double tau, int k_lo, int k_hi)
 {
-	const fftwf_complex *R = dsp_xcorr_spec((dsp_xcorr *)xc);
-	int n = (int)dsp_xcorr_nfft(xc);
-	double sr = 0, si = 0, dw = 2.0 * M_PI / n, cr = 0, ci = 0, rr = cos(dw * tau), ri = sin(dw * tau);
-	for (int k = k_lo; k <= k_hi; k++) {
-		if (k == k_lo || (k - k_lo) % 256 == 0) {
-			cr = cos(dw * k * tau);
-			ci = sin(dw * k * tau);
-		}
-		sr += R[k][0] * cr - R[k][1] * ci;
-		si += R[k][0] * ci + R[k][1] * cr;
-		double t = cr * rr - ci * ri;
-		ci = cr * ri + ci * rr;
-		cr = t;
-	}
-	return (sr * sr + si * si) * 4.0 / ((double)n * n);
+	double re, im;
+	dsp_spec_analytic(dsp_xcorr_spec((dsp_xcorr *)xc), dsp_xcorr_nfft(xc), tau, k_lo, k_hi, &re, &im);
+	return re * re + im * im;
 }
 
 /* The envelope's peak within +-w samples of lag l0: the largest at

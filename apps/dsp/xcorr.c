@@ -134,14 +134,17 @@ void dsp_xcorr_eval(const dsp_xcorr *x, double tau, int k_lo, int k_hi, double *
 	dsp_spec_eval((const fftwf_complex *)x->R, x->nfft, tau, k_lo, k_hi, r, d1, d2);
 }
 
-void dsp_spec_eval(const fftwf_complex *R, size_t nfft, double tau, int k_lo, int k_hi, double *r, double *d1, double *d2)
+/* The sums behind dsp_spec_eval and dsp_spec_analytic: r (re), its Hilbert
+ * transform (im) and r's first two derivatives, each NULL when not wanted. */
+static void spec_sums(const fftwf_complex *R, size_t nfft, double tau, int k_lo, int k_hi, double *re, double *im,
+		      double *d1, double *d2)
 {
 	int n = (int)nfft, last = n / 2;
 	if (k_lo < 0)
 		k_lo = 0;
 	if (k_hi > last)
 		k_hi = last;
-	double s0 = 0, s1 = 0, s2 = 0;
+	double s0 = 0, s1 = 0, s2 = 0, sh = 0;
 	double dw = 2.0 * M_PI / n;
 	/* exp(i w_k tau) by rotation from k_lo; re-anchored every 256 bins so
 	 * rounding does not build up over long spectra. */
@@ -156,18 +159,31 @@ void dsp_spec_eval(const fftwf_complex *R, size_t nfft, double tau, int k_lo, in
 		double zr = R[k][0] * cr - R[k][1] * ci; /* Re(R e^{i w tau}) */
 		double zi = R[k][0] * ci + R[k][1] * cr; /* Im(R e^{i w tau}) */
 		s0 += c * zr;
+		sh += c * zi;
 		s1 -= c * w * zi;
 		s2 -= c * w * w * zr;
 		double t = cr * rr - ci * ri;
 		ci = cr * ri + ci * rr;
 		cr = t;
 	}
-	if (r)
-		*r = s0 / n;
+	if (re)
+		*re = s0 / n;
+	if (im)
+		*im = sh / n;
 	if (d1)
 		*d1 = s1 / n;
 	if (d2)
 		*d2 = s2 / n;
+}
+
+void dsp_spec_eval(const fftwf_complex *R, size_t nfft, double tau, int k_lo, int k_hi, double *r, double *d1, double *d2)
+{
+	spec_sums(R, nfft, tau, k_lo, k_hi, r, NULL, d1, d2);
+}
+
+void dsp_spec_analytic(const fftwf_complex *R, size_t nfft, double tau, int k_lo, int k_hi, double *re, double *im)
+{
+	spec_sums(R, nfft, tau, k_lo, k_hi, re, im, NULL, NULL);
 }
 
 /* Index of lag l in the c2r output (negative lags sit at the top). */

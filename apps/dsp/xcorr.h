@@ -67,6 +67,11 @@ void dsp_xcorr_eval(const dsp_xcorr *x, double tau, int k_lo, int k_hi,
 void dsp_spec_eval(const fftwf_complex *R, size_t nfft, double tau, int k_lo, int k_hi, double *r, double *d1,
 		   double *d2);
 
+/* The analytic correlation at tau from bins [k_lo, k_hi] of R: *re = r(tau)
+ * and *im = its Hilbert transform, so re^2 + im^2 is the squared envelope
+ * (the DC and Nyquist bins have no quadrature part). */
+void dsp_spec_analytic(const fftwf_complex *R, size_t nfft, double tau, int k_lo, int k_hi, double *re, double *im);
+
 /* Find the largest r at integer lags in [lag_lo, lag_hi] (clamped to the
  * linear range), then refine it on bins [k_lo, k_hi].  Returns 0, or -EDOM
  * (empty lag range, or no maximum: r'' >= 0 everywhere near the peak). */

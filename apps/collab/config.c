@@ -39,7 +39,7 @@ static const cfg_key keys[] = {
 	K("gcc_weighting", CFG_STRING, "phat", 1, 0, gcc_weighting, "weighting of the pairs' correlations: phat, scot, roth or cc"),
 	K("onset_floor_ms", CFG_DOUBLE, "5", 0, 1000, onset_floor_ms, "how far a detection's onset may be off beyond its stated error, ms (gates the search)"),
 	K("ambiguity_ratio", CFG_DOUBLE, "0.9", 0, 1, ambiguity_ratio, "a position 1 m or more away scoring this fraction of the best's steered power makes a result ambiguous (0: no check)"),
-	K("dominance_ratio", CFG_DOUBLE, "0.5", 0, 1, dominance_ratio, "a louder sound anywhere in the clips that this call's best position does not reach this fraction of refuses the result (another caller; 0: no check)"),
+	K("dominance_ratio", CFG_DOUBLE, "0.5", 0, 1, dominance_ratio, "a louder sound anywhere in the clips that this call's best position does not reach this fraction of is taken out of the clips and the call searched again; still masked, the result is refused (another caller; 0: no check)"),
 	K("search_margin_m", CFG_DOUBLE, "30", 0, 10000, search_margin_m, "searched area beyond the nodes' bounding box, m"),
 	K("alpha", CFG_DOUBLE, "0.001", 1e-9, 0.5, alpha, "level of the solver's chi-square test"),
 	K("source_plane", CFG_BOOL, "false", 1, 0, source_plane, "sources are at height source_z_m (corrects the 2-D solve)"),

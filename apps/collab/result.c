@@ -131,6 +131,12 @@ void collab_result_json(const collab_result *r, GString *o)
 			jnum(b, "alt_y", r->tr.alt_pos_m[1], "%.4f");
 			jnum(b, "alt_power", r->tr.alt_power, "%.4g");
 		}
+		if (r->tr.separated) {
+			jnum(b, "masker_x", r->tr.masker_pos_m[0], "%.4f");
+			jnum(b, "masker_y", r->tr.masker_pos_m[1], "%.4f");
+			jnum(b, "masker_power", r->tr.masker_power, "%.4g");
+			jnum(b, "cov_scale", r->tr.cov_scale, "%.4g");
+		}
 	}
 	json_builder_set_member_name(b, "nodes");
 	json_builder_begin_array(b);

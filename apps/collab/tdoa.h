@@ -18,6 +18,11 @@
  * failure (-EDOM): the detections are not of one call from one place.
  * Without a known source height, the position is then refined in 3-D
  * (heights down to depth_m below the nodes' plane; srp.h).
+ * A sound anywhere in the clips (ungated) that the best does not reach
+ * dominance_ratio of is another caller: it is taken out of the clips
+ * (null steering, apps/dsp/nullsteer.h) and the call searched again in
+ * what is left (`separated`, its covariance scaled by chi2/dof when that
+ * exceeds 1); still masked, the solve fails (-EDOM).
  * A second search leaves out ambiguity_radius_m around the best: when
  * another position scores ambiguity_ratio of its power or more (or the
  * search cannot rule one out within its split budget), the answer is
@@ -83,6 +88,7 @@ typedef struct {
 	double dominance_ratio; /* a sound anywhere in the clips (outside the onsets' gate too) whose
 	                         * steered power the answer's does not reach this fraction of: the
 	                         * answer is refused (0: no check) */
+	int separate;           /* a masking sound found: take it out of the clips (nullsteer.h) and search again */
 	double depth_m;         /* without a known source height: heights searched below the nodes' plane, m */
 	double c_m_s;           /* speed of sound, m/s */
 	double c_sd_m_s;        /* its standard uncertainty, m/s (0: exact) */
@@ -106,6 +112,11 @@ typedef struct {
 	                                * ambiguity_ratio x srp_power or more (not necessarily the best) */
 	double alt_power;              /* its power (NAN: none found) */
 	int ambiguous;                 /* such a position found, or none ruled out */
+	int separated;                 /* a louder sound (another caller) was taken out of the clips first */
+	double masker_pos_m[3];        /* where it was */
+	double masker_power;           /* its steered power */
+	double removed_frac;           /* the fraction of the clips' energy in the band taken out with it */
+	double cov_scale;              /* separated: loc.cov was scaled by chi2/dof (>= 1); else 1 */
 	int ok[TDOA_MAX];              /* arrival used (GCC-PHAT succeeded) */
 	int n_ok;
 	dsp_loc_result loc;     /* position; loc.t0_s relative to the reference arrival */

@@ -399,7 +399,7 @@ static int masking_sound(dsp_srp *bank, const tdoa_params *p, const dsp_srp_sour
  * position and speed, its gains 1 / range), as a new bank; the new clips in
  * nulled[] (the caller frees them).  NULL when it cannot be built. */
 static dsp_srp *separated_bank(const dsp_srp_clip *sc, int n, double rr, const dsp_srp_params *sp, const dsp_srp *bank,
-			       const dsp_srp_source *loud, const tdoa_params *p, float **nulled, double *removed)
+			       const dsp_srp_source *loud, const tdoa_params *p, float **nulled)
 {
 	dsp_null_clip nc[TDOA_MAX];
 	dsp_srp_clip c2[TDOA_MAX];
@@ -417,7 +417,7 @@ static dsp_srp *separated_bank(const dsp_srp_clip *sc, int n, double rr, const d
 		c2[j].x = nulled[j];
 	}
 	const char *why = NULL;
-	if (dsp_null_steer(nc, n, rr, p->f_lo_hz, p->f_hi_hz, removed, &why) < 0)
+	if (dsp_null_steer(nc, n, rr, p->f_lo_hz, p->f_hi_hz, NULL, &why) < 0)
 		return NULL;
 	return dsp_srp_new(c2, n, sp, &why);
 }
@@ -617,12 +617,11 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 	dsp_srp_source loud;
 	int drc = rc ? -ENOENT : masking_sound(bank, p, &src, &loud);
 	if (drc == 0 && p->separate) {
-		dsp_srp *b2 = separated_bank(sc, n, rr, &sp, bank, &loud, p, nulled, &out->removed_frac);
+		dsp_srp *b2 = separated_bank(sc, n, rr, &sp, bank, &loud, p, nulled);
 		dsp_srp_source s2;
 		if (b2 && find_source(b2, p, thick, &s2, out) == 0) {
 			dsp_srp_source loud2;
 			int drc2 = masking_sound(b2, p, &s2, &loud2);
-
 			if (drc2 == -ENOENT) {
 				dsp_srp_free(bank);
 				bank = b2;

@@ -115,7 +115,6 @@ typedef struct {
 	int separated;                 /* a louder sound (another caller) was taken out of the clips first */
 	double masker_pos_m[3];        /* where it was */
 	double masker_power;           /* its steered power */
-	double removed_frac;           /* the fraction of the clips' energy in the band taken out with it */
 	double cov_scale;              /* separated: loc.cov was scaled by chi2/dof (>= 1); else 1 */
 	int ok[TDOA_MAX];              /* arrival used (GCC-PHAT succeeded) */
 	int n_ok;

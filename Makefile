@@ -140,8 +140,12 @@ format-check:
 	@clang-format --dry-run -Werror $(FORMAT_SRCS) && echo "format-check: $(words $(FORMAT_SRCS)) files follow .clang-format"
 
 # Under SANITIZE=1 (ASan, 2-3x slower) each test program gets 900 s, not 300.
+# The long programs (simulations of a minute or more, the VM) run in one
+# lane, the rest in another (tests/run; TEST_LANES=1 runs one at a time).
+TESTS_LONG = test_chaos test_collab_sim test_audiod_past test_syncd_net test_archive_outage test_vmtest \
+	test_archive test_ticker_field
 test: $(TESTS) $(PROGS)
-	@$(if $(SANITIZE),TEST_TIMEOUT=$${TEST_TIMEOUT:-900} )sh tests/run $(TESTS)
+	@$(if $(SANITIZE),TEST_TIMEOUT=$${TEST_TIMEOUT:-900} )TESTS_LONG="$(TESTS_LONG)" sh tests/run $(TESTS)
 
 bench:
 	@$(MAKE) --no-print-directory deps

@@ -11,6 +11,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "libcfg/cfg.h"
+#include "libdev/heap.h"
 #include "archive/config.h"
 #include "archive/durable.h"
 #include "archive/recorder.h"
@@ -147,6 +148,7 @@ static int status_text(void *user, GString *out)
 	for (int k = 0; k < ARCHIVE_MAX_DEVICES; k++)
 		if (a->rec[k])
 			archive_recorder_status(a->rec[k], out);
+	dev_heap_usage_append(out);
 	return 0;
 }
 
@@ -235,6 +237,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	a.loop = g_main_loop_new(NULL, FALSE);
+	dev_heap_trim_start(DEV_HEAP_TRIM_S); /* resident memory follows what is in use (libdev/heap.h) */
 	a.clocks = sync_client_new(NULL, NULL, NULL, NULL, &err);
 	if (!a.clocks) {
 		fprintf(stderr, "chorus-archive: %s\n", err->message);

@@ -1,5 +1,6 @@
 /* device.c — one audio device's client-facing side (see device.h). */
 #include "audiod/device.h"
+#include "libdev/heap.h"
 #include "audiod/device_timehist.h"
 #include "audiod/devtime.h"
 
@@ -560,6 +561,7 @@ static int status_text(void *user, GString *out)
 				       st.bracket_p99_ns * 1e-3, st.bracket_max_ns * 1e-3);
 	g_string_append_printf(out, "syncd %s forwarded=%" G_GUINT64_FORMAT " failed=%" G_GUINT64_FORMAT "\n",
 			       dev_caller_connected(d->sync) ? "connected" : "away", d->forwarded, d->forward_failed);
+	dev_heap_usage_append(out);
 	return 0;
 }
 

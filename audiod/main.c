@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <systemd/sd-daemon.h>
 
+#include "libdev/heap.h"
 #include "libcfg/cfg.h"
 #include "audiod/config.h"
 #include "audiod/device.h"
@@ -106,6 +107,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	GMainLoop *loop = g_main_loop_new(NULL, FALSE);
+	dev_heap_trim_start(DEV_HEAP_TRIM_S); /* resident memory follows what is in use (libdev/heap.h) */
 	a.clocks = sync_client_new(NULL, NULL, NULL, NULL, &err);
 	if (!a.clocks) {
 		fprintf(stderr, "audiod: %s\n", err->message);

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "libcfg/cfg.h"
+#include "libdev/heap.h"
 #include "libdev/netkey.h"
 #include "proxy/session.h"
 
@@ -74,6 +75,7 @@ static int status_text(void *user, GString *out)
 	g_string_append_printf(out, "sessions: %u\n", p->nsessions);
 	for (GList *l = p->sessions; l; l = l->next)
 		proxy_session_describe(l->data, out);
+	dev_heap_usage_append(out);
 	return 0;
 }
 
@@ -211,6 +213,7 @@ int main(int argc, char **argv)
 	}
 	/* the signals first: once it accepts, a SIGTERM must stop it cleanly */
 	GMainLoop *loop = g_main_loop_new(NULL, FALSE);
+	dev_heap_trim_start(DEV_HEAP_TRIM_S); /* resident memory follows what is in use (libdev/heap.h) */
 	g_unix_signal_add(SIGINT, on_signal, loop);
 	g_unix_signal_add(SIGTERM, on_signal, loop);
 	int fd = socket(AF_INET6, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);

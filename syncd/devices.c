@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "libdev/wire.h"
+#include "libdev/heap.h"
 #include "libsync/now.h"
 #include "libsync/ticker_text.h"
 #include "syncd/commands.h"
@@ -118,6 +119,7 @@ static int rbs_text(void *user, GString *out)
 		syncd_root_describe_utc(s->root, out);
 	} else
 		syncd_rbs_describe(s->rbs, sync_now(SYNC_KIND_CPU), out);
+	dev_heap_usage_append(out);
 	return 0;
 }
 

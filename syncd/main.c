@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <systemd/sd-daemon.h>
 
+#include "libdev/heap.h"
 #include "libcfg/cfg.h"
 #include "libsync/now.h"
 #include "syncd/devices.h"
@@ -143,6 +144,7 @@ int main(int argc, char **argv)
 	s.root = syncd_root_new(me, s.cfg.root, (int)s.cfg.rtcpu_tries, sync_now(SYNC_KIND_CPU), syncd_devices_notify(&s));
 
 	GMainLoop *loop = g_main_loop_new(NULL, FALSE);
+	dev_heap_trim_start(DEV_HEAP_TRIM_S); /* resident memory follows what is in use (libdev/heap.h) */
 	if (!syncd_devices_open(&s, NULL, &err)) {
 		fprintf(stderr, "syncd: %s\n", err->message);
 		return 1;

@@ -22,7 +22,7 @@ rm -rf "$out"
     --app fft --app "detect -p apps/profiles/frog.ini" >"$out.log" 2>&1
 rc=$?
 grep -E '^(kind|cpu|global|audio0) |^chaos: ' "$out.log"
-grep -E 'beyond|failures|cannot|not explained|could not be read' "$out.log" | grep -v '^chaos: 0 failures'
+grep -E 'beyond|^  t=[0-9]|^  \.\.\. and|failures|cannot|not explained|could not be read' "$out.log" | grep -v '^chaos: 0 failures'
 kills=$(sed -n 's/^chaos: \([0-9]*\) kills.*/\1/p' "$out.log")
 if [ "$rc" != 0 ]; then
     # audiod's numbering decisions at its restarts (the run directory of a

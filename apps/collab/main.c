@@ -21,6 +21,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "apps/collab/clip.h"
+#include "libdev/heap.h"
 #include "apps/collab/config.h"
 #include "apps/collab/group.h"
 #include "apps/collab/held.h"
@@ -308,6 +309,10 @@ static void work_and_return(gpointer data, gpointer user)
 {
 	work(data, user);
 	job *j = data;
+	/* A solve's clips, spectra and search cells were this thread's
+	 * arena's largest blocks: give them back when no job waits. */
+	if (g_thread_pool_unprocessed(j->d->pool) == 0)
+		dev_heap_trim();
 	g_main_context_invoke(j->d->ctx, publish_idle, j);
 }
 
@@ -522,6 +527,7 @@ static int status_text(void *user, GString *out)
 	g_string_append_printf(out, "latency_s last=%.3f\nresults %s\n", d->last_latency_s, d->jsonl_path);
 	if (*d->last_error)
 		g_string_append_printf(out, "error %s\n", d->last_error);
+	dev_heap_usage_append(out);
 	return 0;
 }
 
@@ -646,6 +652,7 @@ int main(int argc, char **argv)
 	}
 	d.ctx = g_main_context_default();
 	GMainLoop *loop = g_main_loop_new(NULL, FALSE);
+	dev_heap_trim_start(DEV_HEAP_TRIM_S); /* resident memory follows what is in use (libdev/heap.h) */
 	d.pool = g_thread_pool_new_full(work_and_return, NULL, job_drop, 1, FALSE, NULL);
 	dev_packet_ops pops = {0};
 	int port = (int)(collab_nodes_find(d.nodes, (uint32_t)d.cfg.node) &&

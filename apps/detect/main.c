@@ -21,6 +21,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "apps/detect/event.h"
+#include "libdev/heap.h"
 #include "apps/detect/onset_time.h"
 #include "apps/detect/jsonl.h"
 #include "libdev/appendlog.h"
@@ -413,6 +414,7 @@ static int status_text(void *user, GString *out)
 		g_string_append_printf(out, "jsonl %s failed=%" G_GUINT64_FORMAT "\n", d->cfg.jsonl, d->jsonl_failed);
 	if (*d->last_error)
 		g_string_append_printf(out, "error %s\n", d->last_error);
+	dev_heap_usage_append(out);
 	return 0;
 }
 
@@ -490,6 +492,7 @@ int main(int argc, char **argv)
 	g_snprintf(d.name_frames, sizeof d.name_frames, "fft/%" G_GINT64_FORMAT "/frames", d.cfg.device);
 	g_snprintf(d.name_audio, sizeof d.name_audio, "audio/%" G_GINT64_FORMAT "/data", d.cfg.device);
 	GMainLoop *loop = g_main_loop_new(NULL, FALSE);
+	dev_heap_trim_start(DEV_HEAP_TRIM_S); /* resident memory follows what is in use (libdev/heap.h) */
 	dev_options o;
 	dev_options_init(&o);
 	o.queue_limit = (size_t)d.cfg.queue;

@@ -524,14 +524,19 @@ static int avoided(double x, double y, const double *avoid, double radius)
 	return avoid && hypot(x - avoid[0], y - avoid[1]) < radius;
 }
 
-/* The child of square c with the largest bound (c itself, marked
- * -INFINITY at the finest level, when every child is gated or avoided). */
-static cell best_child(const dsp_srp *s, const cell *c, const double *avoid, double radius)
+/* Called for each child of a square (its bound computed); a non-zero
+ * return ends the walk and is returned by for_children. */
+typedef int (*child_fn)(void *user, const cell *k);
+
+/* Walk the children of square c (4 x 4 squares, x 4 heights when the
+ * height is searched, x 4 speeds when the speed is) that reach into the
+ * searched box, pass the gate and are not avoided, calling fn with each.
+ * Returns 0, or the first non-zero fn returned. */
+static int for_children(const dsp_srp *s, const cell *c, const double *avoid, double radius, child_fn fn, void *user)
 {
 	double q = side(c->level) / 4, qc = s->cw0 / pow(4, c->level) / 4;
 	double reach = q * (s->zsearch ? sqrt(3.0) : M_SQRT2) / 2;
 	int csplit = s->cw0 > 0 ? 4 : 1, zsplit = s->zsearch ? 4 : 1;
-	cell best = {c->x, c->y, c->z, c->c, -INFINITY, LEVELS - 1};
 	for (int a = 0; a < 4; a++)
 		for (int b = 0; b < 4; b++)
 			for (int f = 0; f < zsplit; f++) {
@@ -543,12 +548,52 @@ static cell best_child(const dsp_srp *s, const cell *c, const double *avoid, dou
 				ranges(s, x, y, z, r, wu);
 				for (int e = 0; e < csplit; e++) {
 					double cc = csplit > 1 ? c->c + (e - 1.5) * qc : c->c;
-					double v = bound(s, r, wu, cc, c->level + 1);
-					if (v > best.v)
-						best = (cell){x, y, z, cc, v, c->level + 1};
+					cell k = {x, y, z, cc, bound(s, r, wu, cc, c->level + 1), c->level + 1};
+					int rc = fn(user, &k);
+					if (rc)
+						return rc;
 				}
 			}
+	return 0;
+}
+
+/* child_fn: keep the child with the largest bound in *(cell *)user. */
+static int keep_best(void *user, const cell *k)
+{
+	cell *best = user;
+	if (k->v > best->v)
+		*best = *k;
+	return 0;
+}
+
+/* The child of square c with the largest bound (c itself, marked
+ * -INFINITY at the finest level, when every child is gated or avoided). */
+static cell best_child(const dsp_srp *s, const cell *c, const double *avoid, double radius)
+{
+	cell best = {c->x, c->y, c->z, c->c, -INFINITY, LEVELS - 1};
+	for_children(s, c, avoid, radius, keep_best, &best);
 	return best;
+}
+
+/* The search's state as its children are met: the heap of squares to
+ * split and the incumbent. */
+typedef struct {
+	heap *h;
+	cell *top;
+} split_state;
+
+/* child_fn: a child that beats the incumbent replaces it (a point of the
+ * finest level) or is pushed to be split (a square); 0 or -ENOMEM. */
+static int push_or_take(void *user, const cell *k)
+{
+	split_state *st = user;
+	if (!(k->v > st->top->v))
+		return 0;
+	if (k->level == LEVELS - 1) {
+		*st->top = *k;
+		return 0;
+	}
+	return heap_push(st->h, *k);
 }
 
 /* Best-first branch and bound.  The incumbent is the best point of the
@@ -568,7 +613,7 @@ static int search(dsp_srp *s, const double *avoid, double radius, double floor_v
 	heap h = {0};
 	double h0 = side(0), cfirst = s->p.c_m_s - 4 * s->p.c_sd_m_s;
 	int nx = (int)ceil((s->box[1] - s->box[0]) / h0), ny = (int)ceil((s->box[3] - s->box[2]) / h0);
-	int rc = 0, csplit = s->cw0 > 0 ? 4 : 1, zsplit = s->zsearch ? 4 : 1, undecided = 0;
+	int rc = 0, undecided = 0;
 	int nz = s->zsearch ? (int)ceil((s->p.z_hi_m - s->p.z_lo_m) / h0) : 1;
 	double reach0 = h0 * (s->zsearch ? sqrt(3.0) : M_SQRT2) / 2;
 	int floored = isfinite(floor_v);
@@ -610,28 +655,8 @@ static int search(dsp_srp *s, const double *avoid, double radius, double floor_v
 			undecided = floored && top.level < 0;
 			break;
 		}
-		double q = side(c.level) / 4, qc = s->cw0 / pow(4, c.level) / 4;
-		double reach = q * (s->zsearch ? sqrt(3.0) : M_SQRT2) / 2;
-		for (int a = 0; a < 4 && !rc; a++)
-			for (int b = 0; b < 4 && !rc; b++)
-				for (int f = 0; f < zsplit && !rc; f++) {
-					double x = c.x + (a - 1.5) * q, y = c.y + (b - 1.5) * q;
-					double z = zsplit > 1 ? c.z + (f - 1.5) * q : c.z;
-					if (outside(s, x, y, z, q) || gated(s, x, y, z, reach) || avoided(x, y, avoid, radius))
-						continue;
-					double r[DSP_SRP_MAX], wu[DSP_SRP_MAX];
-					ranges(s, x, y, z, r, wu);
-					for (int e = 0; e < csplit && !rc; e++) {
-						double cc = csplit > 1 ? c.c + (e - 1.5) * qc : c.c;
-						cell k = {x, y, z, cc, bound(s, r, wu, cc, c.level + 1), c.level + 1};
-						if (!(k.v > top.v))
-							continue;
-						if (k.level == LEVELS - 1)
-							top = k;
-						else
-							rc = heap_push(&h, k);
-					}
-				}
+		split_state st = {&h, &top};
+		rc = for_children(s, &c, avoid, radius, push_or_take, &st);
 	}
 	free(h.a);
 	if (rc)

@@ -19,6 +19,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "audiod/request.h"
+#include "libdev/heap.h"
 #include "apps/dsp/stft.h"
 #include "apps/fft/frames.h"
 #include "libcfg/cfg.h"
@@ -138,6 +139,7 @@ static int status_text(void *user, GString *out)
 	}
 	if (*f->last_error)
 		g_string_append_printf(out, "error %s\n", f->last_error);
+	dev_heap_usage_append(out);
 	return 0;
 }
 
@@ -361,6 +363,7 @@ int main(int argc, char **argv)
 	f.msg = g_malloc(fft_frame_bytes((uint32_t)(f.cfg.size / 2 + 1)));
 
 	GMainLoop *loop = g_main_loop_new(NULL, FALSE);
+	dev_heap_trim_start(DEV_HEAP_TRIM_S); /* resident memory follows what is in use (libdev/heap.h) */
 	dev_options o;
 	dev_options_init(&o);
 	o.queue_limit = (size_t)f.cfg.queue;

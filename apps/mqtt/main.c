@@ -21,6 +21,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "apps/mqtt/broker.h"
+#include "libdev/heap.h"
 #include "archive/cursor.h"
 #include "apps/mqtt/health.h"
 #include "apps/mqtt/payload.h"
@@ -335,6 +336,7 @@ static int status_text(void *user, GString *out)
 	g_string_append_printf(out, "topics %s %s %s %s\n", d->topic[0], d->topic[1], d->topic[2], d->online);
 	if (*d->last_error)
 		g_string_append_printf(out, "error %s\n", d->last_error);
+	dev_heap_usage_append(out);
 	return 0;
 }
 
@@ -525,6 +527,7 @@ int main(int argc, char **argv)
 		}
 	}
 	GMainLoop *loop = g_main_loop_new(NULL, FALSE);
+	dev_heap_trim_start(DEV_HEAP_TRIM_S); /* resident memory follows what is in use (libdev/heap.h) */
 	g_timeout_add((guint)(d.cfg.health_interval_s * 1000), on_health, &d);
 	g_unix_signal_add(SIGINT, on_signal, loop);
 	g_unix_signal_add(SIGTERM, on_signal, loop);

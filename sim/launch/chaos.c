@@ -427,7 +427,7 @@ int csim_chaos_report(csim_chaos *c, GString *out, const char *csv_path)
 		wrote = 0;
 	g_string_append_printf(out, "chaos: %d kills (restarted after 1 s), %d stops (1-5 s), %d hogs, %d radio cuts, %d crashes, %d failed restarts\n",
 			       kills, stops, hogs, cuts, c->crashes, c->failed_restarts);
-	g_string_append(out, "chaos: resources per process instance (from 30 s into its life; memory is its own, RssAnon + RssShmem; judged over 20 minutes: memory's largest and descriptors' fewest in its first and last 10 minutes, else its first and last samples)\n");
+	g_string_append(out, "chaos: resources per process instance (from 30 s into its life; memory is its own, RssAnon + RssShmem; judged over 20 minutes: memory's median and descriptors' fewest in its first and last 10 minutes, else its first and last samples)\n");
 	g_string_append_printf(out, "  %-6s %-8s %8s %10s %10s %6s %6s %s\n", "node", "program", "life_s", "mem0_kB", "mem_kB",
 			       "fd0", "fd", "verdict");
 	for (guint i = 0; i < c->targets->len; i++) {

@@ -7,15 +7,20 @@
  * chaos soak: the process's own, RssAnon + RssShmem — library code paged
  * in when a rare path first runs is not growth).  Its life is judged when
  * the samples span at least 2 windows (CSIM_GROWTH_WINDOW_S, 10 minutes,
- * each): the largest memory of the first window against the largest of the
+ * each): the median memory of the first window against the median of the
  * last, the fewest descriptors of the first against the fewest of the
  * last.  It grew when either last is more than 5 % above its first.
- * Memory's ceiling: a footprint breathes with its work (a clip solved, a
- * burst of messages), and what the soak asks is whether the ceiling rose.
- * Descriptors' floor: a connection open for a moment (a clip fetched, a
- * client reconnecting) lifts one sample by one, 6 % of a process holding
- * 16; a leaked descriptor is never closed and lifts the floor.  A shorter
- * life is reported (its first and last samples), not judged.
+ * Memory's median: a footprint breathes with its work (collab holds a
+ * solve's clips, spectra and search cells for a second, detect a burst of
+ * frames), so a window's ceiling is the largest burst it happened to
+ * sample, which differs from window to window without anything growing;
+ * a leak lifts every sample after it, and so the median.  (The daemons
+ * trim their heaps, libdev/heap.h: between bursts resident memory is what
+ * is in use, not what the largest burst once took.)  Descriptors' floor:
+ * a connection open for a moment (a clip fetched, a client reconnecting)
+ * lifts one sample by one, 6 % of a process holding 16; a leaked
+ * descriptor is never closed and lifts the floor.  A shorter life is
+ * reported (its first and last samples), not judged.
  */
 #ifndef CHORUS_SIM_LAUNCH_GROWTH_H
 #define CHORUS_SIM_LAUNCH_GROWTH_H
@@ -35,8 +40,8 @@ typedef struct {
 	double life_s;         /* last sample's time - first's */
 	int judged;            /* life_s >= 2 windows */
 	int grew;              /* judged, and RSS or descriptors rose over 5 % */
-	long rss_first_kb;     /* judged: the first window's largest; else the first sample's */
-	long rss_last_kb;      /* judged: the last window's largest; else the last sample's */
+	long rss_first_kb;     /* judged: the first window's median; else the first sample's */
+	long rss_last_kb;      /* judged: the last window's median; else the last sample's */
 	int fd_first, fd_last; /* judged: the first and last windows' fewest; else the first and last samples' */
 } csim_growth;
 

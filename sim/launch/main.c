@@ -238,7 +238,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "chorus-sim: no conversion could be measured (logs in %s)\n", out);
 		rc = 1;
 	} else if (bad) {
-		fprintf(stderr, "chorus-sim: %u of %u conversions lie beyond 5 of their standard errors (t-quantile rule for young fits)\n", bad, n);
+		GString *list = g_string_new(NULL);
+		csim_truth_list_outliers(r.truth, 5.0, 12, list);
+		fprintf(stderr, "chorus-sim: %u of %u conversions lie beyond 5 of their standard errors (t-quantile rule for young fits):\n%s",
+			bad, n, list->str);
+		g_string_free(list, TRUE);
 		rc = 1;
 	} else {
 		printf("all %u conversions within 5 standard errors; CSV: %s\n", n, csv_path);

@@ -506,6 +506,33 @@ guint csim_truth_outliers(const csim_truth *t, double k)
 	return n;
 }
 
+void csim_truth_list_outliers(const csim_truth *t, double k, guint max, GString *out)
+{
+	guint shown = 0, n = 0;
+	for (guint i = 0; i < t->all->len; i++) {
+		const csim_meas *m = &g_array_index(t->all, csim_meas, i);
+		if (!csim_meas_beyond(m, k))
+			continue;
+		if (shown++ < max)
+			g_string_append_printf(out,
+					       "  t=%.3f s %s %d->%d, %u hop(s): error %+.1f ns, stated s.e. %.1f ns "
+					       "(%.1f of them, %.1f dof), %s%s%s\n",
+					       m->t_s, csim_kind_name(m->kind), m->from, m->to, m->hops, m->err_ns, m->sd_ns,
+					       fabs(m->err_ns) / m->sd_ns, m->dof, sim_phase_name(m->phase),
+					       m->flags & SYNC_GRAPH_BRIDGED ? ", bridged" : "",
+					       m->flags & SYNC_GRAPH_EXTRAPOLATED ? ", extrapolated" : "");
+		n++;
+	}
+	if (n > max)
+		g_string_append_printf(out, "  ... and %u more\n", n - max);
+}
+
+const char *csim_kind_name(csim_kind k)
+{
+	static const char *const names[CSIM_N_KINDS] = {"cpu", "global", "audio0", "utc"};
+	return k < CSIM_N_KINDS ? names[k] : "?";
+}
+
 /* Node a's cpu at host time h (past: a past time, phase "past") converted
  * now with node via's ticker. */
 static int convert_with(csim_truth *t, int via, int a, int b, int64_t h, gboolean past, csim_meas *out, char *why,
@@ -642,9 +669,7 @@ int csim_truth_write_samples(const csim_truth *t, const char *path)
 	GString *o = g_string_new("t_s,kind,from,to,hops,err_ns,sd_ns,bound_ns,dof,phase,world_s\n");
 	for (guint i = 0; i < t->all->len; i++) {
 		const csim_meas *m = &g_array_index(t->all, csim_meas, i);
-		g_string_append_printf(o, "%.3f,%s,%d,%d,%u,%.1f,%.1f,%.1f,%.1f,%s,%.3f\n", m->t_s, m->kind == CSIM_CPU ? "cpu" : m->kind == CSIM_GLOBAL ? "global"
-															  : m->kind == CSIM_UTC          ? "utc"
-																			 : "audio0",
+		g_string_append_printf(o, "%.3f,%s,%d,%d,%u,%.1f,%.1f,%.1f,%.1f,%s,%.3f\n", m->t_s, csim_kind_name(m->kind),
 				       m->from, m->to, m->hops, m->err_ns, m->sd_ns, m->bound_ns, m->dof,
 				       sim_phase_name(m->phase), m->t_s + (double)(t->t0_ns - t->epoch_ns) * 1e-9);
 	}

@@ -147,6 +147,17 @@ const GArray *csim_truth_all(const csim_truth *t);
  * (csim_meas_beyond: the t-quantile rule for young fits). */
 guint csim_truth_outliers(const csim_truth *t, double k);
 
+/* Append to out a line for each of the first max kept measurements
+ * beyond k standard errors (time, kind, nodes, hops, error, stated s.e.
+ * and dof, outage phase, libsync's bridged/extrapolated flags), and how
+ * many more there were: what a failed run needs to be diagnosed from its
+ * log alone. */
+void csim_truth_list_outliers(const csim_truth *t, double k, guint max, GString *out);
+
+/* The name of a kind as the table and samples.csv print it ("cpu",
+ * "global", "audio0", "utc"). */
+const char *csim_kind_name(csim_kind k);
+
 /* One conversion now with node `via`'s ticker, from node a's cpu to node b's
  * cpu (b < 0: global).  Returns 0 with the measurement in *m (error,
  * standard error, its degrees of freedom, hops), or a negative errno with

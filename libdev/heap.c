@@ -1,0 +1,44 @@
+/* heap.c — periodic malloc_trim and malloc's own figures (see heap.h). */
+#include "libdev/heap.h"
+
+#include <malloc.h>
+
+static gint trims, returned; /* atomics: a worker thread may trim too */
+
+gboolean dev_heap_trim(void)
+{
+	gboolean r = malloc_trim(0) != 0;
+	g_atomic_int_inc(&trims);
+	if (r)
+		g_atomic_int_inc(&returned);
+	return r;
+}
+
+static gboolean on_trim(gpointer user)
+{
+	(void)user;
+	dev_heap_trim();
+	return G_SOURCE_CONTINUE;
+}
+
+guint dev_heap_trim_start(guint interval_s)
+{
+	return g_timeout_add_seconds(MAX(interval_s, 1u), on_trim, NULL);
+}
+
+void dev_heap_usage_get(dev_heap_usage *out)
+{
+	struct mallinfo2 m = mallinfo2();
+	out->in_use_bytes = (guint64)m.uordblks + (guint64)m.hblkhd;
+	out->free_bytes = (guint64)m.fordblks;
+	out->trims = (guint64)g_atomic_int_get(&trims);
+	out->returned = (guint64)g_atomic_int_get(&returned);
+}
+
+void dev_heap_usage_append(GString *out)
+{
+	dev_heap_usage u;
+	dev_heap_usage_get(&u);
+	g_string_append_printf(out, "heap: %" G_GUINT64_FORMAT " kB in use, %" G_GUINT64_FORMAT " kB free held (%" G_GUINT64_FORMAT " trims, %" G_GUINT64_FORMAT " returned memory)\n",
+			       u.in_use_bytes / 1024, u.free_bytes / 1024, u.trims, u.returned);
+}

@@ -142,10 +142,14 @@ format-check:
 # Under SANITIZE=1 (ASan, 2-3x slower) each test program gets 900 s, not 300.
 # The long programs (simulations of a minute or more, the VM) run in one
 # lane, the rest in another (tests/run; TEST_LANES=1 runs one at a time).
+# Under SANITIZE=1 one lane: ASan's programs run 2-3x slower, and two at
+# once overloaded the two cores (audiod overran in test_collab_sim's
+# outage case, which then found the frames after the overrun unconvertible:
+# syncd/history.c now keeps the new run's first fit at once).
 TESTS_LONG = test_chaos test_collab_sim test_audiod_past test_syncd_net test_archive_outage test_vmtest \
 	test_archive test_ticker_field
 test: $(TESTS) $(PROGS)
-	@$(if $(SANITIZE),TEST_TIMEOUT=$${TEST_TIMEOUT:-900} )TESTS_LONG="$(TESTS_LONG)" sh tests/run $(TESTS)
+	@$(if $(SANITIZE),TEST_TIMEOUT=$${TEST_TIMEOUT:-900} TEST_LANES=$${TEST_LANES:-1} )TESTS_LONG="$(TESTS_LONG)" sh tests/run $(TESTS)
 
 bench:
 	@$(MAKE) --no-print-directory deps

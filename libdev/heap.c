@@ -39,6 +39,6 @@ void dev_heap_usage_append(GString *out)
 {
 	dev_heap_usage u;
 	dev_heap_usage_get(&u);
-	g_string_append_printf(out, "heap: %" G_GUINT64_FORMAT " kB in use, %" G_GUINT64_FORMAT " kB free held (%" G_GUINT64_FORMAT " trims, %" G_GUINT64_FORMAT " returned memory)\n",
+	g_string_append_printf(out, "heap: %" G_GUINT64_FORMAT " kB in use, %" G_GUINT64_FORMAT " kB free in malloc's arenas (%" G_GUINT64_FORMAT " trims, %" G_GUINT64_FORMAT " returned memory)\n",
 			       u.in_use_bytes / 1024, u.free_bytes / 1024, u.trims, u.returned);
 }

@@ -24,7 +24,8 @@
 
 typedef struct {
 	guint64 in_use_bytes; /* allocated and not freed: arenas' blocks + mmapped blocks */
-	guint64 free_bytes;   /* freed but still held by malloc */
+	guint64 free_bytes;   /* free chunks in malloc's arenas (a trimmed chunk's pages are
+			       * given back but the chunk stays: not all of this is resident) */
 	guint64 trims;        /* dev_heap_trim() calls so far */
 	guint64 returned;     /* of those, how many returned memory to the system */
 } dev_heap_usage;
@@ -41,7 +42,8 @@ guint dev_heap_trim_start(guint interval_s);
 /* What malloc holds now (mallinfo2) and the trims so far. */
 void dev_heap_usage_get(dev_heap_usage *out);
 
-/* Append "heap: N kB in use, M kB free held (T trims, R returned memory)"
+/* Append "heap: N kB in use, M kB free in malloc's arenas (T trims, R
+ * returned memory)"
  * and a newline to out: the line a status device shows. */
 void dev_heap_usage_append(GString *out);
 

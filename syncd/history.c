@@ -83,7 +83,11 @@ gboolean syncd_history_keep(syncd_history *h, const sync_conv *c, uint32_t min_n
 		return FALSE;
 	double every = (double)h->p.every_ns / h->p.unit_ns;
 	const sync_conv *last = newest(h);
-	if (last && (double)(c->xmin - last->xmax) < every)
+	/* After a break the new run's first fit is kept at once, as the very
+	 * first is: nothing bridges across the break, so without it the
+	 * frames from the restart to the next periodic piece converted with
+	 * nothing once the fit's window had moved past them. */
+	if (last && !(last->flags & SYNC_CONV_BREAK) && (double)(c->xmin - last->xmax) < every)
 		return FALSE;
 	return syncd_history_close(h, c, fit_q2, FALSE);
 }

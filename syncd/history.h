@@ -78,8 +78,8 @@ gboolean syncd_history_close(syncd_history *h, const sync_conv *c, double fit_q2
 
 /* The pair's current fit c: kept as a periodic piece when it rests on
  * min_n observations or more and its data begin every_ns (in x's unit) or
- * more after the newest piece's end (the first: at once).  Returns TRUE
- * when kept. */
+ * more after the newest piece's end (the first, and the first after a
+ * break: at once).  Returns TRUE when kept. */
 gboolean syncd_history_keep(syncd_history *h, const sync_conv *c, uint32_t min_n, double fit_q2);
 
 /* The pair's x starts again at x, before the newest piece's end (a clock

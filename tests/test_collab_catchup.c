@@ -245,6 +245,60 @@ START_TEST(messages_round_trip)
 }
 END_TEST
 
+/* A located group is remembered compactly (its earliest onset, its kind,
+ * each detection's node and seq) in a ring of max_groups: a late detection
+ * of its call is kept, a duplicate refused, also past the eight members
+ * held inline (a ten-node field); another kind or a node twice is another
+ * call; the oldest is forgotten when the ring is full. */
+START_TEST(located_groups_remembered_compactly)
+{
+	const int64_t S = 1000000000LL, hold = S / 2;
+	collab_grouper *g = collab_grouper_new(100000000, 30000000, hold);
+	collab_grouper_keep(g, 4, 3600 * S, 3);
+	GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)collab_group_free);
+	for (uint32_t n = 1; n <= 10; n++) {
+		det_event a = event(n, 100 + n, 10 * S + n * 1000000);
+		collab_grouper_add(g, &a, 0);
+	}
+	ck_assert_uint_eq(collab_grouper_poll(g, hold, out), 1);
+	ck_assert_uint_eq(collab_grouper_kept(g), 1);
+	det_event a9 = event(9, 109, 10 * S + 9000000), a2 = event(2, 102, 10 * S + 2000000);
+	ck_assert_int_eq(collab_grouper_add_late(g, &a9, 60 * S, COLLAB_LATE_RESENT), -EALREADY); /* past the inline eight */
+	ck_assert_int_eq(collab_grouper_add_late(g, &a2, 60 * S, COLLAB_LATE_RESENT), -EALREADY);
+	det_event a11 = event(11, 111, 10 * S + 11000000);
+	ck_assert_int_eq(collab_grouper_add_late(g, &a11, 60 * S, COLLAB_LATE_RESENT), COLLAB_LATE_KEPT);
+	ck_assert_int_eq(collab_grouper_add_late(g, &a11, 60 * S, COLLAB_LATE_RESENT), -EALREADY);
+	/* An earlier arrival becomes the remembered earliest onset: the
+	 * window (aperture + margin = 130 ms) now reaches from it. */
+	det_event a12 = event(12, 112, 10 * S - 100000000);
+	ck_assert_int_eq(collab_grouper_add_late(g, &a12, 60 * S, COLLAB_LATE_RESENT), COLLAB_LATE_KEPT);
+	det_event a13 = event(13, 113, 10 * S - 220000000); /* 120 ms before the new earliest */
+	ck_assert_int_eq(collab_grouper_add_late(g, &a13, 60 * S, COLLAB_LATE_RESENT), COLLAB_LATE_KEPT);
+	ck_assert_uint_eq(collab_grouper_open(g), 0);
+	/* Another kind, or node 3 with another seq: another call. */
+	det_event toad = event(14, 114, 10 * S + 5000000), a3b = event(3, 999, 10 * S + 3000000);
+	g_strlcpy(toad.profile, "toad", sizeof toad.profile);
+	ck_assert_int_eq(collab_grouper_add_late(g, &toad, 60 * S, COLLAB_LATE_RESENT), COLLAB_LATE_OPENED);
+	ck_assert_int_eq(collab_grouper_add_late(g, &a3b, 60 * S, COLLAB_LATE_RESENT), COLLAB_LATE_OPENED);
+	ck_assert_uint_eq(collab_grouper_poll(g, 60 * S + hold, out), 2); /* both small: remembered whole */
+	ck_assert_uint_eq(collab_grouper_kept(g), 3);
+	/* Three more located calls fill the ring of three: the first goes. */
+	for (int64_t c = 2; c <= 4; c++) {
+		for (uint32_t n = 1; n <= 4; n++) {
+			det_event b = event(n, (uint64_t)(c * 100 + n), c * 10 * S + n * 1000000);
+			collab_grouper_add(g, &b, 61 * S);
+		}
+		ck_assert_uint_eq(collab_grouper_poll(g, 61 * S + hold, out), 1);
+	}
+	ck_assert_uint_eq(collab_grouper_kept(g), 2 + 3);
+	/* a9 was a duplicate of the first call's record; forgotten, it joins
+	 * the small group node 3's second detection opened there. */
+	ck_assert_int_eq(collab_grouper_add_late(g, &a9, 62 * S, COLLAB_LATE_RESENT), COLLAB_LATE_KEPT);
+	g_ptr_array_free(out, TRUE);
+	collab_grouper_free(g);
+}
+END_TEST
+
 /* Four nodes hear a call; node 4 and node 1 were cut off, so the groups
  * the others closed were too small.  Their detections come late: the group
  * is opened again, closes after hold, late; a group located before is not
@@ -446,6 +500,7 @@ int main(void)
 	tcase_add_test(tc, outbox_durable_and_bounded);
 	tcase_add_test(tc, messages_round_trip);
 	tcase_add_test(tc, late_detections_complete_groups);
+	tcase_add_test(tc, located_groups_remembered_compactly);
 	tcase_add_test(tc, two_nodes_catch_up_after_an_outage);
 	suite_add_tcase(s, tc);
 	return tu_check_run(s);

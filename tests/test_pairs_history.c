@@ -16,7 +16,8 @@
  * to the stated errors.  Without the history the same frames are refused.
  *
  * Breaks: a reset with the numbering continued (an overrun) keeps the
- * pieces before it but a time in the break is refused, never bridged; a
+ * pieces before it but a time in the break is refused, never bridged,
+ * and the frames after it convert from the new run's first on; a
  * reset after which the frames are numbered afresh from 0 drops the old
  * numbering's pieces, so a cpu time of the old run no longer converts to
  * a frame (which would name another instant now). */
@@ -235,6 +236,19 @@ START_TEST(overrun_is_a_break)
 		ck_assert_msg(sync_graph_convert(g, A0, CPU, sync_tval_of(before[k]), now, &res, buf, sizeof buf) == 0, "%s",
 			      buf);
 		double err = (double)res.value.i + res.value.f - truth_ns(&w, &wd, (double)before[k]);
+		ck_assert_msg(fabs(err) < 5 * sqrt(res.var), "error %.0f ns, s.e. %.0f ns", err, sqrt(res.var));
+	}
+	/* After it, from the run's first frames on (10 s and 60 s after the
+	 * restart, long before the current fit's window): converted, within
+	 * 5 s.e.  Before the new run's first fit was kept at once as a piece,
+	 * everything until the next periodic piece (120 s) lay in the break
+	 * (test_collab_sim under load: clips of a node that had overrun were
+	 * refused for 7 s of frames it held). */
+	int64_t after[2] = {resume + (int64_t)(10 * RATE), resume + (int64_t)(60 * RATE)};
+	for (int k = 0; k < 2; k++) {
+		ck_assert_msg(sync_graph_convert(g, A0, CPU, sync_tval_of(after[k]), now, &res, buf, sizeof buf) == 0,
+			      "%.0f s after the restart: %s", (double)(after[k] - resume) / RATE, buf);
+		double err = (double)res.value.i + res.value.f - truth_ns(&w, &wd, (double)after[k]);
 		ck_assert_msg(fabs(err) < 5 * sqrt(res.var), "error %.0f ns, s.e. %.0f ns", err, sqrt(res.var));
 	}
 	GString *d = g_string_new(NULL);

@@ -4,17 +4,48 @@
 #include <errno.h>
 #include <math.h>
 #include <string.h>
+#include <sys/mman.h>
 
+/* A closed group remembered whole: one that closed too small to be
+ * located (fewer than min_nodes detections), which late detections may
+ * complete and open again. */
 typedef struct {
 	collab_group *gr;
 	int64_t closed_ns;
-	guint n_at_close; /* detections when it closed (located if >= min_nodes) */
+	guint n_at_close; /* detections when it closed (< min_nodes) */
 } kept;
+
+/* A located group remembered (one that closed with min_nodes or more): a
+ * late detection of its call is only kept with it (one call, one answer),
+ * so what fits it is all that is remembered: the earliest onset and its
+ * kind, and each detection's node and seq (a node twice is another call or
+ * a duplicate).  Fixed size, in a ring allocated and faulted in once
+ * (collab_grouper_keep): an hour of calls remembered does not grow the
+ * process, where whole groups (a det_event is 168 bytes) grew collab by
+ * 40-65 kB a minute in the chaos soak's field. */
+#define LOCATED_MEMBERS 8
+typedef struct {
+	int64_t first_ns, closed_ns;
+	char profile[32];
+	int template_id;
+	guint n; /* detections held; those past LOCATED_MEMBERS in `more` */
+	uint32_t node[LOCATED_MEMBERS];
+	uint64_t seq[LOCATED_MEMBERS];
+	GArray *more; /* located_member past the first LOCATED_MEMBERS, or NULL (fields of more nodes) */
+} located_rec;
+
+typedef struct {
+	uint32_t node;
+	uint64_t seq;
+} located_member;
 
 struct collab_grouper {
 	int64_t aperture_ns, margin_ns, hold_ns;
-	GPtrArray *open; /* collab_group * */
-	GQueue history;  /* kept *, oldest first */
+	GPtrArray *open;   /* collab_group * */
+	GQueue history;    /* kept * (groups that closed too small), oldest first */
+	located_rec *ring; /* located groups remembered: max_kept records, mmapped */
+	size_t ring_bytes;
+	guint ring_head, ring_n; /* oldest record, records held */
 	guint min_nodes, max_kept;
 	int64_t keep_ns;
 	guint64 merged; /* small groups merged into a later one of their call */
@@ -37,12 +68,27 @@ collab_grouper *collab_grouper_new(int64_t aperture_ns, int64_t margin_ns, int64
 	return g;
 }
 
+/* Forget every located group remembered and unmap the ring. */
+static void ring_free(collab_grouper *g)
+{
+	for (guint i = 0; i < g->ring_n; i++) {
+		located_rec *r = &g->ring[(g->ring_head + i) % g->max_kept];
+		if (r->more)
+			g_array_free(r->more, TRUE);
+	}
+	if (g->ring)
+		munmap(g->ring, g->ring_bytes);
+	g->ring = NULL;
+	g->ring_head = g->ring_n = 0;
+}
+
 void collab_grouper_free(collab_grouper *g)
 {
 	if (!g)
 		return;
 	g_ptr_array_free(g->open, TRUE);
 	g_queue_clear_full(&g->history, kept_free);
+	ring_free(g);
 	g_free(g);
 }
 
@@ -73,23 +119,63 @@ static gint by_onset(gconstpointer a, gconstpointer b)
 									      : (x->node < y->node ? -1 : x->node > y->node);
 }
 
+/* Whether e is of the kind (profile, template) and within the window of a
+ * group whose earliest onset is first_ns: the distance, else -1. */
+static int64_t window_fit(const collab_grouper *g, int64_t first_ns, const char *profile, int template_id,
+			  const det_event *e)
+{
+	int64_t d = llabs(e->global_ns - first_ns);
+	/* The window is measured from the earliest onset in either direction:
+	 * the first arrival may be shared last. */
+	double win = (double)(g->aperture_ns + g->margin_ns) + 3 * det_event_global_crb_se_ns(e);
+	/* A call matched by one template is not a call matched by another
+	 * (two species calling at once); 0 = no template. */
+	gboolean kind_ok = !strcmp(profile, e->profile) &&
+			   (template_id == 0 || e->template_id == 0 || template_id == e->template_id);
+	return kind_ok && (double)d <= win ? d : -1;
+}
+
 /* Whether e may join gr, and how far from its first onset: -1 no, -2 a
  * duplicate of one it holds, else the distance. */
 static int64_t fits(const collab_grouper *g, const collab_group *gr, const det_event *e)
 {
 	gboolean dup = FALSE;
-	int64_t d = llabs(e->global_ns - gr->first_ns);
-	/* The window is measured from the earliest onset in either direction:
-	 * the first arrival may be shared last. */
-	double win = (double)(g->aperture_ns + g->margin_ns) + 3 * det_event_global_crb_se_ns(e);
 	if (has_node(gr, e->node, e->seq, &dup))
 		return dup ? -2 : -1;
-	/* A call matched by one template is not a call matched by another
-	 * (two species calling at once); 0 = no template. */
 	const det_event *f = &g_array_index(gr->dets, det_event, 0);
-	gboolean kind_ok = !strcmp(f->profile, e->profile) &&
-			   (f->template_id == 0 || e->template_id == 0 || f->template_id == e->template_id);
-	return kind_ok && (double)d <= win ? d : -1;
+	return window_fit(g, gr->first_ns, f->profile, f->template_id, e);
+}
+
+/* The same for a located group remembered. */
+static int64_t rec_fits(const collab_grouper *g, const located_rec *r, const det_event *e)
+{
+	for (guint i = 0; i < r->n; i++) {
+		located_member m = i < LOCATED_MEMBERS ? (located_member){r->node[i], r->seq[i]}
+						       : g_array_index(r->more, located_member, i - LOCATED_MEMBERS);
+		if (m.node == e->node)
+			return m.seq == e->seq ? -2 : -1;
+	}
+	return window_fit(g, r->first_ns, r->profile, r->template_id, e);
+}
+
+/* e held by r from now on (it becomes r's earliest when it is). */
+static void rec_join(located_rec *r, const det_event *e)
+{
+	if (r->n < LOCATED_MEMBERS) {
+		r->node[r->n] = e->node;
+		r->seq[r->n] = e->seq;
+	} else {
+		if (!r->more)
+			r->more = g_array_new(FALSE, FALSE, sizeof(located_member));
+		located_member m = {e->node, e->seq};
+		g_array_append_val(r->more, m);
+	}
+	r->n++;
+	if (e->global_ns < r->first_ns) {
+		r->first_ns = e->global_ns;
+		g_strlcpy(r->profile, e->profile, sizeof r->profile);
+		r->template_id = e->template_id;
+	}
 }
 
 static void join(collab_group *gr, const det_event *e)
@@ -129,34 +215,46 @@ static collab_group *open_new(collab_grouper *g, const det_event *e, int64_t now
 	return gr;
 }
 
-/* The closed group e belongs to (the nearest that fits), or NULL; TRUE in
- * *dup when a closed group holds e already. */
-static GList *kept_fit(const collab_grouper *g, const det_event *e, gboolean *dup)
+/* The closed group e belongs to, the nearest that fits: a small one in
+ * *small or a located one in *rec (both NULL: none); TRUE in *dup when a
+ * closed group holds e already. */
+static void kept_fit(const collab_grouper *g, const det_event *e, GList **small, located_rec **rec, gboolean *dup)
 {
-	GList *bk = NULL;
 	int64_t best_d = INT64_MAX;
+	*small = NULL;
+	*rec = NULL;
 	for (GList *l = g->history.head; l; l = l->next) {
 		const kept *k = l->data;
 		int64_t d = fits(g, k->gr, e);
 		if (d == -2)
 			*dup = TRUE;
 		if (d >= 0 && d < best_d) {
-			bk = l;
+			*small = l;
 			best_d = d;
 		}
 	}
-	return bk;
+	for (guint i = 0; i < g->ring_n; i++) {
+		located_rec *r = &g->ring[(g->ring_head + i) % g->max_kept];
+		int64_t d = rec_fits(g, r, e);
+		if (d == -2)
+			*dup = TRUE;
+		if (d >= 0 && d < best_d) {
+			*small = NULL;
+			*rec = r;
+			best_d = d;
+		}
+	}
 }
 
-/* e joins the closed group at bk; one that closed too small and now has
- * min_nodes is opened again (with the late bits why).  Returns
- * COLLAB_LATE_REOPENED or COLLAB_LATE_KEPT. */
+/* e joins the small closed group at bk; now with min_nodes it is opened
+ * again (with the late bits why).  Returns COLLAB_LATE_REOPENED or
+ * COLLAB_LATE_KEPT. */
 static int join_kept(collab_grouper *g, GList *bk, const det_event *e, int64_t now_ns, guint why)
 {
 	kept *k = bk->data;
 	join(k->gr, e);
 	k->gr->late |= why;
-	if (k->n_at_close >= g->min_nodes || k->gr->dets->len < g->min_nodes)
+	if (k->gr->dets->len < g->min_nodes)
 		return COLLAB_LATE_KEPT;
 	/* Complete now, never located: open again. */
 	collab_group *gr = k->gr;
@@ -190,13 +288,19 @@ int collab_grouper_add_late(collab_grouper *g, const det_event *e, int64_t now_n
 		return -EINVAL;
 	gboolean dup = FALSE;
 	collab_group *best = best_open(g, e, &dup);
-	GList *bk = kept_fit(g, e, &dup);
+	GList *bk;
+	located_rec *rec;
+	kept_fit(g, e, &bk, &rec, &dup);
 	if (dup)
 		return -EALREADY;
 	if (best) {
 		join(best, e);
 		best->late |= why;
 		return COLLAB_LATE_JOINED;
+	}
+	if (rec) {
+		rec_join(rec, e);
+		return COLLAB_LATE_KEPT;
 	}
 	if (!bk) {
 		open_new(g, e, now_ns, why);
@@ -207,14 +311,48 @@ int collab_grouper_add_late(collab_grouper *g, const det_event *e, int64_t now_n
 
 void collab_grouper_keep(collab_grouper *g, guint min_nodes, int64_t keep_ns, guint max_groups)
 {
+	ring_free(g);
 	g->min_nodes = min_nodes;
 	g->keep_ns = keep_ns;
 	g->max_kept = max_groups;
+	if (!max_groups)
+		return;
+	/* Faulted in now (MAP_POPULATE): the ring's pages are the process's
+	 * from the start, not as the hour fills them. */
+	g->ring_bytes = (size_t)max_groups * sizeof(located_rec);
+	void *m = mmap(NULL, g->ring_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (m == MAP_FAILED)
+		g_error("collab: cannot map %zu bytes for the located groups remembered: %s", g->ring_bytes,
+			g_strerror(errno));
+	g->ring = m;
 }
 
 guint collab_grouper_kept(const collab_grouper *g)
 {
-	return g->history.length;
+	return g->history.length + g->ring_n;
+}
+
+/* Remember located group gr, closed at now_ns, in the ring (the oldest
+ * record goes when it is full). */
+static void remember_located(collab_grouper *g, const collab_group *gr, int64_t now_ns)
+{
+	if (g->ring_n == g->max_kept) {
+		located_rec *old = &g->ring[g->ring_head];
+		if (old->more)
+			g_array_free(old->more, TRUE);
+		g->ring_head = (g->ring_head + 1) % g->max_kept;
+		g->ring_n--;
+	}
+	located_rec *r = &g->ring[(g->ring_head + g->ring_n) % g->max_kept];
+	const det_event *f = &g_array_index(gr->dets, det_event, 0);
+	memset(r, 0, sizeof *r);
+	r->first_ns = gr->first_ns;
+	r->closed_ns = now_ns;
+	g_strlcpy(r->profile, f->profile, sizeof r->profile);
+	r->template_id = f->template_id;
+	for (guint i = 0; i < gr->dets->len; i++)
+		rec_join(r, &g_array_index(gr->dets, det_event, i));
+	g->ring_n++;
 }
 
 static collab_group *copy_group(const collab_group *gr)
@@ -266,7 +404,9 @@ guint collab_grouper_poll(collab_grouper *g, int64_t now_ns, GPtrArray *out)
 			g->merged += merge_small(g, gr);
 			g_ptr_array_add(out, g_ptr_array_steal_index(g->open, i));
 			n++;
-			if (g->max_kept) {
+			if (g->max_kept && gr->dets->len >= g->min_nodes) {
+				remember_located(g, gr, now_ns);
+			} else if (g->max_kept) {
 				kept *k = g_new0(kept, 1);
 				k->gr = copy_group(gr);
 				k->closed_ns = now_ns;
@@ -280,6 +420,14 @@ guint collab_grouper_poll(collab_grouper *g, int64_t now_ns, GPtrArray *out)
 	while (g->history.length &&
 	       (g->history.length > g->max_kept || now_ns - ((kept *)g->history.head->data)->closed_ns > g->keep_ns))
 		kept_free(g_queue_pop_head(&g->history));
+	while (g->ring_n && now_ns - g->ring[g->ring_head].closed_ns > g->keep_ns) {
+		located_rec *old = &g->ring[g->ring_head];
+		if (old->more)
+			g_array_free(old->more, TRUE);
+		old->more = NULL;
+		g->ring_head = (g->ring_head + 1) % g->max_kept;
+		g->ring_n--;
+	}
 	return n;
 }
 

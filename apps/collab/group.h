@@ -53,8 +53,15 @@ collab_grouper *collab_grouper_new(int64_t aperture_ns, int64_t margin_ns, int64
 
 void collab_grouper_free(collab_grouper *g);
 
-/* Remember closed groups for keep_ns (at most max_groups, the oldest
- * forgotten first); min_nodes: the fewest a located group had. */
+/* Remember closed groups for keep_ns (at most max_groups of each sort,
+ * the oldest forgotten first); min_nodes: the fewest a located group had.
+ * A group that closed too small is remembered whole (late detections may
+ * complete it); a located one only as what a late detection is matched
+ * against (earliest onset, kind, each detection's node and seq), in a ring
+ * of max_groups fixed-size records mapped and faulted in here, so the
+ * hour of calls remembered by default takes its memory at start-up
+ * (about 160 bytes a group; 4096: 640 kB) instead of growing the process
+ * as it fills (a whole group of six took 1.1 kB). */
 void collab_grouper_keep(collab_grouper *g, guint min_nodes, int64_t keep_ns, guint max_groups);
 
 /* Add detection e received at caller time now_ns.  Returns 1 when it joined

@@ -332,17 +332,23 @@ guint collab_grouper_kept(const collab_grouper *g)
 	return g->history.length + g->ring_n;
 }
 
+/* The oldest located group remembered goes (ring_n > 0). */
+static void forget_oldest_located(collab_grouper *g)
+{
+	located_rec *old = &g->ring[g->ring_head];
+	if (old->more)
+		g_array_free(old->more, TRUE);
+	old->more = NULL;
+	g->ring_head = (g->ring_head + 1) % g->max_kept;
+	g->ring_n--;
+}
+
 /* Remember located group gr, closed at now_ns, in the ring (the oldest
  * record goes when it is full). */
 static void remember_located(collab_grouper *g, const collab_group *gr, int64_t now_ns)
 {
-	if (g->ring_n == g->max_kept) {
-		located_rec *old = &g->ring[g->ring_head];
-		if (old->more)
-			g_array_free(old->more, TRUE);
-		g->ring_head = (g->ring_head + 1) % g->max_kept;
-		g->ring_n--;
-	}
+	if (g->ring_n == g->max_kept)
+		forget_oldest_located(g);
 	located_rec *r = &g->ring[(g->ring_head + g->ring_n) % g->max_kept];
 	const det_event *f = &g_array_index(gr->dets, det_event, 0);
 	memset(r, 0, sizeof *r);
@@ -420,14 +426,8 @@ guint collab_grouper_poll(collab_grouper *g, int64_t now_ns, GPtrArray *out)
 	while (g->history.length &&
 	       (g->history.length > g->max_kept || now_ns - ((kept *)g->history.head->data)->closed_ns > g->keep_ns))
 		kept_free(g_queue_pop_head(&g->history));
-	while (g->ring_n && now_ns - g->ring[g->ring_head].closed_ns > g->keep_ns) {
-		located_rec *old = &g->ring[g->ring_head];
-		if (old->more)
-			g_array_free(old->more, TRUE);
-		old->more = NULL;
-		g->ring_head = (g->ring_head + 1) % g->max_kept;
-		g->ring_n--;
-	}
+	while (g->ring_n && now_ns - g->ring[g->ring_head].closed_ns > g->keep_ns)
+		forget_oldest_located(g);
 	return n;
 }
 

@@ -33,6 +33,7 @@
 #include "apps/collab/tdoa.h"
 #include "apps/detect/onset_time.h"
 #include "apps/dsp/air.h"
+#include "apps/dsp/xcorr.h"
 #include "libcfg/cfg.h"
 #include "libdev/appendlog.h"
 #include "libdev/bootid.h"
@@ -309,8 +310,12 @@ static void work_and_return(gpointer data, gpointer user)
 {
 	work(data, user);
 	job *j = data;
-	/* A solve's clips, spectra and search cells were this thread's
-	 * arena's largest blocks: give them back when no job waits. */
+	/* FFTW remembers every transform size planned (apps/dsp/xcorr.h),
+	 * and a solve's sizes follow its clips: forgotten here, where all of
+	 * collab's planning happens.  A solve's clips, spectra and search
+	 * cells were this thread's arena's largest blocks: given back when no
+	 * job waits. */
+	dsp_fft_forget();
 	if (g_thread_pool_unprocessed(j->d->pool) == 0)
 		dev_heap_trim();
 	g_main_context_invoke(j->d->ctx, publish_idle, j);

@@ -44,6 +44,11 @@ void dsp_xcorr_free(dsp_xcorr *x)
 	free(x);
 }
 
+void dsp_fft_forget(void)
+{
+	fftwf_forget_wisdom();
+}
+
 size_t dsp_good_size(size_t n)
 {
 	for (size_t m = n < 1 ? 1 : n;; m++) {

@@ -694,7 +694,6 @@ double csim_truth_bound_rms(const csim_truth *t)
 
 int csim_truth_report(const csim_truth *t, GString *out, const char *csv_path)
 {
-	static const char *const kind_names[CSIM_N_KINDS] = {"cpu", "global", "audio0", "utc"};
 	gboolean phased = sim_scenario_n_outages(t->sc) > 0;
 	int nph = phased ? SIM_N_PHASES : 1;
 	GString *csv = g_string_new(phased ? "kind,hops,phase,n,rms_us,p95_us,max_us,sd_rms_us,rms_z,beyond_5se\n"
@@ -728,9 +727,9 @@ int csim_truth_report(const csim_truth *t, GString *out, const char *csv_path)
 						g_snprintf(pcsv, sizeof pcsv, "%s,", sim_phase_name((sim_phase)ph));
 					}
 					g_string_append_printf(out, "%-7s %4u %s%7u %9.3f %9.3f %9.3f %10.3f %6.2f %7u\n",
-							       kind_names[k], h, pcol, e->len, sqrt(s2 / n) * 1e-3, p95 * 1e-3,
+							       csim_kind_name((csim_kind)k), h, pcol, e->len, sqrt(s2 / n) * 1e-3, p95 * 1e-3,
 							       mx * 1e-3, sqrt(sd2 / n) * 1e-3, sqrt(z2 / n), out5);
-					g_string_append_printf(csv, "%s,%u,%s%u,%.6f,%.6f,%.6f,%.6f,%.4f,%u\n", kind_names[k], h,
+					g_string_append_printf(csv, "%s,%u,%s%u,%.6f,%.6f,%.6f,%.6f,%.4f,%u\n", csim_kind_name((csim_kind)k), h,
 							       pcsv, e->len, sqrt(s2 / n) * 1e-3, p95 * 1e-3, mx * 1e-3,
 							       sqrt(sd2 / n) * 1e-3, sqrt(z2 / n), out5);
 				}

@@ -5,6 +5,13 @@
 
 static gint trims, returned; /* atomics: a worker thread may trim too */
 
+gboolean dev_heap_policy(void)
+{
+	/* Setting either turns glibc's dynamic thresholds off (mallopt(3)). */
+	return mallopt(M_MMAP_THRESHOLD, DEV_HEAP_THRESHOLD_BYTES) == 1 &&
+	       mallopt(M_TRIM_THRESHOLD, DEV_HEAP_THRESHOLD_BYTES) == 1;
+}
+
 gboolean dev_heap_trim(void)
 {
 	gboolean r = malloc_trim(0) != 0;
@@ -23,6 +30,8 @@ static gboolean on_trim(gpointer user)
 
 guint dev_heap_trim_start(guint interval_s)
 {
+	if (!dev_heap_policy())
+		g_warning("mallopt refused the heap's thresholds: freed memory may stay resident");
 	return g_timeout_add_seconds(MAX(interval_s, 1u), on_trim, NULL);
 }
 

@@ -11,6 +11,19 @@
  * malloc_trim(0) periodically from the main loop, which walks every arena
  * and returns its free pages (MADV_DONTNEED), so resident memory follows
  * what is in use.  A leak is not hidden by it: leaked blocks are in use.
+ *
+ * malloc_trim does not reach the top of a worker thread's arena, though:
+ * that is given back only by free() itself, when the top exceeds
+ * M_TRIM_THRESHOLD.  And glibc raises that threshold at run time: each
+ * time a block above the mmap threshold is freed, the mmap threshold
+ * rises to its size and the trim threshold to twice that (up to 32 and
+ * 64 MiB).  After one 8 MiB buffer (collab's SRP over a long clip), blocks
+ * up to 8 MiB come from the arena and 16 MiB of free top stays resident,
+ * the ceiling ratcheting up with every larger buffer: measured in the
+ * chaos soak's baseline, a collab with 1.2 MB in use held 22 MB in its
+ * solver's arena.  dev_heap_policy() fixes both thresholds (which turns
+ * the ratchet off), so large blocks are mapped and unmapped and an
+ * arena's top above 128 kB goes back when freed.
  */
 #ifndef CHORUS_DEV_HEAP_H
 #define CHORUS_DEV_HEAP_H
@@ -22,6 +35,9 @@
  * of a few-MB heap costs about a hundred microseconds. */
 #define DEV_HEAP_TRIM_S 10
 
+/* glibc's default mmap and trim thresholds, fixed (dev_heap_policy). */
+#define DEV_HEAP_THRESHOLD_BYTES (128 * 1024)
+
 typedef struct {
 	guint64 in_use_bytes; /* allocated and not freed: arenas' blocks + mmapped blocks */
 	guint64 free_bytes;   /* free chunks in malloc's arenas (a trimmed chunk's pages are
@@ -30,13 +46,21 @@ typedef struct {
 	guint64 returned;     /* of those, how many returned memory to the system */
 } dev_heap_usage;
 
+/* The thresholds a daemon's malloc keeps (DEV_HEAP_THRESHOLD_BYTES, and
+ * not glibc's dynamic ones: see above): blocks from that size are mapped
+ * for themselves, and an arena's free top above it is returned when a
+ * block is freed.  Takes effect for every later allocation and free of
+ * the process (any thread).  Returns FALSE when mallopt refused. */
+gboolean dev_heap_policy(void);
+
 /* malloc_trim(0) now: every arena's free pages go back to the system.
  * Returns TRUE when some memory was returned.  Thread-safe (malloc locks
  * each arena while it trims it). */
 gboolean dev_heap_trim(void);
 
-/* Call dev_heap_trim() every interval_s seconds (>= 1) from the default
- * main context, for the life of the process.  Returns the GSource id. */
+/* Apply dev_heap_policy() and call dev_heap_trim() every interval_s
+ * seconds (>= 1) from the default main context, for the life of the
+ * process.  Returns the GSource id. */
 guint dev_heap_trim_start(guint interval_s);
 
 /* What malloc holds now (mallinfo2) and the trims so far. */

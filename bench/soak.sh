@@ -20,6 +20,16 @@
 # itself, an audio gap neither an overrun audiod reported nor its downtime
 # explains, growth, or a judged call not located.
 #
+# The stores each service bounds by design fill within the first minutes,
+# not over an hour, so that growth between the first and the last 10
+# minutes is growth past them (a leak), not a store filling: syncd keeps a
+# history piece every 5 s of data (SOAK_HISTORY_EVERY_S; [fit] and [rbs]
+# history_every_s, default 120 and 300 s: 32 pieces per pair fill in 64 and
+# 160 minutes, and the ticker, its snapshots and its renderings grow with
+# them, 2-3 kB of heap per conversion), and collab queues its detections
+# and remembers closed groups for SOAK_QUEUE_S = 120 s (queue_s, default an
+# hour).  Everything else is the default configuration.
+#
 # Then the same under AddressSanitizer for SOAK_SAN_SECONDS (default 600)
 # from SOAK_SAN_BIN (default build-san/bin: `make SANITIZE=1`), when that
 # build is there; when it is not, it says so and the ASan soak is not run.
@@ -34,9 +44,13 @@ soak() {
     name=$1 bin=$2 secs=$3 seed=$4
     run=$(mktemp -d "${TMPDIR:-/tmp}/chorus-soak.XXXXXX")
     sed "s/^duration_s = .*/duration_s = $secs/" sim/scenarios/default.ini >"$run/soak.ini"
+    printf '[fit]\nhistory_every_s = %s\n[rbs]\nhistory_every_s = %s\n' \
+        "${SOAK_HISTORY_EVERY_S:-5}" "${SOAK_HISTORY_EVERY_S:-5}" >"$run/syncd-extra.conf"
+    printf 'queue_s = %s\n' "${SOAK_QUEUE_S:-120}" >"$run/collab-extra.conf"
+    extra="--syncd-conf $run/syncd-extra.conf --collab-conf $run/collab-extra.conf"
     echo "soak $name: baseline without faults, $secs s, $bin"
     CHORUS_RUN="$run/run0" "$bin/chorus-demo" "$run/soak.ini" --bin "$bin" --duration "$secs" --out "$run/base" \
-        -q >"$run/base.log" 2>&1
+        $extra -q >"$run/base.log" 2>&1
     grep -E '^  (detection recall|calls located|calls not located|ok results)' "$run/base.log"
     if [ ! -s "$run/base/calls.csv" ]; then
         echo "soak $name: FAIL: the baseline wrote no calls.csv (logs in $run)"
@@ -46,7 +60,7 @@ soak() {
     echo "soak $name: with faults, $secs s, seed $seed"
     CHORUS_RUN="$run/run" "$bin/chorus-demo" "$run/soak.ini" --bin "$bin" --duration "$secs" --out "$run/out" \
         --chaos "$seed" --chaos-interval 10 --chaos-hog --chaos-radio --chaos-baseline "$run/base/calls.csv" \
-        -q >"$run/soak.log" 2>&1
+        $extra -q >"$run/soak.log" 2>&1
     rc=$?
     grep -E '^  (detection recall|calls located|calls not located|ok results|localization error|located late)|^(kind|cpu|global|audio0) |^chaos|^  node|^  source' "$run/soak.log"
     cp "$run/out/calls.csv" "$outdir/soak-$name-calls.csv" 2>/dev/null

@@ -228,6 +228,7 @@ int main(int argc, char **argv)
 	char *chaos_baseline = NULL;
 	double chaos_interval_s = 10;
 	gboolean chaos_hog = FALSE, chaos_radio = FALSE;
+	char *syncd_conf = NULL, *collab_conf = NULL;
 	GOptionEntry entries[] = {
 		{"duration", 'd', 0, G_OPTION_ARG_DOUBLE, &duration_s, "seconds of calls to run (default 60)", "S"},
 		{"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "output directory (default demo-out)", "DIR"},
@@ -249,6 +250,9 @@ int main(int argc, char **argv)
 		 "tell collab the node positions are surveyed to M per axis (m, default 0)", "M"},
 		{"located-within", 0, 0, G_OPTION_ARG_DOUBLE, &located_within_m,
 		 "a call is located when its ok result is within M of the truth (m, default 1)", "M"},
+		{"syncd-conf", 0, 0, G_OPTION_ARG_FILENAME, &syncd_conf, "INI text appended to every node's syncd.conf", "FILE"},
+		{"collab-conf", 0, 0, G_OPTION_ARG_FILENAME, &collab_conf,
+		 "INI text appended to every node's collab.conf (after its [collab] keys)", "FILE"},
 		{"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "print the summary only", NULL},
 		{"web", 'w', 0, G_OPTION_ARG_INT, &web_port, "show the live view: chorus-proxy per node, chorus-web on 127.0.0.1:PORT", "PORT"},
 		{"chaos", 0, 0, G_OPTION_ARG_INT64, &chaos_seed,
@@ -313,6 +317,14 @@ int main(int argc, char **argv)
 	}
 	g_string_append_printf(air, "position_sd_m = %g\n", position_sd_m);
 	char *c_txt = g_string_free(air, FALSE);
+	/* The user's own additions to the two configurations (bench/soak: a
+	 * history full within minutes), read before anything starts. */
+	char *syncd_extra = NULL, *collab_extra = NULL;
+	if ((syncd_conf && !g_file_get_contents(syncd_conf, &syncd_extra, NULL, &err)) ||
+	    (collab_conf && !g_file_get_contents(collab_conf, &collab_extra, NULL, &err))) {
+		fprintf(stderr, "chorus-demo: %s\n", err->message);
+		return 2;
+	}
 	/* Ports of this run (several runs may share the host).  Node
 	 * positions: the nodes file chorus-sim writes (csim_nodes_path).  The
 	 * source height only when the user stated one. */
@@ -325,8 +337,9 @@ int main(int argc, char **argv)
 				   "share_address = 127.255.255.255\nshare_port = %d\n"
 				   "clip_port = %d\nsource_plane = %s\nsource_z_m = %s\nmap_every = 1000\n"
 				   "# the field's key, which chorus-sim writes for syncd: shared detections and\n"
-				   "# clip requests authenticated as in a field\nkey_file = %s/network.key\n",
-				   d.simdir, c_txt, base, base + 1, source_plane ? "true" : "false", z_txt, d.simdir);
+				   "# clip requests authenticated as in a field\nkey_file = %s/network.key\n%s%s",
+				   d.simdir, c_txt, base, base + 1, source_plane ? "true" : "false", z_txt, d.simdir,
+				   collab_extra ? "# from --collab-conf\n" : "", collab_extra ? collab_extra : "");
 	if (!g_file_set_contents(d.collab_conf, cc, -1, &err)) {
 		fprintf(stderr, "chorus-demo: %s\n", err->message);
 		return 2;
@@ -345,7 +358,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *apps[] = {"fft", det, col, proxy_app, NULL};
-	csim_opts o = {.scenario = d.scenario, .out_dir = d.simdir, .bin_dir = d.bin, .audio = TRUE, .audio_rate_hz = (unsigned)rate_hz, .audio_ring_s = ring_s, .apps = apps};
+	csim_opts o = {.scenario = d.scenario, .out_dir = d.simdir, .bin_dir = d.bin, .syncd_extra = syncd_extra, .audio = TRUE, .audio_rate_hz = (unsigned)rate_hz, .audio_ring_s = ring_s, .apps = apps};
 	int64_t t_start = host_raw();
 	d.sim = csim_start(&o, &err);
 	g_free(qp);
@@ -353,7 +366,9 @@ int main(int argc, char **argv)
 	g_free(det);
 	g_free(col);
 	g_free(proxy_app);
+	g_free(collab_extra);
 	if (!d.sim) {
+		g_free(syncd_extra);
 		fprintf(stderr, "chorus-demo: %s\n", err->message);
 		return 2;
 	}
@@ -528,6 +543,9 @@ int main(int argc, char **argv)
 	g_free(d.bin);
 	g_free(d.profile);
 	g_free(d.collab_conf);
+	g_free(syncd_extra); /* csim_opts held it */
+	g_free(syncd_conf);
+	g_free(collab_conf);
 	g_free(out);
 	g_free(bin);
 	g_free(profile);

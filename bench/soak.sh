@@ -21,14 +21,18 @@
 # explains, growth, or a judged call not located.
 #
 # The stores each service bounds by design fill within the first minutes,
-# not over an hour, so that growth between the first and the last 10
-# minutes is growth past them (a leak), not a store filling: syncd keeps a
-# history piece every 5 s of data (SOAK_HISTORY_EVERY_S; [fit] and [rbs]
-# history_every_s, default 120 and 300 s: 32 pieces per pair fill in 64 and
-# 160 minutes, and the ticker, its snapshots and its renderings grow with
-# them, 2-3 kB of heap per conversion), and collab queues its detections
-# and remembers closed groups for SOAK_QUEUE_S = 120 s (queue_s, default an
-# hour).  Everything else is the default configuration.
+# not over hours, so that growth between the first and the last 10 minutes
+# is growth past them (a leak), not a store filling.  By default syncd
+# keeps 32 history pieces per pair, one every 120 s of a local pair's data
+# and 300 s of a neighbour's ([fit] and [rbs] history_every_s), and the
+# ticker, its snapshots, its renderings and every libsync client's copy
+# grow with them (2-3 kB of heap per conversion) for one to three hours.
+# A piece never overlaps the one before, so it comes at most once per fit
+# window (a cpu -> realtime fit spans 64 s): the soak keeps a piece every
+# 5 s of data, SOAK_FIT_PIECES (3) per local pair and SOAK_RBS_PIECES (8)
+# per neighbour, full within about 3 minutes.  collab queues its
+# detections and remembers closed groups for SOAK_QUEUE_S = 120 s (queue_s,
+# default an hour).  Everything else is the default configuration.
 #
 # Then the same under AddressSanitizer for SOAK_SAN_SECONDS (default 600)
 # from SOAK_SAN_BIN (default build-san/bin: `make SANITIZE=1`), when that
@@ -44,8 +48,8 @@ soak() {
     name=$1 bin=$2 secs=$3 seed=$4
     run=$(mktemp -d "${TMPDIR:-/tmp}/chorus-soak.XXXXXX")
     sed "s/^duration_s = .*/duration_s = $secs/" sim/scenarios/default.ini >"$run/soak.ini"
-    printf '[fit]\nhistory_every_s = %s\n[rbs]\nhistory_every_s = %s\n' \
-        "${SOAK_HISTORY_EVERY_S:-5}" "${SOAK_HISTORY_EVERY_S:-5}" >"$run/syncd-extra.conf"
+    printf '[fit]\nhistory_every_s = 5\nhistory_pieces = %s\n[rbs]\nhistory_every_s = 5\nhistory_pieces = %s\n' \
+        "${SOAK_FIT_PIECES:-3}" "${SOAK_RBS_PIECES:-8}" >"$run/syncd-extra.conf"
     printf 'queue_s = %s\n' "${SOAK_QUEUE_S:-120}" >"$run/collab-extra.conf"
     extra="--syncd-conf $run/syncd-extra.conf --collab-conf $run/collab-extra.conf"
     echo "soak $name: baseline without faults, $secs s, $bin"

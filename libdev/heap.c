@@ -7,6 +7,11 @@ static gint trims, returned; /* atomics: a worker thread may trim too */
 
 gboolean dev_heap_policy(void)
 {
+#if defined(__SANITIZE_ADDRESS__)
+	/* malloc is AddressSanitizer's, which has no such thresholds (and
+	 * whose mallopt refuses): nothing to set. */
+	return TRUE;
+#endif
 	/* Setting either turns glibc's dynamic thresholds off (mallopt(3)). */
 	return mallopt(M_MMAP_THRESHOLD, DEV_HEAP_THRESHOLD_BYTES) == 1 &&
 	       mallopt(M_TRIM_THRESHOLD, DEV_HEAP_THRESHOLD_BYTES) == 1;

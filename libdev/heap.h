@@ -50,7 +50,8 @@ typedef struct {
  * not glibc's dynamic ones: see above): blocks from that size are mapped
  * for themselves, and an arena's free top above it is returned when a
  * block is freed.  Takes effect for every later allocation and free of
- * the process (any thread).  Returns FALSE when mallopt refused. */
+ * the process (any thread).  Returns FALSE when mallopt refused; TRUE
+ * with nothing set under AddressSanitizer, whose allocator is its own. */
 gboolean dev_heap_policy(void);
 
 /* malloc_trim(0) now: every arena's free pages go back to the system.

@@ -32,7 +32,11 @@
 # 5 s of data, SOAK_FIT_PIECES (3) per local pair and SOAK_RBS_PIECES (8)
 # per neighbour, full within about 3 minutes.  collab queues its
 # detections and remembers closed groups for SOAK_QUEUE_S = 120 s (queue_s,
-# default an hour).  Everything else is the default configuration.
+# default an hour).  detect/events and collab/events keep their last
+# SOAK_EVENTS = 64 events for subscribers that come back with a cursor
+# ([detect] and [collab] history, default 4096: 0.4-2 kB each, filling
+# over hours to days at a field's rate).  Everything else is the default
+# configuration.
 #
 # Then the same under AddressSanitizer for SOAK_SAN_SECONDS (default 600)
 # from SOAK_SAN_BIN (default build-san/bin: `make SANITIZE=1`), when that
@@ -50,8 +54,9 @@ soak() {
     sed "s/^duration_s = .*/duration_s = $secs/" sim/scenarios/default.ini >"$run/soak.ini"
     printf '[fit]\nhistory_every_s = 5\nhistory_pieces = %s\n[rbs]\nhistory_every_s = 5\nhistory_pieces = %s\n' \
         "${SOAK_FIT_PIECES:-3}" "${SOAK_RBS_PIECES:-8}" >"$run/syncd-extra.conf"
-    printf 'queue_s = %s\n' "${SOAK_QUEUE_S:-120}" >"$run/collab-extra.conf"
-    extra="--syncd-conf $run/syncd-extra.conf --collab-conf $run/collab-extra.conf"
+    printf 'queue_s = %s\nhistory = %s\n' "${SOAK_QUEUE_S:-120}" "${SOAK_EVENTS:-64}" >"$run/collab-extra.conf"
+    printf '[detect]\nhistory = %s\n' "${SOAK_EVENTS:-64}" >"$run/detect.conf"
+    extra="--syncd-conf $run/syncd-extra.conf --collab-conf $run/collab-extra.conf --detect-conf $run/detect.conf"
     echo "soak $name: baseline without faults, $secs s, $bin"
     CHORUS_RUN="$run/run0" "$bin/chorus-demo" "$run/soak.ini" --bin "$bin" --duration "$secs" --out "$run/base" \
         $extra -q >"$run/base.log" 2>&1

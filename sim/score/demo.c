@@ -228,7 +228,7 @@ int main(int argc, char **argv)
 	char *chaos_baseline = NULL;
 	double chaos_interval_s = 10;
 	gboolean chaos_hog = FALSE, chaos_radio = FALSE;
-	char *syncd_conf = NULL, *collab_conf = NULL;
+	char *syncd_conf = NULL, *collab_conf = NULL, *detect_conf = NULL;
 	GOptionEntry entries[] = {
 		{"duration", 'd', 0, G_OPTION_ARG_DOUBLE, &duration_s, "seconds of calls to run (default 60)", "S"},
 		{"out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "output directory (default demo-out)", "DIR"},
@@ -251,6 +251,7 @@ int main(int argc, char **argv)
 		{"located-within", 0, 0, G_OPTION_ARG_DOUBLE, &located_within_m,
 		 "a call is located when its ok result is within M of the truth (m, default 1)", "M"},
 		{"syncd-conf", 0, 0, G_OPTION_ARG_FILENAME, &syncd_conf, "INI text appended to every node's syncd.conf", "FILE"},
+		{"detect-conf", 0, 0, G_OPTION_ARG_FILENAME, &detect_conf, "every node's detect reads this configuration (detect -c)", "FILE"},
 		{"collab-conf", 0, 0, G_OPTION_ARG_FILENAME, &collab_conf,
 		 "INI text appended to every node's collab.conf (after its [collab] keys)", "FILE"},
 		{"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "print the summary only", NULL},
@@ -349,7 +350,10 @@ int main(int argc, char **argv)
 
 	/* The apps on every node, after syncd and audiod (%n: the node). */
 	char *qp = g_shell_quote(d.profile), *qc = g_shell_quote(d.collab_conf);
-	char *det = g_strdup_printf("detect -p %s --jsonl %s/node%%n-detect.jsonl", qp, d.simdir);
+	char *qd = detect_conf ? g_shell_quote(detect_conf) : NULL;
+	char *det = g_strdup_printf("detect -p %s --jsonl %s/node%%n-detect.jsonl%s%s", qp, d.simdir, qd ? " -c " : "",
+				    qd ? qd : "");
+	g_free(qd);
 	char *col = g_strdup_printf("collab -c %s --jsonl %s/node%%n-collab.jsonl", qc, d.simdir);
 	int proxy_base = 0;
 	char *proxy_app = NULL;
@@ -546,6 +550,7 @@ int main(int argc, char **argv)
 	g_free(syncd_extra); /* csim_opts held it */
 	g_free(syncd_conf);
 	g_free(collab_conf);
+	g_free(detect_conf);
 	g_free(out);
 	g_free(bin);
 	g_free(profile);

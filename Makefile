@@ -145,9 +145,12 @@ format-check:
 # Under SANITIZE=1 one lane: ASan's programs run 2-3x slower, and two at
 # once overloaded the two cores (audiod overran in test_collab_sim's
 # outage case, which then found the frames after the overrun unconvertible:
-# syncd/history.c now keeps the new run's first fit at once).
+# syncd/history.c now keeps the new run's first fit at once).  The
+# six-node fields go in the long lane however short they are (the web
+# tests): test_web_browser (six nodes and Chromium, 25 s alone) beside test_chaos
+# overran 20-36 times per node and located no call in 120 s.
 TESTS_LONG = test_chaos test_collab_sim test_audiod_past test_syncd_net test_archive_outage test_vmtest \
-	test_archive test_ticker_field
+	test_archive test_ticker_field test_web_browser test_web_api
 test: $(TESTS) $(PROGS)
 	@$(if $(SANITIZE),TEST_TIMEOUT=$${TEST_TIMEOUT:-900} TEST_LANES=$${TEST_LANES:-1} )TESTS_LONG="$(TESTS_LONG)" sh tests/run $(TESTS)
 

@@ -42,6 +42,14 @@ static int64_t find_click(const sig_params *sig, const tools_reply *r)
 	return -1;
 }
 
+/* A click's stated s.e. in frames: the reply's own (audiod's global ->
+ * frame) with the player's fit (se_p, ns) and synctool's cpu -> global
+ * conversion (se_c, ns) (pure). */
+static double click_se(const tools_reply *r, double se_p, double se_c)
+{
+	return sqrt(r->se_frames * r->se_frames + (se_p * se_p + se_c * se_c) / (r->period * r->period));
+}
+
 /* Ask for each click by global time, predicted from the player's clock,
  * and find it in the reply.  Each click's error e (frames: where it is
  * minus where audiod's conversion puts the player's time of it) has a
@@ -97,9 +105,7 @@ static int check_clicks(const loopback_cfg *cfg, const sig_params *sig, player *
 		tools_reply r;
 		int got = tools_get(cfg->device, "global", tg.i - (int64_t)(16 * per), tg.i + (int64_t)(16 * per), &r,
 				    why, sizeof why);
-		double hw = got == 0 && r.have_t0 && find_click(sig, &r) < 0
-				    ? 6 * sqrt(r.se_frames * r.se_frames + (se_p * se_p + se_c * se_c) / (per * per))
-				    : 0;
+		double hw = got == 0 && r.have_t0 && find_click(sig, &r) < 0 ? 6 * click_se(&r, se_p, se_c) : 0;
 		if (hw > 16) {
 			tools_reply_clear(&r);
 			got = tools_get(cfg->device, "global", tg.i - (int64_t)(hw * per), tg.i + (int64_t)(hw * per), &r,
@@ -119,7 +125,7 @@ static int check_clicks(const loopback_cfg *cfg, const sig_params *sig, player *
 		at[n] = find_click(sig, &r);
 		c[n] = ck;
 		e[n] = (double)ck - x;
-		se[n] = sqrt(r.se_frames * r.se_frames + (se_p * se_p + se_c * se_c) / (r.period * r.period));
+		se[n] = click_se(&r, se_p, se_c);
 		per = r.period;
 		n++;
 		tools_reply_clear(&r);

@@ -318,8 +318,9 @@ int main(int argc, char **argv)
 	}
 	g_string_append_printf(air, "position_sd_m = %g\n", position_sd_m);
 	char *c_txt = g_string_free(air, FALSE);
-	/* The user's own additions to the two configurations (bench/soak: a
-	 * history full within minutes), read before anything starts. */
+	/* The user's own text appended to syncd's and collab's configurations
+	 * (bench/soak: stores full within minutes), read before anything
+	 * starts; detect's is a file of its own (-c). */
 	char *syncd_extra = NULL, *collab_extra = NULL;
 	if ((syncd_conf && !g_file_get_contents(syncd_conf, &syncd_extra, NULL, &err)) ||
 	    (collab_conf && !g_file_get_contents(collab_conf, &collab_extra, NULL, &err))) {

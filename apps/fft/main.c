@@ -223,6 +223,11 @@ static void on_opened(void *user, int64_t first, int64_t last, uint32_t item_siz
 		  p.size, p.hop, window_name(f->window));
 }
 
+/* Samples converted and pushed at a time: a chunk after a stall (up to a
+ * whole message of backlog) is taken in blocks, so neither the converted
+ * copy nor the STFT's buffer grows past BLOCK + one frame. */
+#define BLOCK 4096
+
 static void on_data(void *user, int64_t first, const void *items, size_t n)
 {
 	fftd *f = user;
@@ -230,27 +235,33 @@ static void on_data(void *user, int64_t first, const void *items, size_t n)
 		return;
 	if (first != dsp_stft_next_index(f->stft))
 		dsp_stft_reset(f->stft, first);
-	if (f->x_len < n) {
-		f->x = g_renew(float, f->x, n);
-		f->x_len = n;
+	if (!f->x) {
+		f->x = g_new(float, BLOCK);
+		f->x_len = BLOCK;
 	}
-	/* Full scale is 1.0 whatever the sample format. */
-	if (f->is_float) {
-		memcpy(f->x, items, n * sizeof(float));
-	} else if (f->sample_bytes == 2) {
-		const int16_t *s = items;
-		for (size_t i = 0; i < n; i++)
-			f->x[i] = (float)(s[i] / 32768.0);
-	} else {
-		const int32_t *s = items;
-		for (size_t i = 0; i < n; i++)
-			f->x[i] = (float)(s[i] / 2147483648.0);
+	const char *p = items;
+	for (size_t done = 0; done < n;) {
+		size_t m = MIN(n - done, (size_t)BLOCK);
+		/* Full scale is 1.0 whatever the sample format. */
+		if (f->is_float) {
+			memcpy(f->x, p, m * sizeof(float));
+		} else if (f->sample_bytes == 2) {
+			const int16_t *s = (const int16_t *)p;
+			for (size_t i = 0; i < m; i++)
+				f->x[i] = (float)(s[i] / 32768.0);
+		} else {
+			const int32_t *s = (const int32_t *)p;
+			for (size_t i = 0; i < m; i++)
+				f->x[i] = (float)(s[i] / 2147483648.0);
+		}
+		if (dsp_stft_push(f->stft, f->x, m) < 0)
+			return;
+		dsp_frame fr;
+		while (dsp_stft_next(f->stft, &fr) == 1)
+			publish(f, &fr);
+		done += m;
+		p += m * (size_t)f->sample_bytes;
 	}
-	if (dsp_stft_push(f->stft, f->x, n) < 0)
-		return;
-	dsp_frame fr;
-	while (dsp_stft_next(f->stft, &fr) == 1)
-		publish(f, &fr);
 }
 
 static void on_gap(void *user, int64_t from, int64_t to)

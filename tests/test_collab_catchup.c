@@ -207,6 +207,20 @@ START_TEST(messages_round_trip)
 	ck_assert(out.kind == COLLAB_MSG_HAVE && out.sender == 2 && out.first == 3 && out.last == 40);
 	ck_assert_int_eq(collab_msg_decode(g->str, g->len, KEY, sizeof KEY - 1, &out, why, sizeof why), -EACCES);
 	g_string_free(g, TRUE);
+	/* A node first heard is asked since when (WANT since_ms=), and
+	 * answers with a HAVE to= since=. */
+	collab_msg q = {.kind = COLLAB_MSG_WANT, .boot = 5, .sseq = 10, .sender = 3, .asked = 2, .epoch = 77, .since_ms = 93000};
+	g = collab_msg_encode(&q, KEY, sizeof KEY - 1);
+	ck_assert_msg(strstr(g->str, "WANT boot=5 sseq=10 node=2 from=3 ob=77 since_ms=93000 mac="), "%s", g->str);
+	ck_assert_int_eq(collab_msg_decode(g->str, g->len, KEY, sizeof KEY - 1, &out, why, sizeof why), 0);
+	ck_assert(out.kind == COLLAB_MSG_WANT && out.sender == 3 && out.asked == 2 && out.since_ms == 93000 && out.n_ranges == 0);
+	g_string_free(g, TRUE);
+	collab_msg a = {.kind = COLLAB_MSG_HAVE, .boot = 5, .sseq = 2, .sender = 2, .epoch = 77, .first = 3, .last = 40, .asked = 3, .since = 17};
+	g = collab_msg_encode(&a, NULL, 0);
+	ck_assert_msg(strstr(g->str, "HAVE boot=5 sseq=2 node=2 ob=77 first=3 last=40 to=3 since=17"), "%s", g->str);
+	ck_assert_int_eq(collab_msg_decode(g->str, g->len, NULL, 0, &out, why, sizeof why), 0);
+	ck_assert(out.kind == COLLAB_MSG_HAVE && out.sender == 2 && out.first == 3 && out.last == 40 && out.asked == 3 && out.since == 17);
+	g_string_free(g, TRUE);
 	/* late's reasons round trip, each alone and both */
 	for (guint w = 1; w <= COLLAB_LATE_ALL; w++) {
 		collab_msg d = {.kind = COLLAB_MSG_DET, .boot = 5, .sseq = 2, .e = event(2, 1, 123456789), .late = w};
@@ -238,6 +252,13 @@ START_TEST(messages_round_trip)
 		"CHORUS-COLLAB 2 DET boot=1 sseq=1 ob=7 v=1 node=2",
 		"CHORUS-COLLAB 2 NOPE boot=1 sseq=1",
 		"CHORUS-COLLAB 2 HAVE sseq=1 boot=1 node=2 ob=7 first=1 last=3",
+		"CHORUS-COLLAB 2 HAVE boot=1 sseq=1 node=2 ob=7 first=2 last=3 to=3",
+		"CHORUS-COLLAB 2 HAVE boot=1 sseq=1 node=2 ob=7 first=2 last=3 to=3 since=1",
+		"CHORUS-COLLAB 2 HAVE boot=1 sseq=1 node=2 ob=7 first=2 last=3 to=3 since=5",
+		"CHORUS-COLLAB 2 HAVE boot=1 sseq=1 node=2 ob=7 first=2 last=3 since=3",
+		"CHORUS-COLLAB 2 WANT boot=1 sseq=1 node=2 from=3 ob=7 since_ms=0",
+		"CHORUS-COLLAB 2 WANT boot=1 sseq=1 node=2 from=3 ob=7 since_ms=34560000000001",
+		"CHORUS-COLLAB 2 WANT boot=1 sseq=1 node=2 from=3 ob=7 since_ms=5 ids=1-2",
 	};
 	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++)
 		ck_assert_msg(collab_msg_decode(bad[i], strlen(bad[i]), NULL, 0, &out, why, sizeof why) == -EBADMSG,
@@ -386,6 +407,13 @@ static void on_det(void *user, const det_event *e, guint late)
 	}
 }
 
+/* Both nodes' cpu clock (the clock of event()'s cpu_ns), set by the tests. */
+static int64_t fake_now_ns;
+static int64_t fake_now(void *ctx)
+{
+	return fake_now_ns;
+}
+
 /* Node 2's radio is down: neither hears the other. */
 static int radio_down;
 static gboolean reach(void *ctx, uint32_t peer)
@@ -406,9 +434,10 @@ START_TEST(two_nodes_catch_up_after_an_outage)
 	collab_outbox *o2 = collab_outbox_open(p2, 1000, 3600 * 1000000000LL, &err);
 	collab_outbox *o3 = collab_outbox_open(p3, 1000, 3600 * 1000000000LL, &err);
 	ck_assert(o2 && o3);
-	collab_share_cfg c2 = {2, "127.255.255.255", port, KEY, sizeof KEY - 1, 1000, 16, reach, NULL, o2, 1000, 200, 50, retime, NULL};
-	collab_share_cfg c3 = {3, "127.255.255.255", port, KEY, sizeof KEY - 1, 2000, 16, reach, NULL, o3, 1000, 200, 50, NULL, NULL};
+	collab_share_cfg c2 = {2, "127.255.255.255", port, KEY, sizeof KEY - 1, 1000, 16, reach, NULL, o2, 1000, 200, 50, retime, NULL, fake_now, NULL};
+	collab_share_cfg c3 = {3, "127.255.255.255", port, KEY, sizeof KEY - 1, 2000, 16, reach, NULL, o3, 1000, 200, 50, NULL, NULL, fake_now, NULL};
 	inbox b2 = {g_array_new(FALSE, FALSE, sizeof(uint64_t)), 0, 0}, b3 = {g_array_new(FALSE, FALSE, sizeof(uint64_t)), 0, 0};
+	fake_now_ns = 0;
 	collab_share *s2 = collab_share_new(&c2, on_det, &b2, &err);
 	ck_assert_msg(s2, "%s", err ? err->message : "");
 	collab_share *s3 = collab_share_new(&c3, on_det, &b3, &err);
@@ -417,6 +446,7 @@ START_TEST(two_nodes_catch_up_after_an_outage)
 	 * 60 detections each shares, then up. */
 	radio_down = 0;
 	for (uint64_t i = 1; i <= 60; i++) {
+		fake_now_ns = event(2, i, 0).cpu_ns + 500000000;
 		if (i == 16)
 			radio_down = 1;
 		if (i == 46)
@@ -459,7 +489,9 @@ START_TEST(two_nodes_catch_up_after_an_outage)
 	ck_assert_uint_eq(st2.retimed, st2.resent);
 	ck_assert_uint_eq(st3.retimed, 0);
 	/* Node 2 restarts (its queue reopened, a new boot): node 3 holds its
-	 * numbering and asks for nothing; both stay caught up. */
+	 * numbering and asks for nothing; both stay caught up.  Node 2 asks
+	 * node 3 which of its ids are from the second it has listened: none. */
+	fake_now_ns += 1000000000;
 	collab_share_free(s2);
 	collab_outbox_free(o2);
 	o2 = collab_outbox_open(p2, 1000, 3600 * 1000000000LL, &err);
@@ -478,6 +510,79 @@ START_TEST(two_nodes_catch_up_after_an_outage)
 	ck_assert_uint_eq(b2.seqs->len, 0); /* node 3's history is not pulled by a restart */
 	collab_share_counts(s2, &st2);
 	ck_assert_uint_eq(st2.want_sent, 0);
+	ck_assert_uint_ge(st2.since_sent, 1);
+	ck_assert_uint_eq(st2.pulled, 0);
+	collab_share_free(s2);
+	collab_share_free(s3);
+	collab_outbox_free(o2);
+	collab_outbox_free(o3);
+	g_array_free(b2.seqs, TRUE);
+	g_array_free(b3.seqs, TRUE);
+	g_free(p2);
+	g_free(p3);
+	tu_rm_rf(dir);
+	g_free(dir);
+}
+END_TEST
+
+/* Node 2's radio is down from its very start: nodes 2 and 3 have never
+ * heard each other when it comes back, 30 detections each later.  What
+ * each queued while the other listened is not history: each asks the
+ * other since when (WANT since_ms=), takes the answer's ids as missing and
+ * gets them, late, once and in order, after the live ones. */
+START_TEST(a_node_cut_off_from_its_start_is_caught_up)
+{
+	int port = tu_udp_port();
+	char *dir = tu_tmpdir("catchup-XXXXXX");
+	char *p2 = g_build_filename(dir, "n2.outbox", NULL), *p3 = g_build_filename(dir, "n3.outbox", NULL);
+	GError *err = NULL;
+	collab_outbox *o2 = collab_outbox_open(p2, 1000, 3600 * 1000000000LL, &err);
+	collab_outbox *o3 = collab_outbox_open(p3, 1000, 3600 * 1000000000LL, &err);
+	ck_assert(o2 && o3);
+	collab_share_cfg c2 = {2, "127.255.255.255", port, KEY, sizeof KEY - 1, 1000, 16, reach, NULL, o2, 1000, 200, 50, retime, NULL, fake_now, NULL};
+	collab_share_cfg c3 = {3, "127.255.255.255", port, KEY, sizeof KEY - 1, 2000, 16, reach, NULL, o3, 1000, 200, 50, NULL, NULL, fake_now, NULL};
+	inbox b2 = {g_array_new(FALSE, FALSE, sizeof(uint64_t)), 0, 0}, b3 = {g_array_new(FALSE, FALSE, sizeof(uint64_t)), 0, 0};
+	radio_down = 1;
+	fake_now_ns = 4000000000LL; /* both listen from 1 s before the first onset */
+	collab_share *s2 = collab_share_new(&c2, on_det, &b2, &err);
+	ck_assert_msg(s2, "%s", err ? err->message : "");
+	collab_share *s3 = collab_share_new(&c3, on_det, &b3, &err);
+	ck_assert_msg(s3, "%s", err ? err->message : "");
+	for (uint64_t i = 1; i <= 40; i++) {
+		fake_now_ns = event(2, i, 0).cpu_ns + 500000000;
+		if (i == 31)
+			radio_down = 0;
+		det_event e2 = event(2, i, 1000000000LL * (int64_t)i), e3 = event(3, i, 1000000000LL * (int64_t)i + 1);
+		ck_assert_int_eq(collab_share_send(s2, &e2, FALSE), 0);
+		ck_assert_int_eq(collab_share_send(s3, &e3, FALSE), 0);
+		if (i < 31)
+			tu_spin(10); /* 31..40 go out at once: live, before any resend */
+	}
+	gint64 end = g_get_monotonic_time() + 10000000;
+	collab_share_stats st2, st3;
+	do {
+		tu_spin(100);
+		collab_share_counts(s2, &st2);
+		collab_share_counts(s3, &st3);
+	} while ((b2.seqs->len < 40 || b3.seqs->len < 40 || st2.missing || st3.missing) && g_get_monotonic_time() < end);
+	collab_share_stats *sts[2] = {&st2, &st3};
+	inbox *boxes[2] = {&b2, &b3};
+	for (int k = 0; k < 2; k++) {
+		inbox *b = boxes[k];
+		ck_assert_msg(b->seqs->len == 40, "node %d got %u of 40", k + 2, b->seqs->len);
+		ck_assert_uint_eq(b->late, 30);
+		for (guint i = 0; i < 40; i++) {
+			uint64_t want = i < 10 ? i + 31 : i - 9;
+			ck_assert_msg(g_array_index(b->seqs, uint64_t, i) == want, "node %d: arrival %u is %" G_GUINT64_FORMAT ", not %" G_GUINT64_FORMAT,
+				      k + 2, i, g_array_index(b->seqs, uint64_t, i), want);
+		}
+		ck_assert_uint_ge(sts[k]->since_sent, 1);
+		ck_assert_uint_ge(sts[k]->since_answered, 1);
+		ck_assert_uint_eq(sts[k]->pulled, 30);
+		ck_assert_uint_eq(sts[k]->lost, 0);
+		ck_assert_uint_eq(sts[k]->missing, 0);
+	}
+	ck_assert_uint_eq(b3.retimed, 30);
 	collab_share_free(s2);
 	collab_share_free(s3);
 	collab_outbox_free(o2);
@@ -502,6 +607,7 @@ int main(void)
 	tcase_add_test(tc, late_detections_complete_groups);
 	tcase_add_test(tc, located_groups_remembered_compactly);
 	tcase_add_test(tc, two_nodes_catch_up_after_an_outage);
+	tcase_add_test(tc, a_node_cut_off_from_its_start_is_caught_up);
 	suite_add_tcase(s, tc);
 	return tu_check_run(s);
 }

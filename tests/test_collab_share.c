@@ -127,7 +127,7 @@ START_TEST(replays_over_udp)
 {
 	int port = tu_udp_port();
 	GError *err = NULL;
-	collab_share_cfg c3 = {3, "127.0.0.1", port, KEY, sizeof KEY - 1, 1000, 16, NULL, NULL, NULL, 0, 0, 0, NULL, NULL};
+	collab_share_cfg c3 = {3, "127.0.0.1", port, KEY, sizeof KEY - 1, 1000, 16, NULL, NULL, NULL, 0, 0, 0, NULL, NULL, NULL, NULL};
 	collab_share *rx = collab_share_new(&c3, on_det, NULL, &err);
 	ck_assert_msg(rx != NULL, "%s", err ? err->message : "");
 	int fd = socket(AF_INET, SOCK_DGRAM, 0);
@@ -171,7 +171,7 @@ START_TEST(cut_off_nodes_are_not_heard)
 {
 	int port = tu_udp_port(), cut = 1;
 	GError *err = NULL;
-	collab_share_cfg c3 = {3, "127.0.0.1", port, KEY, sizeof KEY - 1, 1000, 16, reach, &cut, NULL, 0, 0, 0, NULL, NULL};
+	collab_share_cfg c3 = {3, "127.0.0.1", port, KEY, sizeof KEY - 1, 1000, 16, reach, &cut, NULL, 0, 0, 0, NULL, NULL, NULL, NULL};
 	collab_share *rx = collab_share_new(&c3, on_det, NULL, &err);
 	ck_assert_msg(rx != NULL, "%s", err ? err->message : "");
 	int fd = socket(AF_INET, SOCK_DGRAM, 0);

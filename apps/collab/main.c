@@ -479,6 +479,13 @@ static gboolean retime_det(void *ctx, det_event *e)
 	return TRUE;
 }
 
+/* collab_share_cfg.now_cpu: this node's cpu clock (chorus-sim's virtual
+ * one in simulation), the clock of det_event.cpu_ns. */
+static int64_t now_cpu(void *ctx)
+{
+	return sync_now(SYNC_KIND_CPU);
+}
+
 /* collab_share_cfg.reachable through the receive filter. */
 static gboolean peer_reachable(void *ctx, uint32_t peer)
 {
@@ -513,9 +520,9 @@ static int status_text(void *user, GString *out)
 		g_string_append_printf(out, "queue %s queued=%u max=%" G_GINT64_FORMAT " added=%" G_GUINT64_FORMAT " dropped=%" G_GUINT64_FORMAT " write_errors=%" G_GUINT64_FORMAT " torn=%" G_GUINT64_FORMAT "\n",
 				       collab_outbox_path(d->outbox), os.queued, d->cfg.queue_max, os.added, os.dropped,
 				       os.write_errors, os.torn);
-		g_string_append_printf(out, "catchup late=%" G_GUINT64_FORMAT " duplicates=%" G_GUINT64_FORMAT " missing=%" G_GUINT64_FORMAT " lost=%" G_GUINT64_FORMAT " have_sent=%" G_GUINT64_FORMAT " want_sent=%" G_GUINT64_FORMAT " wanted=%" G_GUINT64_FORMAT " resent=%" G_GUINT64_FORMAT " pending=%u gone=%" G_GUINT64_FORMAT " retimed=%" G_GUINT64_FORMAT "\n",
+		g_string_append_printf(out, "catchup late=%" G_GUINT64_FORMAT " duplicates=%" G_GUINT64_FORMAT " missing=%" G_GUINT64_FORMAT " lost=%" G_GUINT64_FORMAT " have_sent=%" G_GUINT64_FORMAT " want_sent=%" G_GUINT64_FORMAT " wanted=%" G_GUINT64_FORMAT " resent=%" G_GUINT64_FORMAT " pending=%u gone=%" G_GUINT64_FORMAT " retimed=%" G_GUINT64_FORMAT " since_sent=%" G_GUINT64_FORMAT " since_answered=%" G_GUINT64_FORMAT " pulled=%" G_GUINT64_FORMAT "\n",
 				       ss.late, ss.duplicates, ss.missing, ss.lost, ss.have_sent, ss.want_sent, ss.wanted,
-				       ss.resent, ss.pending, ss.gone, ss.retimed);
+				       ss.resent, ss.pending, ss.gone, ss.retimed, ss.since_sent, ss.since_answered, ss.pulled);
 		g_string_append_printf(out, "late groups_reopened=%" G_GUINT64_FORMAT " kept=%" G_GUINT64_FORMAT " located=%" G_GUINT64_FORMAT " remembered=%u\n",
 				       d->late_reopened, d->late_kept, d->late_located, collab_grouper_kept(d->grouper));
 		collab_held_stats hs;
@@ -697,7 +704,7 @@ int main(int argc, char **argv)
 	}
 	collab_share_cfg scfg = {(uint32_t)d.cfg.node, d.cfg.share_address, (int)d.cfg.share_port, d.key, d.klen, boot,
 				 (uint32_t)d.cfg.max_peers, d.filter ? peer_reachable : NULL, d.filter, d.outbox,
-				 (uint32_t)d.cfg.queue_max, (guint)d.cfg.catchup_ms, (guint)d.cfg.resend_per_s, retime_det, &d};
+				 (uint32_t)d.cfg.queue_max, (guint)d.cfg.catchup_ms, (guint)d.cfg.resend_per_s, retime_det, &d, now_cpu, NULL};
 	clip_server_cfg ccfg = {(uint32_t)d.cfg.node, (int)d.cfg.device, port, d.cfg.clip_bind, d.key, d.klen,
 				(unsigned)d.cfg.clip_max_conn};
 	/* Resume detect/events after the last detection the previous run

@@ -261,6 +261,16 @@ void collab_outbox_range(const collab_outbox *o, uint64_t *first, uint64_t *last
 	*first = o->q->len ? g_array_index(o->q, entry, 0).id : o->next;
 }
 
+uint64_t collab_outbox_first_since(const collab_outbox *o, int64_t t_cpu_ns)
+{
+	/* Ids are in order; onsets nearly so (a held one is queued later): the
+	 * first entry at or after t is the lowest id that is. */
+	for (guint i = 0; i < o->q->len; i++)
+		if (g_array_index(o->q, entry, i).queued_cpu_ns >= t_cpu_ns)
+			return g_array_index(o->q, entry, i).id;
+	return o->next;
+}
+
 uint64_t collab_outbox_epoch(const collab_outbox *o)
 {
 	return o->epoch;

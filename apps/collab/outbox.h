@@ -42,6 +42,11 @@ const det_event *collab_outbox_get(const collab_outbox *o, uint64_t id);
 /* The ids queued: first..last (first = last + 1 when none). */
 void collab_outbox_range(const collab_outbox *o, uint64_t *first, uint64_t *last);
 
+/* The first (lowest) id queued with its onset at or after t_cpu_ns on this
+ * node's cpu clock; last + 1 when none (a peer asking what was queued
+ * while it listened: WANT since_ms=, share.h). */
+uint64_t collab_outbox_first_since(const collab_outbox *o, int64_t t_cpu_ns);
+
 /* The queue's epoch (never 0). */
 uint64_t collab_outbox_epoch(const collab_outbox *o);
 

@@ -8,6 +8,7 @@ typedef struct {
 	uint64_t base;  /* lowest id of interest (0: never heard) */
 	uint64_t top;   /* highest id known to exist (received or claimed) */
 	guint8 *bits;   /* span bits: id % span held, for ids in (top - span, top] */
+	guint8 pull;    /* WANT since_ms= still to ask (SEEN_PULL_ASKS when first heard, 0: answered or given up) */
 } peer;
 
 struct collab_seen {
@@ -96,6 +97,7 @@ static peer *find(collab_seen *s, uint32_t node, uint64_t epoch)
 				s->st.lost += !bit(s, p, id);
 			p->epoch = epoch;
 			p->base = p->top = 0;
+			p->pull = 0;
 			memset(p->bits, 0, (s->span + 7) / 8);
 		}
 		return p;
@@ -123,6 +125,7 @@ collab_seen_verdict collab_seen_add(collab_seen *s, uint32_t node, uint64_t epoc
 	if (!p->base) {
 		p->base = id;
 		p->top = id;
+		p->pull = SEEN_PULL_ASKS;
 		set_bit(s, p, id, TRUE);
 		return SEEN_NEW;
 	}
@@ -151,6 +154,7 @@ uint64_t collab_seen_have(collab_seen *s, uint32_t node, uint64_t epoch, uint64_
 	if (!p->base) {
 		p->base = last + 1;
 		p->top = last;
+		p->pull = SEEN_PULL_ASKS;
 		return 0;
 	}
 	advance(s, p, last);
@@ -185,6 +189,47 @@ uint64_t collab_seen_missing(const collab_seen *s, uint32_t node, GArray *out, g
 		r++;
 		id = hi;
 	}
+	return n;
+}
+
+void collab_seen_pulls(const collab_seen *s, GArray *out)
+{
+	GHashTableIter it;
+	gpointer k, v;
+	g_hash_table_iter_init(&it, s->peers);
+	while (g_hash_table_iter_next(&it, &k, &v)) {
+		const peer *p = v;
+		if (p->base && p->pull) {
+			uint32_t node = GPOINTER_TO_UINT(k);
+			g_array_append_val(out, node);
+		}
+	}
+}
+
+uint64_t collab_seen_pull_asked(collab_seen *s, uint32_t node)
+{
+	peer *p = g_hash_table_lookup(s->peers, GUINT_TO_POINTER(node));
+	if (!p || !p->base || !p->pull)
+		return 0;
+	p->pull--;
+	return p->epoch;
+}
+
+uint64_t collab_seen_since(collab_seen *s, uint32_t node, uint64_t epoch, uint64_t since)
+{
+	peer *p = g_hash_table_lookup(s->peers, GUINT_TO_POINTER(node));
+	if (!p || !p->base || p->epoch != epoch || !since)
+		return 0;
+	p->pull = 0;
+	/* Within the window only; the ids between are unheld (never set:
+	 * every id set was at or above the base). */
+	uint64_t lo = p->top >= s->span ? p->top - s->span + 1 : 1;
+	uint64_t k = MAX(since, lo);
+	if (k >= p->base)
+		return 0;
+	uint64_t n = p->base - k;
+	p->base = k;
+	s->st.pulled += n;
 	return n;
 }
 

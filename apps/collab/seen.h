@@ -9,7 +9,13 @@
  * share.h) is a detection missed while a radio was down — to be asked for
  * (WANT).  Ids below the base are history from before this node listened:
  * never asked for, and refused if they come (a node that restarts does not
- * pull the whole field's backlog).  Ids the sender no longer queues (below
+ * pull the whole field's backlog).  But what a node queued while this one
+ * listened and could not hear it — a node cut off from its very start,
+ * heard now for the first time — is not history: when a node is first
+ * heard this one asks it once (WANT since_ms=, up to SEEN_PULL_ASKS times
+ * until answered) which of its ids are from the time it has listened, and
+ * the answer lowers the base to the first of them (collab_seen_since), so
+ * they are holes, asked for by id.  Ids the sender no longer queues (below
  * the first of its HAVE) are lost, counted and forgotten.
  *
  * At most `span` ids behind the newest are tracked per node (the outbox's
@@ -23,6 +29,9 @@
 #include <stdint.h>
 
 typedef struct collab_seen collab_seen;
+
+/* WANT since_ms= asked of a node first heard, at most, until answered. */
+#define SEEN_PULL_ASKS 3
 
 typedef enum {
 	SEEN_NEW = 0, /* not held before: deliver it */
@@ -57,11 +66,26 @@ uint64_t collab_seen_have(collab_seen *s, uint32_t node, uint64_t epoch, uint64_
  * Returns the number of ids in them. */
 uint64_t collab_seen_missing(const collab_seen *s, uint32_t node, GArray *out, guint max_ranges, uint64_t *epoch);
 
+/* Nodes first heard whose answer to WANT since_ms= is still due (asked
+ * fewer than SEEN_PULL_ASKS times), appended to out (uint32_t). */
+void collab_seen_pulls(const collab_seen *s, GArray *out);
+
+/* This node was asked (WANT since_ms= sent): one ask fewer left.  Returns
+ * the node's epoch (for the WANT), 0 when it is not due. */
+uint64_t collab_seen_pull_asked(collab_seen *s, uint32_t node);
+
+/* The answer (HAVE to= since=): node's epoch-`epoch` ids from `since` on
+ * were queued while this node listened.  The base comes down to since (not
+ * below the span), so the ids between are missing.  Returns how many ids
+ * that added; no further asks. */
+uint64_t collab_seen_since(collab_seen *s, uint32_t node, uint64_t epoch, uint64_t since);
+
 /* Nodes with at least one missing id, appended to out (uint32_t). */
 void collab_seen_lacking(const collab_seen *s, GArray *out);
 
 typedef struct {
 	guint64 dups, before, too_old, full, lost;
+	guint64 pulled;  /* ids taken in by answers to WANT since_ms= */
 	guint64 missing; /* ids missing now, all nodes */
 } collab_seen_stats;
 

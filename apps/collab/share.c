@@ -31,8 +31,9 @@ struct collab_share {
 	void *user;
 	dev_replay *replay;
 	collab_seen *seen;
-	GTree *pending;   /* uint64_t * ids to resend, oldest first */
-	uint32_t sseq[4]; /* per kind */
+	GTree *pending;       /* uint64_t * ids to resend, oldest first */
+	uint32_t sseq[4];     /* per kind */
+	int64_t start_cpu_ns; /* cfg.now_cpu when made: since when this node listens */
 	collab_share_stats st;
 	char why[200]; /* the last refused datagram's reason */
 };
@@ -102,11 +103,34 @@ static void take_det(collab_share *s, const collab_msg *m)
 	s->fn(s->user, &m->e, late);
 }
 
+/* A WANT since_ms= for this node: which of its ids are from that time
+ * (HAVE to= since=). */
+static void take_since(collab_share *s, const collab_msg *m)
+{
+	if (!s->cfg.now_cpu)
+		return;
+	int64_t now = s->cfg.now_cpu(s->cfg.now_ctx);
+	collab_msg *a = g_new0(collab_msg, 1);
+	a->kind = COLLAB_MSG_HAVE;
+	a->sender = s->cfg.self;
+	a->epoch = m->epoch;
+	collab_outbox_range(s->cfg.outbox, &a->first, &a->last);
+	a->asked = m->sender;
+	a->since = collab_outbox_first_since(s->cfg.outbox, now - (int64_t)m->since_ms * 1000000);
+	if (send_msg(s, a) == 0)
+		s->st.since_answered++;
+	g_free(a);
+}
+
 /* A WANT for this node: queue what it still holds. */
 static void take_want(collab_share *s, const collab_msg *m)
 {
 	if (!s->cfg.outbox || m->asked != s->cfg.self || m->epoch != collab_outbox_epoch(s->cfg.outbox))
 		return;
+	if (m->since_ms) {
+		take_since(s, m);
+		return;
+	}
 	uint64_t first, last;
 	collab_outbox_range(s->cfg.outbox, &first, &last);
 	for (guint r = 0; r < m->n_ranges; r++) {
@@ -156,9 +180,11 @@ static gboolean on_in(gint fd, GIOCondition cond, gpointer data)
 		}
 		if (m->kind == COLLAB_MSG_DET)
 			take_det(s, m);
-		else if (m->kind == COLLAB_MSG_HAVE && s->seen)
+		else if (m->kind == COLLAB_MSG_HAVE && s->seen) {
 			collab_seen_have(s->seen, m->sender, m->epoch, m->first, m->last);
-		else if (m->kind == COLLAB_MSG_WANT)
+			if (m->since && m->asked == s->cfg.self)
+				collab_seen_since(s->seen, m->sender, m->epoch, m->since);
+		} else if (m->kind == COLLAB_MSG_WANT)
 			take_want(s, m);
 	}
 	g_free(m);
@@ -196,6 +222,22 @@ static gboolean on_have(gpointer data)
 		}
 		if (m->n_ranges && send_msg(s, m) == 0)
 			s->st.want_sent++;
+	}
+	/* Nodes first heard: which of their ids are from while we listened. */
+	g_array_set_size(nodes, 0);
+	if (s->cfg.now_cpu)
+		collab_seen_pulls(s->seen, nodes);
+	for (guint i = 0; i < nodes->len; i++) {
+		uint32_t node = g_array_index(nodes, uint32_t, i);
+		memset(m, 0, sizeof *m);
+		m->kind = COLLAB_MSG_WANT;
+		m->sender = s->cfg.self;
+		m->asked = node;
+		m->epoch = collab_seen_pull_asked(s->seen, node);
+		int64_t up_ns = s->cfg.now_cpu(s->cfg.now_ctx) - s->start_cpu_ns;
+		m->since_ms = (uint64_t)CLAMP(up_ns / 1000000, 1, (int64_t)COLLAB_SINCE_MAX_MS);
+		if (m->epoch && send_msg(s, m) == 0)
+			s->st.since_sent++;
 	}
 	g_array_free(nodes, TRUE);
 	g_array_free(r, TRUE);
@@ -278,6 +320,8 @@ collab_share *collab_share_new(const collab_share_cfg *cfg, collab_share_fn fn, 
 	s->replay = dev_replay_new(cfg->max_senders);
 	s->pending = g_tree_new_full(cmp_id, NULL, g_free, NULL);
 	s->watch = g_unix_fd_add(s->fd, G_IO_IN, on_in, s);
+	if (cfg->now_cpu)
+		s->start_cpu_ns = cfg->now_cpu(cfg->now_ctx);
 	if (cfg->outbox) {
 		s->cfg.span = cfg->span ? cfg->span : 4096;
 		s->cfg.resend_per_s = cfg->resend_per_s ? cfg->resend_per_s : 200;
@@ -319,6 +363,7 @@ void collab_share_counts(const collab_share *s, collab_share_stats *st)
 		collab_seen_counts(s->seen, &ss);
 		st->missing = ss.missing;
 		st->lost = ss.lost;
+		st->pulled = ss.pulled;
 	}
 }
 

@@ -17,6 +17,10 @@
  * first and at most resend_per_s, marked late; every node takes each
  * detection once (seen.h: a resend it holds is a duplicate), so catching up
  * delivers each missed detection, in its sender's order, exactly once.
+ * A node heard for the first time (one cut off from its very start) is
+ * asked which of its ids it queued while this one listened (WANT
+ * since_ms=, answered by a HAVE to= since=): those are missed too, not
+ * history (seen.h).
  * Without an outbox sharing is soft state, as before: a lost datagram loses
  * that node's arrival for the call.
  */
@@ -62,6 +66,12 @@ typedef struct {
 	 * made in); TRUE when it did (counted as retimed). */
 	gboolean (*retime)(void *ctx, det_event *e);
 	void *retime_ctx;
+	/* This node's cpu clock, ns (the clock of det_event.cpu_ns; NULL: no
+	 * WANT since_ms= is asked or answered).  How long this node has
+	 * listened, and which of its queued ids a node asks about, are
+	 * measured on it. */
+	int64_t (*now_cpu)(void *ctx);
+	void *now_ctx;
 } collab_share_cfg;
 
 /* Bind and get ready to send.  Malformed, unauthenticated and replayed
@@ -91,6 +101,9 @@ typedef struct {
 	guint64 retimed;              /* resent with their onset timed again (cfg.retime) */
 	guint pending;                /* resends waiting for their turn */
 	guint64 missing, lost;        /* of others' detections: missing now; given up */
+	guint64 since_sent;           /* WANT since_ms= sent (nodes first heard) */
+	guint64 since_answered;       /* WANT since_ms= answered (HAVE to= since=) */
+	guint64 pulled;               /* ids of nodes first heard queued while we listened, asked for */
 } collab_share_stats;
 
 /* Datagrams sent, accepted and refused. */

@@ -29,9 +29,16 @@ GString *collab_msg_encode(const collab_msg *m, const uint8_t *key, size_t klen)
 	case COLLAB_MSG_HAVE:
 		g_string_append_printf(s, "node=%u ob=%" PRIu64 " first=%" PRIu64 " last=%" PRIu64, m->sender, m->epoch,
 				       m->first, m->last);
+		if (m->since)
+			g_string_append_printf(s, " to=%u since=%" PRIu64, m->asked, m->since);
 		break;
 	case COLLAB_MSG_WANT:
-		g_string_append_printf(s, "node=%u from=%u ob=%" PRIu64 " ids=", m->asked, m->sender, m->epoch);
+		g_string_append_printf(s, "node=%u from=%u ob=%" PRIu64 " ", m->asked, m->sender, m->epoch);
+		if (m->since_ms) {
+			g_string_append_printf(s, "since_ms=%" PRIu64, m->since_ms);
+			break;
+		}
+		g_string_append(s, "ids=");
 		for (guint i = 0; i < m->n_ranges; i++)
 			g_string_append_printf(s, "%s%" PRIu64 "-%" PRIu64, i ? "," : "", m->ranges[i][0], m->ranges[i][1]);
 		break;
@@ -90,10 +97,18 @@ static int body_have(char *p, collab_msg *m, char *why, size_t len)
 {
 	uint64_t node;
 	if (!uint_tok(&p, "node", UINT32_MAX - 1, &node) || !uint_tok(&p, "ob", UINT64_MAX, &m->epoch) || !m->epoch ||
-	    !uint_tok(&p, "first", UINT64_MAX, &m->first) || !uint_tok(&p, "last", UINT64_MAX - 1, &m->last) || *p)
-		return bad(why, len, "expected node=N ob=E first=F last=L");
+	    !uint_tok(&p, "first", UINT64_MAX, &m->first) || !uint_tok(&p, "last", UINT64_MAX - 1, &m->last))
+		return bad(why, len, "expected node=N ob=E first=F last=L [to=M since=K]");
 	if (!m->first || m->first > m->last + 1)
 		return bad(why, len, "first must be 1..last+1");
+	uint64_t to;
+	if (uint_tok(&p, "to", UINT32_MAX - 1, &to)) {
+		if (!uint_tok(&p, "since", UINT64_MAX, &m->since) || m->since < m->first || m->since > m->last + 1)
+			return bad(why, len, "to=M must be followed by since=K, first <= K <= last+1");
+		m->asked = (uint32_t)to;
+	}
+	if (*p)
+		return bad(why, len, "expected node=N ob=E first=F last=L [to=M since=K]");
 	m->sender = (uint32_t)node;
 	return 0;
 }
@@ -102,10 +117,17 @@ static int body_want(char *p, collab_msg *m, char *why, size_t len)
 {
 	uint64_t asked, from;
 	if (!uint_tok(&p, "node", UINT32_MAX - 1, &asked) || !uint_tok(&p, "from", UINT32_MAX - 1, &from) ||
-	    !uint_tok(&p, "ob", UINT64_MAX, &m->epoch) || !m->epoch || strncmp(p, "ids=", 4))
-		return bad(why, len, "expected node=N from=M ob=E ids=A-B,…");
+	    !uint_tok(&p, "ob", UINT64_MAX, &m->epoch) || !m->epoch)
+		return bad(why, len, "expected node=N from=M ob=E ids=A-B,… or since_ms=U");
 	m->asked = (uint32_t)asked;
 	m->sender = (uint32_t)from;
+	if (uint_tok(&p, "since_ms", COLLAB_SINCE_MAX_MS, &m->since_ms)) {
+		if (!m->since_ms || *p)
+			return bad(why, len, "since_ms=U: 1 <= U <= 400 days, and last");
+		return 0;
+	}
+	if (strncmp(p, "ids=", 4))
+		return bad(why, len, "expected node=N from=M ob=E ids=A-B,… or since_ms=U");
 	p += 4;
 	while (*p) {
 		if (m->n_ranges == COLLAB_WANT_MAX_RANGES)

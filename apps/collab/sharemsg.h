@@ -14,13 +14,19 @@
  *         whose global time came later (2, held.h).  Senders without an
  *         outbox send neither (and older receivers ignore both:
  *         det_event_parse skips unknown keys).
- *   HAVE  node=N ob=E first=F last=L
+ *   HAVE  node=N ob=E first=F last=L [to=M since=K]
  *         Node N queues ids F..L of outbox epoch E (F = L + 1: none).
  *         Sent every few seconds; a receiver's holes in F..L are missed
- *         detections.
+ *         detections.  With to= and since=, also the answer to node M's
+ *         WANT since_ms=: K is the first id N queued within the time M
+ *         asked about (L + 1: none).
  *   WANT  node=N from=M ob=E ids=A-B[,C-D…]
  *         Node M asks node N to resend those ids of its epoch E (at most
  *         COLLAB_WANT_MAX_RANGES ranges).
+ *   WANT  node=N from=M ob=E since_ms=U
+ *         Node M, which first heard N now and has listened for U ms, asks
+ *         which of N's queued ids are from those U ms (its HAVE to=M
+ *         since=K answers; M then asks for them by id).
  */
 #ifndef CHORUS_COLLAB_SHAREMSG_H
 #define CHORUS_COLLAB_SHAREMSG_H
@@ -31,6 +37,7 @@
 #include "apps/detect/event.h"
 
 #define COLLAB_WANT_MAX_RANGES 16
+#define COLLAB_SINCE_MAX_MS (400ull * 24 * 3600 * 1000) /* since_ms= at most (400 days) */
 
 /* Why a detection (and so a group, a result) is late: bits. */
 #define COLLAB_LATE_RESENT 1u /* caught up: resent to a node that could not hear it first */
@@ -53,10 +60,12 @@ typedef struct {
 	guint late;   /* COLLAB_LATE_* bits, 0: news */
 	/* HAVE */
 	uint64_t first, last;
-	/* WANT */
-	uint32_t asked; /* node= : who is asked */
+	uint64_t since; /* since=: the first id of the asked span (0: absent) */
+	/* WANT; HAVE with since: to= */
+	uint32_t asked; /* node= / to= : who is asked, or answered */
 	guint n_ranges;
 	uint64_t ranges[COLLAB_WANT_MAX_RANGES][2];
+	uint64_t since_ms; /* WANT since_ms= (then no ranges; 0: absent) */
 } collab_msg;
 
 /* The datagram for m (its kind's fields), with a mac when klen > 0. */

@@ -421,109 +421,166 @@ static gboolean reach(void *ctx, uint32_t peer)
 	return !radio_down;
 }
 
-/* Nodes 2 and 3 on loopback, each with its queue.  Both share while node
- * 2's radio is down; when it comes back each asks the other for what it
- * missed and gets every detection once, the missed ones late and in order;
- * a restarted node 2 (its queue reopened) is not asked again. */
+/* Nodes 2 and 3 on loopback, each with its queue (node 2's resends timed
+ * again, node 3's as queued), both on the fake clock from fake_now_ns. */
+typedef struct {
+	char *dir, *p2, *p3;
+	collab_outbox *o2, *o3;
+	collab_share_cfg c2, c3;
+	inbox b2, b3;
+	collab_share *s2, *s3;
+	collab_share_stats st2, st3;
+} rig;
+
+static void rig_open(rig *r)
+{
+	memset(r, 0, sizeof *r);
+	int port = tu_udp_port();
+	r->dir = tu_tmpdir("catchup-XXXXXX");
+	r->p2 = g_build_filename(r->dir, "n2.outbox", NULL);
+	r->p3 = g_build_filename(r->dir, "n3.outbox", NULL);
+	GError *err = NULL;
+	r->o2 = collab_outbox_open(r->p2, 1000, 3600 * 1000000000LL, &err);
+	r->o3 = collab_outbox_open(r->p3, 1000, 3600 * 1000000000LL, &err);
+	ck_assert(r->o2 && r->o3);
+	collab_share_cfg c2 = {2, "127.255.255.255", port, KEY, sizeof KEY - 1, 1000, 16, reach, NULL, r->o2, 1000, 200, 50, retime, NULL, fake_now, NULL};
+	collab_share_cfg c3 = {3, "127.255.255.255", port, KEY, sizeof KEY - 1, 2000, 16, reach, NULL, r->o3, 1000, 200, 50, NULL, NULL, fake_now, NULL};
+	r->c2 = c2;
+	r->c3 = c3;
+	r->b2.seqs = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	r->b3.seqs = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+	r->s2 = collab_share_new(&r->c2, on_det, &r->b2, &err);
+	ck_assert_msg(r->s2, "%s", err ? err->message : "");
+	r->s3 = collab_share_new(&r->c3, on_det, &r->b3, &err);
+	ck_assert_msg(r->s3, "%s", err ? err->message : "");
+}
+
+/* Both share detection i (node 3's global 1 ns after node 2's), on the
+ * fake clock half a second after its onset. */
+static void rig_share(rig *r, uint64_t i)
+{
+	fake_now_ns = event(2, i, 0).cpu_ns + 500000000;
+	det_event e2 = event(2, i, 1000000000LL * (int64_t)i), e3 = event(3, i, 1000000000LL * (int64_t)i + 1);
+	ck_assert_int_eq(collab_share_send(r->s2, &e2, FALSE), 0);
+	ck_assert_int_eq(collab_share_send(r->s3, &e3, FALSE), 0);
+}
+
+/* HAVE/WANT rounds and resends until each holds n of the other's and
+ * misses none, or seconds pass; the counts in r->st2, r->st3. */
+static void rig_settle(rig *r, guint n, int seconds)
+{
+	gint64 end = g_get_monotonic_time() + seconds * 1000000LL;
+	do {
+		tu_spin(100);
+		collab_share_counts(r->s2, &r->st2);
+		collab_share_counts(r->s3, &r->st3);
+	} while ((r->b2.seqs->len < n || r->b3.seqs->len < n || r->st2.missing || r->st3.missing) &&
+		 g_get_monotonic_time() < end);
+}
+
+/* Each node received n, `late` of them late, in the order order(i). */
+static void rig_check_arrivals(rig *r, guint n, guint late, uint64_t (*order)(guint i))
+{
+	inbox *boxes[2] = {&r->b2, &r->b3};
+	for (int k = 0; k < 2; k++) {
+		inbox *b = boxes[k];
+		ck_assert_msg(b->seqs->len == n, "node %d got %u of %u", k + 2, b->seqs->len, n);
+		ck_assert_uint_eq(b->late, late);
+		for (guint i = 0; i < n; i++)
+			ck_assert_msg(g_array_index(b->seqs, uint64_t, i) == order(i),
+				      "node %d: arrival %u is %" G_GUINT64_FORMAT ", not %" G_GUINT64_FORMAT, k + 2, i,
+				      g_array_index(b->seqs, uint64_t, i), order(i));
+	}
+}
+
+static void rig_close(rig *r)
+{
+	collab_share_free(r->s2);
+	collab_share_free(r->s3);
+	collab_outbox_free(r->o2);
+	collab_outbox_free(r->o3);
+	g_array_free(r->b2.seqs, TRUE);
+	g_array_free(r->b3.seqs, TRUE);
+	g_free(r->p2);
+	g_free(r->p3);
+	tu_rm_rf(r->dir);
+	g_free(r->dir);
+}
+
+/* The live ones first, in order, then the late ones in order: 1..15,
+ * 46..60, 16..45. */
+static uint64_t outage_order(guint i)
+{
+	return i < 15 ? i + 1 : i < 30 ? i + 31
+				       : i - 14;
+}
+
+/* Both share while node 2's radio is down; when it comes back each asks
+ * the other for what it missed and gets every detection once, the missed
+ * ones late and in order; a restarted node 2 (its queue reopened) is not
+ * asked again. */
 START_TEST(two_nodes_catch_up_after_an_outage)
 {
-	int port = tu_udp_port();
-	char *dir = tu_tmpdir("catchup-XXXXXX");
-	char *p2 = g_build_filename(dir, "n2.outbox", NULL), *p3 = g_build_filename(dir, "n3.outbox", NULL);
-	GError *err = NULL;
-	collab_outbox *o2 = collab_outbox_open(p2, 1000, 3600 * 1000000000LL, &err);
-	collab_outbox *o3 = collab_outbox_open(p3, 1000, 3600 * 1000000000LL, &err);
-	ck_assert(o2 && o3);
-	collab_share_cfg c2 = {2, "127.255.255.255", port, KEY, sizeof KEY - 1, 1000, 16, reach, NULL, o2, 1000, 200, 50, retime, NULL, fake_now, NULL};
-	collab_share_cfg c3 = {3, "127.255.255.255", port, KEY, sizeof KEY - 1, 2000, 16, reach, NULL, o3, 1000, 200, 50, NULL, NULL, fake_now, NULL};
-	inbox b2 = {g_array_new(FALSE, FALSE, sizeof(uint64_t)), 0, 0}, b3 = {g_array_new(FALSE, FALSE, sizeof(uint64_t)), 0, 0};
+	rig r;
 	fake_now_ns = 0;
-	collab_share *s2 = collab_share_new(&c2, on_det, &b2, &err);
-	ck_assert_msg(s2, "%s", err ? err->message : "");
-	collab_share *s3 = collab_share_new(&c3, on_det, &b3, &err);
-	ck_assert_msg(s3, "%s", err ? err->message : "");
+	radio_down = 0;
+	rig_open(&r);
 	/* The two hear each other, then node 2's radio is down for 30 of the
 	 * 60 detections each shares, then up. */
-	radio_down = 0;
 	for (uint64_t i = 1; i <= 60; i++) {
-		fake_now_ns = event(2, i, 0).cpu_ns + 500000000;
 		if (i == 16)
 			radio_down = 1;
 		if (i == 46)
 			radio_down = 0;
-		det_event e2 = event(2, i, 1000000000LL * (int64_t)i), e3 = event(3, i, 1000000000LL * (int64_t)i + 1);
-		ck_assert_int_eq(collab_share_send(s2, &e2, FALSE), 0);
-		ck_assert_int_eq(collab_share_send(s3, &e3, FALSE), 0);
+		rig_share(&r, i);
 		if (i < 46)
 			tu_spin(10); /* 46..60 go out at once: live, before any resend */
 	}
-	/* Two HAVE/WANT rounds and the resends at 50 per second. */
-	gint64 end = g_get_monotonic_time() + 8000000;
-	collab_share_stats st2, st3;
-	do {
-		tu_spin(100);
-		collab_share_counts(s2, &st2);
-		collab_share_counts(s3, &st3);
-	} while ((b2.seqs->len < 60 || b3.seqs->len < 60 || st2.missing || st3.missing) && g_get_monotonic_time() < end);
-	inbox *boxes[2] = {&b2, &b3};
-	for (int k = 0; k < 2; k++) {
-		inbox *b = boxes[k];
-		ck_assert_msg(b->seqs->len == 60, "node %d got %u of 60", k + 2, b->seqs->len);
-		ck_assert_uint_eq(b->late, 30);
-		/* Each once; the live ones first, in order, then the late ones in
-		 * order: 1..15, 46..60, 16..45. */
-		for (guint i = 0; i < 60; i++) {
-			uint64_t want = i < 15 ? i + 1 : i < 30 ? i + 31
-								: i - 14;
-			ck_assert_msg(g_array_index(b->seqs, uint64_t, i) == want, "node %d: arrival %u is %" G_GUINT64_FORMAT ", not %" G_GUINT64_FORMAT,
-				      k + 2, i, g_array_index(b->seqs, uint64_t, i), want);
-		}
-	}
-	ck_assert_uint_eq(st2.missing, 0);
-	ck_assert_uint_eq(st2.lost, 0);
-	ck_assert_uint_ge(st2.resent, 30);
-	ck_assert_uint_ge(st3.resent, 30);
-	ck_assert_uint_ge(st2.cut_off, 30);
+	rig_settle(&r, 60, 8); /* two HAVE/WANT rounds and the resends at 50 per second */
+	rig_check_arrivals(&r, 60, 30, outage_order);
+	ck_assert_uint_eq(r.st2.missing, 0);
+	ck_assert_uint_eq(r.st2.lost, 0);
+	ck_assert_uint_ge(r.st2.resent, 30);
+	ck_assert_uint_ge(r.st3.resent, 30);
+	ck_assert_uint_ge(r.st2.cut_off, 30);
 	/* Node 2's resends went out timed again, node 3's as queued. */
-	ck_assert_uint_eq(b3.retimed, 30);
-	ck_assert_uint_eq(st2.retimed, st2.resent);
-	ck_assert_uint_eq(st3.retimed, 0);
+	ck_assert_uint_eq(r.b3.retimed, 30);
+	ck_assert_uint_eq(r.st2.retimed, r.st2.resent);
+	ck_assert_uint_eq(r.st3.retimed, 0);
 	/* Node 2 restarts (its queue reopened, a new boot): node 3 holds its
 	 * numbering and asks for nothing; both stay caught up.  Node 2 asks
 	 * node 3 which of its ids are from the second it has listened: none. */
 	fake_now_ns += 1000000000;
-	collab_share_free(s2);
-	collab_outbox_free(o2);
-	o2 = collab_outbox_open(p2, 1000, 3600 * 1000000000LL, &err);
-	ck_assert(o2);
-	c2.outbox = o2;
-	c2.boot = 1001;
-	g_array_set_size(b2.seqs, 0);
-	s2 = collab_share_new(&c2, on_det, &b2, &err);
-	ck_assert(s2);
+	collab_share_free(r.s2);
+	collab_outbox_free(r.o2);
+	GError *err = NULL;
+	r.o2 = collab_outbox_open(r.p2, 1000, 3600 * 1000000000LL, &err);
+	ck_assert(r.o2);
+	r.c2.outbox = r.o2;
+	r.c2.boot = 1001;
+	g_array_set_size(r.b2.seqs, 0);
+	r.s2 = collab_share_new(&r.c2, on_det, &r.b2, &err);
+	ck_assert(r.s2);
 	det_event e2 = event(2, 61, 61000000000LL);
-	ck_assert_int_eq(collab_share_send(s2, &e2, FALSE), 0);
+	ck_assert_int_eq(collab_share_send(r.s2, &e2, FALSE), 0);
 	tu_spin(1500);
-	collab_share_counts(s3, &st3);
-	ck_assert_uint_eq(st3.missing, 0);
-	ck_assert_uint_eq(b3.seqs->len, 61);
-	ck_assert_uint_eq(b2.seqs->len, 0); /* node 3's history is not pulled by a restart */
-	collab_share_counts(s2, &st2);
-	ck_assert_uint_eq(st2.want_sent, 0);
-	ck_assert_uint_ge(st2.since_sent, 1);
-	ck_assert_uint_eq(st2.pulled, 0);
-	collab_share_free(s2);
-	collab_share_free(s3);
-	collab_outbox_free(o2);
-	collab_outbox_free(o3);
-	g_array_free(b2.seqs, TRUE);
-	g_array_free(b3.seqs, TRUE);
-	g_free(p2);
-	g_free(p3);
-	tu_rm_rf(dir);
-	g_free(dir);
+	collab_share_counts(r.s3, &r.st3);
+	ck_assert_uint_eq(r.st3.missing, 0);
+	ck_assert_uint_eq(r.b3.seqs->len, 61);
+	ck_assert_uint_eq(r.b2.seqs->len, 0); /* node 3's history is not pulled by a restart */
+	collab_share_counts(r.s2, &r.st2);
+	ck_assert_uint_eq(r.st2.want_sent, 0);
+	ck_assert_uint_ge(r.st2.since_sent, 1);
+	ck_assert_uint_eq(r.st2.pulled, 0);
+	rig_close(&r);
 }
 END_TEST
+
+/* The live ones (31..40) first, then the pulled ones, 1..30. */
+static uint64_t start_order(guint i)
+{
+	return i < 10 ? i + 31 : i - 9;
+}
 
 /* Node 2's radio is down from its very start: nodes 2 and 3 have never
  * heard each other when it comes back, 30 detections each later.  What
@@ -532,67 +589,29 @@ END_TEST
  * gets them, late, once and in order, after the live ones. */
 START_TEST(a_node_cut_off_from_its_start_is_caught_up)
 {
-	int port = tu_udp_port();
-	char *dir = tu_tmpdir("catchup-XXXXXX");
-	char *p2 = g_build_filename(dir, "n2.outbox", NULL), *p3 = g_build_filename(dir, "n3.outbox", NULL);
-	GError *err = NULL;
-	collab_outbox *o2 = collab_outbox_open(p2, 1000, 3600 * 1000000000LL, &err);
-	collab_outbox *o3 = collab_outbox_open(p3, 1000, 3600 * 1000000000LL, &err);
-	ck_assert(o2 && o3);
-	collab_share_cfg c2 = {2, "127.255.255.255", port, KEY, sizeof KEY - 1, 1000, 16, reach, NULL, o2, 1000, 200, 50, retime, NULL, fake_now, NULL};
-	collab_share_cfg c3 = {3, "127.255.255.255", port, KEY, sizeof KEY - 1, 2000, 16, reach, NULL, o3, 1000, 200, 50, NULL, NULL, fake_now, NULL};
-	inbox b2 = {g_array_new(FALSE, FALSE, sizeof(uint64_t)), 0, 0}, b3 = {g_array_new(FALSE, FALSE, sizeof(uint64_t)), 0, 0};
+	rig r;
 	radio_down = 1;
 	fake_now_ns = 4000000000LL; /* both listen from 1 s before the first onset */
-	collab_share *s2 = collab_share_new(&c2, on_det, &b2, &err);
-	ck_assert_msg(s2, "%s", err ? err->message : "");
-	collab_share *s3 = collab_share_new(&c3, on_det, &b3, &err);
-	ck_assert_msg(s3, "%s", err ? err->message : "");
+	rig_open(&r);
 	for (uint64_t i = 1; i <= 40; i++) {
-		fake_now_ns = event(2, i, 0).cpu_ns + 500000000;
 		if (i == 31)
 			radio_down = 0;
-		det_event e2 = event(2, i, 1000000000LL * (int64_t)i), e3 = event(3, i, 1000000000LL * (int64_t)i + 1);
-		ck_assert_int_eq(collab_share_send(s2, &e2, FALSE), 0);
-		ck_assert_int_eq(collab_share_send(s3, &e3, FALSE), 0);
+		rig_share(&r, i);
 		if (i < 31)
 			tu_spin(10); /* 31..40 go out at once: live, before any resend */
 	}
-	gint64 end = g_get_monotonic_time() + 10000000;
-	collab_share_stats st2, st3;
-	do {
-		tu_spin(100);
-		collab_share_counts(s2, &st2);
-		collab_share_counts(s3, &st3);
-	} while ((b2.seqs->len < 40 || b3.seqs->len < 40 || st2.missing || st3.missing) && g_get_monotonic_time() < end);
-	collab_share_stats *sts[2] = {&st2, &st3};
-	inbox *boxes[2] = {&b2, &b3};
+	rig_settle(&r, 40, 10);
+	rig_check_arrivals(&r, 40, 30, start_order);
+	collab_share_stats *sts[2] = {&r.st2, &r.st3};
 	for (int k = 0; k < 2; k++) {
-		inbox *b = boxes[k];
-		ck_assert_msg(b->seqs->len == 40, "node %d got %u of 40", k + 2, b->seqs->len);
-		ck_assert_uint_eq(b->late, 30);
-		for (guint i = 0; i < 40; i++) {
-			uint64_t want = i < 10 ? i + 31 : i - 9;
-			ck_assert_msg(g_array_index(b->seqs, uint64_t, i) == want, "node %d: arrival %u is %" G_GUINT64_FORMAT ", not %" G_GUINT64_FORMAT,
-				      k + 2, i, g_array_index(b->seqs, uint64_t, i), want);
-		}
 		ck_assert_uint_ge(sts[k]->since_sent, 1);
 		ck_assert_uint_ge(sts[k]->since_answered, 1);
 		ck_assert_uint_eq(sts[k]->pulled, 30);
 		ck_assert_uint_eq(sts[k]->lost, 0);
 		ck_assert_uint_eq(sts[k]->missing, 0);
 	}
-	ck_assert_uint_eq(b3.retimed, 30);
-	collab_share_free(s2);
-	collab_share_free(s3);
-	collab_outbox_free(o2);
-	collab_outbox_free(o3);
-	g_array_free(b2.seqs, TRUE);
-	g_array_free(b3.seqs, TRUE);
-	g_free(p2);
-	g_free(p3);
-	tu_rm_rf(dir);
-	g_free(dir);
+	ck_assert_uint_eq(r.b3.retimed, 30);
+	rig_close(&r);
 }
 END_TEST
 

@@ -2,6 +2,7 @@
 #include "libdev/heap.h"
 
 #include <malloc.h>
+#include <string.h>
 
 static gint trims, returned; /* atomics: a worker thread may trim too */
 
@@ -40,6 +41,20 @@ guint dev_heap_trim_start(guint interval_s)
 	return g_timeout_add_seconds(MAX(interval_s, 1u), on_trim, NULL);
 }
 
+gboolean dev_heap_slices_malloc(void)
+{
+#if GLIB_CHECK_VERSION(2, 76, 0)
+	return TRUE; /* g_slice_* is g_malloc since 2.76 */
+#else
+	/* GLib read it when it made its first slice (before main), and the
+	 * environment is the process's own since: what it says now is what
+	 * GLib saw.  (g_slice_get_config answers g_slice_set_config's
+	 * defaults, not the environment.) */
+	const char *v = g_getenv("G_SLICE");
+	return v && strstr(v, "always-malloc");
+#endif
+}
+
 void dev_heap_usage_get(dev_heap_usage *out)
 {
 	struct mallinfo2 m = mallinfo2();
@@ -53,6 +68,7 @@ void dev_heap_usage_append(GString *out)
 {
 	dev_heap_usage u;
 	dev_heap_usage_get(&u);
-	g_string_append_printf(out, "heap: %" G_GUINT64_FORMAT " kB in use, %" G_GUINT64_FORMAT " kB free in malloc's arenas (%" G_GUINT64_FORMAT " trims, %" G_GUINT64_FORMAT " returned memory)\n",
-			       u.in_use_bytes / 1024, u.free_bytes / 1024, u.trims, u.returned);
+	g_string_append_printf(out, "heap: %" G_GUINT64_FORMAT " kB in use, %" G_GUINT64_FORMAT " kB free in malloc's arenas (%" G_GUINT64_FORMAT " trims, %" G_GUINT64_FORMAT " returned memory) slices=%s\n",
+			       u.in_use_bytes / 1024, u.free_bytes / 1024, u.trims, u.returned,
+			       dev_heap_slices_malloc() ? "malloc" : "glib");
 }

@@ -24,6 +24,18 @@
  * solver's arena.  dev_heap_policy() fixes both thresholds (which turns
  * the ratchet off), so large blocks are mapped and unmapped and an
  * arena's top above 128 kB goes back when freed.
+ *
+ * GLib before 2.76 has its own slice allocator under GList, GQueue,
+ * GHashTable nodes and GBytes: freed slices stay in its per-thread
+ * magazines and slabs (allocated from malloc, so "in use" to it) at the
+ * high-water mark of what was live at once.  fft publishing a 4 s backlog
+ * of frames to detect after a stall kept +100 kB in use for good that way
+ * (measured with the fft stall test; +25 kB with the slices from malloc).
+ * `G_SLICE=always-malloc` in the environment turns it into plain malloc;
+ * it has to be there when the process starts (GLib's own constructors
+ * allocate slices before main), so the units in dist/ and chorus-sim's
+ * launcher set it, and the heap line on every status device says which
+ * (`slices=malloc` or `slices=glib`).
  */
 #ifndef CHORUS_DEV_HEAP_H
 #define CHORUS_DEV_HEAP_H
@@ -58,6 +70,11 @@ gboolean dev_heap_policy(void);
  * Returns TRUE when some memory was returned.  Thread-safe (malloc locks
  * each arena while it trims it). */
 gboolean dev_heap_trim(void);
+
+/* TRUE when GLib's slices come from malloc (G_SLICE=always-malloc at
+ * start, or GLib 2.76 and later), FALSE when its slice allocator keeps
+ * them (see above). */
+gboolean dev_heap_slices_malloc(void);
 
 /* Apply dev_heap_policy() and call dev_heap_trim() every interval_s
  * seconds (>= 1) from the default main context, for the life of the

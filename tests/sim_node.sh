@@ -11,7 +11,8 @@ sim_node_start() {
     _b=$1; _src=$2
     export CHORUS_NODE=2 CHORUS_SCENARIO="$_src/tests/data/audiod.ini" \
         CHORUS_SIM_CLOCK="-41.0,27182818284" \
-        ALSA_CONFIG_PATH="/usr/share/alsa/alsa.conf:$_b/sim/chorus_sim.conf"
+        ALSA_CONFIG_PATH="/usr/share/alsa/alsa.conf:$_b/sim/chorus_sim.conf" \
+        G_SLICE=always-malloc # as the units set it (libdev/heap.h)
     printf '[device.0]\npcm = chorus_sim\nchannels = 2\nperiods = 64\n' > "$CHORUS_RUN/audiod.conf"
     # A node alone (no network: a networked syncd needs the field's key).
     "$_b/bin/syncd" -c "$_src/tests/data/syncd-alone.conf" > "$CHORUS_RUN/syncd.log" 2>&1 & SIM_SYNCD=$!

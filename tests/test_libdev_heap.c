@@ -193,9 +193,9 @@ START_TEST(status_line)
 	dev_heap_usage_append(s);
 	guint64 in_use, free_kb, trims, returned;
 	ck_assert_int_eq(sscanf(s->str, "heap: %" G_GUINT64_FORMAT " kB in use, %" G_GUINT64_FORMAT " kB free in malloc's arenas (%" G_GUINT64_FORMAT " trims, %" G_GUINT64_FORMAT " returned memory)\n", &in_use, &free_kb, &trims, &returned), 4);
+	ck_assert_msg(strstr(s->str, dev_heap_slices_malloc() ? " slices=malloc\n" : " slices=glib\n"), "%s", s->str);
 	ck_assert(in_use > 0);
 	ck_assert_uint_ge(trims, 1);
-	ck_assert(g_str_has_suffix(s->str, ")\n"));
 	g_string_free(s, TRUE);
 }
 END_TEST

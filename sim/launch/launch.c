@@ -177,6 +177,7 @@ static gboolean spawn(csim *s, node_rec *n, int which, GError **err)
 		}
 		setenv("CHORUS_NODE", node_s, 1);
 		setenv("CHORUS_RUN", s->run_dir, 1);
+		setenv("G_SLICE", "always-malloc", 1); /* as the units do (libdev/heap.h) */
 		setenv("CHORUS_SIM_CLOCK", clk, 1);
 		if (utc.kind != SYNC_SIMUTC_NONE)
 			setenv("CHORUS_SIM_UTC", utcbuf, 1);

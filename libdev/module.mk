@@ -30,7 +30,7 @@ TESTS += $(B)/tests/fuzz_wire
 ifneq ($(CLANG),)
 $(B)/fuzz/fuzz_wire: tests/fuzz/fuzz_wire.c libdev/wire.c libdev/wire.h libdev/path.c libdev/path.h
 	@mkdir -p $(dir $@)
-	$(CLANG) -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -I. \
+	$(CLANG) -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I. \
 	  $(shell pkg-config --cflags glib-2.0) -o $@ $(filter %.c,$^) $(call pkglibs,glib-2.0)
 $(B)/tests/fuzz_wire: $(B)/fuzz/fuzz_wire tests/fuzz/run.sh
 	@mkdir -p $(dir $@)

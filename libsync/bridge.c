@@ -7,27 +7,26 @@
 /* A fit's centre, where its line is best known. */
 static int64_t centre(const sync_conv *c)
 {
-	return c->x0 + (int64_t)llround(c->xbar);
+	return sync_tval_add(c->x0, c->xbar).i;
 }
 
 /* Its rate's variance there: the slope's, plus how far the rate at the
  * centre may differ from the window's mean under a random walk of q2. */
 static double rate_var(const sync_conv *c, double q2)
 {
-	return c->var_s + q2 * (double)(c->xmax - c->xmin) / 12.0;
+	return c->var_s + q2 * sync_i64_diff(c->xmax, c->xmin) / 12.0;
 }
 
 sync_tval sync_bridge(const sync_conv *a, const sync_conv *b, double q2, sync_tval x, double *var, double *slope)
 {
 	int64_t xa = centre(a), xb = centre(b);
-	double T = (double)(xb - xa), u = sync_tval_diff(x, xa), w = u / T;
+	double T = sync_i64_diff(xb, xa), u = sync_tval_diff(x, xa), w = u / T;
 	double h01 = w * w * (3 - 2 * w), h00 = 1 - h01, h10 = w * (1 - w) * (1 - w), h11 = w * w * (w - 1);
 	sync_tval ya = sync_conv_apply(a, sync_tval_of(xa)), yb = sync_conv_apply(b, sync_tval_of(xb));
-	double d = (double)(yb.i - ya.i) + (yb.f - ya.f);
+	double d = sync_i64_diff(yb.i, ya.i) + (yb.f - ya.f);
 	/* h00 ya + h01 yb = ya + h01 (yb - ya): the integer parts stay exact. */
 	double off = h01 * d + T * (h10 * a->slope + h11 * b->slope);
-	double fl = floor(off + ya.f + 0.5);
-	sync_tval y = {ya.i + (int64_t)fl, off + ya.f - fl};
+	sync_tval y = sync_tval_add(ya.i, off + ya.f);
 	if (slope)
 		*slope = 6 * w * (1 - w) * d / T + (1 - w) * (1 - 3 * w) * a->slope + w * (3 * w - 2) * b->slope;
 	if (var) {

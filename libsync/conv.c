@@ -9,16 +9,10 @@
 
 /* a - b as a double without signed overflow (far-apart values only arise
  * for times that will be refused as outside validity anyway). */
-static double diff_i64(int64_t a, int64_t b)
-{
-	int64_t d;
-	if (__builtin_sub_overflow(a, b, &d))
-		return (double)a - (double)b;
-	return (double)d;
-}
+#define diff_i64 sync_i64_diff
+#define add_frac sync_tval_add
 
-/* base + d split into integer and fraction; saturates at the int64 range. */
-static sync_tval add_frac(int64_t base, double d)
+sync_tval sync_tval_add(int64_t base, double d)
 {
 	sync_tval t;
 	double r = nearbyint(d);
@@ -146,9 +140,9 @@ int sync_conv_reverse(const sync_conv *c, sync_conv *out)
 	r.x0 = c->y0;
 	r.slope = 1.0 / s;
 	double yoff = -c->yoff / s; /* x at y = y0 is x0 - yoff/s */
-	double k = nearbyint(yoff);
-	r.y0 = c->x0 + (int64_t)k;
-	r.yoff = yoff - k;
+	sync_tval y0 = sync_tval_add(c->x0, yoff);
+	r.y0 = y0.i;
+	r.yoff = y0.f;
 	/* Centre of the data on the y axis relative to the new x0 (= y0). */
 	r.xbar = c->yoff + s * c->xbar;
 	r.var_c = c->var_c / (s * s);
@@ -165,8 +159,8 @@ int sync_conv_reverse(const sync_conv *c, sync_conv *out)
 			a = b;
 			b = t;
 		}
-		r.xmin = a.f < 0 ? a.i - 1 : a.i; /* floor of the lower end */
-		r.xmax = b.f > 0 ? b.i + 1 : b.i; /* ceiling of the upper end */
+		r.xmin = a.f < 0 && a.i > INT64_MIN ? a.i - 1 : a.i; /* floor of the lower end */
+		r.xmax = b.f > 0 && b.i < INT64_MAX ? b.i + 1 : b.i; /* ceiling of the upper end */
 	}
 	*out = r;
 	return 0;

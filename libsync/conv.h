@@ -121,9 +121,23 @@ static inline sync_tval sync_tval_of(int64_t i)
 	return t;
 }
 
+/* a - b as a double: exact while it fits int64, never an overflow (a
+ * ticker from the wire may hold any values). */
+static inline double sync_i64_diff(int64_t a, int64_t b)
+{
+	int64_t d;
+	if (__builtin_sub_overflow(a, b, &d))
+		return (double)a - (double)b;
+	return (double)d;
+}
+
 static inline double sync_tval_diff(sync_tval v, int64_t origin)
 {
-	return (double)(v.i - origin) + v.f;
+	return sync_i64_diff(v.i, origin) + v.f;
 }
+
+/* base + d split into integer and fraction (d rounded to the nearest
+ * integer, the rest in .f); saturates at the int64 range (.f = 0 then). */
+sync_tval sync_tval_add(int64_t base, double d);
 
 #endif

@@ -287,7 +287,18 @@ int sync_graph_set_segments(sync_graph *g, sync_clock_id a, sync_clock_id b, con
 	}
 	for (size_t j = 0; j < n; j++) {
 		fw[j] = segs[j];
-		if (sync_conv_reverse(&segs[j], &bw[j]) < 0) {
+		int bad = sync_conv_reverse(&segs[j], &bw[j]) < 0;
+		if (!bad) {
+			/* The reverse segment starts where the forward one
+			 * does (after the one before: none at the end of
+			 * time, where a ticker from the wire may put it). */
+			bw[j].xmin = sync_conv_apply(&segs[j], sync_tval_of(segs[j].xmin)).i;
+			if (j && bw[j].xmin <= bw[j - 1].xmin) {
+				bad = bw[j - 1].xmin == INT64_MAX;
+				bw[j].xmin = bad ? INT64_MAX : bw[j - 1].xmin + 1;
+			}
+		}
+		if (bad) {
 			free(fw);
 			free(bw);
 			sync_graph_remove(g, a, b);
@@ -295,10 +306,6 @@ int sync_graph_set_segments(sync_graph *g, sync_clock_id a, sync_clock_id b, con
 				snprintf(why, len, "timescale %s->%s unusable: a segment cannot be reversed", na, nb);
 			return -EINVAL;
 		}
-		/* The reverse segment starts where the forward one does. */
-		bw[j].xmin = sync_conv_apply(&segs[j], sync_tval_of(segs[j].xmin)).i;
-		if (j && bw[j].xmin <= bw[j - 1].xmin)
-			bw[j].xmin = bw[j - 1].xmin + 1;
 	}
 	g->e[k].seg = fw;
 	g->e[k].nseg = (uint32_t)n;

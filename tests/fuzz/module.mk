@@ -50,7 +50,7 @@ ifneq ($(CLANG),)
 define fuzz_rules
 $(B)/fuzz/fuzz_$(1): $$(FUZZ_SRCS_$(1))
 	@mkdir -p $$(dir $$@)
-	$$(CLANG) -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -I. \
+	$$(CLANG) -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I. \
 	  $$(shell pkg-config --cflags $$(FUZZ_PKGS_$(1))) -o $$@ $$(filter %.c,$$^) $$(call pkglibs,$$(FUZZ_PKGS_$(1))) -lm
 $(B)/tests/fuzz_$(1): $(B)/fuzz/fuzz_$(1) tests/fuzz/run.sh
 	@mkdir -p $$(dir $$@)

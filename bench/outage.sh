@@ -19,8 +19,11 @@
 # chorus-demo (syncd, audiod, fft, detect, collab) on
 # sim/scenarios/outage/calls60.ini, four nodes, one cut off for 60 s, the
 # nodes told to keep 100 s of audio (audiod ring_s, as a team expecting
-# such outages would), and on sim/scenarios/outage/callsplit.ini, the same
-# field split 2 | 2 for 60 s (issue 16 item 6):
+# such outages would), on sim/scenarios/outage/callsplit.ini, the same
+# field split 2 | 2 for 60 s (issue 16 item 6), and on
+# sim/scenarios/outage/callsstart.ini, node 4 cut off from its very start
+# for 60 s (never heard by the others before; its global until then of a
+# timescale of its own):
 # the calls of the outage, how many were located after it (late), their
 # error and delivery latency, and whether their 95 % ellipses hold the
 # truth; outage_calls.csv.  Fails when chorus-demo cannot run or an ok
@@ -80,7 +83,7 @@ for sc in ${OUTAGE_SCENARIOS:-sim/scenarios/outage/radio60.ini sim/scenarios/out
 done
 ccsv="$outdir/outage_calls.csv"
 echo "scenario,outage_from_s,outage_to_s,calls,calls_during,located_during,late,late_located,median_err_m,p90_err_m,late_lat_p50_s,late_lat_max_s,ok,in_ell95" > "$ccsv"
-for sc in ${OUTAGE_CALL_SCENARIOS:-sim/scenarios/outage/calls60.ini sim/scenarios/outage/callsplit.ini}; do
+for sc in ${OUTAGE_CALL_SCENARIOS:-sim/scenarios/outage/calls60.ini sim/scenarios/outage/callsplit.ini sim/scenarios/outage/callsstart.ini}; do
     name=$(basename "$sc" .ini)
     run=$(mktemp -d "${TMPDIR:-/tmp}/chorus-outage-calls.XXXXXX")
     dur=$(sed -n 's/^duration_s *= *//p' "$sc" | head -1)

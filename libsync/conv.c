@@ -7,11 +7,7 @@
 #include <gsl/gsl_cdf.h>
 #include <string.h>
 
-/* a - b as a double without signed overflow (far-apart values only arise
- * for times that will be refused as outside validity anyway). */
-#define diff_i64 sync_i64_diff
-#define add_frac sync_tval_add
-
+/* base + d, saturating (conv.h); sync_i64_diff is conv.h's too. */
 sync_tval sync_tval_add(int64_t base, double d)
 {
 	sync_tval t;
@@ -79,30 +75,30 @@ int sync_conv_check(const sync_conv *c, const char **why)
 
 sync_tval sync_conv_apply(const sync_conv *c, sync_tval x)
 {
-	double dx = diff_i64(x.i, c->x0) + x.f;
-	return add_frac(c->y0, c->yoff + c->slope * dx);
+	double dx = sync_i64_diff(x.i, c->x0) + x.f;
+	return sync_tval_add(c->y0, c->yoff + c->slope * dx);
 }
 
 sync_tval sync_conv_invert(const sync_conv *c, sync_tval y)
 {
-	double dy = diff_i64(y.i, c->y0) + y.f - c->yoff;
-	return add_frac(c->x0, dy / c->slope);
+	double dy = sync_i64_diff(y.i, c->y0) + y.f - c->yoff;
+	return sync_tval_add(c->x0, dy / c->slope);
 }
 
 double sync_conv_outside(const sync_conv *c, sync_tval x)
 {
 	if (c->flags & SYNC_CONV_FIXED)
 		return 0.0;
-	double lo = diff_i64(c->xmin, x.i) - x.f; /* > 0 when x < xmin */
+	double lo = sync_i64_diff(c->xmin, x.i) - x.f; /* > 0 when x < xmin */
 	if (lo > 0.0)
 		return lo;
-	double hi = diff_i64(x.i, c->xmax) + x.f;
+	double hi = sync_i64_diff(x.i, c->xmax) + x.f;
 	return hi > 0.0 ? hi : 0.0;
 }
 
 double sync_conv_var(const sync_conv *c, sync_tval x)
 {
-	double u = diff_i64(x.i, c->x0) + x.f - c->xbar;
+	double u = sync_i64_diff(x.i, c->x0) + x.f - c->xbar;
 	double w = c->wander * fabs(c->slope) * sync_conv_outside(c, x);
 	return c->var_c + c->var_s * u * u + w * w;
 }

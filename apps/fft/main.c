@@ -82,8 +82,7 @@ typedef struct {
 	double rate_hz;
 	int sample_bytes; /* 2 S16, 4 S32 or FLOAT */
 	gboolean is_float;
-	float *x; /* converted samples */
-	size_t x_len;
+	float *x; /* converted samples: BLOCK of them (on_data) */
 	float *P;
 	uint8_t *msg;
 	guint64 nframes, published, gaps, reopened;
@@ -235,10 +234,8 @@ static void on_data(void *user, int64_t first, const void *items, size_t n)
 		return;
 	if (first != dsp_stft_next_index(f->stft))
 		dsp_stft_reset(f->stft, first);
-	if (!f->x) {
+	if (!f->x)
 		f->x = g_new(float, BLOCK);
-		f->x_len = BLOCK;
-	}
 	const char *p = items;
 	for (size_t done = 0; done < n;) {
 		size_t m = MIN(n - done, (size_t)BLOCK);

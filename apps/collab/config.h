@@ -39,6 +39,8 @@ typedef struct {
 	gint64 catchup_ms; /* HAVE/WANT period */
 	gint64 resend_per_s;
 	gint64 history;      /* results kept for subscribers that resume */
+	char *dump_dir;      /* solves' inputs kept here ("" = none; dump.h) */
+	gboolean dump_ok;    /* ok solves' too */
 	gint64 clip_retries; /* solves again of a group whose clip a node could not serve yet */
 } collab_cfg;
 

@@ -23,6 +23,7 @@
 #include "apps/collab/clip.h"
 #include "libdev/heap.h"
 #include "apps/collab/config.h"
+#include "apps/collab/dump.h"
 #include "apps/collab/group.h"
 #include "apps/collab/held.h"
 #include "apps/collab/nodes.h"
@@ -79,6 +80,7 @@ typedef struct {
 	uint8_t *key;  /* the field's key, or NULL */
 	size_t klen;
 	collab_resume *resume; /* where collab is in detect/events */
+	guint64 dumped, dump_failed; /* solves' inputs kept in dump_dir, and not */
 } collabd;
 
 /* Seconds a closed group is remembered without a queue (group.h). */
@@ -92,6 +94,8 @@ typedef struct {
 	guint again;        /* clips refused for now (clip.h: -EAGAIN) in the last solve */
 	guint tries;        /* solves again so far */
 	guint retry_src;    /* the timeout of the next, while waiting */
+	int dump_rc;        /* its inputs kept in dump_dir: 1, failed: -1 (dump_err says), 0 not asked */
+	char dump_err[256];
 } job;
 
 static void share_in(collabd *d, const det_event *e, guint late)
@@ -291,6 +295,17 @@ static void work(gpointer data, gpointer user)
 			g_snprintf(r->why, sizeof r->why, "%d clips", n);
 	} else {
 		r->rc = tdoa_locate(in, n, &p, &r->tr);
+		j->dump_rc = 0;
+		if (*d->cfg.dump_dir && (d->cfg.dump_ok || r->rc != 0 || r->tr.loc.status != DSP_LOC_OK || r->tr.ambiguous)) {
+			char name[96];
+			GError *e = NULL;
+			g_snprintf(name, sizeof name, "call-%" G_GINT64_FORMAT "-node%u", ref->global_ns, ref->node);
+			j->dump_rc = tdoa_dump_write(d->cfg.dump_dir, name, in, n, &p, &r->tr, &e) == 0 ? 1 : -1;
+			if (e) {
+				g_strlcpy(j->dump_err, e->message, sizeof j->dump_err);
+				g_error_free(e);
+			}
+		}
 	}
 	for (int i = 0; i < n; i++)
 		g_free(clips[i].x);
@@ -336,6 +351,14 @@ static gboolean publish_idle(gpointer data)
 	job *j = data;
 	collabd *d = j->d;
 	collab_result *r = &j->res;
+	if (j->dump_rc > 0)
+		d->dumped++;
+	else if (j->dump_rc < 0) {
+		d->dump_failed++;
+		g_warning("call %" G_GUINT64_FORMAT ": its inputs were not kept: %s", r->seq, j->dump_err);
+		g_snprintf(d->last_error, sizeof d->last_error, "dump_dir: %s", j->dump_err);
+	}
+	j->dump_rc = 0;
 	if (r->rc != 0 && j->again && j->tries < (guint)d->cfg.clip_retries) {
 		/* A node could not serve its clip yet (its clocks converging, a
 		 * timescale just joined): solve the group again shortly rather
@@ -537,6 +560,9 @@ static int status_text(void *user, GString *out)
 	}
 	clip_server_describe(d->clips, out);
 	g_string_append_printf(out, "latency_s last=%.3f\nresults %s\n", d->last_latency_s, d->jsonl_path);
+	if (*d->cfg.dump_dir)
+		g_string_append_printf(out, "dump %s written=%" G_GUINT64_FORMAT " failed=%" G_GUINT64_FORMAT "\n", d->cfg.dump_dir,
+				       d->dumped, d->dump_failed);
 	if (*d->last_error)
 		g_string_append_printf(out, "error %s\n", d->last_error);
 	dev_heap_usage_append(out);

@@ -70,3 +70,15 @@ TESTS += $(B)/tests/test_collab_resume
 $(B)/tests/test_collab_resume: tests/test_collab_resume.sh tests/sim_node.sh | $(B)/bin/collab $(B)/bin/syncd $(B)/bin/audiod $(B)/bin/fft $(B)/bin/detect $(B)/bin/chorus-cat $(B)/bin/synctool $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf
 	@mkdir -p $(dir $@)
 	printf '#!/bin/sh\nexec sh "%s/tests/test_collab_resume.sh" "%s" "%s"\n' "$(CURDIR)" "$(abspath $(B))" "$(CURDIR)" >$@ && chmod +x $@
+
+# collab-replay: a solve kept in collab's dump_dir solved again (dump.h).
+PROGS += $(B)/bin/collab-replay
+$(B)/bin/collab-replay: $(B)/apps/tools/collab-replay.o $(COLLAB_LIBS)
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,$(COLLAB_PKGS)) -lm -pthread -ldl
+
+# A solve's inputs kept and read back exactly (dump.h).
+TESTS += $(B)/tests/test_collab_dump
+$(B)/tests/test_collab_dump: $(B)/tests/test_collab_dump.o $(B)/tests/tmpdir.o $(COLLAB_LIBS)
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check $(COLLAB_PKGS)) -lm -pthread

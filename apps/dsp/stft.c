@@ -143,6 +143,28 @@ const float *dsp_stft_window(const dsp_stft *s)
 	return s->win;
 }
 
+/* Room for `need` samples in buf (powers of two from two frames). */
+static int grow(dsp_stft *s, size_t need)
+{
+	if (need <= s->cap)
+		return 0;
+	size_t cap = s->cap ? s->cap : 2 * (size_t)s->p.size;
+	while (cap < need)
+		cap *= 2;
+	float *b = realloc(s->buf, cap * sizeof *b);
+	if (!b)
+		return -ENOMEM;
+	s->buf = b;
+	s->cap = cap;
+	return 0;
+}
+
+int dsp_stft_reserve(dsp_stft *s, size_t n)
+{
+	/* Between pushes the buffer keeps less than one frame. */
+	return grow(s, (size_t)s->p.size + n);
+}
+
 int dsp_stft_push(dsp_stft *s, const float *x, size_t n)
 {
 	/* Samples before the next frame's start are never needed again. */
@@ -154,16 +176,8 @@ int dsp_stft_push(dsp_stft *s, const float *x, size_t n)
 		s->len -= drop;
 		s->buf_first += (int64_t)drop;
 	}
-	if (s->len + n > s->cap) {
-		size_t cap = s->cap ? s->cap : 2 * (size_t)s->p.size;
-		while (cap < s->len + n)
-			cap *= 2;
-		float *b = realloc(s->buf, cap * sizeof *b);
-		if (!b)
-			return -ENOMEM;
-		s->buf = b;
-		s->cap = cap;
-	}
+	if (grow(s, s->len + n) < 0)
+		return -ENOMEM;
 	memcpy(s->buf + s->len, x, n * sizeof *x);
 	s->len += n;
 	return 0;

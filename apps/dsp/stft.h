@@ -69,6 +69,13 @@ void dsp_stft_free(dsp_stft *s);
  * (use after a gap in the stream). */
 void dsp_stft_reset(dsp_stft *s, int64_t first);
 
+/* Make room for pushes of up to n samples at a time (on top of the less
+ * than one frame the buffer keeps between pushes), so that none of them
+ * reallocates: a caller that pushes in blocks reserves its block at start,
+ * and its footprint does not step up at the first large push (fft after a
+ * stall).  Returns 0, or -ENOMEM. */
+int dsp_stft_reserve(dsp_stft *s, size_t n);
+
 /* Append n samples.  Returns 0, or -ENOMEM. */
 int dsp_stft_push(dsp_stft *s, const float *x, size_t n);
 

@@ -27,6 +27,11 @@
 #include "libsync/now.h"
 
 #define MAX_BANDS 8
+/* Samples converted and pushed at a time: a chunk after a stall (up to a
+ * whole message of backlog) is taken in blocks, so neither the converted
+ * copy nor the STFT's buffer (reserved for it at start) grows past BLOCK +
+ * one frame. */
+#define BLOCK 4096
 
 typedef struct {
 	gint64 device, channel, size, hop;
@@ -213,19 +218,18 @@ static void on_opened(void *user, int64_t first, int64_t last, uint32_t item_siz
 	p.wisdom = f->wisdom;
 	const char *why;
 	f->stft = dsp_stft_new(&p, first, &why);
-	if (!f->stft) {
-		g_snprintf(f->last_error, sizeof f->last_error, "STFT: %s", why);
+	if (!f->stft || dsp_stft_reserve(f->stft, BLOCK) < 0) {
+		g_snprintf(f->last_error, sizeof f->last_error, "STFT: %s", f->stft ? "out of memory" : why);
 		g_warning("%s", f->last_error);
+		dsp_stft_free(f->stft);
+		f->stft = NULL;
 		return;
 	}
+	if (!f->x)
+		f->x = g_new(float, BLOCK);
 	g_message("%s: %.0f Hz %s, frames of %d every %d (%s window)", f->name_data, rate_hz, f->is_float ? "float" : "int",
 		  p.size, p.hop, window_name(f->window));
 }
-
-/* Samples converted and pushed at a time: a chunk after a stall (up to a
- * whole message of backlog) is taken in blocks, so neither the converted
- * copy nor the STFT's buffer grows past BLOCK + one frame. */
-#define BLOCK 4096
 
 static void on_data(void *user, int64_t first, const void *items, size_t n)
 {
@@ -234,8 +238,6 @@ static void on_data(void *user, int64_t first, const void *items, size_t n)
 		return;
 	if (first != dsp_stft_next_index(f->stft))
 		dsp_stft_reset(f->stft, first);
-	if (!f->x)
-		f->x = g_new(float, BLOCK);
 	const char *p = items;
 	for (size_t done = 0; done < n;) {
 		size_t m = MIN(n - done, (size_t)BLOCK);

@@ -97,6 +97,7 @@ struct detectd {
 	float P[MAX_BINS];
 	int64_t next_first; /* expected first of the next frame */
 	guint64 nframes, dropped, bad, calls, refined, unrefined, no_global, overlaps, seq;
+	guint64 untimed; /* calls not sent: no cpu time for their onset */
 	GList *pending;
 	int jsonl;            /* the JSON-lines file (libdev/appendlog.h), or -1 */
 	guint64 jsonl_failed; /* events the JSON-lines file could not take */
@@ -141,10 +142,26 @@ static void publish(detectd *d, pending *p, const det_refine_result *rr, gboolea
 	/* Frame -> cpu and -> global. */
 	char why[256];
 	if (det_onset_time(d->clocks, &e, sync_clock_cpu((uint32_t)d->cfg.node), &e.cpu_ns, &e.cpu_se_ns, why, sizeof why) < 0) {
-		g_snprintf(d->last_error, sizeof d->last_error, "onset to cpu: %s", why);
-		g_message("onset frame %.1f to cpu: %s", e.onset_frame, why);
+		/* No time on this node's own clock (the onset lies where the
+		 * audio clock's history has a break syncd does not bridge: an
+		 * overrun's lost frames): an event every reader refuses
+		 * (cpu_ns is required) is not sent.  Counted, said, and kept in
+		 * the JSON-lines file with its times null. */
+		d->untimed++;
+		g_snprintf(d->last_error, sizeof d->last_error, "onset to cpu: %s (%" G_GUINT64_FORMAT " calls not sent)", why,
+			   d->untimed);
+		g_warning("call at frame %.1f not sent: no cpu time: %s", e.onset_frame, why);
 		e.cpu_ns = 0;
 		e.cpu_se_ns = INFINITY;
+		e.has_global = FALSE;
+		if (d->jsonl >= 0) {
+			gchar *j = det_event_json(&e);
+			if (dev_appendlog_line(d->jsonl, j, strlen(j)) < 0)
+				d->jsonl_failed++;
+			g_free(j);
+		}
+		dev_status_notify(d->status);
+		return;
 	}
 	if (det_onset_time(d->clocks, &e, sync_clock_global(), &e.global_ns, &e.global_se_ns, why, sizeof why) == 0) {
 		e.has_global = TRUE;
@@ -406,8 +423,8 @@ static int status_text(void *user, GString *out)
 	uint64_t ts = 0, tl = 0;
 	if (d->det)
 		dsp_detector_rejected(d->det, &ts, &tl);
-	g_string_append_printf(out, "calls %" G_GUINT64_FORMAT " refined=%" G_GUINT64_FORMAT " coarse=%" G_GUINT64_FORMAT " no_global=%" G_GUINT64_FORMAT " rejected_short=%" G_GUINT64_FORMAT " rejected_long=%" G_GUINT64_FORMAT " overlapping=%" G_GUINT64_FORMAT " pending=%u subscribers=%u\n", d->calls, d->refined, d->unrefined,
-			       d->no_global, (guint64)ts, (guint64)tl, d->overlaps, g_list_length(d->pending),
+	g_string_append_printf(out, "calls %" G_GUINT64_FORMAT " refined=%" G_GUINT64_FORMAT " coarse=%" G_GUINT64_FORMAT " no_global=%" G_GUINT64_FORMAT " untimed=%" G_GUINT64_FORMAT " rejected_short=%" G_GUINT64_FORMAT " rejected_long=%" G_GUINT64_FORMAT " overlapping=%" G_GUINT64_FORMAT " pending=%u subscribers=%u\n", d->calls, d->refined, d->unrefined,
+			       d->no_global, d->untimed, (guint64)ts, (guint64)tl, d->overlaps, g_list_length(d->pending),
 			       dev_packet_subscribers(d->events));
 	g_string_append_printf(out, "clocks %s\n", sync_client_ready(d->clocks) ? "ready" : "waiting for sync/ticker");
 	if (d->jsonl >= 0)

@@ -82,3 +82,9 @@ TESTS += $(B)/tests/test_collab_dump
 $(B)/tests/test_collab_dump: $(B)/tests/test_collab_dump.o $(B)/tests/tmpdir.o $(COLLAB_LIBS)
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check $(COLLAB_PKGS)) -lm -pthread
+
+# A pair picked on a side lobe of its correlation is repaired (tdoa.c).
+TESTS += $(B)/tests/test_tdoa_slip
+$(B)/tests/test_tdoa_slip: $(B)/tests/test_tdoa_slip.o $(COLLAB_LIBS)
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check $(COLLAB_PKGS)) -lm -pthread

@@ -238,12 +238,13 @@ static int solve(const tdoa_input *in, const tdoa_result *r, const tdoa_params *
 
 /* Every pair (r, j)'s delay at the largest peak within 1.5 samples (plus
  * three s.d. of the two microphones' survey error) of what a source at `at`
- * and speed c predict; each arrival's standard error.
+ * and speed c predict (of hint[j], samples, where hint is given and
+ * hint[j] finite); each arrival's standard error.
  * Fills out->ok, a_s, sigma_s, delay_se, coherence; the used inputs'
  * indices go to idx.  Returns how many (the reference included), 0 when no
  * pair has a delay. */
 static int pick(const dsp_srp *bank, const tdoa_input *in, int n, int r, double rr, const double at[3], double c,
-		const tdoa_params *p, tdoa_result *out, int *idx)
+		const tdoa_params *p, const double *hint, tdoa_result *out, int *idx)
 {
 	double var_d[TDOA_MAX];
 	int nv = 0;
@@ -254,7 +255,9 @@ static int pick(const dsp_srp *bank, const tdoa_input *in, int n, int r, double 
 			continue;
 		dsp_srp_delay d;
 		double half = 1.5 + 3 * M_SQRT2 * p->pos_sd_m / c * rr;
-		if (dsp_srp_delay_at(bank, r, j, at, c, half, &d) < 0 || !isfinite(d.se))
+		int drc = hint && isfinite(hint[j]) ? dsp_srp_delay_near(bank, r, j, hint[j], half, &d)
+						    : dsp_srp_delay_at(bank, r, j, at, c, half, &d);
+		if (drc < 0 || !isfinite(d.se))
 			continue;
 		out->ok[j] = 1;
 		out->delay_se[j] = d.se;
@@ -427,9 +430,11 @@ static dsp_srp *separated_bank(const dsp_srp_clip *sc, int n, double rr, const d
  * put the source at the speed it found, until the picks stand still:
  * a speed off by its prior's 0.35 % moves the peaks of a 40 m baseline
  * by 7 samples, more than a carrier cycle.  Then the checks of the answer
- * against the group.  Returns 0 or a negative errno (out->why says). */
+ * against the group.  hint (or NULL): the first round's picks near these
+ * lags instead (repair_slip).  Returns 0 or a negative errno (out->why
+ * says). */
 static int pick_and_solve(dsp_srp *bank, const dsp_srp_source *src, const tdoa_input *in, int n, int r, double rr,
-			  const tdoa_params *p, int prior_outliers, tdoa_result *out, int *idx)
+			  const tdoa_params *p, int prior_outliers, const double *hint, tdoa_result *out, int *idx)
 {
 	int rc = 0;
 	double at[3], c_at = src->c_m_s > 0 ? src->c_m_s : p->c_m_s, prev[TDOA_MAX];
@@ -439,7 +444,7 @@ static int pick_and_solve(dsp_srp *bank, const dsp_srp_source *src, const tdoa_i
 	int best_idx[TDOA_MAX];
 	for (int round = 0; round < 4 && !rc; round++) {
 		memcpy(prev, out->a_s, sizeof prev);
-		m = pick(bank, in, n, r, rr, at, c_at, p, out, idx);
+		m = pick(bank, in, n, r, rr, at, c_at, p, round == 0 ? hint : NULL, out, idx);
 		if (m == 0) {
 			if (!have) {
 				snprintf(out->why, sizeof out->why, "no pair's delay could be measured");
@@ -507,6 +512,77 @@ static int pick_and_solve(dsp_srp *bank, const dsp_srp_source *src, const tdoa_i
 		}
 	}
 	return rc;
+}
+
+/* How far from its pick a pair's higher peak is looked for (repair_slip), s. */
+#define SLIP_WINDOW_S 2e-3
+/* How much higher (correlation, 0..1) it must be to be tried. */
+#define SLIP_MARGIN 0.02
+
+/* Candidates, not one peak.  The steered response's best position can put
+ * one pair on a side lobe of its correlation while the others sit on
+ * their main peaks: a thin array's plane is searched first, and a source
+ * a metre below it, 3 m from the reference, is 15 cm of range off there;
+ * the search from that plane's best never leaves the wrong lobe.  The
+ * solve then cannot fit every arrival and rejects one, often not the one
+ * that slipped (five arrivals with the height unknown leave no degree of
+ * freedom after a rejection: `untested`).  Measured on the soak's world:
+ * the chirp at (12, 26) heard without node 1 or 2 slipped the pair
+ * (node 6, node 4) by -519 us every time, coherence 0.34 against 0.99 on
+ * every other pair.  So when the answer did not use every arrival, or
+ * failed its tests: for each pair whose correlation has a peak higher
+ * than its pick's (by SLIP_MARGIN) within SLIP_WINDOW_S, the picks are
+ * made again with that pair there and the others where they were, and
+ * solved (pick_and_solve's rounds and checks).  A repair that uses every
+ * arrival the first answer measured and passes every test replaces it;
+ * when two different repairs would, neither does (which pair slipped is
+ * not known).  Nothing but the clips' correlations and the tests decides.
+ * Returns 1 when *out was replaced. */
+static int repair_slip(dsp_srp *bank, const dsp_srp_source *src, const tdoa_input *in, int n, int r, double rr,
+		       const tdoa_params *p, int prior_outliers, int rc, tdoa_result *out, int *idx)
+{
+	if (rc == 0 && out->loc.status == DSP_LOC_OK && out->loc.rejected < 0)
+		return 0;
+	int measured = 0;
+	for (int j = 0; j < n; j++)
+		measured += out->ok[j];
+	tdoa_result won;
+	int won_idx[TDOA_MAX], nwon = 0;
+	for (int j = 0; j < n; j++) {
+		if (j == r || !out->ok[j])
+			continue;
+		double cur = out->a_s[j] * rr;
+		dsp_srp_delay alt;
+		if (dsp_srp_delay_near(bank, r, j, cur, SLIP_WINDOW_S * rr, &alt) < 0 || fabs(alt.delay - cur) < 1.5 ||
+		    !(alt.peak > out->coherence[j] + SLIP_MARGIN))
+			continue;
+		double hint[TDOA_MAX];
+		for (int k = 0; k < n; k++)
+			hint[k] = out->ok[k] && k != r ? out->a_s[k] * rr : NAN;
+		hint[j] = alt.delay;
+		tdoa_result t = *out;
+		int tidx[TDOA_MAX];
+		t.why[0] = '\0';
+		if (pick_and_solve(bank, src, in, n, r, rr, p, prior_outliers, hint, &t, tidx) < 0 ||
+		    t.loc.status != DSP_LOC_OK || t.loc.rejected >= 0 || t.n_ok < measured)
+			continue;
+		if (nwon == 0 || fabs(t.a_s[j] - won.a_s[j]) > 0.5 / rr || t.loc.p_value > won.loc.p_value) {
+			/* a different answer from the one kept: two repairs */
+			int same = nwon > 0;
+			for (int k = 0; k < n && same; k++)
+				same = !t.ok[k] || !won.ok[k] || fabs(t.a_s[k] - won.a_s[k]) < 0.5 / rr;
+			if (nwon > 0 && !same)
+				return 0;
+			won = t;
+			memcpy(won_idx, tidx, sizeof won_idx);
+		}
+		nwon++;
+	}
+	if (nwon == 0)
+		return 0;
+	*out = won;
+	memcpy(idx, won_idx, sizeof won_idx);
+	return 1;
 }
 
 int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *out)
@@ -672,8 +748,11 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 	out->ref_t_se_ns = hypot(R->onset_se_ns, p->onset_floor_s * 1e9);
 	out->ref_t_crb_se_ns = hypot(R->onset_crb_se_ns > 0 ? R->onset_crb_se_ns : R->onset_se_ns, p->onset_floor_s * 1e9);
 	int idx[TDOA_MAX];
-	if (!rc)
-		rc = pick_and_solve(bank, &src, in, n, r, rr, p, sp.prior_outliers, out, idx);
+	if (!rc) {
+		rc = pick_and_solve(bank, &src, in, n, r, rr, p, sp.prior_outliers, NULL, out, idx);
+		if (repair_slip(bank, &src, in, n, r, rr, p, sp.prior_outliers, rc, out, idx))
+			rc = 0;
+	}
 	/* A call found in clips another caller was taken out of carries what
 	 * the projection left: the other's residue and its own part along the
 	 * other's delays (about 1/n of it in each bin), which the peaks'

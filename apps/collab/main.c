@@ -32,6 +32,7 @@
 #include "apps/collab/share.h"
 #include "apps/collab/sharemsg.h"
 #include "apps/collab/tdoa.h"
+#include "apps/collab/warmup.h"
 #include "apps/detect/onset_time.h"
 #include "apps/dsp/air.h"
 #include "apps/dsp/xcorr.h"
@@ -691,6 +692,13 @@ int main(int argc, char **argv)
 	d.ctx = g_main_context_default();
 	GMainLoop *loop = g_main_loop_new(NULL, FALSE);
 	dev_heap_trim_start(DEV_HEAP_TRIM_S); /* resident memory follows what is in use (libdev/heap.h) */
+	/* The solver's one-time state made now, not at the first call heard
+	 * (warmup.h); before the pool's thread exists, which alone solves. */
+	char wwhy[256];
+	if (collab_warm_up(wwhy, sizeof wwhy) < 0) {
+		g_warning("%s", wwhy);
+		g_strlcpy(d.last_error, wwhy, sizeof d.last_error);
+	}
 	d.pool = g_thread_pool_new_full(work_and_return, NULL, job_drop, 1, FALSE, NULL);
 	dev_packet_ops pops = {0};
 	int port = (int)(collab_nodes_find(d.nodes, (uint32_t)d.cfg.node) &&

@@ -88,3 +88,9 @@ TESTS += $(B)/tests/test_tdoa_slip
 $(B)/tests/test_tdoa_slip: $(B)/tests/test_tdoa_slip.o $(COLLAB_LIBS)
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check $(COLLAB_PKGS)) -lm -pthread
+
+# The solver run once at start: its one-time state made then (warmup.h).
+TESTS += $(B)/tests/test_collab_warmup
+$(B)/tests/test_collab_warmup: $(B)/tests/test_collab_warmup.o $(COLLAB_LIBS)
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check $(COLLAB_PKGS)) -lm -pthread

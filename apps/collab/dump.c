@@ -129,17 +129,23 @@ void tdoa_dump_free(tdoa_input *in, int n)
 	}
 }
 
-/* One double key: 0, or -1 with *err naming path, group and key. */
+/* What a g_key_file_get_* said (e, freed), as *err naming path, group
+ * and key: -1; 0 when it said nothing. */
+static int key_err(GError *e, const char *path, const char *g, const char *k, GError **err)
+{
+	if (!e)
+		return 0;
+	g_set_error(err, DUMP_ERROR, EINVAL, "%s: [%s] %s: %s", path, g, k, e->message);
+	g_error_free(e);
+	return -1;
+}
+
+/* One double key: 0, or -1 with *err. */
 static int get_d(GKeyFile *kf, const char *path, const char *g, const char *k, double *v, GError **err)
 {
 	GError *e = NULL;
 	*v = g_key_file_get_double(kf, g, k, &e);
-	if (e) {
-		g_set_error(err, DUMP_ERROR, EINVAL, "%s: [%s] %s: %s", path, g, k, e->message);
-		g_error_free(e);
-		return -1;
-	}
-	return 0;
+	return key_err(e, path, g, k, err);
 }
 
 /* A list of exactly three doubles. */
@@ -159,16 +165,12 @@ static int get_d3(GKeyFile *kf, const char *path, const char *g, const char *k, 
 	return 0;
 }
 
+/* One integer key: 0, or -1 with *err. */
 static int get_i64(GKeyFile *kf, const char *path, const char *g, const char *k, gint64 *v, GError **err)
 {
 	GError *e = NULL;
 	*v = g_key_file_get_int64(kf, g, k, &e);
-	if (e) {
-		g_set_error(err, DUMP_ERROR, EINVAL, "%s: [%s] %s: %s", path, g, k, e->message);
-		g_error_free(e);
-		return -1;
-	}
-	return 0;
+	return key_err(e, path, g, k, err);
 }
 
 /* The samples of clip c from file (beside path): mono, c->rate_hz. */

@@ -485,8 +485,10 @@ static void on_stream(void *user, const stream_event *ev)
 		d->batch = 0;
 		if (dev_caller_connected(d->sync)) {
 			char a[SYNC_CLOCK_NAME_MAX], c[SYNC_CLOCK_NAME_MAX], cmd[120];
-			g_snprintf(cmd, sizeof cmd, "reset %s %s", sync_clock_format(d->audio_clock, a, sizeof a),
-				   sync_clock_format(d->cpu_clock, c, sizeof c));
+			/* from=: the run's fits hold from its first frame, not
+			 * from its first interrupt (syncd_pairs_reset_from). */
+			g_snprintf(cmd, sizeof cmd, "reset %s %s from=%" G_GINT64_FORMAT, sync_clock_format(d->audio_clock, a, sizeof a),
+				   sync_clock_format(d->cpu_clock, c, sizeof c), ev->brk_from);
 			send_sync(d, cmd);
 		}
 		d->changed = TRUE;

@@ -19,7 +19,7 @@ void syncd_usage(GString *out)
 			"                                 how to fit A->B: least squares, lower or upper\n"
 			"                                 envelope (one-sided delays), nominal dB/dA (0 = data)\n"
 			"  obs A B X Y [X Y ...]          observations: X on A is the same instant as Y on B\n"
-			"  reset A B                      a discontinuity: forget the pair's observations\n"
+			"  reset A B [from=X]             a discontinuity: forget the pair's observations (X: where the run after it starts, on A)\n"
 			"  root [N]                       show, or set, the (preferred) global root node\n"
 			"  help                           this text\n");
 }
@@ -208,12 +208,18 @@ int syncd_command(syncd *s, const dev_creds *who, const char *line, int64_t now_
 		}
 	} else if (!strcmp(argv[0], "reset")) {
 		sync_clock_id a, b;
-		if (argc != 3) {
-			g_string_append(reply, "usage: reset A B");
+		int64_t from = 0;
+		char *end = NULL;
+		if (argc == 4 && g_str_has_prefix(argv[3], "from=")) {
+			errno = 0;
+			from = g_ascii_strtoll(argv[3] + 5, &end, 10);
+		}
+		if (argc != 3 && !(argc == 4 && end && end != argv[3] + 5 && !*end && errno == 0 && from >= 0)) {
+			g_string_append(reply, "usage: reset A B [from=X] (X: the first x of the run after the break, on A)");
 			rc = -EINVAL;
 		} else if ((rc = parse_clock(s, argv[1], &a, reply)) == 0 &&
 			   (rc = parse_clock(s, argv[2], &b, reply)) == 0) {
-			rc = syncd_pairs_reset(s->pairs, a, b);
+			rc = syncd_pairs_reset_from(s->pairs, a, b, argc == 4 ? &from : NULL);
 			g_string_append_printf(reply, rc ? "no pair %s %s" : "pair %s %s reset", argv[1], argv[2]);
 		}
 	} else if (!strcmp(argv[0], "root")) {

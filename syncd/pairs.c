@@ -28,6 +28,8 @@ typedef struct {
 	uint64_t n_obs;       /* observations ever added */
 	const char *last_err; /* last solve failure reason, or NULL */
 	syncd_history *hist;  /* its pieces (history.h; NULL until its first fit, or none kept) */
+	gboolean has_run_from; /* the last reset said where the run after it starts: */
+	int64_t run_from;      /* its first x, below the run's first observation (syncd_pairs_reset_from) */
 } pair_rec;
 
 /* The history of a pair that expired, for when it is fed again. */
@@ -294,7 +296,7 @@ int syncd_pairs_observe(syncd_pairs *p, sync_clock_id a, sync_clock_id b, int64_
 
 static void solve(syncd_pairs *p, pair_rec *r);
 
-int syncd_pairs_reset(syncd_pairs *p, sync_clock_id a, sync_clock_id b)
+int syncd_pairs_reset_from(syncd_pairs *p, sync_clock_id a, sync_clock_id b, const int64_t *from)
 {
 	gboolean sw;
 	pair_rec *r = find_pair(p, a, b, &sw, NULL);
@@ -307,8 +309,18 @@ int syncd_pairs_reset(syncd_pairs *p, sync_clock_id a, sync_clock_id b)
 	sync_fit_reset(r->fit);
 	r->have_conv = FALSE;
 	r->dirty = TRUE;
+	/* Where the run after the break starts, on the pair's x clock: its
+	 * fits hold from there (a frame before the run's first interrupt is
+	 * the run's, not the break's).  On the y clock it is not known. */
+	r->has_run_from = from && !sw;
+	r->run_from = r->has_run_from ? *from : 0;
 	p->gen++;
 	return 0;
+}
+
+int syncd_pairs_reset(syncd_pairs *p, sync_clock_id a, sync_clock_id b)
+{
+	return syncd_pairs_reset_from(p, a, b, NULL);
 }
 
 static gboolean clock_in_pairs(syncd_pairs *p, sync_clock_id id)
@@ -400,6 +412,11 @@ static void solve(syncd_pairs *p, pair_rec *r)
 		return;
 	}
 	c.updated_ns = r->last_obs_ns;
+	/* The run began before its first observation (reset_from): its
+	 * frames from there on are its line's, extrapolated that little way
+	 * back (the line's own variance grows with it). */
+	if (r->has_run_from && r->run_from < c.xmin && r->run_from <= c.xmax)
+		c.xmin = r->run_from;
 	syncd_history *h = history_of(p, r, &c);
 	if (h && c.slope > 0) {
 		/* The line at its newest point, for the wander its pieces are

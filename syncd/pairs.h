@@ -80,6 +80,15 @@ int syncd_pairs_observe(syncd_pairs *p, sync_clock_id a, sync_clock_id b, int64_
  * history before a break (never bridged across).  Returns 0 or -ENOENT. */
 int syncd_pairs_reset(syncd_pairs *p, sync_clock_id a, sync_clock_id b);
 
+/* The same, where the run after the break starts: *from on clock a (an
+ * overrun's restart frame, which audiod numbers on real time).  The run's
+ * fits then hold from there rather than from its first observation, so
+ * the frames between the restart and its first interrupt convert (by the
+ * run's line, extrapolated back) instead of falling in the break.  from
+ * NULL, or a pair whose x clock is b: as syncd_pairs_reset.  0 or
+ * -ENOENT. */
+int syncd_pairs_reset_from(syncd_pairs *p, sync_clock_id a, sync_clock_id b, const int64_t *from);
+
 /* Forget pairs not observed for expire_ns, and clocks left without pairs
  * that were not registered explicitly, and pieces of history older than
  * history_ns.  An expired pair's last fit becomes a piece of its history

@@ -261,6 +261,52 @@ START_TEST(overrun_is_a_break)
 }
 END_TEST
 
+/* An overrun whose restart says where the new run starts (audiod's
+ * "reset A B from=X": its restart frame, numbered on real time): the
+ * frames between that frame and the run's first interrupt are the run's,
+ * converted by its line extrapolated back, within 5 s.e.; without from=
+ * they fell in the break (the chaos soak: a call 32 ms after a restart,
+ * 58 ms before the first interrupt syncd saw, had no cpu time, and detect
+ * sent an event every reader refused). */
+START_TEST(a_restart_converts_from_its_first_frame)
+{
+	world w = {.skew = 30e-6, .q_ppb = 2, .latency_ns = 2000, .t_end = 0};
+	for (int with_from = 0; with_from < 2; with_from++) {
+		sync_wander wd = {.rw_ppb = w.q_ppb, .seed = 77};
+		GRand *r = g_rand_new_with_seed(77);
+		syncd_pairs *p = new_pairs(32);
+		const char *why;
+		ck_assert_int_eq(syncd_pairs_configure(p, A0, CPU, SYNC_FIT_LOWER, PERIOD_NS, &why), 0);
+		/* 4.6 s lost; the run restarts at `start`, its first interrupt
+		 * 90 ms later */
+		int64_t brk = (int64_t)(300 * RATE), start = brk + (int64_t)(4.6 * RATE), first = start + (int64_t)(0.09 * RATE);
+		feed(p, &w, &wd, r, 0, brk, 0);
+		ck_assert_int_eq(syncd_pairs_reset_from(p, A0, CPU, with_from ? &start : NULL), 0);
+		int64_t now = feed(p, &w, &wd, r, first, first + (int64_t)(30 * RATE), 0);
+		size_t np;
+		sync_graph *g = graph_of(p, &np);
+		sync_graph_result res;
+		char buf[300];
+		int64_t f = start + (int64_t)(0.032 * RATE); /* the call's onset */
+		int rc = sync_graph_convert(g, A0, CPU, sync_tval_of(f), now, &res, buf, sizeof buf);
+		if (!with_from) {
+			ck_assert_int_eq(rc, -ERANGE);
+			ck_assert_msg(strstr(buf, "break"), "%s", buf);
+		} else {
+			ck_assert_msg(rc == 0, "%s", buf);
+			double err = (double)res.value.i + res.value.f - truth_ns(&w, &wd, (double)f);
+			ck_assert_msg(fabs(err) < 5 * sqrt(res.var), "error %.0f ns, s.e. %.0f ns", err, sqrt(res.var));
+			/* the lost frames before it stay in the break */
+			ck_assert_int_eq(sync_graph_convert(g, A0, CPU, sync_tval_of(start - 10), now, &res, buf, sizeof buf),
+					 -ERANGE);
+		}
+		sync_graph_free(g);
+		syncd_pairs_free(p);
+		g_rand_free(r);
+	}
+}
+END_TEST
+
 /* audiod restarted without a line to number on by: the new run numbers
  * from 0 and resets the pair.  The old numbering's pieces go: a cpu time
  * of the old run no longer converts to a frame (that index names an
@@ -360,6 +406,7 @@ int main(void)
 	tcase_add_test(tc, old_frames_convert_honestly);
 	tcase_add_test(tc, restless_card);
 	tcase_add_test(tc, overrun_is_a_break);
+	tcase_add_test(tc, a_restart_converts_from_its_first_frame);
 	tcase_add_test(tc, renumbering_drops_the_old_numbering);
 	tcase_add_test(tc, history_outlives_an_expired_pair);
 	suite_add_tcase(s, tc);

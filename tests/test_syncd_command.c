@@ -211,8 +211,17 @@ START_TEST(test_pair_and_reset)
 	ck_assert_int_eq(syncd_pairs_conv(fx->s.pairs, sync_clock_cpu(1), sync_clock_audio(1, 0), &c), -EAGAIN);
 	ck_assert_int_eq(run("reset cpu node7:cpu", 0), -ENOENT);
 	REPLY_IS("no pair cpu node7:cpu");
+	ck_assert_int_eq(run("reset audio0 cpu from=96000", 3), 0);
+	REPLY_IS("pair audio0 cpu reset");
+	static const char *const bad_from[] = {"from=", "from=x", "from=-1", "from=12x", "to=5", "from=99999999999999999999"};
+	for (size_t k = 0; k < G_N_ELEMENTS(bad_from); k++) {
+		char line[96];
+		g_snprintf(line, sizeof line, "reset audio0 cpu %s", bad_from[k]);
+		ck_assert_msg(run(line, 3) == -EINVAL, "%s accepted", line);
+		REPLY_HAS("usage: reset A B [from=X]");
+	}
 	ck_assert_int_eq(run("reset cpu", 0), -EINVAL);
-	REPLY_IS("usage: reset A B");
+	REPLY_HAS("usage: reset A B");
 	ck_assert_int_eq(run("reset cpu bogus", 0), -EINVAL);
 	REPLY_HAS("bad clock \"bogus\"");
 }

@@ -23,13 +23,13 @@
 #include "apps/collab/clip.h"
 #include "libdev/heap.h"
 #include "apps/collab/config.h"
-#include "apps/collab/dump.h"
 #include "apps/collab/group.h"
 #include "apps/collab/held.h"
 #include "apps/collab/nodes.h"
 #include "apps/collab/result.h"
 #include "apps/collab/resume.h"
 #include "apps/collab/share.h"
+#include "apps/collab/solve.h"
 #include "apps/collab/sharemsg.h"
 #include "apps/collab/tdoa.h"
 #include "apps/collab/warmup.h"
@@ -92,11 +92,9 @@ typedef struct {
 	collab_group *gr;
 	collab_result res;
 	collab_result init; /* res as the job started, for a solve again */
-	guint again;        /* clips refused for now (clip.h: -EAGAIN) in the last solve */
 	guint tries;        /* solves again so far */
 	guint retry_src;    /* the timeout of the next, while waiting */
-	int dump_rc;        /* its inputs kept in dump_dir: 1, failed: -1 (dump_err says), 0 not asked */
-	char dump_err[256];
+	collab_solve_note note; /* the last solve's: clips refused for now, its inputs kept */
 } job;
 
 static void share_in(collabd *d, const det_event *e, guint late)
@@ -191,125 +189,14 @@ static void on_remote(void *user, const det_event *e, guint late)
 	share_in(d, e, late);
 }
 
-/* Worker thread: fetch the clips and solve.  Only the job's own data. */
+/* Worker thread: fetch the clips and solve (solve.h).  Only the job's own
+ * data. */
 static void work(gpointer data, gpointer user)
 {
 	job *j = data;
 	collabd *d = j->d;
-	collab_result *r = &j->res;
-	GArray *dets = j->gr->dets;
-	int n = 0;
-	tdoa_input in[TDOA_MAX];
-	clip clips[TDOA_MAX];
-	memset(clips, 0, sizeof clips);
-	double dur = 0;
-	r->kind = 0;
-	for (guint i = 0; i < dets->len; i++) {
-		const det_event *e = &g_array_index(dets, det_event, i);
-		dur = fmax(dur, e->duration_s);
-		if (!r->kind)
-			r->kind = e->template_id;
-	}
-	double len_ms = fmin(dur * 1e3 + 10, d->cfg.max_clip_ms);
-	r->dur_s = dur;
-	/* The reference (strongest detection) is cut to its call; every other
-	 * clip also holds every lag physically possible against it (the two
-	 * microphones' distance at the slowest speed of sound the prior
-	 * allows), however far its own onset is off. */
-	const det_event *ref = &g_array_index(dets, det_event, 0);
-	j->again = 0;
-	for (guint i = 1; i < dets->len; i++)
-		if (g_array_index(dets, det_event, i).snr_db > ref->snr_db)
-			ref = &g_array_index(dets, det_event, i);
-	const collab_node *rn = collab_nodes_find(d->nodes, ref->node);
-	double c_slow = d->c_m_s - 4 * d->c_sd_m_s - d->cfg.wind_speed_m_s;
-	for (guint i = 0; i < dets->len && n < TDOA_MAX; i++) {
-		const det_event *e = &g_array_index(dets, det_event, i);
-		const collab_node *nd = collab_nodes_find(d->nodes, e->node);
-		if (!nd)
-			continue;
-		int64_t pre = (int64_t)(d->cfg.pre_ms * 1e6 + 4 * det_event_global_crb_se_ns(e));
-		int64_t t0 = e->global_ns - pre, t1 = e->global_ns + (int64_t)(len_ms * 1e6);
-		if (rn && e != ref && c_slow > 0) {
-			double dx = nd->pos_m[0] - rn->pos_m[0], dy = nd->pos_m[1] - rn->pos_m[1], dz = nd->pos_m[2] - rn->pos_m[2];
-			int64_t reach = (int64_t)((sqrt(dx * dx + dy * dy + dz * dz) + 8 * d->cfg.position_sd_m) / c_slow * 1e9) +
-					5000000;
-			int64_t rpre = (int64_t)(d->cfg.pre_ms * 1e6 + 4 * det_event_global_crb_se_ns(ref));
-			t0 = MIN(t0, ref->global_ns - rpre - reach);
-			t1 = MAX(t1, ref->global_ns + (int64_t)(len_ms * 1e6) + reach);
-		}
-		char why[256];
-		const char *host = nd->address ? nd->address : "127.0.0.1";
-		int port = (int)(nd->address ? d->cfg.clip_port : d->cfg.clip_port + nd->id);
-		int frc = clip_fetch(host, port, t0, t1, (int)d->cfg.channel, d->key, d->klen, (int)d->cfg.fetch_timeout_ms,
-				     &clips[n], why, sizeof why);
-		if (frc < 0) {
-			g_snprintf(r->why, sizeof r->why, "node%u clip: %s", e->node, why);
-			j->again += frc == -EAGAIN;
-			continue;
-		}
-		tdoa_input *t = &in[n];
-		t->node = e->node;
-		memcpy(t->mic_m, nd->pos_m, sizeof t->mic_m);
-		t->x = clips[n].x;
-		t->n = clips[n].n;
-		t->rate_hz = clips[n].rate_hz;
-		t->rate_eff_hz = clips[n].rate_eff_hz;
-		t->t0_ns = clips[n].t0_ns;
-		t->t0_frac_ns = clips[n].t0_frac_ns;
-		t->t0_se_ns = clips[n].se_ns;
-		t->onset_ns = e->global_ns;
-		t->onset_se_ns = e->global_se_ns;
-		/* The gate's: the same conversion with the onset's error were
-		 * the call exactly the template (tdoa.c says why). */
-		t->onset_crb_se_ns = det_event_global_crb_se_ns(e);
-		t->snr_db = e->snr_db;
-		r->nodes[n] = e->node;
-		n++;
-	}
-	r->n = n;
-	tdoa_params p;
-	tdoa_params_default(&p);
-	const det_event *e0 = &g_array_index(dets, det_event, 0);
-	p.f_lo_hz = e0->f_lo_hz;
-	p.f_hi_hz = e0->f_hi_hz;
-	p.beta = d->cfg.gcc_beta;
-	dsp_gcc_weighting_parse(d->cfg.gcc_weighting, &p.weighting); /* checked at start-up */
-	p.onset_floor_s = d->cfg.onset_floor_ms * 1e-3;
-	p.margin_m = d->cfg.search_margin_m;
-	p.ambiguity_ratio = d->cfg.ambiguity_ratio;
-	p.dominance_ratio = d->cfg.dominance_ratio;
-	p.c_m_s = d->c_m_s;
-	p.c_sd_m_s = d->c_sd_m_s;
-	p.pos_sd_m = d->cfg.position_sd_m;
-	/* It comes from wind_from_deg, so it blows the other way. */
-	double wa = d->cfg.wind_from_deg * M_PI / 180.0;
-	p.wind_m_s[0] = -d->cfg.wind_speed_m_s * sin(wa);
-	p.wind_m_s[1] = -d->cfg.wind_speed_m_s * cos(wa);
-	p.wind_m_s[2] = 0;
-	p.alpha = d->cfg.alpha;
-	p.source_z_m = d->cfg.source_plane ? d->cfg.source_z_m : NAN;
-	if (n < d->cfg.min_nodes) {
-		r->rc = -EDOM;
-		r->tr.loc.status = DSP_LOC_TOO_FEW;
-		if (!*r->why)
-			g_snprintf(r->why, sizeof r->why, "%d clips", n);
-	} else {
-		r->rc = tdoa_locate(in, n, &p, &r->tr);
-		j->dump_rc = 0;
-		if (*d->cfg.dump_dir && (d->cfg.dump_ok || r->rc != 0 || r->tr.loc.status != DSP_LOC_OK || r->tr.ambiguous)) {
-			char name[96];
-			GError *e = NULL;
-			g_snprintf(name, sizeof name, "call-%" G_GINT64_FORMAT "-node%u", ref->global_ns, ref->node);
-			j->dump_rc = tdoa_dump_write(d->cfg.dump_dir, name, in, n, &p, &r->tr, &e) == 0 ? 1 : -1;
-			if (e) {
-				g_strlcpy(j->dump_err, e->message, sizeof j->dump_err);
-				g_error_free(e);
-			}
-		}
-	}
-	for (int i = 0; i < n; i++)
-		g_free(clips[i].x);
+	collab_solve_ctx c = {&d->cfg, d->nodes, d->c_m_s, d->c_sd_m_s, d->key, d->klen};
+	collab_solve_group(&c, j->gr->dets, &j->res, &j->note);
 }
 
 static gboolean publish_idle(gpointer data);
@@ -352,15 +239,15 @@ static gboolean publish_idle(gpointer data)
 	job *j = data;
 	collabd *d = j->d;
 	collab_result *r = &j->res;
-	if (j->dump_rc > 0)
+	if (j->note.dump_rc > 0)
 		d->dumped++;
-	else if (j->dump_rc < 0) {
+	else if (j->note.dump_rc < 0) {
 		d->dump_failed++;
-		g_warning("call %" G_GUINT64_FORMAT ": its inputs were not kept: %s", r->seq, j->dump_err);
-		g_snprintf(d->last_error, sizeof d->last_error, "dump_dir: %s", j->dump_err);
+		g_warning("call %" G_GUINT64_FORMAT ": its inputs were not kept: %s", r->seq, j->note.dump_err);
+		g_snprintf(d->last_error, sizeof d->last_error, "dump_dir: %s", j->note.dump_err);
 	}
-	j->dump_rc = 0;
-	if (r->rc != 0 && j->again && j->tries < (guint)d->cfg.clip_retries) {
+	j->note.dump_rc = 0;
+	if (r->rc != 0 && j->note.again && j->tries < (guint)d->cfg.clip_retries) {
 		/* A node could not serve its clip yet (its clocks converging, a
 		 * timescale just joined): solve the group again shortly rather
 		 * than lose the call. */

@@ -203,6 +203,23 @@ START_TEST(restless_card)
 }
 END_TEST
 
+/* A card's pair (lower envelope) fed for 300 s, then reset at frame
+ * *brk (from: where the run after it starts, or NULL) and fed from
+ * `resume` for `after_s`: the pairs, and the cpu time of the last
+ * observation in *now. */
+static syncd_pairs *overrun(const world *w, const sync_wander *wd, GRand *r, int64_t *brk, const int64_t *from,
+			    int64_t resume, double after_s, int64_t *now)
+{
+	syncd_pairs *p = new_pairs(32);
+	const char *why;
+	ck_assert_int_eq(syncd_pairs_configure(p, A0, CPU, SYNC_FIT_LOWER, PERIOD_NS, &why), 0);
+	*brk = (int64_t)(300 * RATE);
+	feed(p, w, wd, r, 0, *brk, 0);
+	ck_assert_int_eq(syncd_pairs_reset_from(p, A0, CPU, from), 0);
+	*now = feed(p, w, wd, r, resume, resume + (int64_t)(after_s * RATE), 0);
+	return p;
+}
+
 /* An overrun: audiod resets the pair and numbers on (frames keep counting
  * real time), 2 s of frames lost.  The pieces before the reset still
  * convert, the gap is refused as a break, not bridged. */
@@ -211,13 +228,8 @@ START_TEST(overrun_is_a_break)
 	world w = {.skew = 30e-6, .q_ppb = 2, .latency_ns = 2000, .t_end = 0};
 	sync_wander wd = {.rw_ppb = w.q_ppb, .seed = 99};
 	GRand *r = g_rand_new_with_seed(99);
-	syncd_pairs *p = new_pairs(32);
-	const char *why;
-	ck_assert_int_eq(syncd_pairs_configure(p, A0, CPU, SYNC_FIT_LOWER, PERIOD_NS, &why), 0);
-	int64_t brk = (int64_t)(300 * RATE), resume = brk + (int64_t)(2 * RATE), end = resume + (int64_t)(300 * RATE);
-	feed(p, &w, &wd, r, 0, brk, 0);
-	ck_assert_int_eq(syncd_pairs_reset(p, A0, CPU), 0);
-	int64_t now = feed(p, &w, &wd, r, resume, end, 0);
+	int64_t brk, now, resume = (int64_t)(302 * RATE);
+	syncd_pairs *p = overrun(&w, &wd, r, &brk, NULL, resume, 300, &now);
 	size_t np;
 	sync_graph *g = graph_of(p, &np);
 	ck_assert_uint_ge(np, 3);
@@ -274,15 +286,10 @@ START_TEST(a_restart_converts_from_its_first_frame)
 	for (int with_from = 0; with_from < 2; with_from++) {
 		sync_wander wd = {.rw_ppb = w.q_ppb, .seed = 77};
 		GRand *r = g_rand_new_with_seed(77);
-		syncd_pairs *p = new_pairs(32);
-		const char *why;
-		ck_assert_int_eq(syncd_pairs_configure(p, A0, CPU, SYNC_FIT_LOWER, PERIOD_NS, &why), 0);
 		/* 4.6 s lost; the run restarts at `start`, its first interrupt
 		 * 90 ms later */
-		int64_t brk = (int64_t)(300 * RATE), start = brk + (int64_t)(4.6 * RATE), first = start + (int64_t)(0.09 * RATE);
-		feed(p, &w, &wd, r, 0, brk, 0);
-		ck_assert_int_eq(syncd_pairs_reset_from(p, A0, CPU, with_from ? &start : NULL), 0);
-		int64_t now = feed(p, &w, &wd, r, first, first + (int64_t)(30 * RATE), 0);
+		int64_t brk, now, start = (int64_t)(304.6 * RATE), first = start + (int64_t)(0.09 * RATE);
+		syncd_pairs *p = overrun(&w, &wd, r, &brk, with_from ? &start : NULL, first, 30, &now);
 		size_t np;
 		sync_graph *g = graph_of(p, &np);
 		sync_graph_result res;

@@ -36,7 +36,9 @@
 # SOAK_EVENTS = 64 events for subscribers that come back with a cursor
 # ([detect] and [collab] history, default 4096: 0.4-2 kB each, filling
 # over hours to days at a field's rate).  Everything else is the default
-# configuration.
+# configuration.  Every solve that did not end ok keeps its inputs
+# (collab's dump_dir: RUN/base-dump, RUN/dump; a failed soak keeps RUN),
+# so a lost call can be solved again with collab-replay.
 #
 # Then the same under AddressSanitizer for SOAK_SAN_SECONDS (default 600)
 # from SOAK_SAN_BIN (default build-san/bin: `make SANITIZE=1`), when that
@@ -55,11 +57,16 @@ soak() {
     printf '[fit]\nhistory_every_s = 5\nhistory_pieces = %s\n[rbs]\nhistory_every_s = 5\nhistory_pieces = %s\n' \
         "${SOAK_FIT_PIECES:-3}" "${SOAK_RBS_PIECES:-8}" >"$run/syncd-extra.conf"
     printf 'queue_s = %s\nhistory = %s\n' "${SOAK_QUEUE_S:-120}" "${SOAK_EVENTS:-64}" >"$run/collab-extra.conf"
+    # every solve that did not end ok keeps its inputs, for collab-replay
+    cp "$run/collab-extra.conf" "$run/collab-base.conf"
+    printf 'dump_dir = %s\n' "$run/base-dump" >>"$run/collab-base.conf"
+    printf 'dump_dir = %s\n' "$run/dump" >>"$run/collab-extra.conf"
     printf '[detect]\nhistory = %s\n' "${SOAK_EVENTS:-64}" >"$run/detect.conf"
     extra="--syncd-conf $run/syncd-extra.conf --collab-conf $run/collab-extra.conf --detect-conf $run/detect.conf"
     echo "soak $name: baseline without faults, $secs s, $bin"
     CHORUS_RUN="$run/run0" "$bin/chorus-demo" "$run/soak.ini" --bin "$bin" --duration "$secs" --out "$run/base" \
-        $extra -q >"$run/base.log" 2>&1
+        --syncd-conf "$run/syncd-extra.conf" --collab-conf "$run/collab-base.conf" --detect-conf "$run/detect.conf" \
+        -q >"$run/base.log" 2>&1
     grep -E '^  (detection recall|calls located|calls not located|ok results)' "$run/base.log"
     if [ ! -s "$run/base/calls.csv" ]; then
         echo "soak $name: FAIL: the baseline wrote no calls.csv (logs in $run)"

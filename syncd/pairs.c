@@ -24,10 +24,10 @@ typedef struct {
 	int64_t last_obs_ns; /* node cpu ns of the last observation */
 	gboolean dirty;      /* observations since the last solve */
 	gboolean have_conv;
-	sync_conv conv;       /* last solved conversion */
-	uint64_t n_obs;       /* observations ever added */
-	const char *last_err; /* last solve failure reason, or NULL */
-	syncd_history *hist;  /* its pieces (history.h; NULL until its first fit, or none kept) */
+	sync_conv conv;        /* last solved conversion */
+	uint64_t n_obs;        /* observations ever added */
+	const char *last_err;  /* last solve failure reason, or NULL */
+	syncd_history *hist;   /* its pieces (history.h; NULL until its first fit, or none kept) */
 	gboolean has_run_from; /* the last reset said where the run after it starts: */
 	int64_t run_from;      /* its first x, below the run's first observation (syncd_pairs_reset_from) */
 } pair_rec;

@@ -40,10 +40,7 @@ static void make_case(gsl_rng *g, const double src[3], tdoa_input in[NM], tdoa_p
 		for (size_t i = 0; i < n; i++)
 			x[i] = (float)(0.1 * dsp_wave_eval(w, start + i / R - arrive) + gsl_ran_gaussian(g, 0.003));
 		double st = start * 1e9;
-		in[j] = (tdoa_input){.node = (uint32_t)(j + 1), .x = x, .n = n, .rate_hz = R, .rate_eff_hz = R * (1 + 1e-6 * j),
-				     .t0_ns = E + (int64_t)floor(st), .t0_frac_ns = st - floor(st), .t0_se_ns = 200 + j,
-				     .onset_ns = E + (int64_t)llround(arrive * 1e9), .onset_se_ns = 60.25, .onset_crb_se_ns = 1.0 / 3,
-				     .snr_db = 20 - r / 5};
+		in[j] = (tdoa_input){.node = (uint32_t)(j + 1), .x = x, .n = n, .rate_hz = R, .rate_eff_hz = R * (1 + 1e-6 * j), .t0_ns = E + (int64_t)floor(st), .t0_frac_ns = st - floor(st), .t0_se_ns = 200 + j, .onset_ns = E + (int64_t)llround(arrive * 1e9), .onset_se_ns = 60.25, .onset_crb_se_ns = 1.0 / 3, .snr_db = 20 - r / 5};
 		memcpy(in[j].mic_m, mics[j], sizeof in[j].mic_m);
 	}
 	dsp_wave_free(w);

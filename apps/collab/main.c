@@ -80,7 +80,7 @@ typedef struct {
 	char why[160]; /* the last malformed event's reason */
 	uint8_t *key;  /* the field's key, or NULL */
 	size_t klen;
-	collab_resume *resume; /* where collab is in detect/events */
+	collab_resume *resume;       /* where collab is in detect/events */
 	guint64 dumped, dump_failed; /* solves' inputs kept in dump_dir, and not */
 } collabd;
 
@@ -91,9 +91,9 @@ typedef struct {
 	collabd *d;
 	collab_group *gr;
 	collab_result res;
-	collab_result init; /* res as the job started, for a solve again */
-	guint tries;        /* solves again so far */
-	guint retry_src;    /* the timeout of the next, while waiting */
+	collab_result init;     /* res as the job started, for a solve again */
+	guint tries;            /* solves again so far */
+	guint retry_src;        /* the timeout of the next, while waiting */
 	collab_solve_note note; /* the last solve's: clips refused for now, its inputs kept */
 } job;
 

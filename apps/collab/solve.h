@@ -26,8 +26,8 @@ typedef struct {
 
 /* What a solve says beyond its result. */
 typedef struct {
-	guint again;        /* clips a node refused for now (clip.h -EAGAIN): worth solving again */
-	int dump_rc;        /* its inputs kept in dump_dir: 1; could not be: -1 (dump_err says); 0 not asked */
+	guint again; /* clips a node refused for now (clip.h -EAGAIN): worth solving again */
+	int dump_rc; /* its inputs kept in dump_dir: 1; could not be: -1 (dump_err says); 0 not asked */
 	char dump_err[256];
 } collab_solve_note;
 

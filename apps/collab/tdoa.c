@@ -566,13 +566,13 @@ static int repair_slip(dsp_srp *bank, const dsp_srp_source *src, const tdoa_inpu
 		if (pick_and_solve(bank, src, in, n, r, rr, p, prior_outliers, hint, &t, tidx) < 0 ||
 		    t.loc.status != DSP_LOC_OK || t.loc.rejected >= 0 || t.n_ok < measured)
 			continue;
-		if (nwon == 0 || fabs(t.a_s[j] - won.a_s[j]) > 0.5 / rr || t.loc.p_value > won.loc.p_value) {
+		if (nwon > 0) {
 			/* a different answer from the one kept: two repairs */
-			int same = nwon > 0;
-			for (int k = 0; k < n && same; k++)
-				same = !t.ok[k] || !won.ok[k] || fabs(t.a_s[k] - won.a_s[k]) < 0.5 / rr;
-			if (nwon > 0 && !same)
-				return 0;
+			for (int k = 0; k < n; k++)
+				if (t.ok[k] && won.ok[k] && fabs(t.a_s[k] - won.a_s[k]) >= 0.5 / rr)
+					return 0;
+		}
+		if (nwon == 0 || t.loc.p_value > won.loc.p_value) {
 			won = t;
 			memcpy(won_idx, tidx, sizeof won_idx);
 		}

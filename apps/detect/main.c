@@ -105,6 +105,24 @@ struct detectd {
 	GString *why;
 };
 
+/* The event in the JSON-lines file, when there is one: the same keys,
+ * one line per event; a line the file cannot take is counted and said on
+ * the status. */
+static void keep_jsonl(detectd *d, const det_event *e)
+{
+	if (d->jsonl < 0)
+		return;
+	gchar *j = det_event_json(e);
+	int rc = dev_appendlog_line(d->jsonl, j, strlen(j));
+	if (rc < 0) {
+		d->jsonl_failed++;
+		g_snprintf(d->last_error, sizeof d->last_error, "%s: %s (%" G_GUINT64_FORMAT " events not written)", d->cfg.jsonl,
+			   g_strerror(-rc), d->jsonl_failed);
+		g_warning("%s", d->last_error);
+	}
+	g_free(j);
+}
+
 static void publish(detectd *d, pending *p, const det_refine_result *rr, gboolean ok)
 {
 	det_event e = {0};
@@ -154,12 +172,7 @@ static void publish(detectd *d, pending *p, const det_refine_result *rr, gboolea
 		e.cpu_ns = 0;
 		e.cpu_se_ns = INFINITY;
 		e.has_global = FALSE;
-		if (d->jsonl >= 0) {
-			gchar *j = det_event_json(&e);
-			if (dev_appendlog_line(d->jsonl, j, strlen(j)) < 0)
-				d->jsonl_failed++;
-			g_free(j);
-		}
+		keep_jsonl(d, &e);
 		dev_status_notify(d->status);
 		return;
 	}
@@ -174,19 +187,7 @@ static void publish(detectd *d, pending *p, const det_refine_result *rr, gboolea
 	det_event_format(&e, s);
 	dev_packet_send(d->events, s->str, s->len);
 	g_message("call %" G_GUINT64_FORMAT ": %s%s%s", e.seq, s->str, ok ? "" : " (coarse: ", ok ? "" : p->note);
-	if (d->jsonl >= 0) {
-		/* The same keys as JSON, one line per event; a line the file
-		 * cannot take is counted and said on the status. */
-		gchar *j = det_event_json(&e);
-		int e = dev_appendlog_line(d->jsonl, j, strlen(j));
-		if (e < 0) {
-			d->jsonl_failed++;
-			g_snprintf(d->last_error, sizeof d->last_error, "%s: %s (%" G_GUINT64_FORMAT " events not written)",
-				   d->cfg.jsonl, g_strerror(-e), d->jsonl_failed);
-			g_warning("%s", d->last_error);
-		}
-		g_free(j);
-	}
+	keep_jsonl(d, &e);
 	g_string_free(s, TRUE);
 	dev_status_notify(d->status);
 }

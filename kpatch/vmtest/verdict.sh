@@ -11,5 +11,9 @@ if grep -q '^KPATCH-VMTEST: PASS' "$log"; then
     echo "$name: PASS in ${dur}s"
     exit 0
 fi
+# The failed checks again, last, so a summary that keeps only the tail of
+# the output (tests/run, CI) still says which check failed and why.
+echo "$name: the failed checks:" >&2
+tr -d '\r' < "$log" | grep -E '^vmtest: FAIL|^selftest: .*\| *FAIL *$|^vmcheck: FAIL|^CHORUS-SELFTEST: FAIL' >&2
 echo "$name: FAIL in ${dur}s (qemu exit $qrc); see $log" >&2
 exit 1

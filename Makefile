@@ -149,10 +149,13 @@ format-check:
 # six-node fields go in the long lane however short they are (the web
 # tests): test_web_browser (six nodes and Chromium, 25 s alone) beside test_chaos
 # overran 20-36 times per node and located no call in 120 s.
-TESTS_LONG = test_chaos test_collab_sim test_audiod_past test_syncd_net test_archive_outage test_vmtest \
+TESTS_LONG = test_chaos test_collab_sim test_audiod_past test_syncd_net test_archive_outage \
 	test_archive test_ticker_field test_web_browser test_web_api
+# Run alone after the two lanes (tests/run): the VM under qemu needs a core
+# to itself.
+TESTS_SOLO = test_vmtest
 test: $(TESTS) $(PROGS)
-	@$(if $(SANITIZE),TEST_TIMEOUT=$${TEST_TIMEOUT:-900} TEST_LANES=$${TEST_LANES:-1} )TESTS_LONG="$(TESTS_LONG)" sh tests/run $(TESTS)
+	@$(if $(SANITIZE),TEST_TIMEOUT=$${TEST_TIMEOUT:-900} TEST_LANES=$${TEST_LANES:-1} )TESTS_LONG="$(TESTS_LONG)" TESTS_SOLO="$(TESTS_SOLO)" sh tests/run $(TESTS)
 
 bench:
 	@$(MAKE) --no-print-directory deps

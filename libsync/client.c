@@ -194,6 +194,16 @@ int sync_client_convert(sync_client *c, sync_clock_id from, sync_clock_id to, sy
 	return sync_client_convert_at(c, from, to, x, sync_now(SYNC_KIND_CPU), out, why, len);
 }
 
+int sync_client_convert_past(sync_client *c, sync_clock_id from, sync_clock_id to, sync_tval x, int64_t reach_ns,
+			     sync_graph_result *out, char *why, size_t len)
+{
+	if (!c->ready && !sync_clock_equal(from, to)) {
+		snprintf(why, len, "no conversions yet: syncd's sync/ticker has not answered");
+		return -EAGAIN;
+	}
+	return sync_graph_convert_past(c->graph, from, to, x, sync_now(SYNC_KIND_CPU), reach_ns, out, why, len);
+}
+
 gboolean sync_client_ready(const sync_client *c)
 {
 	return c->ready;

@@ -46,6 +46,12 @@ int sync_client_convert(sync_client *c, sync_clock_id from, sync_clock_id to, sy
 int sync_client_convert_at(sync_client *c, sync_clock_id from, sync_clock_id to, sync_tval x, int64_t now_ns,
 			   sync_graph_result *out, char *why, size_t len);
 
+/* sync_client_convert() reaching up to reach_ns further into the past
+ * than the graph's tolerance, with the variance the extrapolation grows
+ * (sync_graph_convert_past: for timing events no fit reaches). */
+int sync_client_convert_past(sync_client *c, sync_clock_id from, sync_clock_id to, sync_tval x, int64_t reach_ns,
+			     sync_graph_result *out, char *why, size_t len);
+
 /* TRUE once a ticker has been received (conversions are possible). */
 gboolean sync_client_ready(const sync_client *c);
 

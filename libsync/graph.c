@@ -52,6 +52,7 @@ struct sync_graph {
 	int32_t *prev;
 	unsigned char *done;
 	cached_path cache[CACHE_SIZE];
+	int64_t reach_ns; /* sync_graph_convert_past's reach, for the call in progress (0 otherwise) */
 };
 
 void sync_graph_params_default(sync_graph_params *p)
@@ -460,6 +461,16 @@ static const sync_conv *conv_at(const dedge *d, sync_tval x, sync_conv *tmp, int
 	return &d->seg[lo];
 }
 
+/* Whether x, before edge d's accepted range, lies within the past reach
+ * of the conversion in progress (sync_graph_convert_past): before all its
+ * data (history included) by at most the tolerance plus the reach. */
+static int in_reach(const sync_graph *g, const dedge *d, int64_t x)
+{
+	if (g->reach_ns <= 0 || (d->c.flags & SYNC_CONV_FIXED))
+		return 0;
+	return x >= sat_add(d->lo, -(double)g->reach_ns / g->v[d->from].ns_per_unit);
+}
+
 /* Why edge d refuses x at now: 0 when it accepts, else the error and the
  * reason (only formatted when why != NULL). */
 static int refuses(const sync_graph *g, const dedge *d, sync_tval x, int64_t now_ns, char *why, size_t len)
@@ -477,7 +488,7 @@ static int refuses(const sync_graph *g, const dedge *d, sync_tval x, int64_t now
 		}
 		return -ESTALE;
 	}
-	if (x.i < d->lo || x.i > d->hi) {
+	if ((x.i < d->lo && !in_reach(g, d, x.i)) || x.i > d->hi) {
 		if (why) {
 			char a[SYNC_CLOCK_NAME_MAX], b[SYNC_CLOCK_NAME_MAX];
 			double out = sync_conv_outside(&d->c, x) * g->v[d->from].ns_per_unit * 1e-9;
@@ -696,4 +707,13 @@ int sync_graph_path(sync_graph *g, sync_clock_id from, sync_clock_id to, sync_tv
 	for (int k = 0; k < n && (size_t)k + 1 < max; k++)
 		ids[k + 1] = g->v[g->e[path[k]].to].id;
 	return n + 1;
+}
+
+int sync_graph_convert_past(sync_graph *g, sync_clock_id from, sync_clock_id to, sync_tval x, int64_t now_ns,
+			    int64_t reach_ns, sync_graph_result *out, char *why, size_t len)
+{
+	g->reach_ns = reach_ns > 0 ? reach_ns : 0;
+	int rc = sync_graph_convert(g, from, to, x, now_ns, out, why, len);
+	g->reach_ns = 0;
+	return rc;
 }

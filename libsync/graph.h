@@ -117,6 +117,18 @@ size_t sync_graph_nedges(const sync_graph *g);
 int sync_graph_convert(sync_graph *g, sync_clock_id from, sync_clock_id to, sync_tval x, int64_t now_ns,
 		       sync_graph_result *out, char *why, size_t len);
 
+/* sync_graph_convert(), and an edge also takes an x before all its data
+ * (its history included) by up to reach_ns (>= 0) beyond the tolerance:
+ * its line, or its oldest piece's, extrapolated back, the variance grown
+ * by the conversion's wander term with the distance (conv.h), the result
+ * flagged SYNC_GRAPH_EXTRAPOLATED.  For timing the past where no fit
+ * reaches, and nothing better than that line ever will: a node cut off
+ * from its very start has no conversion to the field before its first
+ * observations after the outage (issue 16; collab's retiming).  Breaks
+ * are refused as ever; x after an edge's data gets the tolerance alone. */
+int sync_graph_convert_past(sync_graph *g, sync_clock_id from, sync_clock_id to, sync_tval x, int64_t now_ns,
+			    int64_t reach_ns, sync_graph_result *out, char *why, size_t len);
+
 /* The clocks along the path a conversion of x would follow, from first:
  * writes up to max ids and returns how many the path has, or a negative
  * errno as sync_graph_convert(). */

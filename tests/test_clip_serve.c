@@ -93,7 +93,7 @@ START_TEST(slow_clients_do_not_hold_the_service)
 	ck_assert_msg(sc, "%s", e ? e->message : "");
 	ck_assert_int_eq(sync_client_wait(sc, AH_SAFETY_S * 1000), 0);
 	int port = tu_udp_port();
-	clip_server_cfg cfg = {NODE, 0, port, "127.0.0.1", NULL, 0, 4};
+	clip_server_cfg cfg = {NODE, 0, port, "127.0.0.1", NULL, 0, 4, 0};
 	clip_server *srv = clip_server_new(&cfg, sc, NULL, &e);
 	ck_assert_msg(srv, "%s", e ? e->message : "");
 	sync_graph_result g;

@@ -264,7 +264,7 @@ START_TEST(clip_service_edges)
 	GError *err = NULL;
 	sync_client *clocks = sync_client_new(NULL, NULL, NULL, NULL, &err);
 	ck_assert_msg(clocks != NULL, "%s", err ? err->message : "");
-	clip_server_cfg cfg = {2, 0, port, "127.0.0.1", KEY, sizeof KEY - 1, 2};
+	clip_server_cfg cfg = {2, 0, port, "127.0.0.1", KEY, sizeof KEY - 1, 2, 0};
 	clip_server *srv = clip_server_new(&cfg, clocks, NULL, &err);
 	ck_assert_msg(srv != NULL, "%s", err ? err->message : "");
 	fetch_job j = {port, NULL, 0, 1, ""};

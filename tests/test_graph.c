@@ -293,6 +293,81 @@ START_TEST(aging_and_validity)
 }
 END_TEST
 
+START_TEST(past_reach)
+{
+	/* sync_graph_convert_past (issue 16: a node cut off from its very
+	 * start has no fit before its first observations after the outage).
+	 * Exactly: the edge's line extrapolated back, the variance its own
+	 * statistics at that distance plus the wander term. */
+	sync_graph *g = mk();
+	sync_clock_id a = sync_clock_cpu(2), b = sync_clock_cpu(5);
+	sync_conv e = conv(T0, T0 + 100, 1.0, 1e4, 1e-12, 10000000000LL); /* data T0 +- 5 s */
+	set(g, a, b, e);
+	sync_graph_result r;
+	char why[200];
+	sync_tval x = sync_tval_of(T0 - 125000000000LL); /* 120 s before the data */
+	ck_assert_int_eq(sync_graph_convert(g, a, b, x, NOW, &r, why, sizeof why), -ERANGE);
+	ck_assert_int_eq(sync_graph_convert_past(g, a, b, x, NOW, 30000000000LL, &r, why, sizeof why), -ERANGE);
+	ck_assert_msg(sync_graph_convert_past(g, a, b, x, NOW, 3600000000000LL, &r, why, sizeof why) == 0, "%s", why);
+	ck_assert_uint_eq(r.flags, SYNC_GRAPH_EXTRAPOLATED);
+	ck_assert_int_eq(r.value.i, T0 - 125000000000LL + 100);
+	double stat = 1e4 + 1e-12 * 1.25e11 * 1.25e11, wander = pow(1e-7 * 1.2e11, 2);
+	ck_assert_msg(fabs(r.var - stat - wander) < 1e-9 * r.var, "var %g, want %g", r.var, stat + wander);
+	/* The reach was for that call alone, and for the past alone. */
+	ck_assert_int_eq(sync_graph_convert(g, a, b, x, NOW, &r, why, sizeof why), -ERANGE);
+	ck_assert_int_eq(sync_graph_convert_past(g, a, b, sync_tval_of(T0 + 70000000000LL), NOW, 3600000000000LL, &r,
+						 why, sizeof why),
+			 -ERANGE);
+	sync_graph_free(g);
+
+	/* Statistically: 300 seeded worlds, an RBS-like pair fitted from 64
+	 * beacons over 10 s (3 us reception noise, a constant skew), converted
+	 * 300 s before its first beacon.  The world has no wander, so with the
+	 * conversion's wander term off the fit's own slope error, carried that
+	 * far back, must be the whole error: RMS z in the chi-square interval
+	 * of test chain_variance_statistics (62 d.o.f.), and within 20 %. */
+	const int seeds = 300;
+	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+	sync_fit_params fp;
+	sync_fit_params_default(&fp);
+	sync_fit *f = sync_fit_new(&fp, NULL);
+	double s2sum = 0;
+	for (int k = 0; k < seeds; k++) {
+		gsl_rng_set(rng, 9000 + k);
+		double skew = (gsl_rng_uniform(rng) - 0.5) * 2e-4;
+		int64_t off = (int64_t)(gsl_rng_uniform(rng) * 1e12);
+		sync_fit_reset(f);
+		for (int i = 0; i < 64; i++) {
+			double tb = i * 1.5625e8 + gsl_rng_uniform(rng) * 1e6;
+			sync_fit_add(f, T0 + (int64_t)tb,
+				     T0 + off + (int64_t)llround(tb * (1 + skew) + gsl_ran_gaussian(rng, 3000)), NULL);
+		}
+		sync_conv c;
+		ck_assert_int_eq(sync_fit_solve(f, &c, NULL), 0);
+		c.updated_ns = NOW;
+		c.wander = 0;
+		g = mk();
+		set(g, a, b, c);
+		double back = -300e9;
+		ck_assert_msg(sync_graph_convert_past(g, a, b, sync_tval_of(T0 + (int64_t)back), NOW, 3600000000000LL, &r,
+						      why, sizeof why) == 0,
+			      "%s", why);
+		double err = (double)(r.value.i - T0 - off) + r.value.f - back * (1 + skew);
+		s2sum += err * err / r.var;
+		sync_graph_free(g);
+	}
+	double rms = sqrt(s2sum / seeds);
+	double lo = sqrt(gsl_cdf_chisq_Pinv(5e-7, seeds) / seeds);
+	double hi = sqrt(62.0 / 60.0) * sqrt(gsl_cdf_chisq_Qinv(5e-7, seeds) / seeds);
+	ck_assert_msg(rms > lo && rms < hi && fabs(rms - 1) < 0.2, "RMS z %.3f 300 s back not in [%.3f, %.3f]", rms, lo,
+		      hi);
+	if (getenv("CHORUS_TEST_VERBOSE"))
+		printf("300 s back: RMS z %.3f, interval [%.3f, %.3f]\n", rms, lo, hi);
+	sync_fit_free(f);
+	gsl_rng_free(rng);
+}
+END_TEST
+
 START_TEST(global_and_errors)
 {
 	sync_graph *g = mk();
@@ -482,6 +557,7 @@ int main(void)
 	tcase_add_test(tc, chain_variance_statistics);
 	tcase_add_test(tc, cheaper_path_chosen);
 	tcase_add_test(tc, aging_and_validity);
+	tcase_add_test(tc, past_reach);
 	tcase_add_test(tc, global_and_errors);
 	tcase_add_test(tc, dof_and_tail_rule);
 	tcase_add_test(tc, timescale_segments);

@@ -36,7 +36,8 @@ struct clip_server {
 	guint nconns, max_conns;
 	uint8_t *key; /* the field's key, or NULL */
 	size_t klen;
-	double tokens; /* request rate bucket: CLIP_RATE per second, CLIP_BURST at most */
+	int64_t reach_ns; /* clip_server_cfg.reach_ns */
+	double tokens;    /* request rate bucket: CLIP_RATE per second, CLIP_BURST at most */
 	gint64 refill_us;
 	guint64 served, refused, accept_errors, bad_auth;
 };
@@ -270,6 +271,20 @@ static gboolean on_timeout(gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
+/* x converted from one clock to another for a clip: as the clocks allow,
+ * or, for a time before every fit of the path by more than their
+ * tolerance, those fits extrapolated back up to the server's reach (a node
+ * cut off from its very start: the audio of its outage asked for by
+ * global time).  As sync_client_convert. */
+static int clip_convert(const clip_server *s, sync_clock_id from, sync_clock_id to, sync_tval x,
+			sync_graph_result *r, char *why, size_t len)
+{
+	int rc = sync_client_convert(s->clocks, from, to, x, r, why, len);
+	if (rc == -ERANGE && s->reach_ns > 0)
+		rc = sync_client_convert_past(s->clocks, from, to, x, s->reach_ns, r, why, len);
+	return rc;
+}
+
 /* Parse the request and start reading audio.  Sets c->err on a refusal. */
 static void start(conn *c)
 {
@@ -291,8 +306,8 @@ static void start(conn *c)
 	sync_clock_id audio = sync_clock_audio(s->node, (uint16_t)s->device);
 	sync_graph_result r0, r1;
 	int crc;
-	if ((crc = sync_client_convert(s->clocks, sync_clock_global(), audio, sync_tval_of(t0), &r0, why, sizeof why)) < 0 ||
-	    (crc = sync_client_convert(s->clocks, sync_clock_global(), audio, sync_tval_of(t1), &r1, why, sizeof why)) < 0) {
+	if ((crc = clip_convert(s, sync_clock_global(), audio, sync_tval_of(t0), &r0, why, sizeof why)) < 0 ||
+	    (crc = clip_convert(s, sync_clock_global(), audio, sync_tval_of(t1), &r1, why, sizeof why)) < 0) {
 		g_snprintf(c->err, sizeof c->err, "global to audio%d: %s", s->device, why);
 		/* No conversion yet (clocks converging, a timescale just joined,
 		 * a fit gone stale): the client may ask again shortly.  A time
@@ -310,14 +325,14 @@ static void start(conn *c)
 	}
 	/* The time of the whole frame `first`, converted the other way. */
 	sync_graph_result rt;
-	if (sync_client_convert(s->clocks, audio, sync_clock_global(), sync_tval_of(first), &rt, why, sizeof why) < 0) {
+	if (clip_convert(s, audio, sync_clock_global(), sync_tval_of(first), &rt, why, sizeof why) < 0) {
 		g_snprintf(c->err, sizeof c->err, "audio%d to global: %s", s->device, why);
 		finish(c);
 		return;
 	}
 	/* The rate in global time: frames per global second over the clip. */
 	sync_graph_result re;
-	if (sync_client_convert(s->clocks, audio, sync_clock_global(), sync_tval_of(last), &re, why, sizeof why) == 0) {
+	if (clip_convert(s, audio, sync_clock_global(), sync_tval_of(last), &re, why, sizeof why) == 0) {
 		double dt = (double)(re.value.i - rt.value.i) + (re.value.f - rt.value.f);
 		c->c.rate_eff_hz = dt > 0 ? (double)(last - first) * 1e9 / dt : 0;
 	}
@@ -497,6 +512,7 @@ clip_server *clip_server_new(const clip_server_cfg *cfg, sync_client *clocks, GM
 	clip_server *s = g_new0(clip_server, 1);
 	s->node = cfg->node;
 	s->device = cfg->device;
+	s->reach_ns = cfg->reach_ns;
 	s->fd = fd;
 	s->clocks = clocks;
 	s->ctx = ctx;

@@ -65,6 +65,9 @@ typedef struct {
 	const uint8_t *key; /* the field's key, or NULL: requests need no mac */
 	size_t klen;
 	unsigned max_conns; /* connections served at once */
+	int64_t reach_ns;   /* how much further into the past than the clocks' tolerance a clip's
+			     * times may convert (sync_client_convert_past: a node cut off from its
+			     * very start); 0 none */
 } clip_server_cfg;
 
 /* Serve clips, converting with `clocks` (not owned).  NULL + *err. */

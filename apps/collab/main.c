@@ -373,7 +373,11 @@ static gboolean on_poll(gpointer data)
  * missed it) is timed again when its onset now converts across that
  * outage (the pair histories syncd publishes, libsync/bridge.h): what it
  * carried was the time this node's conversions gave while cut off (aged,
- * or its own continued timescale), the bridge is the field's. */
+ * or its own continued timescale), the bridge is the field's.  An onset
+ * before every fit to the field by more than the graph's tolerance (a
+ * node cut off from its very start: nothing before the outage to bridge
+ * from) is timed by the fits after it extrapolated back, as far as
+ * detections are queued (queue_s), with the variance that grows. */
 static gboolean retime_det(void *ctx, det_event *e)
 {
 	collabd *d = ctx;
@@ -381,8 +385,13 @@ static gboolean retime_det(void *ctx, det_event *e)
 	double se;
 	uint32_t flags;
 	char why[200];
-	if (det_onset_time_flags(d->clocks, e, sync_clock_global(), &g, &se, &flags, why, sizeof why) < 0 ||
-	    !(flags & SYNC_GRAPH_BRIDGED))
+	int rc = det_onset_time_flags(d->clocks, e, sync_clock_global(), &g, &se, &flags, why, sizeof why);
+	if (rc == -ERANGE)
+		rc = det_onset_time_past(d->clocks, e, sync_clock_global(), (int64_t)(d->cfg.queue_s * 1e9), &g, &se,
+					 &flags, why, sizeof why);
+	else if (rc == 0 && !(flags & SYNC_GRAPH_BRIDGED))
+		return FALSE;
+	if (rc < 0)
 		return FALSE;
 	e->global_ns = g;
 	e->global_se_ns = se;
@@ -627,7 +636,7 @@ int main(int argc, char **argv)
 				 (uint32_t)d.cfg.max_peers, d.filter ? peer_reachable : NULL, d.filter, d.outbox,
 				 (uint32_t)d.cfg.queue_max, (guint)d.cfg.catchup_ms, (guint)d.cfg.resend_per_s, retime_det, &d, now_cpu, NULL};
 	clip_server_cfg ccfg = {(uint32_t)d.cfg.node, (int)d.cfg.device, port, d.cfg.clip_bind, d.key, d.klen,
-				(unsigned)d.cfg.clip_max_conn};
+				(unsigned)d.cfg.clip_max_conn, (int64_t)(d.cfg.queue_s * 1e9)};
 	/* Resume detect/events after the last detection the previous run
 	 * handled (beside the outbox, in the state directory). */
 	char *cp = state_path(COLLAB_CURSOR, &why);

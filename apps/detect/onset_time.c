@@ -10,8 +10,9 @@ int det_onset_time(sync_client *clocks, const det_event *e, sync_clock_id to, in
 	return det_onset_time_flags(clocks, e, to, ns, se_ns, &flags, why, len);
 }
 
-int det_onset_time_flags(sync_client *clocks, const det_event *e, sync_clock_id to, int64_t *ns, double *se_ns,
-			 uint32_t *flags, char *why, size_t len)
+/* Both: reach_ns 0 is sync_client_convert's own tolerance. */
+static int onset_time(sync_client *clocks, const det_event *e, sync_clock_id to, int64_t reach_ns, int64_t *ns,
+		      double *se_ns, uint32_t *flags, char *why, size_t len)
 {
 	/* sync_tval keeps the integer part exact. */
 	double ip = floor(e->onset_frame + 0.5);
@@ -19,11 +20,24 @@ int det_onset_time_flags(sync_client *clocks, const det_event *e, sync_clock_id 
 	sync_clock_id audio = sync_clock_audio(e->node, (uint16_t)e->dev);
 	double ns_per_frame = 1e9 / e->rate_hz, var_on = e->onset_se * ns_per_frame * e->onset_se * ns_per_frame;
 	sync_graph_result r;
-	int rc = sync_client_convert(clocks, audio, to, x, &r, why, len);
+	int rc = reach_ns > 0 ? sync_client_convert_past(clocks, audio, to, x, reach_ns, &r, why, len)
+			      : sync_client_convert(clocks, audio, to, x, &r, why, len);
 	if (rc < 0)
 		return rc;
 	*ns = r.value.i + (int64_t)floor(r.value.f + 0.5);
 	*se_ns = sqrt(r.var + var_on);
 	*flags = r.flags;
 	return 0;
+}
+
+int det_onset_time_flags(sync_client *clocks, const det_event *e, sync_clock_id to, int64_t *ns, double *se_ns,
+			 uint32_t *flags, char *why, size_t len)
+{
+	return onset_time(clocks, e, to, 0, ns, se_ns, flags, why, len);
+}
+
+int det_onset_time_past(sync_client *clocks, const det_event *e, sync_clock_id to, int64_t reach_ns, int64_t *ns,
+			double *se_ns, uint32_t *flags, char *why, size_t len)
+{
+	return onset_time(clocks, e, to, reach_ns > 0 ? reach_ns : 0, ns, se_ns, flags, why, len);
 }

@@ -25,4 +25,11 @@ int det_onset_time(sync_client *clocks, const det_event *e, sync_clock_id to, in
 int det_onset_time_flags(sync_client *clocks, const det_event *e, sync_clock_id to, int64_t *ns, double *se_ns,
 			 uint32_t *flags, char *why, size_t len);
 
+/* det_onset_time_flags() with sync_client_convert_past(): the onset may
+ * lie up to reach_ns further before a conversion's data than the graph's
+ * tolerance (the line extrapolated back, its variance grown with the
+ * distance; *flags then has SYNC_GRAPH_EXTRAPOLATED). */
+int det_onset_time_past(sync_client *clocks, const det_event *e, sync_clock_id to, int64_t reach_ns, int64_t *ns,
+			double *se_ns, uint32_t *flags, char *why, size_t len);
+
 #endif

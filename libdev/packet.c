@@ -1,9 +1,16 @@
 /* packet.c — Packet device, server half (see packet.h).
  *
- * A message is one refcounted GBytes shared by every queue it is in (and
- * the history); the PKT_DATA header (with the client's drop count) is
- * written at send time, so a drop-oldest queue can tell the client how
- * many it lost in the very next message. */
+ * A message is one refcounted block (its sequence number, length and
+ * bytes together) shared by every queue it is in (and the history); the
+ * queues are rings of references, so a message costs one allocation
+ * however many clients queue it, and nothing per client.  A burst (a
+ * service catching up after a stall, queueing hundreds of messages for a
+ * slow client) then leaves no small per-entry blocks among the large ones
+ * to pin heap pages once it is sent: the blocks free in order, coalesce,
+ * and the periodic trim (heap.h) gives them back.  The PKT_DATA header
+ * (with the client's drop count) is written at send time, so a
+ * drop-oldest queue can tell the client how many it lost in the very
+ * next message. */
 #include "libdev/packet.h"
 
 #include <errno.h>
@@ -15,11 +22,22 @@
 /* Messages sent to one peer per pump, for fairness between peers. */
 #define PUMP_BUDGET 64
 
-/* A message in a queue or the history. */
+/* A message: shared by the queues and the history that hold it. */
 typedef struct {
-	GBytes *b;
+	gint ref;
 	uint64_t seq;
-} qent;
+	size_t len;
+	uint8_t data[];
+} pmsg;
+
+/* A FIFO of message references: a ring of pointers that grows by
+ * doubling and shrinks back to RING_MIN when emptied. */
+typedef struct {
+	pmsg **v;
+	guint cap, head, len;
+} pring;
+
+#define RING_MIN 16
 
 struct dev_packet {
 	dev_server srv;
@@ -29,29 +47,86 @@ struct dev_packet {
 	gboolean want_writable; /* a send returned -EAGAIN */
 	uint64_t boot;          /* this instance, never 0 */
 	uint64_t next_seq;      /* of the next message sent, from 1 */
-	GQueue hist;            /* qent: the last opt.history messages */
+	pring hist;             /* the last opt.history messages */
 };
 
 typedef struct {
 	gboolean sub;
 	gboolean seqs; /* subscribed with PKT_SUB_FROM: PKT_SEQDATA */
 	GBytes *filter;
-	GQueue q;         /* qent messages */
+	pring q;          /* messages to send */
 	uint32_t dropped; /* dropped since the last message sent */
 } packet_peer;
 
-static qent *qent_new(GBytes *b, uint64_t seq)
+static pmsg *pmsg_new(const void *msg, size_t len, uint64_t seq)
 {
-	qent *e = g_new(qent, 1);
-	e->b = g_bytes_ref(b);
-	e->seq = seq;
-	return e;
+	pmsg *m = g_malloc(sizeof *m + len);
+	m->ref = 1;
+	m->seq = seq;
+	m->len = len;
+	if (len)
+		memcpy(m->data, msg, len);
+	return m;
 }
 
-static void qent_free(qent *e)
+static pmsg *pmsg_ref(pmsg *m)
 {
-	g_bytes_unref(e->b);
-	g_free(e);
+	g_atomic_int_inc(&m->ref);
+	return m;
+}
+
+static void pmsg_unref(pmsg *m)
+{
+	if (g_atomic_int_dec_and_test(&m->ref))
+		g_free(m);
+}
+
+/* r's storage at capacity cap (>= r->len), the entries kept in order. */
+static void pring_resize(pring *r, guint cap)
+{
+	pmsg **v = g_new(pmsg *, cap);
+	for (guint i = 0; i < r->len; i++)
+		v[i] = r->v[(r->head + i) % r->cap];
+	g_free(r->v);
+	r->v = v;
+	r->cap = cap;
+	r->head = 0;
+}
+
+/* Append a reference to m (the ring takes the caller's reference). */
+static void pring_push(pring *r, pmsg *m)
+{
+	if (r->len == r->cap)
+		pring_resize(r, r->cap ? r->cap * 2 : RING_MIN);
+	r->v[(r->head + r->len) % r->cap] = m;
+	r->len++;
+}
+
+/* The i-th oldest entry (i < r->len). */
+static pmsg *pring_at(const pring *r, guint i)
+{
+	return r->v[(r->head + i) % r->cap];
+}
+
+/* Remove the oldest entry and drop its reference (r->len > 0). */
+static void pring_drop(pring *r)
+{
+	pmsg_unref(r->v[r->head]);
+	r->head = (r->head + 1) % r->cap;
+	if (--r->len == 0 && r->cap > RING_MIN) {
+		g_free(r->v); /* a burst's ring goes back too */
+		r->v = NULL;
+		r->cap = r->head = 0;
+	}
+}
+
+/* Drop every entry and the storage. */
+static void pring_clear(pring *r)
+{
+	for (guint i = 0; i < r->len; i++)
+		pmsg_unref(pring_at(r, i));
+	g_free(r->v);
+	memset(r, 0, sizeof *r);
 }
 
 /* A client that resumes may get the whole history at once. */
@@ -75,7 +150,7 @@ static gboolean all_have_room(dev_packet *d)
 {
 	for (GList *l = d->srv.peers; l; l = l->next) {
 		packet_peer *pp = ((dev_peer *)l->data)->pdata;
-		if (pp->sub && pp->q.length >= peer_limit(d, pp))
+		if (pp->sub && pp->q.len >= peer_limit(d, pp))
 			return FALSE;
 	}
 	return TRUE;
@@ -88,35 +163,34 @@ int dev_packet_send(dev_packet *d, const void *msg, size_t len)
 	if (d->srv.opt.overflow == DEV_OVERFLOW_BACKPRESSURE) {
 		for (GList *l = d->srv.peers; l; l = l->next) {
 			packet_peer *pp = ((dev_peer *)l->data)->pdata;
-			if (pp->sub && pp->q.length >= peer_limit(d, pp) && matches(d, pp, msg, len)) {
+			if (pp->sub && pp->q.len >= peer_limit(d, pp) && matches(d, pp, msg, len)) {
 				d->want_writable = TRUE;
 				return -EAGAIN;
 			}
 		}
 	}
-	GBytes *b = g_bytes_new(msg, len);
-	uint64_t seq = d->next_seq++;
+	pmsg *m = pmsg_new(msg, len, d->next_seq++);
 	int n = 0;
 	for (GList *l = d->srv.peers; l; l = l->next) {
 		dev_peer *p = l->data;
 		packet_peer *pp = p->pdata;
 		if (!pp->sub || !matches(d, pp, msg, len))
 			continue;
-		if (pp->q.length >= peer_limit(d, pp)) { /* drop-oldest (back-pressure returned above) */
-			qent_free(g_queue_pop_head(&pp->q));
+		if (pp->q.len >= peer_limit(d, pp)) { /* drop-oldest (back-pressure returned above) */
+			pring_drop(&pp->q);
 			if (pp->dropped < UINT32_MAX)
 				pp->dropped++;
 		}
-		g_queue_push_tail(&pp->q, qent_new(b, seq));
+		pring_push(&pp->q, pmsg_ref(m));
 		dev_peer_kick(p);
 		n++;
 	}
 	if (d->srv.opt.history) {
-		g_queue_push_tail(&d->hist, qent_new(b, seq));
-		while (d->hist.length > d->srv.opt.history)
-			qent_free(g_queue_pop_head(&d->hist));
+		pring_push(&d->hist, pmsg_ref(m));
+		while (d->hist.len > d->srv.opt.history)
+			pring_drop(&d->hist);
 	}
-	g_bytes_unref(b);
+	pmsg_unref(m);
 	return n;
 }
 
@@ -124,11 +198,11 @@ static void pk_pump(dev_server *s, dev_peer *p)
 {
 	dev_packet *d = s->owner;
 	packet_peer *pp = p->pdata;
-	gboolean was_full = pp->q.length >= peer_limit(d, pp);
-	for (int i = 0; i < PUMP_BUDGET && pp->q.length; i++) {
-		qent *e = g_queue_peek_head(&pp->q);
-		gsize n;
-		const void *data = g_bytes_get_data(e->b, &n);
+	gboolean was_full = pp->q.len >= peer_limit(d, pp);
+	for (int i = 0; i < PUMP_BUDGET && pp->q.len; i++) {
+		const pmsg *e = pring_at(&pp->q, 0);
+		size_t n = e->len;
+		const void *data = e->data;
 		uint8_t hdr[DEV_WIRE_HDR + 24] = {0};
 		size_t extra = pp->seqs ? 24 : 8;
 		dev_wire_header(hdr, pp->seqs ? DEV_MSG_PKT_SEQDATA : DEV_MSG_PKT_DATA, 0, 0, (uint32_t)(extra + n));
@@ -140,10 +214,10 @@ static void pk_pump(dev_server *s, dev_peer *p)
 		struct iovec iov[2] = {{hdr, DEV_WIRE_HDR + extra}, {(void *)data, n}};
 		if (dev_peer_sendv(p, iov, n ? 2 : 1) < 0)
 			return; /* pumped again when writable */
-		qent_free(g_queue_pop_head(&pp->q));
+		pring_drop(&pp->q);
 		pp->dropped = 0;
 	}
-	if (pp->q.length)
+	if (pp->q.len)
 		dev_peer_kick(p);
 	if (was_full && d->want_writable && all_have_room(d)) {
 		d->want_writable = FALSE;
@@ -172,27 +246,23 @@ static void subscribe(dev_packet *d, packet_peer *pp, const void *filter, size_t
 static void resume(dev_packet *d, dev_peer *p, uint64_t boot, uint64_t next)
 {
 	packet_peer *pp = p->pdata;
-	g_queue_clear_full(&pp->q, (GDestroyNotify)qent_free);
-	g_queue_init(&pp->q);
+	pring_clear(&pp->q);
 	if (boot == 0)
 		return;
 	uint64_t from = boot == d->boot ? next : 1;
 	if (from == 0)
 		from = 1;
-	qent *oldest = g_queue_peek_head(&d->hist);
-	uint64_t first = oldest ? oldest->seq : d->next_seq;
+	uint64_t first = d->hist.len ? pring_at(&d->hist, 0)->seq : d->next_seq;
 	if (from < first && from < d->next_seq) {
 		uint64_t lost = first - from;
 		pp->dropped = lost > UINT32_MAX ? UINT32_MAX : (uint32_t)lost;
 	}
-	for (GList *l = d->hist.head; l; l = l->next) {
-		qent *e = l->data;
-		gsize n;
-		const void *msg = g_bytes_get_data(e->b, &n);
-		if (e->seq >= from && matches(d, pp, msg, n))
-			g_queue_push_tail(&pp->q, qent_new(e->b, e->seq));
+	for (guint i = 0; i < d->hist.len; i++) {
+		pmsg *e = pring_at(&d->hist, i);
+		if (e->seq >= from && matches(d, pp, e->data, e->len))
+			pring_push(&pp->q, pmsg_ref(e));
 	}
-	if (pp->q.length)
+	if (pp->q.len)
 		dev_peer_kick(p);
 }
 
@@ -212,8 +282,7 @@ static void pk_msg(dev_server *s, dev_peer *p, const dev_msg *m)
 		if (pp->sub)
 			d->subs--;
 		pp->sub = FALSE;
-		g_queue_clear_full(&pp->q, (GDestroyNotify)qent_free);
-		g_queue_init(&pp->q);
+		pring_clear(&pp->q);
 		break;
 	case DEV_MSG_PKT_SEND: {
 		char why[DEV_WHY_MAX] = "";
@@ -245,7 +314,6 @@ static void pk_msg(dev_server *s, dev_peer *p, const dev_msg *m)
 static void pk_new(dev_server *s, dev_peer *p)
 {
 	packet_peer *pp = g_new0(packet_peer, 1);
-	g_queue_init(&pp->q);
 	p->pdata = pp;
 }
 
@@ -256,8 +324,7 @@ static void pk_gone(dev_server *s, dev_peer *p)
 	if (pp->sub)
 		d->subs--;
 	pp->sub = FALSE;
-	g_queue_clear_full(&pp->q, (GDestroyNotify)qent_free);
-	g_queue_init(&pp->q);
+	pring_clear(&pp->q);
 	/* a full queue that leaves may be the one back-pressure waited for */
 	if (d->want_writable && all_have_room(d)) {
 		d->want_writable = FALSE;
@@ -296,7 +363,6 @@ dev_packet *dev_packet_new(const char *name, const dev_options *opt, GMainContex
 		d->boot = ((uint64_t)g_get_real_time() << 20) ^ ((uint64_t)g_random_int() << 1) ^ (uint64_t)g_random_int();
 	while (d->boot == 0);
 	d->next_seq = 1;
-	g_queue_init(&d->hist);
 	return d;
 }
 
@@ -307,6 +373,6 @@ void dev_packet_free(dev_packet *d)
 	if (!d)
 		return;
 	dev_server_fini(&d->srv);
-	g_queue_clear_full(&d->hist, (GDestroyNotify)qent_free);
+	pring_clear(&d->hist);
 	g_free(d);
 }

@@ -174,6 +174,55 @@ START_TEST(test_stalled_subscriber)
 }
 END_TEST
 
+/* A burst into a stalled client's long queue (a service catching up after
+ * a stall): its queue grows far past its first capacity while the pump
+ * sends from its head, and again after the client read part of it (the
+ * ring wrapped), and every message arrives once, whole and in order. */
+START_TEST(test_burst_in_order)
+{
+	dev_options o;
+	dev_options_init(&o);
+	o.queue_limit = 1000;
+	dev_packet *d = dev_packet_new("t/pkts", &o, NULL, NULL, NULL, NULL);
+	int raw = tu_raw_connect("t/pkts");
+	tu_raw_msg(raw, DEV_MSG_PKT_SUB, 0, 1, NULL, 0);
+	SPIN_UNTIL(dev_packet_subscribers(d) == 1);
+	GByteArray *buf = g_byte_array_new();
+	dev_msg m;
+	tu_raw_recv(raw, buf, &m); /* HELLO */
+	ck_assert_uint_eq(m.type, DEV_MSG_HELLO);
+	char big[4000];
+	int next = 0, sent = 0;
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < 450; i++, sent++) {
+			memset(big, 'a' + sent % 26, sizeof big);
+			snprintf(big, 16, "%015d", sent);
+			ck_assert_int_eq(dev_packet_send(d, big, sizeof big), 1);
+			tu_drain(1);
+		}
+		/* read 150 (round 0), then everything */
+		for (int k = 0; round == 1 || k < 150; k++) {
+			if (round == 1 && next == sent)
+				break;
+			tu_raw_recv(raw, buf, &m);
+			ck_assert_uint_eq(m.type, DEV_MSG_PKT_DATA);
+			ck_assert_uint_eq(m.u.pkt.dropped, 0);
+			ck_assert_uint_eq(m.u.pkt.len, sizeof big);
+			char want[16];
+			snprintf(want, sizeof want, "%015d", next);
+			ck_assert_msg(memcmp(m.u.pkt.data, want, 15) == 0, "message %d out of order", next);
+			ck_assert_int_eq(m.u.pkt.data[sizeof big - 1], 'a' + next % 26);
+			next++;
+			tu_drain(1);
+		}
+	}
+	ck_assert_int_eq(next, 900);
+	g_byte_array_unref(buf);
+	close(raw);
+	dev_packet_free(d);
+}
+END_TEST
+
 static void on_writable(void *user) { (*(int *)user)++; }
 
 /* Back-pressure: the fifth send is refused with -EAGAIN and nothing is
@@ -411,6 +460,7 @@ int main(void)
 	tcase_add_test(tc, test_backpressure);
 	tcase_add_test(tc, test_client_writes);
 	tcase_add_test(tc, test_history_resume);
+	tcase_add_test(tc, test_burst_in_order);
 	suite_add_tcase(s, tc);
 	return tu_check_run(s);
 }

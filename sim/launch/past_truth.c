@@ -1,6 +1,7 @@
 /* past_truth.c — chorus-sim's truth for times inside an outage converted
  * after it ended (truth_priv.h; issue 16 item 3: "libsync answers for past
  * times with the joined history"). */
+#include <errno.h>
 #include <math.h>
 
 #include "sim/launch/truth_priv.h"
@@ -36,7 +37,17 @@ static int past_one(csim_truth *t, tnode *v, tnode *b, int64_t hp, int64_t hnow,
 		t->past_tried++;
 	char why[200];
 	csim_meas m = {.t_s = (double)(hp - t->t0_ns) * 1e-9};
-	if ((!b && !root) || csim_truth_measure_at(v, v, b, root, hp, hnow, &m, why, sizeof why) < 0) {
+	int rc = -ENOENT;
+	if ((b || root) && (rc = csim_truth_measure_at(v, v, b, root, hp, hnow, &m, why, sizeof why)) == -ERANGE) {
+		/* Before every fit by more than the tolerance (a node cut off
+		 * from its very start): as collab retimes it, the fits after
+		 * it extrapolated back. */
+		rc = csim_truth_measure_past(v, v, b, root, hp, hnow, (int64_t)(CSIM_PAST_REACH_S * 1e9), &m, why,
+					     sizeof why);
+		if (rc == 0 && keep)
+			t->past_reached++;
+	}
+	if (rc < 0) {
 		if (keep) {
 			t->past_failed++;
 			g_snprintf(t->past_why, sizeof t->past_why, "node%d: %s", v->id, b || root ? why : "no root named");
@@ -74,7 +85,8 @@ void csim_truth_past_report(const csim_truth *t, GString *out)
 		return;
 	g_string_append_printf(out,
 			       "past: %" G_GUINT64_FORMAT " conversions of times inside an outage, %.0f s or more after it, %" G_GUINT64_FORMAT
-			       " could not be made (phase \"past\" above)%s%s\n",
-			       t->past_tried, CSIM_PAST_SETTLE_S, t->past_failed, t->past_failed ? "; the last: " : "",
-			       t->past_failed ? t->past_why : "");
+			       " of them before every fit by more than the tolerance (converted by the fits after "
+			       "extrapolated back), %" G_GUINT64_FORMAT " could not be made (phase \"past\" above)%s%s\n",
+			       t->past_tried, CSIM_PAST_SETTLE_S, t->past_reached, t->past_failed,
+			       t->past_failed ? "; the last: " : "", t->past_failed ? t->past_why : "");
 }

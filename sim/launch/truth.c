@@ -268,10 +268,17 @@ static void read_ticker(csim_truth *t, tnode *n)
 int csim_truth_measure_at(tnode *v, tnode *a, tnode *b, tnode *root, int64_t h, int64_t hnow, csim_meas *m, char *why,
 			  size_t len)
 {
+	return csim_truth_measure_past(v, a, b, root, h, hnow, 0, m, why, len);
+}
+
+int csim_truth_measure_past(tnode *v, tnode *a, tnode *b, tnode *root, int64_t h, int64_t hnow, int64_t reach_ns,
+			    csim_meas *m, char *why, size_t len)
+{
 	int64_t xa = sync_simclock_apply(&a->cpu, h), now = sync_simclock_apply(&a->cpu, hnow);
 	sync_graph_result r;
 	sync_clock_id to = b ? sync_clock_cpu((uint32_t)b->id) : sync_clock_global();
-	int rc = sync_graph_convert(v->g, sync_clock_cpu((uint32_t)a->id), to, sync_tval_of(xa), now, &r, why, len);
+	int rc = sync_graph_convert_past(v->g, sync_clock_cpu((uint32_t)a->id), to, sync_tval_of(xa), now, reach_ns, &r,
+					 why, len);
 	if (rc < 0)
 		return rc;
 	double truth_off; /* truth as a tval difference from r.value.i */

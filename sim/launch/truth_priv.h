@@ -69,7 +69,8 @@ struct csim_truth {
 	GArray *past_h; /* int64_t */
 	guint past_cursor;
 	guint64 past_tried, past_failed;
-	char past_why[240]; /* the last failure's reason */
+	guint64 past_reached; /* of the tried, converted only with the past reach (CSIM_PAST_REACH_S) */
+	char past_why[240];   /* the last failure's reason */
 };
 
 /* Convert node a's cpu at host time h through node v's graph (its ticker
@@ -79,6 +80,12 @@ struct csim_truth {
  * for its t_s and phase, or a negative errno with why[len].  truth.c. */
 int csim_truth_measure_at(tnode *v, tnode *a, tnode *b, tnode *root, int64_t h, int64_t hnow, csim_meas *m, char *why,
 			  size_t len);
+
+/* The same with node a's conversion reaching reach_ns further into the
+ * past than the graph's tolerance (sync_graph_convert_past; 0: the
+ * tolerance alone).  truth.c. */
+int csim_truth_measure_past(tnode *v, tnode *a, tnode *b, tnode *root, int64_t h, int64_t hnow, int64_t reach_ns,
+			    csim_meas *m, char *why, size_t len);
 
 /* The outage phase of a conversion between nodes a and b at host time h
  * (the worse of the two nodes' phases).  truth.c. */
@@ -100,6 +107,11 @@ void csim_truth_past_report(const csim_truth *t, GString *out);
  * again: the fits after it have taken enough observations to be
  * published (syncd's MIN_PUBLISH at its beacon interval), and bridged. */
 #define CSIM_PAST_SETTLE_S 30.0
+
+/* How far before every fit a past time may be converted when the graph's
+ * tolerance refuses it (a node cut off from its very start: collab's
+ * retiming reaches as far, its queue_s): the default queue_s, an hour. */
+#define CSIM_PAST_REACH_S 3600.0
 
 /* After the tickers were read: each node in nodes[] (n of them; NULL:
  * every node) converts its cpu time to utc, against the host's realtime

@@ -130,14 +130,23 @@ END_TEST
 /* A subscriber that never reads (raw socket) fills its socket and then its
  * queue; the service is never blocked, and other subscribers get
  * everything. */
-START_TEST(test_stalled_subscriber)
+/* Device t/pkts with queue_limit, and a raw client subscribed to it (its
+ * fd in *raw, its HELLO still unread). */
+static dev_packet *with_raw_subscriber(size_t queue_limit, int *raw)
 {
 	dev_options o;
 	dev_options_init(&o);
-	o.queue_limit = 8;
+	o.queue_limit = queue_limit;
 	dev_packet *d = dev_packet_new("t/pkts", &o, NULL, NULL, NULL, NULL);
-	int raw = tu_raw_connect("t/pkts");
-	tu_raw_msg(raw, DEV_MSG_PKT_SUB, 0, 1, NULL, 0);
+	*raw = tu_raw_connect("t/pkts");
+	tu_raw_msg(*raw, DEV_MSG_PKT_SUB, 0, 1, NULL, 0);
+	return d;
+}
+
+START_TEST(test_stalled_subscriber)
+{
+	int raw;
+	dev_packet *d = with_raw_subscriber(8, &raw);
 	sub_rx a = {0};
 	dev_packet_sub *sa = dev_packet_sub_new("t/pkts", NULL, 0, NULL, on_packet, on_state, &a, NULL);
 	SPIN_UNTIL(dev_packet_subscribers(d) == 2);
@@ -180,12 +189,8 @@ END_TEST
  * ring wrapped), and every message arrives once, whole and in order. */
 START_TEST(test_burst_in_order)
 {
-	dev_options o;
-	dev_options_init(&o);
-	o.queue_limit = 1000;
-	dev_packet *d = dev_packet_new("t/pkts", &o, NULL, NULL, NULL, NULL);
-	int raw = tu_raw_connect("t/pkts");
-	tu_raw_msg(raw, DEV_MSG_PKT_SUB, 0, 1, NULL, 0);
+	int raw;
+	dev_packet *d = with_raw_subscriber(1000, &raw);
 	SPIN_UNTIL(dev_packet_subscribers(d) == 1);
 	GByteArray *buf = g_byte_array_new();
 	dev_msg m;

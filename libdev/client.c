@@ -1,5 +1,6 @@
 /* client.c — reconnecting client connection (see client.h). */
 #include "libdev/client.h"
+#include "libdev/heap.h"
 
 #include <errno.h>
 #include <string.h>
@@ -45,6 +46,7 @@ struct dev_client {
 	gboolean freed;
 	gboolean warned; /* the wrong-pattern warning was logged */
 	uint8_t *rbuf;
+	size_t rbuf_hw; /* the largest message received since its tail was last given back */
 	/* a device of another node, through its chorus-proxy (remote.h) */
 	gboolean remote;
 	dev_remote_target rt;
@@ -276,7 +278,14 @@ static gboolean dispatch(gpointer user, GIOCondition rev)
 			drop(c, -EPROTO, c->backoff_ms);
 			break;
 		}
+		if ((size_t)r > c->rbuf_hw)
+			c->rbuf_hw = (size_t)r;
 		handle(c, &m);
+	}
+	if (c->rbuf_hw > DEV_HEAP_RBUF_KEEP && c->rbuf) {
+		/* a large message (a backlog) touched the buffer's tail */
+		dev_heap_release_tail(c->rbuf, DEV_WIRE_MAX_MSG + 1, DEV_HEAP_RBUF_KEEP);
+		c->rbuf_hw = 0;
 	}
 out:;
 	gboolean keep = c->src != NULL && !c->freed;

@@ -2,7 +2,10 @@
 #include "libdev/heap.h"
 
 #include <malloc.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static gint trims, returned; /* atomics: a worker thread may trim too */
 
@@ -25,6 +28,16 @@ gboolean dev_heap_trim(void)
 	if (r)
 		g_atomic_int_inc(&returned);
 	return r;
+}
+
+void dev_heap_release_tail(void *buf, size_t size, size_t keep)
+{
+	if (!buf || keep >= size)
+		return;
+	uintptr_t ps = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = ((uintptr_t)buf + keep + ps - 1) & ~(ps - 1), hi = ((uintptr_t)buf + size) & ~(ps - 1);
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED); /* advice: a refusal loses nothing */
 }
 
 static gboolean on_trim(gpointer user)

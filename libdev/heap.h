@@ -81,6 +81,22 @@ gboolean dev_heap_slices_malloc(void);
  * process.  Returns the GSource id. */
 guint dev_heap_trim_start(guint interval_s);
 
+/* How much of a receive buffer stays resident after a large message
+ * (dev_heap_release_tail): the messages a service exchanges in steady
+ * state fit (an audio period, a detection, a status), a catch-up's
+ * backlog does not. */
+#define DEV_HEAP_RBUF_KEEP (16 * 1024)
+
+/* Give the pages of buf[keep, size) back to the system (MADV_DONTNEED on
+ * the whole pages inside; the first touch after refills them with zeros):
+ * for a buffer kept for the life of a client, whose contents past `keep`
+ * are not needed again.  A 128 kB receive buffer (libdev's client and
+ * server) is a mapping of its own, and the pages one large message
+ * touched — fft reading a stall's backlog from audiod — stayed resident
+ * for good, although in use to malloc all along: the chaos soak's
+ * resident growth of fft (+30 to +96 kB after a stall) was that. */
+void dev_heap_release_tail(void *buf, size_t size, size_t keep);
+
 /* What malloc holds now (mallinfo2) and the trims so far. */
 void dev_heap_usage_get(dev_heap_usage *out);
 

@@ -1,5 +1,6 @@
 /* server.c — the pattern-independent server half (see server.h). */
 #include "libdev/server.h"
+#include "libdev/heap.h"
 
 #include <errno.h>
 #include <grp.h>
@@ -225,8 +226,22 @@ int dev_server_check_write(dev_server *s, dev_peer *p, char *why, size_t len)
 	return 0;
 }
 
+static gboolean peer_read_some(dev_server *s, dev_peer *p);
+
 /* Read and handle up to READS_PER_DISPATCH messages; FALSE when p closed. */
 static gboolean peer_read(dev_server *s, dev_peer *p)
+{
+	gboolean ok = peer_read_some(s, p);
+	if (s->rbuf_hw > DEV_HEAP_RBUF_KEEP) {
+		/* a large message (a client's upload) touched the buffer's tail */
+		dev_heap_release_tail(s->rbuf, DEV_WIRE_MAX_MSG + 1, DEV_HEAP_RBUF_KEEP);
+		s->rbuf_hw = 0;
+	}
+	return ok;
+}
+
+/* peer_read's loop. */
+static gboolean peer_read_some(dev_server *s, dev_peer *p)
 {
 	for (int i = 0; i < READS_PER_DISPATCH && !p->closed; i++) {
 		if (p->out_bytes >= s->opt.out_limit || (s->ops->want_input && !s->ops->want_input(s, p)))
@@ -251,6 +266,8 @@ static gboolean peer_read(dev_server *s, dev_peer *p)
 			dev_peer_error(p, 0, 0, EBADMSG, "device %s: empty message", s->name);
 			continue;
 		}
+		if ((size_t)r > s->rbuf_hw)
+			s->rbuf_hw = (size_t)r;
 		dev_msg m;
 		const char *why;
 		int e = dev_wire_decode(s->rbuf, (size_t)r > DEV_WIRE_MAX_MSG + 1 ? DEV_WIRE_MAX_MSG + 1 : (size_t)r,

@@ -64,7 +64,8 @@ struct dev_server {
 	GSource *pump_src;
 	dev_t dev; /* identity of our socket file, for unlink */
 	ino_t ino;
-	uint8_t *rbuf; /* receive buffer, DEV_WIRE_MAX_MSG + 1 bytes */
+	uint8_t *rbuf;  /* receive buffer, DEV_WIRE_MAX_MSG + 1 bytes */
+	size_t rbuf_hw; /* the largest message received since its tail was last given back */
 };
 
 /* Bind and listen on the device's socket (creating parents, replacing a

@@ -10,7 +10,7 @@ int det_onset_time(sync_client *clocks, const det_event *e, sync_clock_id to, in
 	return det_onset_time_flags(clocks, e, to, ns, se_ns, &flags, why, len);
 }
 
-/* Both: reach_ns 0 is sync_client_convert's own tolerance. */
+/* Both: reach_ns <= 0 is the graph's tolerance alone (sync_client_convert). */
 static int onset_time(sync_client *clocks, const det_event *e, sync_clock_id to, int64_t reach_ns, int64_t *ns,
 		      double *se_ns, uint32_t *flags, char *why, size_t len)
 {
@@ -39,5 +39,5 @@ int det_onset_time_flags(sync_client *clocks, const det_event *e, sync_clock_id 
 int det_onset_time_past(sync_client *clocks, const det_event *e, sync_clock_id to, int64_t reach_ns, int64_t *ns,
 			double *se_ns, uint32_t *flags, char *why, size_t len)
 {
-	return onset_time(clocks, e, to, reach_ns > 0 ? reach_ns : 0, ns, se_ns, flags, why, len);
+	return onset_time(clocks, e, to, reach_ns, ns, se_ns, flags, why, len);
 }

@@ -44,7 +44,7 @@ first=1
 sh sim/scenarios/make-field.sh 100 |
     sed '0,/^\[node\.1\]$/s//[node.1]\ndown = 30-200/; s/^duration_s = 60$/duration_s = 100/' > "$outdir/rootkill100.ini"
 printf '[rbs]\nadvert_hops = 2\n' > "$outdir/rootkill100.syncd.conf"
-for sc in ${OUTAGE_SCENARIOS:-sim/scenarios/outage/radio60.ini sim/scenarios/outage/temperature300.ini sim/scenarios/outage/rootkill.ini sim/scenarios/outage/partition.ini $outdir/rootkill100.ini}; do
+for sc in ${OUTAGE_SCENARIOS:-sim/scenarios/outage/radio60.ini sim/scenarios/outage/temperature300.ini sim/scenarios/outage/rootkill.ini sim/scenarios/outage/partition.ini sim/scenarios/outage/callsstart120temp.ini $outdir/rootkill100.ini}; do
     name=$(basename "$sc" .ini)
     run=$(mktemp -d "${TMPDIR:-/tmp}/chorus-outage.XXXXXX")
     conf=${sc%.ini}.syncd.conf

@@ -61,6 +61,26 @@ sync_conv sync_bridge_at(const sync_conv *a, const sync_conv *b, double q2, sync
 	return c;
 }
 
+sync_tval sync_bridge_beyond(const sync_conv *a, double q2, double tau, sync_tval x, double *var)
+{
+	if (var) {
+		double D = fabs(sync_tval_diff(x, centre(a)));
+		double ramp = tau > 0 && D > 2 * tau ? D / (2 * tau) : 1.0;
+		*var = a->var_c + rate_var(a, q2) * D * D + ramp * q2 * D * D * D / 3.0;
+	}
+	return sync_conv_apply(a, x);
+}
+
+sync_conv sync_bridge_beyond_at(const sync_conv *a, double q2, double tau, sync_tval x)
+{
+	sync_conv c = *a;
+	sync_bridge_beyond(a, q2, tau, x, &c.var_c);
+	c.var_s = 0.0;
+	c.wander = 0.0;
+	c.flags &= ~(uint32_t)(SYNC_CONV_PIECE | SYNC_CONV_BREAK | SYNC_CONV_TAU_MASK);
+	return c;
+}
+
 double sync_bridge_q2_reverse(double q2, double slope)
 {
 	double s = fabs(slope);

@@ -37,6 +37,22 @@ sync_tval sync_bridge(const sync_conv *a, const sync_conv *b, double q2, sync_tv
  * (its degrees of freedom).  Returns it. */
 sync_conv sync_bridge_at(const sync_conv *a, const sync_conv *b, double q2, sync_tval x);
 
+/* One fit carried beyond its data (before a pair's first piece: a time no
+ * later fit reaches, issue 16 item 3): y at x on a's line, and in *var
+ * (may be NULL) its variance for a rate random walk of diffusion q2 — a's
+ * value and rate at its centre (the rate's with rate_var's q2 L / 12)
+ * carried the distance D from there, plus the integrated walk's
+ * q2 |D|^3 / 3 that no data pins on that side — times max(1, D / (2 tau))
+ * for a q2 measured over spans tau (x units): a ramp of the rate gives
+ * q2 = 1.5 ydot^2 tau, under which the line errs by ydot D^2 / 2, that
+ * many times the walk's variance (docs/clocks.md "Before the first fit"). */
+sync_tval sync_bridge_beyond(const sync_conv *a, double q2, double tau, sync_tval x, double *var);
+
+/* The same as a conversion valid at x alone: a's line with the variance at
+ * x as its var_c (no slope variance, no wander), a's span and
+ * observations kept (so a path still sees x outside the data).  Returns it. */
+sync_conv sync_bridge_beyond_at(const sync_conv *a, double q2, double tau, sync_tval x);
+
 /* The diffusion of a rate random walk reversed: for q2 of y against x
  * with slope s (dy/dx), that of x against y, q2 / s^5 (a rate error e on
  * dy/dx is -e/s^2 on dx/dy, and a unit of y is 1/s units of x). */

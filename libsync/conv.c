@@ -103,6 +103,25 @@ double sync_conv_var(const sync_conv *c, sync_tval x)
 	return c->var_c + c->var_s * u * u + w * w;
 }
 
+double sync_conv_piece_tau(const sync_conv *c, double ns_per_unit)
+{
+	unsigned k = (c->flags & SYNC_CONV_TAU_MASK) >> SYNC_CONV_TAU_SHIFT;
+	if (k && ns_per_unit > 0)
+		return ldexp(1e9, (int)k) / ns_per_unit;
+	return 0.5 * sync_i64_diff(c->xmax, c->xmin);
+}
+
+void sync_conv_set_piece_tau(sync_conv *c, double tau_s)
+{
+	c->flags &= ~SYNC_CONV_TAU_MASK;
+	if (!(tau_s >= 2.0) || !isfinite(tau_s))
+		return;
+	int k = ilogb(tau_s);
+	if (k > 15)
+		k = 15;
+	c->flags |= (uint32_t)k << SYNC_CONV_TAU_SHIFT;
+}
+
 double sync_conv_dof(const sync_conv *c)
 {
 	if (c->flags & SYNC_CONV_FIXED)

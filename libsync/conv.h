@@ -41,6 +41,15 @@ enum {
 				    * data, so a time after them is never bridged to the next */
 };
 
+/* With PIECE: bits 8-11 of flags hold k, the span 2^k s its q2 was
+ * measured over (the rates of consecutive spans compared); 0: not stated,
+ * taken as half the piece's data (its fit's halves).  A drift of the rate
+ * (a ramp: a temperature change) gives a q2 that grows with that span, so
+ * carrying the piece further than twice it needs it (bridge.h
+ * sync_bridge_beyond). */
+#define SYNC_CONV_TAU_SHIFT 8
+#define SYNC_CONV_TAU_MASK (0xfu << SYNC_CONV_TAU_SHIFT)
+
 typedef struct {
 	int64_t x0;         /* reference point, x units (an observation's x) */
 	int64_t y0;         /* reference point, y units */
@@ -104,6 +113,16 @@ double sync_conv_outside(const sync_conv *c, sync_tval x);
  * edge is again a sync_conv).  Writes *out; returns 0, or -EINVAL if c's
  * slope is 0 or not finite. */
 int sync_conv_reverse(const sync_conv *c, sync_conv *out);
+
+/* A piece's q2 span (SYNC_CONV_TAU_MASK), in the unit of its x for a
+ * clock whose unit lasts ns_per_unit ns: 2^k s, or half its data when k is
+ * 0.  Returns it (> 0 unless the piece's data are one point). */
+double sync_conv_piece_tau(const sync_conv *c, double ns_per_unit);
+
+/* State in c's flags that its q2 was measured over spans of tau_s seconds,
+ * rounded down to a power of two (1 s to 2^15 s; below 1 s, or not finite:
+ * nothing stated).  For the publisher of a piece. */
+void sync_conv_set_piece_tau(sync_conv *c, double tau_s);
 
 /* Serialize c to buf (SYNC_CONV_WIRE_SIZE bytes, little-endian, IEEE
  * doubles).  Returns SYNC_CONV_WIRE_SIZE. */

@@ -435,13 +435,20 @@ static const sync_conv *in_break(const dedge *d, int64_t x)
 	return x > p->xmax && x >= p->xmin && (p->flags & SYNC_CONV_BREAK) ? p : NULL;
 }
 
-static const sync_conv *conv_at(const dedge *d, sync_tval x, sync_conv *tmp, int *bridged)
+static const sync_conv *conv_at(const dedge *d, double ns_per_unit, sync_tval x, sync_conv *tmp, int *bridged)
 {
 	if (d->nhist && x.i < d->c.xmin) {
 		uint32_t lo = piece_at(d, x.i);
 		const sync_conv *p = &d->hist[lo];
-		if (x.i <= p->xmax || x.i < p->xmin)
-			return p; /* in its data, or before all history (the tolerance applies) */
+		if (x.i <= p->xmax && x.i >= p->xmin)
+			return p; /* in its data */
+		if (x.i < p->xmin) {
+			/* Before all history (within the tolerance or a past
+			 * reach): the first piece carried back, with the walk its
+			 * q2 allows (its wander field is q2, not a rate). */
+			*tmp = sync_bridge_beyond_at(p, p->wander, sync_conv_piece_tau(p, ns_per_unit), x);
+			return tmp;
+		}
 		const sync_conv *next = lo + 1 < d->nhist ? &d->hist[lo + 1] : &d->c;
 		double q2 = lo + 1 < d->nhist ? fmax(p->wander, next->wander) : p->wander;
 		*tmp = sync_bridge_at(p, next, q2, x);
@@ -531,7 +538,7 @@ static int eval_path(const sync_graph *g, const uint32_t *e, uint32_t n, sync_tv
 			return rc;
 		sync_conv tmp;
 		int bridged = 0;
-		const sync_conv *c = conv_at(d, x, &tmp, &bridged);
+		const sync_conv *c = conv_at(d, g->v[d->from].ns_per_unit, x, &tmp, &bridged);
 		if (bridged)
 			flags |= SYNC_GRAPH_BRIDGED;
 		else if (x.i < (d->nseg ? d->c : *c).xmin || x.i > (d->nseg ? d->c : *c).xmax)
@@ -580,7 +587,7 @@ static int search(sync_graph *g, uint32_t s, uint32_t t, sync_tval x, int64_t no
 				continue;
 			sync_conv tmp;
 			int bridged = 0;
-			const sync_conv *c = conv_at(d, g->val[u], &tmp, &bridged);
+			const sync_conv *c = conv_at(d, g->v[d->from].ns_per_unit, g->val[u], &tmp, &bridged);
 			double ps = g->pslope[u] * c->slope;
 			double cost = g->dist[u] + sync_conv_var(c, g->val[u]) / (ps * ps);
 			if (cost < g->dist[d->to]) {
@@ -714,6 +721,15 @@ int sync_graph_convert_past(sync_graph *g, sync_clock_id from, sync_clock_id to,
 {
 	g->reach_ns = reach_ns > 0 ? reach_ns : 0;
 	int rc = sync_graph_convert(g, from, to, x, now_ns, out, why, len);
+	g->reach_ns = 0;
+	return rc;
+}
+
+int sync_graph_path_past(sync_graph *g, sync_clock_id from, sync_clock_id to, sync_tval x, int64_t now_ns,
+			 int64_t reach_ns, sync_clock_id *ids, size_t max, char *why, size_t len)
+{
+	g->reach_ns = reach_ns > 0 ? reach_ns : 0;
+	int rc = sync_graph_path(g, from, to, x, now_ns, ids, max, why, len);
 	g->reach_ns = 0;
 	return rc;
 }

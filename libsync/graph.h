@@ -120,7 +120,9 @@ int sync_graph_convert(sync_graph *g, sync_clock_id from, sync_clock_id to, sync
 /* sync_graph_convert(), and an edge also takes an x before all its data
  * (its history included) by up to reach_ns (>= 0) beyond the tolerance:
  * its line, or its oldest piece's, extrapolated back, the variance grown
- * by the conversion's wander term with the distance (conv.h), the result
+ * by the conversion's wander term with the distance (conv.h) — for a
+ * piece, by the random walk of the rate its q2 allows (bridge.h
+ * sync_bridge_beyond: cubic in the distance) — the result
  * flagged SYNC_GRAPH_EXTRAPOLATED.  For timing the past where no fit
  * reaches, and nothing better than that line ever will: a node cut off
  * from its very start has no conversion to the field before its first
@@ -134,5 +136,10 @@ int sync_graph_convert_past(sync_graph *g, sync_clock_id from, sync_clock_id to,
  * errno as sync_graph_convert(). */
 int sync_graph_path(sync_graph *g, sync_clock_id from, sync_clock_id to, sync_tval x, int64_t now_ns,
 		    sync_clock_id *ids, size_t max, char *why, size_t len);
+
+/* The path sync_graph_convert_past() with the same reach would follow
+ * (as sync_graph_path). */
+int sync_graph_path_past(sync_graph *g, sync_clock_id from, sync_clock_id to, sync_tval x, int64_t now_ns,
+			 int64_t reach_ns, sync_clock_id *ids, size_t max, char *why, size_t len);
 
 #endif

@@ -38,7 +38,7 @@ $(B)/tests/test_graph: $(B)/tests/test_graph.o $(B)/libsync.a
 # A pair's history bridged across an outage, against seeded random-walk
 # clocks (issue 16 item 3).
 TESTS += $(B)/tests/test_graph_bridge
-$(B)/tests/test_graph_bridge: $(B)/tests/test_graph_bridge.o $(B)/libsync.a
+$(B)/tests/test_graph_bridge: $(B)/tests/test_graph_bridge.o $(B)/libsyncd.a $(B)/libsync.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check gsl glib-2.0) -lm -pthread
 

@@ -31,8 +31,10 @@ void sync_ticker_format_entry(const sync_ticker_entry *e, int64_t now_ns, GStrin
 		else
 			g_string_append_printf(out, " n=%u rms=%.4g piece data=%.3fs", c->n, c->rms,
 					       (double)(c->xmax - c->xmin) * 1e-9);
-		g_string_append_printf(out, " ended=%.3fs-ago wander=%.3g%s\n", (double)(now_ns - c->updated_ns) * 1e-9,
-				       c->wander, c->flags & SYNC_CONV_BREAK ? " break-after" : "");
+		g_string_append_printf(out, " ended=%.3fs-ago wander=%.3g", (double)(now_ns - c->updated_ns) * 1e-9, c->wander);
+		if (c->flags & SYNC_CONV_TAU_MASK)
+			g_string_append_printf(out, " wander_span=%.0fs", sync_conv_piece_tau(c, 1.0) * 1e-9);
+		g_string_append_printf(out, "%s\n", c->flags & SYNC_CONV_BREAK ? " break-after" : "");
 		return;
 	}
 	g_string_append_printf(out, " n=%u rms=%.4g se_end=%.4g age=%.3fs%s\n", c->n, c->rms, sqrt(sync_conv_var(c, end)),

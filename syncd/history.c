@@ -77,6 +77,11 @@ gboolean syncd_history_close(syncd_history *h, const sync_conv *c, double fit_q2
 	return TRUE;
 }
 
+uint32_t syncd_history_min_n(const sync_fit *f, uint32_t window)
+{
+	return sync_fit_used_from(f) > 0 ? 3 : window / 2;
+}
+
 gboolean syncd_history_keep(syncd_history *h, const sync_conv *c, uint32_t min_n, double fit_q2)
 {
 	if (!h->p.every_ns || c->n < min_n)
@@ -115,8 +120,10 @@ size_t syncd_history_entries(const syncd_history *h, sync_clock_id from, sync_cl
 		if (p->xmax > current_xmin)
 			break;
 		sync_ticker_entry e = {from, to, *p};
-		if (tau)
+		if (tau) {
 			e.conv.wander = q2;
+			sync_conv_set_piece_tau(&e.conv, (double)tau * 1e-9);
+		}
 		g_array_append_val(out, e);
 		k++;
 	}

@@ -46,6 +46,7 @@
 
 #include "libsync/clockid.h"
 #include "libsync/conv.h"
+#include "libsync/fit.h"
 #include "syncd/continuity.h"
 
 typedef struct {
@@ -81,6 +82,13 @@ gboolean syncd_history_close(syncd_history *h, const sync_conv *c, double fit_q2
  * more after the newest piece's end (the first, and the first after a
  * break: at once).  Returns TRUE when kept. */
 gboolean syncd_history_keep(syncd_history *h, const sync_conv *c, uint32_t min_n, double fit_q2);
+
+/* The min_n for syncd_history_keep of a pair fitted by f over windows of
+ * `window` observations: half a window, or 3 once the fit has shortened
+ * its window because the rate wanders (sync_fit_used_from > 0: it holds
+ * more than it uses, so it is no young fit) — else a wandering pair, whose
+ * fits rest on fewer than half a window, would never keep a piece. */
+uint32_t syncd_history_min_n(const sync_fit *f, uint32_t window);
 
 /* The pair's x starts again at x, before the newest piece's end (a clock
  * numbered afresh): every piece goes (they name other instants now), and

@@ -433,7 +433,8 @@ static void solve(syncd_pairs *p, pair_rec *r)
 	r->last_err = NULL;
 	/* ... and every so often as a piece of its history, for past times. */
 	if (h)
-		syncd_history_keep(h, &c, p->cfg.window / 2, sync_fit_wander_bound(r->fit));
+		syncd_history_keep(h, &c, syncd_history_min_n(r->fit, (uint32_t)p->cfg.window),
+				   sync_fit_wander_bound(r->fit));
 }
 
 sync_ticker_entry *syncd_pairs_entries(syncd_pairs *p, size_t *n)

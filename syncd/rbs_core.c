@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "syncd/history.h"
 #include "syncd/rbs_history.h"
 
 typedef struct {
@@ -445,7 +446,8 @@ size_t rbs_core_entries(rbs_core *c, GArray *out)
 		rbs_history_note(c->hist, p->node, f->conv.xmax, sync_conv_apply(&f->conv, end).i,
 				 sqrt(sync_conv_var(&f->conv, end)));
 		/* ... and every so often as a piece of it, for past times. */
-		rbs_history_keep(c->hist, p->node, &f->conv, c->cfg.window / 2, sync_fit_wander_bound(f->fit));
+		rbs_history_keep(c->hist, p->node, &f->conv, syncd_history_min_n(f->fit, (uint32_t)c->cfg.window),
+				 sync_fit_wander_bound(f->fit));
 		sync_ticker_entry e = {sync_clock_cpu(c->cfg.self), sync_clock_cpu(p->node), f->conv};
 		g_array_append_val(out, e);
 		k++;

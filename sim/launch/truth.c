@@ -265,6 +265,26 @@ static void read_ticker(csim_truth *t, tnode *n)
 	csim_node_env_leave(&saved);
 }
 
+/* The clocks a conversion goes through, "cpu:1 > cpu:2 > global", into
+ * buf (empty when the graph gives none). */
+static void path_of(sync_graph *g, sync_clock_id from, sync_clock_id to, sync_tval x, int64_t now, int64_t reach_ns,
+		    char *buf, size_t len)
+{
+	sync_clock_id ids[8];
+	char why[8];
+	int n = sync_graph_path_past(g, from, to, x, now, reach_ns, ids, G_N_ELEMENTS(ids), why, sizeof why);
+	buf[0] = 0;
+	for (int k = 0; k < n && k < (int)G_N_ELEMENTS(ids); k++) {
+		char name[SYNC_CLOCK_NAME_MAX];
+		size_t used = strlen(buf);
+		snprintf(buf + used, len - used, "%s%s", k ? " > " : "", sync_clock_format(ids[k], name, sizeof name));
+	}
+	if (n > (int)G_N_ELEMENTS(ids)) {
+		size_t used = strlen(buf);
+		snprintf(buf + used, len - used, " > ...");
+	}
+}
+
 int csim_truth_measure_at(tnode *v, tnode *a, tnode *b, tnode *root, int64_t h, int64_t hnow, csim_meas *m, char *why,
 			  size_t len)
 {
@@ -325,6 +345,10 @@ int csim_truth_measure_past(tnode *v, tnode *a, tnode *b, tnode *root, int64_t h
 	m->from = a->id;
 	m->to = b ? b->id : root->id;
 	m->kind = b ? CSIM_CPU : CSIM_GLOBAL;
+	m->viewer = v->id;
+	m->path[0] = 0;
+	if (csim_meas_beyond(m, 5.0))
+		path_of(v->g, sync_clock_cpu((uint32_t)a->id), to, sync_tval_of(xa), now, reach_ns, m->path, sizeof m->path);
 	return 0;
 }
 
@@ -372,7 +396,7 @@ static int audio_sample(csim_truth *t, int64_t h, gboolean keep)
 				continue;
 			sync_tval truth = audio_at(t, b, h);
 			double frames = (double)(r.value.i - truth.i) + r.value.f - truth.f;
-			csim_meas m = {.t_s = (double)(h - t->t0_ns) * 1e-9, .from = v->id, .to = b->id, .kind = CSIM_AUDIO, .hops = r.hops, .err_ns = frames * 1e9 / t->rate_hz, .sd_ns = sqrt(r.var) * 1e9 / t->rate_hz, .bound_ns = NAN, .dof = r.dof, .phase = csim_truth_phase_of(t, v->id, b->id, h)};
+			csim_meas m = {.t_s = (double)(h - t->t0_ns) * 1e-9, .from = v->id, .to = b->id, .kind = CSIM_AUDIO, .hops = r.hops, .err_ns = frames * 1e9 / t->rate_hz, .sd_ns = sqrt(r.var) * 1e9 / t->rate_hz, .bound_ns = NAN, .dof = r.dof, .phase = csim_truth_phase_of(t, v->id, b->id, h), .viewer = v->id};
 			g_array_append_val(t->last, m);
 			if (keep)
 				g_array_append_val(t->all, m);
@@ -523,11 +547,12 @@ void csim_truth_list_outliers(const csim_truth *t, double k, guint max, GString 
 		if (shown++ < max)
 			g_string_append_printf(out,
 					       "  t=%.3f s %s %d->%d, %u hop(s): error %+.1f ns, stated s.e. %.1f ns "
-					       "(%.1f of them, %.1f dof), %s%s%s\n",
+					       "(%.1f of them, %.1f dof), %s%s%s; node%d's graph%s%s\n",
 					       m->t_s, csim_kind_name(m->kind), m->from, m->to, m->hops, m->err_ns, m->sd_ns,
 					       fabs(m->err_ns) / m->sd_ns, m->dof, sim_phase_name(m->phase),
 					       m->flags & SYNC_GRAPH_BRIDGED ? ", bridged" : "",
-					       m->flags & SYNC_GRAPH_EXTRAPOLATED ? ", extrapolated" : "");
+					       m->flags & SYNC_GRAPH_EXTRAPOLATED ? ", extrapolated" : "", m->viewer,
+					       m->path[0] ? ": " : "", m->path);
 		n++;
 	}
 	if (n > max)

@@ -45,6 +45,8 @@ typedef struct {
 	double dof;      /* degrees of freedom of sd_ns (libsync's graph result) */
 	sim_phase phase; /* the later of the two nodes' outage phases at the time (sim/outage.h) */
 	uint32_t flags;  /* libsync's SYNC_GRAPH_* of the conversion (bridged, extrapolated) */
+	int viewer;      /* the node whose graph converted */
+	char path[96];   /* beyond 5 s.e. only: the clocks the conversion went through ("" else) */
 } csim_meas;
 
 /* Whether m lies beyond k of its standard errors by the t-quantile rule

@@ -103,6 +103,16 @@ double sync_conv_var(const sync_conv *c, sync_tval x)
 	return c->var_c + c->var_s * u * u + w * w;
 }
 
+double sync_conv_ramp_factor(const sync_conv *c, sync_tval x)
+{
+	if (c->flags & SYNC_CONV_FIXED)
+		return 1.0;
+	double D = sync_i64_diff(c->xmin, x.i) - x.f, T = sync_i64_diff(c->xmax, c->xmin);
+	if (!(D > 0) || !(T > 0))
+		return 1.0;
+	return fmax(1.0, 2.0 * D / (3.0 * T) + 2.0 / 3.0);
+}
+
 double sync_conv_piece_tau(const sync_conv *c, double ns_per_unit)
 {
 	unsigned k = (c->flags & SYNC_CONV_TAU_MASK) >> SYNC_CONV_TAU_SHIFT;

@@ -114,6 +114,16 @@ double sync_conv_outside(const sync_conv *c, sync_tval x);
  * slope is 0 or not finite. */
 int sync_conv_reverse(const sync_conv *c, sync_conv *out);
 
+/* How much more than its wander term a fit's line may err at x before its
+ * data, if that wander was a ramp of the rate (a temperature change): a
+ * fit over span T measures a ramp ydot as a rate error w = 0.75 ydot T at
+ * its edge (fit.c), while the line, which holds the window's mean rate,
+ * errs D before its data by ydot (D^2 + D T) / 2, i.e. w D times
+ * 2D / (3T) + 2/3.  Returns that, at least 1; 1 for x in or after the data,
+ * for FIXED, and for a span of 0.  For a time before a pair's first fit
+ * (graph.h sync_graph_convert_past, docs/clocks.md "Before every fit"). */
+double sync_conv_ramp_factor(const sync_conv *c, sync_tval x);
+
 /* A piece's q2 span (SYNC_CONV_TAU_MASK), in the unit of its x for a
  * clock whose unit lasts ns_per_unit ns: 2^k s, or half its data when k is
  * 0.  Returns it (> 0 unless the piece's data are one point). */

@@ -455,8 +455,17 @@ static const sync_conv *conv_at(const dedge *d, double ns_per_unit, sync_tval x,
 		*bridged = 1;
 		return tmp;
 	}
-	if (!d->nseg)
+	if (!d->nseg) {
+		double f = x.i < d->c.xmin ? sync_conv_ramp_factor(&d->c, x) : 1.0;
+		if (f > 1.0) {
+			/* Before a young pair's data (no piece yet): its wander
+			 * term as large as a ramp of that size would make it. */
+			*tmp = d->c;
+			tmp->wander *= f;
+			return tmp;
+		}
 		return &d->c;
+	}
 	uint32_t lo = 0, hi = d->nseg; /* answer in [lo, hi) */
 	while (hi - lo > 1) {
 		uint32_t mid = lo + (hi - lo) / 2;

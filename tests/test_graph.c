@@ -298,7 +298,10 @@ START_TEST(past_reach)
 	/* sync_graph_convert_past (issue 16: a node cut off from its very
 	 * start has no fit before its first observations after the outage).
 	 * Exactly: the edge's line extrapolated back, the variance its own
-	 * statistics at that distance plus the wander term. */
+	 * statistics at that distance plus the wander term, grown as a ramp
+	 * of the rate measured as that wander would grow it (conv.h
+	 * sync_conv_ramp_factor: 2 D / (3 T) + 2/3 for D = 120 s before data
+	 * of span T = 10 s). */
 	sync_graph *g = mk();
 	sync_clock_id a = sync_clock_cpu(2), b = sync_clock_cpu(5);
 	sync_conv e = conv(T0, T0 + 100, 1.0, 1e4, 1e-12, 10000000000LL); /* data T0 +- 5 s */
@@ -311,7 +314,9 @@ START_TEST(past_reach)
 	ck_assert_msg(sync_graph_convert_past(g, a, b, x, NOW, 3600000000000LL, &r, why, sizeof why) == 0, "%s", why);
 	ck_assert_uint_eq(r.flags, SYNC_GRAPH_EXTRAPOLATED);
 	ck_assert_int_eq(r.value.i, T0 - 125000000000LL + 100);
-	double stat = 1e4 + 1e-12 * 1.25e11 * 1.25e11, wander = pow(1e-7 * 1.2e11, 2);
+	double ramp = 2.0 * 120 / (3.0 * 10) + 2.0 / 3.0;
+	ck_assert_double_eq_tol(sync_conv_ramp_factor(&e, x), ramp, 1e-12);
+	double stat = 1e4 + 1e-12 * 1.25e11 * 1.25e11, wander = pow(1e-7 * 1.2e11 * ramp, 2);
 	ck_assert_msg(fabs(r.var - stat - wander) < 1e-9 * r.var, "var %g, want %g", r.var, stat + wander);
 	/* The reach was for that call alone, and for the past alone. */
 	ck_assert_int_eq(sync_graph_convert(g, a, b, x, NOW, &r, why, sizeof why), -ERANGE);

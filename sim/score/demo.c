@@ -490,6 +490,14 @@ int main(int argc, char **argv)
 			csim_truth_report(r.truth, table, scsv);
 			printf("\nsync errors (chorus-sim truth)\n%s", table->str);
 			g_string_free(table, TRUE);
+			guint bad = csim_truth_outliers(r.truth, 5.0);
+			if (bad) {
+				/* Which ones: the node whose graph made each and its path. */
+				GString *list = g_string_new(NULL);
+				csim_truth_list_outliers(r.truth, 5.0, 12, list);
+				printf("%u conversion(s) beyond 5 of their standard errors:\n%s", bad, list->str);
+				g_string_free(list, TRUE);
+			}
 			/* The map: collab's nodes file and, from the truth, where
 			 * each scored call was. */
 			collab_nodes *cn = collab_nodes_load(csim_nodes_path(d.sim), NULL);

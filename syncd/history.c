@@ -10,7 +10,6 @@ struct syncd_history {
 	GArray *pieces;        /* sync_conv, oldest first, flagged PIECE, wander = q2 */
 	syncd_continuity line; /* the pair's line sampled, for its wander */
 	int64_t last_note_ns;  /* cpu time of the newest sample (INT64_MIN: none) */
-	int64_t q2_span_ns;    /* the newest piece's q2: over this much of the line (0: the fit's bound) */
 };
 
 syncd_history *syncd_history_new(const syncd_history_params *p)
@@ -56,11 +55,6 @@ gboolean syncd_history_close(syncd_history *h, const sync_conv *c, double fit_q2
 {
 	if (!h->p.max_pieces || c->n < 3 || !(c->slope > 0) || !(fit_q2 >= 0) || !isfinite(fit_q2))
 		return FALSE;
-	int64_t span = 0, tau = 0;
-	double q2 = syncd_continuity_q2(&h->line, &span, &tau);
-	h->q2_span_ns = tau ? span : 0;
-	if (!tau)
-		q2 = fit_q2;
 	/* A fit that began inside the last piece's data (a periodic piece
 	 * of the same window, or clocks reset) replaces it: pieces never
 	 * overlap. */
@@ -68,13 +62,29 @@ gboolean syncd_history_close(syncd_history *h, const sync_conv *c, double fit_q2
 		g_array_set_size(h->pieces, h->pieces->len - 1);
 	sync_conv p = *c;
 	p.flags = (p.flags & ~(SYNC_CONV_FIXED | SYNC_CONV_BREAK)) | SYNC_CONV_PIECE | (brk ? SYNC_CONV_BREAK : 0);
-	p.wander = q2;
+	p.wander = fit_q2; /* its own fit's bound; published with the line's when larger */
 	g_array_append_val(h->pieces, p);
 	if (h->pieces->len > h->p.max_pieces)
 		g_array_remove_range(h->pieces, 0, h->pieces->len - h->p.max_pieces);
 	if (brk) /* a step is no wander: the line starts afresh after it */
 		syncd_continuity_init(&h->line, h->p.unit_ns);
 	return TRUE;
+}
+
+/* The q2 piece p is published with: the line's measure now (more of the
+ * line than when p was kept) when there is one, else p's own fit's bound.
+ * The oldest piece (`oldest`) is also what a time before all the pair's
+ * data is carried back with (libsync/bridge.h sync_bridge_beyond), where
+ * q2 is the whole error: it gets the larger of the two — the line's is a
+ * mean over few span pairs while the pair is young, 0 by chance as often
+ * as not; the fit's is its mean plus a standard error.  *tau_ns gets the
+ * line's span when that is taken (0: the fit's, half the piece's data). */
+static double published_q2(const syncd_history *h, const sync_conv *p, gboolean oldest, int64_t *tau_ns)
+{
+	int64_t tau = 0;
+	double q2 = syncd_continuity_q2(&h->line, NULL, &tau);
+	*tau_ns = tau && (!oldest || q2 > p->wander) ? tau : 0;
+	return *tau_ns ? q2 : p->wander;
 }
 
 uint32_t syncd_history_min_n(const sync_fit *f, uint32_t window)
@@ -113,17 +123,14 @@ size_t syncd_history_entries(const syncd_history *h, sync_clock_id from, sync_cl
 			     GArray *out)
 {
 	size_t k = 0;
-	int64_t tau = 0;
-	double q2 = syncd_continuity_q2(&h->line, NULL, &tau);
 	for (guint i = 0; i < h->pieces->len; i++) {
 		const sync_conv *p = &g_array_index(h->pieces, sync_conv, i);
 		if (p->xmax > current_xmin)
 			break;
 		sync_ticker_entry e = {from, to, *p};
-		if (tau) {
-			e.conv.wander = q2;
-			sync_conv_set_piece_tau(&e.conv, (double)tau * 1e-9);
-		}
+		int64_t tau;
+		e.conv.wander = published_q2(h, p, i == 0, &tau);
+		sync_conv_set_piece_tau(&e.conv, (double)tau * 1e-9);
 		g_array_append_val(out, e);
 		k++;
 	}
@@ -156,18 +163,17 @@ void syncd_history_describe(const syncd_history *h, int64_t now_ns, int64_t curr
 		return;
 	/* The wander published with it (syncd_history_entries). */
 	char from[96];
-	int64_t span = 0, tau = 0;
-	double q2 = syncd_continuity_q2(&h->line, &span, &tau);
+	int64_t span = 0, tau;
+	syncd_continuity_q2(&h->line, &span, NULL);
+	double q2 = published_q2(h, p, h->pieces->len == 1, &tau);
 	if (tau)
 		g_snprintf(from, sizeof from, "measured over %.0f s of the line, spans of %.0f s", (double)span * 1e-9,
 			   (double)tau * 1e-9);
-	else if (h->q2_span_ns)
-		g_snprintf(from, sizeof from, "measured over %.0f s of the line", (double)h->q2_span_ns * 1e-9);
 	else
-		g_snprintf(from, sizeof from, "the fit's bound: %zu samples of the line over %.0f s", h->line.n,
+		g_snprintf(from, sizeof from, "its fit's bound; %zu samples of the line over %.0f s", h->line.n,
 			   (double)span * 1e-9);
 	/* q2 in (y/x)^2 per x unit as a fractional rate's, per second. */
-	double frac = (tau ? q2 : p->wander) / (p->slope * p->slope) / h->p.unit_ns * 1e9;
+	double frac = q2 / (p->slope * p->slope) / h->p.unit_ns * 1e9;
 	double u = h->p.unit_ns * 1e-9;
 	g_string_append_printf(out, " %u piece%s (newest: data %.1f s, ended %.1f s ago, wander %.3g ppb/sqrt(s), %s)",
 			       h->pieces->len, h->pieces->len == 1 ? "" : "s", (double)(p->xmax - p->xmin) * u,

@@ -435,9 +435,10 @@ START_TEST(test_history_store)
 	g_array_free(e, TRUE);
 	rbs_history_free(h);
 	/* The q2 of a piece is measured on the noted line once it spans two
-	 * 32 s spans: a straight line under 100 ns of noise has none (the
-	 * estimator subtracts the noise; syncd/continuity.h); before that the
-	 * fit's own bound is taken. */
+	 * 32 s spans (before that the fit's own bound is taken): a straight
+	 * line under 100 ns of noise has none (the estimator subtracts the
+	 * noise; syncd/continuity.h); a line whose rate ramps gets the line's,
+	 * with the span it was measured over (SYNC_CONV_TAU_MASK). */
 	h = rbs_history_new(2, 4, 3600000000000LL, 0);
 	GRand *g = g_rand_new_with_seed(77);
 	c = (sync_conv){.slope = 1, .n = 10, .xmin = 0, .xmax = 40000000000LL};
@@ -456,9 +457,34 @@ START_TEST(test_history_store)
 	ck_assert_uint_eq(rbs_history_entries(h, 1, 9, c.xmax, e), 2);
 	ck_assert_msg(g_array_index(e, sync_ticker_entry, 1).conv.wander < 1e-27, "q2 %g of a straight line",
 		      g_array_index(e, sync_ticker_entry, 1).conv.wander);
+	/* ... but the oldest piece, which a time before all data is carried
+	 * back with, keeps its fit's bound when that is larger. */
+	ck_assert_double_eq(g_array_index(e, sync_ticker_entry, 0).conv.wander, 1e-24);
+	ck_assert_uint_eq(g_array_index(e, sync_ticker_entry, 0).conv.flags & SYNC_CONV_TAU_MASK, 0);
 	GString *d = g_string_new(NULL);
 	rbs_history_describe(h, c.xmax, NULL, NULL, d);
 	ck_assert_msg(strstr(d->str, "measured over 600 s of the line"), "%s", d->str);
+	g_string_free(d, TRUE);
+	g_array_free(e, TRUE);
+	rbs_history_free(h);
+	/* A ramp of the rate, 1e-9 per s (a temperature change): the line
+	 * measures q2 = 1.5 ydot^2 tau at its longest span (256 s; ydot 1e-18
+	 * per ns), above the fit's bound. */
+	h = rbs_history_new(2, 4, 3600000000000LL, 0);
+	for (int64_t x = 0; x <= 600000000000LL; x += 4000000000LL) {
+		double t = (double)x * 1e-9;
+		rbs_history_note(h, 9, x, x + 5000 + (int64_t)llround(0.5e-9 * t * t * 1e9 + gauss(g, 100)), 100);
+	}
+	ck_assert(rbs_history_close(h, 9, &c, 1e-30));
+	e = g_array_new(FALSE, FALSE, sizeof(sync_ticker_entry));
+	ck_assert_uint_eq(rbs_history_entries(h, 1, 9, c.xmax, e), 1);
+	const sync_conv *pc = &g_array_index(e, sync_ticker_entry, 0).conv;
+	double want = 1.5 * 1e-36 * 256e9;
+	ck_assert_msg(fabs(pc->wander / want - 1) < 0.1, "q2 %g, want %g", pc->wander, want);
+	ck_assert_double_eq(sync_conv_piece_tau(pc, 1.0), 256e9);
+	d = g_string_new(NULL);
+	rbs_history_describe(h, c.xmax, NULL, NULL, d);
+	ck_assert_msg(strstr(d->str, "measured over 600 s of the line, spans of 256 s"), "%s", d->str);
 	g_string_free(d, TRUE);
 	g_array_free(e, TRUE);
 	g_rand_free(g);

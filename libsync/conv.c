@@ -113,6 +113,17 @@ double sync_conv_ramp_factor(const sync_conv *c, sync_tval x)
 	return fmax(1.0, 2.0 * D / (3.0 * T) + 2.0 / 3.0);
 }
 
+double sync_conv_unresolved_ramp_var(const sync_conv *c, sync_tval x)
+{
+	if (c->flags & SYNC_CONV_FIXED)
+		return 0.0;
+	double D = sync_i64_diff(c->xmin, x.i) - x.f, T = sync_i64_diff(c->xmax, c->xmin);
+	if (!(D > 0) || !(T > 0))
+		return 0.0;
+	double e = 4.0 * sqrt(c->var_s) / T * (D * D + D * T);
+	return e * e;
+}
+
 double sync_conv_piece_tau(const sync_conv *c, double ns_per_unit)
 {
 	unsigned k = (c->flags & SYNC_CONV_TAU_MASK) >> SYNC_CONV_TAU_SHIFT;

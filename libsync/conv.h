@@ -124,6 +124,16 @@ int sync_conv_reverse(const sync_conv *c, sync_conv *out);
  * (graph.h sync_graph_convert_past, docs/clocks.md "Before every fit"). */
 double sync_conv_ramp_factor(const sync_conv *c, sync_tval x);
 
+/* The variance (y units^2) at x before c's data of a ramp of the rate that
+ * c's own data could not have shown: the slopes of its two halves differ
+ * by noise of variance 16 var_s, so a ramp ydot = 8 sqrt(var_s) / T (T its
+ * span) is one standard error of what it measures, and the line errs by
+ * ydot (D^2 + D T) / 2 at D before the data.  A fit seconds old measures
+ * its wander as 0 by chance (the 0.01 ppm floor then), while a crystal
+ * following the temperature ramps by that much unseen: 0 for x in or
+ * after the data, for FIXED, and for a span of 0. */
+double sync_conv_unresolved_ramp_var(const sync_conv *c, sync_tval x);
+
 /* A piece's q2 span (SYNC_CONV_TAU_MASK), in the unit of its x for a
  * clock whose unit lasts ns_per_unit ns: 2^k s, or half its data when k is
  * 0.  Returns it (> 0 unless the piece's data are one point). */

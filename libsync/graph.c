@@ -456,12 +456,14 @@ static const sync_conv *conv_at(const dedge *d, double ns_per_unit, sync_tval x,
 		return tmp;
 	}
 	if (!d->nseg) {
-		double f = x.i < d->c.xmin ? sync_conv_ramp_factor(&d->c, x) : 1.0;
-		if (f > 1.0) {
-			/* Before a young pair's data (no piece yet): its wander
-			 * term as large as a ramp of that size would make it. */
+		if (x.i < d->c.xmin && !(d->c.flags & SYNC_CONV_FIXED)) {
+			/* Before a pair's data with no piece (a young pair, or
+			 * one learned from an advertisement): its wander term as
+			 * large as a ramp of that size would make it, and the
+			 * ramp its data could not show (conv.h). */
 			*tmp = d->c;
-			tmp->wander *= f;
+			tmp->wander *= sync_conv_ramp_factor(&d->c, x);
+			tmp->var_c += sync_conv_unresolved_ramp_var(&d->c, x);
 			return tmp;
 		}
 		return &d->c;

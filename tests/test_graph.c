@@ -316,7 +316,11 @@ START_TEST(past_reach)
 	ck_assert_int_eq(r.value.i, T0 - 125000000000LL + 100);
 	double ramp = 2.0 * 120 / (3.0 * 10) + 2.0 / 3.0;
 	ck_assert_double_eq_tol(sync_conv_ramp_factor(&e, x), ramp, 1e-12);
-	double stat = 1e4 + 1e-12 * 1.25e11 * 1.25e11, wander = pow(1e-7 * 1.2e11 * ramp, 2);
+	/* ... and the ramp its data could not show: 8 s.e. of its slope over
+	 * its span, carried (D^2 + D T) / 2. */
+	double unseen = pow(4 * 1e-6 / 1e10 * (1.2e11 * 1.2e11 + 1.2e11 * 1e10), 2);
+	ck_assert_double_eq_tol(sync_conv_unresolved_ramp_var(&e, x) / unseen, 1.0, 1e-12);
+	double stat = 1e4 + 1e-12 * 1.25e11 * 1.25e11 + unseen, wander = pow(1e-7 * 1.2e11 * ramp, 2);
 	ck_assert_msg(fabs(r.var - stat - wander) < 1e-9 * r.var, "var %g, want %g", r.var, stat + wander);
 	/* The reach was for that call alone, and for the past alone. */
 	ck_assert_int_eq(sync_graph_convert(g, a, b, x, NOW, &r, why, sizeof why), -ERANGE);
@@ -329,8 +333,11 @@ START_TEST(past_reach)
 	 * beacons over 10 s (3 us reception noise, a constant skew), converted
 	 * 300 s before its first beacon.  The world has no wander, so with the
 	 * conversion's wander term off the fit's own slope error, carried that
-	 * far back, must be the whole error: RMS z in the chi-square interval
-	 * of test chain_variance_statistics (62 d.o.f.), and within 20 %. */
+	 * far back, must be the whole error: RMS z of the stated variance less
+	 * the unseen ramp's in the chi-square interval of test
+	 * chain_variance_statistics (62 d.o.f.), and within 20 %; the whole
+	 * stated variance (the ramp a constant rate does not have) is then
+	 * conservative. */
 	const int seeds = 300;
 	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
 	sync_fit_params fp;
@@ -358,7 +365,9 @@ START_TEST(past_reach)
 						      why, sizeof why) == 0,
 			      "%s", why);
 		double err = (double)(r.value.i - T0 - off) + r.value.f - back * (1 + skew);
-		s2sum += err * err / r.var;
+		double unseen_k = sync_conv_unresolved_ramp_var(&c, sync_tval_of(T0 + (int64_t)back));
+		ck_assert(unseen_k > 0 && unseen_k < r.var);
+		s2sum += err * err / (r.var - unseen_k);
 		sync_graph_free(g);
 	}
 	double rms = sqrt(s2sum / seeds);

@@ -266,9 +266,12 @@ static void read_ticker(csim_truth *t, tnode *n)
 }
 
 /* The clocks a conversion goes through, "cpu:1 > cpu:2 > global", into
- * buf (empty when the graph gives none). */
-static void path_of(sync_graph *g, sync_clock_id from, sync_clock_id to, sync_tval x, int64_t now, int64_t reach_ns,
-		    char *buf, size_t len)
+ * buf (empty when the graph gives none), each hop with what the viewer's
+ * ticker (ent) held for it: its current fit's data span, observations and
+ * fractional wander, and how many history pieces ("[fit 64 s n=64 w=0.01
+ * ppm, 3 pieces]"). */
+static void path_of(sync_graph *g, const GArray *ent, sync_clock_id from, sync_clock_id to, sync_tval x, int64_t now,
+		    int64_t reach_ns, char *buf, size_t len)
 {
 	sync_clock_id ids[8];
 	char why[8];
@@ -278,6 +281,26 @@ static void path_of(sync_graph *g, sync_clock_id from, sync_clock_id to, sync_tv
 		char name[SYNC_CLOCK_NAME_MAX];
 		size_t used = strlen(buf);
 		snprintf(buf + used, len - used, "%s%s", k ? " > " : "", sync_clock_format(ids[k], name, sizeof name));
+		if (!k)
+			continue;
+		const sync_conv *cur = NULL;
+		int pieces = 0;
+		for (guint i = 0; i < ent->len; i++) {
+			const sync_ticker_entry *e = &g_array_index(ent, sync_ticker_entry, i);
+			int same = (sync_clock_equal(e->from, ids[k - 1]) && sync_clock_equal(e->to, ids[k])) ||
+				   (sync_clock_equal(e->to, ids[k - 1]) && sync_clock_equal(e->from, ids[k]));
+			if (!same)
+				continue;
+			if (e->conv.flags & SYNC_CONV_PIECE)
+				pieces++;
+			else
+				cur = &e->conv;
+		}
+		used = strlen(buf);
+		if (cur && !(cur->flags & SYNC_CONV_FIXED))
+			snprintf(buf + used, len - used, " [fit %.0f s n=%u w=%.3g ppm, %d piece%s]",
+				 (double)(cur->xmax - cur->xmin) * 1e-9, cur->n, cur->wander * 1e6, pieces,
+				 pieces == 1 ? "" : "s");
 	}
 	if (n > (int)G_N_ELEMENTS(ids)) {
 		size_t used = strlen(buf);
@@ -348,7 +371,8 @@ int csim_truth_measure_past(tnode *v, tnode *a, tnode *b, tnode *root, int64_t h
 	m->viewer = v->id;
 	m->path[0] = 0;
 	if (csim_meas_beyond(m, 5.0))
-		path_of(v->g, sync_clock_cpu((uint32_t)a->id), to, sync_tval_of(xa), now, reach_ns, m->path, sizeof m->path);
+		path_of(v->g, v->ent, sync_clock_cpu((uint32_t)a->id), to, sync_tval_of(xa), now, reach_ns, m->path,
+			sizeof m->path);
 	return 0;
 }
 

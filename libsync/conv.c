@@ -103,22 +103,29 @@ double sync_conv_var(const sync_conv *c, sync_tval x)
 	return c->var_c + c->var_s * u * u + w * w;
 }
 
-double sync_conv_ramp_factor(const sync_conv *c, sync_tval x)
+/* How far x lies before c's data (*D) and the data's span (*T), x units;
+ * false for FIXED, for x in or after the data, and for a span of 0. */
+static int before_data(const sync_conv *c, sync_tval x, double *D, double *T)
 {
 	if (c->flags & SYNC_CONV_FIXED)
-		return 1.0;
-	double D = sync_i64_diff(c->xmin, x.i) - x.f, T = sync_i64_diff(c->xmax, c->xmin);
-	if (!(D > 0) || !(T > 0))
+		return 0;
+	*D = sync_i64_diff(c->xmin, x.i) - x.f;
+	*T = sync_i64_diff(c->xmax, c->xmin);
+	return *D > 0 && *T > 0;
+}
+
+double sync_conv_ramp_factor(const sync_conv *c, sync_tval x)
+{
+	double D, T;
+	if (!before_data(c, x, &D, &T))
 		return 1.0;
 	return fmax(1.0, 2.0 * D / (3.0 * T) + 2.0 / 3.0);
 }
 
 double sync_conv_unresolved_ramp_var(const sync_conv *c, sync_tval x)
 {
-	if (c->flags & SYNC_CONV_FIXED)
-		return 0.0;
-	double D = sync_i64_diff(c->xmin, x.i) - x.f, T = sync_i64_diff(c->xmax, c->xmin);
-	if (!(D > 0) || !(T > 0))
+	double D, T;
+	if (!before_data(c, x, &D, &T))
 		return 0.0;
 	double e = 4.0 * sqrt(c->var_s) / T * (D * D + D * T);
 	return e * e;

@@ -1,5 +1,5 @@
 # chorus-sim: the scenario launcher with ground truth (sim/launch/).
-CSIM_OBJS := $(B)/sim/launch/launch.o $(B)/sim/launch/truth.o $(B)/sim/launch/timescale.o $(B)/sim/launch/utc_truth.o $(B)/sim/launch/past_truth.o $(B)/sim/launch/chaos.o $(B)/sim/launch/chaos_clients.o $(B)/sim/launch/chaos_audio.o $(B)/sim/launch/gapcheck.o $(B)/sim/launch/growth.o $(B)/sim/launch/nodeenv.o \
+CSIM_OBJS := $(B)/sim/launch/launch.o $(B)/sim/launch/truth.o $(B)/sim/launch/outliers.o $(B)/sim/launch/timescale.o $(B)/sim/launch/utc_truth.o $(B)/sim/launch/past_truth.o $(B)/sim/launch/chaos.o $(B)/sim/launch/chaos_clients.o $(B)/sim/launch/chaos_audio.o $(B)/sim/launch/gapcheck.o $(B)/sim/launch/growth.o $(B)/sim/launch/nodeenv.o \
 	$(B)/sim/launch/outages.o $(B)/sim/launch/web.o
 $(B)/libcsim.a: $(CSIM_OBJS)
 CSIM_LIBS = $(call pkglibs,glib-2.0 gsl sndfile fftw3f) -lm

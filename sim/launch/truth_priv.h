@@ -134,4 +134,12 @@ tnode *csim_truth_node(csim_truth *t, int id);
  * it follows changes).  timescale.c. */
 void csim_truth_track(csim_truth *t, int64_t h);
 
+/* The clocks a conversion goes through, "cpu:1 > cpu:2 > global", into
+ * buf (empty when the graph gives none), each hop with what the viewer's
+ * ticker (ent) held for it: its current fit's data span, observations and
+ * fractional wander, and how many history pieces ("[fit 64 s n=64 w=0.01
+ * ppm, 3 pieces]"). */
+void csim_truth_path(sync_graph *g, const GArray *ent, sync_clock_id from, sync_clock_id to, sync_tval x, int64_t now,
+		     int64_t reach_ns, char *buf, size_t len);
+
 #endif

@@ -55,6 +55,13 @@ static int past_one(csim_truth *t, tnode *v, tnode *b, int64_t hp, int64_t hnow,
 		return -1;
 	}
 	m.phase = SIM_PHASE_PAST;
+	/* The path of a past conversion over two hops or more, for
+	 * samples.csv: which edges bridged and which had no piece. */
+	if (m.hops >= 2 && !m.path[0])
+		csim_truth_path(v->g, v->ent, sync_clock_cpu((uint32_t)v->id),
+				b ? sync_clock_cpu((uint32_t)b->id) : sync_clock_global(),
+				sync_tval_of(sync_simclock_apply(&v->cpu, hp)), sync_simclock_apply(&v->cpu, hnow),
+				(int64_t)(CSIM_PAST_REACH_S * 1e9), m.path, sizeof m.path);
 	g_array_append_val(t->last, m);
 	if (keep)
 		g_array_append_val(t->all, m);

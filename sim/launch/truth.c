@@ -644,12 +644,13 @@ double csim_truth_sd_rms(const csim_truth *t, csim_kind kind, unsigned hops)
 
 int csim_truth_write_samples(const csim_truth *t, const char *path)
 {
-	GString *o = g_string_new("t_s,kind,from,to,hops,err_ns,sd_ns,bound_ns,dof,phase,world_s\n");
+	GString *o = g_string_new("t_s,kind,from,to,hops,err_ns,sd_ns,bound_ns,dof,phase,world_s,viewer,path\n");
 	for (guint i = 0; i < t->all->len; i++) {
 		const csim_meas *m = &g_array_index(t->all, csim_meas, i);
-		g_string_append_printf(o, "%.3f,%s,%d,%d,%u,%.1f,%.1f,%.1f,%.1f,%s,%.3f\n", m->t_s, csim_kind_name(m->kind),
-				       m->from, m->to, m->hops, m->err_ns, m->sd_ns, m->bound_ns, m->dof,
-				       sim_phase_name(m->phase), m->t_s + (double)(t->t0_ns - t->epoch_ns) * 1e-9);
+		g_string_append_printf(o, "%.3f,%s,%d,%d,%u,%.1f,%.1f,%.1f,%.1f,%s,%.3f,%d,\"%s\"\n", m->t_s,
+				       csim_kind_name(m->kind), m->from, m->to, m->hops, m->err_ns, m->sd_ns, m->bound_ns,
+				       m->dof, sim_phase_name(m->phase), m->t_s + (double)(t->t0_ns - t->epoch_ns) * 1e-9,
+				       m->viewer, m->path);
 	}
 	gboolean ok = g_file_set_contents(path, o->str, (gssize)o->len, NULL);
 	g_string_free(o, TRUE);

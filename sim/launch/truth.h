@@ -46,7 +46,7 @@ typedef struct {
 	sim_phase phase; /* the later of the two nodes' outage phases at the time (sim/outage.h) */
 	uint32_t flags;  /* libsync's SYNC_GRAPH_* of the conversion (bridged, extrapolated) */
 	int viewer;      /* the node whose graph converted */
-	char path[256];  /* beyond 5 s.e. only: the clocks the conversion went through, and the fits ("" else) */
+	char path[256];  /* beyond 5 s.e., or a past one over 2+ hops: the clocks it went through, and the fits ("" else) */
 } csim_meas;
 
 /* Whether m lies beyond k of its standard errors by the t-quantile rule

@@ -32,6 +32,10 @@ typedef struct {
 	uint32_t nhist;
 } dedge;
 
+/* The last path found between two clocks, for conversions at times where
+ * every edge on it is at or after its current fit's data (route): a past
+ * time, through history or before a fit, is searched afresh every time,
+ * since the best path then is not the best path now. */
 typedef struct {
 	uint64_t kfrom, kto;             /* clock keys */
 	uint64_t gen;                    /* graph generation it was found in (0 = empty) */
@@ -52,7 +56,8 @@ struct sync_graph {
 	int32_t *prev;
 	unsigned char *done;
 	cached_path cache[CACHE_SIZE];
-	int64_t reach_ns; /* sync_graph_convert_past's reach, for the call in progress (0 otherwise) */
+	uint32_t past_path[SYNC_GRAPH_MAX_HOPS]; /* route's last path for a past time (not cached) */
+	int64_t reach_ns;                        /* sync_graph_convert_past's reach, for the call in progress (0 otherwise) */
 };
 
 void sync_graph_params_default(sync_graph_params *p)
@@ -536,17 +541,31 @@ static int refuses(const sync_graph *g, const dedge *d, sync_tval x, int64_t now
 	return 0;
 }
 
-/* Follow n directed edges from x: the composed value and variance. */
+/* Whether x is before edge d's current fit's data: converted through its
+ * history or carried back before it (conv_at), not by the fit of now.  A
+ * timescale's segments and exact maps never are. */
+static int before_fit(const dedge *d, int64_t x)
+{
+	return !d->nseg && !(d->c.flags & SYNC_CONV_FIXED) && x < d->c.xmin;
+}
+
+/* Follow n directed edges from x: the composed value and variance; *past
+ * (when not NULL) says whether some edge took x from before its current
+ * fit (before_fit). */
 static int eval_path(const sync_graph *g, const uint32_t *e, uint32_t n, sync_tval x, int64_t now_ns,
-		     sync_graph_result *out, char *why, size_t len)
+		     sync_graph_result *out, int *past, char *why, size_t len)
 {
 	double var = 0.0, q = 0.0; /* q: sum of (contribution^2 / dof) for Welch-Satterthwaite */
 	uint32_t flags = 0;
+	if (past)
+		*past = 0;
 	for (uint32_t k = 0; k < n; k++) {
 		const dedge *d = &g->e[e[k]];
 		int rc = refuses(g, d, x, now_ns, why, len);
 		if (rc < 0)
 			return rc;
+		if (past && before_fit(d, x.i))
+			*past = 1;
 		sync_conv tmp;
 		int bridged = 0;
 		const sync_conv *c = conv_at(d, g->v[d->from].ns_per_unit, x, &tmp, &bridged);
@@ -628,15 +647,19 @@ static cached_path *slot_of(sync_graph *g, uint64_t kf, uint64_t kt)
 	return &g->cache[h >> 58 & (CACHE_SIZE - 1)];
 }
 
-/* The path for (from, to) at x: from the cache when it still accepts x,
- * else searched (and cached).  Returns its length or a negative errno. */
+/* The path for (from, to) at x: from the cache when it still accepts x
+ * with every edge at or after its current fit, else searched (and cached
+ * when that holds for x: a past time's best path, through one pair's
+ * history rather than a fresher path that has none, is neither taken from
+ * nor left in the cache).  Returns its length or a negative errno. */
 static int route(sync_graph *g, sync_clock_id from, sync_clock_id to, sync_tval x, int64_t now_ns,
 		 sync_graph_result *out, const uint32_t **path, char *why, size_t len)
 {
 	uint64_t kf = key_of(from), kt = key_of(to);
 	cached_path *cp = slot_of(g, kf, kt);
+	int past = 0;
 	if (cp->gen == g->gen && cp->kfrom == kf && cp->kto == kt &&
-	    eval_path(g, cp->e, cp->n, x, now_ns, out, NULL, 0) == 0) {
+	    eval_path(g, cp->e, cp->n, x, now_ns, out, &past, NULL, 0) == 0 && !past) {
 		*path = cp->e;
 		return (int)cp->n;
 	}
@@ -669,9 +692,15 @@ static int route(sync_graph *g, sync_clock_id from, sync_clock_id to, sync_tval 
 		snprintf(why, len, "path from %s to %s longer than %d hops", na, nb, SYNC_GRAPH_MAX_HOPS);
 		return n;
 	}
-	int rc = eval_path(g, e, (uint32_t)n, x, now_ns, out, why, len);
+	int rc = eval_path(g, e, (uint32_t)n, x, now_ns, out, &past, why, len);
 	if (rc < 0)
 		return rc;
+	if (past) {
+		/* Not cached: the search's own copy is returned. */
+		memcpy(g->past_path, e, (size_t)n * sizeof *e);
+		*path = g->past_path;
+		return n;
+	}
 	cp->kfrom = kf;
 	cp->kto = kt;
 	cp->gen = g->gen;

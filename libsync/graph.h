@@ -12,7 +12,9 @@
  *
  * Cached conversions: the path found for a (from, to) pair is kept until
  * the graph changes; converting again costs a hash probe and a few
- * multiply-adds per hop — no allocation, no system call.  Edges are refused
+ * multiply-adds per hop — no allocation, no system call.  A time before
+ * some edge's current fit (its history, or before a young pair's data) is
+ * searched afresh each time and not cached: its best path is not now's.  Edges are refused
  * (and the search avoids them) when x lies outside their data by more than
  * the tolerance or when they were last updated longer ago than max_age.
  *

@@ -254,6 +254,44 @@ START_TEST(cheaper_path_chosen)
 }
 END_TEST
 
+/* A past time's best path is not the best path now: A -> B direct, noisy
+ * now but with a piece of its history before a gap, against A -> C -> B,
+ * precise now and with no history (edges learned from advertisements).
+ * Now the two-hop path wins; inside the gap, 50 s before C's fits, their
+ * wander (1e-7 x 50 s: 5 us a hop) makes the direct bridge the better, and
+ * the path cached by the conversion of now must not be reused for it
+ * (radio60 in bench/outage: 2-hop past conversions stating 7 us where
+ * the direct bridge stated 0.5 us). */
+START_TEST(past_path_searched_afresh)
+{
+	sync_graph *g = mk();
+	sync_clock_id a = sync_clock_cpu(1), b = sync_clock_cpu(2), c = sync_clock_cpu(3);
+	const int64_t S = 1000000000LL;
+	sync_conv cur = conv(T0 + 115 * S, T0 + 115 * S + 100, 1.0, 1e6, 1e-16, 30 * S); /* data 100-130 s */
+	set(g, a, b, cur);
+	sync_conv piece = conv(T0 - 15 * S, T0 - 15 * S + 100, 1.0, 1e4, 1e-16, 30 * S); /* data -30-0 s */
+	piece.flags = SYNC_CONV_PIECE;
+	piece.wander = 1e-27; /* its q2: 1 ppb/sqrt(s) */
+	char why[200];
+	ck_assert_msg(sync_graph_set_history(g, a, b, &piece, 1, why, sizeof why) == 0, "%s", why);
+	set(g, a, c, conv(T0 + 115 * S, T0 + 115 * S + 40, 1.0, 1e4, 1e-16, 30 * S));
+	set(g, c, b, conv(T0 + 115 * S + 40, T0 + 115 * S + 100, 1.0, 1e4, 1e-16, 30 * S));
+	int64_t now = NOW; /* their ages: 0 */
+	sync_graph_result r;
+	ck_assert_msg(sync_graph_convert(g, a, b, sync_tval_of(T0 + 129 * S), now, &r, why, sizeof why) == 0, "%s", why);
+	ck_assert_uint_eq(r.hops, 2);
+	ck_assert_msg(sync_graph_convert(g, a, b, sync_tval_of(T0 + 50 * S), now, &r, why, sizeof why) == 0, "%s", why);
+	ck_assert_msg(r.hops == 1 && (r.flags & SYNC_GRAPH_BRIDGED), "hops %u flags %u var %.3g", r.hops, r.flags, r.var);
+	double bridged = r.var;
+	/* ... and the past path does not stay: now is two hops again. */
+	ck_assert_int_eq(sync_graph_convert(g, a, b, sync_tval_of(T0 + 129 * S), now, &r, why, sizeof why), 0);
+	ck_assert_uint_eq(r.hops, 2);
+	ck_assert_msg(sync_graph_convert(g, a, b, sync_tval_of(T0 + 50 * S), now, &r, why, sizeof why) == 0, "%s", why);
+	ck_assert(r.hops == 1 && r.var == bridged);
+	sync_graph_free(g);
+}
+END_TEST
+
 START_TEST(aging_and_validity)
 {
 	sync_graph *g = mk();
@@ -570,6 +608,7 @@ int main(void)
 	tcase_add_test(tc, chains_compose_exactly);
 	tcase_add_test(tc, chain_variance_statistics);
 	tcase_add_test(tc, cheaper_path_chosen);
+	tcase_add_test(tc, past_path_searched_afresh);
 	tcase_add_test(tc, aging_and_validity);
 	tcase_add_test(tc, past_reach);
 	tcase_add_test(tc, global_and_errors);

@@ -13,7 +13,7 @@
 # an outage converted again 30 s or more after it, through the pairs'
 # history, bridged: issue 16 item 3) and every hand-over of the
 # root with the step of global the truth saw; writes outage.csv (one row per
-# scenario, kind, hops and phase) under $CHORUS_BENCH_OUT.  Fails (exit 1)
+# scenario, seed, kind, hops and phase) under $CHORUS_BENCH_OUT.  Fails (exit 1)
 # when chorus-sim does: a conversion beyond 5 of its stated standard errors,
 # or none measured; or when a step at a rejoin lies beyond 5 of the drift
 # the losing part's root stated for its continuation (syncd's "joined" line

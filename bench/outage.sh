@@ -127,25 +127,20 @@ for sc in ${OUTAGE_SCENARIOS:-sim/scenarios/outage/radio60.ini sim/scenarios/out
         # 7 err_ns, 8 sd_ns, 11 phase.
         for run in $runs; do
             [ -s "$run/samples.csv" ] && sed -n "2,\$s|^|$run,|p" "$run/samples.csv"
-        done | awk -F, -v name="$name" -v csv="$pcsv" -v seeds="$n" '
-            $8 > 0 { k = $3 SUBSEP $6 SUBSEP $11; z = $7 / $8
-                if (!(k in n)) order[++m] = k
-                n[k]++; e2[k] += $7 * $7; z2[k] += z * z; if ($7 > mx[k] || -$7 > mx[k]) mx[k] = $7 < 0 ? -$7 : $7
-                s = k SUBSEP $1; if (!(s in sn)) { runs[k] = runs[k] " " $1 }
+        done | awk -F, -v name="$name" -v csv="$pcsv" '
+            $8 > 0 { k = $3 SUBSEP $6 SUBSEP $11; z = $7 / $8; a = $7 < 0 ? -$7 : $7
+                n[k]++; e2[k] += $7 * $7; z2[k] += z * z; if (a > mx[k]) mx[k] = a; if ($6 > hmax) hmax = $6
+                s = k SUBSEP $1; if (!(s in sn)) runs[k] = runs[k] " " $1
                 sn[s]++; sz2[s] += z * z }
             END { printf "%-6s %4s %-6s %6s %9s %9s %6s  %s\n", "kind", "hops", "phase", "n", "rms_us", "max_us", "rms_z", "per seed"
-                # in the order kind, hops, phase (before, during, after, past)
-                np = split("before during after past", ph, " ")
-                for (i = 1; i <= m; i++) { split(order[i], f, SUBSEP); rank[i] = (f[1] == "global") * 1e6 + f[2] * 10
-                    for (j = 1; j <= np; j++) if (f[3] == ph[j]) rank[i] += j }
-                for (i = 2; i <= m; i++) { t = order[i]; r0 = rank[i]
-                    for (j = i - 1; j >= 1 && rank[j] > r0; j--) { order[j + 1] = order[j]; rank[j + 1] = rank[j] }
-                    order[j + 1] = t; rank[j + 1] = r0 }
-                for (i = 1; i <= m; i++) { k = order[i]; split(k, f, SUBSEP)
+                split("cpu global", kinds, " "); split("before during after past", ph, " ")
+                for (a = 1; a <= 2; a++) for (h = 1; h <= hmax; h++) for (p = 1; p <= 4; p++) {
+                    k = kinds[a] SUBSEP h SUBSEP ph[p]
+                    if (!(k in n)) continue
                     per = ""; c = split(runs[k], r, " ")
                     for (j = 1; j <= c; j++) { s = k SUBSEP r[j]; per = per sprintf(" %.2f", sqrt(sz2[s] / sn[s])) }
-                    printf "%-6s %4s %-6s %6d %9.3f %9.3f %6.2f %s\n", f[1], f[2], f[3], n[k], sqrt(e2[k] / n[k]) / 1e3, mx[k] / 1e3, sqrt(z2[k] / n[k]), per
-                    printf "%s,%s,%s,%s,%d,%d,%.4f,%.4f,%.4f,%s\n", name, f[1], f[2], f[3], c, n[k], sqrt(e2[k] / n[k]) / 1e3, mx[k] / 1e3, sqrt(z2[k] / n[k]), substr(per, 2) >> csv } }'
+                    printf "%-6s %4s %-6s %6d %9.3f %9.3f %6.2f %s\n", kinds[a], h, ph[p], n[k], sqrt(e2[k] / n[k]) / 1e3, mx[k] / 1e3, sqrt(z2[k] / n[k]), per
+                    printf "%s,%s,%s,%s,%d,%d,%.4f,%.4f,%.4f,%s\n", name, kinds[a], h, ph[p], c, n[k], sqrt(e2[k] / n[k]) / 1e3, mx[k] / 1e3, sqrt(z2[k] / n[k]), substr(per, 2) >> csv } }'
     fi
     for run in $runs; do
         [ -e "$run/failed" ] || rm -rf "$run"

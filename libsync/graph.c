@@ -440,6 +440,14 @@ static const sync_conv *in_break(const dedge *d, int64_t x)
 	return x > p->xmax && x >= p->xmin && (p->flags & SYNC_CONV_BREAK) ? p : NULL;
 }
 
+/* Whether x is before edge d's current fit's data: converted through its
+ * history or carried back before it (conv_at), not by the fit of now.  A
+ * timescale's segments and exact maps never are. */
+static int before_fit(const dedge *d, int64_t x)
+{
+	return !d->nseg && !(d->c.flags & SYNC_CONV_FIXED) && x < d->c.xmin;
+}
+
 static const sync_conv *conv_at(const dedge *d, double ns_per_unit, sync_tval x, sync_conv *tmp, int *bridged)
 {
 	if (d->nhist && x.i < d->c.xmin) {
@@ -461,7 +469,7 @@ static const sync_conv *conv_at(const dedge *d, double ns_per_unit, sync_tval x,
 		return tmp;
 	}
 	if (!d->nseg) {
-		if (x.i < d->c.xmin && !(d->c.flags & SYNC_CONV_FIXED)) {
+		if (before_fit(d, x.i)) {
 			/* Before a pair's data with no piece (a young pair, or
 			 * one learned from an advertisement): its wander term as
 			 * large as a ramp of that size would make it, and the
@@ -539,14 +547,6 @@ static int refuses(const sync_graph *g, const dedge *d, sync_tval x, int64_t now
 		return -ERANGE;
 	}
 	return 0;
-}
-
-/* Whether x is before edge d's current fit's data: converted through its
- * history or carried back before it (conv_at), not by the fit of now.  A
- * timescale's segments and exact maps never are. */
-static int before_fit(const dedge *d, int64_t x)
-{
-	return !d->nseg && !(d->c.flags & SYNC_CONV_FIXED) && x < d->c.xmin;
 }
 
 /* Follow n directed edges from x: the composed value and variance; *past

@@ -92,8 +92,10 @@ double sync_fit_wander(const sync_fit *f);
 
 /* The wander the fit states in its conversions: the running mean of the
  * estimates clipped at 0, whether or not it is significant (docs/clocks.md
- * §5: a threshold would leave young windows' ramps unstated).  Returns q^2
- * (>= 0), y units^2 per x unit^3. */
+ * §5: a threshold would leave young windows' ramps unstated); while a
+ * least-squares fit is young (its window still filling)
+ * sync_fit_wander_bound(), since one window's estimate of a ramp is often
+ * 0 by chance.  Returns q^2 (>= 0), y units^2 per x unit^3. */
 double sync_fit_wander_stated(const sync_fit *f);
 
 /* An upper bound of that wander: its running mean plus one of its standard

@@ -531,8 +531,8 @@ static int status_text(void *user, GString *out)
 			       p->channels, snd_pcm_format_name(p->format), (unsigned long)p->period,
 			       (unsigned long)p->buffer);
 	g_string_append_printf(out, "frames captured=%" G_GUINT64_FORMAT " ring=[%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ") seconds=%.1f\n", st.frames, oldest, next, (double)(next - oldest) / d->rate_hz);
-	g_string_append_printf(out, "xruns count=%" G_GUINT64_FORMAT " frames_lost=%" G_GUINT64_FORMAT " restart_se_frames=%.3f index_se_frames=%.3f\n",
-			       st.xruns, st.frames_lost, st.restart_se_frames, sqrt(st.restart_var_frames2));
+	g_string_append_printf(out, "xruns count=%" G_GUINT64_FORMAT " gaps=%" G_GUINT64_FORMAT " frames_lost=%" G_GUINT64_FORMAT " restart_se_frames=%.3f index_se_frames=%.3f\n",
+			       st.xruns, st.gaps, st.frames_lost, st.restart_se_frames, sqrt(st.restart_var_frames2));
 	g_string_append_printf(out, "clients streams=%u bulk=%" G_GUINT64_FORMAT " requests=%" G_GUINT64_FORMAT " refused=%" G_GUINT64_FORMAT "\n", d->data ? dev_sensor_readers(d->data) : 0,
 			       ringserver_served(d->rs), d->opens, d->refused);
 	follow_status(d, out);

@@ -13,8 +13,12 @@
  * (records are held back until min(8, max(1, buffer/period)) are in;
  * a prediction more than 3.5 robust sigmas, 4 residual RMS of the fit and
  * a frame below their median is an early record, not a small latency, and
- * is left out),
- * floored with 0.1 frame of slack for the envelope's own error.  With no record at all
+ * is left out), taken to the whole frame its excess over the true first
+ * frame makes likeliest (the least latency, exponential with the mean the
+ * records' spread gives, plus the fit's stated error there: flooring lost
+ * a frame a restart when the fit was known only to tenths of a frame).
+ * The new run's records then start the fit afresh (an envelope across runs
+ * numbered a frame apart is tilted by the step).  With no record at all
  * the run began when it was started (the restart time's prediction).
  *
  * The caller (audiod/stream.c) does the I/O: it reads the PCM and the

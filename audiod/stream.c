@@ -193,6 +193,7 @@ static void apply(stream *s, const numbering_out *out)
 			audio_ring_skip(s->ring, lost);
 			g_mutex_lock(&s->lock);
 			s->st.frames_lost += lost;
+			s->st.gaps++;
 			g_mutex_unlock(&s->lock);
 		}
 		s->ev.brk = 1;

@@ -59,6 +59,8 @@ typedef struct {
 	char source_path[128];                  /* its FIFO/device, or "" */
 	uint64_t frames;                        /* frames captured (ring next) */
 	uint64_t xruns;                         /* overruns recovered */
+	uint64_t gaps;                          /* gaps written (an overrun before the last one's restart
+						 * settled adds no gap of its own: the two lose one span) */
 	uint64_t frames_lost;                   /* frames lost to overruns */
 	double restart_se_frames;               /* the last restart's first frame: its standard error (numbering.h start_se), 0 before one */
 	double restart_var_frames2;             /* the sum of every restart's start_se^2 this numbering (the index's error) */

@@ -73,3 +73,11 @@ TESTS += $(B)/tests/test_steer
 $(B)/tests/test_steer: $(B)/tests/test_steer.o $(B)/bench/utcloop.o $(B)/libsyncd.a $(B)/libsync.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0 gsl) -lm
+
+# The pieces of history kept across a restart of syncd (history_store.h,
+# history_file.h): the store's encoding and checks, and the tables'
+# export and restore.
+TESTS += $(B)/tests/test_history_store
+$(B)/tests/test_history_store: $(B)/tests/test_history_store.o $(B)/libsyncd.a $(B)/libsync.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check glib-2.0 gsl) -lm

@@ -22,6 +22,8 @@ static const cfg_key syncd_keys[] = {
 	K("node", CFG_INT, "0", 0, 4294967294.0, node, "this node's number (CHORUS_NODE overrides the default)"),
 	K("root", CFG_INT, "-1", -1, 4294967294.0, root, "global root node; -1 = this node"),
 	K("group", CFG_STRING, "", 1, 0, group, "owner group of the devices (writers must be in it); empty = none"),
+	K("history_file", CFG_STRING, "", 1, 0, history_file,
+	  "file keeping the pairs' pieces of history across restarts of syncd, for this boot only (empty = $STATE_DIRECTORY/syncd.history under systemd, else syncd.history in the run directory; none = keep nothing: a restarted syncd converts times from before it only by its new fits, extrapolated)"),
 	{NULL},
 };
 static const cfg_key realtime_keys[] = {
@@ -157,6 +159,12 @@ static void check(cfg_file *f, const void *target)
 			      c->steer_interval_s);
 	if (cfg_file_has(f, "syncd", "group") && *c->group && !getgrnam(c->group))
 		cfg_file_fail(f, "syncd", "group", "no group \"%s\" on this system (/etc/group)", c->group);
+	if (cfg_file_has(f, "syncd", "history_file") && *c->history_file && strcmp(c->history_file, "none")) {
+		char *dir = g_path_get_dirname(c->history_file);
+		if (!g_file_test(dir, G_FILE_TEST_IS_DIR))
+			cfg_file_fail(f, "syncd", "history_file", "no directory %s for %s", dir, c->history_file);
+		g_free(dir);
+	}
 	if (cfg_file_has(f, "rbs", "key_file") && *c->key_file) {
 		gchar *k = NULL;
 		gsize kl = 0;

@@ -24,6 +24,7 @@ typedef struct {
 	gint64 history_pieces;    /* ... at most this many per pair (0: no history) */
 	double history_every_s;   /* s: a piece every this much of the pair's data */
 	char *group;              /* owner group of the devices, or "" */
+	char *history_file;       /* the pieces of history kept across restarts (history_file.h; "": default, "none") */
 	/* Global time steered to UTC (steer.h, docs/clocks.md "Global tracks UTC") */
 	gboolean utc_steer;        /* steer global's rate to a disciplined realtime clock on the root */
 	double steer_interval_s;   /* s between steering decisions */

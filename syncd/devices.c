@@ -105,6 +105,8 @@ static int clocks_text(void *user, GString *out)
 {
 	syncd *s = user;
 	syncd_pairs_describe_clocks(s->pairs, sync_now(SYNC_KIND_CPU), out);
+	if (s->hfile)
+		history_file_describe(s->hfile, out);
 	syncd_root_describe_utc(s->root, out);
 	g_string_append_printf(out, "commands: %" G_GUINT64_FORMAT " served, %" G_GUINT64_FORMAT " refused\n",
 			       s->commands, s->bad_commands);

@@ -1,6 +1,7 @@
 /* history.c — the fits one clock pair had (history.h). */
 #include "syncd/history.h"
 
+#include <errno.h>
 #include <math.h>
 
 #include "libsync/ticker_wire.h"
@@ -10,6 +11,7 @@ struct syncd_history {
 	GArray *pieces;        /* sync_conv, oldest first, flagged PIECE, wander = q2 */
 	syncd_continuity line; /* the pair's line sampled, for its wander */
 	int64_t last_note_ns;  /* cpu time of the newest sample (INT64_MIN: none) */
+	guint restored;        /* the oldest this many pieces came from syncd_history_restore */
 };
 
 syncd_history *syncd_history_new(const syncd_history_params *p)
@@ -37,6 +39,20 @@ static const sync_conv *newest(const syncd_history *h)
 	return h->pieces->len ? &g_array_index(h->pieces, sync_conv, h->pieces->len - 1) : NULL;
 }
 
+/* The oldest k pieces go (the restored ones are the oldest). */
+static void drop_oldest(syncd_history *h, guint k)
+{
+	g_array_remove_range(h->pieces, 0, k);
+	h->restored -= MIN(h->restored, k);
+}
+
+/* Only the oldest len pieces stay. */
+static void keep_oldest(syncd_history *h, guint len)
+{
+	g_array_set_size(h->pieces, len);
+	h->restored = MIN(h->restored, len);
+}
+
 void syncd_history_note(syncd_history *h, int64_t x, int64_t y, double se, int64_t at_ns)
 {
 	if (!isfinite(se) || !(se > 0))
@@ -59,13 +75,14 @@ gboolean syncd_history_close(syncd_history *h, const sync_conv *c, double fit_q2
 	 * of the same window, or clocks reset) replaces it: pieces never
 	 * overlap. */
 	while (h->pieces->len && newest(h)->xmax > c->xmin)
-		g_array_set_size(h->pieces, h->pieces->len - 1);
+		keep_oldest(h, h->pieces->len - 1);
 	sync_conv p = *c;
-	p.flags = (p.flags & ~(SYNC_CONV_FIXED | SYNC_CONV_BREAK)) | SYNC_CONV_PIECE | (brk ? SYNC_CONV_BREAK : 0);
+	p.flags = (p.flags & ~(SYNC_CONV_FIXED | SYNC_CONV_BREAK | SYNC_CONV_TAU_MASK)) | SYNC_CONV_PIECE |
+		  (brk ? SYNC_CONV_BREAK : 0);
 	p.wander = fit_q2; /* its own fit's bound; published with the line's when larger */
 	g_array_append_val(h->pieces, p);
 	if (h->pieces->len > h->p.max_pieces)
-		g_array_remove_range(h->pieces, 0, h->pieces->len - h->p.max_pieces);
+		drop_oldest(h, h->pieces->len - h->p.max_pieces);
 	if (brk) /* a step is no wander: the line starts afresh after it */
 		syncd_continuity_init(&h->line, h->p.unit_ns);
 	return TRUE;
@@ -85,6 +102,19 @@ static double published_q2(const syncd_history *h, const sync_conv *p, gboolean 
 	double q2 = syncd_continuity_q2(&h->line, NULL, &tau);
 	*tau_ns = tau && (!oldest || q2 > p->wander) ? tau : 0;
 	return *tau_ns ? q2 : p->wander;
+}
+
+/* Piece i as it is published: the q2 of published_q2, and its span when
+ * that is the line's (else the piece's own: none for a piece kept here, the
+ * saved one for a restored piece). */
+static sync_conv published(const syncd_history *h, guint i)
+{
+	sync_conv c = g_array_index(h->pieces, sync_conv, i);
+	int64_t tau;
+	c.wander = published_q2(h, &c, i == 0, &tau);
+	if (tau)
+		sync_conv_set_piece_tau(&c, (double)tau * 1e-9);
+	return c;
 }
 
 uint32_t syncd_history_min_n(const sync_fit *f, uint32_t window)
@@ -113,7 +143,7 @@ guint syncd_history_renumber(syncd_history *h, int64_t x)
 	if (!last || x >= last->xmax)
 		return 0;
 	guint gone = h->pieces->len;
-	g_array_set_size(h->pieces, 0);
+	keep_oldest(h, 0);
 	syncd_continuity_init(&h->line, h->p.unit_ns);
 	h->last_note_ns = INT64_MIN;
 	return gone;
@@ -128,9 +158,7 @@ size_t syncd_history_entries(const syncd_history *h, sync_clock_id from, sync_cl
 		if (p->xmax > current_xmin)
 			break;
 		sync_ticker_entry e = {from, to, *p};
-		int64_t tau;
-		e.conv.wander = published_q2(h, p, i == 0, &tau);
-		sync_conv_set_piece_tau(&e.conv, (double)tau * 1e-9);
+		e.conv = published(h, i);
 		g_array_append_val(out, e);
 		k++;
 	}
@@ -142,7 +170,7 @@ guint syncd_history_expire(syncd_history *h, int64_t now_ns)
 	guint old = 0;
 	while (old < h->pieces->len && now_ns - g_array_index(h->pieces, sync_conv, old).updated_ns > h->p.max_age_ns)
 		old++;
-	g_array_remove_range(h->pieces, 0, old);
+	drop_oldest(h, old);
 	return old;
 }
 
@@ -170,7 +198,8 @@ void syncd_history_describe(const syncd_history *h, int64_t now_ns, int64_t curr
 		g_snprintf(from, sizeof from, "measured over %.0f s of the line, spans of %.0f s", (double)span * 1e-9,
 			   (double)tau * 1e-9);
 	else
-		g_snprintf(from, sizeof from, "its fit's bound; %zu samples of the line over %.0f s", h->line.n,
+		g_snprintf(from, sizeof from, "%s; %zu samples of the line over %.0f s",
+			   h->restored == h->pieces->len ? "as saved before syncd restarted" : "its fit's bound", h->line.n,
 			   (double)span * 1e-9);
 	/* q2 in (y/x)^2 per x unit as a fractional rate's, per second. */
 	double frac = q2 / (p->slope * p->slope) / h->p.unit_ns * 1e9;
@@ -184,4 +213,60 @@ void syncd_history_describe(const syncd_history *h, int64_t now_ns, int64_t curr
 		g_string_append_printf(out, ", bridged over %.1f s to the current fit", (double)(current_xmin - p->xmax) * u);
 	else
 		g_string_append(out, ", no fit after it yet");
+	if (h->restored)
+		g_string_append_printf(out, ", %u from before syncd restarted", h->restored);
+}
+
+double syncd_history_unit(const syncd_history *h)
+{
+	return h->p.unit_ns;
+}
+
+size_t syncd_history_export(const syncd_history *h, const sync_conv *current, double fit_q2, GArray *out)
+{
+	syncd_history t = *h; /* the line and parameters as they are; pieces copied */
+	t.pieces = g_array_copy(h->pieces);
+	if (current)
+		syncd_history_close(&t, current, fit_q2, FALSE);
+	for (guint i = 0; i < t.pieces->len; i++) {
+		sync_conv c = published(&t, i);
+		g_array_append_val(out, c);
+	}
+	size_t n = t.pieces->len;
+	g_array_free(t.pieces, TRUE);
+	return n;
+}
+
+int syncd_history_restore(syncd_history *h, const sync_conv *pieces, size_t n, const char **why)
+{
+	if (h->pieces->len) {
+		*why = "the history holds pieces already";
+		return -EBUSY;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const sync_conv *c = &pieces[i];
+		if (sync_conv_check(c, why) < 0)
+			return -EINVAL;
+		if (!(c->flags & SYNC_CONV_PIECE) || (c->flags & SYNC_CONV_FIXED)) {
+			*why = "a piece of history must be flagged PIECE and not FIXED";
+			return -EINVAL;
+		}
+		if (c->n < 3 || !(c->slope > 0)) {
+			*why = "a piece of history rests on 3 observations or more, with a slope > 0";
+			return -EINVAL;
+		}
+		if (i && c->xmin < pieces[i - 1].xmax) {
+			*why = "pieces of history must follow one another (each begins at or after the end of the one before)";
+			return -EINVAL;
+		}
+	}
+	size_t from = n > h->p.max_pieces ? n - h->p.max_pieces : 0;
+	g_array_append_vals(h->pieces, pieces + from, (guint)(n - from));
+	h->restored = h->pieces->len;
+	return (int)h->restored;
+}
+
+guint syncd_history_restored(const syncd_history *h)
+{
+	return h->restored;
 }

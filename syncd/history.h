@@ -37,6 +37,13 @@
  * Bounded: at most max_pieces pieces (the oldest go first), none last
  * updated (conv.updated_ns: on this node's cpu clock) more than max_age_ns
  * before now.  Pure: no I/O, no clocks.
+ *
+ * Across a restart of syncd (history_file.h): the pieces are saved as
+ * syncd_history_export gives them (each with the q2 it is published with
+ * then) and a restarted syncd gives them to a new history
+ * (syncd_history_restore).  The line's samples are not saved: the
+ * restarted history measures its line afresh, and until it has a measure
+ * each restored piece is published with the q2 it was saved with.
  */
 #ifndef CHORUS_SYNCD_HISTORY_H
 #define CHORUS_SYNCD_HISTORY_H
@@ -116,9 +123,38 @@ guint syncd_history_count(const syncd_history *h);
 
 /* Append " N pieces (newest: data D s, ended E s ago, wander W, measured
  * ...), bridged over G s to the current fit" (current_xmin: where the
- * current fit's data begin, INT64_MIN: none) to out, nothing when it holds
- * no piece.  Durations in s through unit_ns; the wander as ppb/sqrt(s) of
+ * current fit's data begin, INT64_MIN: none) to out, and ", R from before
+ * syncd restarted" when some were restored, nothing when it holds no
+ * piece.  Durations in s through unit_ns; the wander as ppb/sqrt(s) of
  * the pair's relative rate (slope taken from the newest piece). */
 void syncd_history_describe(const syncd_history *h, int64_t now_ns, int64_t current_xmin, GString *out);
+
+/* ns per unit of the pair's x (the params' unit_ns; 1 when it was not
+ * > 0). */
+double syncd_history_unit(const syncd_history *h);
+
+/* Append to out (GArray of sync_conv) every piece, oldest first, as
+ * syncd_history_entries publishes them (each one's q2 the line's measure
+ * now when there is one, its span in the flags), whatever the current
+ * fit: what a restarted syncd is to publish again.  When `current` is not
+ * NULL (the pair's current fit, with fit_q2 its wander bound, as for
+ * syncd_history_close) it is appended too, as syncd_history_close would
+ * keep it (not a break), without changing h: the pieces of a pair whose
+ * syncd stops.  Returns how many were appended. */
+size_t syncd_history_export(const syncd_history *h, const sync_conv *current, double fit_q2, GArray *out);
+
+/* Give a new history the n pieces saved by syncd_history_export before a
+ * restart (oldest first): kept as they are (their q2 in `wander`, its
+ * span in the flags), the newest max_pieces of them.  Each must be flagged
+ * SYNC_CONV_PIECE (not FIXED), rest on n >= 3 observations with slope > 0,
+ * a finite q2 >= 0, pass sync_conv_check, and begin at or after the end of
+ * the one before.  Until its line has a measure of its own, each is
+ * published with the q2 it was saved with.  Returns how many were kept
+ * (0 when max_pieces is 0), -EBUSY when h holds pieces already, or
+ * -EINVAL with the reason in *why (then h is unchanged).  Pure. */
+int syncd_history_restore(syncd_history *h, const sync_conv *pieces, size_t n, const char **why);
+
+/* How many of the pieces held came from syncd_history_restore. */
+guint syncd_history_restored(const syncd_history *h);
 
 #endif

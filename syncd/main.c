@@ -85,6 +85,7 @@ static gboolean on_tick(gpointer data)
 		g_message("%u pair%s expired (no observation for %.0f s)", gone, gone == 1 ? "" : "s", s->cfg.expire_s);
 	if (s->rbs)
 		syncd_rbs_tick(s->rbs, now_ns);
+	history_file_tick(s->hfile, s->pairs, syncd_rbs_core(s->rbs), now_ns);
 	syncd_devices_flush(s, now_ns);
 	return G_SOURCE_CONTINUE;
 }
@@ -138,6 +139,11 @@ int main(int argc, char **argv)
 	s.pairs = syncd_pairs_new(&pc);
 	s.last_notify_ns = INT64_MIN;
 	uint32_t me = (uint32_t)s.cfg.node;
+	/* The pieces of history from before a restart, before any pair is
+	 * configured or fed (history_file.h). */
+	s.hfile = history_file_new(s.cfg.history_file, me);
+	history_file_load(s.hfile);
+	history_file_restore_pairs(s.hfile, s.pairs, sync_now(SYNC_KIND_CPU));
 	syncd_pairs_register(s.pairs, sync_clock_cpu(me), "syncd", getpid(), 0);
 	syncd_pairs_register(s.pairs, sync_clock_realtime(me), "syncd", getpid(), 0);
 	syncd_pairs_configure(s.pairs, sync_clock_cpu(me), sync_clock_realtime(me), SYNC_FIT_MEAN, 1.0, &why);
@@ -159,6 +165,7 @@ int main(int argc, char **argv)
 		syncd_devices_close(&s);
 		return 1;
 	}
+	history_file_restore_rbs(s.hfile, syncd_rbs_core(s.rbs), sync_now(SYNC_KIND_CPU));
 	if (!s.cfg.rbs && g_getenv("CHORUS_RX_FILTER") && *g_getenv("CHORUS_RX_FILTER"))
 		g_message("CHORUS_RX_FILTER is ignored: RBS is off ([rbs] enable = false)");
 	g_timeout_add((guint)(s.cfg.rtcpu_interval_s * 1000), on_rtcpu, &s);
@@ -171,6 +178,8 @@ int main(int argc, char **argv)
 	sd_notify(0, "READY=1\nSTATUS=serving sync/ticker");
 	g_main_loop_run(loop);
 	sd_notify(0, "STOPPING=1");
+	history_file_save_final(s.hfile, s.pairs, syncd_rbs_core(s.rbs));
+	history_file_free(s.hfile);
 	syncd_rbs_free(s.rbs);
 	syncd_devices_close(&s);
 	syncd_root_free(s.root);

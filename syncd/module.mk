@@ -73,3 +73,18 @@ TESTS += $(B)/tests/test_steer
 $(B)/tests/test_steer: $(B)/tests/test_steer.o $(B)/bench/utcloop.o $(B)/libsyncd.a $(B)/libsync.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0 gsl) -lm
+
+# The pieces of history kept across a restart of syncd (history_store.h,
+# history_file.h): the store's encoding and checks, and the tables'
+# export and restore.
+TESTS += $(B)/tests/test_history_store
+$(B)/tests/test_history_store: $(B)/tests/test_history_store.o $(B)/libsyncd.a $(B)/libsync.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check glib-2.0 gsl) -lm
+# ... and end to end: a restarted syncd publishes the pieces it had.
+TESTS += $(B)/tests/test_syncd_restart
+$(B)/tests/test_syncd_restart.o: CFLAGS += -DBINDIR='"$(abspath $(B))/bin"'
+$(B)/tests/test_syncd_restart: $(B)/tests/test_syncd_restart.o $(B)/libsyncd.a $(B)/libdev.a $(B)/libsync.a \
+		| $(B)/bin/syncd $(B)/bin/synctool $(B)/bin/chorus-ctl
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check glib-2.0 gsl) -lm

@@ -483,6 +483,91 @@ int syncd_pairs_conv(syncd_pairs *p, sync_clock_id a, sync_clock_id b, sync_conv
 	return sync_conv_reverse(&r->conv, out) < 0 ? -EAGAIN : 0;
 }
 
+int syncd_pairs_restore(syncd_pairs *p, sync_clock_id a, sync_clock_id b, sync_fit_mode mode, double nominal,
+			double unit_ns, const sync_conv *pieces, size_t n, int64_t now_ns, const char **why)
+{
+	if (check_ends(a, b, why) < 0)
+		return -EINVAL;
+	if (mode != SYNC_FIT_MEAN && mode != SYNC_FIT_LOWER && mode != SYNC_FIT_UPPER) {
+		*why = "fit mode must be mean, lower or upper";
+		return -EINVAL;
+	}
+	if (!(nominal >= 0) || !isfinite(nominal) || !(unit_ns > 0) || !isfinite(unit_ns)) {
+		*why = "nominal slope must be a finite number >= 0 and the unit one > 0";
+		return -EINVAL;
+	}
+	gboolean sw;
+	pair_rec *r = find_pair(p, a, b, &sw, NULL);
+	if (r && (sw || r->mode != mode || r->nominal != nominal || (r->hist && syncd_history_count(r->hist)))) {
+		*why = "the pair is in the table fitted otherwise, or with a history of its own";
+		return -EEXIST;
+	}
+	if (!p->cfg.history_pieces)
+		return 0;
+	syncd_history_params hp = {p->cfg.history_pieces, p->cfg.history_ns, p->cfg.history_every_ns, unit_ns};
+	syncd_history *h = syncd_history_new(&hp);
+	int rc = syncd_history_restore(h, pieces, n, why);
+	if (rc > 0)
+		syncd_history_expire(h, now_ns);
+	if (rc <= 0 || !syncd_history_count(h)) {
+		syncd_history_free(h);
+		return rc < 0 ? rc : 0;
+	}
+	int kept = (int)syncd_history_count(h);
+	if (r) {
+		/* Configured already (syncd's own cpu -> realtime), with no
+		 * piece yet: its history goes on from the saved pieces. */
+		syncd_history_free(r->hist);
+		r->hist = h;
+	} else {
+		for (guint i = 0; i < p->retired->len; i++) {
+			retired_rec *t = g_ptr_array_index(p->retired, i);
+			if (sync_clock_equal(t->a, a) && sync_clock_equal(t->b, b)) {
+				g_ptr_array_remove_index(p->retired, i);
+				break;
+			}
+		}
+		retired_rec *t = g_new0(retired_rec, 1);
+		*t = (retired_rec){a, b, mode, nominal, h};
+		g_ptr_array_add(p->retired, t);
+		if (p->retired->len > RETIRED_MAX)
+			g_ptr_array_remove_index(p->retired, 0);
+	}
+	p->gen++;
+	return kept;
+}
+
+/* Add history h of pair (a, b) to out as syncd_history_export gives it. */
+static size_t export_one(history_store *out, sync_clock_id a, sync_clock_id b, sync_fit_mode mode, double nominal,
+			 const syncd_history *h, const sync_conv *current, double fit_q2)
+{
+	GArray *pieces = g_array_new(FALSE, FALSE, sizeof(sync_conv));
+	size_t n = syncd_history_export(h, current, fit_q2, pieces);
+	history_store_add(out, HISTORY_STORE_LOCAL, a, b, mode, nominal, syncd_history_unit(h),
+			  (const sync_conv *)(void *)pieces->data, n);
+	g_array_free(pieces, TRUE);
+	return n;
+}
+
+size_t syncd_pairs_export(syncd_pairs *p, gboolean with_current, history_store *out)
+{
+	size_t n = 0;
+	for (guint i = 0; i < p->retired->len; i++) {
+		const retired_rec *t = g_ptr_array_index(p->retired, i);
+		n += export_one(out, t->a, t->b, t->mode, t->nominal, t->hist, NULL, 0);
+	}
+	for (guint i = 0; i < p->pairs->len; i++) {
+		pair_rec *r = g_ptr_array_index(p->pairs, i);
+		solve(p, r);
+		if (!r->hist)
+			continue;
+		gboolean cur = with_current && r->have_conv;
+		n += export_one(out, r->a, r->b, r->mode, r->nominal, r->hist, cur ? &r->conv : NULL,
+				cur ? sync_fit_wander_bound(r->fit) : 0);
+	}
+	return n;
+}
+
 static const char *mode_name(sync_fit_mode m)
 {
 	return m == SYNC_FIT_LOWER ? "lower" : m == SYNC_FIT_UPPER ? "upper"

@@ -16,7 +16,9 @@
  * (SYNC_CONV_BREAK); a pair whose x starts again below its history after
  * a reset (an audio clock numbered afresh) drops it.  An audio clock's x
  * is in frames: the history's spans are scaled by the pair's ns per frame
- * (its nominal slope, else its fitted one).
+ * (its nominal slope, else its fitted one).  The histories outlive a
+ * restart of syncd through its file (syncd_pairs_export,
+ * syncd_pairs_restore; history_file.h).
  */
 #ifndef CHORUS_SYNCD_PAIRS_H
 #define CHORUS_SYNCD_PAIRS_H
@@ -28,6 +30,7 @@
 #include "libsync/clockid.h"
 #include "libsync/fit.h"
 #include "libsync/ticker_wire.h"
+#include "syncd/history_store.h"
 
 typedef struct {
 	uint32_t window;          /* observations per fit */
@@ -115,6 +118,28 @@ size_t syncd_pairs_history_entries(syncd_pairs *p, GArray *out);
  * solving it if needed.  Returns 0, -ENOENT (no such pair) or -EAGAIN (no
  * fit yet). */
 int syncd_pairs_conv(syncd_pairs *p, sync_clock_id a, sync_clock_id b, sync_conv *out);
+
+/* Give pair (a, b), fitted a -> b by `mode` with nominal slope `nominal`,
+ * the n pieces its history had before syncd restarted (history_store.h,
+ * oldest first; unit_ns the ns per unit of a's x they were kept in): as
+ * the history of an expired pair (syncd_pairs_expire), which goes on when
+ * the pair is created fitted the same way, or at once when the pair is
+ * in the table already so fitted and holds no history yet.  Those last
+ * updated more than history_ns before now_ns go at once; at most
+ * history_pieces are kept.  Returns the pieces kept (0 when the table
+ * keeps no history), -EEXIST (the pair is in the table with a history of
+ * its own, or fitted otherwise) or -EINVAL (a bad pair, mode, slope, unit
+ * or piece: syncd_history_restore) with the reason in *why. */
+int syncd_pairs_restore(syncd_pairs *p, sync_clock_id a, sync_clock_id b, sync_fit_mode mode, double nominal,
+			double unit_ns, const sync_conv *pieces, size_t n, int64_t now_ns, const char **why);
+
+/* Add to out every pair's history (history_store.h, HISTORY_STORE_LOCAL):
+ * the expired pairs' kept for when they are fed again, oldest first, then
+ * the pairs in the table, each as syncd_history_export gives it.
+ * with_current: each pair's current fit too, as the piece its expiry
+ * would keep (syncd stops; the table is not changed).  Solves the fits
+ * that changed.  Returns the pieces added. */
+size_t syncd_pairs_export(syncd_pairs *p, gboolean with_current, history_store *out);
 
 /* Append a human-readable table of clocks (feeder, pid, last observation,
  * pairs and fit quality, and each pair's history) to out. */

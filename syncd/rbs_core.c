@@ -470,6 +470,36 @@ size_t rbs_core_history_entries(rbs_core *c, GArray *out)
 	return k;
 }
 
+int rbs_core_restore(rbs_core *c, uint32_t peer, const sync_conv *pieces, size_t n, int64_t now_ns, const char **why)
+{
+	if (peer == c->cfg.self) {
+		*why = "an RBS pair's peer is another node";
+		return -EINVAL;
+	}
+	int rc = rbs_history_restore(c->hist, peer, pieces, n, now_ns, why);
+	if (rc > 0)
+		c->gen++;
+	return rc;
+}
+
+/* The fit rbs_core_expire would keep as a piece of peer's history. */
+static gboolean current_fit(void *user, uint32_t node, sync_conv *out, double *fit_q2)
+{
+	rbs_core *c = user;
+	peer_rec *p = g_hash_table_lookup(c->peers, GUINT_TO_POINTER(node));
+	fit_rec *f = p ? chosen(c, p) : NULL;
+	if (!f)
+		return FALSE;
+	*out = f->conv;
+	*fit_q2 = sync_fit_wander_bound(f->fit);
+	return TRUE;
+}
+
+size_t rbs_core_export(rbs_core *c, gboolean with_current, history_store *out)
+{
+	return rbs_history_export(c->hist, c->cfg.self, with_current ? current_fit : NULL, c, out);
+}
+
 /* The current fit's first x for peer (rbs_history_describe). */
 static int64_t current_xmin(void *user, uint32_t node)
 {

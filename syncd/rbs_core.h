@@ -25,6 +25,7 @@
 
 #include "libsync/fit.h"
 #include "libsync/ticker_wire.h"
+#include "syncd/history_store.h"
 #include "syncd/rbs_paths.h"
 #include "syncd/rbs_wire.h"
 
@@ -99,6 +100,18 @@ size_t rbs_core_entries(rbs_core *c, GArray *out);
  * only (not advertised: the two ends of a pair hold its history).
  * Returns how many. */
 size_t rbs_core_history_entries(rbs_core *c, GArray *out);
+
+/* Give peer's pair the pieces of history it had before syncd restarted
+ * (rbs_history_restore: cpu_self -> cpu_peer, oldest first; those older
+ * than history_ns before now_ns go).  Returns the pieces kept (0 when no
+ * history is kept), -EINVAL (peer is this node, or a bad piece) or
+ * -EBUSY (the peer has pieces already) with the reason in *why. */
+int rbs_core_restore(rbs_core *c, uint32_t peer, const sync_conv *pieces, size_t n, int64_t now_ns, const char **why);
+
+/* Add every peer's history to out (rbs_history_export); with_current:
+ * each peer's current fit too, as the piece its falling silent would keep
+ * (syncd stops; nothing is changed).  Returns the pieces added. */
+size_t rbs_core_export(rbs_core *c, gboolean with_current, history_store *out);
 
 /* Reference broadcasters in a dense field ([rbs] references = K, issue 17).
  * With K = 0 every node beacons and every pair with observations is

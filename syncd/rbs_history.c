@@ -117,8 +117,8 @@ static gint cmp_u32(gconstpointer a, gconstpointer b)
 	return p < q ? -1 : p > q;
 }
 
-void rbs_history_describe(const rbs_history *h, int64_t now_ns, int64_t (*current_xmin)(void *user, uint32_t peer),
-			  void *user, GString *out)
+/* The peers with a history, in increasing order (g_array_free it). */
+static GArray *sorted_peers(const rbs_history *h)
 {
 	GArray *nodes = g_array_new(FALSE, FALSE, sizeof(uint32_t));
 	GHashTableIter it;
@@ -129,6 +129,54 @@ void rbs_history_describe(const rbs_history *h, int64_t now_ns, int64_t (*curren
 		g_array_append_val(nodes, n);
 	}
 	g_array_sort(nodes, cmp_u32);
+	return nodes;
+}
+
+int rbs_history_restore(rbs_history *h, uint32_t peer, const sync_conv *pieces, size_t n, int64_t now_ns,
+			const char **why)
+{
+	syncd_history *ph = get(h, peer);
+	if (!ph)
+		return 0;
+	int rc = syncd_history_restore(ph, pieces, n, why);
+	if (rc > 0)
+		syncd_history_expire(ph, now_ns);
+	int kept = (int)syncd_history_count(ph);
+	if (!kept && syncd_history_idle(ph, now_ns))
+		g_hash_table_remove(h->peers, GUINT_TO_POINTER(peer));
+	return rc < 0 ? rc : kept;
+}
+
+size_t rbs_history_export(const rbs_history *h, uint32_t self,
+			  gboolean (*current)(void *user, uint32_t peer, sync_conv *c, double *fit_q2), void *user,
+			  history_store *out)
+{
+	size_t total = 0;
+	GArray *nodes = sorted_peers(h);
+	GArray *pieces = g_array_new(FALSE, FALSE, sizeof(sync_conv));
+	for (guint i = 0; i < nodes->len; i++) {
+		uint32_t peer = g_array_index(nodes, uint32_t, i);
+		const syncd_history *ph = g_hash_table_lookup(h->peers, GUINT_TO_POINTER(peer));
+		sync_conv c;
+		double q2 = 0;
+		gboolean cur = current && current(user, peer, &c, &q2);
+		if (cur)
+			c = ended(&c);
+		g_array_set_size(pieces, 0);
+		size_t n = syncd_history_export(ph, cur ? &c : NULL, q2, pieces);
+		history_store_add(out, HISTORY_STORE_RBS, sync_clock_cpu(self), sync_clock_cpu(peer), SYNC_FIT_MEAN, 1.0,
+				  syncd_history_unit(ph), (const sync_conv *)(void *)pieces->data, n);
+		total += n;
+	}
+	g_array_free(pieces, TRUE);
+	g_array_free(nodes, TRUE);
+	return total;
+}
+
+void rbs_history_describe(const rbs_history *h, int64_t now_ns, int64_t (*current_xmin)(void *user, uint32_t peer),
+			  void *user, GString *out)
+{
+	GArray *nodes = sorted_peers(h);
 	for (guint i = 0; i < nodes->len; i++) {
 		uint32_t peer = g_array_index(nodes, uint32_t, i);
 		const syncd_history *ph = g_hash_table_lookup(h->peers, GUINT_TO_POINTER(peer));

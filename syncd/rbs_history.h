@@ -45,6 +45,7 @@
 #include "libsync/conv.h"
 #include "libsync/ticker_wire.h"
 #include "syncd/continuity.h"
+#include "syncd/history_store.h"
 
 typedef struct rbs_history rbs_history;
 
@@ -87,6 +88,25 @@ guint rbs_history_expire(rbs_history *h, int64_t now_ns);
 
 /* Pieces kept in all (*peers: for how many peers). */
 guint rbs_history_count(const rbs_history *h, guint *peers);
+
+/* Give peer's history the n pieces (cpu_self -> cpu_peer, oldest first)
+ * it had before syncd restarted (history_store.h): syncd_history_restore,
+ * then those that ended more than max_age_ns before now_ns go.  Returns
+ * the pieces kept (0 when no history is kept: max_pieces 0, or max_peers
+ * peers have one), -EBUSY (the peer has pieces already) or -EINVAL (a bad
+ * piece) with the reason in *why. */
+int rbs_history_restore(rbs_history *h, uint32_t peer, const sync_conv *pieces, size_t n, int64_t now_ns,
+			const char **why);
+
+/* Add every peer's pieces to out (HISTORY_STORE_RBS, cpu_self -> cpu_peer
+ * for self = `self`; peers in increasing order), each as
+ * syncd_history_export gives them.  When current is not NULL and
+ * current(user, peer, &c, &fit_q2) returns TRUE, the peer's current fit c
+ * is added as the piece rbs_history_close would keep (syncd stops; h is
+ * not changed).  Returns the pieces added. */
+size_t rbs_history_export(const rbs_history *h, uint32_t self,
+			  gboolean (*current)(void *user, uint32_t peer, sync_conv *c, double *fit_q2), void *user,
+			  history_store *out);
 
 /* Append "  history: nodeP N pieces (newest ended S s ago, gap G s)"
  * lines to out, one per peer (gap: from its newest piece to the current

@@ -4,8 +4,10 @@
  * (pairs.h), the global root (root.h) and RBS (rbs.h) — do not know this
  * struct; they are given what they need.
  *
- * Calls go one way (a DAG): main -> {devices, rbs, root, pairs};
- * devices -> {commands, conversions, rbs, root}; commands -> {root, pairs};
+ * Calls go one way (a DAG): main -> {devices, rbs, root, pairs,
+ * history_file}; history_file -> {pairs, rbs_core, history_store};
+ * devices -> {commands, conversions, rbs, root, history_file};
+ * commands -> {root, pairs};
  * rbs -> {conversions, root, pairs, rbs_core, rbs_mesh, rbs_wire, rxfilter};
  * conversions -> {root, pairs, rbs_core, rbs_mesh}.  Changes travel back up
  * only through the syncd_notify listener the daemon gives (notify.h).
@@ -18,6 +20,7 @@
 
 #include "libdev/dev.h"
 #include "syncd/config.h"
+#include "syncd/history_file.h"
 #include "syncd/pairs.h"
 #include "syncd/rbs.h"
 #include "syncd/root.h"
@@ -28,6 +31,7 @@ typedef struct {
 	syncd_pairs *pairs;
 	syncd_root *root;       /* global time's root */
 	syncd_rbs *rbs;         /* NULL when RBS is off */
+	history_file *hfile;    /* the pieces of history kept across restarts */
 	int64_t last_notify_ns; /* node cpu time of the last ticker notification */
 	guint64 notified_gen;   /* pairs generation + net_gen at that notification */
 	guint64 net_gen;        /* bumped when root or network state changes what the devices show */

@@ -21,6 +21,8 @@
 #               ticker_asm.c) into a conversion graph
 #   fuzz_frame  remote device streams: libdev's frame reassembler, the
 #               messages in it and chorus-proxy's handshake lines
+#   fuzz_history syncd's history file, read at its start
+#               (syncd/history_store.c)
 FUZZ_SRCS_rbs := tests/fuzz/fuzz_rbs.c syncd/rbs_wire.c libsync/conv.c libsync/clockid.c libdev/netkey.c libdev/common.c
 FUZZ_PKGS_rbs := glib-2.0 gsl
 FUZZ_SRCS_share := tests/fuzz/fuzz_share.c apps/collab/sharemsg.c apps/detect/event.c libdev/common.c libdev/netkey.c
@@ -44,7 +46,10 @@ FUZZ_PKGS_kpatch := glib-2.0
 FUZZ_SRCS_frame := tests/fuzz/fuzz_frame.c libdev/frame.c libdev/wire.c libdev/proxy_wire.c libdev/path.c libdev/netkey.c \
 	libdev/common.c
 FUZZ_PKGS_frame := glib-2.0
-FUZZ_NAMES := rbs share clip ticker scenario config request kpatch frame
+FUZZ_SRCS_history := tests/fuzz/fuzz_history.c syncd/history_store.c libsync/ticker_wire.c libsync/graph.c \
+	libsync/bridge.c libsync/conv.c libsync/clockid.c
+FUZZ_PKGS_history := glib-2.0 gsl
+FUZZ_NAMES := rbs share clip ticker scenario config request kpatch frame history
 TESTS += $(patsubst %,$(B)/tests/fuzz_%,$(FUZZ_NAMES))
 ifneq ($(CLANG),)
 define fuzz_rules

@@ -1,0 +1,426 @@
+/* test_syncd_restart.c — syncd keeps its pairs' pieces of history across
+ * its restart (syncd/history_file.h; docs/clocks.md "Across a restart of
+ * syncd"), end to end through its devices as its clients see it: the real
+ * syncd, fed with chorus-ctl, read with libsync's ticker reader and
+ * synctool.
+ *
+ * A syncd whose cpu -> realtime pair and a fed audio0 -> cpu pair have
+ * kept pieces is stopped (SIGTERM) and started again in the same run
+ * directory: its ticker then publishes the pieces it published before,
+ * bit for bit (q2 included: neither pair's line is old enough to measure
+ * it, so each piece goes with the q2 it was saved with), the realtime
+ * pair's at once and the audio pair's as soon as it is fed again, and
+ * sync/clocks says what was loaded.  A corrupt file, another boot's and
+ * another node's are not loaded (sync/clocks says why, the ticker has no
+ * piece of theirs) and are replaced at the next stop; `history_file =
+ * none` writes nothing; a file that cannot be written is logged with its
+ * path and the error, and counted.
+ */
+#include <check.h>
+#include <errno.h>
+#include <glib.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "libsync/ticker_read.h"
+#include "syncd/history_store.h"
+#include "tests/check_run.h"
+
+#define NODE 4
+#define NS_PER_FRAME "20833.333333333332"
+#define MAX_ENTRIES 4096
+
+/* Fast enough that pieces are kept within seconds: the realtime pair
+ * sampled at 20 Hz, windows of 8, a piece every second of data. */
+static const char CONF[] = "[rbs]\nenable = false\n[realtime]\ninterval_s = 0.05\n[fit]\nwindow = 8\nhistory_every_s = 1\n";
+
+static char g_run[600];
+
+/* A fresh run directory for this case, for syncd and the readers. */
+static void enter(const char *name)
+{
+	const char *base = g_getenv("CHORUS_RUN");
+	g_snprintf(g_run, sizeof g_run, "%s/restart-%s-%d", base && *base ? base : g_get_tmp_dir(), name, (int)getpid());
+	ck_assert_int_eq(g_mkdir_with_parents(g_run, 0755), 0);
+	g_setenv("CHORUS_RUN", g_run, TRUE);
+	g_unsetenv("CHORUS_NODE");
+	g_unsetenv("STATE_DIRECTORY"); /* the file goes to the run directory */
+	g_unsetenv("CHORUS_SIM_CLOCK");
+	g_unsetenv("CHORUS_SIM_UTC");
+}
+
+static char *file_path(void)
+{
+	return g_build_filename(g_run, "syncd.history", NULL);
+}
+
+/* Run a program of the build; its exit status, stdout in *out (g_free). */
+static int run(char **out, const char *prog, ...)
+{
+	GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
+	va_list ap;
+	g_ptr_array_add(argv, g_strdup_printf("%s/%s", BINDIR, prog));
+	va_start(ap, prog);
+	for (const char *a; (a = va_arg(ap, const char *));)
+		g_ptr_array_add(argv, g_strdup(a));
+	va_end(ap);
+	g_ptr_array_add(argv, NULL);
+	int status = -1;
+	GError *e = NULL;
+	char *err = NULL;
+	ck_assert_msg(g_spawn_sync(NULL, (char **)argv->pdata, NULL, 0, NULL, NULL, out, &err, &status, &e), "spawn %s: %s",
+		      prog, e ? e->message : "?");
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		fprintf(stderr, "%s: %s", prog, err ? err : "");
+	g_free(err);
+	g_ptr_array_unref(argv);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+/* The whole ticker (entries into e[MAX_ENTRIES]); asserts it was read. */
+static size_t ticker(sync_ticker_entry *e)
+{
+	sync_ticker_head h;
+	char why[300] = "";
+	int n = sync_ticker_read(5000, &h, e, MAX_ENTRIES, why, sizeof why);
+	ck_assert_msg(n >= 0, "ticker: %s", why);
+	ck_assert_uint_eq(h.count, (size_t)n);
+	return (size_t)n;
+}
+
+/* The ticker's pieces of pair from -> to (new array of sync_conv). */
+static GArray *pieces(sync_clock_id from, sync_clock_id to)
+{
+	sync_ticker_entry *e = g_new(sync_ticker_entry, MAX_ENTRIES);
+	size_t n = ticker(e);
+	GArray *out = g_array_new(FALSE, FALSE, sizeof(sync_conv));
+	for (size_t i = 0; i < n; i++)
+		if ((e[i].conv.flags & SYNC_CONV_PIECE) && sync_clock_equal(e[i].from, from) && sync_clock_equal(e[i].to, to))
+			g_array_append_val(out, e[i].conv);
+	g_free(e);
+	return out;
+}
+
+/* sync/clocks as synctool shows it (g_free). */
+static char *clocks(void)
+{
+	char *o = NULL;
+	ck_assert_int_eq(run(&o, "synctool", "clocks", NULL), 0);
+	return o;
+}
+
+static GPid start_syncd(const char *conf_text)
+{
+	char *conf = g_build_filename(g_run, "syncd.conf", NULL);
+	ck_assert(g_file_set_contents(conf, conf_text, -1, NULL));
+	char *log = g_build_filename(g_run, "syncd.log", NULL);
+	char *argv[] = {BINDIR "/syncd", "-c", conf, "-n", "4", NULL};
+	GPid pid;
+	GError *e = NULL;
+	/* Its log (appended) stays in the run directory. */
+	char *sh = g_strdup_printf("exec \"$@\" >> '%s' 2>&1", log);
+	char *shv[] = {"/bin/sh", "-c", sh, "sh", argv[0], argv[1], argv[2], argv[3], argv[4], NULL};
+	ck_assert_msg(g_spawn_async(NULL, shv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid, &e), "spawn syncd: %s",
+		      e ? e->message : "?");
+	g_free(sh);
+	/* Ready when its ticker answers (bounded: 10 s). */
+	for (int i = 0;; i++) {
+		sync_ticker_head h;
+		char why[300];
+		if (sync_ticker_read(1000, &h, NULL, 0, why, sizeof why) >= 0)
+			break;
+		ck_assert_msg(i < 1000, "syncd did not come up (%s; see %s)", why, log);
+		g_usleep(10000);
+	}
+	g_free(log);
+	g_free(conf);
+	return pid;
+}
+
+static void stop_syncd(GPid pid)
+{
+	kill(pid, SIGTERM);
+	int st;
+	ck_assert(waitpid(pid, &st, 0) == pid);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "syncd did not exit cleanly (status 0x%x)", st);
+}
+
+/* Feed node4:audio0 -> node4:cpu frames [f0, f0 + 8 * 4800) as audiod
+ * does (an observation every 4800 frames, a card 30 ppm fast, 2-5 us
+ * late), then read sync/clocks so that syncd solves it (and keeps a
+ * piece when one is due). */
+static void feed_batch(int64_t f0)
+{
+	GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
+	g_ptr_array_add(argv, g_strdup(BINDIR "/chorus-ctl"));
+	g_ptr_array_add(argv, g_strdup("sync/command"));
+	g_ptr_array_add(argv, g_strdup("obs"));
+	g_ptr_array_add(argv, g_strdup("node4:audio0"));
+	g_ptr_array_add(argv, g_strdup("node4:cpu"));
+	for (int i = 0; i < 8; i++) {
+		int64_t f = f0 + 4800 * i;
+		int64_t cpu = 5000000000000LL + (int64_t)((double)f * 20833.333333333332 * (1 + 30e-6)) + 2000 + (i * 397) % 3000;
+		g_ptr_array_add(argv, g_strdup_printf("%" G_GINT64_FORMAT, f));
+		g_ptr_array_add(argv, g_strdup_printf("%" G_GINT64_FORMAT, cpu));
+	}
+	g_ptr_array_add(argv, NULL);
+	int st;
+	ck_assert(g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, NULL, &st,
+			       NULL));
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "obs refused");
+	g_ptr_array_unref(argv);
+	g_free(clocks());
+}
+
+static void pair_audio(void)
+{
+	char *o = NULL;
+	ck_assert_int_eq(run(&o, "chorus-ctl", "sync/command", "pair", "node4:audio0", "node4:cpu", "lower", NS_PER_FRAME,
+			     NULL),
+			 0);
+	g_free(o);
+}
+
+/* Every piece of want is in got, bit for bit, in order. */
+static void assert_contains(const GArray *want, const GArray *got, const char *what)
+{
+	ck_assert_msg(got->len >= want->len, "%s: %u pieces after the restart, %u before", what, got->len, want->len);
+	for (guint i = 0; i < want->len; i++)
+		ck_assert_msg(memcmp(&g_array_index(want, sync_conv, i), &g_array_index(got, sync_conv, i),
+				     sizeof(sync_conv)) == 0,
+			      "%s: piece %u of %u differs after the restart", what, i, want->len);
+}
+
+START_TEST(restart_publishes_the_pieces_it_had)
+{
+	enter("pieces");
+	const sync_clock_id a0 = sync_clock_audio(NODE, 0), cpu = sync_clock_cpu(NODE), rt = sync_clock_realtime(NODE);
+	GPid pid = start_syncd(CONF);
+	pair_audio();
+	int64_t f = 0;
+	for (int b = 0; b < 10; b++, f += 8 * 4800)
+		feed_batch(f);
+	/* Both pairs have published pieces (bounded: 20 s). */
+	GArray *rt1 = NULL, *a1 = NULL;
+	for (int i = 0;; i++) {
+		if (rt1)
+			g_array_free(rt1, TRUE);
+		rt1 = pieces(cpu, rt);
+		if (rt1->len >= 3)
+			break;
+		ck_assert_msg(i < 200, "cpu -> realtime kept %u pieces in 20 s", rt1->len);
+		g_usleep(100000);
+	}
+	a1 = pieces(a0, cpu);
+	ck_assert_msg(a1->len >= 3, "audio0 -> cpu: %u pieces", a1->len);
+	char *c1 = clocks();
+	ck_assert_msg(strstr(c1, "loaded=0 (no file yet)"), "%s", c1);
+	g_free(c1);
+	stop_syncd(pid);
+	char *path = file_path();
+	ck_assert_msg(g_file_test(path, G_FILE_TEST_IS_REGULAR), "%s was not written", path);
+
+	pid = start_syncd(CONF);
+	/* cpu -> realtime is syncd's own: its pieces are back at once. */
+	GArray *rt2 = pieces(cpu, rt);
+	assert_contains(rt1, rt2, "cpu -> realtime");
+	/* audio0 -> cpu: kept for the pair until it is fed again. */
+	GArray *a2 = pieces(a0, cpu);
+	ck_assert_uint_eq(a2->len, 0);
+	g_array_free(a2, TRUE);
+	pair_audio();
+	for (int b = 0; b < 2; b++, f += 8 * 4800)
+		feed_batch(f + 10 * 48000); /* audiod numbered on; 10 s unfed */
+	a2 = pieces(a0, cpu);
+	assert_contains(a1, a2, "audio0 -> cpu");
+	/* sync/clocks says what came back. */
+	char *c2 = clocks();
+	char *want = g_strdup_printf("history_file %s saved=", path);
+	ck_assert_msg(strstr(c2, want) && strstr(c2, "restored)") && !strstr(c2, "loaded=0 "), "%s", c2);
+	ck_assert_msg(strstr(c2, "from before syncd restarted"), "%s", c2);
+	g_free(want);
+	g_free(c2);
+	stop_syncd(pid);
+	g_array_free(a2, TRUE);
+	g_array_free(rt2, TRUE);
+	g_array_free(a1, TRUE);
+	g_array_free(rt1, TRUE);
+	g_free(path);
+}
+END_TEST
+
+/* The owner line syncd writes outside simulation. */
+static char *this_boot(void)
+{
+	char *boot = NULL;
+	ck_assert(g_file_get_contents("/proc/sys/kernel/random/boot_id", &boot, NULL, NULL));
+	g_strstrip(boot);
+	char *o = g_strdup_printf("boot=%s", boot);
+	g_free(boot);
+	return o;
+}
+
+/* The realtime of the file's pieces: 2023, never syncd's now. */
+#define FILE_Y0 1700000000000000000LL
+
+/* A file of three cpu -> realtime pieces near cpu time 1000 s, written
+ * as if by `owner` on node `node`. */
+static void write_file(const char *owner, uint32_t node)
+{
+	history_store *s = history_store_new(owner, node);
+	sync_conv p[3];
+	for (int i = 0; i < 3; i++)
+		p[i] = (sync_conv){.x0 = 1000000000000LL + i * 300000000000LL,
+				   .y0 = FILE_Y0,
+				   .slope = 1.0,
+				   .var_c = 1,
+				   .var_s = 1e-24,
+				   .rms = 1,
+				   .wander = 1e-20,
+				   .xmin = 1000000000000LL + i * 300000000000LL - 30000000000LL,
+				   .xmax = 1000000000000LL + i * 300000000000LL + 30000000000LL,
+				   .updated_ns = 1000000000000LL + i * 300000000000LL + 30000000000LL,
+				   .n = 64,
+				   .flags = SYNC_CONV_PIECE};
+	history_store_add(s, HISTORY_STORE_LOCAL, sync_clock_cpu(node), sync_clock_realtime(node), SYNC_FIT_MEAN, 1.0,
+			  1.0, p, 3);
+	char why[200];
+	GBytes *b = history_store_pack(s, why, sizeof why);
+	ck_assert_msg(b, "%s", why);
+	char *path = file_path();
+	gsize len;
+	const char *d = g_bytes_get_data(b, &len);
+	ck_assert(g_file_set_contents(path, d, (gssize)len, NULL));
+	g_free(path);
+	g_bytes_unref(b);
+	history_store_free(s);
+}
+
+/* A file that is not loaded: sync/clocks says why, no piece of it on the
+ * ticker, and the next stop writes a good one. */
+static void assert_not_loaded(const char *reason)
+{
+	GPid pid = start_syncd(CONF);
+	char *c = clocks();
+	ck_assert_msg(strstr(c, "loaded=0 (not loaded: ") && strstr(c, reason), "%s", c);
+	g_free(c);
+	GArray *p = pieces(sync_clock_cpu(NODE), sync_clock_realtime(NODE));
+	for (guint i = 0; i < p->len; i++) /* syncd's own only, never the file's */
+		ck_assert(g_array_index(p, sync_conv, i).y0 != FILE_Y0);
+	g_array_free(p, TRUE);
+	stop_syncd(pid);
+	char *path = file_path(), *data = NULL, *owner = this_boot(), why[300] = "";
+	gsize len;
+	ck_assert(g_file_get_contents(path, &data, &len, NULL));
+	history_store *s = NULL;
+	ck_assert_msg(history_store_unpack(data, len, owner, NODE, &s, why, sizeof why) == 0, "%s", why);
+	ck_assert_uint_gt(history_store_n_pieces(s), 0); /* the pair's current fit at least */
+	history_store_free(s);
+	g_free(owner);
+	g_free(data);
+	g_free(path);
+}
+
+START_TEST(corrupt_file_starts_empty)
+{
+	enter("corrupt");
+	char *path = file_path();
+	ck_assert(g_file_set_contents(path, "chorus-syncd-history, but not really\n", -1, NULL));
+	assert_not_loaded("not a syncd history file");
+	/* Truncated: the first half of a good file. */
+	char *data;
+	gsize len;
+	ck_assert(g_file_get_contents(path, &data, &len, NULL));
+	ck_assert(g_file_set_contents(path, data, (gssize)len / 2, NULL));
+	g_free(data);
+	assert_not_loaded("truncated");
+	g_free(path);
+}
+END_TEST
+
+START_TEST(other_boot_or_node_discarded)
+{
+	enter("boot");
+	write_file("boot=00000000-1111-4222-8333-444444444444", NODE);
+	assert_not_loaded("written in another boot");
+	char *owner = this_boot();
+	write_file(owner, NODE + 1);
+	assert_not_loaded("written by node5, this is node4");
+	/* The same file of this node and boot is loaded: its pieces, too old
+	 * for this cpu clock's [fit] history_s or not, are judged by age. */
+	write_file(owner, NODE);
+	GPid pid = start_syncd(CONF);
+	char *c = clocks();
+	ck_assert_msg(strstr(c, "(3 pieces of 1 pairs read"), "%s", c);
+	g_free(c);
+	stop_syncd(pid);
+	g_free(owner);
+}
+END_TEST
+
+START_TEST(none_keeps_nothing)
+{
+	enter("none");
+	char *conf = g_strdup_printf("%s[syncd]\nhistory_file = none\n", CONF);
+	GPid pid = start_syncd(conf);
+	char *c = clocks();
+	ck_assert_msg(strstr(c, "history_file none (pieces of history not kept across restarts: [syncd] history_file = none)"),
+		      "%s", c);
+	g_free(c);
+	stop_syncd(pid);
+	char *path = file_path();
+	ck_assert(!g_file_test(path, G_FILE_TEST_EXISTS));
+	g_free(path);
+	g_free(conf);
+}
+END_TEST
+
+/* A file that cannot be written: the failure is logged with the file and
+ * the system's error, and counted; syncd goes on and stops cleanly. */
+START_TEST(write_failure_logged)
+{
+	enter("fail");
+	char *conf = g_strdup_printf("%s[syncd]\nhistory_file = /proc/chorus-test-syncd.history\n", CONF);
+	GPid pid = start_syncd(conf);
+	char *c = clocks();
+	ck_assert_msg(strstr(c, "history_file /proc/chorus-test-syncd.history saved=0 failed="), "%s", c);
+	g_free(c);
+	/* Pieces to save (the realtime pair's), then the stop's save. */
+	for (int i = 0;; i++) {
+		GArray *p = pieces(sync_clock_cpu(NODE), sync_clock_realtime(NODE));
+		guint n = p->len;
+		g_array_free(p, TRUE);
+		if (n)
+			break;
+		ck_assert_msg(i < 200, "no piece in 20 s");
+		g_usleep(100000);
+	}
+	stop_syncd(pid);
+	char *log = g_build_filename(g_run, "syncd.log", NULL), *text = NULL;
+	ck_assert(g_file_get_contents(log, &text, NULL, NULL));
+	ck_assert_msg(strstr(text, "cannot save the pieces of history (") && strstr(text, " failures so far): ") &&
+			      strstr(text, "/proc/chorus-test-syncd.history"),
+		      "%s", text);
+	g_free(text);
+	g_free(log);
+	g_free(conf);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("syncd_restart");
+	TCase *tc = tcase_create("restart");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, restart_publishes_the_pieces_it_had);
+	tcase_add_test(tc, corrupt_file_starts_empty);
+	tcase_add_test(tc, other_boot_or_node_discarded);
+	tcase_add_test(tc, none_keeps_nothing);
+	tcase_add_test(tc, write_failure_logged);
+	suite_add_tcase(s, tc);
+	return tu_check_run(s);
+}

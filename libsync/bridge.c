@@ -81,6 +81,24 @@ sync_conv sync_bridge_beyond_at(const sync_conv *a, double q2, double tau, sync_
 	return c;
 }
 
+double sync_bridge_step_z(const sync_conv *a, double tau_a, const sync_conv *b, double tau_b, double q2, double *diff)
+{
+	/* The middle of the gap (of the data's ends; centres if they overlap) */
+	int64_t lo = a->xmax, hi = b->xmin;
+	if (hi < lo) {
+		lo = centre(a);
+		hi = centre(b);
+	}
+	sync_tval m = sync_tval_add(lo, 0.5 * sync_i64_diff(hi, lo));
+	double va, vb;
+	sync_tval ya = sync_bridge_beyond(a, q2, tau_a, m, &va), yb = sync_bridge_beyond(b, q2, tau_b, m, &vb);
+	double d = sync_i64_diff(yb.i, ya.i) + (yb.f - ya.f);
+	if (diff)
+		*diff = d;
+	double v = va + vb;
+	return v > 0 ? fabs(d) / sqrt(v) : (d == 0 ? 0.0 : INFINITY);
+}
+
 double sync_bridge_q2_reverse(double q2, double slope)
 {
 	double s = fabs(slope);

@@ -53,6 +53,19 @@ sync_tval sync_bridge_beyond(const sync_conv *a, double q2, double tau, sync_tva
  * observations kept (so a path still sees x outside the data).  Returns it. */
 sync_conv sync_bridge_beyond_at(const sync_conv *a, double q2, double tau, sync_tval x);
 
+/* Whether fits a and b (a's data before b's) are one clock that wandered
+ * across the gap between their data, or one that stepped (a clock
+ * restarted — a peer rebooted — or was set while no fit watched it): each
+ * carried to the middle of the gap as sync_bridge_beyond carries it (q2,
+ * and tau_a, tau_b the spans their q2 was measured over), the two lines'
+ * errors there are independent (the walk before and after the middle), so
+ * a clock that only wandered puts them apart by about one standard error
+ * of the difference.  Returns |difference| / that standard error; *diff
+ * (may be NULL) gets the difference (b's value minus a's, y units).  A
+ * bridge across a step would join two lines seconds apart with the
+ * uncertainty of a few microseconds of wander. */
+double sync_bridge_step_z(const sync_conv *a, double tau_a, const sync_conv *b, double tau_b, double q2, double *diff);
+
 /* The diffusion of a rate random walk reversed: for q2 of y against x
  * with slope s (dy/dx), that of x against y, q2 / s^5 (a rate error e on
  * dy/dx is -e/s^2 on dx/dy, and a unit of y is 1/s units of x). */

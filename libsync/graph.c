@@ -440,6 +440,22 @@ static const sync_conv *in_break(const dedge *d, int64_t x)
 	return x > p->xmax && x >= p->xmin && (p->flags & SYNC_CONV_BREAK) ? p : NULL;
 }
 
+/* x in the gap after a history piece of d (before the current fit, after
+ * that piece's data, not a break): the piece, and in *next the fit after
+ * the gap and in *q2 the walk the bridge assumes (conv_at's); else NULL. */
+static const sync_conv *in_gap(const dedge *d, int64_t x, const sync_conv **next, double *q2)
+{
+	if (!d->nhist || x >= d->c.xmin)
+		return NULL;
+	uint32_t lo = piece_at(d, x);
+	const sync_conv *p = &d->hist[lo];
+	if (x <= p->xmax || x < p->xmin || (p->flags & SYNC_CONV_BREAK))
+		return NULL;
+	*next = lo + 1 < d->nhist ? &d->hist[lo + 1] : &d->c;
+	*q2 = lo + 1 < d->nhist ? fmax(p->wander, (*next)->wander) : p->wander;
+	return p;
+}
+
 /* Whether x is before edge d's current fit's data: converted through its
  * history or carried back before it (conv_at), not by the fit of now.  A
  * timescale's segments and exact maps never are. */
@@ -545,6 +561,30 @@ static int refuses(const sync_graph *g, const dedge *d, sync_tval x, int64_t now
 				 sync_clock_format(g->v[d->to].id, c, sizeof c), b->xmax, next);
 		}
 		return -ERANGE;
+	}
+	/* A gap whose two sides disagree beyond what the walk explains is a
+	 * step (a clock restarted or set while unobserved), not wander: not
+	 * bridged (bridge.h sync_bridge_step_z), by the t rule of the fits'
+	 * degrees of freedom. */
+	const sync_conv *nx;
+	double q2;
+	const sync_conv *p = in_gap(d, x.i, &nx, &q2);
+	if (p) {
+		double ns = g->v[d->from].ns_per_unit, diff;
+		double z = sync_bridge_step_z(p, sync_conv_piece_tau(p, ns), nx, sync_conv_piece_tau(nx, ns), q2, &diff);
+		double k = sync_tail_k(fmin(sync_conv_dof(p), sync_conv_dof(nx)), SYNC_GRAPH_STEP_SE);
+		if (!(z <= k)) {
+			if (why) {
+				char a[SYNC_CLOCK_NAME_MAX], c[SYNC_CLOCK_NAME_MAX];
+				snprintf(why, len,
+					 "x=%" PRId64 " on %s falls in a gap of the history of %s->%s (data end x=%" PRId64
+					 ", resume x=%" PRId64 ") across which the fits disagree by %.6g (%.1f s.e.): the "
+					 "clock stepped or restarted, not bridged",
+					 x.i, sync_clock_format(g->v[d->from].id, a, sizeof a), a,
+					 sync_clock_format(g->v[d->to].id, c, sizeof c), p->xmax, nx->xmin, diff, z);
+			}
+			return -ERANGE;
+		}
 	}
 	return 0;
 }

@@ -31,6 +31,7 @@
 #include "libsync/clockid.h"
 #include "libsync/conv.h"
 
+#define SYNC_GRAPH_STEP_SE 5.0 /* a history gap whose two sides disagree by more s.e. is a step, not bridged */
 #define SYNC_GRAPH_MAX_HOPS 64 /* longest path followed (a minimum-variance path across a large field can be longer than its radio hops) */
 
 typedef struct {
@@ -93,7 +94,12 @@ int sync_graph_set_segments(sync_graph *g, sync_clock_id a, sync_clock_id b, con
  * SYNC_GRAPH_BRIDGED; the tolerance applies before the oldest piece.  A
  * piece flagged SYNC_CONV_BREAK is followed by a step of unknown size (a
  * pair reset): a time in the gap after it is refused (-ERANGE, "falls in a
- * break"), never bridged.  The
+ * break"), never bridged.  So is a time in a gap whose two sides disagree
+ * by more than SYNC_GRAPH_STEP_SE standard errors of their difference
+ * (by the t rule of their degrees of freedom; bridge.h
+ * sync_bridge_step_z): the clock stepped or restarted there (a peer
+ * rebooted, realtime was set) while no fit watched it (-ERANGE, "the
+ * clock stepped or restarted").  The
  * reverse direction uses the reversed pieces.  Replacing the conversion
  * (sync_graph_set) drops its history.  Returns 0, -ENOENT (no conversion
  * between a and b), -EINVAL (pieces unusable: the reason says why) or

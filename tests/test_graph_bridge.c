@@ -366,12 +366,60 @@ START_TEST(history_refused)
 }
 END_TEST
 
+/* A step across a gap (a peer that rebooted: its cpu clock restarted; or
+ * realtime set while syncd was down, its pieces restored from the history
+ * file): the pieces before and the fit after are two lines that no walk
+ * joins, and a bridge between them would state microseconds for an error
+ * of the step's size.  Fits of 1 ns^2 at their centres, a walk of
+ * 1 ppb/sqrt(s): carried 50 s to the middle of the gap the two sides may
+ * differ by ~0.35 us (1 s.e.); 0.1 us is bridged, 1 ms and a restarted
+ * clock (1000 s back) are refused both ways, saying so; the pieces' own
+ * data still convert. */
+START_TEST(step_refused)
+{
+	sync_graph_params gp;
+	sync_graph_params_default(&gp);
+	sync_clock_id a = sync_clock_cpu(1), b = sync_clock_cpu(2);
+	const double steps[] = {0, 100, 1e6, -1e12};
+	for (int i = 0; i < 4; i++) {
+		sync_graph *g = sync_graph_new(&gp);
+		sync_conv cur = {.slope = 1, .var_c = 1, .var_s = 1e-20, .xmin = 100 * NS, .xmax = 200 * NS, .x0 = 150 * NS, .y0 = 150 * NS + (int64_t)steps[i], .n = 50, .updated_ns = 200 * NS};
+		sync_conv p = cur;
+		p.x0 = p.y0 = 50 * NS;
+		p.xmin = 0;
+		p.xmax = 90 * NS;
+		p.flags = SYNC_CONV_PIECE;
+		p.wander = 1e-27; /* q2, (ns/ns)^2 per ns: 1 ppb/sqrt(s) */
+		char why[300];
+		ck_assert_int_eq(sync_graph_set(g, a, b, &cur, why, sizeof why), 0);
+		ck_assert_int_eq(sync_graph_set_history(g, a, b, &p, 1, why, sizeof why), 0);
+		sync_graph_result r;
+		int rc = sync_graph_convert(g, a, b, sync_tval_of(95 * NS), 200 * NS, &r, why, sizeof why);
+		/* b's time in the gap both ways (a restarted b: its times before
+		 * the restart lie after those of now, no gap on its side) */
+		int rc2 = fabs(steps[i]) > 1e9 ? rc
+					       : sync_graph_convert(g, b, a, sync_tval_of(95 * NS + (int64_t)(steps[i] / 2)),
+								    200 * NS, &r, why, sizeof why);
+		if (fabs(steps[i]) < 1e3) {
+			ck_assert_msg(rc == 0 && rc2 == 0, "step %g ns: %s", steps[i], why);
+			ck_assert_uint_eq(r.flags, SYNC_GRAPH_BRIDGED);
+		} else {
+			ck_assert_msg(rc == -ERANGE && rc2 == -ERANGE, "step %g ns bridged", steps[i]);
+			ck_assert_msg(strstr(why, "stepped or restarted"), "%s", why);
+		}
+		ck_assert_int_eq(sync_graph_convert(g, a, b, sync_tval_of(50 * NS), 200 * NS, &r, why, sizeof why), 0);
+		sync_graph_free(g);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("graph_bridge");
 	TCase *tc = tcase_create("bridge");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, history_refused);
+	tcase_add_test(tc, step_refused);
 	tcase_add_test(tc, bridge_is_honest);
 	tcase_add_test(tc, quiet_clock);
 	tcase_add_test(tc, past_before_history);

@@ -29,6 +29,7 @@
 #include "libsync/ticker_read.h"
 #include "syncd/history_store.h"
 #include "tests/check_run.h"
+#include "tests/run_prog.h"
 
 #define NODE 4
 #define NS_PER_FRAME "20833.333333333332"
@@ -61,24 +62,15 @@ static char *file_path(void)
 /* Run a program of the build; its exit status, stdout in *out (g_free). */
 static int run(char **out, const char *prog, ...)
 {
-	GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
 	va_list ap;
-	g_ptr_array_add(argv, g_strdup_printf("%s/%s", BINDIR, prog));
 	va_start(ap, prog);
-	for (const char *a; (a = va_arg(ap, const char *));)
-		g_ptr_array_add(argv, g_strdup(a));
-	va_end(ap);
-	g_ptr_array_add(argv, NULL);
-	int status = -1;
-	GError *e = NULL;
 	char *err = NULL;
-	ck_assert_msg(g_spawn_sync(NULL, (char **)argv->pdata, NULL, 0, NULL, NULL, out, &err, &status, &e), "spawn %s: %s",
-		      prog, e ? e->message : "?");
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
+	int rc = tu_run_prog_v(BINDIR, out, &err, prog, ap);
+	va_end(ap);
+	if (rc)
 		fprintf(stderr, "%s: %s", prog, err ? err : "");
 	g_free(err);
-	g_ptr_array_unref(argv);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+	return rc;
 }
 
 /* The whole ticker (entries into e[MAX_ENTRIES]); asserts it was read. */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "tests/check_run.h"
+#include "tests/run_prog.h"
 
 static GPid syncd_pid;
 
@@ -19,20 +20,11 @@ static GPid syncd_pid;
  * standard output and error in *out and *err (g_free them). */
 static int run(char **out, char **err, const char *prog, ...)
 {
-	GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
 	va_list ap;
-	g_ptr_array_add(argv, g_strdup_printf("%s/%s", BINDIR, prog));
 	va_start(ap, prog);
-	for (const char *a; (a = va_arg(ap, const char *));)
-		g_ptr_array_add(argv, g_strdup(a));
+	int rc = tu_run_prog_v(BINDIR, out, err, prog, ap);
 	va_end(ap);
-	g_ptr_array_add(argv, NULL);
-	int status = -1;
-	GError *e = NULL;
-	gboolean ok = g_spawn_sync(NULL, (char **)argv->pdata, NULL, 0, NULL, NULL, out, err, &status, &e);
-	ck_assert_msg(ok, "spawn %s: %s", prog, e ? e->message : "?");
-	g_ptr_array_unref(argv);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+	return rc;
 }
 
 /* Run and check the exit status, showing the program's stderr if wrong. */

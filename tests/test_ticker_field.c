@@ -31,6 +31,7 @@
 #include "sim/launch/launch.h"
 #include "sim/launch/truth.h"
 #include "tests/check_run.h"
+#include "tests/run_prog.h"
 
 #ifndef CSIM_BIN_DIR
 #define CSIM_BIN_DIR "build/bin"
@@ -90,20 +91,11 @@ static sync_ticker_asm *full_ticker(void)
 
 static int run(char **out, char **err, const char *prog, ...)
 {
-	GPtrArray *argv = g_ptr_array_new_with_free_func(g_free);
 	va_list ap;
-	g_ptr_array_add(argv, g_strdup_printf("%s/%s", CSIM_BIN_DIR, prog));
 	va_start(ap, prog);
-	for (const char *a; (a = va_arg(ap, const char *));)
-		g_ptr_array_add(argv, g_strdup(a));
+	int rc = tu_run_prog_v(CSIM_BIN_DIR, out, err, prog, ap);
 	va_end(ap);
-	g_ptr_array_add(argv, NULL);
-	int status = -1;
-	GError *e = NULL;
-	ck_assert_msg(g_spawn_sync(NULL, (char **)argv->pdata, NULL, 0, NULL, NULL, out, err, &status, &e), "spawn %s: %s",
-		      prog, e ? e->message : "?");
-	g_ptr_array_unref(argv);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+	return rc;
 }
 
 START_TEST(test_dense_field)

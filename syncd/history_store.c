@@ -174,14 +174,20 @@ GBytes *history_store_pack(const history_store *s, char *why, size_t len)
 	}
 	GVariant *body = little_endian(g_variant_new("(su@a" PAIR_TYPE ")", s->owner, s->node, g_variant_builder_end(&pb)));
 	GBytes *bb = g_variant_get_data_as_bytes(body);
-	char *sum = g_compute_checksum_for_bytes(G_CHECKSUM_SHA256, bb);
-	GVariant *file = little_endian(g_variant_new("(sqs@ay)", HISTORY_STORE_MAGIC, (guint16)HISTORY_STORE_VERSION, sum,
-						     g_variant_new_from_bytes(G_VARIANT_TYPE_BYTESTRING, bb, TRUE)));
+	GBytes *out = history_store_frame(HISTORY_STORE_MAGIC, HISTORY_STORE_VERSION, bb);
+	g_bytes_unref(bb);
+	g_variant_unref(body);
+	return out;
+}
+
+GBytes *history_store_frame(const char *magic, guint16 version, GBytes *body)
+{
+	char *sum = g_compute_checksum_for_bytes(G_CHECKSUM_SHA256, body);
+	GVariant *file = little_endian(
+		g_variant_new("(sqs@ay)", magic, version, sum, g_variant_new_from_bytes(G_VARIANT_TYPE_BYTESTRING, body, TRUE)));
 	GBytes *out = g_variant_get_data_as_bytes(file);
 	g_variant_unref(file);
 	g_free(sum);
-	g_bytes_unref(bb);
-	g_variant_unref(body);
 	return out;
 }
 

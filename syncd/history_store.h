@@ -98,6 +98,13 @@ gboolean history_store_same_pieces(const history_store *a, const history_store *
  * pairs, or would take more than HISTORY_STORE_MAX_BYTES. */
 GBytes *history_store_pack(const history_store *s, char *why, size_t len);
 
+/* The file around body (the little-endian bytes of the encoding's body):
+ * magic, version, the body's SHA-256 and the body, little-endian, as
+ * history_store_pack writes it with HISTORY_STORE_MAGIC and
+ * HISTORY_STORE_VERSION (other values make files a reader must refuse:
+ * tests, the fuzzer's corpus).  Returns new bytes. */
+GBytes *history_store_frame(const char *magic, guint16 version, GBytes *body);
+
 /* Parse len bytes at data (a file's) into a new store *out (free it with
  * history_store_free), checking everything: the magic, version and
  * checksum, the encoding, the owner and node, each pair's kind (and for an

@@ -263,17 +263,7 @@ static GBytes *hand_file(guint16 version, const char *magic, guchar kind, guchar
 		body = sw;
 	}
 	GBytes *bb = g_variant_get_data_as_bytes(body);
-	char *sum = g_compute_checksum_for_bytes(G_CHECKSUM_SHA256, bb);
-	GVariant *file = g_variant_ref_sink(
-		g_variant_new("(sqs@ay)", magic, version, sum, g_variant_new_from_bytes(G_VARIANT_TYPE_BYTESTRING, bb, TRUE)));
-	if (G_BYTE_ORDER == G_BIG_ENDIAN) {
-		GVariant *sw = g_variant_ref_sink(g_variant_byteswap(file));
-		g_variant_unref(file);
-		file = sw;
-	}
-	GBytes *out = g_variant_get_data_as_bytes(file);
-	g_variant_unref(file);
-	g_free(sum);
+	GBytes *out = history_store_frame(magic, version, bb);
 	g_bytes_unref(bb);
 	g_variant_unref(body);
 	return out;

@@ -41,14 +41,9 @@ static GVariant *le(GVariant *v)
 /* A file around body bytes, with the right checksum. */
 static GBytes *wrap(const uint8_t *body, size_t len)
 {
-	char *sum = g_compute_checksum_for_data(G_CHECKSUM_SHA256, body, len);
 	GBytes *bb = g_bytes_new(body, len);
-	GVariant *f = le(g_variant_new("(sqs@ay)", HISTORY_STORE_MAGIC, (guint16)HISTORY_STORE_VERSION, sum,
-				       g_variant_new_from_bytes(G_VARIANT_TYPE_BYTESTRING, bb, TRUE)));
-	GBytes *out = g_variant_get_data_as_bytes(f);
-	g_variant_unref(f);
+	GBytes *out = history_store_frame(HISTORY_STORE_MAGIC, HISTORY_STORE_VERSION, bb);
 	g_bytes_unref(bb);
-	g_free(sum);
 	return out;
 }
 

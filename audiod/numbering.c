@@ -255,7 +255,7 @@ static double log_excess_density(double e, double mu, double sf)
  * quarter second before an overrun) may put the least prediction below
  * the true frame, where flooring lost a frame at each restart and the
  * next fit, tilted by the step, lost another (test_numbering
- * short_runs_keep_the_index: 12 frames after 13 restarts before). */
+ * short_runs_keep_the_index; with the fresh fit below). */
 #define MIN_FIT_SD 0.03
 static int64_t likeliest_start(double best, double mu, double sf)
 {
@@ -328,9 +328,9 @@ static void settle_from_records(numbering *n, numbering_out *out)
 		 * late, median +30 frames above the least, while the fit's error
 		 * alone said 0.17 frames); with interrupt times the spread is a
 		 * fraction of a frame. */
-		out->start_se = hypot(sqrt(sync_conv_var(&c, sync_tval_of(n->pend[ibest].cpu_ns))), med - best);
-		start = base + likeliest_start(best, least_excess(n->npend, med - best),
-					       sqrt(sync_conv_var(&c, sync_tval_of(n->pend[ibest].cpu_ns))));
+		double fit_se = sqrt(sync_conv_var(&c, sync_tval_of(n->pend[ibest].cpu_ns)));
+		out->start_se = hypot(fit_se, med - best);
+		start = base + likeliest_start(best, least_excess(n->npend, med - best), fit_se);
 		out->npred = (uint32_t)n->npend;
 		out->pred_med = med - (double)(start - base);
 		out->pred_max = sorted[n->npend - 1] - (double)(start - base);

@@ -3,6 +3,7 @@
 #include "libsync/graph.h"
 
 #include "libsync/bridge.h"
+#include "libsync/graph_edge.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -20,17 +21,6 @@ typedef struct {
 	double ns_per_unit; /* ns per unit of this clock (1 for ns clocks) */
 } vertex;
 
-/* One direction of an edge: the map from -> to, and the x range it accepts. */
-typedef struct {
-	uint32_t from, to; /* vertex indices */
-	sync_conv c;       /* from -> to (a timescale's: its last segment) */
-	int64_t lo, hi;    /* accepted x: [xmin - tol, xmax + tol], from units (saturated) */
-	sync_conv *seg;    /* a timescale's segments in this direction, by start (owned; NULL: none) */
-	uint32_t nseg;
-	sync_conv *hist; /* history pieces before c, by start, in this direction (owned; NULL: none);
-			  * each one's wander is its q2 (bridge.h) */
-	uint32_t nhist;
-} dedge;
 
 /* The last path found between two clocks, for conversions at times where
  * every edge on it is at or after its current fit's data (route): a past
@@ -411,103 +401,6 @@ size_t sync_graph_nedges(const sync_graph *g)
 	return g->ne / 2;
 }
 
-/* The map edge d applies to x: a timescale's segment that x falls in (the
- * last whose start is <= x; the first before it); before the current fit's
- * data, the history piece x falls in or the bridge across the gap after
- * it (written to *tmp; *bridged set); else d's conversion. */
-/* The history piece of d at or before x: the last starting at or before
- * it (the first when none does). */
-static uint32_t piece_at(const dedge *d, int64_t x)
-{
-	uint32_t lo = 0, hi = d->nhist;
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (d->hist[mid].xmin <= x)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* The piece whose data x follows across a break (SYNC_CONV_BREAK: never
- * bridged), or NULL. */
-static const sync_conv *in_break(const dedge *d, int64_t x)
-{
-	if (!d->nhist || x >= d->c.xmin)
-		return NULL;
-	const sync_conv *p = &d->hist[piece_at(d, x)];
-	return x > p->xmax && x >= p->xmin && (p->flags & SYNC_CONV_BREAK) ? p : NULL;
-}
-
-/* x in the gap after a history piece of d (before the current fit, after
- * that piece's data, not a break): the piece, and in *next the fit after
- * the gap and in *q2 the walk the bridge assumes (conv_at's); else NULL. */
-static const sync_conv *in_gap(const dedge *d, int64_t x, const sync_conv **next, double *q2)
-{
-	if (!d->nhist || x >= d->c.xmin)
-		return NULL;
-	uint32_t lo = piece_at(d, x);
-	const sync_conv *p = &d->hist[lo];
-	if (x <= p->xmax || x < p->xmin || (p->flags & SYNC_CONV_BREAK))
-		return NULL;
-	*next = lo + 1 < d->nhist ? &d->hist[lo + 1] : &d->c;
-	*q2 = lo + 1 < d->nhist ? fmax(p->wander, (*next)->wander) : p->wander;
-	return p;
-}
-
-/* Whether x is before edge d's current fit's data: converted through its
- * history or carried back before it (conv_at), not by the fit of now.  A
- * timescale's segments and exact maps never are. */
-static int before_fit(const dedge *d, int64_t x)
-{
-	return !d->nseg && !(d->c.flags & SYNC_CONV_FIXED) && x < d->c.xmin;
-}
-
-static const sync_conv *conv_at(const dedge *d, double ns_per_unit, sync_tval x, sync_conv *tmp, int *bridged)
-{
-	if (d->nhist && x.i < d->c.xmin) {
-		uint32_t lo = piece_at(d, x.i);
-		const sync_conv *p = &d->hist[lo];
-		if (x.i <= p->xmax && x.i >= p->xmin)
-			return p; /* in its data */
-		if (x.i < p->xmin) {
-			/* Before all history (within the tolerance or a past
-			 * reach): the first piece carried back, with the walk its
-			 * q2 allows (its wander field is q2, not a rate). */
-			*tmp = sync_bridge_beyond_at(p, p->wander, sync_conv_piece_tau(p, ns_per_unit), x);
-			return tmp;
-		}
-		const sync_conv *next = lo + 1 < d->nhist ? &d->hist[lo + 1] : &d->c;
-		double q2 = lo + 1 < d->nhist ? fmax(p->wander, next->wander) : p->wander;
-		*tmp = sync_bridge_at(p, next, q2, x);
-		*bridged = 1;
-		return tmp;
-	}
-	if (!d->nseg) {
-		if (before_fit(d, x.i)) {
-			/* Before a pair's data with no piece (a young pair, or
-			 * one learned from an advertisement): its wander term as
-			 * large as a ramp of that size would make it, and the
-			 * ramp its data could not show (conv.h). */
-			*tmp = d->c;
-			tmp->wander *= sync_conv_ramp_factor(&d->c, x);
-			tmp->var_c += sync_conv_unresolved_ramp_var(&d->c, x);
-			return tmp;
-		}
-		return &d->c;
-	}
-	uint32_t lo = 0, hi = d->nseg; /* answer in [lo, hi) */
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (d->seg[mid].xmin <= x.i)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return &d->seg[lo];
-}
-
 /* Whether x, before edge d's accepted range, lies within the past reach
  * of the conversion in progress (sync_graph_convert_past): before all its
  * data (history included) by at most the tolerance plus the reach. */
@@ -548,45 +441,7 @@ static int refuses(const sync_graph *g, const dedge *d, sync_tval x, int64_t now
 		}
 		return -ERANGE;
 	}
-	const sync_conv *b = in_break(d, x.i);
-	if (b) {
-		if (why) {
-			char a[SYNC_CLOCK_NAME_MAX], c[SYNC_CLOCK_NAME_MAX];
-			uint32_t k = piece_at(d, x.i);
-			int64_t next = k + 1 < d->nhist ? d->hist[k + 1].xmin : d->c.xmin;
-			snprintf(why, len,
-				 "x=%" PRId64 " on %s falls in a break of the history of %s->%s (data end x=%" PRId64
-				 ", resume x=%" PRId64 "): not bridged",
-				 x.i, sync_clock_format(g->v[d->from].id, a, sizeof a), a,
-				 sync_clock_format(g->v[d->to].id, c, sizeof c), b->xmax, next);
-		}
-		return -ERANGE;
-	}
-	/* A gap whose two sides disagree beyond what the walk explains is a
-	 * step (a clock restarted or set while unobserved), not wander: not
-	 * bridged (bridge.h sync_bridge_step_z), by the t rule of the fits'
-	 * degrees of freedom. */
-	const sync_conv *nx;
-	double q2;
-	const sync_conv *p = in_gap(d, x.i, &nx, &q2);
-	if (p) {
-		double ns = g->v[d->from].ns_per_unit, diff;
-		double z = sync_bridge_step_z(p, sync_conv_piece_tau(p, ns), nx, sync_conv_piece_tau(nx, ns), q2, &diff);
-		double k = sync_tail_k(fmin(sync_conv_dof(p), sync_conv_dof(nx)), SYNC_GRAPH_STEP_SE);
-		if (!(z <= k)) {
-			if (why) {
-				char a[SYNC_CLOCK_NAME_MAX], c[SYNC_CLOCK_NAME_MAX];
-				snprintf(why, len,
-					 "x=%" PRId64 " on %s falls in a gap of the history of %s->%s (data end x=%" PRId64
-					 ", resume x=%" PRId64 ") across which the fits disagree by %.6g (%.1f s.e.): the "
-					 "clock stepped or restarted, not bridged",
-					 x.i, sync_clock_format(g->v[d->from].id, a, sizeof a), a,
-					 sync_clock_format(g->v[d->to].id, c, sizeof c), p->xmax, nx->xmin, diff, z);
-			}
-			return -ERANGE;
-		}
-	}
-	return 0;
+	return graph_edge_history_refuses(d, g->v[d->from].ns_per_unit, x, g->v[d->from].id, g->v[d->to].id, why, len);
 }
 
 /* Follow n directed edges from x: the composed value and variance; *past
@@ -604,11 +459,11 @@ static int eval_path(const sync_graph *g, const uint32_t *e, uint32_t n, sync_tv
 		int rc = refuses(g, d, x, now_ns, why, len);
 		if (rc < 0)
 			return rc;
-		if (past && before_fit(d, x.i))
+		if (past && graph_edge_before_fit(d, x.i))
 			*past = 1;
 		sync_conv tmp;
 		int bridged = 0;
-		const sync_conv *c = conv_at(d, g->v[d->from].ns_per_unit, x, &tmp, &bridged);
+		const sync_conv *c = graph_edge_conv_at(d, g->v[d->from].ns_per_unit, x, &tmp, &bridged);
 		if (bridged)
 			flags |= SYNC_GRAPH_BRIDGED;
 		else if (x.i < (d->nseg ? d->c : *c).xmin || x.i > (d->nseg ? d->c : *c).xmax)
@@ -657,7 +512,7 @@ static int search(sync_graph *g, uint32_t s, uint32_t t, sync_tval x, int64_t no
 				continue;
 			sync_conv tmp;
 			int bridged = 0;
-			const sync_conv *c = conv_at(d, g->v[d->from].ns_per_unit, g->val[u], &tmp, &bridged);
+			const sync_conv *c = graph_edge_conv_at(d, g->v[d->from].ns_per_unit, g->val[u], &tmp, &bridged);
 			double ps = g->pslope[u] * c->slope;
 			double cost = g->dist[u] + sync_conv_var(c, g->val[u]) / (ps * ps);
 			if (cost < g->dist[d->to]) {

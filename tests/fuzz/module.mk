@@ -29,7 +29,7 @@ FUZZ_SRCS_share := tests/fuzz/fuzz_share.c apps/collab/sharemsg.c apps/detect/ev
 FUZZ_PKGS_share := glib-2.0
 FUZZ_SRCS_clip := tests/fuzz/fuzz_clip.c apps/collab/clipmsg.c
 FUZZ_PKGS_clip := glib-2.0
-FUZZ_SRCS_ticker := tests/fuzz/fuzz_ticker.c libsync/ticker_asm.c libsync/ticker_wire.c libsync/graph.c libsync/bridge.c libsync/conv.c \
+FUZZ_SRCS_ticker := tests/fuzz/fuzz_ticker.c libsync/ticker_asm.c libsync/ticker_wire.c libsync/graph.c libsync/graph_edge.c libsync/bridge.c libsync/conv.c \
 	libsync/clockid.c
 FUZZ_PKGS_ticker := glib-2.0 gsl
 FUZZ_SRCS_scenario := tests/fuzz/fuzz_scenario.c sim/scenario.c sim/scenario_node.c sim/outage.c sim/rng.c sim/acoustics.c \
@@ -46,7 +46,7 @@ FUZZ_PKGS_kpatch := glib-2.0
 FUZZ_SRCS_frame := tests/fuzz/fuzz_frame.c libdev/frame.c libdev/wire.c libdev/proxy_wire.c libdev/path.c libdev/netkey.c \
 	libdev/common.c
 FUZZ_PKGS_frame := glib-2.0
-FUZZ_SRCS_history := tests/fuzz/fuzz_history.c syncd/history_store.c libsync/ticker_wire.c libsync/graph.c \
+FUZZ_SRCS_history := tests/fuzz/fuzz_history.c syncd/history_store.c libsync/ticker_wire.c libsync/graph.c libsync/graph_edge.c \
 	libsync/bridge.c libsync/conv.c libsync/clockid.c
 FUZZ_PKGS_history := glib-2.0 gsl
 FUZZ_NAMES := rbs share clip ticker scenario config request kpatch frame history

@@ -26,6 +26,16 @@ static double now_s(void)
 }
 
 static FILE *csv;
+static int missed; /* aims not met: the bench fails */
+
+/* Checks one aim: prints it when missed and counts it. */
+static void aim(int met, const char *what)
+{
+	if (!met) {
+		printf("  AIM MISSED: %s\n", what);
+		missed++;
+	}
+}
 
 static void row(const char *metric, double value, const char *unit, const char *note)
 {
@@ -221,18 +231,28 @@ int main(void)
 	efficiency(64, 0.0, 2000, &ev, &es, &z);
 	row("efficiency, Gaussian, value at centre", ev, "x CRB", "n=64, 2000 seeds; aim <= 1.1");
 	row("efficiency, Gaussian, slope", es, "x CRB", "");
-	row("RMS(error / predicted s.e.), Gaussian", z, "", "1 = honest s.e.");
+	row("RMS(error / predicted s.e.), Gaussian", z, "", "1 = honest s.e.; aim 0.7-1.5");
+	aim(ev <= 1.1, "Gaussian efficiency at the centre <= 1.1x CRB");
+	aim(z >= 0.7 && z <= 1.5, "Gaussian RMS z in 0.7-1.5");
 	efficiency(64, 0.10, 2000, &ev, &es, &z);
 	row("efficiency, 10% 1 ms outliers, value", ev, "x CRB", "aim <= 1.5");
 	row("efficiency, 10% 1 ms outliers, slope", es, "x CRB", "");
-	row("RMS(error / predicted s.e.), outliers", z, "", "");
+	row("RMS(error / predicted s.e.), outliers", z, "", "aim 0.7-1.5");
+	aim(ev <= 1.5, "efficiency with 10% outliers at the centre <= 1.5x CRB");
+	aim(z >= 0.7 && z <= 1.5, "outliers RMS z in 0.7-1.5");
 	double b, rm, lb, lr;
 	envelope(300, 1000, &b, &rm, &lb, &lr);
 	row("lower envelope bias, exp 20 us, n=300", b, "ns", "1000 seeds; aim |bias| < 1000");
 	row("lower envelope RMS error, n=300", rm, "ns", "");
 	row("least squares bias, same data", lb, "ns", "= mean latency");
 	row("least squares RMS error, same data", lr, "ns", "");
-	fclose(csv);
+	aim(fabs(b) < 1000, "lower envelope |bias| < 1000 ns");
+	if (fclose(csv) != 0) {
+		perror(path);
+		return 1;
+	}
 	printf("  (csv: %s)\n", path);
-	return 0;
+	if (missed)
+		printf("  %d aim(s) missed\n", missed);
+	return missed ? 1 : 0;
 }

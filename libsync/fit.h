@@ -84,7 +84,9 @@ int sync_fit_solve(sync_fit *f, sync_conv *out, const char **why);
 /* The wander the fit has measured (docs/clocks.md §5): the diffusion q^2
  * of a random walk of the slope, (y units / x unit)^2 per x unit, from the
  * window's two halves' slopes (Allan style), a running mean over a few
- * windows; 0 while it is below 3 of its standard errors.  The solve
+ * windows; 0 while it is below 3 + 2.66 / sqrt(K) of its standard errors
+ * (K the windows pooled: 5.66 while the window has not slid, whose one
+ * estimate is chi^2_1 distributed).  The solve
  * shortens the window where this wander costs more than the noise it
  * averages, and states sync_fit_wander_stated() (in var_c at the newest
  * point and in the wander term beyond it). */

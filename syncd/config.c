@@ -24,6 +24,8 @@ static const cfg_key syncd_keys[] = {
 	K("group", CFG_STRING, "", 1, 0, group, "owner group of the devices (writers must be in it); empty = none"),
 	K("history_file", CFG_STRING, "", 1, 0, history_file,
 	  "file keeping the pairs' pieces of history across restarts of syncd, for this boot only (empty = $STATE_DIRECTORY/syncd.history under systemd, else syncd.history in the run directory; none = keep nothing: a restarted syncd converts times from before it only by its new fits, extrapolated)"),
+	K("history_write_s", CFG_DOUBLE, "30", 1, 86400, history_write_s,
+	  "least seconds between two writes of history_file while syncd runs, when pieces changed (it is written at a clean stop too; a crash loses the pieces since the last write, which the restarted syncd bridges; each write is the whole file, ~4 kB per pair: raise it on flash with many RBS neighbours)"),
 	{NULL},
 };
 static const cfg_key realtime_keys[] = {

@@ -25,6 +25,7 @@ typedef struct {
 	double history_every_s;   /* s: a piece every this much of the pair's data */
 	char *group;              /* owner group of the devices, or "" */
 	char *history_file;       /* the pieces of history kept across restarts (history_file.h; "": default, "none") */
+	double history_write_s;   /* s: least time between two writes of that file while syncd runs */
 	/* Global time steered to UTC (steer.h, docs/clocks.md "Global tracks UTC") */
 	gboolean utc_steer;        /* steer global's rate to a disciplined realtime clock on the root */
 	double steer_interval_s;   /* s between steering decisions */

@@ -18,6 +18,7 @@ struct history_file {
 	char load_note[320];   /* what the load found */
 	size_t loaded;         /* pieces restored */
 	int64_t last_check_ns; /* cpu time the pieces were last compared with the file's (INT64_MIN: never) */
+	int64_t interval_ns;   /* least time between two writes while syncd runs */
 	guint64 saved, failed;
 	char last_error[320]; /* the last write's failure, or "" */
 };
@@ -82,6 +83,7 @@ history_file *history_file_new(const char *setting, uint32_t node)
 	history_file *f = g_new0(history_file, 1);
 	f->node = node;
 	f->last_check_ns = INT64_MIN;
+	f->interval_ns = HISTORY_FILE_INTERVAL_NS;
 	g_strlcpy(f->load_note, "not read", sizeof f->load_note);
 	if (setting && !strcmp(setting, "none")) {
 		f->off_why = g_strdup("[syncd] history_file = none");
@@ -93,6 +95,12 @@ history_file *history_file_new(const char *setting, uint32_t node)
 	if (!f->path)
 		g_message("history: pieces of history are not kept across restarts: %s", f->off_why);
 	return f;
+}
+
+void history_file_set_interval(history_file *f, int64_t interval_ns)
+{
+	if (interval_ns > 0)
+		f->interval_ns = interval_ns;
 }
 
 void history_file_free(history_file *f)
@@ -257,7 +265,7 @@ gboolean history_file_tick(history_file *f, syncd_pairs *pairs, rbs_core *core, 
 {
 	if (!f->path || f->read) /* not kept, or not restored yet */
 		return FALSE;
-	if (f->last_check_ns != INT64_MIN && now_ns - f->last_check_ns < HISTORY_FILE_INTERVAL_NS)
+	if (f->last_check_ns != INT64_MIN && now_ns - f->last_check_ns < f->interval_ns)
 		return FALSE;
 	f->last_check_ns = now_ns;
 	history_store *s = collect(f, pairs, core, FALSE);

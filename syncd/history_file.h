@@ -23,7 +23,8 @@
  *
  * When: written whole and atomically (a temporary file in the same
  * directory, fsync, rename: g_file_set_contents_full, CONSISTENT |
- * DURABLE), at most every HISTORY_FILE_INTERVAL_NS while the pieces
+ * DURABLE), at most every interval_ns (history_file_set_interval;
+ * HISTORY_FILE_INTERVAL_NS unless set) while the pieces
  * changed (a piece kept, closed or expired; not a q2 that moved), and at a
  * clean stop with each pair's current fit as its newest piece (what an
  * expiry would keep).  A crash loses the data since the last piece kept:
@@ -43,7 +44,8 @@
 #include "syncd/pairs.h"
 #include "syncd/rbs_core.h"
 
-/* Least time between two writes while syncd runs, ns. */
+/* Least time between two writes while syncd runs, ns, by default
+ * (`[syncd] history_write_s`). */
 #define HISTORY_FILE_INTERVAL_NS (30LL * 1000000000LL)
 
 /* The file's name in its default directory. */
@@ -57,6 +59,9 @@ typedef struct history_file history_file;
  * fails: when there is no place or no boot id it keeps nothing, and says
  * why (history_file_describe). */
 history_file *history_file_new(const char *setting, uint32_t node);
+
+/* The least time between two writes while syncd runs, ns (> 0). */
+void history_file_set_interval(history_file *f, int64_t interval_ns);
 
 /* Free (NULL is fine).  Writes nothing: history_file_save_final first. */
 void history_file_free(history_file *f);
@@ -82,8 +87,8 @@ size_t history_file_restore_pairs(history_file *f, syncd_pairs *pairs, int64_t n
  * Returns the pieces kept. */
 size_t history_file_restore_rbs(history_file *f, rbs_core *core, int64_t now_ns);
 
-/* From the main loop (now_ns: the cpu time): when HISTORY_FILE_INTERVAL_NS
- * have passed since the last attempt, write the pieces of `pairs` and
+/* From the main loop (now_ns: the cpu time): when the interval has
+ * passed since the last attempt, write the pieces of `pairs` and
  * `core` (NULL: RBS off) if they differ from those the file holds.
  * Returns TRUE when it wrote the file. */
 gboolean history_file_tick(history_file *f, syncd_pairs *pairs, rbs_core *core, int64_t now_ns);

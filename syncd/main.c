@@ -142,6 +142,7 @@ int main(int argc, char **argv)
 	/* The pieces of history from before a restart, before any pair is
 	 * configured or fed (history_file.h). */
 	s.hfile = history_file_new(s.cfg.history_file, me);
+	history_file_set_interval(s.hfile, (int64_t)(s.cfg.history_write_s * 1e9));
 	history_file_load(s.hfile);
 	history_file_restore_pairs(s.hfile, s.pairs, sync_now(SYNC_KIND_CPU));
 	syncd_pairs_register(s.pairs, sync_clock_cpu(me), "syncd", getpid(), 0);

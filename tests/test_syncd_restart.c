@@ -403,6 +403,39 @@ START_TEST(write_failure_logged)
 }
 END_TEST
 
+/* The writes made so far ("saved=N" on sync/clocks). */
+static long saved_count(void)
+{
+	char *c = clocks();
+	const char *s = strstr(c, " saved=");
+	ck_assert_msg(s, "%s", c);
+	long n = strtol(s + 7, NULL, 10);
+	g_free(c);
+	return n;
+}
+
+/* [syncd] history_write_s: with pieces changing every second (the
+ * realtime pair's, history_every_s = 1) the file is written again and
+ * again, never twice within the interval: over E seconds at most
+ * E / interval + 1 writes (the first tick writes at once). */
+START_TEST(writes_at_most_every_history_write_s)
+{
+	enter("interval");
+	char *conf = g_strdup_printf("%s[syncd]\nhistory_write_s = 2\n", CONF);
+	GPid pid = start_syncd(conf);
+	gint64 t0 = g_get_monotonic_time();
+	long n = 0;
+	for (int i = 0; (n = saved_count()) < 3; i++) {
+		ck_assert_msg(i < 300, "%ld writes in 30 s at history_write_s = 2", n);
+		g_usleep(100000);
+	}
+	double elapsed_s = (double)(g_get_monotonic_time() - t0) * 1e-6;
+	ck_assert_msg(n <= (long)(elapsed_s / 2.0) + 1, "%ld writes in %.1f s at history_write_s = 2", n, elapsed_s);
+	stop_syncd(pid);
+	g_free(conf);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("syncd_restart");
@@ -413,6 +446,7 @@ int main(void)
 	tcase_add_test(tc, other_boot_or_node_discarded);
 	tcase_add_test(tc, none_keeps_nothing);
 	tcase_add_test(tc, write_failure_logged);
+	tcase_add_test(tc, writes_at_most_every_history_write_s);
 	suite_add_tcase(s, tc);
 	return tu_check_run(s);
 }

@@ -154,6 +154,75 @@ START_TEST(a_group_closed_too_small_is_completed)
 }
 END_TEST
 
+/* Node 4 was cut off from its start: its own timescale ran 3.2 s ahead of
+ * the field's.  Its detection of call X (field time T) was grouped at
+ * T + 3.2 s and closed too small.  When it joined the field, the other
+ * nodes' late detections of call Y, at T + 3.2 s on the field's timescale,
+ * would have completed that group — a group of two calls, whose onsets
+ * fit no position.  Timed again, node 4's detection leaves it for call
+ * X's group (late, "retimed"); call Y's detections form a group without
+ * it; a detection that converts no more (node 5's, here) leaves the
+ * grouper for the caller to hold. */
+static int shift_node4(void *ctx, det_event *e)
+{
+	if (e->node == 5)
+		return COLLAB_RETIME_LOST;
+	if (e->node != 4)
+		return COLLAB_RETIME_SAME;
+	e->global_ns -= 3200000000LL;
+	return COLLAB_RETIME_MOVED;
+}
+
+START_TEST(retimed_after_joining_another_timescale)
+{
+	const int64_t hold = 700000000, T = 1000000000000LL, off = 3200000000LL;
+	collab_grouper *g = collab_grouper_new(124000000, 20000000, hold);
+	collab_grouper_keep(g, 3, 30000000000LL, 1024);
+	det_event d4 = ev(4, 16, T + 27000000 + off, 3), d5 = ev(5, 9, T + 90000000000LL, 3);
+	ck_assert_int_eq(collab_grouper_add(g, &d4, 0), 0);
+	ck_assert_int_eq(collab_grouper_add(g, &d5, 0), 0);
+	GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)collab_group_free);
+	ck_assert_uint_eq(collab_grouper_poll(g, hold, out), 2); /* both too small: remembered */
+	ck_assert_uint_eq(collab_grouper_kept(g), 2);
+	/* Call X's detections from the field, on time, before the retiming:
+	 * a group of their own (node 4's is 3.2 s away). */
+	det_event x1 = ev(1, 100, T, 3), x2 = ev(2, 200, T + 40000000, 3);
+	ck_assert_int_eq(collab_grouper_add(g, &x1, hold + 1), 0);
+	ck_assert_int_eq(collab_grouper_add(g, &x2, hold + 1), 1);
+	GArray *lost = g_array_new(FALSE, FALSE, sizeof(det_event));
+	ck_assert_uint_eq(collab_grouper_retime(g, shift_node4, NULL, hold + 2, COLLAB_LATE_RETIMED, lost), 1);
+	ck_assert_uint_eq(lost->len, 1);
+	ck_assert_uint_eq(g_array_index(lost, det_event, 0).node, 5);
+	ck_assert_int_eq(g_array_index(lost, det_event, 0).global_ns, d5.global_ns); /* as it was */
+	ck_assert_uint_eq(collab_grouper_kept(g), 0);                                /* both small groups emptied and dropped */
+	ck_assert_uint_eq(collab_grouper_open(g), 1);                                /* node 4 joined call X's open group */
+	/* Call Y's late detections at node 4's old time: a group without it. */
+	det_event y1 = ev(1, 101, T + off, 3), y2 = ev(2, 201, T + off + 30000000, 3);
+	ck_assert_int_eq(collab_grouper_add_late(g, &y1, hold + 3, COLLAB_LATE_RESENT), COLLAB_LATE_OPENED);
+	ck_assert_int_eq(collab_grouper_add_late(g, &y2, hold + 3, COLLAB_LATE_RESENT), COLLAB_LATE_JOINED);
+	g_ptr_array_set_size(out, 0);
+	ck_assert_uint_eq(collab_grouper_poll(g, 2 * hold + 3, out), 2);
+	collab_group *gx = g_ptr_array_index(out, 0), *gy = g_ptr_array_index(out, 1);
+	if (gx->first_ns != T) {
+		collab_group *t = gx;
+		gx = gy;
+		gy = t;
+	}
+	ck_assert_uint_eq(gx->dets->len, 3);
+	ck_assert_int_eq(gx->first_ns, T);
+	ck_assert_uint_eq(gx->late & COLLAB_LATE_RETIMED, COLLAB_LATE_RETIMED);
+	ck_assert_uint_eq(g_array_index(gx->dets, det_event, 1).node, 4); /* T + 27 ms, between 1 and 2 */
+	ck_assert_uint_eq(gy->dets->len, 2);
+	for (guint i = 0; i < gy->dets->len; i++)
+		ck_assert_uint_ne(g_array_index(gy->dets, det_event, i).node, 4);
+	/* A second retiming finds nothing more to move. */
+	ck_assert_uint_eq(collab_grouper_retime(g, shift_node4, NULL, 2 * hold + 4, COLLAB_LATE_RETIMED, NULL), 0);
+	g_array_free(lost, TRUE);
+	g_ptr_array_free(out, TRUE);
+	collab_grouper_free(g);
+}
+END_TEST
+
 /* One synthetic world for the TDOA solve: five microphones over 30 m, a
  * chirp at a known point; each clip starts at its own global time T_j (not
  * aligned) pre_s before the call reaches it and lasts clip_s, its sound card
@@ -613,6 +682,12 @@ START_TEST(result_json)
 	g_string_truncate(s, 0);
 	collab_result_json(&r, s);
 	ck_assert_uint_eq(collab_json_late(s->str), COLLAB_LATE_HELD);
+	/* timed again after joining another timescale: named and read back */
+	r.late = COLLAB_LATE_RETIMED;
+	g_string_truncate(s, 0);
+	collab_result_json(&r, s);
+	ck_assert(strstr(s->str, "\"late_why\":[\"retimed\"]"));
+	ck_assert_uint_eq(collab_json_late(s->str), COLLAB_LATE_RETIMED);
 	/* an older collab's late result (no late_why) was a catch-up */
 	ck_assert_uint_eq(collab_json_late("{\"late\":true}"), COLLAB_LATE_RESENT);
 	ck_assert_uint_eq(collab_json_late("{\"late\":true,\"late_why\":[3,null]}"), 0);
@@ -627,6 +702,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, grouping_and_reporter);
 	tcase_add_test(tc, a_group_closed_too_small_is_completed);
+	tcase_add_test(tc, retimed_after_joining_another_timescale);
 	tcase_add_test(tc, tdoa_from_clips);
 	tcase_add_test(tc, emission_outvotes_a_ghost_onset);
 	tcase_add_test(tc, tdoa_skewed_cards_late_call);

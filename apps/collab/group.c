@@ -431,6 +431,58 @@ guint collab_grouper_poll(collab_grouper *g, int64_t now_ns, GPtrArray *out)
 	return n;
 }
 
+/* The detections of gr that fn moves or loses leave it, appended to moved
+ * or lost (may be NULL); gr keeps its order and its earliest onset. */
+static void retime_group(collab_group *gr, collab_retime_fn fn, void *ctx, GArray *moved, GArray *lost)
+{
+	for (guint k = 0; k < gr->dets->len;) {
+		det_event e = g_array_index(gr->dets, det_event, k);
+		int rc = fn(ctx, &e);
+		if (rc == COLLAB_RETIME_SAME) {
+			k++;
+			continue;
+		}
+		if (rc == COLLAB_RETIME_MOVED)
+			g_array_append_val(moved, e);
+		else if (lost)
+			g_array_append_val(lost, g_array_index(gr->dets, det_event, k));
+		g_array_remove_index(gr->dets, k);
+	}
+	if (gr->dets->len)
+		gr->first_ns = g_array_index(gr->dets, det_event, 0).global_ns;
+}
+
+guint collab_grouper_retime(collab_grouper *g, collab_retime_fn fn, void *ctx, int64_t now_ns, guint why,
+			    GArray *lost)
+{
+	GArray *moved = g_array_new(FALSE, FALSE, sizeof(det_event));
+	for (guint i = 0; i < g->open->len;) {
+		collab_group *gr = g_ptr_array_index(g->open, i);
+		retime_group(gr, fn, ctx, moved, lost);
+		if (gr->dets->len)
+			i++;
+		else
+			g_ptr_array_remove_index(g->open, i);
+	}
+	for (GList *l = g->history.head; l;) {
+		GList *next = l->next;
+		kept *k = l->data;
+		retime_group(k->gr, fn, ctx, moved, lost);
+		if (!k->gr->dets->len) {
+			g_queue_delete_link(&g->history, l);
+			kept_free(k);
+		}
+		l = next;
+	}
+	/* Only once every group holds times on one timescale: a detection
+	 * moved must not rejoin a group of the old one. */
+	for (guint i = 0; i < moved->len; i++)
+		collab_grouper_add_late(g, &g_array_index(moved, det_event, i), now_ns, why);
+	guint n = moved->len;
+	g_array_free(moved, TRUE);
+	return n;
+}
+
 guint64 collab_grouper_merged(const collab_grouper *g)
 {
 	return g->merged;

@@ -83,6 +83,26 @@ enum {
  * held, open or closed). */
 int collab_grouper_add_late(collab_grouper *g, const det_event *e, int64_t now_ns, guint why);
 
+/* What a collab_retime_fn found for one detection (collab_grouper_retime). */
+enum {
+	COLLAB_RETIME_LOST = -1, /* its onset converts to global no more: out of the grouper */
+	COLLAB_RETIME_SAME = 0,  /* its global time stands */
+	COLLAB_RETIME_MOVED = 1, /* *e has its new global time (and s.e.) */
+};
+/* Re-converts detection e's onset to global now; returns COLLAB_RETIME_*. */
+typedef int (*collab_retime_fn)(void *ctx, det_event *e);
+/* After the caller's global timescale changed (its node joined another
+ * root's: a node cut off from its start, the losing side of a partition),
+ * the detections already grouped carry times on the old one, seconds from
+ * the new: a late detection on the new one would join a group of another
+ * call.  Every detection in an open group and in a remembered small group
+ * is offered to fn: MOVED ones leave their group and are added again as
+ * late detections (late bits `why`) on their new time, LOST ones leave it
+ * and are appended to `lost` (det_event, as they were; may be NULL), and a
+ * group left empty is dropped.  Located groups' records stay (their calls
+ * were answered on the timescale of the time).  Returns how many moved. */
+guint collab_grouper_retime(collab_grouper *g, collab_retime_fn fn, void *ctx, int64_t now_ns, guint why,
+			    GArray *lost);
 /* Closed groups remembered. */
 guint collab_grouper_kept(const collab_grouper *g);
 

@@ -28,12 +28,12 @@
 #include "apps/collab/nodes.h"
 #include "apps/collab/result.h"
 #include "apps/collab/resume.h"
+#include "apps/collab/retime.h"
 #include "apps/collab/share.h"
 #include "apps/collab/solve.h"
 #include "apps/collab/sharemsg.h"
 #include "apps/collab/tdoa.h"
 #include "apps/collab/warmup.h"
-#include "apps/detect/onset_time.h"
 #include "apps/dsp/air.h"
 #include "apps/dsp/xcorr.h"
 #include "libcfg/cfg.h"
@@ -43,6 +43,7 @@
 #include "libdev/netkey.h"
 #include "libsync/client.h"
 #include "libsync/now.h"
+#include "libsync/ticker_wire.h"
 #include "syncd/rxfilter_load.h"
 
 
@@ -52,6 +53,7 @@ typedef struct {
 	collab_nodes *nodes;
 	double c_m_s, c_sd_m_s; /* speed of sound and its uncertainty, m/s */
 	sync_client *clocks;
+	collab_retimer rt; /* clocks, this node and queue_s, for timing detections again (retime.h) */
 	dev_packet_sub *local;
 	dev_packet *events;
 	dev_status *status;
@@ -70,8 +72,11 @@ typedef struct {
 	guint64 unknown_nodes; /* shared detections from nodes not in the nodes file */
 	guint64 local_dets, groups, small_groups, not_mine, located, failed, seq;
 	guint64 late_dets, late_reopened, late_kept, late_located;
-	guint64 clip_retries; /* groups solved again because a node could not serve its clip yet */
-	GList *retrying;      /* jobs waiting to be solved again (job *) */
+	guint64 clip_retries;  /* groups solved again because a node could not serve its clip yet */
+	uint32_t root;         /* global's root as libsync last reported it (SYNC_TICKER_NO_ROOT: none yet) */
+	int64_t regroup_until; /* cpu ns until which grouped detections are timed again (0: not) */
+	guint64 retimed;       /* detections moved to the timescale this node joined */
+	GList *retrying;       /* jobs waiting to be solved again (job *) */
 	double last_latency_s;
 	collab_result recent[16]; /* the last ok results, for duplicates */
 	guint n_recent;
@@ -159,6 +164,10 @@ static void on_local(void *user, const char *msg, size_t len, uint32_t dropped, 
 			if (d->held && isfinite(e.cpu_se_ns))
 				collab_held_add(d->held, &e);
 		} else {
+			/* detect timed it with the fits of its moment: one made
+			 * just before this node joined another root's timescale
+			 * carries the old one. */
+			d->retimed += collab_retime_local(&d->rt, &e);
 			take_local(d, &e, late);
 		}
 	}
@@ -330,12 +339,50 @@ static gboolean publish_idle(gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
+/* Once a second, and at once when the root libsync reports changes from
+ * one node to another: while REGROUP_S have not passed since the change,
+ * the grouped detections are timed again (regroup_det; a detection detect
+ * timed just before the change may come a little after it).  A root that
+ * continued the old one's timescale (it died) moves nothing. */
+#define REGROUP_S 10
+static void check_timescale(collabd *d)
+{
+	uint32_t node, root;
+	sync_client_info(d->clocks, &node, &root);
+	int64_t now = sync_now(SYNC_KIND_CPU);
+	gboolean changed = FALSE;
+	if (root != SYNC_TICKER_NO_ROOT && root != d->root) {
+		changed = d->root != SYNC_TICKER_NO_ROOT; /* the first root known changes nothing */
+		if (changed) {
+			g_message("collab: global's root is node%u (was node%u): timing the grouped detections again",
+				  root, d->root);
+			d->regroup_until = now + (int64_t)REGROUP_S * 1000000000;
+		}
+		d->root = root;
+	}
+	if (!d->regroup_until || (!changed && d->polls % 10))
+		return;
+	if (now > d->regroup_until)
+		d->regroup_until = 0;
+	GArray *lost = g_array_new(FALSE, FALSE, sizeof(det_event));
+	d->retimed += collab_grouper_retime(d->grouper, collab_retime_grouped, &d->rt, now, COLLAB_LATE_RETIMED, lost);
+	for (guint i = 0; i < lost->len; i++) {
+		det_event *e = &g_array_index(lost, det_event, i);
+		e->has_global = FALSE;
+		if (d->held && isfinite(e->cpu_se_ns))
+			collab_held_add(d->held, e);
+	}
+	g_array_free(lost, TRUE);
+}
+
 static gboolean on_poll(gpointer data)
 {
 	collabd *d = data;
 	GPtrArray *closed = g_ptr_array_new();
-	if (d->held && ++d->polls % 10 == 0)
+	d->polls++;
+	if (d->held && d->polls % 10 == 0)
 		retry_held(d); /* every second */
+	check_timescale(d);
 	collab_grouper_poll(d->grouper, sync_now(SYNC_KIND_CPU), closed);
 	for (guint i = 0; i < closed->len; i++) {
 		collab_group *gr = g_ptr_array_index(closed, i);
@@ -369,36 +416,6 @@ static gboolean on_poll(gpointer data)
 	return G_SOURCE_CONTINUE;
 }
 
-/* collab_share_cfg.retime: a detection resent after an outage (a peer
- * missed it) is timed again when its onset now converts across that
- * outage (the pair histories syncd publishes, libsync/bridge.h): what it
- * carried was the time this node's conversions gave while cut off (aged,
- * or its own continued timescale), the bridge is the field's.  An onset
- * before every fit to the field by more than the graph's tolerance (a
- * node cut off from its very start: nothing before the outage to bridge
- * from) is timed by the fits after it extrapolated back, as far as
- * detections are queued (queue_s), with the variance that grows. */
-static gboolean retime_det(void *ctx, det_event *e)
-{
-	collabd *d = ctx;
-	int64_t g;
-	double se;
-	uint32_t flags;
-	char why[200];
-	int rc = det_onset_time_flags(d->clocks, e, sync_clock_global(), &g, &se, &flags, why, sizeof why);
-	if (rc == -ERANGE)
-		rc = det_onset_time_past(d->clocks, e, sync_clock_global(), (int64_t)(d->cfg.queue_s * 1e9), &g, &se,
-					 &flags, why, sizeof why);
-	else if (rc == 0 && !(flags & SYNC_GRAPH_BRIDGED))
-		return FALSE;
-	if (rc < 0)
-		return FALSE;
-	e->global_ns = g;
-	e->global_se_ns = se;
-	e->has_global = TRUE;
-	return TRUE;
-}
-
 /* collab_share_cfg.now_cpu: this node's cpu clock (chorus-sim's virtual
  * one in simulation), the clock of det_event.cpu_ns. */
 static int64_t now_cpu(void *ctx)
@@ -428,8 +445,8 @@ static int status_text(void *user, GString *out)
 	g_string_append_printf(out, "groups closed=%" G_GUINT64_FORMAT " open=%u reported_elsewhere=%" G_GUINT64_FORMAT " too_small=%" G_GUINT64_FORMAT " located=%" G_GUINT64_FORMAT " failed=%" G_GUINT64_FORMAT " clip_retries=%" G_GUINT64_FORMAT " retrying=%u\n",
 			       d->groups, collab_grouper_open(d->grouper), d->not_mine, d->small_groups, d->located, d->failed,
 			       d->clip_retries, g_list_length(d->retrying));
-	g_string_append_printf(out, "duplicates=%" G_GUINT64_FORMAT " regrouped=%" G_GUINT64_FORMAT "\n", d->duplicates,
-			       collab_grouper_merged(d->grouper));
+	g_string_append_printf(out, "duplicates=%" G_GUINT64_FORMAT " regrouped=%" G_GUINT64_FORMAT " retimed=%" G_GUINT64_FORMAT "\n",
+			       d->duplicates, collab_grouper_merged(d->grouper), d->retimed);
 	uint64_t cb = 0, cn = 0;
 	if (d->local)
 		dev_packet_sub_cursor(d->local, &cb, &cn);
@@ -511,6 +528,7 @@ int main(int argc, char **argv)
 	collabd d = {0};
 	d.jsonl = -1;
 	d.last_latency_s = NAN;
+	d.root = SYNC_TICKER_NO_ROOT;
 	const char *env = getenv("CHORUS_NODE");
 	if (!cfg_defaults(collab_cfg_table, &d.cfg, &err) ||
 	    (env && *env && !cfg_set(collab_cfg_table, &d.cfg, "collab", "node", env, "environment CHORUS_NODE: ", &err)) ||
@@ -632,9 +650,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "collab: %s\n", err->message);
 		return 1;
 	}
+	d.rt.node = (uint32_t)d.cfg.node;
+	d.rt.reach_ns = (int64_t)(d.cfg.queue_s * 1e9);
 	collab_share_cfg scfg = {(uint32_t)d.cfg.node, d.cfg.share_address, (int)d.cfg.share_port, d.key, d.klen, boot,
 				 (uint32_t)d.cfg.max_peers, d.filter ? peer_reachable : NULL, d.filter, d.outbox,
-				 (uint32_t)d.cfg.queue_max, (guint)d.cfg.catchup_ms, (guint)d.cfg.resend_per_s, retime_det, &d, now_cpu, NULL};
+				 (uint32_t)d.cfg.queue_max, (guint)d.cfg.catchup_ms, (guint)d.cfg.resend_per_s, collab_retime_resent, &d.rt, now_cpu, NULL};
 	clip_server_cfg ccfg = {(uint32_t)d.cfg.node, (int)d.cfg.device, port, d.cfg.clip_bind, d.key, d.klen,
 				(unsigned)d.cfg.clip_max_conn, (int64_t)(d.cfg.queue_s * 1e9)};
 	/* Resume detect/events after the last detection the previous run
@@ -664,6 +684,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "collab: %s\n", err->message);
 		rc = 1;
 	} else {
+		d.rt.clocks = d.clocks;
 		g_timeout_add(100, on_poll, &d);
 		g_unix_signal_add(SIGINT, on_signal, loop);
 		g_unix_signal_add(SIGTERM, on_signal, loop);

@@ -165,6 +165,8 @@ void collab_result_json(const collab_result *r, GString *o)
 			json_builder_add_string_value(b, "caught_up");
 		if (r->late & COLLAB_LATE_HELD)
 			json_builder_add_string_value(b, "held");
+		if (r->late & COLLAB_LATE_RETIMED)
+			json_builder_add_string_value(b, "retimed");
 		json_builder_end_array(b);
 	}
 	json_builder_set_member_name(b, "t_cpu_ns");
@@ -268,8 +270,10 @@ guint collab_json_late(const char *line)
 				const char *s = JSON_NODE_HOLDS_VALUE(e) && json_node_get_value_type(e) == G_TYPE_STRING
 							? json_node_get_string(e)
 							: NULL;
-				why |= !g_strcmp0(s, "caught_up") ? COLLAB_LATE_RESENT : !g_strcmp0(s, "held") ? COLLAB_LATE_HELD
-													       : 0;
+				why |= !g_strcmp0(s, "caught_up") ? COLLAB_LATE_RESENT
+				       : !g_strcmp0(s, "held")    ? COLLAB_LATE_HELD
+				       : !g_strcmp0(s, "retimed") ? COLLAB_LATE_RETIMED
+								  : 0;
 			}
 		} else {
 			why = COLLAB_LATE_RESENT;

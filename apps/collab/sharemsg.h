@@ -43,6 +43,10 @@
 #define COLLAB_LATE_RESENT 1u /* caught up: resent to a node that could not hear it first */
 #define COLLAB_LATE_HELD 2u   /* held until its onset converted to global time (held.h) */
 #define COLLAB_LATE_ALL (COLLAB_LATE_RESENT | COLLAB_LATE_HELD)
+/* Local to a node's groups, never on the wire (not in COLLAB_LATE_ALL): a
+ * detection timed again after the node joined another root's timescale
+ * (group.h collab_grouper_retime). */
+#define COLLAB_LATE_RETIMED 4u
 
 typedef enum { COLLAB_MSG_DET = 1,
 	       COLLAB_MSG_HAVE = 2,

@@ -347,14 +347,20 @@ static void handle(syncd_rbs *r, const uint8_t *buf, size_t len, int64_t host_rt
 		ha->at_ns = now_ns;
 	}
 	rbs_core_touch(r->core, p.sender, now_ns);
+	rbs_core_boot(r->core, p.sender, p.boot, now_ns);
 	rbs_mesh_heard(r->mesh, p.sender, now_ns);
 	switch (p.type) {
 	case RBS_BEACON:
 		rbs_core_heard(r->core, p.sender, p.seq, t, now_ns);
 		break;
-	case RBS_REPORT:
+	case RBS_REPORT: {
+		guint64 restarts = rbs_core_restarts(r->core);
 		if (rbs_core_report(r->core, p.sender, p.rx, p.n_rx, now_ns) > 0)
 			syncd_notify_call(&r->on_change, SYNCD_CHANGED);
+		if (rbs_core_restarts(r->core) != restarts)
+			g_message("rbs: node%u started again (boot %" G_GUINT64_FORMAT ") with its cpu clock started again "
+				  "(a reboot): the pair is fitted afresh, its old fit kept as a piece of history",
+				  p.sender, p.boot);
 		rbs_paths_verdict v;
 		if (rbs_core_path_alarm(r->core, p.sender, &v))
 			g_warning("rbs: pair with node%u: beacons of node%u give %+.3f us against the other %u sender(s)' "
@@ -362,6 +368,7 @@ static void handle(syncd_rbs *r, const uint8_t *buf, size_t len, int64_t host_rt
 				  "has the pair's paths line",
 				  p.sender, v.sender, v.offset_ns * 1e-3, v.senders - 1, v.z, v.sender);
 		break;
+	}
 	case RBS_ADVERT:
 		rbs_core_advertised(r->core, p.sender, p.nodes, p.n_nodes, now_ns);
 		if (rbs_mesh_merge(r->mesh, &p, now_ns) > 0)

@@ -4,6 +4,9 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_statistics_double.h>
 
 #include "syncd/history.h"
 #include "syncd/rbs_history.h"
@@ -38,6 +41,8 @@ typedef struct {
 	rbs_paths_verdict path;       /* the last comparison */
 	gboolean path_onset;          /* path began to disagree and rbs_core_path_alarm has not said so */
 	guint64 path_alarms;          /* times it began to */
+	uint64_t boot;                /* its boot number (0: none seen) */
+	gboolean boot_check;          /* its boot number grew: does its clock go on? (check_restart) */
 } peer_rec;
 
 struct rbs_core {
@@ -47,6 +52,7 @@ struct rbs_core {
 	GHashTable *peers; /* node -> peer_rec* */
 	guint64 gen;
 	guint64 path_alarms;
+	guint64 restarts;  /* peers whose cpu clock restarted (rbs_core_boot) */
 	rbs_history *hist; /* fits from before outages */
 };
 
@@ -164,6 +170,8 @@ size_t rbs_core_recent(const rbs_core *c, int64_t since_ns, rbs_reception *out, 
 	return k;
 }
 
+static fit_rec *chosen(rbs_core *c, peer_rec *p);
+
 static peer_rec *get_peer(rbs_core *c, uint32_t node, int64_t now_ns)
 {
 	peer_rec *p = g_hash_table_lookup(c->peers, GUINT_TO_POINTER(node));
@@ -196,6 +204,80 @@ gboolean rbs_core_path_alarm(rbs_core *c, uint32_t peer, rbs_paths_verdict *v)
 guint64 rbs_core_path_alarms(const rbs_core *c)
 {
 	return c->path_alarms;
+}
+
+void rbs_core_boot(rbs_core *c, uint32_t peer, uint64_t boot, int64_t now_ns)
+{
+	if (peer == c->cfg.self)
+		return;
+	peer_rec *p = get_peer(c, peer, now_ns);
+	if (p->boot && boot > p->boot)
+		p->boot_check = TRUE;
+	if (boot > p->boot)
+		p->boot = boot;
+}
+
+guint64 rbs_core_restarts(const rbs_core *c)
+{
+	return c->restarts;
+}
+
+/* A fit that starts again from no observations. */
+static void fit_restart(fit_rec *f)
+{
+	sync_fit_reset(f->fit);
+	f->last_x = INT64_MIN;
+	f->n_obs = 0;
+	f->dirty = FALSE;
+	f->have = FALSE;
+	f->err = NULL;
+}
+
+/* The new observations (x beyond the fit's newest) a restarted peer's
+ * clock must meet: at least this many, their median residual against the
+ * pair's fit within this many s.e. of the prediction and the fit's rms
+ * combined. */
+#define RESTART_MIN_OBS 3
+#define RESTART_SE 5.0
+
+/* Peer p started again with a larger boot number: its syncd did, and its
+ * cpu clock (CLOCK_MONOTONIC_RAW) did too when it rebooted, or went on
+ * when only the service restarted.  Its first RESTART_MIN_OBS new
+ * observations (o[0..n)) tell: a median residual beyond RESTART_SE s.e.
+ * is a clock that started again, whose old line would stand for it until
+ * the window's majority were new (its new observations rejected as
+ * outliers meanwhile): the old fit becomes a piece of the pair's history
+ * (the graph bridges no step: libsync/bridge.h) and the pair is fitted
+ * afresh.  Uses the scratch r[0..n). */
+static void check_restart(rbs_core *c, peer_rec *p, const obs *o, size_t n, double *r)
+{
+	fit_rec *f = chosen(c, p);
+	if (!f) {
+		p->boot_check = FALSE; /* nothing fitted to the old clock */
+		return;
+	}
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (o[i].x <= f->last_x)
+			continue;
+		sync_tval x = sync_tval_of(o[i].x), y = sync_conv_apply(&f->conv, x);
+		double se = sqrt(sync_conv_var(&f->conv, x) + f->conv.rms * f->conv.rms);
+		r[m++] = ((double)(o[i].y - y.i) - y.f) / se;
+	}
+	if (m < RESTART_MIN_OBS)
+		return; /* wait for more */
+	p->boot_check = FALSE;
+	if (fabs(gsl_stats_median(r, 1, m)) <= RESTART_SE)
+		return;
+	rbs_history_close(c->hist, p->node, &f->conv, sync_fit_wander_bound(f->fit));
+	fit_restart(&p->rbs);
+	fit_restart(&p->sr);
+	p->sr_self_x = p->sr_peer_x = INT64_MIN;
+	rbs_paths_free(p->paths);
+	p->paths = rbs_paths_new(c->cfg.peer_timeout_ns);
+	p->path.flagged = FALSE;
+	c->restarts++;
+	c->gen++;
 }
 
 void rbs_core_touch(rbs_core *c, uint32_t peer, int64_t now_ns)
@@ -257,6 +339,15 @@ int rbs_core_report(rbs_core *c, uint32_t peer, const rbs_reception *rx, size_t 
 			}
 		}
 	}
+	if (p->boot_check) {
+		obs *all = g_new(obs, nr + ns + 1);
+		double *r = g_new(double, nr + ns + 1);
+		memcpy(all, ro, nr * sizeof *all);
+		memcpy(all + nr, so, ns * sizeof *all);
+		check_restart(c, p, all, nr + ns, r);
+		g_free(all);
+		g_free(r);
+	}
 	int added = feed(&p->rbs, ro, nr) + feed(&p->sr, so, ns);
 	gboolean was = p->path.flagged;
 	p->path = rbs_paths_check(p->paths, c->cfg.path_tolerance_ns, now_ns);
@@ -271,8 +362,6 @@ int rbs_core_report(rbs_core *c, uint32_t peer, const rbs_reception *rx, size_t 
 		c->gen++;
 	return added;
 }
-
-static fit_rec *chosen(rbs_core *c, peer_rec *p);
 
 guint rbs_core_expire(rbs_core *c, int64_t now_ns)
 {
@@ -522,8 +611,8 @@ guint64 rbs_core_generation(const rbs_core *c)
 void rbs_core_describe(rbs_core *c, int64_t now_ns, GString *out)
 {
 	GPtrArray *a = sorted_peers(c);
-	g_string_append_printf(out, "peers: %u (receptions held: %u) path_alarms=%" G_GUINT64_FORMAT "\n", a->len,
-			       g_queue_get_length(&c->rxq), c->path_alarms);
+	g_string_append_printf(out, "peers: %u (receptions held: %u) path_alarms=%" G_GUINT64_FORMAT " clock_restarts=%" G_GUINT64_FORMAT "\n",
+			       a->len, g_queue_get_length(&c->rxq), c->path_alarms, c->restarts);
 	for (guint i = 0; i < a->len; i++) {
 		peer_rec *p = g_ptr_array_index(a, i);
 		fit_rec *f = chosen(c, p);

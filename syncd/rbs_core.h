@@ -78,6 +78,19 @@ gboolean rbs_core_path_alarm(rbs_core *c, uint32_t peer, rbs_paths_verdict *v);
 /* Times a pair's beacon senders began to disagree, over all peers. */
 guint64 rbs_core_path_alarms(const rbs_core *c);
 
+/* A packet from `peer` carried boot number `boot` (rbs_wire.h: larger at
+ * every start of its syncd).  When it grows, the peer's next report tells
+ * whether its cpu clock started again with it (a reboot) or went on (a
+ * restart of syncd alone): the median residual of its first 3 new
+ * observations beyond 5 s.e. of the pair's fit is a restarted clock, and
+ * the pair's fit becomes a piece of its history and starts afresh
+ * (counted: rbs_core_restarts), instead of standing for the new clock
+ * while the window still holds the old one's observations. */
+void rbs_core_boot(rbs_core *c, uint32_t peer, uint64_t boot, int64_t now_ns);
+
+/* Peers whose cpu clock was found to have started again (rbs_core_boot). */
+guint64 rbs_core_restarts(const rbs_core *c);
+
 /* Any packet from `peer` at `now_ns`: it is alive. */
 void rbs_core_touch(rbs_core *c, uint32_t peer, int64_t now_ns);
 

@@ -405,6 +405,91 @@ END_TEST
 /* The store alone: bounded pieces per peer (the oldest go), an overlapping
  * fit replaces the piece it overlaps, old pieces expire, entries stop at
  * the current fit's data. */
+/* Node 2 reboots 60 s into a field: its cpu clock (CLOCK_MONOTONIC_RAW)
+ * starts again from a few seconds, and its syncd from a larger boot number
+ * (rbs_core_boot).  Every conversion cpu1 -> cpu2 published after it is
+ * absent or honest at the newest beacon (within 5 of its s.e.) — the old
+ * line, fitted to a clock that no longer runs, never stands for the new
+ * one while the window still holds its observations — and the old fit is
+ * a piece of the pair's history.  A restart of syncd alone (a new boot
+ * number, the clock going on) keeps the pair's fit. */
+static void run_reboot(guint32 seed, gboolean clock_restarts, int *published_after, int *worst_z100, uint64_t *obs_end)
+{
+	GRand *g = g_rand_new_with_seed(seed);
+	clk c1 = {g_rand_double_range(g, -1e-4, 1e-4), 3000000000LL};
+	clk c2 = {g_rand_double_range(g, -1e-4, 1e-4), 900000000000LL};
+	rbs_core_cfg cfg = {.self = 1, .window = 64, .reject_k = 3.5, .wander = 1e-7, .hold_ns = 10000000000LL, .peer_timeout_ns = 5000000000LL, .min_rbs = 8, .history_ns = 3600000000000LL, .history_pieces = 8, .history_peers = 8};
+	const char *why = NULL;
+	rbs_core *me = rbs_core_new(&cfg, &why);
+	ck_assert_ptr_nonnull(me);
+	GArray *rep = g_array_new(FALSE, FALSE, sizeof(rbs_reception));
+	GArray *e = g_array_new(FALSE, FALSE, sizeof(sync_ticker_entry));
+	int64_t t = 1000000000000LL, now = 0;
+	uint64_t boot = 7;
+	*published_after = 0;
+	*worst_z100 = 0;
+	rbs_core_boot(me, 2, boot, 0);
+	for (int j = 0; j < 600; j++) {
+		t += 200000000;
+		if (j == 300) {
+			/* 60 s in: node 2 is down for 20 s and comes back. */
+			t += 20000000000LL;
+			boot++;
+			if (clock_restarts)
+				c2.offset_ns = 4000000000LL - t - (int64_t)llround((double)t * c2.skew);
+			g_array_set_size(rep, 0);
+		}
+		int64_t a = cpu_at(&c1, t) + (int64_t)gauss(g, SIGMA);
+		int64_t b = cpu_at(&c2, t) + (int64_t)gauss(g, SIGMA);
+		now = cpu_at(&c1, t) + 1000000;
+		rbs_core_heard(me, 3, (uint32_t)j, a, now);
+		rbs_reception x = {3, (uint32_t)j, b};
+		g_array_append_val(rep, x);
+		if (j % 5 != 4)
+			continue;
+		rbs_core_boot(me, 2, boot, now);
+		rbs_core_report(me, 2, (rbs_reception *)(void *)rep->data, rep->len, now);
+		if (rep->len > 3)
+			g_array_remove_range(rep, 0, rep->len - 3);
+		g_array_set_size(e, 0);
+		if (j < 300 || !rbs_core_entries(me, e))
+			continue;
+		sync_conv *cv = &g_array_index(e, sync_ticker_entry, 0).conv;
+		int64_t tx = cpu_at(&c1, t), ty = cpu_at(&c2, t);
+		sync_tval y = sync_conv_apply(cv, sync_tval_of(tx));
+		double z = fabs(((double)(y.i - ty) + y.f) / sqrt(sync_conv_var(cv, sync_tval_of(tx))));
+		(*published_after)++;
+		if (z > *worst_z100 / 100.0)
+			*worst_z100 = (int)fmin(z * 100.0, 1e9);
+	}
+	*obs_end = rbs_core_restarts(me);
+	GArray *h = g_array_new(FALSE, FALSE, sizeof(sync_ticker_entry));
+	size_t pieces = rbs_core_history_entries(me, h);
+	if (clock_restarts)
+		ck_assert_msg(pieces >= 1, "seed %u: the old fit kept no piece of history", seed);
+	g_array_free(h, TRUE);
+	g_array_free(e, TRUE);
+	g_array_free(rep, TRUE);
+	rbs_core_free(me);
+	g_rand_free(g);
+}
+
+START_TEST(test_peer_reboot)
+{
+	for (guint32 seed = 1; seed <= 20; seed++) {
+		int n, z100;
+		uint64_t restarts;
+		run_reboot(seed, TRUE, &n, &z100, &restarts);
+		ck_assert_msg(z100 < 500, "seed %u: a conversion to the rebooted peer %.1f s.e. off", seed, z100 / 100.0);
+		ck_assert_msg(n >= 40, "seed %u: %d conversions published in the 60 s after the reboot", seed, n);
+		ck_assert_uint_eq(restarts, 1);
+		run_reboot(seed, FALSE, &n, &z100, &restarts);
+		ck_assert_msg(z100 < 500, "seed %u: syncd restarted, %.1f s.e. off", seed, z100 / 100.0);
+		ck_assert_uint_eq(restarts, 0);
+	}
+}
+END_TEST
+
 START_TEST(test_history_store)
 {
 	rbs_history *h = rbs_history_new(2, 1, 100, 0);
@@ -521,6 +606,7 @@ int main(void)
 	tcase_add_test(tc, test_mesh_ages_and_root);
 	tcase_add_test(tc, test_history_across_outage);
 	tcase_add_test(tc, test_history_store);
+	tcase_add_test(tc, test_peer_reboot);
 	tcase_add_test(tc, test_alone_pair_uses_sender_receiver);
 	suite_add_tcase(s, tc);
 	return tu_check_run(s);

@@ -11,6 +11,7 @@
 #include "syncd/commands.h"
 #include "syncd/conversions.h"
 #include "syncd/devices.h"
+#include "syncd/rtstep.h"
 #include "syncd/ticker_store.h"
 
 /* The ticker: every conversion, plus global <-> root cpu (new array, *n). */
@@ -108,6 +109,11 @@ static int clocks_text(void *user, GString *out)
 	if (s->hfile)
 		history_file_describe(s->hfile, out);
 	syncd_root_describe_utc(s->root, out);
+	if (s->rtstep)
+		g_string_append_printf(out, "realtime steps=%" G_GUINT64_FORMAT " (each starts the realtime<->cpu pair afresh)\n",
+				       rtstep_count(s->rtstep));
+	else
+		g_string_append_printf(out, "realtime steps not watched: %s\n", s->rtstep_off);
 	g_string_append_printf(out, "commands: %" G_GUINT64_FORMAT " served, %" G_GUINT64_FORMAT " refused\n",
 			       s->commands, s->bad_commands);
 	return 0;

@@ -16,6 +16,7 @@
 #include "libsync/now.h"
 #include "syncd/devices.h"
 #include "syncd/rtcpu.h"
+#include "syncd/rtstep.h"
 
 static gboolean on_rtcpu(gpointer data)
 {
@@ -34,6 +35,23 @@ static gboolean on_rtcpu(gpointer data)
 	    fit.n >= 4)
 		syncd_root_set_realtime_fit(s->root, &fit);
 	return G_SOURCE_CONTINUE;
+}
+
+/* The realtime clock was set (rtstep.h): its pair with cpu starts afresh,
+ * the fit until now the last piece before a break, and a few samples at
+ * once so that realtime converts again within milliseconds. */
+static void on_realtime_step(void *data)
+{
+	syncd *s = data;
+	uint32_t node = (uint32_t)s->cfg.node;
+	g_message("realtime clock: set (a step; %" G_GUINT64_FORMAT " so far): the realtime<->cpu pair starts afresh, "
+		  "its fit until now kept as the last piece before a break",
+		  rtstep_count(s->rtstep));
+	syncd_pairs_reset(s->pairs, sync_clock_cpu(node), sync_clock_realtime(node));
+	for (int i = 0; i < 6; i++) {
+		on_rtcpu(s);
+		g_usleep(2000);
+	}
 }
 
 /* This node's realtime clock against UTC (sync_utc_status), with the
@@ -156,6 +174,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "syncd: %s\n", err->message);
 		return 1;
 	}
+	/* Steps of the realtime clock (a simulated one never steps). */
+	if (sync_now_simulated()) {
+		g_strlcpy(s.rtstep_off, "the clocks are simulated", sizeof s.rtstep_off);
+	} else if (!(s.rtstep = rtstep_new(on_realtime_step, &s, &err))) {
+		g_snprintf(s.rtstep_off, sizeof s.rtstep_off, "%s", err->message);
+		g_warning("realtime clock: its steps will not be noticed: %s", err->message);
+		g_clear_error(&err);
+	}
 	/* A few samples at once, so realtime converts from the start. */
 	for (int i = 0; i < 6; i++) {
 		on_rtcpu(&s);
@@ -181,6 +207,7 @@ int main(int argc, char **argv)
 	sd_notify(0, "STOPPING=1");
 	history_file_save_final(s.hfile, s.pairs, syncd_rbs_core(s.rbs));
 	history_file_free(s.hfile);
+	rtstep_free(s.rtstep);
 	syncd_rbs_free(s.rbs);
 	syncd_devices_close(&s);
 	syncd_root_free(s.root);

@@ -81,6 +81,13 @@ TESTS += $(B)/tests/test_history_store
 $(B)/tests/test_history_store: $(B)/tests/test_history_store.o $(B)/libsyncd.a $(B)/libsync.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0 gsl) -lm
+# syncd notices the realtime clock being set (needs CAP_SYS_TIME, else SKIP).
+TESTS += $(B)/tests/test_syncd_rtstep
+$(B)/tests/test_syncd_rtstep.o: CFLAGS += -DBINDIR='"$(abspath $(B))/bin"'
+$(B)/tests/test_syncd_rtstep: $(B)/tests/test_syncd_rtstep.o $(B)/libsyncd.a $(B)/libdev.a $(B)/libsync.a \
+		| $(B)/bin/syncd $(B)/bin/synctool $(B)/bin/chorus-ctl
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check glib-2.0 gsl) -lm
 # ... and end to end: a restarted syncd publishes the pieces it had.
 TESTS += $(B)/tests/test_syncd_restart
 $(B)/tests/test_syncd_restart.o: CFLAGS += -DBINDIR='"$(abspath $(B))/bin"'

@@ -32,6 +32,8 @@ typedef struct {
 	syncd_root *root;       /* global time's root */
 	syncd_rbs *rbs;         /* NULL when RBS is off */
 	history_file *hfile;    /* the pieces of history kept across restarts */
+	struct rtstep *rtstep;  /* the realtime clock's steps (rtstep.h), or NULL: not watched */
+	char rtstep_off[200];   /* why not, when rtstep is NULL */
 	int64_t last_notify_ns; /* node cpu time of the last ticker notification */
 	guint64 notified_gen;   /* pairs generation + net_gen at that notification */
 	guint64 net_gen;        /* bumped when root or network state changes what the devices show */

@@ -125,8 +125,9 @@ double syncd_continuity_q2(const syncd_continuity *h, int64_t *span_ns, int64_t 
 	return best;
 }
 
-double syncd_continuity_var(double se0_ns, double rate_var, double q2, double dt_ns)
+double syncd_continuity_var(double se0_ns, double rate_var, double q2, double tau_ns, double dt_ns)
 {
 	double dt = fabs(dt_ns);
-	return se0_ns * se0_ns + rate_var * dt * dt + q2 * dt * dt * dt / 3.0;
+	double ramp = tau_ns > 0 ? fmax(1.0, dt / (2.0 * tau_ns)) : 1.0;
+	return se0_ns * se0_ns + rate_var * dt * dt + q2 * dt * dt * dt / 3.0 * ramp;
 }

@@ -73,7 +73,15 @@ void syncd_continuity_note(syncd_continuity *h, uint32_t root, int64_t cpu_ns, i
  * none; either may be NULL), both in ns whatever x's unit. */
 double syncd_continuity_q2(const syncd_continuity *h, int64_t *span_ns, int64_t *tau_ns);
 
-/* V(dt) above (ns^2) for dt ns after the hand-over (|dt| taken). */
-double syncd_continuity_var(double se0_ns, double rate_var, double q2, double dt_ns);
+/* V(dt) above (ns^2) for dt ns after the hand-over (|dt| taken), its walk
+ * term q2 dt^3 / 3 taken as a ramp of the frequency would make it beyond
+ * twice the span tau_ns the q2 was measured over (0: not known): a ramp
+ * ydot measures q2 = 1.5 ydot^2 tau and drifts by ydot dt^2 / 2, that is
+ * dt / (2 tau) times the walk's variance — z = sqrt(dt / (2 tau)) of the
+ * truth unstated (2.2 after dt = 300 s followed by spans of 32 s:
+ * tests/test_continuity ramp_stated).  A random walk is then stated wider
+ * than it is beyond 2 tau, as libsync's bridges state it (bridge.h
+ * sync_bridge_beyond). */
+double syncd_continuity_var(double se0_ns, double rate_var, double q2, double tau_ns, double dt_ns);
 
 #endif

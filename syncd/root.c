@@ -201,7 +201,7 @@ void syncd_root_take(syncd_root *rt, int64_t now_ns)
 			  "s.e. %.0f ns at the hand-over, rate %+.3f ppm); defining it afresh from realtime would have stepped it %+.6f s; "
 			  "drift from it stated %.1f us after 5 min (wander %.3g ppb/sqrt(s) measured over %.0f s, spans of %.0f s)",
 			  rt->node, c->via_root, rt->cont_age_s, rt->cont_se_ns, (c->slope - 1) * 1e6, rt->step_avoided_ns * 1e-9,
-			  sqrt(syncd_continuity_var(rt->cont_se_ns, rt->cont_rate_var, rt->cont_q2, 300e9)) * 1e-3,
+			  sqrt(syncd_continuity_var(rt->cont_se_ns, rt->cont_rate_var, rt->cont_q2, (double)rt->cont_tau_ns, 300e9)) * 1e-3,
 			  sqrt(rt->cont_q2 * 1e9) * 1e9, (double)rt->cont_hist_ns * 1e-9, (double)rt->cont_tau_ns * 1e-9);
 	} else {
 		/* A disciplined realtime clock: global starts at UTC's rate. */
@@ -222,7 +222,7 @@ gboolean syncd_root_drift(const syncd_root *rt, int64_t now_ns, double *se_ns, u
 {
 	if (!rt->continued || rt->node != rt->self)
 		return FALSE;
-	*se_ns = sqrt(syncd_continuity_var(rt->cont_se_ns, rt->cont_rate_var, rt->cont_q2,
+	*se_ns = sqrt(syncd_continuity_var(rt->cont_se_ns, rt->cont_rate_var, rt->cont_q2, (double)rt->cont_tau_ns,
 					   (double)(now_ns - rt->cont_x0_ns)));
 	*of = rt->continued_from;
 	return TRUE;

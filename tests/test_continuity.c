@@ -35,7 +35,8 @@ static double follow_and_miss(gsl_rng *r, double q2, double ramp, double noise_n
 		phase += y * (double)step;
 		y += ramp * (double)step + gsl_ran_gaussian(r, sqrt(q2 * (double)step));
 	}
-	double q2hat = syncd_continuity_q2(&h, NULL, NULL);
+	int64_t tau_ns = 0;
+	double q2hat = syncd_continuity_q2(&h, NULL, &tau_ns);
 	/* The truth ahead versus the line extended at the rate y now. */
 	double y0 = y, p0 = phase;
 	int64_t stop = x + (int64_t)(ahead_s * S_NS);
@@ -45,7 +46,7 @@ static double follow_and_miss(gsl_rng *r, double q2, double ramp, double noise_n
 	}
 	/* The line starts at the hand-over's sample, off by the noise it states. */
 	double err = phase - (p0 + gsl_ran_gaussian(r, noise_ns) + y0 * ahead_s * 1e9);
-	double sd = sqrt(syncd_continuity_var(noise_ns, 0, q2hat, ahead_s * 1e9));
+	double sd = sqrt(syncd_continuity_var(noise_ns, 0, q2hat, (double)tau_ns, ahead_s * 1e9));
 	if (stated_ns)
 		*stated_ns = sd;
 	return err / sd;
@@ -84,8 +85,10 @@ START_TEST(ramp_stated)
 	/* A temperature change: the frequency ramps by 0.01 ppm/s (1e-17 per
 	 * ns).  The estimate at span tau is 1.5 (ramp tau)^2 / tau, largest at
 	 * the longest span that fits twice into the history; the error after
-	 * dt is ramp dt^2 / 2, so z = sqrt(dt / (2 tau)): 0.77 for 10 minutes
-	 * followed (tau 256 s), 2.17 for 80 s (tau 32 s), at dt = 300 s. */
+	 * dt is ramp dt^2 / 2, so the walk's term alone leaves z =
+	 * sqrt(dt / (2 tau)): 0.77 for 10 minutes followed (tau 256 s), 2.17
+	 * for 80 s (tau 32 s), at dt = 300 s.  V takes the walk's term as the
+	 * ramp beyond 2 tau, so the short history states it: z 1. */
 	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
 	double stated;
 	double z_long = follow_and_miss(r, 0, 1e-17, 0, 600, 300, &stated);
@@ -93,7 +96,7 @@ START_TEST(ramp_stated)
 	ck_assert_double_eq_tol(z_long, sqrt(300.0 / 512.0), 0.1 * sqrt(300.0 / 512.0));
 	double z_short = follow_and_miss(r, 0, 1e-17, 0, 80, 300, &stated);
 	fprintf(stderr, "ramp, 80 s followed: z %.3f (stated %.1f us)\n", z_short, stated * 1e-3);
-	ck_assert_double_eq_tol(z_short, sqrt(300.0 / 64.0), 0.1 * sqrt(300.0 / 64.0));
+	ck_assert_double_eq_tol(z_short, 1.0, 0.1);
 	gsl_rng_free(r);
 }
 END_TEST
@@ -103,8 +106,10 @@ START_TEST(noise_subtracted)
 	/* A line whose samples scatter by their stated 2 us with no wander at
 	 * all, followed 80 s (spans of 32 s, where that noise weighs most):
 	 * without the subtraction q2 would be 9 sigma^2 / tau^3 and the drift
-	 * stated after 5 min 120 us; with it the estimate scatters about 0
-	 * and, clipped, states on average a fraction of that. */
+	 * stated after 5 min 215 us (120 us as a walk, times sqrt(300 / 64) as
+	 * the ramp V takes beyond 2 tau); with it the estimate scatters about
+	 * 0 and, clipped, states on average under half of that. */
+	const double tau = 32e9, unsubtracted = sqrt(syncd_continuity_var(0, 0, 9 * 2000.0 * 2000.0 / (tau * tau * tau), tau, 300e9));
 	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
 	double sum = 0;
 	int n = 200;
@@ -115,7 +120,7 @@ START_TEST(noise_subtracted)
 		sum += stated;
 	}
 	fprintf(stderr, "white noise 2 us, 80 s followed: mean stated drift after 5 min %.1f us\n", sum / n * 1e-3);
-	ck_assert_double_lt(sum / n, 60e3);
+	ck_assert_double_lt(sum / n, 0.5 * unsubtracted);
 	/* With a random walk under the same noise (3 us after 5 min, the
 	 * noise's share 2 us) the walk is still seen: RMS z within the same
 	 * bounds as without noise, 10 minutes followed. */
@@ -166,7 +171,11 @@ START_TEST(history_rules)
 				      (int64_t)i * 4 * S_NS + (i >= 50 ? 400 * S_NS + 1000000 : 0), 0);
 	ck_assert(syncd_continuity_q2(&h, NULL, NULL) == 0);
 	/* V: the three terms. */
-	ck_assert_double_eq_tol(syncd_continuity_var(3, 1e-16, 3e-27, -1e11), 9 + 1e-16 * 1e22 + 1e-27 * 1e33, 1e-9);
+	ck_assert_double_eq_tol(syncd_continuity_var(3, 1e-16, 3e-27, 0, -1e11), 9 + 1e-16 * 1e22 + 1e-27 * 1e33, 1e-9);
+	/* Beyond twice the span q2 was measured over, the walk term as a ramp
+	 * makes it: dt / (2 tau) times (100 s after spans of 25 s: 2). */
+	ck_assert_double_eq_tol(syncd_continuity_var(3, 1e-16, 3e-27, 25e9, -1e11),
+				9 + 1e-16 * 1e22 + 2 * 3e-27 * 1e33 / 3, 1e-9);
 }
 END_TEST
 

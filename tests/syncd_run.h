@@ -119,4 +119,13 @@ static G_GNUC_UNUSED void stop_syncd(GPid pid)
 	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "syncd did not exit cleanly (status 0x%x)", st);
 }
 
+/* syncd's log in the run directory, whole (g_free). */
+static G_GNUC_UNUSED char *syncd_log(void)
+{
+	char *log = g_build_filename(g_run, "syncd.log", NULL), *text = NULL;
+	ck_assert_msg(g_file_get_contents(log, &text, NULL, NULL), "no log %s", log);
+	g_free(log);
+	return text;
+}
+
 #endif

@@ -290,13 +290,11 @@ START_TEST(write_failure_logged)
 		g_usleep(100000);
 	}
 	stop_syncd(pid);
-	char *log = g_build_filename(g_run, "syncd.log", NULL), *text = NULL;
-	ck_assert(g_file_get_contents(log, &text, NULL, NULL));
+	char *text = syncd_log();
 	ck_assert_msg(strstr(text, "cannot save the pieces of history (") && strstr(text, " failures so far): ") &&
 			      strstr(text, "/proc/chorus-test-syncd.history"),
 		      "%s", text);
 	g_free(text);
-	g_free(log);
 	g_free(conf);
 }
 END_TEST

@@ -90,11 +90,9 @@ START_TEST(a_set_of_realtime_breaks_the_pair)
 		g_usleep(100000);
 	}
 	stop_syncd(pid);
-	char *log = g_build_filename(g_run, "syncd.log", NULL), *text = NULL;
-	ck_assert(g_file_get_contents(log, &text, NULL, NULL));
+	char *text = syncd_log();
 	ck_assert_msg(strstr(text, "realtime clock: set (a step; 1 so far)"), "%s", text);
 	g_free(text);
-	g_free(log);
 }
 END_TEST
 

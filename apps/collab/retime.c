@@ -29,20 +29,37 @@ gboolean collab_off_timescale(const det_event *e, int64_t g, double se)
 	return fabs((double)g - (double)e->global_ns) > COLLAB_OFF_TIMESCALE_SE * hypot(e->global_se_ns, se);
 }
 
-gboolean collab_retime_resent(void *ctx, det_event *e)
+/* The onset of e now: a negative errno, or 1 when e's carried time is
+ * off the timescale of the conversion *g ± *se and 0 when not; *crossed:
+ * the conversion crossed an outage (bridged) or extrapolated back. */
+static int convert_now(const collab_retimer *r, const det_event *e, int64_t *g, double *se, gboolean *crossed)
 {
-	const collab_retimer *r = ctx;
-	int64_t g;
-	double se;
 	uint32_t flags;
 	gboolean past;
-	if (collab_global_now(r, e, &g, &se, &flags, &past) < 0)
-		return FALSE;
-	if (!past && !(flags & SYNC_GRAPH_BRIDGED) && !collab_off_timescale(e, g, se))
-		return FALSE;
+	int rc = collab_global_now(r, e, g, se, &flags, &past);
+	if (rc < 0)
+		return rc;
+	*crossed = past || (flags & SYNC_GRAPH_BRIDGED);
+	return collab_off_timescale(e, *g, *se);
+}
+
+/* e takes global time g ± se. */
+static void take(det_event *e, int64_t g, double se)
+{
 	e->global_ns = g;
 	e->global_se_ns = se;
 	e->has_global = TRUE;
+}
+
+gboolean collab_retime_resent(void *ctx, det_event *e)
+{
+	int64_t g;
+	double se;
+	gboolean crossed;
+	int rc = convert_now(ctx, e, &g, &se, &crossed);
+	if (rc < 0 || (!rc && !crossed))
+		return FALSE;
+	take(e, g, se);
 	return TRUE;
 }
 
@@ -51,14 +68,13 @@ int collab_retime_grouped(void *ctx, det_event *e)
 	const collab_retimer *r = ctx;
 	int64_t g;
 	double se;
-	uint32_t flags;
-	gboolean past;
-	if (collab_global_now(r, e, &g, &se, &flags, &past) < 0)
+	gboolean crossed;
+	int rc = convert_now(r, e, &g, &se, &crossed);
+	if (rc < 0)
 		return e->node == r->node ? COLLAB_RETIME_LOST : COLLAB_RETIME_SAME;
-	if (!collab_off_timescale(e, g, se))
+	if (!rc)
 		return COLLAB_RETIME_SAME;
-	e->global_ns = g;
-	e->global_se_ns = se;
+	take(e, g, se);
 	return COLLAB_RETIME_MOVED;
 }
 
@@ -66,11 +82,9 @@ int collab_retime_local(const collab_retimer *r, det_event *e)
 {
 	int64_t g;
 	double se;
-	uint32_t flags;
-	gboolean past;
-	if (!e->has_global || collab_global_now(r, e, &g, &se, &flags, &past) < 0 || !collab_off_timescale(e, g, se))
+	gboolean crossed;
+	if (!e->has_global || convert_now(r, e, &g, &se, &crossed) <= 0)
 		return 0;
-	e->global_ns = g;
-	e->global_se_ns = se;
+	take(e, g, se);
 	return 1;
 }

@@ -72,11 +72,12 @@ typedef struct {
 	guint64 unknown_nodes; /* shared detections from nodes not in the nodes file */
 	guint64 local_dets, groups, small_groups, not_mine, located, failed, seq;
 	guint64 late_dets, late_reopened, late_kept, late_located;
-	guint64 clip_retries;  /* groups solved again because a node could not serve its clip yet */
-	uint32_t root;         /* global's root as libsync last reported it (SYNC_TICKER_NO_ROOT: none yet) */
-	int64_t regroup_until; /* cpu ns until which grouped detections are timed again (0: not) */
-	guint64 retimed;       /* detections moved to the timescale this node joined */
-	GList *retrying;       /* jobs waiting to be solved again (job *) */
+	guint64 clip_retries; /* groups solved again because a node could not serve its clip yet */
+	uint32_t root;        /* global's root as libsync last reported it (SYNC_TICKER_NO_ROOT: none yet) */
+	int64_t regroup_from; /* cpu ns of the last root change */
+	guint regroup_passes; /* passes of timing the grouped detections again since then (check_timescale) */
+	guint64 retimed;      /* detections moved to the timescale this node joined */
+	GList *retrying;      /* jobs waiting to be solved again (job *) */
 	double last_latency_s;
 	collab_result recent[16]; /* the last ok results, for duplicates */
 	guint n_recent;
@@ -339,12 +340,16 @@ static gboolean publish_idle(gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
-/* Once a second, and at once when the root libsync reports changes from
- * one node to another: while REGROUP_S have not passed since the change,
- * the grouped detections are timed again (regroup_det; a detection detect
- * timed just before the change may come a little after it).  A root that
+/* When the root libsync reports changes from one node to another, the
+ * grouped detections are timed again (collab_retime_grouped): at once, and
+ * 2 s and 10 s after (another node's detection timed on the old timescale
+ * just before its own switch may arrive after ours; this node's own are
+ * checked as they come, collab_retime_local).  Each pass converts every
+ * detection the grouper holds — with an hour of small groups remembered,
+ * thousands — so there are three, not one a second.  A root that
  * continued the old one's timescale (it died) moves nothing. */
-#define REGROUP_S 10
+static const int64_t regroup_after_ns[] = {0, 2000000000LL, 10000000000LL};
+#define REGROUP_PASSES (sizeof regroup_after_ns / sizeof *regroup_after_ns)
 static void check_timescale(collabd *d)
 {
 	uint32_t node, root;
@@ -356,14 +361,14 @@ static void check_timescale(collabd *d)
 		if (changed) {
 			g_message("collab: global's root is node%u (was node%u): timing the grouped detections again",
 				  root, d->root);
-			d->regroup_until = now + (int64_t)REGROUP_S * 1000000000;
+			d->regroup_from = now;
+			d->regroup_passes = 0;
 		}
 		d->root = root;
 	}
-	if (!d->regroup_until || (!changed && d->polls % 10))
+	if (d->regroup_passes >= REGROUP_PASSES || now - d->regroup_from < regroup_after_ns[d->regroup_passes])
 		return;
-	if (now > d->regroup_until)
-		d->regroup_until = 0;
+	d->regroup_passes++;
 	GArray *lost = g_array_new(FALSE, FALSE, sizeof(det_event));
 	d->retimed += collab_grouper_retime(d->grouper, collab_retime_grouped, &d->rt, now, COLLAB_LATE_RETIMED, lost);
 	for (guint i = 0; i < lost->len; i++) {
@@ -529,6 +534,7 @@ int main(int argc, char **argv)
 	d.jsonl = -1;
 	d.last_latency_s = NAN;
 	d.root = SYNC_TICKER_NO_ROOT;
+	d.regroup_passes = G_MAXUINT; /* none due before a root changes */
 	const char *env = getenv("CHORUS_NODE");
 	if (!cfg_defaults(collab_cfg_table, &d.cfg, &err) ||
 	    (env && *env && !cfg_set(collab_cfg_table, &d.cfg, "collab", "node", env, "environment CHORUS_NODE: ", &err)) ||

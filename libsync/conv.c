@@ -114,16 +114,6 @@ static int before_data(const sync_conv *c, sync_tval x, double *D, double *T)
 	return *D > 0 && *T > 0;
 }
 
-double sync_conv_ramp_factor_after(const sync_conv *c, sync_tval x)
-{
-	if (c->flags & SYNC_CONV_FIXED)
-		return 1.0;
-	double D = sync_i64_diff(x.i, c->xmax) + x.f, T = sync_i64_diff(c->xmax, c->xmin);
-	if (!(D > 0 && T > 0))
-		return 1.0;
-	return fmax(1.0, 2.0 * D / (3.0 * T) + 2.0 / 3.0);
-}
-
 double sync_conv_ramp_factor(const sync_conv *c, sync_tval x)
 {
 	double D, T;

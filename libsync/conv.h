@@ -124,20 +124,6 @@ int sync_conv_reverse(const sync_conv *c, sync_conv *out);
  * (graph.h sync_graph_convert_past, docs/clocks.md "Before every fit"). */
 double sync_conv_ramp_factor(const sync_conv *c, sync_tval x);
 
-/* The same after c's data: a fit aged D beyond its newest point (a node
- * cut off, its conversions extrapolated) errs under a ramp of the rate by
- * ydot (D^2 + D T) / 2, that many times its wander term w D (w = 0.75
- * ydot T, as above): 2D / (3T) + 2/3, at least 1 (1 within T/2 of the
- * newest point: a conversion of now).  A random walk of the rate needs
- * less (its variance q^2 D^3 / 3 against 0.75 q^2 T D^2: a factor
- * sqrt(D / (2.3 T))), which this covers.  A Monte Carlo of syncd's RBS
- * fit (window 64, 1 observation/s, 1.3 us; 400 clocks each) without it:
- * a 13 ppb/s ramp RMS z 1.4 at D = 60 s, 2.3 at 120 s, 5.2 at 300 s (80 %
- * beyond 5 s.e.), a 10 ppb/sqrt(s) walk 1.4 at 120 s, 2.1 at 300 s
- * (docs/clocks.md §5 "Aging").  1 for x in or before the data, for FIXED,
- * and for a span of 0. */
-double sync_conv_ramp_factor_after(const sync_conv *c, sync_tval x);
-
 /* The variance (y units^2) at x before c's data of a ramp of the rate that
  * c's own data could not have shown: the slopes of its two halves differ
  * by noise of variance 16 var_s, so a ramp ydot = 8 sqrt(var_s) / T (T its

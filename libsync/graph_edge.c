@@ -87,14 +87,6 @@ const sync_conv *graph_edge_conv_at(const dedge *d, double ns_per_unit, sync_tva
 			tmp->var_c += sync_conv_unresolved_ramp_var(&d->c, x);
 			return tmp;
 		}
-		double f = sync_conv_ramp_factor_after(&d->c, x);
-		if (f > 1.0) {
-			/* Aged well beyond its data (conv.h): the wander term
-			 * as a ramp of that size would make it. */
-			*tmp = d->c;
-			tmp->wander *= f;
-			return tmp;
-		}
 		return &d->c;
 	}
 	uint32_t lo = 0, hi = d->nseg; /* answer in [lo, hi) */

@@ -125,6 +125,18 @@ double syncd_continuity_q2(const syncd_continuity *h, int64_t *span_ns, int64_t 
 	return best;
 }
 
+int64_t syncd_continuity_tau_max(const syncd_continuity *h)
+{
+	int64_t longest = 0;
+	for (int64_t tau = 32000000000LL; tau <= 256000000000LL; tau *= 2) {
+		size_t pairs;
+		q2_at(h, in_x(h, tau), &pairs);
+		if (pairs)
+			longest = tau;
+	}
+	return longest;
+}
+
 double syncd_continuity_var(double se0_ns, double rate_var, double q2, double tau_ns, double dt_ns)
 {
 	double dt = fabs(dt_ns);

@@ -73,15 +73,19 @@ void syncd_continuity_note(syncd_continuity *h, uint32_t root, int64_t cpu_ns, i
  * none; either may be NULL), both in ns whatever x's unit. */
 double syncd_continuity_q2(const syncd_continuity *h, int64_t *span_ns, int64_t *tau_ns);
 
+/* The longest span (of 32, 64, 128, 256 s) the history fits a pair of
+ * into, ns (0: none). */
+int64_t syncd_continuity_tau_max(const syncd_continuity *h);
+
 /* V(dt) above (ns^2) for dt ns after the hand-over (|dt| taken), its walk
  * term q2 dt^3 / 3 taken as a ramp of the frequency would make it beyond
- * twice the span tau_ns the q2 was measured over (0: not known): a ramp
- * ydot measures q2 = 1.5 ydot^2 tau and drifts by ydot dt^2 / 2, that is
+ * twice tau_ns (0: never), the longest span the history measured
+ * (syncd_continuity_tau_max): a ramp ydot measures q2 = 1.5 ydot^2 tau,
+ * largest at the longest span, and drifts by ydot dt^2 / 2, that is
  * dt / (2 tau) times the walk's variance — z = sqrt(dt / (2 tau)) of the
  * truth unstated (2.2 after dt = 300 s followed by spans of 32 s:
- * tests/test_continuity ramp_stated).  A random walk is then stated wider
- * than it is beyond 2 tau, as libsync's bridges state it (bridge.h
- * sync_bridge_beyond). */
+ * tests/test_continuity ramp_stated).  A random walk is stated wider than
+ * it is only beyond twice the longest span (10 minutes followed: 512 s). */
 double syncd_continuity_var(double se0_ns, double rate_var, double q2, double tau_ns, double dt_ns);
 
 #endif

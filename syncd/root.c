@@ -33,6 +33,7 @@ struct syncd_root {
 	int64_t cont_x0_ns;                /* the hand-over, our cpu ns (the drift grows from here) */
 	double cont_rate_var, cont_q2;     /* the continued line's rate variance and measured wander */
 	int64_t cont_hist_ns, cont_tau_ns; /* how long the wander was measured for, and over which spans, ns */
+	int64_t cont_tau_max_ns;           /* the longest span measured (a ramp's q2 is largest there), ns */
 	double before_drift_se_ns;         /* at a switch away from a continued timescale of ours: its stated drift */
 	uint32_t before_drift_of;          /* ... from this node's timescale (the one it continued) */
 	gboolean before_drift;
@@ -197,11 +198,12 @@ void syncd_root_take(syncd_root *rt, int64_t now_ns)
 		rt->cont_x0_ns = c->cpu0_ns;
 		rt->cont_rate_var = c->rate_var;
 		rt->cont_q2 = syncd_continuity_q2(&rt->hist, &rt->cont_hist_ns, &rt->cont_tau_ns);
+		rt->cont_tau_max_ns = syncd_continuity_tau_max(&rt->hist);
 		g_message("global time: root node%u, continuing node%u's timescale (our conversion to it %.1f s before, "
 			  "s.e. %.0f ns at the hand-over, rate %+.3f ppm); defining it afresh from realtime would have stepped it %+.6f s; "
 			  "drift from it stated %.1f us after 5 min (wander %.3g ppb/sqrt(s) measured over %.0f s, spans of %.0f s)",
 			  rt->node, c->via_root, rt->cont_age_s, rt->cont_se_ns, (c->slope - 1) * 1e6, rt->step_avoided_ns * 1e-9,
-			  sqrt(syncd_continuity_var(rt->cont_se_ns, rt->cont_rate_var, rt->cont_q2, (double)rt->cont_tau_ns, 300e9)) * 1e-3,
+			  sqrt(syncd_continuity_var(rt->cont_se_ns, rt->cont_rate_var, rt->cont_q2, (double)rt->cont_tau_max_ns, 300e9)) * 1e-3,
 			  sqrt(rt->cont_q2 * 1e9) * 1e9, (double)rt->cont_hist_ns * 1e-9, (double)rt->cont_tau_ns * 1e-9);
 	} else {
 		/* A disciplined realtime clock: global starts at UTC's rate. */
@@ -222,7 +224,7 @@ gboolean syncd_root_drift(const syncd_root *rt, int64_t now_ns, double *se_ns, u
 {
 	if (!rt->continued || rt->node != rt->self)
 		return FALSE;
-	*se_ns = sqrt(syncd_continuity_var(rt->cont_se_ns, rt->cont_rate_var, rt->cont_q2, (double)rt->cont_tau_ns,
+	*se_ns = sqrt(syncd_continuity_var(rt->cont_se_ns, rt->cont_rate_var, rt->cont_q2, (double)rt->cont_tau_max_ns,
 					   (double)(now_ns - rt->cont_x0_ns)));
 	*of = rt->continued_from;
 	return TRUE;

@@ -35,8 +35,8 @@ static double follow_and_miss(gsl_rng *r, double q2, double ramp, double noise_n
 		phase += y * (double)step;
 		y += ramp * (double)step + gsl_ran_gaussian(r, sqrt(q2 * (double)step));
 	}
-	int64_t tau_ns = 0;
-	double q2hat = syncd_continuity_q2(&h, NULL, &tau_ns);
+	double q2hat = syncd_continuity_q2(&h, NULL, NULL);
+	int64_t tau_ns = syncd_continuity_tau_max(&h);
 	/* The truth ahead versus the line extended at the rate y now. */
 	double y0 = y, p0 = phase;
 	int64_t stop = x + (int64_t)(ahead_s * S_NS);

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include <gsl/gsl_statistics_double.h>
 
@@ -248,8 +247,9 @@ static void fit_restart(fit_rec *f)
  * the window's majority were new (its new observations rejected as
  * outliers meanwhile): the old fit becomes a piece of the pair's history
  * (the graph bridges no step: libsync/bridge.h) and the pair is fitted
- * afresh.  Uses the scratch r[0..n). */
-static void check_restart(rbs_core *c, peer_rec *p, const obs *o, size_t n, double *r)
+ * afresh.  o[0..n) are the report's RBS and sender-receiver observations
+ * together; r[0..n) scratch. */
+static void check_restart(rbs_core *c, peer_rec *p, const obs *const o[2], const size_t n[2], double *r)
 {
 	fit_rec *f = chosen(c, p);
 	if (!f) {
@@ -257,13 +257,14 @@ static void check_restart(rbs_core *c, peer_rec *p, const obs *o, size_t n, doub
 		return;
 	}
 	size_t m = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (o[i].x <= f->last_x)
-			continue;
-		sync_tval x = sync_tval_of(o[i].x), y = sync_conv_apply(&f->conv, x);
-		double se = sqrt(sync_conv_var(&f->conv, x) + f->conv.rms * f->conv.rms);
-		r[m++] = ((double)(o[i].y - y.i) - y.f) / se;
-	}
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i < n[k]; i++) {
+			if (o[k][i].x <= f->last_x)
+				continue;
+			sync_tval x = sync_tval_of(o[k][i].x), y = sync_conv_apply(&f->conv, x);
+			double se = sqrt(sync_conv_var(&f->conv, x) + f->conv.rms * f->conv.rms);
+			r[m++] = ((double)(o[k][i].y - y.i) - y.f) / se;
+		}
 	if (m < RESTART_MIN_OBS)
 		return; /* wait for more */
 	p->boot_check = FALSE;
@@ -340,12 +341,10 @@ int rbs_core_report(rbs_core *c, uint32_t peer, const rbs_reception *rx, size_t 
 		}
 	}
 	if (p->boot_check) {
-		obs *all = g_new(obs, nr + ns + 1);
+		const obs *const both[2] = {ro, so};
+		const size_t counts[2] = {nr, ns};
 		double *r = g_new(double, nr + ns + 1);
-		memcpy(all, ro, nr * sizeof *all);
-		memcpy(all + nr, so, ns * sizeof *all);
-		check_restart(c, p, all, nr + ns, r);
-		g_free(all);
+		check_restart(c, p, both, counts, r);
 		g_free(r);
 	}
 	int added = feed(&p->rbs, ro, nr) + feed(&p->sr, so, ns);

@@ -173,6 +173,8 @@ START_TEST(noise_false_alarms)
 	int ne = detect(x, n, &p, ev, 64, &d);
 	fprintf(stderr, "detector noise: %d false alarms in 5 min\n", ne);
 	ck_assert_int_le(ne, 5);
+	/* a right floor is never re-learned as too high */
+	ck_assert_int_eq(dsp_detector_relearned_low(d), 0);
 	/* the floor is the band power of the noise: 0.09 * 1200/24000 */
 	double want = 0.09 * (F_HI - F_LO) / (RATE / 2);
 	ck_assert_msg(fabs(dsp_detector_floor(d) / want - 1) < 0.1, "floor %g want %g", dsp_detector_floor(d), want);
@@ -219,6 +221,49 @@ START_TEST(floor_frozen_during_call_and_durations)
 	ck_assert_int_eq(tl, 1);
 	ck_assert_msg(fabs(dsp_detector_floor(d) / (10 * band) - 1) < 0.2, "floor did not follow the new background: %g",
 		      dsp_detector_floor(d) / band);
+	dsp_detector_free(d);
+	free(x);
+	gsl_rng_free(r);
+}
+END_TEST
+
+/* A loud call inside the warm-up (the first calls a node hears when its
+ * services start in a calling chorus) sets the floor 20 dB high; calls at
+ * 12 dB from 1.5 s on must still be heard: the floor, undershot by the band
+ * power for a warm-up's worth of frames, is re-learned.  Without that, the
+ * floor fell by e per floor_tau_s (5 s) and the node was deaf for ~20 s. */
+START_TEST(loud_call_in_warmup)
+{
+	size_t n = (size_t)(8 * RATE);
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng_set(r, 17);
+	float *x = noise(r, n, 1.0);
+	double a = sqrt(2 * 100 * 2 * (F_HI - F_LO) / (RATE / 2)); /* 23 dB tone */
+	for (size_t i = (size_t)(0.05 * RATE); i < (size_t)(0.45 * RATE); i++)
+		x[i] += (float)(a * sin(2 * M_PI * 2500 * i / RATE));
+	double t_call[] = {1.5, 3.0, 4.5, 6.0};
+	int nc = 4;
+	for (int c = 0; c < nc; c++)
+		dsp_frog_render(&FROG, amp_for_snr(&FROG, 12), t_call[c], RATE, x, n);
+	dsp_det_params p;
+	params(&p);
+	dsp_event ev[16];
+	dsp_detector *d;
+	int ne = detect(x, n, &p, ev, 16, &d);
+	int hit = 0;
+	for (int c = 0; c < nc; c++)
+		for (int e = 0; e < ne; e++)
+			if (llabs(ev[e].onset - (int64_t)llround(t_call[c] * RATE)) <= SIZE) {
+				hit++;
+				break;
+			}
+	fprintf(stderr, "detector, loud call in the warm-up: %d of %d calls heard, %d events, floor re-learned %d times\n", hit,
+		nc, ne, (int)dsp_detector_relearned_low(d));
+	ck_assert_int_eq(hit, nc);
+	ck_assert_int_eq(ne, nc);
+	ck_assert_int_eq(dsp_detector_relearned_low(d), 1);
+	double band = (F_HI - F_LO) / (RATE / 2);
+	ck_assert_msg(fabs(dsp_detector_floor(d) / band - 1) < 0.1, "floor %g of the noise's", dsp_detector_floor(d) / band);
 	dsp_detector_free(d);
 	free(x);
 	gsl_rng_free(r);
@@ -374,6 +419,7 @@ int main(void)
 	tcase_add_test(tc, recall_20db);
 	tcase_add_test(tc, noise_false_alarms);
 	tcase_add_test(tc, floor_frozen_during_call_and_durations);
+	tcase_add_test(tc, loud_call_in_warmup);
 	tcase_add_test(tc, onset_crb);
 	tcase_add_test(tc, onset_mismatched_template_is_honest);
 	tcase_add_test(tc, bad_input);

@@ -419,7 +419,8 @@ static int status_text(void *user, GString *out)
 	double fl = d->det ? dsp_detector_floor(d->det) : 0;
 	g_string_append_printf(out, "profile %s band=%.0f-%.0f templates=%d\n", d->prof.name, d->prof.f_lo_hz, d->prof.f_hi_hz,
 			       det_profile_n_templates(&d->prof));
-	g_string_append_printf(out, "frames received=%" G_GUINT64_FORMAT " dropped=%" G_GUINT64_FORMAT " bad=%" G_GUINT64_FORMAT " floor_dbfs=%.1f busy=%d\n", d->nframes, d->dropped, d->bad, fl > 0 ? 10 * log10(fl) : -INFINITY,
+	g_string_append_printf(out, "frames received=%" G_GUINT64_FORMAT " dropped=%" G_GUINT64_FORMAT " bad=%" G_GUINT64_FORMAT " floor_dbfs=%.1f floor_relearned_low=%" G_GUINT64_FORMAT " busy=%d\n", d->nframes, d->dropped, d->bad,
+			       fl > 0 ? 10 * log10(fl) : -INFINITY, d->det ? (guint64)dsp_detector_relearned_low(d->det) : 0,
 			       d->det ? dsp_detector_busy(d->det) : 0);
 	uint64_t ts = 0, tl = 0;
 	if (d->det)

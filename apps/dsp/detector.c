@@ -23,7 +23,10 @@ struct dsp_detector {
 	double c_peak;     /* largest E */
 	double c_sum;      /* sum of E over the segment (floor re-learning) */
 	int64_t c_n;
-	uint64_t too_short, too_long;
+	/* idle frames in a row below the floor by off_db (floor too high) */
+	int64_t q_n;
+	double q_sum;
+	uint64_t too_short, too_long, too_quiet;
 };
 
 void dsp_det_params_default(dsp_det_params *p)
@@ -88,6 +91,11 @@ void dsp_detector_rejected(const dsp_detector *d, uint64_t *too_short, uint64_t 
 	*too_long = d->too_long;
 }
 
+uint64_t dsp_detector_relearned_low(const dsp_detector *d)
+{
+	return d->too_quiet;
+}
+
 /* Close the segment in progress; returns 1 with the call in *ev if it is one. */
 static int finish(dsp_detector *d, dsp_event *ev)
 {
@@ -121,8 +129,27 @@ int dsp_detector_feed(dsp_detector *d, int64_t first, double E, dsp_event *ev)
 	if (!d->busy) {
 		if (!above) {
 			d->floor += d->alpha * (E - d->floor);
+			/* Too quiet: band power off_db *below* the floor for a whole
+			 * warm-up's worth of frames cannot be noise measured against
+			 * a right floor (a loud call in the warm-up, a background
+			 * that fell): re-learn the floor from those frames instead of
+			 * waiting floor_tau_s per e-fold while calls go unheard. */
+			if (E * d->off < F) {
+				d->q_sum += E;
+				if (++d->q_n >= d->warm_frames) {
+					d->floor = d->q_sum / (double)d->q_n;
+					d->too_quiet++;
+					d->q_n = 0;
+					d->q_sum = 0;
+				}
+			} else {
+				d->q_n = 0;
+				d->q_sum = 0;
+			}
 			return 0;
 		}
+		d->q_n = 0;
+		d->q_sum = 0;
 		d->busy = 1;
 		d->confirmed = 0;
 		d->c_first = d->c_last = first;

@@ -13,6 +13,10 @@
  *   longer than max_dur_s  -> rejected and the floor re-learned from the
  *   segment: a sound that long is a change of background (wind, a chorus),
  *   not a call; splitting it would only manufacture false alarms.
+ * A floor too high (a loud call inside the warm-up, a background that fell)
+ * is re-learned the same way: warmup_s of idle frames in a row off_db below
+ * the floor set it to their mean (a right floor is essentially never
+ * undershot that far for that long).
  * The onset is the first frame of the unbroken run above off that holds
  * the confirming frame (a noise blip just before, bridged by the hangover,
  * must not move it).
@@ -80,5 +84,9 @@ int dsp_detector_busy(const dsp_detector *d);
 
 /* Calls rejected so far as too short / too long. */
 void dsp_detector_rejected(const dsp_detector *d, uint64_t *too_short, uint64_t *too_long);
+
+/* Times the floor was re-learned because it stood off_db above warmup_s of
+ * idle frames in a row (too high). */
+uint64_t dsp_detector_relearned_low(const dsp_detector *d);
 
 #endif

@@ -98,6 +98,8 @@ struct detectd {
 	int64_t next_first; /* expected first of the next frame */
 	guint64 nframes, dropped, bad, calls, refined, unrefined, no_global, overlaps, seq;
 	guint64 untimed; /* calls not sent: no cpu time for their onset */
+	guint64 edges;   /* refinements that found the sound's leading edge */
+	guint64 at_edge; /* … and took the template's start near it */
 	GList *pending;
 	int jsonl;            /* the JSON-lines file (libdev/appendlog.h), or -1 */
 	guint64 jsonl_failed; /* events the JSON-lines file could not take */
@@ -200,7 +202,15 @@ static gboolean finish_idle(gpointer data)
 	gboolean ok = FALSE;
 	const char *why = p->note;
 	if (!*p->note && d->ref && p->got == p->n) {
-		if (det_refine(d->ref, p->clip, p->n, p->lag_lo, p->lag_hi, d->prof.min_enr_db, &rr, &why) == 0) {
+		/* The clip before the earliest the call can start (the coarse
+		 * onset, at size + pre, is within size / 2 + hop of it) holds
+		 * only noise: the sound's leading edge rises after it. */
+		int pre = p->lag_lo * 2, found = 0;
+		int rc = det_refine_clip(d->ref, p->clip, p->n, p->lag_lo, p->lag_hi, (size_t)(d->size / 2 + pre - d->hop), d->size,
+					 d->prof.f_lo_hz, d->prof.f_hi_hz, d->prof.min_enr_db, &rr, &found, &why);
+		d->edges += found;
+		if (rc == 0) {
+			d->at_edge += rr.at_edge;
 			ok = TRUE;
 			/* Calls overlapping in time make one energy event.  Subtract
 			 * the call found and look for the
@@ -370,9 +380,19 @@ static int setup(detectd *d, const fft_frame_msg *m)
 		g_warning("%s", d->last_error);
 		rc = -ENOMEM;
 	} else if (d->ref) {
-		for (int i = 0; i < nt; i++)
-			g_message("template %d: onset error under %.3g %% variation %.3g ms", i + 1, d->prof.variation_pct,
-				  det_refiner_variation_bias(d->ref, i + 1) / d->rate_hz * 1e3);
+		int be = det_refiner_set_band(d->ref, d->rate_hz, d->prof.f_lo_hz, d->prof.f_hi_hz);
+		if (be == -ENOMEM)
+			g_warning("templates: out of memory: onsets are not checked against the sound's leading edge");
+		for (int i = 0; i < nt; i++) {
+			double spread;
+			int usable;
+			double off = det_refiner_edge_offset(d->ref, i + 1, &spread, &usable);
+			g_message("template %d: onset error under %.3g %% variation %.3g ms; leading edge %.3g ms after its start "
+				  "(%.3g ms later at 10 dB): %s",
+				  i + 1, d->prof.variation_pct, det_refiner_variation_bias(d->ref, i + 1) / d->rate_hz * 1e3,
+				  off / d->rate_hz * 1e3, spread / d->rate_hz * 1e3,
+				  usable ? "onsets are taken near the edge" : "the edge does not say where the call starts");
+		}
 	}
 	for (int i = 0; i < nt; i++)
 		g_free(h[i]);
@@ -428,6 +448,7 @@ static int status_text(void *user, GString *out)
 	g_string_append_printf(out, "calls %" G_GUINT64_FORMAT " refined=%" G_GUINT64_FORMAT " coarse=%" G_GUINT64_FORMAT " no_global=%" G_GUINT64_FORMAT " untimed=%" G_GUINT64_FORMAT " rejected_short=%" G_GUINT64_FORMAT " rejected_long=%" G_GUINT64_FORMAT " overlapping=%" G_GUINT64_FORMAT " pending=%u subscribers=%u\n", d->calls, d->refined, d->unrefined,
 			       d->no_global, d->untimed, (guint64)ts, (guint64)tl, d->overlaps, g_list_length(d->pending),
 			       dev_packet_subscribers(d->events));
+	g_string_append_printf(out, "onsets edge_found=%" G_GUINT64_FORMAT " at_edge=%" G_GUINT64_FORMAT "\n", d->edges, d->at_edge);
 	g_string_append_printf(out, "clocks %s\n", sync_client_ready(d->clocks) ? "ready" : "waiting for sync/ticker");
 	if (d->jsonl >= 0)
 		g_string_append_printf(out, "jsonl %s failed=%" G_GUINT64_FORMAT "\n", d->cfg.jsonl, d->jsonl_failed);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,9 +12,21 @@
 #include "apps/dsp/synth.h"
 #include "apps/dsp/wave.h"
 
+/* How far a template's edge may move between 30 and 10 dB for it to be
+ * trusted, s. */
+#define DET_EDGE_SPREAD_S 1e-3
+
+/* How far below the best match anywhere the best near the edge may be, dB. */
+#define DET_EDGE_ENR_DB 10.0
+
 struct det_refiner {
 	int n;
-	double bias[DET_REFINE_MAX]; /* onset bias under the stated variation, samples */
+	double bias[DET_REFINE_MAX];        /* onset bias under the stated variation, samples */
+	double edge[DET_REFINE_MAX];        /* the template's leading edge after its start, samples */
+	double edge_spread[DET_REFINE_MAX]; /* … its move between 30 and 10 dB, samples */
+	int edge_ok[DET_REFINE_MAX];        /* the edge is where the call starts at any SNR */
+	int have_edge;                      /* det_refiner_set_band done */
+	double rate_hz;                     /* … at this rate */
 	dsp_onset *o[DET_REFINE_MAX];
 	size_t m[DET_REFINE_MAX];
 	float *h[DET_REFINE_MAX]; /* the templates, for subtraction */
@@ -119,6 +132,72 @@ static void add_bias(const det_refiner *r, int t, dsp_onset_result *res)
 	res->se = hypot(res->se, r->bias[t]);
 }
 
+/* Where template t's leading edge lies after its start, samples, under a
+ * deterministic white noise snr_db below the template's RMS (the edge
+ * finder needs a floor to rise from; a recorded template's own background,
+ * cut out abruptly, must stay under it as under the field's noise). */
+static int template_edge(const det_refiner *r, int t, double rate_hz, double f_lo_hz, double f_hi_hz, double snr_db,
+			 double *offset)
+{
+	size_t m = r->m[t], pad = 1024, n = m + 2 * pad;
+	float *x = calloc(n, sizeof *x);
+	if (!x)
+		return -ENOMEM;
+	double e = 0;
+	for (size_t k = 0; k < m; k++)
+		e += (double)r->h[t][k] * r->h[t][k];
+	double sd = sqrt(e / (double)m) * pow(10, -snr_db / 20);
+	uint32_t s = 12345u + (uint32_t)t;
+	for (size_t k = 0; k < n; k++) {
+		s = s * 1664525u + 1013904223u;
+		x[k] = (float)(sd * ((double)(s >> 8) / 16777216.0 - 0.5) * sqrt(12.0));
+	}
+	for (size_t k = 0; k < m; k++)
+		x[pad + k] += r->h[t][k];
+	dsp_edge_params ep = {.rate_hz = rate_hz, .f_lo_hz = f_lo_hz, .f_hi_hz = f_hi_hz, .noise_lo = 0, .noise_hi = pad / 2, .search_lo = pad / 2, .search_hi = pad + m, .rise_s = 0.020, .k_sd = 8};
+	dsp_edge_result er;
+	const char *why;
+	int rc = dsp_edge_find(x, n, &ep, &er, &why);
+	free(x);
+	if (rc < 0)
+		return rc;
+	*offset = er.t - (double)pad;
+	return 0;
+}
+
+int det_refiner_set_band(det_refiner *r, double rate_hz, double f_lo_hz, double f_hi_hz)
+{
+	int usable = 0;
+	for (int t = 0; t < r->n; t++) {
+		/* The edge at 30 dB and at 10 dB: a call whose energy rises
+		 * slowly or in steps (a weak first syllable) has its edge where
+		 * it first clears the noise, which differs between a near node
+		 * and a far one; such a template's edge says nothing reliable. */
+		double hi = 0, lo = 0;
+		int rc = template_edge(r, t, rate_hz, f_lo_hz, f_hi_hz, 30, &hi);
+		if (rc == 0)
+			rc = template_edge(r, t, rate_hz, f_lo_hz, f_hi_hz, 10, &lo);
+		if (rc == -ENOMEM)
+			return rc;
+		r->edge[t] = hi;
+		r->edge_spread[t] = rc == 0 ? fabs(hi - lo) : INFINITY;
+		r->edge_ok[t] = rc == 0 && r->edge_spread[t] <= DET_EDGE_SPREAD_S * rate_hz;
+		usable += r->edge_ok[t];
+	}
+	r->have_edge = 1;
+	r->rate_hz = rate_hz;
+	return usable ? 0 : -EINVAL;
+}
+
+double det_refiner_edge_offset(const det_refiner *r, int t, double *spread, int *usable)
+{
+	if (spread)
+		*spread = t >= 1 && t <= r->n ? r->edge_spread[t - 1] : INFINITY;
+	if (usable)
+		*usable = t >= 1 && t <= r->n && r->edge_ok[t - 1];
+	return t >= 1 && t <= r->n ? r->edge[t - 1] : 0;
+}
+
 size_t det_refiner_max_len(const det_refiner *r)
 {
 	size_t m = 0;
@@ -143,6 +222,7 @@ int det_refine(det_refiner *r, const float *x, size_t n, int lag_lo, int lag_hi,
 		if (best < 0 || cur.r.enr_db > out->r.enr_db) {
 			cur.template_id = i + 1;
 			cur.length = r->m[i];
+			cur.at_edge = 0;
 			*out = cur;
 			best = i;
 		}
@@ -154,6 +234,87 @@ int det_refine(det_refiner *r, const float *x, size_t n, int lag_lo, int lag_hi,
 		return -EDOM;
 	}
 	return 0;
+}
+
+
+int det_refine_at_edge(det_refiner *r, const float *x, size_t n, int lag_lo, int lag_hi, const dsp_edge_result *edge,
+		       double min_enr_db, det_refine_result *out, const char **why)
+{
+	/* Which template: the best match anywhere (the template decides
+	 * whether and what); where it starts: near the edge. */
+	det_refine_result any;
+	int rc = det_refine(r, x, n, lag_lo, lag_hi, -INFINITY, &any, why);
+	if (rc < 0)
+		return rc;
+	any.at_edge = 0;
+	*out = any;
+	int i = any.template_id - 1;
+	det_refine_result cur = any;
+	if (r->have_edge && edge && r->edge_ok[i]) {
+		double c = edge->t - r->edge[i];
+		double w = 4 * edge->se + 0.25 * fabs(r->edge[i]) + 5e-4 * r->rate_hz;
+		int lo = (int)floor(c - w), hi = (int)ceil(c + w);
+		if (lo < lag_lo)
+			lo = lag_lo;
+		if (hi > lag_hi)
+			hi = lag_hi;
+		if (hi > lo && dsp_onset_refine(r->o[i], x, n, lo, hi, &cur.r, why) == 0 &&
+		    cur.r.enr_db >= any.r.enr_db - DET_EDGE_ENR_DB) {
+			add_bias(r, i, &cur.r);
+			/* Pinned to the window's end or climbed out of it: the
+			 * template's best alignment lies beyond (a call a few per
+			 * cent off it fits better shifted); its peak says nothing
+			 * of the start, the edge does: the start the edge gives,
+			 * uncertain by half the window. */
+			if (fabs(cur.r.tau - c) > w - 1) {
+				cur.r.tau = c;
+				cur.r.se = 0.5 * w;
+				cur.r.alternatives = 0;
+			}
+			/* A call that is not this template (part of it
+			 * unexplained) has its own edge offset, anywhere from 0
+			 * to about twice the template's: that share of the
+			 * offset joins the error.  An exact call keeps its bound. */
+			cur.r.se = sqrt(cur.r.se * cur.r.se + fmax(0, 1 - cur.r.explained) * r->edge[i] * r->edge[i]);
+			cur.at_edge = 1;
+			cur.explained = 0;
+			*out = cur;
+		}
+	}
+	if (out->r.enr_db < min_enr_db) {
+		*why = "best template match below the ENR threshold";
+		return -EDOM;
+	}
+	return 0;
+}
+
+int det_refine_clip(det_refiner *r, const float *x, size_t n, int lag_lo, int lag_hi, size_t noise_hi, size_t size,
+		    double f_lo_hz, double f_hi_hz, double min_enr_db, det_refine_result *out, int *edge_found,
+		    const char **why)
+{
+	dsp_edge_result edge;
+	int found = 0;
+	if (r->have_edge && noise_hi < n && lag_hi > 0) {
+		size_t hi = (size_t)lag_hi + size / 4;
+		dsp_edge_params ep = {.rate_hz = r->rate_hz,
+				      .f_lo_hz = f_lo_hz,
+				      .f_hi_hz = f_hi_hz,
+				      .noise_lo = 0,
+				      .noise_hi = noise_hi,
+				      .search_lo = noise_hi,
+				      .search_hi = hi < n ? hi : n,
+				      .rise_s = 0.020,
+				      .k_sd = 8};
+		const char *ewhy;
+		found = ep.search_hi > ep.search_lo && dsp_edge_find(x, n, &ep, &edge, &ewhy) == 0;
+	}
+	if (edge_found)
+		*edge_found = found;
+	if (found)
+		return det_refine_at_edge(r, x, n, lag_lo, lag_hi, &edge, min_enr_db, out, why);
+	int rc = det_refine(r, x, n, lag_lo, lag_hi, min_enr_db, out, why);
+	out->at_edge = 0;
+	return rc;
 }
 
 int det_refine_all(det_refiner *r, const float *x, size_t n, int lag_lo, int lag_hi, det_refine_result *all)

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 
+#include "apps/dsp/edge.h"
 #include "apps/dsp/onset.h"
 
 #define DET_REFINE_MAX 8
@@ -19,6 +20,7 @@ typedef struct {
 	int template_id;    /* 1-based template that won */
 	dsp_onset_result r; /* its onset: tau (samples from clip[0]), se, ENR … */
 	size_t length;      /* its length, samples */
+	int at_edge;        /* 1: the start was searched near the sound's leading edge (det_refine_at_edge) */
 	double explained;   /* fraction of the clip's energy under the template that the
 	                           * fitted template explains, amp^2 sum h^2 / sum x^2 (0..1;
 	                           * filled by det_refine_all) */
@@ -48,6 +50,21 @@ int det_refiner_set_variation(det_refiner *r, double variation);
 /* The bias set for template t (1-based), samples (0 without a variation). */
 double det_refiner_variation_bias(const det_refiner *r, int t);
 
+/* Measure where each template's own leading edge lies after its start
+ * (apps/dsp/edge.h on the template alone, in the band [f_lo, f_hi] at
+ * rate_hz, under a noise 30 dB below its RMS): det_refine_at_edge expects a
+ * call's template start that far before the clip's edge.  A template whose
+ * edge moves by more than 1 ms when the noise is 10 dB below it (a call
+ * that rises slowly or has a weak first part: its edge is where it clears
+ * the noise, earlier at a near node than at a far one) is not used at the
+ * edge.  Returns 0; -EINVAL when no template's edge is usable; -ENOMEM. */
+int det_refiner_set_band(det_refiner *r, double rate_hz, double f_lo_hz, double f_hi_hz);
+
+/* Template t's (1-based) edge offset, samples (0 before
+ * det_refiner_set_band); its move between 30 and 10 dB in *spread and
+ * whether it is used in *usable (either may be NULL). */
+double det_refiner_edge_offset(const det_refiner *r, int t, double *spread, int *usable);
+
 /* Longest template, samples. */
 size_t det_refiner_max_len(const det_refiner *r);
 
@@ -56,6 +73,33 @@ size_t det_refiner_max_len(const det_refiner *r);
  * with an ENR of at least min_enr_db (or none fits the clip), reason in *why. */
 int det_refine(det_refiner *r, const float *x, size_t n, int lag_lo, int lag_hi, double min_enr_db,
 	       det_refine_result *out, const char **why);
+
+/* As det_refine, but each template's start is looked for only near where
+ * the sound's leading edge (edge, from dsp_edge_find on the same clip)
+ * puts it: edge->t less the template's edge offset, +- 4 edge s.e. plus a
+ * quarter of the offset (a call a few per cent off its template moves its
+ * edge by that much) plus half a millisecond.  A pulse train or a call of
+ * repeated syllables matches almost as well a pulse or a syllable late;
+ * the edge, which no such repetition moves, says which alignment is the
+ * call's start, so the other alignments leave the window and the stated
+ * error with them.  The edge must agree with the templates: when the best
+ * match near it has an ENR more than 3 dB below the best anywhere in
+ * [lag_lo, lag_hi] (the edge rose on something else: a noise burst, the
+ * tail of an earlier call) the unconstrained match is returned (at_edge
+ * 0).  A match pinned to the window's end is no longer the local peak: the
+ * window's half-width joins its error.  Returns as det_refine. */
+int det_refine_at_edge(det_refiner *r, const float *x, size_t n, int lag_lo, int lag_hi, const dsp_edge_result *edge,
+		       double min_enr_db, det_refine_result *out, const char **why);
+
+/* What detect does with a call's clip: the sound's leading edge found in
+ * the profile's band [f_lo, f_hi] (x[0, noise_hi) holding only noise, the
+ * edge looked for from noise_hi to a quarter of `size` past lag_hi), and
+ * det_refine_at_edge with it; det_refine when no edge is found or
+ * det_refiner_set_band was not done.  *edge_found (may be NULL) says
+ * whether an edge was found.  Returns as det_refine. */
+int det_refine_clip(det_refiner *r, const float *x, size_t n, int lag_lo, int lag_hi, size_t noise_hi, size_t size,
+		    double f_lo_hz, double f_hi_hz, double min_enr_db, det_refine_result *out, int *edge_found,
+		    const char **why);
 
 /* Subtract the matched call of res (its template at res->r.tau, scaled by
  * res->r.amp; fractional shift by phase, apps/dsp/synth.h) from x in place,

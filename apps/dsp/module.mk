@@ -5,7 +5,7 @@ DSP_SRCS := $(wildcard apps/dsp/*.c)
 $(B)/libdsp.a: $(patsubst %.c,$(B)/%.o,$(DSP_SRCS))
 DSP_PKGS := fftw3f gsl sndfile glib-2.0
 
-DSP_TESTS := $(patsubst tests/%.c,%,$(wildcard $(patsubst %,tests/test_%.c,stft detector gccphat locate srp nullsteer)))
+DSP_TESTS := $(patsubst tests/%.c,%,$(wildcard $(patsubst %,tests/test_%.c,stft detector gccphat locate srp nullsteer edge)))
 TESTS += $(patsubst %,$(B)/tests/%,$(DSP_TESTS))
 $(patsubst %,$(B)/tests/%,$(DSP_TESTS)): $(B)/tests/%: $(B)/tests/%.o $(B)/libdsp.a
 	@mkdir -p $(dir $@)

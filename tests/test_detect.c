@@ -21,6 +21,7 @@
 #include "apps/dsp/detector.h"
 #include "apps/dsp/stft.h"
 #include "apps/fft/frames.h"
+#include "apps/dsp/band.h"
 #include "apps/dsp/synth.h"
 #include "apps/dsp/wave.h"
 #include "tests/check_run.h"
@@ -418,6 +419,7 @@ static int run(rig *r, const float *x, size_t n, found *out, int max)
 				clip[i] = x[first + (int64_t)i];
 		det_refine_result rr;
 		const char *why;
+		ck_assert_int_eq(dsp_band_pass(clip, cn, RATE, r->prof.f_lo_hz, r->prof.f_hi_hz), 0);
 		if (det_refine_clip(r->ref, clip, cn, pre / 2, lag_hi, (size_t)(SIZE / 2 + pre - HOP), SIZE, r->prof.f_lo_hz,
 				    r->prof.f_hi_hz, r->prof.min_enr_db, &rr, NULL, &why) == 0) {
 			out[ne++] = (found){evs[e].onset, evs[e].end, (double)first + rr.r.tau, rr.r.se, rr.template_id};

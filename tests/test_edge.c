@@ -40,8 +40,7 @@ static edge_stats trials(const dsp_frog *f, double snr_db, unsigned long seed)
 		dsp_frog_render(f, amp, t0 / RATE, RATE, x, N);
 		for (int i = 0; i < N; i++)
 			x[i] += (float)gsl_ran_gaussian_ziggurat(r, 1.0);
-		dsp_edge_params p = {.rate_hz = RATE, .f_lo_hz = 1000, .f_hi_hz = 3200, .noise_lo = 0, .noise_hi = 1500,
-				     .search_lo = 1500, .search_hi = 2600, .rise_s = 0.020, .k_sd = 8};
+		dsp_edge_params p = {.rate_hz = RATE, .f_lo_hz = 1000, .f_hi_hz = 3200, .noise_lo = 0, .noise_hi = 1500, .search_lo = 1500, .search_hi = 2600, .rise_s = 0.020, .k_sd = 8};
 		dsp_edge_result e;
 		const char *why;
 		if (dsp_edge_find(x, N, &p, &e, &why) == 0) {
@@ -99,8 +98,7 @@ START_TEST(nothing_or_bad_input)
 	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
 	for (int i = 0; i < N; i++)
 		x[i] = (float)gsl_ran_gaussian_ziggurat(r, 1.0);
-	dsp_edge_params p = {.rate_hz = RATE, .f_lo_hz = 1000, .f_hi_hz = 3200, .noise_lo = 0, .noise_hi = 1500,
-			     .search_lo = 1500, .search_hi = 2600, .rise_s = 0.020, .k_sd = 8};
+	dsp_edge_params p = {.rate_hz = RATE, .f_lo_hz = 1000, .f_hi_hz = 3200, .noise_lo = 0, .noise_hi = 1500, .search_lo = 1500, .search_hi = 2600, .rise_s = 0.020, .k_sd = 8};
 	dsp_edge_result e;
 	const char *why;
 	ck_assert_int_eq(dsp_edge_find(x, N, &p, &e, &why), -EDOM); /* noise alone */

@@ -16,7 +16,8 @@
  * trusted, s. */
 #define DET_EDGE_SPREAD_S 1e-3
 
-/* How far below the best match anywhere the best near the edge may be, dB. */
+/* How far below the best match anywhere the best near the edge may be, dB
+ * (the fitted amplitudes compared: one template, one noise). */
 #define DET_EDGE_ENR_DB 10.0
 
 struct det_refiner {
@@ -29,7 +30,8 @@ struct det_refiner {
 	double rate_hz;                     /* … at this rate */
 	dsp_onset *o[DET_REFINE_MAX];
 	size_t m[DET_REFINE_MAX];
-	float *h[DET_REFINE_MAX]; /* the templates, for subtraction */
+	float *h[DET_REFINE_MAX];  /* the templates, for subtraction */
+	double eh[DET_REFINE_MAX]; /* their energies, sum h^2 */
 };
 
 det_refiner *det_refiner_new(float *const *h, const size_t *m, int n, const char **why)
@@ -58,6 +60,8 @@ det_refiner *det_refiner_new(float *const *h, const size_t *m, int n, const char
 			return NULL;
 		}
 		memcpy(r->h[i], h[i], m[i] * sizeof(float));
+		for (size_t k = 0; k < m[i]; k++)
+			r->eh[i] += (double)h[i][k] * h[i][k];
 		r->n = i + 1;
 	}
 	return r;
@@ -259,7 +263,7 @@ int det_refine_at_edge(det_refiner *r, const float *x, size_t n, int lag_lo, int
 		if (hi > lag_hi)
 			hi = lag_hi;
 		if (hi > lo && dsp_onset_refine(r->o[i], x, n, lo, hi, &cur.r, why) == 0 &&
-		    cur.r.enr_db >= any.r.enr_db - DET_EDGE_ENR_DB) {
+		    cur.r.amp * cur.r.amp >= any.r.amp * any.r.amp * pow(10, -DET_EDGE_ENR_DB / 10)) {
 			add_bias(r, i, &cur.r);
 			/* Pinned to the window's end or climbed out of it: the
 			 * template's best alignment lies beyond (a call a few per
@@ -272,10 +276,17 @@ int det_refine_at_edge(det_refiner *r, const float *x, size_t n, int lag_lo, int
 				cur.r.alternatives = 0;
 			}
 			/* A call that is not this template (part of it
-			 * unexplained) has its own edge offset, anywhere from 0
+			 * unexplained beyond the noise: the misfit) has its own edge offset, anywhere from 0
 			 * to about twice the template's: that share of the
 			 * offset joins the error.  An exact call keeps its bound. */
-			cur.r.se = sqrt(cur.r.se * cur.r.se + fmax(0, 1 - cur.r.explained) * r->edge[i] * r->edge[i]);
+			/* (the misfit beyond what the noise alone leaves over a
+			 * template's length: 3 s.d. of a variance measured on m
+			 * samples) */
+			double m_i = (double)r->m[i], v = cur.r.noise_sd * cur.r.noise_sd;
+			double fit = cur.r.amp * cur.r.amp * r->eh[i],
+			       mis = fmax(0, cur.r.misfit_sd * cur.r.misfit_sd - 3 * v * sqrt(2 / m_i)) * m_i;
+			double unexplained = fit + mis > 0 ? mis / (fit + mis) : 1;
+			cur.r.se = sqrt(cur.r.se * cur.r.se + unexplained * r->edge[i] * r->edge[i]);
 			cur.at_edge = 1;
 			cur.explained = 0;
 			*out = cur;

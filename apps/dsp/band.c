@@ -55,3 +55,34 @@ int dsp_band_of(const float *h, size_t n, double rate_hz, double frac, double f_
 	free(cum);
 	return rc;
 }
+
+int dsp_band_pass(float *x, size_t n, double rate_hz, double f_lo_hz, double f_hi_hz)
+{
+	if (!x || n < 2 || !(rate_hz > 0) || !(f_hi_hz > f_lo_hz) || !(f_lo_hz >= 0))
+		return -EINVAL;
+	fftwf_complex *X = fftwf_alloc_complex(n / 2 + 1);
+	float *t = fftwf_alloc_real(n);
+	fftwf_plan fwd = X && t ? fftwf_plan_dft_r2c_1d((int)n, t, X, FFTW_ESTIMATE) : NULL;
+	fftwf_plan bwd = X && t ? fftwf_plan_dft_c2r_1d((int)n, X, t, FFTW_ESTIMATE) : NULL;
+	int rc = -ENOMEM;
+	if (fwd && bwd) {
+		memcpy(t, x, n * sizeof *t);
+		fftwf_execute(fwd);
+		for (size_t k = 0; k <= n / 2; k++) {
+			double f = (double)k * rate_hz / (double)n;
+			if (f < f_lo_hz || f > f_hi_hz)
+				X[k][0] = X[k][1] = 0;
+		}
+		fftwf_execute(bwd);
+		for (size_t i = 0; i < n; i++)
+			x[i] = t[i] / (float)n;
+		rc = 0;
+	}
+	if (fwd)
+		fftwf_destroy_plan(fwd);
+	if (bwd)
+		fftwf_destroy_plan(bwd);
+	fftwf_free(X);
+	fftwf_free(t);
+	return rc;
+}

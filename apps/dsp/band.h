@@ -15,4 +15,11 @@
 int dsp_band_of(const float *h, size_t n, double rate_hz, double frac, double f_min_hz, double f_max_hz, double *lo,
 		double *hi);
 
+/* Band-pass x (n samples at rate_hz) to [f_lo_hz, f_hi_hz] in place: the
+ * FFT's bins outside set to zero (x is real: both halves).  A background
+ * loud outside a call's band (wind below it) then no longer counts as the
+ * noise or the misfit under a template.  Returns 0, -EINVAL (empty, bad
+ * band) or -ENOMEM. */
+int dsp_band_pass(float *x, size_t n, double rate_hz, double f_lo_hz, double f_hi_hz);
+
 #endif

@@ -95,6 +95,41 @@ static double envelope_peak(const dsp_xcorr *xc, int l0, int w, int k_lo, int k_
 	return best + fmax(-0.5, fmin(0.5, off));
 }
 
+/* The noise's power spectral density where the template has its energy,
+ * per sample (white noise of variance s2 gives s2): the Hann-windowed
+ * periodogram of x[0, pre) (zero padded to nf) weighted by |H_k|^2. */
+static double template_band_noise(const dsp_onset *o, const float *x, int pre, const fftwf_complex *H, int nf)
+{
+	float *t = fftwf_alloc_real((size_t)nf);
+	fftwf_complex *X = fftwf_alloc_complex((size_t)nf / 2 + 1);
+	fftwf_plan pl = t && X ? fftwf_plan_dft_r2c_1d(nf, t, X, FFTW_ESTIMATE) : NULL;
+	double v = -1;
+	if (pl) {
+		double mu = 0, w2 = 0;
+		for (int i = 0; i < pre; i++)
+			mu += x[i];
+		mu /= pre;
+		for (int i = 0; i < nf; i++) {
+			double w = i < pre ? 0.5 - 0.5 * cos(2 * M_PI * (i + 0.5) / pre) : 0;
+			t[i] = (float)(i < pre ? w * (x[i] - mu) : 0);
+			w2 += w * w;
+		}
+		fftwf_execute(pl);
+		double num = 0, den = 0;
+		for (int k = 1; k < nf / 2; k++) {
+			double hk = (double)H[k][0] * H[k][0] + (double)H[k][1] * H[k][1];
+			num += hk * ((double)X[k][0] * X[k][0] + (double)X[k][1] * X[k][1]);
+			den += hk;
+		}
+		v = den > 0 && w2 > 0 ? num / den / w2 : -1;
+		fftwf_destroy_plan(pl);
+	}
+	fftwf_free(t);
+	fftwf_free(X);
+	(void)o;
+	return v;
+}
+
 int dsp_onset_refine(dsp_onset *o, const float *x, size_t n, int lag_lo, int lag_hi,
 		     dsp_onset_result *out, const char **why)
 {
@@ -170,7 +205,14 @@ int dsp_onset_refine(dsp_onset *o, const float *x, size_t n, int lag_lo, int lag
 	}
 	if (!(var > 0))
 		var = 1e-30;
-	double enr = a * a * o->eh / var;
+	/* What the correlation's noise is: the noise's power where the
+	 * template has its energy (its spectrum-weighted PSD), which for white
+	 * noise is var; a background loud outside the call's band (wind below
+	 * it) inflates var but not this. */
+	double var_eq = pre >= 32 ? template_band_noise(o, x, pre, H, nf) : var;
+	if (!(var_eq > 0))
+		var_eq = var;
+	double enr = a * a * o->eh / var_eq;
 	out->tau = pk.tau;
 	out->amp = a;
 	out->noise_sd = sqrt(var);
@@ -187,7 +229,7 @@ int dsp_onset_refine(dsp_onset *o, const float *x, size_t n, int lag_lo, int lag
 	double left = xx - a * a * o->eh;
 	out->explained = xx > 0 ? fmin(1.0, fmax(0.0, a * a * o->eh / xx)) : 0;
 	out->misfit_sd = sqrt(fmax(0.0, left / (double)o->m - var));
-	double var_eff = var + out->misfit_sd * out->misfit_sd;
+	double var_eff = var_eq + out->misfit_sd * out->misfit_sd;
 	double enr_eff = a * a * o->eh / var_eff;
 	double se_local = w_rms > 0 ? 1.0 / (w_rms * sqrt(enr_eff)) : INFINITY;
 	/* The other alignments the data leave open: a local maximum r(l) of

@@ -147,10 +147,7 @@ static int template_edge(const det_refiner *r, int t, double rate_hz, double f_l
 	float *x = calloc(n, sizeof *x);
 	if (!x)
 		return -ENOMEM;
-	double e = 0;
-	for (size_t k = 0; k < m; k++)
-		e += (double)r->h[t][k] * r->h[t][k];
-	double sd = sqrt(e / (double)m) * pow(10, -snr_db / 20);
+	double sd = sqrt(r->eh[t] / (double)m) * pow(10, -snr_db / 20);
 	uint32_t s = 12345u + (uint32_t)t;
 	for (size_t k = 0; k < n; k++) {
 		s = s * 1664525u + 1013904223u;
@@ -240,7 +237,6 @@ int det_refine(det_refiner *r, const float *x, size_t n, int lag_lo, int lag_hi,
 	return 0;
 }
 
-
 int det_refine_at_edge(det_refiner *r, const float *x, size_t n, int lag_lo, int lag_hi, const dsp_edge_result *edge,
 		       double min_enr_db, det_refine_result *out, const char **why)
 {
@@ -275,13 +271,13 @@ int det_refine_at_edge(det_refiner *r, const float *x, size_t n, int lag_lo, int
 				cur.r.se = 0.5 * w;
 				cur.r.alternatives = 0;
 			}
-			/* A call that is not this template (part of it
-			 * unexplained beyond the noise: the misfit) has its own edge offset, anywhere from 0
-			 * to about twice the template's: that share of the
-			 * offset joins the error.  An exact call keeps its bound. */
-			/* (the misfit beyond what the noise alone leaves over a
-			 * template's length: 3 s.d. of a variance measured on m
-			 * samples) */
+			/* A call that is not this template has its own edge
+			 * offset, anywhere from 0 to about twice the template's:
+			 * the call's share the template leaves unexplained (its
+			 * misfit beyond what the noise alone leaves over m
+			 * samples, 3 s.d. of a variance so measured) times the
+			 * offset joins the error.  An exact call keeps its
+			 * bound. */
 			double m_i = (double)r->m[i], v = cur.r.noise_sd * cur.r.noise_sd;
 			double fit = cur.r.amp * cur.r.amp * r->eh[i],
 			       mis = fmax(0, cur.r.misfit_sd * cur.r.misfit_sd - 3 * v * sqrt(2 / m_i)) * m_i;

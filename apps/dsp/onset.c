@@ -98,7 +98,7 @@ static double envelope_peak(const dsp_xcorr *xc, int l0, int w, int k_lo, int k_
 /* The noise's power spectral density where the template has its energy,
  * per sample (white noise of variance s2 gives s2): the Hann-windowed
  * periodogram of x[0, pre) (zero padded to nf) weighted by |H_k|^2. */
-static double template_band_noise(const dsp_onset *o, const float *x, int pre, const fftwf_complex *H, int nf)
+static double template_band_noise(const float *x, int pre, const fftwf_complex *H, int nf)
 {
 	float *t = fftwf_alloc_real((size_t)nf);
 	fftwf_complex *X = fftwf_alloc_complex((size_t)nf / 2 + 1);
@@ -126,7 +126,6 @@ static double template_band_noise(const dsp_onset *o, const float *x, int pre, c
 	}
 	fftwf_free(t);
 	fftwf_free(X);
-	(void)o;
 	return v;
 }
 
@@ -209,7 +208,7 @@ int dsp_onset_refine(dsp_onset *o, const float *x, size_t n, int lag_lo, int lag
 	 * template has its energy (its spectrum-weighted PSD), which for white
 	 * noise is var; a background loud outside the call's band (wind below
 	 * it) inflates var but not this. */
-	double var_eq = pre >= 32 ? template_band_noise(o, x, pre, H, nf) : var;
+	double var_eq = pre >= 32 ? template_band_noise(x, pre, H, nf) : var;
 	if (!(var_eq > 0))
 		var_eq = var;
 	double enr = a * a * o->eh / var_eq;

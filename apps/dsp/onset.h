@@ -10,8 +10,12 @@
  * i.e. sigma_t = 1 / (2 pi B_rms sqrt(2 E / N0)), with the amplitude a from
  * the peak (a = r / sum h^2) and the noise sigma^2 from the clip before the
  * onset (at least 32 samples; otherwise from the least-squares residual of
- * the whole clip): se_crb, valid for an exact template above the
- * ambiguity threshold.
+ * the whole clip) taken where the template has its energy: the stretch's
+ * Hann-windowed periodogram weighted by |H_k|^2 (sigma^2 for white noise; a
+ * background loud outside the call's band, wind below a frog's, does not
+ * count): se_crb, valid for an exact template above the ambiguity
+ * threshold.  noise_sd stays the stretch's plain s.d. (the misfit's
+ * reference).
  *
  * A real call is never the template, and a pulse train or a narrow-band
  * call correlates almost as well one pulse or one carrier cycle off, so
@@ -49,7 +53,7 @@ typedef struct {
 	double se;           /* standard error of tau, samples: misfit and alternatives included (below) */
 	double se_crb;       /* the Cramer-Rao bound alone (an exact template), samples */
 	double amp;          /* fitted amplitude a (template units) */
-	double noise_sd;     /* noise standard deviation, sample units */
+	double noise_sd;     /* the stretch before the onset: its standard deviation, sample units */
 	double misfit_sd;    /* what the template leaves of the call beyond the noise, per sample (sample units) */
 	double explained;    /* fraction of the clip's energy under the template that a h explains, 0..1 */
 	double alternatives; /* variance of tau from the other alignments the data leave open, samples^2 */

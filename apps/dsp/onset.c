@@ -100,32 +100,46 @@ static double envelope_peak(const dsp_xcorr *xc, int l0, int w, int k_lo, int k_
  * periodogram of x[0, pre) (zero padded to nf) weighted by |H_k|^2. */
 static double template_band_noise(const float *x, int pre, const fftwf_complex *H, int nf)
 {
-	float *t = fftwf_alloc_real((size_t)nf);
-	fftwf_complex *X = fftwf_alloc_complex((size_t)nf / 2 + 1);
-	fftwf_plan pl = t && X ? fftwf_plan_dft_r2c_1d(nf, t, X, FFTW_ESTIMATE) : NULL;
+	/* The periodogram on a transform no longer than the stretch needs
+	 * (a Hann window of `pre` samples resolves no finer), each of its
+	 * bins weighted by the template's energy in the bins of nf that fall
+	 * on it. */
+	int L = 64;
+	while (L < pre && L < nf)
+		L *= 2;
+	float *t = fftwf_alloc_real((size_t)L);
+	fftwf_complex *X = fftwf_alloc_complex((size_t)L / 2 + 1);
+	double *W = calloc((size_t)L / 2 + 1, sizeof *W);
+	fftwf_plan pl = t && X && W ? fftwf_plan_dft_r2c_1d(L, t, X, FFTW_ESTIMATE) : NULL;
 	double v = -1;
 	if (pl) {
+		int n = pre < L ? pre : L;
 		double mu = 0, w2 = 0;
-		for (int i = 0; i < pre; i++)
+		for (int i = 0; i < n; i++)
 			mu += x[i];
-		mu /= pre;
-		for (int i = 0; i < nf; i++) {
-			double w = i < pre ? 0.5 - 0.5 * cos(2 * M_PI * (i + 0.5) / pre) : 0;
-			t[i] = (float)(i < pre ? w * (x[i] - mu) : 0);
+		mu /= n;
+		for (int i = 0; i < L; i++) {
+			double w = i < n ? 0.5 - 0.5 * cos(2 * M_PI * (i + 0.5) / n) : 0;
+			t[i] = (float)(i < n ? w * (x[i] - mu) : 0);
 			w2 += w * w;
 		}
 		fftwf_execute(pl);
-		double num = 0, den = 0;
 		for (int k = 1; k < nf / 2; k++) {
-			double hk = (double)H[k][0] * H[k][0] + (double)H[k][1] * H[k][1];
-			num += hk * ((double)X[k][0] * X[k][0] + (double)X[k][1] * X[k][1]);
-			den += hk;
+			int kk = (int)lround((double)k * L / nf);
+			if (kk >= 1 && kk < L / 2)
+				W[kk] += (double)H[k][0] * H[k][0] + (double)H[k][1] * H[k][1];
+		}
+		double num = 0, den = 0;
+		for (int k = 1; k < L / 2; k++) {
+			num += W[k] * ((double)X[k][0] * X[k][0] + (double)X[k][1] * X[k][1]);
+			den += W[k];
 		}
 		v = den > 0 && w2 > 0 ? num / den / w2 : -1;
 		fftwf_destroy_plan(pl);
 	}
 	fftwf_free(t);
 	fftwf_free(X);
+	free(W);
 	return v;
 }
 

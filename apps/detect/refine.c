@@ -16,6 +16,12 @@
  * trusted, s. */
 #define DET_EDGE_SPREAD_S 1e-3
 
+/* The edge finder's settings, the same for a template and a clip (so
+ * their offsets compare): the first peak within 20 ms of the threshold,
+ * the threshold 8 noise s.d. */
+#define DET_EDGE_RISE_S 0.020
+#define DET_EDGE_K_SD 8.0
+
 /* How far below the best match anywhere the best near the edge may be, dB
  * (the fitted amplitudes compared: one template, one noise). */
 #define DET_EDGE_ENR_DB 10.0
@@ -155,7 +161,7 @@ static int template_edge(const det_refiner *r, int t, double rate_hz, double f_l
 	}
 	for (size_t k = 0; k < m; k++)
 		x[pad + k] += r->h[t][k];
-	dsp_edge_params ep = {.rate_hz = rate_hz, .f_lo_hz = f_lo_hz, .f_hi_hz = f_hi_hz, .noise_lo = 0, .noise_hi = pad / 2, .search_lo = pad / 2, .search_hi = pad + m, .rise_s = 0.020, .k_sd = 8};
+	dsp_edge_params ep = {.rate_hz = rate_hz, .f_lo_hz = f_lo_hz, .f_hi_hz = f_hi_hz, .noise_lo = 0, .noise_hi = pad / 2, .search_lo = pad / 2, .search_hi = pad + m, .rise_s = DET_EDGE_RISE_S, .k_sd = DET_EDGE_K_SD};
 	dsp_edge_result er;
 	const char *why;
 	int rc = dsp_edge_find(x, n, &ep, &er, &why);
@@ -310,8 +316,8 @@ int det_refine_clip(det_refiner *r, const float *x, size_t n, int lag_lo, int la
 				      .noise_hi = noise_hi,
 				      .search_lo = noise_hi,
 				      .search_hi = hi < n ? hi : n,
-				      .rise_s = 0.020,
-				      .k_sd = 8};
+				      .rise_s = DET_EDGE_RISE_S,
+				      .k_sd = DET_EDGE_K_SD};
 		const char *ewhy;
 		found = ep.search_hi > ep.search_lo && dsp_edge_find(x, n, &ep, &edge, &ewhy) == 0;
 	}

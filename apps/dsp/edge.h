@@ -42,14 +42,14 @@ typedef struct {
 	double f_lo_hz, f_hi_hz;     /* the call's band, Hz */
 	size_t noise_lo, noise_hi;   /* samples of x holding only noise: [noise_lo, noise_hi) */
 	size_t search_lo, search_hi; /* the edge is looked for in [search_lo, search_hi) */
-	double rise_s;               /* how long after the threshold the first peak is looked for, s (e.g. 0.010) */
+	double rise_s;               /* how long after the threshold the first peak is looked for, s (detect: 0.020) */
 	double k_sd;                 /* threshold in noise s.d. of the smoothed envelope (e.g. 8) */
 } dsp_edge_params;
 
 typedef struct {
 	double t;      /* the call's start, samples from x[0] (fractional) */
 	double se;     /* its standard error, samples */
-	double rise;   /* the 20-80 % rise time, samples */
+	double rise;   /* the 20-50 % rise time, samples */
 	double snr_db; /* peak envelope over the noise's mean, dB */
 	size_t smooth; /* the smoothing window w, samples */
 } dsp_edge_result;

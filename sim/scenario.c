@@ -51,6 +51,7 @@ static const cfg_key source_keys[] = {
 	{.name = "call_rate_hz", .type = CFG_DOUBLE, .min = 1e-6, .max = 1e4, .alias = "call_rate"},
 	{.name = "call_start_s", .type = CFG_DOUBLE, .def = "0", .min = 0, .max = 1e7, .alias = "call_start"},
 	{.name = "call_end_s", .type = CFG_DOUBLE, .min = 0, .max = 1e7, .alias = "call_end"},
+	NUM("call_gap_s", "0.25", 0, 1e4),
 	ENUM("waveform", "pulse_train", waveforms),
 	NUM("carrier_hz", "2000", 1, 96000),
 	NUM("pulse_ms", "4", 0.01, 1000),
@@ -322,8 +323,13 @@ static void load_source(sim_scenario *sc, cfg_file *ini, const char *g, const ch
 	}
 	s->call_start_s = cfg_file_double(ini, g, "call_start_s");
 	s->call_end_s = cfg_file_has(ini, g, "call_end_s") ? cfg_file_double(ini, g, "call_end_s") : w->duration_s;
-	if (has_times && (cfg_file_has(ini, g, "call_start_s") || cfg_file_has(ini, g, "call_end_s")))
-		cfg_file_fail(ini, g, cfg_file_has(ini, g, "call_start_s") ? "call_start_s" : "call_end_s",
+	s->call_gap_s = cfg_file_double(ini, g, "call_gap_s");
+	if (has_times && (cfg_file_has(ini, g, "call_start_s") || cfg_file_has(ini, g, "call_end_s") ||
+			  cfg_file_has(ini, g, "call_gap_s")))
+		cfg_file_fail(ini, g,
+			      cfg_file_has(ini, g, "call_start_s") ? "call_start_s"
+			      : cfg_file_has(ini, g, "call_end_s") ? "call_end_s"
+								   : "call_gap_s",
 			      "only used with call_rate_hz");
 	if (has_rate && s->call_end_s <= s->call_start_s)
 		cfg_file_fail(ini, g, "call_end_s", "must be after call_start_s (%g s)", s->call_start_s);

@@ -113,6 +113,7 @@ typedef struct {
 	size_t n_call_times;
 	double call_rate_hz;             /* calls per s (Poisson), 0 with an explicit list */
 	double call_start_s, call_end_s; /* s: window of Poisson calls */
+	double call_gap_s;               /* s: least silence between a Poisson call's end and the next start */
 	dsp_wave_params wave;            /* wave.file is absolute or relative to the cwd */
 	double variation;                /* relative sd of each call's drawn parameters (0..0.2) */
 	double *path;                    /* moving source: waypoints x, y, z (m), t (s) each; NULL: static */

@@ -60,7 +60,9 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* Call times: the explicit list sorted, or a Poisson process on
- * [call_start, call_end) whose k-th gap is keyed (seed, source id, k). */
+ * [call_start, call_end) whose k-th gap is keyed (seed, source id, k).
+ * The Poisson times are provisional until space_calls() knows each call's
+ * length. */
 static void make_calls(const sim_world *w, source_state *s)
 {
 	const sim_source_cfg *c = s->cfg;
@@ -131,6 +133,36 @@ static gboolean make_waves(const sim_world *w, source_state *s, GError **err)
 		s->max_len_s = fmax(s->max_len_s, s->len_s[k]);
 	}
 	return TRUE;
+}
+
+/* A Poisson source never calls again before its call has ended and
+ * call_gap_s has passed (an animal cannot overlap itself): the k-th gap is
+ * max(e_k / rate, len_{k-1} + call_gap_s), e_k the same keyed exponential
+ * as make_calls' (so a schedule without such conflicts is unchanged).
+ * Calls pushed past call_end_s are dropped with their waves. */
+static void space_calls(source_state *s, const sim_world *w)
+{
+	const sim_source_cfg *c = s->cfg;
+	if (c->call_times_s)
+		return;
+	double t = c->call_start_s;
+	size_t n = 0;
+	for (size_t k = 0; k < s->n_calls; k++) {
+		double e = sim_rng_exp(w->cfg->seed, SIM_RNG_CALLS, (uint64_t)c->id, 0, k) / c->call_rate_hz;
+		if (k)
+			e = fmax(e, s->len_s[k - 1] + c->call_gap_s);
+		t += e;
+		if (t >= c->call_end_s)
+			break;
+		s->calls_s[n++] = t;
+	}
+	if (!s->shared_wave)
+		for (size_t k = n; k < s->n_calls; k++)
+			dsp_wave_free(s->waves[k]);
+	s->n_calls = n;
+	s->max_len_s = 0;
+	for (size_t k = 0; k < n; k++)
+		s->max_len_s = fmax(s->max_len_s, s->len_s[k]);
 }
 
 /* Position of source s at emission time t_s (m): its place, or linear
@@ -339,6 +371,7 @@ sim_world *sim_world_new(const sim_scenario *sc, GError **err)
 			sim_world_free(w);
 			return NULL;
 		}
+		space_calls(s, w);
 	}
 	w->nodes = g_new0(node_state, w->n_nodes);
 	for (size_t i = 0; i < w->n_nodes; i++) {

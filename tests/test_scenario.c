@@ -194,6 +194,8 @@ static const struct {
 	 "bad.ini:6: [source.1] waveform: ", "waveform = file needs the key file"},
 	{"[node.1]\nposition_m = 0,0\n[source.1]\nposition_m = 1,1\ncall_rate_hz = 1\ncall_start_s = 5\ncall_end_s = 2\n",
 	 "bad.ini:7: [source.1] call_end_s: ", "must be after call_start_s"},
+	{"[node.1]\nposition_m = 0,0\n[source.1]\nposition_m = 1,1\ncall_times_s = 1, 2\ncall_gap_s = 1\n",
+	 "bad.ini:6: [source.1] call_gap_s: ", "only used with call_rate_hz"},
 	{"[node.1]\nposition_m = 0,0\n[source.1]\nposition_m = 1,1\ncall_times_s = 1,-2\n",
 	 "bad.ini:5: [source.1] call_times_s: ", "value -2 is out of range"},
 	{"[node.1]\nposition_m = 0,0\n[source.1]\nposition_m = 1,1\ncall_rate_hz = 1\npulse_ms = 30\n",

@@ -242,6 +242,41 @@ START_TEST(noise_is_white_gaussian_at_the_level_and_reproducible)
 }
 END_TEST
 
+/* A Poisson source never calls over itself: each call starts at least
+ * call_gap_s after the previous one ended; with call_gap_s = 0 calls may
+ * still abut but never overlap.  At 5 calls/s of 0.2-s calls a plain
+ * Poisson process would overlap about 1 - e^-1 = 63 % of its calls. */
+START_TEST(a_source_never_overlaps_its_own_calls)
+{
+	const double gaps[] = {0.25, 0};
+	for (size_t i = 0; i < G_N_ELEMENTS(gaps); i++) {
+		char text[256];
+		g_snprintf(text, sizeof text,
+			   "[world]\nduration_s = 100\nseed = 5\n[node.1]\nposition_m = 0,0\n"
+			   "[source.1]\nposition_m = 1,1\ncall_rate_hz = 5\npulses = 8\n"
+			   "pulse_interval_ms = 25\ncall_gap_s = %g\n",
+			   gaps[i]);
+		fixture f = make(text);
+		size_t n = sim_world_n_calls(f.w, 0);
+		double sum = 0;
+		for (size_t k = 1; k < n; k++) {
+			double prev = sim_world_call_time_s(f.w, 0, k - 1);
+			double len = sim_world_call_length_s(f.w, 0, k - 1);
+			ck_assert_msg(sim_world_call_time_s(f.w, 0, k) >= prev + len + gaps[i] - 1e-9,
+				      "call %zu starts %.4f s after call %zu (length %.3f s, gap %g s)", k,
+				      sim_world_call_time_s(f.w, 0, k) - prev, k - 1, len, gaps[i]);
+			sum += len;
+		}
+		/* The mean interval is d + e^(-rate d) / rate, d = length + gap:
+		 * the count is 100 s over it, within 5 of its Poisson-like s.d. */
+		double d = (n > 1 ? sum / (double)(n - 1) : 0) + gaps[i];
+		double expect = 100.0 / (d + exp(-5.0 * d) / 5.0);
+		ck_assert_msg(fabs((double)n - expect) <= 5 * sqrt(expect), "%zu calls, expected %.0f", n, expect);
+		drop(f);
+	}
+}
+END_TEST
+
 START_TEST(poisson_calls_have_the_rate)
 {
 	fixture f = make("[world]\nduration_s = 1000\nseed = 3\n[node.1]\nposition_m = 0,0\n"
@@ -418,6 +453,7 @@ int main(void)
 	tcase_add_test(tc, wandering_clocks);
 	tcase_add_test(tc, noise_is_white_gaussian_at_the_level_and_reproducible);
 	tcase_add_test(tc, poisson_calls_have_the_rate);
+	tcase_add_test(tc, a_source_never_overlaps_its_own_calls);
 	tcase_add_test(tc, interrupt_latency_distributions);
 	tcase_add_test(tc, synthetic_waveforms_are_the_formulas);
 	tcase_add_test(tc, file_source_is_interpolated);

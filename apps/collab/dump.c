@@ -83,6 +83,10 @@ int tdoa_dump_write(const char *dir, const char *name, const tdoa_input *in, int
 	g_key_file_set_double_list(kf, t, "wind_m_s", (double *)p->wind_m_s, 3);
 	g_key_file_set_double(kf, t, "source_z_m", p->source_z_m);
 	g_key_file_set_double(kf, t, "alpha", p->alpha);
+	g_key_file_set_double(kf, t, "onset_check_k", p->onset_check_k);
+	g_key_file_set_double(kf, t, "onset_check_floor_s", p->onset_check_floor_s);
+	g_key_file_set_integer(kf, t, "onset_timing", p->onset_timing);
+	g_key_file_set_double(kf, t, "coarse_m", p->coarse_m);
 	g_key_file_set_integer(kf, t, "clips", n);
 	for (int k = 0; k < n; k++) {
 		const tdoa_input *c = &in[k];
@@ -146,6 +150,12 @@ static int get_d(GKeyFile *kf, const char *path, const char *g, const char *k, d
 	GError *e = NULL;
 	*v = g_key_file_get_double(kf, g, k, &e);
 	return key_err(e, path, g, k, err);
+}
+
+/* A key later versions added: its default stays when a case lacks it. */
+static int get_d_opt(GKeyFile *kf, const char *path, const char *g, const char *k, double *v, GError **err)
+{
+	return g_key_file_has_key(kf, g, k, NULL) ? get_d(kf, path, g, k, v, err) : 0;
 }
 
 /* A list of exactly three doubles. */
@@ -235,6 +245,12 @@ int tdoa_dump_read(const char *path, tdoa_input in[TDOA_MAX], int *n, tdoa_param
 	    get_d3(kf, path, t, "wind_m_s", p->wind_m_s, err) || get_d(kf, path, t, "source_z_m", &p->source_z_m, err) ||
 	    get_d(kf, path, t, "alpha", &p->alpha, err) || get_i64(kf, path, t, "clips", &clips, err))
 		goto out;
+	double timing = p->onset_timing;
+	if (get_d_opt(kf, path, t, "onset_check_k", &p->onset_check_k, err) ||
+	    get_d_opt(kf, path, t, "onset_check_floor_s", &p->onset_check_floor_s, err) ||
+	    get_d_opt(kf, path, t, "onset_timing", &timing, err) || get_d_opt(kf, path, t, "coarse_m", &p->coarse_m, err))
+		goto out;
+	p->onset_timing = timing != 0;
 	p->separate = (int)sep;
 	w = g_key_file_get_string(kf, t, "weighting", NULL);
 	if (!w || dsp_gcc_weighting_parse(w, &p->weighting) < 0) {

@@ -89,6 +89,13 @@ $(B)/tests/test_tdoa_slip: $(B)/tests/test_tdoa_slip.o $(COLLAB_LIBS)
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check $(COLLAB_PKGS)) -lm -pthread
 
+# The onsets as a check on the correlation and as the timing where the clips
+# do not correlate (tdoa_onsets.h): the room row's aviary rendered by sim/.
+TESTS += $(B)/tests/test_tdoa_onsets
+$(B)/tests/test_tdoa_onsets: $(B)/tests/test_tdoa_onsets.o $(B)/tests/world_fixture.o $(COLLAB_LIBS) $(B)/libsim.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check $(COLLAB_PKGS)) -lm -pthread
+
 # The solver run once at start: its one-time state made then (warmup.h).
 TESTS += $(B)/tests/test_collab_warmup
 $(B)/tests/test_collab_warmup: $(B)/tests/test_collab_warmup.o $(COLLAB_LIBS)

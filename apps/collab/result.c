@@ -18,6 +18,7 @@ const char *collab_result_status(const collab_result *r)
 	switch (r->tr.loc.status) {
 	case DSP_LOC_OK:
 		return r->duplicate_of ? "duplicate" : r->tr.ambiguous ? "ambiguous"
+					       : r->tr.coarse          ? "coarse"
 								       : "ok";
 	case DSP_LOC_TOO_FEW:
 		return "too_few";
@@ -126,6 +127,8 @@ void collab_result_json(const collab_result *r, GString *o)
 		jnum(b, "srp_power", r->tr.srp_power, "%.4g");
 		json_builder_set_member_name(b, "gated");
 		json_builder_add_boolean_value(b, r->tr.gated);
+		json_builder_set_member_name(b, "timing");
+		json_builder_add_string_value(b, r->tr.from_onsets ? "onsets" : "correlation");
 		if (isfinite(r->tr.alt_power)) {
 			jnum(b, "alt_x", r->tr.alt_pos_m[0], "%.4f");
 			jnum(b, "alt_y", r->tr.alt_pos_m[1], "%.4f");

@@ -2,8 +2,11 @@
  * file) and the PNG map (gnuplot).
  *
  * JSON keys (one object per line):
- *   v, reporter, seq, status ("ok", "ambiguous", "duplicate", "ill_conditioned", "untested",
- *   "inconsistent", "no_convergence", "too_few", "degenerate", "failed"), why,
+ *   v, reporter, seq, status ("ok", "ambiguous", "coarse", "duplicate", "ill_conditioned",
+ *   "untested", "inconsistent", "no_convergence", "too_few", "degenerate", "failed"), why,
+ *   timing ("correlation": the clips' GCC, or "onsets": the detected onsets alone, where the
+ *   clips did not correlate or the onsets refused their answer; "coarse" is such an answer
+ *   whose 95 % ellipse is wider than coarse_m),
  *   duplicate_of (seq of the earlier result it repeats),
  *   x, y, z (m), sd_x, sd_y (m), cov_xy (m^2), ell95_major, ell95_minor (m,
  *   semi-axes of the 95 % ellipse), ell95_angle_deg, dim,

@@ -1,5 +1,7 @@
 /* tdoa.c — GCC-PHAT arrivals and the TDOA solve (see tdoa.h). */
 #include "apps/collab/tdoa.h"
+#include "apps/collab/tdoa_onsets.h"
+#include "apps/collab/tdoa_solve.h"
 
 #include <errno.h>
 #include <math.h>
@@ -34,6 +36,10 @@ void tdoa_params_default(tdoa_params *p)
 	memset(p->wind_m_s, 0, sizeof p->wind_m_s);
 	p->source_z_m = NAN;
 	p->alpha = 1e-3;
+	p->onset_check_k = 5;
+	p->onset_check_floor_s = 0.5e-3;
+	p->onset_timing = 1;
+	p->coarse_m = 1;
 }
 
 /* Clip J on the reference's sample period: y[k] = x_J at J's own time
@@ -62,178 +68,12 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Solve; with a source height z_src (finite), 2-D with the arrivals
- * corrected for the height difference (3-D range minus horizontal range)
- * at the current estimate; without (NAN), dsp_locate's automatic choice
- * (2-D ignoring the microphones' z, or the folded 3-D solve). */
-static int solve_at_as(const tdoa_input *in, const tdoa_result *r, const tdoa_params *p, const int *idx, int m,
-		       double z_src, int grid, dsp_loc_result *loc)
+/* The semi-major axis of a horizontal answer's 95 % ellipse, m. */
+static double ell95_major(const dsp_loc_result *l)
 {
-	dsp_arrival arr[TDOA_MAX];
-	dsp_loc_params lp;
-	dsp_loc_params_default(&lp);
-	lp.c_m_s = p->c_m_s;
-	lp.c_sd_m_s = p->c_sd_m_s;
-	memcpy(lp.wind_m_s, p->wind_m_s, sizeof lp.wind_m_s);
-	lp.alpha = p->alpha;
-	if (grid) {
-		/* One point of a height grid: the fit from the closed form's
-		 * start, no multi-start and no rejection (the subset is the
-		 * caller's, the test the caller's too). */
-		lp.alpha = 0;
-		lp.reject = 0;
-	}
-	lp.dim = isfinite(z_src) ? 2 : 0;
-	double corr[TDOA_MAX] = {0};
-	int rc = 0;
-	for (int iter = 0; iter < (isfinite(z_src) ? 4 : 1); iter++) {
-		for (int k = 0; k < m; k++) {
-			int i = idx[k];
-			memcpy(arr[k].pos_m, in[i].mic_m, sizeof arr[k].pos_m);
-			arr[k].t_s = r->a_s[i] - corr[k];
-			arr[k].sigma_s = r->sigma_s[i];
-		}
-		rc = dsp_locate(arr, m, &lp, loc);
-		if (rc < 0 || !isfinite(z_src))
-			break;
-		for (int k = 0; k < m; k++) {
-			const double *q = in[idx[k]].mic_m;
-			double h2 = (loc->pos_m[0] - q[0]) * (loc->pos_m[0] - q[0]) + (loc->pos_m[1] - q[1]) * (loc->pos_m[1] - q[1]);
-			double dz = z_src - q[2];
-			corr[k] = (sqrt(h2 + dz * dz) - sqrt(h2)) / p->c_m_s;
-		}
-		loc->pos_m[2] = z_src;
-	}
-	return rc;
-}
-
-static int solve_at(const tdoa_input *in, const tdoa_result *r, const tdoa_params *p, int *idx, int m, double z_src,
-		    dsp_loc_result *loc)
-{
-	return solve_at_as(in, r, p, idx, m, z_src, 0, loc);
-}
-
-/* Solve.  A known source height is used (solve_at).  Without one, a 2-D
- * answer (a flat array, where the automatic solve kept the plane) rests on
- * a height the arrivals see only weakly: the ranges bend with the source's
- * height h below the microphones' plane as sqrt(d^2 + h^2), a bias that a
- * speed and position shift absorb well enough to pass the chi-square test
- * at 1-2 degrees of freedom while leaving the answer millimetres to
- * centimetres off its sub-millimetre ellipse.  So the height is
- * marginalised: with the source anywhere from the plane down to depth_m
- * below it (the heights the steered response searches; uniform, the prior
- * a field team states by depth_m), the arrivals are solved at heights on a
- * grid of HEIGHT_STEPS, each weighted by its likelihood exp(-chi2/2).  The
- * answer (x, y, t0) is the weighted mean of the grid's answers and its
- * covariance the weighted mean of theirs plus the spread of the answers
- * about the mean (the law of total covariance over the grid: no
- * linearisation, however the answer bends with the height).  The
- * chi-square is the best height's, with one degree of freedom fewer.  A
- * flat likelihood leaves the prior's spread; a sharp one, the data's.
- * Where the 2-D solve failed and the folded 3-D one found the height, its
- * answer stands. */
-#define HEIGHT_STEPS 24
-
-/* The height marginalised over the arrivals sub[ms] (the description
- * above); rejected: the index in the caller's set left out, or -1; zp the
- * microphones' plane.  Fills *out; returns 0, or -1 when no height of the
- * grid solved. */
-static int marginal(const tdoa_input *in, const tdoa_result *r, const tdoa_params *p, const int *sub, int ms,
-		    int rejected, dsp_loc_result *out)
-{
-	double zp = 0;
-	for (int k = 0; k < ms; k++)
-		zp += in[sub[k]].mic_m[2] / ms;
-	const double step = p->depth_m / HEIGHT_STEPS;
-	dsp_loc_result g[HEIGHT_STEPS + 1];
-	int best = -1;
-	for (int k = 0; k <= HEIGHT_STEPS; k++) {
-		if (solve_at_as(in, r, p, sub, ms, zp - k * step, 1, &g[k]) < 0 || !isfinite(g[k].chi2) || !isfinite(g[k].cov[0][0]))
-			g[k].chi2 = INFINITY;
-		else if (best < 0 || g[k].chi2 < g[best].chi2)
-			best = k;
-	}
-	if (best < 0)
-		return -1;
-	double w[HEIGHT_STEPS + 1], wsum = 0, mean[3] = {0, 0, 0};
-	for (int k = 0; k <= HEIGHT_STEPS; k++) {
-		w[k] = isfinite(g[k].chi2) ? exp(-0.5 * (g[k].chi2 - g[best].chi2)) : 0;
-		wsum += w[k];
-	}
-	for (int k = 0; k <= HEIGHT_STEPS; k++) {
-		if (!(w[k] > 0))
-			continue;
-		double a[3] = {g[k].pos_m[0], g[k].pos_m[1], g[k].t0_s - g[best].t0_s};
-		for (int j = 0; j < 3; j++)
-			mean[j] += w[k] / wsum * a[j];
-	}
-	*out = g[best];
-	for (int j = 0; j < 3; j++)
-		for (int i = 0; i < 3; i++)
-			out->cov[j][i] = 0;
-	for (int k = 0; k <= HEIGHT_STEPS; k++) {
-		if (!(w[k] > 0))
-			continue;
-		double a[3] = {g[k].pos_m[0] - mean[0], g[k].pos_m[1] - mean[1], g[k].t0_s - g[best].t0_s - mean[2]};
-		for (int j = 0; j < 3; j++)
-			for (int i = 0; i < 3; i++)
-				out->cov[j][i] += w[k] / wsum * (g[k].cov[j][i] + a[j] * a[i]);
-	}
-	out->pos_m[0] = mean[0];
-	out->pos_m[1] = mean[1];
-	out->t0_s = g[best].t0_s + mean[2];
-	/* One more unknown, the height; the test at the caller's level. */
-	out->dof = out->dof > 0 ? out->dof - 1 : 0;
-	out->p_value = out->dof > 0 ? gsl_cdf_chisq_Q(out->chi2, out->dof) : 1.0;
-	if (out->status == DSP_LOC_OK && out->p_value < p->alpha) {
-		out->status = DSP_LOC_INCONSISTENT;
-		out->why = "locate: arrivals inconsistent with one source at any height (chi-square test fails)";
-	} else if (out->status == DSP_LOC_OK && out->dof == 0) {
-		/* Four arrivals in the plane fit x, y, the emission and a height
-		 * exactly, whatever they are: one of them another caller's (the
-		 * soak: 18 of 71 such answers more than 10 cm off, one 9.6 m,
-		 * each stated to centimetres) is not seen.  The answer is given,
-		 * not claimed. */
-		out->status = DSP_LOC_UNTESTED;
-		out->why = "locate: no arrival to spare with the source's height unknown (0 degrees of freedom): nothing tests the answer";
-	}
-	out->rejected = rejected;
-	out->n_used = ms;
-	return 0;
-}
-
-static int solve(const tdoa_input *in, const tdoa_result *r, const tdoa_params *p, int *idx, int m,
-		 dsp_loc_result *loc)
-{
-	if (isfinite(p->source_z_m))
-		return solve_at(in, r, p, idx, m, p->source_z_m, loc);
-	int rc = solve_at(in, r, p, idx, m, NAN, loc);
-	if (rc < 0 || loc->dim != 2 || !(p->depth_m > 0))
-		return rc;
-	/* Every arrival first: the in-plane solve may have left one out for
-	 * the bend the height puts in the ranges, which the height explains.
-	 * Only when no height fits them all, the arrivals the plain solve
-	 * kept. */
-	dsp_loc_result out;
-	int have = marginal(in, r, p, idx, m, -1, &out) == 0;
-	if ((!have || out.status == DSP_LOC_INCONSISTENT) && loc->rejected >= 0) {
-		int sub[TDOA_MAX], ms = 0;
-		for (int k = 0; k < m; k++)
-			if (k != loc->rejected)
-				sub[ms++] = idx[k];
-		dsp_loc_result o2;
-		if (marginal(in, r, p, sub, ms, loc->rejected, &o2) == 0) {
-			out = o2;
-			have = 1;
-		}
-	}
-	if (!have)
-		return rc; /* the plain 2-D answer, as before */
-	/* The height is estimated only this weakly: z as the plain 2-D
-	 * answer has it (not solved). */
-	out.pos_m[2] = loc->pos_m[2];
-	*loc = out;
-	return 0;
+	double a = l->cov[0][0], b = l->cov[1][1], c = l->cov[0][1];
+	double lmax = 0.5 * (a + b) + sqrt(0.25 * (a - b) * (a - b) + c * c);
+	return sqrt(-2 * log(0.05) * lmax);
 }
 
 /* Every pair (r, j)'s delay at the largest peak within 1.5 samples (plus
@@ -453,7 +293,7 @@ static int pick_and_solve(dsp_srp *bank, const dsp_srp_source *src, const tdoa_i
 			break;
 		}
 		dsp_loc_result loc;
-		int src_rc = solve(in, out, p, idx, m, &loc);
+		int src_rc = tdoa_solve(in, out, p, idx, m, &loc);
 		if (src_rc < 0) {
 			if (!have) {
 				out->loc = loc;
@@ -753,6 +593,26 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 		if (repair_slip(bank, &src, in, n, r, rr, p, sp.prior_outliers, rc, out, idx))
 			rc = 0;
 	}
+	/* The onsets deny the correlation's arrivals at two nodes or more:
+	 * it timed echoes or another sound, not this call's first arrival. */
+	int denied = 0, corr_idx[TDOA_MAX];
+	tdoa_result corr;
+	if (!rc && out->loc.status == DSP_LOC_OK) {
+		char who[96];
+		int used[TDOA_MAX], m = 0;
+		for (int k = 0; k < out->n_ok; k++)
+			if (k != out->loc.rejected)
+				used[m++] = idx[k];
+		if (tdoa_onsets_disagree(in, out, used, m, p->onset_check_k, p->onset_check_floor_s, who, sizeof who) >= 2) {
+			snprintf(out->why, sizeof out->why,
+				 "the correlation's delays and the detected onsets disagree (%.64s): echoes or another sound",
+				 who);
+			corr = *out;
+			memcpy(corr_idx, idx, sizeof corr_idx);
+			rc = -EDOM;
+			denied = 1;
+		}
+	}
 	/* A call found in clips another caller was taken out of carries what
 	 * the projection left: the other's residue and its own part along the
 	 * other's delays (about 1/n of it in each bin), which the peaks'
@@ -771,6 +631,32 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 	for (int j = 0; j < n; j++) {
 		g_free(own[j]);
 		g_free(nulled[j]);
+	}
+	/* No coherent sound, or the onsets denied the correlation: the onsets
+	 * themselves time the call.  Onsets that deny the correlation but fit
+	 * no position themselves are not believed over it: in overlapping
+	 * bouts some nodes' detections are the other caller's (bench/field's
+	 * overlap row: onsets 8-31 ms off at two nodes, stating 0.1 ms, while
+	 * the correlation's answer was 3 mm from the truth). */
+	if (rc < 0 && p->onset_timing && (drc == -EAGAIN || denied)) {
+		char why0[sizeof out->why];
+		snprintf(why0, sizeof why0, "%s", out->why);
+		tdoa_result keep = *out;
+		int orc = tdoa_solve_onsets(in, n, p, out, idx);
+		if (orc == 0 && (!denied || out->loc.status == DSP_LOC_OK)) {
+			rc = 0;
+			out->from_onsets = 1;
+			out->ambiguous = 0;
+			snprintf(out->why, sizeof out->why, "timed by the detected onsets: %.120s", why0);
+			out->coarse = p->coarse_m > 0 && ell95_major(&out->loc) > p->coarse_m;
+		} else if (denied) {
+			*out = corr;
+			memcpy(idx, corr_idx, sizeof corr_idx);
+			rc = 0;
+			snprintf(out->why, sizeof out->why,
+				 "the detected onsets disagree with the correlation but fit no position themselves");
+		} else
+			*out = keep;
 	}
 	if (rc < 0) {
 		if (!*out->why)

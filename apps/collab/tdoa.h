@@ -45,6 +45,11 @@
  * (pos_sd_m / c)^2 (which the chi-square test then also allows).  The
  * speed of sound's uncertainty c_sd_m_s moves every range together: the
  * solve takes c as a further unknown with that prior (apps/dsp/locate.h).
+ * The answer's arrivals are checked against the detected onsets with
+ * their whole stated errors (two or more beyond onset_check_k s.e.:
+ * refused); where the clips do not correlate (no position dominates) or
+ * the onsets refuse the correlation's answer, the onsets themselves are
+ * the arrivals (`from_onsets`; tdoa_onsets.h: a reverberant room's case).
  * Then dsp_locate (closed form + LM, chi-square, one rejection).  With a
  * known source height (`source_z_m` finite) the 2-D solve is corrected for the
  * height difference to each microphone, iterating on the estimate.
@@ -85,17 +90,24 @@ typedef struct {
 	double ambiguity_ratio;      /* a position ambiguity_radius_m or more away scoring this fraction
 	                          * of the best's power makes the answer ambiguous (0: no check) */
 	double ambiguity_radius_m;
-	double dominance_ratio; /* a sound anywhere in the clips (outside the onsets' gate too) whose
+	double dominance_ratio;     /* a sound anywhere in the clips (outside the onsets' gate too) whose
 	                         * steered power the answer's does not reach this fraction of: the
 	                         * answer is refused (0: no check) */
-	int separate;           /* a masking sound found: take it out of the clips (nullsteer.h) and search again */
-	double depth_m;         /* without a known source height: heights searched below the nodes' plane, m */
-	double c_m_s;           /* speed of sound, m/s */
-	double c_sd_m_s;        /* its standard uncertainty, m/s (0: exact) */
-	double pos_sd_m;        /* survey s.d. of every microphone position per axis, m (0: exact) */
-	double wind_m_s[3];     /* the wind's velocity, m/s (0: still air; apps/dsp/locate.h) */
-	double source_z_m;      /* known source height, m; NAN = unknown */
-	double alpha;           /* chi-square level */
+	int separate;               /* a masking sound found: take it out of the clips (nullsteer.h) and search again */
+	double depth_m;             /* without a known source height: heights searched below the nodes' plane, m */
+	double c_m_s;               /* speed of sound, m/s */
+	double c_sd_m_s;            /* its standard uncertainty, m/s (0: exact) */
+	double pos_sd_m;            /* survey s.d. of every microphone position per axis, m (0: exact) */
+	double wind_m_s[3];         /* the wind's velocity, m/s (0: still air; apps/dsp/locate.h) */
+	double source_z_m;          /* known source height, m; NAN = unknown */
+	double alpha;               /* chi-square level */
+	double onset_check_k;       /* two or more arrivals this many of their onsets' stated errors from
+				 * the onsets refuse the correlation's answer (tdoa_onsets.h; 0: no check) */
+	double onset_check_floor_s; /* the check's floor on each onset's error, s (tdoa_onsets.h) */
+	int onset_timing;           /* where the clips do not correlate, or the onsets refuse their
+				 * answer: solve from the onsets alone (tdoa_onsets.h) */
+	double coarse_m;            /* an answer timed by the onsets whose 95 % ellipse's semi-major axis
+				 * exceeds this is `coarse`, not ok (m; 0: never) */
 } tdoa_params;
 
 typedef struct {
@@ -126,12 +138,16 @@ typedef struct {
 	double ref_t_se_ns;     /* its standard error: the median onset's stated one and the onset floor, ns */
 	double ref_t_crb_se_ns; /* the same from the onsets' bounds alone (onset_crb_se_ns): collab's
 				 * duplicate rule, as its grouping, keeps to it */
+	int from_onsets;        /* 1: timed by the detected onsets (tdoa_onsets.h): the clips did not
+				 * correlate, or their answer was refused (why says which) */
+	int coarse;             /* from_onsets, and its 95 % ellipse wider than coarse_m */
 	int rejected_node;      /* node id the solver rejected, or -1 */
 	char why[160];          /* what failed, if anything */
 } tdoa_result;
 
 /* Fill defaults: band 1-3.2 kHz, PHAT with beta 1, onset floor 5 ms,
- * margin 30 m, ambiguity 0.9 beyond 1 m, depth 3 m, c 343, z unknown, alpha 1e-3. */
+ * margin 30 m, ambiguity 0.9 beyond 1 m, depth 3 m, c 343, z unknown, alpha 1e-3,
+ * the onsets' check at 5 s.e. over a 0.5 ms floor, timing by the onsets on, coarse beyond 1 m. */
 void tdoa_params_default(tdoa_params *p);
 
 /* Locate from n clips.  Returns 0 (read out->loc.status), -EDOM (too few

@@ -29,6 +29,8 @@ static const char *status_word(int rc, const tdoa_result *r)
 		return "failed";
 	if (r->loc.status == DSP_LOC_OK && r->ambiguous)
 		return "ambiguous";
+	if (r->loc.status == DSP_LOC_OK && r->coarse)
+		return "coarse";
 	return (unsigned)r->loc.status < G_N_ELEMENTS(names) ? names[r->loc.status] : "failed";
 }
 
@@ -77,7 +79,7 @@ static int replay(const char *path, double alpha, double floor_ms)
 		       in[j].onset_se_ns * 1e-3);
 	}
 	tdoa_dump_free(in, n);
-	return rc == 0 && L->status == DSP_LOC_OK && !r.ambiguous ? 0 : 1;
+	return rc == 0 && L->status == DSP_LOC_OK && !r.ambiguous && !r.coarse ? 0 : 1;
 }
 
 int main(int argc, char **argv)

@@ -164,7 +164,8 @@ static int chirp_call(gsl_rng *g, const dsp_wave *w, const double src[3], const 
 		double d = sqrt(pow(src[0] - mics[j][0], 2) + pow(src[1] - mics[j][1], 2) + pow(src[2] - mics[j][2], 2));
 		double ds = sqrt(pow(said[0] - mics[j][0], 2) + pow(said[1] - mics[j][1], 2) + pow(said[2] - mics[j][2], 2));
 		double arrive = d / c, start = arrive - 0.05 - gsl_rng_uniform(g) / RATE;
-		double onset = ds / c + gsl_ran_gaussian(g, se_s) + (j == off1 ? 0.030 : j == off2 ? -0.008 : 0);
+		double onset = ds / c + gsl_ran_gaussian(g, se_s) + (j == off1 ? 0.030 : j == off2 ? -0.008
+												   : 0);
 		size_t len = (size_t)(0.45 * RATE);
 		x[j] = g_new(float, len);
 		double amp = pow(10, 4 / 20.0) / d, noise = pow(10, -62 / 20.0);

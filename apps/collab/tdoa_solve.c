@@ -147,7 +147,7 @@ static int marginal(const tdoa_input *in, const tdoa_result *r, const tdoa_param
 }
 
 int tdoa_solve(const tdoa_input *in, const tdoa_result *r, const tdoa_params *p, int *idx, int m,
-		 dsp_loc_result *loc)
+	       dsp_loc_result *loc)
 {
 	if (isfinite(p->source_z_m))
 		return solve_at(in, r, p, idx, m, p->source_z_m, loc);
@@ -179,4 +179,3 @@ int tdoa_solve(const tdoa_input *in, const tdoa_result *r, const tdoa_params *p,
 	*loc = out;
 	return 0;
 }
-

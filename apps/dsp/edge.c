@@ -114,6 +114,23 @@ int dsp_edge_find(const float *x, size_t n, const dsp_edge_params *p, dsp_edge_r
 		for (size_t i = i0; i < end; i++)
 			if (m[i] > m[ip])
 				ip = i;
+		/* The first hump: the first sample from the threshold on that
+		 * no sample of the next smoothing window exceeds.  Echoes come
+		 * only later: where the first hump is already a sound of its own
+		 * (an eighth of the largest or more) and a louder one follows,
+		 * the edge is the first's (bench/field's room row: a frog's
+		 * direct sound at a far node 6 dB under the echoes arriving 9 ms
+		 * after it, whose half height was taken for the start). */
+		size_t i1 = i0;
+		for (; i1 < ip; i1++) {
+			size_t k = i1 + 1, kend = i1 + w < n ? i1 + w : n - 1;
+			while (k <= kend && m[k] <= m[i1])
+				k++;
+			if (k > kend)
+				break;
+		}
+		if (i1 < ip && m[i1] - mu >= 0.125 * (m[ip] - mu))
+			ip = i1;
 		double A = m[ip] - mu;
 		size_t stop = p->noise_hi > h ? p->noise_hi - h : 0;
 		/* Half height: the first sample from the threshold on at or

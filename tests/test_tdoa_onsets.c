@@ -47,6 +47,27 @@ static double mahal2(const tdoa_result *r, const double truth[2])
 	return (d * ex * ex - 2 * b * ex * ey + a * ey * ey) / (a * d - b * b);
 }
 
+/* What collab gives tdoa_locate for node's clip x[len] starting at start_s
+ * (s past T0_NS) with the onset at onset_s, stated to se_s. */
+static tdoa_input clip_input(int node, const float *x, size_t len, double start_s, double onset_s, double se_s,
+			     double snr_db, const double mic[3])
+{
+	double st = start_s * 1e9;
+	tdoa_input in = {.node = (uint32_t)node,
+			 .x = x,
+			 .n = len,
+			 .rate_hz = RATE,
+			 .t0_ns = T0_NS + (int64_t)floor(st),
+			 .t0_frac_ns = st - floor(st),
+			 .t0_se_ns = 500,
+			 .onset_ns = T0_NS + llround(onset_s * 1e9),
+			 .onset_se_ns = se_s * 1e9,
+			 .onset_crb_se_ns = 2000,
+			 .snr_db = snr_db};
+	memcpy(in.mic_m, mic, sizeof in.mic_m);
+	return in;
+}
+
 static const char room_text[] = "[world]\nspeed_of_sound_m_s = 343\nnoise_dbfs = -62\nseed = 2024\nduration_s = 60\n"
 				"air_absorption = false\n"
 				"[room]\nsize = 12, 10, 4\nabsorption = 0.2\nmax_order = 3\n"
@@ -71,20 +92,8 @@ static int room_call(const sim_world *w, size_t k, gsl_rng *g, double se_s, tdoa
 		x[j] = g_new(float, len);
 		for (size_t i = 0; i < len; i++)
 			x[j][i] = (float)sim_world_sample(w, node, 0, RATE, f0 + (int64_t)i);
-		double st = sim_world_frame_time_s(w, node, RATE, f0) * 1e9;
-		in[j] = (tdoa_input){.node = (uint32_t)node,
-				     .x = x[j],
-				     .n = len,
-				     .rate_hz = RATE,
-				     .t0_ns = T0_NS + (int64_t)floor(st),
-				     .t0_frac_ns = st - floor(st),
-				     .t0_se_ns = 500,
-				     .onset_ns = T0_NS + llround(onset * 1e9),
-				     .onset_se_ns = se_s * 1e9,
-				     .onset_crb_se_ns = 5000,
-				     .snr_db = 30 - j};
-		const double *q = &(double[6][3]){{1, 1, 2}, {11, 1, 2}, {11, 9, 2}, {1, 9, 2}, {6, 2, 3}, {6, 8, 3}}[j][0];
-		memcpy(in[j].mic_m, q, sizeof in[j].mic_m);
+		static const double room_mics[6][3] = {{1, 1, 2}, {11, 1, 2}, {11, 9, 2}, {1, 9, 2}, {6, 2, 3}, {6, 8, 3}};
+		in[j] = clip_input(node, x[j], len, sim_world_frame_time_s(w, node, RATE, f0), onset, se_s, 30 - j, room_mics[j]);
 	}
 	return 6;
 }
@@ -171,19 +180,7 @@ static int chirp_call(gsl_rng *g, const dsp_wave *w, const double src[3], const 
 		double amp = pow(10, 4 / 20.0) / d, noise = pow(10, -62 / 20.0);
 		for (size_t i = 0; i < len; i++)
 			x[j][i] = (float)(amp * dsp_wave_eval(w, start + i / RATE - arrive) + gsl_ran_gaussian(g, noise));
-		double st = start * 1e9;
-		in[j] = (tdoa_input){.node = (uint32_t)(j + 1),
-				     .x = x[j],
-				     .n = len,
-				     .rate_hz = RATE,
-				     .t0_ns = T0_NS + (int64_t)floor(st),
-				     .t0_frac_ns = st - floor(st),
-				     .t0_se_ns = 500,
-				     .onset_ns = T0_NS + llround(onset * 1e9),
-				     .onset_se_ns = se_s * 1e9,
-				     .onset_crb_se_ns = 2000,
-				     .snr_db = 40 - d / 5};
-		memcpy(in[j].mic_m, mics[j], sizeof in[j].mic_m);
+		in[j] = clip_input(j + 1, x[j], len, start, onset, se_s, 40 - d / 5, mics[j]);
 	}
 	tdoa_params p;
 	tdoa_params_default(&p);

@@ -593,6 +593,20 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 		if (repair_slip(bank, &src, in, n, r, rr, p, sp.prior_outliers, rc, out, idx))
 			rc = 0;
 	}
+	/* A call found in clips another caller was taken out of carries what
+	 * the projection left: the other's residue and its own part along the
+	 * other's delays (about 1/n of it in each bin), which the peaks'
+	 * variances do not state.  Its fit's misfit measures it: the
+	 * covariance is scaled by chi2/dof when that exceeds 1 (in
+	 * test_tdoa_overlap 2 of 76 such answers lay beyond their 99.9 %
+	 * ellipses, 6 mm off with chi2 12 on 2 d.o.f., without it). */
+	if (rc == 0 && out->separated && out->loc.dof > 0 && out->loc.chi2 > out->loc.dof) {
+		double k = out->loc.chi2 / out->loc.dof;
+		for (int a = 0; a < 4; a++)
+			for (int b = 0; b < 4; b++)
+				out->loc.cov[a][b] *= k;
+		out->cov_scale = k;
+	}
 	/* The onsets deny the correlation's arrivals at two nodes or more:
 	 * it timed echoes or another sound, not this call's first arrival. */
 	int denied = 0, corr_idx[TDOA_MAX];
@@ -612,20 +626,6 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 			rc = -EDOM;
 			denied = 1;
 		}
-	}
-	/* A call found in clips another caller was taken out of carries what
-	 * the projection left: the other's residue and its own part along the
-	 * other's delays (about 1/n of it in each bin), which the peaks'
-	 * variances do not state.  Its fit's misfit measures it: the
-	 * covariance is scaled by chi2/dof when that exceeds 1 (in
-	 * test_tdoa_overlap 2 of 76 such answers lay beyond their 99.9 %
-	 * ellipses, 6 mm off with chi2 12 on 2 d.o.f., without it). */
-	if (rc == 0 && out->separated && out->loc.dof > 0 && out->loc.chi2 > out->loc.dof) {
-		double k = out->loc.chi2 / out->loc.dof;
-		for (int a = 0; a < 4; a++)
-			for (int b = 0; b < 4; b++)
-				out->loc.cov[a][b] *= k;
-		out->cov_scale = k;
 	}
 	dsp_srp_free(bank);
 	for (int j = 0; j < n; j++) {

@@ -68,14 +68,6 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The semi-major axis of a horizontal answer's 95 % ellipse, m. */
-static double ell95_major(const dsp_loc_result *l)
-{
-	double a = l->cov[0][0], b = l->cov[1][1], c = l->cov[0][1];
-	double lmax = 0.5 * (a + b) + sqrt(0.25 * (a - b) * (a - b) + c * c);
-	return sqrt(-2 * log(0.05) * lmax);
-}
-
 /* Every pair (r, j)'s delay at the largest peak within 1.5 samples (plus
  * three s.d. of the two microphones' survey error) of what a source at `at`
  * and speed c predict (of hint[j], samples, where hint is given and
@@ -648,7 +640,8 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 			out->from_onsets = 1;
 			out->ambiguous = 0;
 			snprintf(out->why, sizeof out->why, "timed by the detected onsets: %.120s", why0);
-			out->coarse = p->coarse_m > 0 && ell95_major(&out->loc) > p->coarse_m;
+			double ma = NAN, mi, an;
+			out->coarse = p->coarse_m > 0 && dsp_loc_ellipse(&out->loc, 0.95, &ma, &mi, &an) == 0 && ma > p->coarse_m;
 		} else if (denied) {
 			*out = corr;
 			memcpy(idx, corr_idx, sizeof corr_idx);

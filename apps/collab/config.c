@@ -32,6 +32,8 @@ static const cfg_key keys[] = {
 	K("position_sd_m", CFG_DOUBLE, "0", 0, 100, position_sd_m, "survey s.d. of the node positions per axis, m (GPS: metres; tape: centimetres)"),
 	K("margin_ms", CFG_DOUBLE, "30", 0, 10000, margin_ms, "grouping window beyond the acoustic aperture, ms"),
 	R("hold_s", "hold", CFG_DOUBLE, "0.7", 0.05, 60, hold_s, "seconds a group waits for detections from other nodes"),
+	K("hold_untested_s", CFG_DOUBLE, "3", 0.05, 60, hold_untested_s,
+	  "seconds a group too small for a tested answer (fewer than min_nodes, or min_nodes with the height unknown) waits for more detections (at least hold_s)"),
 	K("min_nodes", CFG_INT, "4", 3, 64, min_nodes, "fewest nodes to locate (4 in 2-D: 3 leave two solutions)"),
 	K("pre_ms", CFG_DOUBLE, "20", 1, 1000, pre_ms, "clip before each node's onset, ms"),
 	K("max_clip_ms", CFG_DOUBLE, "400", 10, 2000, max_clip_ms, "longest clip, ms"),

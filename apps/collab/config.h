@@ -24,7 +24,7 @@ typedef struct {
 	double temperature_c, temperature_sd_c; /* °C: the air's, as measured, and its uncertainty */
 	double position_sd_m;                   /* m: survey s.d. of the node positions per axis */
 	double wind_speed_m_s, wind_from_deg;   /* the wind as measured: m/s, and where from (° clockwise from +y) */
-	double margin_ms, hold_s;
+	double margin_ms, hold_s, hold_untested_s;
 	gint64 min_nodes;
 	double pre_ms, max_clip_ms, gcc_beta, onset_floor_ms, search_margin_m, ambiguity_ratio, dominance_ratio, alpha;
 	double onset_check;    /* s.e. beyond which two onsets refuse the correlation's answer (0: no check) */

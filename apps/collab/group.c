@@ -41,9 +41,11 @@ typedef struct {
 
 struct collab_grouper {
 	int64_t aperture_ns, margin_ns, hold_ns;
-	GPtrArray *open;   /* collab_group * */
-	GQueue history;    /* kept * (groups that closed too small), oldest first */
-	located_rec *ring; /* located groups remembered: max_kept records, mmapped */
+	guint tested_nodes;   /* fewer detections than this: the group waits hold_more_ns */
+	int64_t hold_more_ns; /* (collab_grouper_hold_more) */
+	GPtrArray *open;      /* collab_group * */
+	GQueue history;       /* kept * (groups that closed too small), oldest first */
+	located_rec *ring;    /* located groups remembered: max_kept records, mmapped */
 	size_t ring_bytes;
 	guint ring_head, ring_n; /* oldest record, records held */
 	guint min_nodes, max_kept;
@@ -401,12 +403,19 @@ static guint merge_small(collab_grouper *g, collab_group *gr)
 	return n;
 }
 
+void collab_grouper_hold_more(collab_grouper *g, guint tested_nodes, int64_t hold_more_ns)
+{
+	g->tested_nodes = tested_nodes;
+	g->hold_more_ns = hold_more_ns;
+}
+
 guint collab_grouper_poll(collab_grouper *g, int64_t now_ns, GPtrArray *out)
 {
 	guint n = 0;
 	for (guint i = 0; i < g->open->len;) {
 		collab_group *gr = g_ptr_array_index(g->open, i);
-		if (now_ns - gr->created_ns >= g->hold_ns) {
+		int64_t hold = gr->dets->len < g->tested_nodes ? MAX(g->hold_ns, g->hold_more_ns) : g->hold_ns;
+		if (now_ns - gr->created_ns >= hold) {
 			g->merged += merge_small(g, gr);
 			g_ptr_array_add(out, g_ptr_array_steal_index(g->open, i));
 			n++;

@@ -9,7 +9,8 @@
  * same profile and the same matched template (two species calling at once
  * are two calls; template 0, no match, is compatible with any).  A group stays open for
  * `hold` of local time after it was created, long enough for the farthest
- * node's detection to cross the network, then it is handed out once.
+ * node's detection to cross the network, then it is handed out once; one
+ * too small to be tested waits longer (collab_grouper_hold_more).
  *
  * Reporting rule (docs/protocol.md): every node groups the same shared
  * detections; of a closed group only the node whose detection is the
@@ -63,6 +64,16 @@ void collab_grouper_free(collab_grouper *g);
  * (about 160 bytes a group; 4096: 640 kB) instead of growing the process
  * as it fills (a whole group of six took 1.1 kB). */
 void collab_grouper_keep(collab_grouper *g, guint min_nodes, int64_t keep_ns, guint max_groups);
+
+/* A group with fewer than tested_nodes detections — too few for an
+ * answer that can be tested: fewer than min_nodes, or min_nodes with the
+ * sources' height unknown — stays open hold_more_ns (when longer than
+ * hold) instead of hold_ns: a detector publishes a call that others
+ * overlap when the last of them ends, a second or more after the nodes
+ * that heard it alone (seen in the chaos soak: four nodes' detections
+ * within the hold, two more after it, and the call `untested` where six
+ * arrivals would have tested it).  Never set (0): every group waits hold. */
+void collab_grouper_hold_more(collab_grouper *g, guint tested_nodes, int64_t hold_more_ns);
 
 /* Add detection e received at caller time now_ns.  Returns 1 when it joined
  * an open group, 0 when it opened one, -EINVAL without global time, -EALREADY

@@ -257,10 +257,12 @@ static gboolean publish_idle(gpointer data)
 		g_snprintf(d->last_error, sizeof d->last_error, "dump_dir: %s", j->note.dump_err);
 	}
 	j->note.dump_rc = 0;
-	if (r->rc != 0 && j->note.again && j->tries < (guint)d->cfg.clip_retries) {
+	if (j->note.again && strcmp(collab_result_status(r), "ok") && j->tries < (guint)d->cfg.clip_retries) {
 		/* A node could not serve its clip yet (its clocks converging, a
-		 * timescale just joined): solve the group again shortly rather
-		 * than lose the call. */
+		 * timescale just joined, its collab restarting or stopped) and
+		 * the answer without it is not ok (failed, or untested for the
+		 * arrival it lacks): solve the group again shortly rather than
+		 * lose the call. */
 		j->tries++;
 		d->clip_retries++;
 		g_message("call %" G_GUINT64_FORMAT ": %s; solving it again in %d s (%u of %" G_GINT64_FORMAT ")", r->seq, r->why,
@@ -588,6 +590,10 @@ int main(int argc, char **argv)
 	/* Aperture: the farthest two nodes apart, in sound travel time. */
 	int64_t ap = (int64_t)(collab_nodes_aperture(d.nodes) / d.c_m_s * 1e9);
 	d.grouper = collab_grouper_new(ap, (int64_t)(d.cfg.margin_ms * 1e6), (int64_t)(d.cfg.hold_s * 1e9));
+	/* min_nodes arrivals test a 2-D answer (x, y, time and one to spare)
+	 * only when the height is told; marginalised, it takes one more. */
+	collab_grouper_hold_more(d.grouper, (guint)d.cfg.min_nodes + (d.cfg.source_plane ? 0 : 1),
+				 (int64_t)(d.cfg.hold_untested_s * 1e9));
 	if (d.cfg.queue) {
 		char *qp = *d.cfg.queue_file ? g_strdup(d.cfg.queue_file) : state_path("collab.outbox", &why);
 		if (!qp) {

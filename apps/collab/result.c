@@ -100,10 +100,16 @@ void collab_result_json(const collab_result *r, GString *o)
 	jint(b, "seq", (gint64)r->seq);
 	json_builder_set_member_name(b, "status");
 	json_builder_add_string_value(b, collab_result_status(r));
-	if (*r->why || *r->tr.why || (L->why && L->status != DSP_LOC_OK)) {
+	/* The solver's reason, and a clip that could not be fetched (r->why):
+	 * both when both, so a failed solve says what it lacked and why it
+	 * failed without it. */
+	const char *sw = *r->tr.why ? r->tr.why : (L->why && L->status != DSP_LOC_OK) ? L->why
+										      : NULL;
+	if (*r->why || sw) {
+		gchar *w = *r->why && sw ? g_strdup_printf("%s (without %s)", sw, r->why) : g_strdup(*r->why ? r->why : sw);
 		json_builder_set_member_name(b, "why");
-		json_builder_add_string_value(b, *r->why ? r->why : *r->tr.why ? r->tr.why
-									       : L->why);
+		json_builder_add_string_value(b, w);
+		g_free(w);
 	}
 	if (solved) {
 		jnum(b, "x", L->pos_m[0], "%.4f");

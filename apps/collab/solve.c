@@ -61,7 +61,10 @@ void collab_solve_group(const collab_solve_ctx *d, const GArray *dets, collab_re
 				     &clips[n], why, sizeof why);
 		if (frc < 0) {
 			g_snprintf(r->why, sizeof r->why, "node%u clip: %s", e->node, why);
-			note->again += frc == -EAGAIN;
+			/* For now: refused for now (its clocks), nobody listening
+			 * (its collab restarting), no answer in time (stopped,
+			 * or busy). */
+			note->again += frc == -EAGAIN || frc == -ECONNREFUSED || frc == -ETIMEDOUT || frc == -ECONNRESET;
 			continue;
 		}
 		tdoa_input *t = &in[n];

@@ -26,7 +26,8 @@ typedef struct {
 
 /* What a solve says beyond its result. */
 typedef struct {
-	guint again; /* clips a node refused for now (clip.h -EAGAIN): worth solving again */
+	guint again; /* clips a node could not serve for now (clip.h -EAGAIN; connection refused, reset
+		      * or timed out: its collab restarting or stopped): worth solving again */
 	int dump_rc; /* its inputs kept in dump_dir: 1; could not be: -1 (dump_err says); 0 not asked */
 	char dump_err[256];
 } collab_solve_note;

@@ -68,7 +68,8 @@ static const char *row_profile(const char *row)
 
 /* What the field team of a row states besides the defaults (collab's 20 ±
  * 2 °C still air): the survey row's team knows its survey is good to 10 cm;
- * the wind row's read 5 m/s from the west off an anemometer. */
+ * the wind row's read 5 m/s from the west off an anemometer; the moving
+ * row's knows its bird flies at up to 10 m/s (it flies at 5). */
 static const char *row_told(const char *row, const char **option)
 {
 	if (strcmp(row, "survey") == 0) {
@@ -78,6 +79,10 @@ static const char *row_told(const char *row, const char **option)
 	if (strcmp(row, "wind") == 0) {
 		*option = "--wind";
 		return "5,270";
+	}
+	if (strcmp(row, "moving") == 0) {
+		*option = "--source-speed";
+		return "10";
 	}
 	return NULL;
 }

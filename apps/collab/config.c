@@ -48,6 +48,8 @@ static const cfg_key keys[] = {
 	  "where the clips do not correlate (a reverberant room) or the onsets refuse their answer, time the call by the detected onsets alone"),
 	K("coarse_m", CFG_DOUBLE, "1", 0, 1e6, coarse_m,
 	  "an answer timed by the onsets whose 95 % ellipse's semi-major axis exceeds this many metres is reported coarse, not ok (0: never)"),
+	K("source_speed_m_s", CFG_DOUBLE, "0", 0, 100, source_speed_m_s,
+	  "the fastest the callers move, m/s (birds in flight: 10-20): each clip's Doppler is measured and taken out before the delays (a swept call's frequencies slide, and its delay with them); 0: the callers keep still"),
 	K("search_margin_m", CFG_DOUBLE, "30", 0, 10000, search_margin_m, "searched area beyond the nodes' bounding box, m"),
 	K("alpha", CFG_DOUBLE, "0.001", 1e-9, 0.5, alpha, "level of the solver's chi-square test"),
 	K("source_plane", CFG_BOOL, "false", 1, 0, source_plane, "sources are at height source_z_m (corrects the 2-D solve)"),

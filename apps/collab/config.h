@@ -27,9 +27,10 @@ typedef struct {
 	double margin_ms, hold_s, hold_untested_s;
 	gint64 min_nodes;
 	double pre_ms, max_clip_ms, gcc_beta, onset_floor_ms, search_margin_m, ambiguity_ratio, dominance_ratio, alpha;
-	double onset_check;    /* s.e. beyond which two onsets refuse the correlation's answer (0: no check) */
-	gboolean onset_timing; /* time a call by its onsets where the clips do not correlate */
-	double coarse_m;       /* an onset-timed answer wider than this (95 % semi-major, m) is coarse */
+	double onset_check;      /* s.e. beyond which two onsets refuse the correlation's answer (0: no check) */
+	gboolean onset_timing;   /* time a call by its onsets where the clips do not correlate */
+	double coarse_m;         /* an onset-timed answer wider than this (95 % semi-major, m) is coarse */
+	double source_speed_m_s; /* the fastest the callers move, m/s (0: still): Doppler measured and taken out */
 	char *gcc_weighting;
 	gboolean source_plane;
 	double source_z_m;

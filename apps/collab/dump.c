@@ -87,6 +87,7 @@ int tdoa_dump_write(const char *dir, const char *name, const tdoa_input *in, int
 	g_key_file_set_double(kf, t, "onset_check_floor_s", p->onset_check_floor_s);
 	g_key_file_set_integer(kf, t, "onset_timing", p->onset_timing);
 	g_key_file_set_double(kf, t, "coarse_m", p->coarse_m);
+	g_key_file_set_double(kf, t, "source_speed_m_s", p->source_speed_m_s);
 	g_key_file_set_integer(kf, t, "clips", n);
 	for (int k = 0; k < n; k++) {
 		const tdoa_input *c = &in[k];
@@ -248,7 +249,8 @@ int tdoa_dump_read(const char *path, tdoa_input in[TDOA_MAX], int *n, tdoa_param
 	double timing = p->onset_timing;
 	if (get_d_opt(kf, path, t, "onset_check_k", &p->onset_check_k, err) ||
 	    get_d_opt(kf, path, t, "onset_check_floor_s", &p->onset_check_floor_s, err) ||
-	    get_d_opt(kf, path, t, "onset_timing", &timing, err) || get_d_opt(kf, path, t, "coarse_m", &p->coarse_m, err))
+	    get_d_opt(kf, path, t, "onset_timing", &timing, err) || get_d_opt(kf, path, t, "coarse_m", &p->coarse_m, err) ||
+	    get_d_opt(kf, path, t, "source_speed_m_s", &p->source_speed_m_s, err))
 		goto out;
 	p->onset_timing = timing != 0;
 	p->separate = (int)sep;

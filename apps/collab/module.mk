@@ -96,6 +96,13 @@ $(B)/tests/test_tdoa_onsets: $(B)/tests/test_tdoa_onsets.o $(B)/tests/world_fixt
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check $(COLLAB_PKGS)) -lm -pthread
 
+# A moving caller's Doppler taken out of the clips (tdoa_doppler.h): the
+# moving row's flying chirp rendered by sim/.
+TESTS += $(B)/tests/test_tdoa_doppler
+$(B)/tests/test_tdoa_doppler: $(B)/tests/test_tdoa_doppler.o $(B)/tests/world_fixture.o $(COLLAB_LIBS) $(B)/libsim.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check $(COLLAB_PKGS)) -lm -pthread
+
 # The solver run once at start: its one-time state made then (warmup.h).
 TESTS += $(B)/tests/test_collab_warmup
 $(B)/tests/test_collab_warmup: $(B)/tests/test_collab_warmup.o $(COLLAB_LIBS)

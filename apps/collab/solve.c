@@ -101,6 +101,7 @@ void collab_solve_group(const collab_solve_ctx *d, const GArray *dets, collab_re
 	p.onset_check_k = d->cfg->onset_check;
 	p.onset_timing = d->cfg->onset_timing;
 	p.coarse_m = d->cfg->coarse_m;
+	p.source_speed_m_s = d->cfg->source_speed_m_s;
 	p.c_m_s = d->c_m_s;
 	p.c_sd_m_s = d->c_sd_m_s;
 	p.pos_sd_m = d->cfg->position_sd_m;

@@ -50,6 +50,13 @@
  * refused); where the clips do not correlate (no position dominates) or
  * the onsets refuse the correlation's answer, the onsets themselves are
  * the arrivals (`from_onsets`; tdoa_onsets.h: a reverberant room's case).
+ * A caller that moves (source_speed_m_s > 0) shifts every frequency of a
+ * swept call at each node by its own Doppler factor, which the
+ * correlation turns into delay: each clip's scale against the
+ * reference's is measured and taken out before anything else
+ * (tdoa_doppler.h), the scale's error stated in each arrival's variance,
+ * and the onsets' check allows each onset the delay the scale moves
+ * detect's template by.
  * Then dsp_locate (closed form + LM, chi-square, one rejection).  With a
  * known source height (`source_z_m` finite) the 2-D solve is corrected for the
  * height difference to each microphone, iterating on the estimate.
@@ -108,6 +115,8 @@ typedef struct {
 				 * answer: solve from the onsets alone (tdoa_onsets.h) */
 	double coarse_m;            /* an answer timed by the onsets whose 95 % ellipse's semi-major axis
 				 * exceeds this is `coarse`, not ok (m; 0: never) */
+	double source_speed_m_s;    /* the fastest the team's callers move, m/s: each clip's Doppler against
+				 * the reference's measured and taken out (tdoa_doppler.h); 0: still */
 } tdoa_params;
 
 typedef struct {
@@ -141,13 +150,18 @@ typedef struct {
 	int from_onsets;        /* 1: timed by the detected onsets (tdoa_onsets.h): the clips did not
 				 * correlate, or their answer was refused (why says which) */
 	int coarse;             /* from_onsets, and its 95 % ellipse wider than coarse_m */
-	int rejected_node;      /* node id the solver rejected, or -1 */
-	char why[160];          /* what failed, if anything */
+	int doppler;            /* 1: source_speed_m_s > 0 and each clip's scale was measured */
+	double rho[TDOA_MAX];   /* each clip's time scale over the reference's (1: none, or not measured) */
+	double rho_sd[TDOA_MAX];
+	double doppler_var_s2[TDOA_MAX]; /* the variance its scale's error leaves in the arrival, s^2 */
+	int rejected_node;               /* node id the solver rejected, or -1 */
+	char why[160];                   /* what failed, if anything */
 } tdoa_result;
 
 /* Fill defaults: band 1-3.2 kHz, PHAT with beta 1, onset floor 5 ms,
  * margin 30 m, ambiguity 0.9 beyond 1 m, depth 3 m, c 343, z unknown, alpha 1e-3,
- * the onsets' check at 5 s.e. over a 0.5 ms floor, timing by the onsets on, coarse beyond 1 m. */
+ * the onsets' check at 5 s.e. over a 0.5 ms floor, timing by the onsets on, coarse beyond 1 m,
+ * the callers still (source_speed_m_s 0). */
 void tdoa_params_default(tdoa_params *p);
 
 /* Locate from n clips.  Returns 0 (read out->loc.status), -EDOM (too few

@@ -74,9 +74,13 @@ static int replay(const char *path, double alpha, double floor_ms)
 	const tdoa_input *R = &in[r.ref];
 	for (int j = 0; j < n; j++) {
 		double onset_us = (double)(in[j].onset_ns - R->onset_ns) * 1e-3;
-		printf("  node %-3u %s a %+11.2f us  sigma %8.2f us  coherence %.3f  onsets say %+11.2f us (se %.2f)\n", in[j].node,
+		printf("  node %-3u %s a %+11.2f us  sigma %8.2f us  coherence %.3f  onsets say %+11.2f us (se %.2f)", in[j].node,
 		       j == r.ref ? "ref" : (r.ok[j] ? "   " : " - "), r.a_s[j] * 1e6, r.sigma_s[j] * 1e6, r.coherence[j], onset_us,
 		       in[j].onset_se_ns * 1e-3);
+		/* a moving caller's Doppler scale against the reference's */
+		if (r.doppler && j != r.ref)
+			printf("  scale %.5f +- %.5f", r.rho[j], r.rho_sd[j]);
+		printf("\n");
 	}
 	tdoa_dump_free(in, n);
 	return rc == 0 && L->status == DSP_LOC_OK && !r.ambiguous && !r.coarse ? 0 : 1;

@@ -20,7 +20,8 @@
  * a thermometer read it) or --speed-of-sound C[,SD]; without either,
  * collab's defaults (20 ± 10 °C: not measured), whatever the world's temperature_c or
  * speed_of_sound_m_s.  --wind SPEED,DIR and --position-sd M state the
- * anemometer's reading and the survey's accuracy.  The sources'
+ * anemometer's reading and the survey's accuracy, --source-speed V how
+ * fast the team knows its callers can move.  The sources'
  * height is not among them: --source-plane Z states one (collab's
  * source_plane, source_z_m), as a user who knows it would.  Writes DIR/calls.csv, DIR/results.jsonl (every node's
  * results), DIR/detections.jsonl, DIR/sync.csv, DIR/map.png and the logs
@@ -219,7 +220,7 @@ int main(int argc, char **argv)
 {
 	double duration_s = 60, located_within_m = 1.0, source_z_m = NAN, expect_recall = -1, expect_median = -1, expect_p90 = -1, expect_fa = -1, expect_located = -1;
 	char *out = NULL, *bin = NULL, *profile = NULL, *temperature = NULL, *speed = NULL, *wind = NULL;
-	double position_sd_m = 0;
+	double position_sd_m = 0, source_speed_m_s = 0;
 	gint rate_hz = 16000;
 	double ring_s = 0;
 	gboolean quiet = FALSE;
@@ -248,6 +249,8 @@ int main(int argc, char **argv)
 		 "SPEED,DIR"},
 		{"position-sd", 0, 0, G_OPTION_ARG_DOUBLE, &position_sd_m,
 		 "tell collab the node positions are surveyed to M per axis (m, default 0)", "M"},
+		{"source-speed", 0, 0, G_OPTION_ARG_DOUBLE, &source_speed_m_s,
+		 "tell collab its callers move at up to V m/s (collab's source_speed_m_s; default 0: they keep still)", "V"},
 		{"located-within", 0, 0, G_OPTION_ARG_DOUBLE, &located_within_m,
 		 "a call is located when its ok result is within M of the truth (m, default 1)", "M"},
 		{"syncd-conf", 0, 0, G_OPTION_ARG_FILENAME, &syncd_conf, "INI text appended to every node's syncd.conf", "FILE"},
@@ -312,11 +315,13 @@ int main(int argc, char **argv)
 		air_err = "--wind: expected SPEED,DIR (m/s in 0..100, degrees)";
 	if (!(position_sd_m >= 0 && position_sd_m <= 100))
 		air_err = "--position-sd: expected 0..100 m";
+	if (!(source_speed_m_s >= 0 && source_speed_m_s <= 100))
+		air_err = "--source-speed: expected 0..100 m/s";
 	if (air_err) {
 		fprintf(stderr, "chorus-demo: %s\n", air_err);
 		return 2;
 	}
-	g_string_append_printf(air, "position_sd_m = %g\n", position_sd_m);
+	g_string_append_printf(air, "position_sd_m = %g\nsource_speed_m_s = %g\n", position_sd_m, source_speed_m_s);
 	char *c_txt = g_string_free(air, FALSE);
 	/* The user's own text appended to syncd's and collab's configurations
 	 * (bench/soak: stores full within minutes), read before anything

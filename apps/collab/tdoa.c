@@ -689,16 +689,21 @@ int tdoa_locate(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *
 	 * found, gives each pair's Doppler rate: taken out as well, the call
 	 * is located again, until the position moves less than 1 cm (at
 	 * most TDOA_DOPPLER_PASSES). */
-	for (int pass = 0; pass < TDOA_DOPPLER_PASSES; pass++) {
+	/* A caller that kept still (every scale within 3 s.d. of 1) has no
+	 * rate to take out. */
+	int moved = 0;
+	for (int j = 0; j < n; j++)
+		moved |= out->rho_sd[j] > 0 && fabs(out->rho[j] - 1) > 3 * out->rho_sd[j];
+	for (int pass = 0; pass < TDOA_DOPPLER_PASSES && moved; pass++) {
 		double quad[TDOA_MAX];
 		if (tdoa_doppler_rate(in, n, out, p, quad) < 0)
 			break;
 		tdoa_result o2;
 		if (locate_pass(in, n, p, quad, out, &o2) != 0)
 			break;
-		double moved = hypot(o2.loc.pos_m[0] - out->loc.pos_m[0], o2.loc.pos_m[1] - out->loc.pos_m[1]);
+		double step = hypot(o2.loc.pos_m[0] - out->loc.pos_m[0], o2.loc.pos_m[1] - out->loc.pos_m[1]);
 		*out = o2;
-		if (moved < 0.01)
+		if (step < 0.01)
 			break;
 	}
 	return rc;

@@ -32,7 +32,7 @@ static float *upsample(const float *x, size_t n)
 	size_t N = dsp_good_size(2 * n), M = UP * N;
 	float *in = fftwf_alloc_real(N), *out = fftwf_alloc_real(M);
 	fftwf_complex *X = fftwf_alloc_complex(M / 2 + 1);
-	float *y = g_try_new(float, UP * n);
+	float *y = g_try_new(float, UP *n);
 	fftwf_plan f = NULL, b = NULL;
 	if (in && out && X && y) {
 		f = fftwf_plan_dft_r2c_1d((int)N, in, X, FFTW_ESTIMATE);
@@ -194,7 +194,6 @@ int tdoa_doppler_measure(const float *ref, size_t nr, const float *x, size_t n, 
 		}
 		if (best < 0 || g[i].c > g[best].c)
 			best = i;
-
 	}
 	if (best < 0 || !(g[best].c > 0)) {
 		rc = -EDOM;
@@ -234,9 +233,9 @@ int tdoa_doppler_measure(const float *ref, size_t nr, const float *x, size_t n, 
 				f[i].c = -INFINITY;
 			if (f[i].c > f[fb].c)
 				fb = i;
-
 		}
-		fb = fb == 0 ? 1 : fb == 2 * FINE ? 2 * FINE - 1 : fb;
+		fb = fb == 0 ? 1 : fb == 2 * FINE ? 2 * FINE - 1
+						  : fb;
 		out->slope_s = isfinite(f[fb - 1].c) && isfinite(f[fb + 1].c) ? (f[fb + 1].lag - f[fb - 1].lag) / (2 * hf) / rate_hz : 0;
 		double ym = f[fb - 1].c, y0 = f[fb].c, yp = f[fb + 1].c, at = rho_b + (fb - FINE) * hf, step = hf;
 		/* A peak sharper than the step (a pulse train's: its pulses
@@ -295,8 +294,8 @@ float *tdoa_doppler_undo(const float *x, size_t n, double rate_hz, double pivot_
 }
 
 void tdoa_doppler_compensate(const tdoa_input *in, int n, int r, double rr, const tdoa_params *p, const double *quad,
-			       const tdoa_result *prev, dsp_srp_clip *sc, float **own, tdoa_input *din, dsp_srp_params *sp,
-			       tdoa_result *out)
+			     const tdoa_result *prev, dsp_srp_clip *sc, float **own, tdoa_input *din, dsp_srp_params *sp,
+			     tdoa_result *out)
 {
 	const tdoa_input *R = &in[r];
 	out->doppler = 1 + (quad != NULL);

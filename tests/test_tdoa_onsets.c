@@ -34,10 +34,10 @@
 #include "apps/dsp/air.h"
 #include "apps/dsp/wave.h"
 #include "tests/check_run.h"
+#include "tests/tdoa_fixture.h"
 #include "tests/world_fixture.h"
 
 #define RATE 16000.0
-#define T0_NS 1000000000000LL
 
 /* Mahalanobis^2 of the horizontal error of r's answer from truth. */
 static double mahal2(const tdoa_result *r, const double truth[2])
@@ -45,27 +45,6 @@ static double mahal2(const tdoa_result *r, const double truth[2])
 	double ex = r->loc.pos_m[0] - truth[0], ey = r->loc.pos_m[1] - truth[1];
 	double a = r->loc.cov[0][0], b = r->loc.cov[0][1], d = r->loc.cov[1][1];
 	return (d * ex * ex - 2 * b * ex * ey + a * ey * ey) / (a * d - b * b);
-}
-
-/* What collab gives tdoa_locate for node's clip x[len] starting at start_s
- * (s past T0_NS) with the onset at onset_s, stated to se_s. */
-static tdoa_input clip_input(int node, const float *x, size_t len, double start_s, double onset_s, double se_s,
-			     double snr_db, const double mic[3])
-{
-	double st = start_s * 1e9;
-	tdoa_input in = {.node = (uint32_t)node,
-			 .x = x,
-			 .n = len,
-			 .rate_hz = RATE,
-			 .t0_ns = T0_NS + (int64_t)floor(st),
-			 .t0_frac_ns = st - floor(st),
-			 .t0_se_ns = 500,
-			 .onset_ns = T0_NS + llround(onset_s * 1e9),
-			 .onset_se_ns = se_s * 1e9,
-			 .onset_crb_se_ns = 2000,
-			 .snr_db = snr_db};
-	memcpy(in.mic_m, mic, sizeof in.mic_m);
-	return in;
 }
 
 static const char room_text[] = "[world]\nspeed_of_sound_m_s = 343\nnoise_dbfs = -62\nseed = 2024\nduration_s = 60\n"
@@ -93,7 +72,8 @@ static int room_call(const sim_world *w, size_t k, gsl_rng *g, double se_s, tdoa
 		for (size_t i = 0; i < len; i++)
 			x[j][i] = (float)sim_world_sample(w, node, 0, RATE, f0 + (int64_t)i);
 		static const double room_mics[6][3] = {{1, 1, 2}, {11, 1, 2}, {11, 9, 2}, {1, 9, 2}, {6, 2, 3}, {6, 8, 3}};
-		in[j] = clip_input(node, x[j], len, sim_world_frame_time_s(w, node, RATE, f0), onset, se_s, 30 - j, room_mics[j]);
+		in[j] = tdoa_fixture_input(node, x[j], len, RATE, sim_world_frame_time_s(w, node, RATE, f0), onset, se_s, 30 - j,
+					   room_mics[j]);
 	}
 	return 6;
 }
@@ -180,7 +160,7 @@ static int chirp_call(gsl_rng *g, const dsp_wave *w, const double src[3], const 
 		double amp = pow(10, 4 / 20.0) / d, noise = pow(10, -62 / 20.0);
 		for (size_t i = 0; i < len; i++)
 			x[j][i] = (float)(amp * dsp_wave_eval(w, start + i / RATE - arrive) + gsl_ran_gaussian(g, noise));
-		in[j] = clip_input(j + 1, x[j], len, start, onset, se_s, 40 - d / 5, mics[j]);
+		in[j] = tdoa_fixture_input(j + 1, x[j], len, RATE, start, onset, se_s, 40 - d / 5, mics[j]);
 	}
 	tdoa_params p;
 	tdoa_params_default(&p);
@@ -260,7 +240,7 @@ START_TEST(disagreement_counted)
 	int idx[5];
 	for (int j = 0; j < 5; j++) {
 		in[j].node = (uint32_t)(j + 1);
-		in[j].onset_ns = T0_NS + j * 1000000LL;
+		in[j].onset_ns = TDOA_FIXTURE_T0_NS + j * 1000000LL;
 		in[j].onset_se_ns = 100000; /* 0.1 ms */
 		r.a_s[j] = j * 1e-3 + 0.7e-3;
 		idx[j] = j;

@@ -92,14 +92,14 @@ $(B)/tests/test_tdoa_slip: $(B)/tests/test_tdoa_slip.o $(COLLAB_LIBS)
 # The onsets as a check on the correlation and as the timing where the clips
 # do not correlate (tdoa_onsets.h): the room row's aviary rendered by sim/.
 TESTS += $(B)/tests/test_tdoa_onsets
-$(B)/tests/test_tdoa_onsets: $(B)/tests/test_tdoa_onsets.o $(B)/tests/world_fixture.o $(COLLAB_LIBS) $(B)/libsim.a
+$(B)/tests/test_tdoa_onsets: $(B)/tests/test_tdoa_onsets.o $(B)/tests/world_fixture.o $(B)/tests/tdoa_fixture.o $(COLLAB_LIBS) $(B)/libsim.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check $(COLLAB_PKGS)) -lm -pthread
 
 # A moving caller's Doppler taken out of the clips (tdoa_doppler.h): the
 # moving row's flying chirp rendered by sim/.
 TESTS += $(B)/tests/test_tdoa_doppler
-$(B)/tests/test_tdoa_doppler: $(B)/tests/test_tdoa_doppler.o $(B)/tests/world_fixture.o $(COLLAB_LIBS) $(B)/libsim.a
+$(B)/tests/test_tdoa_doppler: $(B)/tests/test_tdoa_doppler.o $(B)/tests/world_fixture.o $(B)/tests/tdoa_fixture.o $(COLLAB_LIBS) $(B)/libsim.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check $(COLLAB_PKGS)) -lm -pthread
 

@@ -51,6 +51,7 @@ struct collab_grouper {
 	guint min_nodes, max_kept;
 	int64_t keep_ns;
 	guint64 merged; /* small groups merged into a later one of their call */
+	guint64 moved;  /* detections moved alone from a small group into a later one of their call */
 };
 
 static void kept_free(gpointer p)
@@ -383,7 +384,13 @@ static gboolean mergeable(const collab_grouper *g, const collab_group *gr, const
 
 /* Remembered groups that closed too small and belong to the call gr is
  * (their detections came before gr's, gr's after their hold): merged into
- * gr and forgotten.  Returns how many. */
+ * gr and forgotten.  A small group that holds a node gr has as well (a
+ * detector's second detection of that kind near the call: a template
+ * matched inside another caller's call) gives gr only its detections
+ * that fit it, of nodes gr lacks, and keeps the rest (the chaos soak: node
+ * 3's ghost opened a group that node 1's detection of the call then
+ * joined, and the call was solved from four nodes without it).  Returns
+ * how many groups were taken in whole. */
 static guint merge_small(collab_grouper *g, collab_group *gr)
 {
 	guint n = 0;
@@ -397,6 +404,23 @@ static guint merge_small(collab_grouper *g, collab_group *gr)
 			g_queue_delete_link(&g->history, l);
 			kept_free(k);
 			n++;
+		} else if (k->n_at_close < g->min_nodes) {
+			for (guint i = 0; i < k->gr->dets->len;) {
+				const det_event *e = &g_array_index(k->gr->dets, det_event, i);
+				if (fits(g, gr, e) < 0) {
+					i++;
+					continue;
+				}
+				join(gr, e);
+				gr->late |= k->gr->late;
+				g->moved++;
+				g_array_remove_index(k->gr->dets, i);
+			}
+			if (!k->gr->dets->len) {
+				g_queue_delete_link(&g->history, l);
+				kept_free(k);
+			} else
+				k->gr->first_ns = g_array_index(k->gr->dets, det_event, 0).global_ns;
 		}
 		l = next;
 	}
@@ -495,6 +519,11 @@ guint collab_grouper_retime(collab_grouper *g, collab_retime_fn fn, void *ctx, i
 guint64 collab_grouper_merged(const collab_grouper *g)
 {
 	return g->merged;
+}
+
+guint64 collab_grouper_moved(const collab_grouper *g)
+{
+	return g->moved;
 }
 
 guint collab_grouper_open(const collab_grouper *g)

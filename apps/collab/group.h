@@ -126,11 +126,17 @@ guint collab_grouper_kept(const collab_grouper *g);
  * came, and the hold closed on them, before the rest (a detector publishes
  * a call overlapped by others when the last of them ends, a second or more
  * after the first onset; seen in the chaos soak: three nodes' detections in
- * time, three 0.76 s later).  Returns how many closed. */
+ * time, three 0.76 s later).  A small group holding a node the closing one
+ * has too gives it the detections that fit it alone (collab_grouper_moved).
+ * Returns how many closed. */
 guint collab_grouper_poll(collab_grouper *g, int64_t now_ns, GPtrArray *out);
 
 /* Small groups merged into a later group of their call so far (poll). */
 guint64 collab_grouper_merged(const collab_grouper *g);
+
+/* Detections moved alone from a small group into a later group of their
+ * call so far (poll: the small group held a node the later one has). */
+guint64 collab_grouper_moved(const collab_grouper *g);
 
 /* Groups still open. */
 guint collab_grouper_open(const collab_grouper *g);

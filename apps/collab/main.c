@@ -452,8 +452,8 @@ static int status_text(void *user, GString *out)
 	g_string_append_printf(out, "groups closed=%" G_GUINT64_FORMAT " open=%u reported_elsewhere=%" G_GUINT64_FORMAT " too_small=%" G_GUINT64_FORMAT " located=%" G_GUINT64_FORMAT " failed=%" G_GUINT64_FORMAT " clip_retries=%" G_GUINT64_FORMAT " retrying=%u\n",
 			       d->groups, collab_grouper_open(d->grouper), d->not_mine, d->small_groups, d->located, d->failed,
 			       d->clip_retries, g_list_length(d->retrying));
-	g_string_append_printf(out, "duplicates=%" G_GUINT64_FORMAT " regrouped=%" G_GUINT64_FORMAT " retimed=%" G_GUINT64_FORMAT "\n",
-			       d->duplicates, collab_grouper_merged(d->grouper), d->retimed);
+	g_string_append_printf(out, "duplicates=%" G_GUINT64_FORMAT " regrouped=%" G_GUINT64_FORMAT " moved=%" G_GUINT64_FORMAT " retimed=%" G_GUINT64_FORMAT "\n",
+			       d->duplicates, collab_grouper_merged(d->grouper), collab_grouper_moved(d->grouper), d->retimed);
 	uint64_t cb = 0, cn = 0;
 	if (d->local)
 		dev_packet_sub_cursor(d->local, &cb, &cn);

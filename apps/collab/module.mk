@@ -16,6 +16,12 @@ $(B)/tests/test_collab: $(B)/tests/test_collab.o $(COLLAB_LIBS) $(B)/libcsim.a $
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check $(COLLAB_PKGS)) -lm -pthread
 
+# Grouping one call's detections across nodes (group.h).
+TESTS += $(B)/tests/test_collab_group
+$(B)/tests/test_collab_group: $(B)/tests/test_collab_group.o $(COLLAB_LIBS)
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check $(COLLAB_PKGS)) -lm -pthread
+
 # Shared detections and the clip service over real sockets (issue 15).
 TESTS += $(B)/tests/test_collab_share
 $(B)/tests/test_collab_share: $(B)/tests/test_collab_share.o $(B)/tests/collab_testutil.o $(COLLAB_LIBS)

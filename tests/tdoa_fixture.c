@@ -5,6 +5,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "apps/dsp/air.h"
+
 tdoa_input tdoa_fixture_input(int node, const float *x, size_t len, double rate_hz, double start_s, double onset_s,
 			      double se_s, double snr_db, const double mic[3])
 {
@@ -22,4 +24,14 @@ tdoa_input tdoa_fixture_input(int node, const float *x, size_t len, double rate_
 			 .snr_db = snr_db};
 	memcpy(in.mic_m, mic, sizeof in.mic_m);
 	return in;
+}
+
+void tdoa_fixture_chirp_params(tdoa_params *p)
+{
+	tdoa_params_default(p);
+	p->f_lo_hz = 1121;
+	p->f_hi_hz = 2552;
+	double dc_dt;
+	p->c_m_s = dsp_speed_of_sound_m_s(20, &dc_dt);
+	p->c_sd_m_s = 10 * dc_dt;
 }

@@ -16,4 +16,9 @@
 tdoa_input tdoa_fixture_input(int node, const float *x, size_t len, double rate_hz, double start_s, double onset_s,
 			      double se_s, double snr_db, const double mic[3]);
 
+/* The solver's parameters for the field's chirp (1.2-2.4 kHz): the band
+ * detect states for it (1121-2552 Hz) and collab's unmeasured air (20 +-
+ * 10 degrees C); everything else tdoa_params_default's. */
+void tdoa_fixture_chirp_params(tdoa_params *p);
+
 #endif

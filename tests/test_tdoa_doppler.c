@@ -200,12 +200,7 @@ static world_tally locate_world(const char *name, const char *text)
 		double truth[3];
 		ck_assert(sim_world_call_pos(f.w, 0, (size_t)k, truth));
 		tdoa_params p;
-		tdoa_params_default(&p);
-		p.f_lo_hz = 1121;
-		p.f_hi_hz = 2552;
-		double dc_dt;
-		p.c_m_s = dsp_speed_of_sound_m_s(20, &dc_dt);
-		p.c_sd_m_s = 10 * dc_dt;
+		tdoa_fixture_chirp_params(&p);
 		tdoa_result r;
 		int rc = tdoa_locate(in, 6, &p, &r);
 		int still_ok = rc == 0 && r.loc.status == DSP_LOC_OK && !r.ambiguous && !r.coarse;

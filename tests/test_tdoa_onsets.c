@@ -163,12 +163,7 @@ static int chirp_call(gsl_rng *g, const dsp_wave *w, const double src[3], const 
 		in[j] = tdoa_fixture_input(j + 1, x[j], len, RATE, start, onset, se_s, 40 - d / 5, mics[j]);
 	}
 	tdoa_params p;
-	tdoa_params_default(&p);
-	p.f_lo_hz = 1121;
-	p.f_hi_hz = 2552;
-	double dc_dt;
-	p.c_m_s = dsp_speed_of_sound_m_s(20, &dc_dt);
-	p.c_sd_m_s = 10 * dc_dt;
+	tdoa_fixture_chirp_params(&p);
 	int rc = tdoa_locate(in, 6, &p, r);
 	for (int j = 0; j < 6; j++)
 		g_free(x[j]);

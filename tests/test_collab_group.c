@@ -1,8 +1,9 @@
 /* test_collab_group.c — collab's grouping of one call's detections across
  * nodes (apps/collab/group.h): the window, the reporting rule, groups that
  * closed too small completed later, a group too small to test waiting
- * longer, a detector's ghost that does not keep a node from its call, and
- * detections timed again when the node joins another timescale. */
+ * longer, a detector's ghost that does not keep a node from its call,
+ * detections timed again when the node joins another timescale, and a
+ * call the others answered while this node was cut off. */
 #include <check.h>
 #include <errno.h>
 #include <string.h>
@@ -245,6 +246,79 @@ START_TEST(a_group_closed_too_small_is_completed)
 }
 END_TEST
 
+/* The chaos soak's duplicates: node 5's radio was cut while source 1
+ * called; nodes 1, 6, 4, 2 and 3 heard each other and their reporter
+ * (node 1, the earliest of them) located the call.  When node 5's radio
+ * came back it caught up their detections (resends: it missed them live);
+ * its own detection, the earliest, then made it the reporter of a second
+ * answer.  With min_nodes of the others' detections missed live, the call
+ * was theirs: answered elsewhere.  With fewer (they could not locate it
+ * without node 5) it is node 5's to solve; and a group whose earliest
+ * detection came as a resend is never "answered elsewhere". */
+START_TEST(a_call_the_others_answered_is_not_solved_again)
+{
+	const int64_t hold = 700000000, more = 3000000000LL, T = 1000000000000LL;
+	det_event d5 = ev(5, 425, T + 29540000, 1), d1 = ev(1, 487, T + 42470000, 1), d6 = ev(6, 40, T + 43470000, 1),
+		  d4 = ev(4, 36, T + 57830000, 1), d2 = ev(2, 217, T + 73200000, 1), d3 = ev(3, 493, T + 83260000, 1);
+	GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)collab_group_free);
+	/* Node 5 alone, then the field's five caught up. */
+	collab_grouper *g = collab_grouper_new(124000000, 30000000, hold);
+	collab_grouper_keep(g, 4, 30000000000LL, 1024);
+	collab_grouper_hold_more(g, 5, more);
+	ck_assert_int_eq(collab_grouper_add(g, &d5, 0), 0);
+	ck_assert_uint_eq(collab_grouper_poll(g, more, out), 1); /* too small: remembered */
+	const det_event *field[] = {&d1, &d6, &d4, &d2, &d3};
+	int want[] = {COLLAB_LATE_KEPT, COLLAB_LATE_KEPT, COLLAB_LATE_REOPENED, COLLAB_LATE_JOINED, COLLAB_LATE_JOINED};
+	for (int i = 0; i < 5; i++)
+		ck_assert_int_eq(collab_grouper_add_late(g, field[i], 10 * more, COLLAB_LATE_RESENT), want[i]);
+	g_ptr_array_set_size(out, 0);
+	ck_assert_uint_eq(collab_grouper_poll(g, 10 * more + hold, out), 1);
+	collab_group *gr = g_ptr_array_index(out, 0);
+	ck_assert_uint_eq(gr->dets->len, 6);
+	ck_assert_uint_eq(collab_group_reporter(gr), 5);
+	ck_assert(collab_group_answered_elsewhere(gr, 4));
+	ck_assert(!collab_group_answered_elsewhere(gr, 6)); /* five of theirs: not enough for 6 */
+	/* Node 4's detection came live too: the others missed live were
+	 * nodes 1, 6, 2 only, too few to locate it: node 5 solves it. */
+	collab_grouper *h = collab_grouper_new(124000000, 30000000, hold);
+	collab_grouper_keep(h, 4, 30000000000LL, 1024);
+	collab_grouper_hold_more(h, 5, more);
+	ck_assert_int_eq(collab_grouper_add(h, &d5, 0), 0);
+	ck_assert_int_eq(collab_grouper_add(h, &d4, 1), 1);
+	g_ptr_array_set_size(out, 0);
+	ck_assert_uint_eq(collab_grouper_poll(h, more, out), 1);
+	const det_event *three[] = {&d1, &d6, &d2};
+	for (int i = 0; i < 3; i++)
+		collab_grouper_add_late(h, three[i], 10 * more, COLLAB_LATE_RESENT);
+	g_ptr_array_set_size(out, 0);
+	ck_assert_uint_eq(collab_grouper_poll(h, 10 * more + more, out), 1);
+	gr = g_ptr_array_index(out, 0);
+	ck_assert_uint_eq(gr->dets->len, 5);
+	ck_assert(!collab_group_answered_elsewhere(gr, 4));
+	/* A node that missed the reporter's detection live too (node 9 here,
+	 * every detection a resend): the rule has nothing to say. */
+	collab_grouper *k = collab_grouper_new(124000000, 30000000, hold);
+	const det_event *all[] = {&d5, &d1, &d6, &d4, &d2};
+	for (int i = 0; i < 5; i++)
+		collab_grouper_add_late(k, all[i], 0, COLLAB_LATE_RESENT);
+	g_ptr_array_set_size(out, 0);
+	ck_assert_uint_eq(collab_grouper_poll(k, hold, out), 1);
+	ck_assert(!collab_group_answered_elsewhere(g_ptr_array_index(out, 0), 4));
+	/* Live detections only: never. */
+	collab_grouper *n = collab_grouper_new(124000000, 30000000, hold);
+	for (int i = 0; i < 5; i++)
+		collab_grouper_add(n, all[i], 0);
+	g_ptr_array_set_size(out, 0);
+	ck_assert_uint_eq(collab_grouper_poll(n, hold, out), 1);
+	ck_assert(!collab_group_answered_elsewhere(g_ptr_array_index(out, 0), 4));
+	g_ptr_array_free(out, TRUE);
+	collab_grouper_free(g);
+	collab_grouper_free(h);
+	collab_grouper_free(k);
+	collab_grouper_free(n);
+}
+END_TEST
+
 /* Node 4 was cut off from its start: its own timescale ran 3.2 s ahead of
  * the field's.  Its detection of call X (field time T) was grouped at
  * T + 3.2 s and closed too small.  When it joined the field, the other
@@ -323,6 +397,7 @@ int main(void)
 	tcase_add_test(tc, a_group_too_small_to_test_waits_longer);
 	tcase_add_test(tc, a_ghost_does_not_keep_a_node_from_its_call);
 	tcase_add_test(tc, retimed_after_joining_another_timescale);
+	tcase_add_test(tc, a_call_the_others_answered_is_not_solved_again);
 	suite_add_tcase(s, tc);
 	return tu_check_run(s);
 }

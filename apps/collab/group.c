@@ -1,5 +1,6 @@
 /* group.c — detections of one call across nodes (see group.h). */
 #include "apps/collab/group.h"
+#include "apps/collab/sharemsg.h"
 
 #include <errno.h>
 #include <math.h>
@@ -100,7 +101,33 @@ void collab_group_free(collab_group *gr)
 	if (!gr)
 		return;
 	g_array_free(gr->dets, TRUE);
+	if (gr->resent)
+		g_array_free(gr->resent, TRUE);
 	g_free(gr);
+}
+
+/* Whether node's detection in gr came as a resend. */
+static gboolean was_resent(const collab_group *gr, uint32_t node)
+{
+	for (guint i = 0; gr->resent && i < gr->resent->len; i++)
+		if (g_array_index(gr->resent, uint32_t, i) == node)
+			return TRUE;
+	return FALSE;
+}
+
+/* Note (why has COLLAB_LATE_RESENT) or forget (why 0) that node's
+ * detection in gr came as a resend. */
+static void mark_resent(collab_group *gr, uint32_t node, guint why)
+{
+	if ((why & COLLAB_LATE_RESENT) && !was_resent(gr, node)) {
+		if (!gr->resent)
+			gr->resent = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+		g_array_append_val(gr->resent, node);
+	} else if (!(why & COLLAB_LATE_RESENT)) {
+		for (guint i = 0; gr->resent && i < gr->resent->len; i++)
+			if (g_array_index(gr->resent, uint32_t, i) == node)
+				g_array_remove_index_fast(gr->resent, i--);
+	}
 }
 
 static gboolean has_node(const collab_group *gr, uint32_t node, uint64_t seq, gboolean *dup)
@@ -256,6 +283,7 @@ static int join_kept(collab_grouper *g, GList *bk, const det_event *e, int64_t n
 {
 	kept *k = bk->data;
 	join(k->gr, e);
+	mark_resent(k->gr, e->node, why);
 	k->gr->late |= why;
 	if (k->gr->dets->len < g->min_nodes)
 		return COLLAB_LATE_KEPT;
@@ -298,6 +326,7 @@ int collab_grouper_add_late(collab_grouper *g, const det_event *e, int64_t now_n
 		return -EALREADY;
 	if (best) {
 		join(best, e);
+		mark_resent(best, e->node, why);
 		best->late |= why;
 		return COLLAB_LATE_JOINED;
 	}
@@ -306,7 +335,7 @@ int collab_grouper_add_late(collab_grouper *g, const det_event *e, int64_t now_n
 		return COLLAB_LATE_KEPT;
 	}
 	if (!bk) {
-		open_new(g, e, now_ns, why);
+		mark_resent(open_new(g, e, now_ns, why), e->node, why);
 		return COLLAB_LATE_OPENED;
 	}
 	return join_kept(g, bk, e, now_ns, why);
@@ -369,6 +398,7 @@ static collab_group *copy_group(const collab_group *gr)
 	collab_group *c = g_new0(collab_group, 1);
 	*c = *gr;
 	c->dets = g_array_copy(gr->dets);
+	c->resent = gr->resent ? g_array_copy(gr->resent) : NULL;
 	return c;
 }
 
@@ -398,8 +428,11 @@ static guint merge_small(collab_grouper *g, collab_group *gr)
 		GList *next = l->next;
 		kept *k = l->data;
 		if (k->n_at_close < g->min_nodes && mergeable(g, gr, k->gr)) {
-			for (guint i = 0; i < k->gr->dets->len; i++)
-				join(gr, &g_array_index(k->gr->dets, det_event, i));
+			for (guint i = 0; i < k->gr->dets->len; i++) {
+				const det_event *e = &g_array_index(k->gr->dets, det_event, i);
+				join(gr, e);
+				mark_resent(gr, e->node, was_resent(k->gr, e->node) ? COLLAB_LATE_RESENT : 0);
+			}
 			gr->late |= k->gr->late;
 			g_queue_delete_link(&g->history, l);
 			kept_free(k);
@@ -412,6 +445,7 @@ static guint merge_small(collab_grouper *g, collab_group *gr)
 					continue;
 				}
 				join(gr, e);
+				mark_resent(gr, e->node, was_resent(k->gr, e->node) ? COLLAB_LATE_RESENT : 0);
 				gr->late |= k->gr->late;
 				g->moved++;
 				g_array_remove_index(k->gr->dets, i);
@@ -479,6 +513,7 @@ static void retime_group(collab_group *gr, collab_retime_fn fn, void *ctx, GArra
 			g_array_append_val(moved, e);
 		else if (lost)
 			g_array_append_val(lost, g_array_index(gr->dets, det_event, k));
+		mark_resent(gr, e.node, 0);
 		g_array_remove_index(gr->dets, k);
 	}
 	if (gr->dets->len)
@@ -535,4 +570,15 @@ uint32_t collab_group_reporter(const collab_group *gr)
 {
 	/* dets are sorted by (global onset, node): the first one is the rule's. */
 	return g_array_index(gr->dets, det_event, 0).node;
+}
+
+gboolean collab_group_answered_elsewhere(const collab_group *gr, guint min_nodes)
+{
+	uint32_t rep = collab_group_reporter(gr);
+	if (!gr->resent || was_resent(gr, rep))
+		return FALSE;
+	guint n = 0;
+	for (guint i = 0; i < gr->dets->len; i++)
+		n += was_resent(gr, g_array_index(gr->dets, det_event, i).node);
+	return n >= min_nodes;
 }

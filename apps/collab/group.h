@@ -44,6 +44,8 @@ typedef struct {
 	int64_t created_ns; /* caller's clock when the group was created (or reopened) */
 	int64_t first_ns;   /* earliest global onset, ns */
 	guint late;         /* holds late detections: their COLLAB_LATE_* bits (sharemsg.h) */
+	GArray *resent;     /* uint32 nodes whose detection here came as a resend (missed live:
+			     * COLLAB_LATE_RESENT), or NULL */
 } collab_group;
 
 typedef struct collab_grouper collab_grouper;
@@ -143,6 +145,20 @@ guint collab_grouper_open(const collab_grouper *g);
 
 /* The node that reports group gr under the rule above. */
 uint32_t collab_group_reporter(const collab_group *gr);
+
+/* Whether gr's call was answered by other nodes without this one: at
+ * least min_nodes of its detections, none of them the reporter's, came
+ * here as resends (COLLAB_LATE_RESENT: this node missed them live, its
+ * radio down or the field split).  Those nodes heard each other then (an
+ * outage cuts a node both ways) and had enough to locate the call; their
+ * reporter, the earliest of them, did.  This node, whose own detection is
+ * the earliest now, would report the call a second time (the chaos soak:
+ * 20 of 20 pairs of ok answers of one call were so).  Only the calls the
+ * others could not complete (fewer than min_nodes of theirs) are this
+ * node's to solve (issue 16: a node cut off solves the calls only it
+ * could complete).  A link that fails one way only (this node heard by
+ * all, hearing none) would leave such a call unanswered; not modelled. */
+gboolean collab_group_answered_elsewhere(const collab_group *gr, guint min_nodes);
 
 void collab_group_free(collab_group *gr);
 

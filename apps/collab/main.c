@@ -71,7 +71,7 @@ typedef struct {
 	guint64 share_failed;  /* detections whose send failed */
 	guint64 unknown_nodes; /* shared detections from nodes not in the nodes file */
 	guint64 local_dets, groups, small_groups, not_mine, located, failed, seq;
-	guint64 late_dets, late_reopened, late_kept, late_located;
+	guint64 late_dets, late_reopened, late_kept, late_located, late_elsewhere;
 	guint64 clip_retries; /* groups solved again because a node could not serve its clip yet */
 	uint32_t root;        /* global's root as libsync last reported it (SYNC_TICKER_NO_ROOT: none yet) */
 	int64_t regroup_from; /* cpu ns of the last root change */
@@ -400,6 +400,13 @@ static gboolean on_poll(gpointer data)
 		} else if (gr->dets->len < (guint)d->cfg.min_nodes) {
 			d->small_groups++;
 			collab_group_free(gr);
+		} else if (collab_group_answered_elsewhere(gr, (guint)d->cfg.min_nodes)) {
+			/* The others located it without this node (group.h). */
+			d->late_elsewhere++;
+			g_message("call at global %" G_GINT64_FORMAT " ns: not solved here, %u of its detections came as resends "
+				  "(answered by their nodes while this one was cut off)",
+				  gr->first_ns, gr->resent->len);
+			collab_group_free(gr);
 		} else {
 			job *j = g_new0(job, 1);
 			j->d = d;
@@ -467,8 +474,8 @@ static int status_text(void *user, GString *out)
 		g_string_append_printf(out, "catchup late=%" G_GUINT64_FORMAT " duplicates=%" G_GUINT64_FORMAT " missing=%" G_GUINT64_FORMAT " lost=%" G_GUINT64_FORMAT " have_sent=%" G_GUINT64_FORMAT " want_sent=%" G_GUINT64_FORMAT " wanted=%" G_GUINT64_FORMAT " resent=%" G_GUINT64_FORMAT " pending=%u gone=%" G_GUINT64_FORMAT " retimed=%" G_GUINT64_FORMAT " since_sent=%" G_GUINT64_FORMAT " since_answered=%" G_GUINT64_FORMAT " pulled=%" G_GUINT64_FORMAT "\n",
 				       ss.late, ss.duplicates, ss.missing, ss.lost, ss.have_sent, ss.want_sent, ss.wanted,
 				       ss.resent, ss.pending, ss.gone, ss.retimed, ss.since_sent, ss.since_answered, ss.pulled);
-		g_string_append_printf(out, "late groups_reopened=%" G_GUINT64_FORMAT " kept=%" G_GUINT64_FORMAT " located=%" G_GUINT64_FORMAT " remembered=%u\n",
-				       d->late_reopened, d->late_kept, d->late_located, collab_grouper_kept(d->grouper));
+		g_string_append_printf(out, "late groups_reopened=%" G_GUINT64_FORMAT " kept=%" G_GUINT64_FORMAT " located=%" G_GUINT64_FORMAT " answered_elsewhere=%" G_GUINT64_FORMAT " remembered=%u\n",
+				       d->late_reopened, d->late_kept, d->late_located, d->late_elsewhere, collab_grouper_kept(d->grouper));
 		collab_held_stats hs;
 		collab_held_counts(d->held, &hs);
 		g_string_append_printf(out, "held without global time=%u added=%" G_GUINT64_FORMAT " converted=%" G_GUINT64_FORMAT " dropped=%" G_GUINT64_FORMAT "\n",

@@ -461,7 +461,8 @@ static int status_text(void *user, GString *out)
 	g_string_append_printf(out, "calls %" G_GUINT64_FORMAT " refined=%" G_GUINT64_FORMAT " coarse=%" G_GUINT64_FORMAT " no_global=%" G_GUINT64_FORMAT " untimed=%" G_GUINT64_FORMAT " rejected_short=%" G_GUINT64_FORMAT " rejected_long=%" G_GUINT64_FORMAT " overlapping=%" G_GUINT64_FORMAT " pending=%u subscribers=%u\n", d->calls, d->refined, d->unrefined,
 			       d->no_global, d->untimed, (guint64)ts, (guint64)tl, d->overlaps, g_list_length(d->pending),
 			       dev_packet_subscribers(d->events));
-	g_string_append_printf(out, "onsets edge_found=%" G_GUINT64_FORMAT " at_edge=%" G_GUINT64_FORMAT "\n", d->edges, d->at_edge);
+	g_string_append_printf(out, "onsets edge_found=%" G_GUINT64_FORMAT " at_edge=%" G_GUINT64_FORMAT " named_by_envelope=%d\n",
+			       d->edges, d->at_edge, d->ref ? det_refiner_classified(d->ref) : 0);
 	g_string_append_printf(out, "clocks %s\n", sync_client_ready(d->clocks) ? "ready" : "waiting for sync/ticker");
 	if (d->jsonl >= 0)
 		g_string_append_printf(out, "jsonl %s failed=%" G_GUINT64_FORMAT "\n", d->cfg.jsonl, d->jsonl_failed);

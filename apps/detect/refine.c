@@ -9,8 +9,24 @@
 
 #include <glib.h>
 
+#include "apps/detect/classify.h"
 #include "apps/dsp/synth.h"
 #include "apps/dsp/wave.h"
+
+/* The best match by ENR decides which template a call is while it explains
+ * at least this fraction of the energy under it (an exact call in noise:
+ * SNR / (1 + SNR), 0.5 at 0 dB); below, the envelope's shape does, when
+ * its best correlation reaches DET_CLASSIFY_MIN_SCORE. */
+#define DET_CLASSIFY_EXPLAINED 0.5
+#define DET_CLASSIFY_MIN_SCORE 0.5
+
+/* An overlapping call's match must explain both halves of its template
+ * alike: the smaller amplitude at least this fraction of the larger
+ * (det_refine_halves).  A call that starts after the event, its first
+ * pulses at the clip's end, matched 5 pulses early explains only its
+ * template's second half (0.002-0.003 in tests/test_detect; the chaos
+ * soak's "ghost" on node 3); true overlaps 0.92-1.0. */
+#define DET_OVERLAP_HALVES 0.5
 
 /* How far a template's edge may move between 30 and 10 dB for it to be
  * trusted, s. */
@@ -36,8 +52,11 @@ struct det_refiner {
 	double rate_hz;                     /* … at this rate */
 	dsp_onset *o[DET_REFINE_MAX];
 	size_t m[DET_REFINE_MAX];
-	float *h[DET_REFINE_MAX];  /* the templates, for subtraction */
-	double eh[DET_REFINE_MAX]; /* their energies, sum h^2 */
+	float *h[DET_REFINE_MAX];    /* the templates, for subtraction */
+	double eh[DET_REFINE_MAX];   /* their energies, sum h^2 */
+	size_t half[DET_REFINE_MAX]; /* where half of a template's energy lies before (det_refine_halves) */
+	det_classifier *cls;         /* which template a call none fits is (classify.h; det_refiner_set_band) */
+	int classified;              /* det_refine's choices the classifier made */
 };
 
 det_refiner *det_refiner_new(float *const *h, const size_t *m, int n, const char **why)
@@ -68,6 +87,9 @@ det_refiner *det_refiner_new(float *const *h, const size_t *m, int n, const char
 		memcpy(r->h[i], h[i], m[i] * sizeof(float));
 		for (size_t k = 0; k < m[i]; k++)
 			r->eh[i] += (double)h[i][k] * h[i][k];
+		double c = 0;
+		for (r->half[i] = 0; r->half[i] + 1 < m[i] && c < 0.5 * r->eh[i]; r->half[i]++)
+			c += (double)h[i][r->half[i]] * h[i][r->half[i]];
 		r->n = i + 1;
 	}
 	return r;
@@ -81,6 +103,7 @@ void det_refiner_free(det_refiner *r)
 		dsp_onset_free(r->o[i]);
 		free(r->h[i]);
 	}
+	det_classifier_free(r->cls);
 	free(r);
 }
 
@@ -193,6 +216,14 @@ int det_refiner_set_band(det_refiner *r, double rate_hz, double f_lo_hz, double 
 	}
 	r->have_edge = 1;
 	r->rate_hz = rate_hz;
+	det_classifier_free(r->cls);
+	r->cls = NULL;
+	if (r->n > 1) {
+		const char *why;
+		r->cls = det_classifier_new(r->h, r->m, r->n, rate_hz, f_lo_hz, f_hi_hz, &why);
+		if (!r->cls)
+			return -ENOMEM;
+	}
 	return usable ? 0 : -EINVAL;
 }
 
@@ -236,11 +267,32 @@ int det_refine(det_refiner *r, const float *x, size_t n, int lag_lo, int lag_hi,
 	}
 	if (best < 0)
 		return -EDOM;
+	/* The best match explains little of the call (none of the templates
+	 * is it: a call a per cent off a pulse train keeps none of its
+	 * coherence): which template it is, the envelope's shape says. */
+	if (r->cls && out->r.explained < DET_CLASSIFY_EXPLAINED) {
+		double score[DET_REFINE_MAX];
+		int t = det_classify(r->cls, x, n, lag_lo, lag_hi, score);
+		if (t > 0 && t != out->template_id && score[t - 1] >= DET_CLASSIFY_MIN_SCORE &&
+		    dsp_onset_refine(r->o[t - 1], x, n, lag_lo, lag_hi, &cur.r, why) == 0) {
+			add_bias(r, t - 1, &cur.r);
+			cur.template_id = t;
+			cur.length = r->m[t - 1];
+			cur.at_edge = 0;
+			*out = cur;
+			r->classified++;
+		}
+	}
 	if (out->r.enr_db < min_enr_db) {
 		*why = "best template match below the ENR threshold";
 		return -EDOM;
 	}
 	return 0;
+}
+
+int det_refiner_classified(const det_refiner *r)
+{
+	return r->classified;
 }
 
 int det_refine_at_edge(det_refiner *r, const float *x, size_t n, int lag_lo, int lag_hi, const dsp_edge_result *edge,
@@ -330,6 +382,29 @@ int det_refine_clip(det_refiner *r, const float *x, size_t n, int lag_lo, int la
 	return rc;
 }
 
+double det_refine_halves(const det_refiner *r, const float *x, size_t n, const det_refine_result *res)
+{
+	int t = res->template_id - 1;
+	if (t < 0 || t >= r->n)
+		return 0;
+	int64_t k0 = (int64_t)llround(res->r.tau);
+	double a[2] = {0, 0}, e[2] = {0, 0};
+	for (size_t j = 0; j < r->m[t]; j++) {
+		int64_t k = k0 + (int64_t)j;
+		int side = j >= r->half[t];
+		double h = r->h[t][j];
+		e[side] += h * h;
+		if (k >= 0 && k < (int64_t)n)
+			a[side] += h * x[k];
+	}
+	if (!(e[0] > 0) || !(e[1] > 0))
+		return 1;
+	a[0] /= e[0];
+	a[1] /= e[1];
+	double hi = fmax(a[0], a[1]), lo = fmin(a[0], a[1]);
+	return hi > 0 ? fmax(0.0, lo / hi) : 0;
+}
+
 int det_refine_all(det_refiner *r, const float *x, size_t n, int lag_lo, int lag_hi, det_refine_result *all)
 {
 	const char *why;
@@ -337,10 +412,12 @@ int det_refine_all(det_refiner *r, const float *x, size_t n, int lag_lo, int lag
 		all[i].template_id = 0;
 		all[i].length = r->m[i];
 		all[i].explained = 0;
+		all[i].halves = 0;
 		if (r->m[i] <= n && dsp_onset_refine(r->o[i], x, n, lag_lo, lag_hi, &all[i].r, &why) == 0) {
 			all[i].template_id = i + 1;
 			add_bias(r, i, &all[i].r);
 			all[i].explained = all[i].r.explained; /* the onset's own misfit accounting */
+			all[i].halves = det_refine_halves(r, x, n, &all[i]);
 		}
 	}
 	return r->n;
@@ -421,7 +498,8 @@ int det_refine_overlaps(det_refiner *r, float *x, size_t n, int lag_lo, int lag_
 	while (found < max && det_refine_subtract(r, x, n, &cur) == 0) {
 		int nt = det_refine_all(r, x, n, lag_lo, lag_hi, all), best = -1;
 		for (int i = 0; i < nt; i++) {
-			if (!all[i].template_id || all[i].r.enr_db < min_enr_db || all[i].explained < min_explained)
+			if (!all[i].template_id || all[i].r.enr_db < min_enr_db || all[i].explained < min_explained ||
+			    all[i].halves < DET_OVERLAP_HALVES)
 				continue;
 			/* The same template again only half a call or more away: a
 			 * periodic call's side peaks (one pulse interval off) feed on

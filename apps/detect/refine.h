@@ -24,6 +24,9 @@ typedef struct {
 	double explained;   /* fraction of the clip's energy under the template that the
 	                           * fitted template explains, amp^2 sum h^2 / sum x^2 (0..1;
 	                           * filled by det_refine_all) */
+	double halves;      /* the smaller over the larger of the amplitudes fitted to
+	                           * the template's two halves (det_refine_halves; filled
+	                           * by det_refine_all) */
 } det_refine_result;
 
 /* A refiner for n templates (h[i], m[i] samples; copied).  Returns it, or
@@ -57,7 +60,9 @@ double det_refiner_variation_bias(const det_refiner *r, int t);
  * edge moves by more than 1 ms when the noise is 10 dB below it (a call
  * that rises slowly or has a weak first part: its edge is where it clears
  * the noise, earlier at a near node than at a far one) is not used at the
- * edge.  Returns 0; -EINVAL when no template's edge is usable; -ENOMEM. */
+ * edge.  With two templates or more it also builds the envelope
+ * classifier det_refine uses (classify.h) for that band.  Returns 0;
+ * -EINVAL when no template's edge is usable; -ENOMEM. */
 int det_refiner_set_band(det_refiner *r, double rate_hz, double f_lo_hz, double f_hi_hz);
 
 /* Template t's (1-based) edge offset, samples (0 before
@@ -65,12 +70,20 @@ int det_refiner_set_band(det_refiner *r, double rate_hz, double f_lo_hz, double 
  * whether it is used in *usable (either may be NULL). */
 double det_refiner_edge_offset(const det_refiner *r, int t, double *spread, int *usable);
 
+/* How many of det_refine's choices the envelope classifier made so far. */
+int det_refiner_classified(const det_refiner *r);
+
 /* Longest template, samples. */
 size_t det_refiner_max_len(const det_refiner *r);
 
 /* Best onset of any template in clip x (n samples) with its start in
- * [lag_lo, lag_hi].  Returns 0 and *out; -EDOM when no template matches
- * with an ENR of at least min_enr_db (or none fits the clip), reason in *why. */
+ * [lag_lo, lag_hi].  Which template: the largest ENR, unless that match
+ * explains less than half the energy under it and det_refiner_set_band
+ * was done with two templates or more — then the one whose band envelope
+ * the clip's resembles most over scales of +-6 % (classify.h), when that
+ * correlation reaches 0.5; its own best onset.  Returns 0 and *out; -EDOM
+ * when the match has an ENR under min_enr_db (or none fits the clip),
+ * reason in *why. */
 int det_refine(det_refiner *r, const float *x, size_t n, int lag_lo, int lag_hi, double min_enr_db,
 	       det_refine_result *out, const char **why);
 
@@ -107,6 +120,16 @@ int det_refine_clip(det_refiner *r, const float *x, size_t n, int lag_lo, int la
  * Returns 0 or -ENOMEM / -EINVAL (res from another refiner). */
 int det_refine_subtract(det_refiner *r, float *x, size_t n, const det_refine_result *res);
 
+/* How evenly the match res explains clip x (n samples): the template's two
+ * halves (split where half its energy lies before) fitted alone at the
+ * match's start (rounded), the smaller amplitude over the larger (0..1; 0
+ * when either is <= 0; 1 for a template with an empty half).  A call
+ * matched where it is: near 1 (noise and the call's variation apart); a
+ * match that hangs over the call's start (a pulse train matched pulses
+ * early because the clip ends before the call does, its first pulses over
+ * nothing): near 0.  Pure. */
+double det_refine_halves(const det_refiner *r, const float *x, size_t n, const det_refine_result *res);
+
 /* Every template's own best match (all[i] for template i + 1; all[i].template_id
  * is 0 when it did not match at all).  Returns the number of templates. */
 int det_refine_all(det_refiner *r, const float *x, size_t n, int lag_lo, int lag_hi, det_refine_result *all);
@@ -119,7 +142,10 @@ int det_refine_all(det_refiner *r, const float *x, size_t n, int lag_lo, int lag
  * template reaches a large ENR on any call's energy — the remains of the one
  * subtracted, the tail of a previous call — but explains little of it), and
  * it starts at least max(min_sep, half the template) samples from every call
- * found of the same template.  Up to max calls go to out[].  Returns how many. */
+ * found of the same template, and it explains both halves of its template
+ * alike (det_refine_halves >= 0.5: a call that begins after the event, its
+ * first pulses at the clip's end, matches pulses early with half its
+ * template over nothing).  Up to max calls go to out[].  Returns how many. */
 int det_refine_overlaps(det_refiner *r, float *x, size_t n, int lag_lo, int lag_hi, const det_refine_result *primary,
 			double min_enr_db, double min_explained, double min_sep, det_refine_result *out, int max);
 

@@ -7,8 +7,7 @@
 
 #include <fftw3.h>
 
-/* The squared magnitude of x's analytic signal in [f_lo, f_hi], into e[n]. */
-static int band_envelope(const float *x, size_t n, const dsp_edge_params *p, double *e)
+int dsp_band_envelope(const float *x, size_t n, double rate_hz, double f_lo_hz, double f_hi_hz, double *e)
 {
 	fftwf_complex *X = fftwf_alloc_complex(n);
 	fftwf_plan fwd = X ? fftwf_plan_dft_1d((int)n, X, X, FFTW_FORWARD, FFTW_ESTIMATE) : NULL;
@@ -28,8 +27,8 @@ static int band_envelope(const float *x, size_t n, const dsp_edge_params *p, dou
 	fftwf_execute(fwd);
 	/* the band's positive frequencies, doubled; nothing else */
 	for (size_t k = 0; k < n; k++) {
-		double f = (double)k * p->rate_hz / (double)n;
-		int in = k > 0 && k < (n + 1) / 2 && f >= p->f_lo_hz && f <= p->f_hi_hz;
+		double f = (double)k * rate_hz / (double)n;
+		int in = k > 0 && k < (n + 1) / 2 && f >= f_lo_hz && f <= f_hi_hz;
 		X[k][0] = in ? 2 * X[k][0] : 0;
 		X[k][1] = in ? 2 * X[k][1] : 0;
 	}
@@ -74,7 +73,7 @@ int dsp_edge_find(const float *x, size_t n, const dsp_edge_params *p, dsp_edge_r
 		return -EINVAL;
 	}
 	double *e = malloc(n * sizeof *e), *m = malloc(n * sizeof *m);
-	if (!e || !m || band_envelope(x, n, p, e) < 0) {
+	if (!e || !m || dsp_band_envelope(x, n, p->rate_hz, p->f_lo_hz, p->f_hi_hz, e) < 0) {
 		free(e);
 		free(m);
 		*why = "edge: out of memory";

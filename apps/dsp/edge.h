@@ -60,4 +60,9 @@ typedef struct {
  * search window, or no clean rise); -ENOMEM.  *why says which. */
 int dsp_edge_find(const float *x, size_t n, const dsp_edge_params *p, dsp_edge_result *out, const char **why);
 
+/* The squared magnitude of x's analytic signal in [f_lo_hz, f_hi_hz]
+ * (n samples at rate_hz; FFT, the band's positive bins doubled, nothing
+ * else) into e[n].  Returns 0 or -ENOMEM. */
+int dsp_band_envelope(const float *x, size_t n, double rate_hz, double f_lo_hz, double f_hi_hz, double *e);
+
 #endif

@@ -213,8 +213,12 @@ static gboolean finish_idle(gpointer data)
 		 * and the overlapping calls it hid). */
 		if (dsp_band_pass(p->clip, p->n, d->rate_hz, d->prof.f_lo_hz, d->prof.f_hi_hz) < 0)
 			g_warning("clip at frame %" G_GINT64_FORMAT ": out of memory band-limiting it", p->clip_first);
+		int named = det_refiner_classified(d->ref);
 		int rc = det_refine_clip(d->ref, p->clip, p->n, p->lag_lo, p->lag_hi, (size_t)(d->size / 2 + pre - d->hop), d->size,
 					 d->prof.f_lo_hz, d->prof.f_hi_hz, d->prof.min_enr_db, &rr, &found, &why);
+		if (det_refiner_classified(d->ref) > named)
+			g_message("call at frame %" G_GINT64_FORMAT ": no template explains a fifth of it; named template %d by its band envelope",
+				  p->clip_first + (int64_t)rr.r.tau, rr.template_id);
 		d->edges += found;
 		if (rc == 0) {
 			d->at_edge += rr.at_edge;

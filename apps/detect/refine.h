@@ -77,11 +77,13 @@ int det_refiner_classified(const det_refiner *r);
 size_t det_refiner_max_len(const det_refiner *r);
 
 /* Best onset of any template in clip x (n samples) with its start in
- * [lag_lo, lag_hi].  Which template: the largest ENR, unless that match
- * explains less than half the energy under it and det_refiner_set_band
+ * [lag_lo, lag_hi].  Which template: the largest ENR, unless every
+ * template's own match explains less than a fifth of the energy under it
+ * (none is the call) and det_refiner_set_band
  * was done with two templates or more — then the one whose band envelope
  * the clip's resembles most over scales of +-6 % (classify.h), when that
- * correlation reaches 0.5; its own best onset.  Returns 0 and *out; -EDOM
+ * correlation reaches 0.8 and beats the largest ENR's by 0.1; its own best
+ * onset.  Returns 0 and *out; -EDOM
  * when the match has an ENR under min_enr_db (or none fits the clip),
  * reason in *why. */
 int det_refine(det_refiner *r, const float *x, size_t n, int lag_lo, int lag_hi, double min_enr_db,

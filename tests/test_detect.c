@@ -213,6 +213,13 @@ static double wave_power(rig *r, int t)
 	return s / n;
 }
 
+/* x[0, n) = white Gaussian noise of s.d. sd. */
+static void noise(gsl_rng *g, float *x, size_t n, double sd)
+{
+	for (size_t i = 0; i < n; i++)
+		x[i] = (float)gsl_ran_gaussian_ziggurat(g, sd);
+}
+
 /* The sound card's rate error, fraction (a card 40 ppm fast samples the
  * call at RATE (1 + 40e-6) true samples per second). */
 static double card_skew = 0;
@@ -452,8 +459,7 @@ START_TEST(pipeline_recall_onsets_false_alarms)
 	size_t n = (size_t)(minutes * 60 * RATE);
 	float *x = g_new(float, n);
 	double sigma = 0.01, band_noise = sigma * sigma * (r.prof.f_hi_hz - r.prof.f_lo_hz) / (RATE / 2);
-	for (size_t i = 0; i < n; i++)
-		x[i] = (float)gsl_ran_gaussian_ziggurat(g, sigma);
+	noise(g, x, n, sigma);
 	/* a call every 1.5-2.5 s, the three templates in turn, fractional starts */
 	double t[200];
 	int tm[200], nc = 0;
@@ -497,8 +503,7 @@ START_TEST(pipeline_recall_onsets_false_alarms)
 	ck_assert_double_lt(rms, 0.5);
 
 	/* Pure noise: the same two minutes without calls. */
-	for (size_t i = 0; i < n; i++)
-		x[i] = (float)gsl_ran_gaussian_ziggurat(g, sigma);
+	noise(g, x, n, sigma);
 	nf = run(&r, x, n, f, 400);
 	fprintf(stderr, "pipeline: %d false alarms in %.0f minutes of noise\n", nf, minutes);
 	ck_assert_int_le(nf, (int)minutes);
@@ -518,8 +523,7 @@ START_TEST(pipeline_overlapping_calls_both_found)
 	int both = 0, trials = 0;
 	for (int seed = 1; seed <= 6; seed++) {
 		gsl_rng_set(g, (unsigned long)seed);
-		for (size_t i = 0; i < n; i++)
-			x[i] = (float)gsl_ran_gaussian_ziggurat(g, 0.003);
+		noise(g, x, n, 0.003);
 		/* pulse train 1 at 5 s and the chirp 30-120 ms later; and
 		 * pulse train 2 at 12 s with pulse train 1 40-100 ms later */
 		double d1 = 0.03 + 0.09 * gsl_rng_uniform(g), d2 = 0.04 + 0.06 * gsl_rng_uniform(g);
@@ -559,8 +563,7 @@ START_TEST(pipeline_overlapping_calls_both_found)
 	int extra = 0, twice = 0;
 	for (int seed = 1; seed <= 4; seed++) {
 		gsl_rng_set(g, (unsigned long)(100 + seed));
-		for (size_t i = 0; i < n; i++)
-			x[i] = (float)gsl_ran_gaussian_ziggurat(g, 0.0003);
+		noise(g, x, n, 0.0003);
 		add_call(&r, x, n, 0, 0.3, 4.0);
 		add_call(&r, x, n, 0, 0.3, 4.3);
 		add_call(&r, x, n, 2, 0.3, 10.0);
@@ -606,8 +609,7 @@ START_TEST(pipeline_overlapping_calls_both_found)
 		double gap = 0.34 + 0.02 * k;
 		for (int seed = 1; seed <= 3; seed++) {
 			gsl_rng_set(g, (unsigned long)(seed + 10 * (17 + k)));
-			for (size_t i = 0; i < n; i++)
-				x[i] = (float)gsl_ran_gaussian_ziggurat(g, 0.003);
+			noise(g, x, n, 0.003);
 			add_call(&r, x, n, 2, 0.3, 5.0);
 			add_call(&r, x, n, 0, 0.2, 5.0 + gap);
 			add_call(&r, x, n, 0, 0.3, 12.0);
@@ -638,8 +640,7 @@ START_TEST(pipeline_overlapping_calls_both_found)
 	int named = 0;
 	for (int seed = 1; seed <= 6; seed++) {
 		gsl_rng_set(g, (unsigned long)(500 + seed));
-		for (size_t i = 0; i < n; i++)
-			x[i] = (float)gsl_ran_gaussian_ziggurat(g, 0.003);
+		noise(g, x, n, 0.003);
 		add_call(&r, x, n, 0, 0.08, 5.0);
 		add_call(&r, x, n, 2, 0.3, 5.054);
 		found f[16];

@@ -1,5 +1,6 @@
 /* test_collab_group.c — collab's grouping of one call's detections across
- * nodes (apps/collab/group.h): the window, the reporting rule, groups that
+ * nodes (apps/collab/group.h): the window, the reporting rule, forms of
+ * one call type grouped together, groups that
  * closed too small completed later, a group too small to test waiting
  * longer, a detector's ghost that does not keep a node from its call,
  * detections timed again when the node joins another timescale, and a
@@ -55,6 +56,36 @@ START_TEST(grouping_and_reporter)
 	g_ptr_array_free(out, TRUE);
 	collab_grouper_free(g);
 	collab_grouper_free(g2);
+}
+END_TEST
+
+/* Two forms of one call type (a profile's templates 1 and 2, both `call
+ * = trill`): nodes that matched different forms of one call group
+ * together; a template of another call type, or one with no call type,
+ * does not join. */
+START_TEST(forms_of_one_call_type_group_together)
+{
+	collab_grouper *g = collab_grouper_new(100000000, 20000000, 1000000000);
+	int64_t T = 1000000000000LL;
+	det_event a = ev(1, 1, T, 1), b = ev(2, 1, T + 20000000, 2), c = ev(3, 1, T + 30000000, 2),
+		  other = ev(4, 1, T + 40000000, 3), plain = ev(5, 1, T + 50000000, 2);
+	g_strlcpy(a.call, "trill", sizeof a.call);
+	g_strlcpy(b.call, "trill", sizeof b.call);
+	g_strlcpy(c.call, "trill", sizeof c.call);
+	g_strlcpy(other.call, "croak", sizeof other.call);
+	ck_assert_int_eq(collab_grouper_add(g, &a, 0), 0);
+	ck_assert_int_eq(collab_grouper_add(g, &b, 1), 1);     /* template 2, call trill: joins */
+	ck_assert_int_eq(collab_grouper_add(g, &c, 2), 1);     /* and again */
+	ck_assert_int_eq(collab_grouper_add(g, &other, 3), 0); /* template 3, call croak: its own */
+	ck_assert_int_eq(collab_grouper_add(g, &plain, 4), 0); /* template 2 named no call type: its own */
+	GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)collab_group_free);
+	ck_assert_uint_eq(collab_grouper_poll(g, 1000000004, out), 3);
+	guint sizes = 0;
+	for (guint i = 0; i < out->len; i++)
+		sizes = sizes * 10 + ((collab_group *)g_ptr_array_index(out, i))->dets->len;
+	ck_assert_uint_eq(sizes, 311);
+	g_ptr_array_free(out, TRUE);
+	collab_grouper_free(g);
 }
 END_TEST
 
@@ -393,6 +424,7 @@ int main(void)
 	Suite *s = suite_create("collab_group");
 	TCase *tc = tcase_create("collab_group");
 	tcase_add_test(tc, grouping_and_reporter);
+	tcase_add_test(tc, forms_of_one_call_type_group_together);
 	tcase_add_test(tc, a_group_closed_too_small_is_completed);
 	tcase_add_test(tc, a_group_too_small_to_test_waits_longer);
 	tcase_add_test(tc, a_ghost_does_not_keep_a_node_from_its_call);

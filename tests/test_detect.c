@@ -87,8 +87,29 @@ START_TEST(shipped_profiles_load)
 		/* frog.ini states its calls are its templates; bird-chirp.ini
 		 * states nothing and gets the key's default, real calls' 3 %. */
 		ck_assert_double_eq(p.variation_pct, i == 0 ? 0 : 3);
+		ck_assert_str_eq(det_profile_call(&p, 0), ""); /* each template its own call type */
 		det_profile_clear(&p);
 	}
+}
+END_TEST
+
+/* Two forms of one call named one call type; the events carry it. */
+START_TEST(templates_of_one_call_type)
+{
+	char *path = write_tmp("[template.1]\nwaveform = tone\nfreq_hz = 2000\ncall = trill\n"
+			       "[template.3]\nwaveform = tone\nfreq_hz = 2100\ncall = trill\n"
+			       "[template.4]\nwaveform = chirp\n");
+	det_profile p;
+	GError *err = NULL;
+	ck_assert_msg(det_profile_load(&p, path, &err), "%s", err ? err->message : "");
+	ck_assert_int_eq(det_profile_n_templates(&p), 3);
+	ck_assert_str_eq(det_profile_call(&p, 0), "trill");
+	ck_assert_str_eq(det_profile_call(&p, 1), "trill"); /* [template.3]: the second configured */
+	ck_assert_str_eq(det_profile_call(&p, 2), "");
+	ck_assert_str_eq(det_profile_call(&p, 7), "");
+	det_profile_clear(&p);
+	unlink(path);
+	g_free(path);
 }
 END_TEST
 
@@ -103,6 +124,8 @@ START_TEST(profile_errors_name_the_line)
 		{"[template.1]\nwaveform = pulse_train\npulses = 0\n", ":3:"},
 		{"[template.2]\nwaveform = squiggle\n", "waveform"},
 		{"[detector]\non_db = 3\noff_db = 6\n", "off_db"},
+		{"[template.1]\nwaveform = tone\ncall = two words\n", ":3:"},
+		{"[template.1]\nwaveform = tone\ncall = a_name_of_thirty_two_characters_\n", "call"},
 	};
 	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
 		char *path = write_tmp(cases[i].text);
@@ -148,7 +171,16 @@ START_TEST(event_roundtrip_and_rejects)
 	det_event_format(&e, s);
 	ck_assert_int_eq(det_event_parse(s->str, s->len, &d, why, sizeof why), 0);
 	ck_assert(!d.has_global);
-	const char *bad[] = {"", "v=2 node=1 onset_frame=1 rate=1 cpu_ns=1 global_ns=none", "v=1 node=x",
+	/* the call type: absent (its template alone), then named */
+	ck_assert(!strstr(s->str, "call=") && !d.call[0]);
+	g_strlcpy(e.call, "advert.B-2", sizeof e.call);
+	g_string_truncate(s, 0);
+	det_event_format(&e, s);
+	ck_assert_int_eq(det_event_parse(s->str, s->len, &d, why, sizeof why), 0);
+	ck_assert_str_eq(d.call, "advert.B-2");
+	const char *bad[] = {"v=1 node=1 onset_frame=1 rate=48000 cpu_ns=1 global_ns=none call=a/b",
+			     "v=1 node=1 onset_frame=1 rate=48000 cpu_ns=1 global_ns=none call=a_name_of_thirty_two_characters_",
+			     "", "v=2 node=1 onset_frame=1 rate=1 cpu_ns=1 global_ns=none", "v=1 node=x",
 			     "v=1 node=1 onset_frame=1 rate=0 cpu_ns=1 global_ns=none", "garbage",
 			     "v=1 node=1 onset_frame=1 rate=1 cpu_ns=1 global_ns=5",
 			     "v=1 node=1 onset_frame=1 onset_se=1 onset_crb_se=-1 rate=48000 cpu_ns=1 global_ns=none"};
@@ -737,6 +769,7 @@ int main(void)
 	tcase_add_test(tc, frames_roundtrip_and_rejects);
 	tcase_add_test(tc, shipped_profiles_load);
 	tcase_add_test(tc, profile_errors_name_the_line);
+	tcase_add_test(tc, templates_of_one_call_type);
 	tcase_add_test(tc, event_roundtrip_and_rejects);
 	tcase_add_test(tc, pipeline_recall_onsets_false_alarms);
 	tcase_add_test(tc, pipeline_overlapping_calls_both_found);

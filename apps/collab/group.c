@@ -29,7 +29,8 @@ typedef struct {
 	int64_t first_ns, closed_ns;
 	char profile[32];
 	int template_id;
-	guint n; /* detections held; those past LOCATED_MEMBERS in `more` */
+	char call[32]; /* the earliest detection's call type ("": its template alone) */
+	guint n;       /* detections held; those past LOCATED_MEMBERS in `more` */
 	uint32_t node[LOCATED_MEMBERS];
 	uint64_t seq[LOCATED_MEMBERS];
 	GArray *more; /* located_member past the first LOCATED_MEMBERS, or NULL (fields of more nodes) */
@@ -149,19 +150,23 @@ static gint by_onset(gconstpointer a, gconstpointer b)
 									      : (x->node < y->node ? -1 : x->node > y->node);
 }
 
-/* Whether e is of the kind (profile, template) and within the window of a
- * group whose earliest onset is first_ns: the distance, else -1. */
+/* Whether e is of the kind (profile, template or call type) and within
+ * the window of a group whose earliest onset is first_ns: the distance,
+ * else -1. */
 static int64_t window_fit(const collab_grouper *g, int64_t first_ns, const char *profile, int template_id,
-			  const det_event *e)
+			  const char *call, const det_event *e)
 {
 	int64_t d = llabs(e->global_ns - first_ns);
 	/* The window is measured from the earliest onset in either direction:
 	 * the first arrival may be shared last. */
 	double win = (double)(g->aperture_ns + g->margin_ns) + 3 * det_event_global_crb_se_ns(e);
 	/* A call matched by one template is not a call matched by another
-	 * (two species calling at once); 0 = no template. */
+	 * (two species calling at once); 0 = no template.  Templates the
+	 * profile names one call type (its forms, or one call's family) are
+	 * one kind. */
+	gboolean same_type = call[0] && e->call[0] && !strcmp(call, e->call);
 	gboolean kind_ok = !strcmp(profile, e->profile) &&
-			   (template_id == 0 || e->template_id == 0 || template_id == e->template_id);
+			   (template_id == 0 || e->template_id == 0 || template_id == e->template_id || same_type);
 	return kind_ok && (double)d <= win ? d : -1;
 }
 
@@ -173,7 +178,7 @@ static int64_t fits(const collab_grouper *g, const collab_group *gr, const det_e
 	if (has_node(gr, e->node, e->seq, &dup))
 		return dup ? -2 : -1;
 	const det_event *f = &g_array_index(gr->dets, det_event, 0);
-	return window_fit(g, gr->first_ns, f->profile, f->template_id, e);
+	return window_fit(g, gr->first_ns, f->profile, f->template_id, f->call, e);
 }
 
 /* The same for a located group remembered. */
@@ -185,7 +190,7 @@ static int64_t rec_fits(const collab_grouper *g, const located_rec *r, const det
 		if (m.node == e->node)
 			return m.seq == e->seq ? -2 : -1;
 	}
-	return window_fit(g, r->first_ns, r->profile, r->template_id, e);
+	return window_fit(g, r->first_ns, r->profile, r->template_id, r->call, e);
 }
 
 /* e held by r from now on (it becomes r's earliest when it is). */
@@ -205,6 +210,7 @@ static void rec_join(located_rec *r, const det_event *e)
 		r->first_ns = e->global_ns;
 		g_strlcpy(r->profile, e->profile, sizeof r->profile);
 		r->template_id = e->template_id;
+		g_strlcpy(r->call, e->call, sizeof r->call);
 	}
 }
 
@@ -388,6 +394,7 @@ static void remember_located(collab_grouper *g, const collab_group *gr, int64_t 
 	r->closed_ns = now_ns;
 	g_strlcpy(r->profile, f->profile, sizeof r->profile);
 	r->template_id = f->template_id;
+	g_strlcpy(r->call, f->call, sizeof r->call);
 	for (guint i = 0; i < gr->dets->len; i++)
 		rec_join(r, &g_array_index(gr->dets, det_event, i));
 	g->ring_n++;

@@ -7,7 +7,9 @@
  * one per node (a second detection from the same node within the window is
  * the next call, and starts a group of its own), and of the same kind: the
  * same profile and the same matched template (two species calling at once
- * are two calls; template 0, no match, is compatible with any).  A group stays open for
+ * are two calls; template 0, no match, is compatible with any), or two
+ * templates the profile names one call type (det_event.call: the forms of
+ * one call, which nodes may match differently).  A group stays open for
  * `hold` of local time after it was created, long enough for the farthest
  * node's detection to cross the network, then it is handed out once; one
  * too small to be tested waits longer (collab_grouper_hold_more).

@@ -26,6 +26,8 @@ void det_event_format(const det_event *e, GString *out)
 			       e->enr_db, e->template_id);
 	if (e->onset_crb_se > 0 && e->onset_crb_se < e->onset_se)
 		g_string_append_printf(out, " onset_crb_se=%s", g_ascii_formatd(b[5], sizeof b[5], "%.4g", e->onset_crb_se));
+	if (e->call[0])
+		g_string_append_printf(out, " call=%s", e->call);
 }
 
 static int num(const char *k, const char *v, double *out, char *why, size_t wlen)
@@ -142,6 +144,13 @@ int det_event_parse(const char *text, size_t len, det_event *e, char *why, size_
 			rc = num(k, v, &e->snr_db, why, wlen);
 		} else if (!strcmp(k, "enr_db")) {
 			rc = num(k, v, &e->enr_db, why, wlen);
+		} else if (!strcmp(k, "call")) {
+			if (strlen(v) >= sizeof e->call) {
+				g_snprintf(why, wlen, "call: a call type's name is at most %zu characters", sizeof e->call - 1);
+				rc = -EINVAL;
+				break;
+			}
+			g_strlcpy(e->call, v, sizeof e->call);
 		} else if (!strcmp(k, "template")) {
 			if ((rc = inum(k, v, &i, why, wlen)) == 0 && (i < 0 || i > 65535)) {
 				g_snprintf(why, wlen, "template %s out of range 0..65535", v);
@@ -169,6 +178,17 @@ int det_event_parse(const char *text, size_t len, det_event *e, char *why, size_
 	if (!rc)
 		rc = det_event_check(e, why, wlen);
 	return rc;
+}
+
+gboolean det_call_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+	if (n < 1 || n > 31)
+		return FALSE;
+	for (size_t i = 0; i < n; i++)
+		if (!g_ascii_isalnum(s[i]) && s[i] != '_' && s[i] != '.' && s[i] != '-')
+			return FALSE;
+	return TRUE;
 }
 
 /* Far beyond any real value, yet far from int64's ends (no sum overflows). */
@@ -201,6 +221,8 @@ int det_event_check(const det_event *e, char *why, size_t wlen)
 		bad = "band not 0 <= f_lo <= f_hi <= rate";
 	else if (e->template_id < 0 || e->template_id > 65535)
 		bad = "template outside 0..65535";
+	else if (e->call[0] && !det_call_name_ok(e->call))
+		bad = "call not a call type's name (1-31 of A-Z a-z 0-9 _ . -)";
 	if (!bad)
 		return 0;
 	g_snprintf(why, wlen, "%s", bad);

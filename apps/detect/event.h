@@ -4,7 +4,7 @@
  * One line of space-separated key=value pairs (docs/protocol.md):
  *   v=1 node=N dev=K seq=S profile=NAME onset_frame=F onset_se=E rate=R
  *   cpu_ns=C cpu_se_ns=D global_ns=G global_se_ns=H duration_s=T
- *   f_lo=A f_hi=B snr_db=X enr_db=Y template=J
+ *   f_lo=A f_hi=B snr_db=X enr_db=Y template=J [onset_crb_se=E0] [call=NAME]
  * onset_frame is fractional (absolute frame index of audio<K> where the
  * call starts), onset_se its standard error in frames; cpu_ns and global_ns
  * are the onset on the node's cpu clock and on the global timescale (ns,
@@ -41,6 +41,8 @@ typedef struct {
 	double snr_db;           /* peak band SNR, dB */
 	double enr_db;           /* matched-filter energy-to-noise ratio, dB (0 without a match) */
 	int template_id;         /* 1-based template that matched, 0 none */
+	char call[32];           /* its call type ([template.N] call; "": the template is its own), optional on
+				  * the wire */
 } det_event;
 
 /* Append the text form of e (no newline) to out. */
@@ -54,8 +56,13 @@ int det_event_parse(const char *text, size_t len, det_event *e, char *why, size_
  * from another node is outside input): node not 4294967295, dev <= 255,
  * rate 1000..1e6 Hz, onset_frame >= 0, standard errors >= 0 and below an
  * hour, times in 1..2^62 ns, duration 0..3600 s, 0 <= f_lo <= f_hi <= rate,
- * template 0..65535.  Returns 0 or -EINVAL with the reason in why[wlen]. */
+ * template 0..65535, a call type's name of 1-31 of A-Z a-z 0-9 _ . - (or
+ * none).  Returns 0 or -EINVAL with the reason in why[wlen]. */
 int det_event_check(const det_event *e, char *why, size_t wlen);
+
+/* Whether s may name a call type: 1-31 of A-Z a-z 0-9 _ . - (it travels
+ * in the events' space-separated text). */
+gboolean det_call_name_ok(const char *s);
 
 /* The standard error of e's global onset were the call exactly the
  * template: global_se_ns with the onset's whole error replaced by

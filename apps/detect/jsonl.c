@@ -57,6 +57,10 @@ gchar *det_event_json(const det_event *e)
 	NUM("snr_db", e->snr_db, "%.1f");
 	NUM("enr_db", e->enr_db, "%.1f");
 	INT("template", e->template_id);
+	if (e->call[0]) {
+		json_builder_set_member_name(b, "call");
+		json_builder_add_string_value(b, e->call);
+	}
 #undef INT
 #undef NUM
 	json_builder_end_object(b);

@@ -144,6 +144,7 @@ static void publish(detectd *d, pending *p, const det_refine_result *rr, gboolea
 		e.onset_crb_se = rr->r.se_crb;
 		e.enr_db = rr->r.enr_db;
 		e.template_id = rr->template_id;
+		g_strlcpy(e.call, det_profile_call(&d->prof, rr->template_id - 1), sizeof e.call);
 		/* The matched call's own band and length (its template's): an
 		 * overlapping call of another kind fills the rest of the energy
 		 * event and of the profile's band. */

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "apps/detect/event.h"
 #include "libcfg/cfg.h"
 
 /* Choices of the enum keys, in the order of det_waveform / dsp_sweep. */
@@ -68,6 +69,9 @@ static const cfg_key template_keys[] = {
 	T("file_start", CFG_DOUBLE, "0", 0, 1e6, file_start_s, "file: start of the segment used, s into the file"),
 	T("file_length", CFG_DOUBLE, "0", 0, 1e6, file_length_s, "file: length of the segment, s (0: to the end)"),
 	T("max_ms", CFG_DOUBLE, "0", 0, 1e5, max_ms, "use at most this much of the call, ms; 0 = all"),
+	T("call", CFG_STRING, "", 0, 0, call,
+	  "the call type this template is one form of (1-31 of A-Z a-z 0-9 _ . -): detections of templates of one call "
+	  "type are grouped together by collab; empty: a call type of its own"),
 	{NULL},
 };
 
@@ -93,6 +97,9 @@ static void check(cfg_file *f, const det_profile *p)
 		g_snprintf(g, sizeof g, "template.%d", k + 1);
 		if (p->tmpl[k].waveform == DET_WAVE_FILE && !*p->tmpl[k].file)
 			cfg_file_fail(f, g, "waveform", "waveform = file needs the key file");
+		if (p->tmpl[k].call && *p->tmpl[k].call && !det_call_name_ok(p->tmpl[k].call))
+			cfg_file_fail(f, g, "call", "\"%.40s\" is not a call type's name (1-31 of A-Z a-z 0-9 _ . -)",
+				      p->tmpl[k].call);
 	}
 }
 
@@ -144,6 +151,12 @@ static const det_template_cfg *nth(const det_profile *p, int i)
 		if (p->tmpl[k].waveform != DET_WAVE_NONE && i-- == 0)
 			return &p->tmpl[k];
 	return NULL;
+}
+
+const char *det_profile_call(const det_profile *p, int i)
+{
+	const det_template_cfg *t = nth(p, i);
+	return t && t->call ? t->call : "";
 }
 
 int det_profile_n_templates(const det_profile *p)

@@ -42,6 +42,8 @@ typedef struct {
 	double file_start_s;  /* file: start of the segment used, s into the file */
 	double file_length_s; /* file: length of the segment, s (0: to the end) */
 	double max_ms;        /* use at most this much of the call, ms (0 = all) */
+	char *call;           /* the call type this template is a form of ("": its own); templates of one
+			       * call type are one kind to collab's grouping */
 } det_template_cfg;
 
 typedef struct {
@@ -68,6 +70,10 @@ void det_profile_clear(det_profile *p);
 
 /* The detector parameters of p at sample rate `rate_hz`. */
 void det_profile_detector(const det_profile *p, double rate_hz, dsp_det_params *out);
+
+/* The call type of template i (0-based among the configured ones): its
+ * [template.N] call, "" when none is named (or no such template). */
+const char *det_profile_call(const det_profile *p, int i);
 
 /* Number of templates configured (waveform != none). */
 int det_profile_n_templates(const det_profile *p);

@@ -80,6 +80,10 @@ char *mqtt_payload_detection(const mqtt_envelope *env, const char *line, size_t 
 	add_double(b, "snr_db", e.snr_db);
 	add_double(b, "enr_db", e.enr_db);
 	add_int(b, "template", e.template_id);
+	if (e.call[0]) {
+		json_builder_set_member_name(b, "call");
+		json_builder_add_string_value(b, e.call);
+	}
 	json_builder_end_object(b);
 	char *text = mqtt_payload_text(b, out_len);
 	g_object_unref(b);

@@ -35,7 +35,7 @@ FUZZ_PKGS_ticker := glib-2.0 gsl
 FUZZ_SRCS_scenario := tests/fuzz/fuzz_scenario.c sim/scenario.c sim/scenario_node.c sim/outage.c sim/rng.c sim/acoustics.c \
 	libcfg/cfg.c libcfg/spec.c libcfg/table.c libsync/now.c libsync/simwander.c libsync/simutc.c apps/dsp/air.c
 FUZZ_PKGS_scenario := glib-2.0 sndfile gsl
-FUZZ_SRCS_config := tests/fuzz/fuzz_config.c syncd/config.c apps/detect/profile.c apps/dsp/detector.c apps/dsp/wave.c \
+FUZZ_SRCS_config := tests/fuzz/fuzz_config.c syncd/config.c apps/detect/profile.c apps/detect/event.c apps/dsp/detector.c apps/dsp/wave.c \
 	apps/dsp/synth.c apps/dsp/wavefile.c libcfg/cfg.c libcfg/spec.c \
 	libcfg/table.c
 FUZZ_PKGS_config := glib-2.0 sndfile fftw3f

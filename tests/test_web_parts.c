@@ -105,7 +105,7 @@ START_TEST(detections_as_json)
 {
 	JsonNode *j = web_det_json("v=1 node=3 dev=0 seq=17 profile=frog onset_frame=2453112.4071 onset_se=0.0012 "
 				   "rate=16000 cpu_ns=2913012345678 cpu_se_ns=140.2 global_ns=1796018273114730631 "
-				   "global_se_ns=141.9 duration_s=0.3360 f_lo=1000 f_hi=3200 snr_db=29.3 template=1",
+				   "global_se_ns=141.9 duration_s=0.3360 f_lo=1000 f_hi=3200 snr_db=29.3 template=1 call=trill",
 				   9);
 	ck_assert_ptr_nonnull(j);
 	JsonObject *o = json_node_get_object(j);
@@ -114,6 +114,7 @@ START_TEST(detections_as_json)
 	ck_assert_double_eq_tol(json_object_get_double_member(o, "onset_frame"), 2453112.4071, 1e-6);
 	ck_assert_double_eq_tol(json_object_get_double_member(o, "f_hi"), 3200, 1e-9);
 	ck_assert_str_eq(json_object_get_string_member(o, "profile"), "frog");
+	ck_assert_str_eq(json_object_get_string_member(o, "call"), "trill");
 	json_node_unref(j);
 	j = web_det_json("v=1 node=3 onset_frame=5.5 rate=16000 cpu_ns=1 global_ns=none", 9);
 	ck_assert(json_object_get_null_member(json_node_get_object(j), "global_ns") ||

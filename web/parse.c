@@ -104,6 +104,8 @@ JsonNode *web_det_json(const char *line, uint32_t from)
 	}
 	if (kv_in(line, end, "profile", b, sizeof b))
 		json_object_set_string_member(o, "profile", b);
+	if (kv_in(line, end, "call", b, sizeof b))
+		json_object_set_string_member(o, "call", b);
 	JsonNode *j = json_node_new(JSON_NODE_OBJECT);
 	json_node_take_object(j, o);
 	return j;

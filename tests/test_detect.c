@@ -702,7 +702,7 @@ END_TEST
  * drops 20-25 dB, to where the chirp's partial match of its band wins), so
  * the largest ENR alone named 97 of 160 varied pulse trains right (the
  * test below); the envelope's shape over scales of +-6 % names >= 90 %
- * (59, 56, 60 of 60).
+ * (59, 57, 60 of 60).
  * Exact calls are named by the ENR as before (the pipeline test). */
 START_TEST(varied_calls_named_by_their_envelope)
 {

@@ -82,7 +82,7 @@ size_t det_refiner_max_len(const det_refiner *r);
  * (none is the call) and det_refiner_set_band
  * was done with two templates or more — then the one whose band envelope
  * the clip's resembles most over scales of +-6 % (classify.h), when that
- * correlation reaches 0.8 and beats the largest ENR's by 0.1; its own best
+ * correlation reaches 0.5 and beats the largest ENR's by 0.1; its own best
  * onset.  Returns 0 and *out; -EDOM
  * when the match has an ENR under min_enr_db (or none fits the clip),
  * reason in *why. */

@@ -13,27 +13,8 @@ web_field_start() {
     mkdir -p "$WEB_DIR"
     _port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
     # collab's share port (UDP) and clip ports (TCP, clip_port + node for
-    # the six nodes): a base whose ports all bind now, below the kernel's
-    # ephemeral range so no connection takes one meanwhile (a fixed
-    # 44000 + pid once met a busy clip port and the field did not start).
-    _base=$(/usr/bin/python3 -c '
-import os, random, socket
-rng = random.Random(os.getpid())
-for _ in range(500):
-    b = rng.randrange(20000, 32000, 10)
-    held = []
-    try:
-        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); held.append(u); u.bind(("", b))
-        for k in range(1, 9):
-            t = socket.socket(); held.append(t); t.bind(("127.0.0.1", b + k))
-        print(b)
-        break
-    except OSError:
-        pass
-    finally:
-        for x in held:
-            x.close()
-') || return 1
+    # the six nodes): tests/free_base.py.
+    _base=$(/usr/bin/python3 "$_src/tests/free_base.py") || return 1
     printf '[collab]\nnodes = %s/sim/nodes.txt\nshare_address = 127.255.255.255\nshare_port = %d\nclip_port = %d\nmap_every = 1000\nkey_file = %s/sim/network.key\n' \
         "$WEB_DIR" "$_base" $((_base + 1)) "$WEB_DIR" > "$WEB_DIR/collab.conf"
     nice -n 5 "$_b/bin/chorus-sim" "$_src/sim/scenarios/default.ini" --duration "$_secs" --out "$WEB_DIR/sim" --bin "$_b/bin" \

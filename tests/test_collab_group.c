@@ -20,6 +20,17 @@ static det_event ev(uint32_t node, uint64_t seq, int64_t g, int tmpl)
 	return e;
 }
 
+/* The soak field's grouper: a 124 ms aperture, 30 ms margin, groups held
+ * `hold`, closed ones remembered 30 s (min_nodes 4), a group with fewer
+ * than 5 (untestable with the height unknown) held `more`. */
+static collab_grouper *soak_grouper(int64_t hold, int64_t more)
+{
+	collab_grouper *g = collab_grouper_new(124000000, 30000000, hold);
+	collab_grouper_keep(g, 4, 30000000000LL, 1024);
+	collab_grouper_hold_more(g, 5, more);
+	return g;
+}
+
 START_TEST(grouping_and_reporter)
 {
 	/* aperture 100 ms, margin 20 ms, hold 1 s */
@@ -98,9 +109,7 @@ END_TEST
 START_TEST(a_group_too_small_to_test_waits_longer)
 {
 	const int64_t hold = 700000000, more = 3000000000LL, T = 1000000000000LL;
-	collab_grouper *g = collab_grouper_new(124000000, 30000000, hold);
-	collab_grouper_keep(g, 4, 30000000000LL, 1024);
-	collab_grouper_hold_more(g, 5, more);
+	collab_grouper *g = soak_grouper(hold, more);
 	det_event d5 = ev(5, 72, T + 29542360, 1), d1 = ev(1, 141, T + 42471473, 1), d4 = ev(4, 141, T + 57827926, 1),
 		  d3 = ev(3, 141, T + 83257494, 1), d6 = ev(6, 137, T + 43466759, 1), d2 = ev(2, 143, T + 73194622, 1);
 	ck_assert_int_eq(collab_grouper_add(g, &d5, 0), 0);
@@ -117,9 +126,7 @@ START_TEST(a_group_too_small_to_test_waits_longer)
 	ck_assert_uint_eq(collab_group_reporter(gr), 5);
 	ck_assert_uint_eq(gr->late, 0);
 	/* Five in time: testable, closed at the hold. */
-	collab_grouper *h = collab_grouper_new(124000000, 30000000, hold);
-	collab_grouper_keep(h, 4, 30000000000LL, 1024);
-	collab_grouper_hold_more(h, 5, more);
+	collab_grouper *h = soak_grouper(hold, more);
 	const det_event *five[] = {&d5, &d1, &d4, &d3, &d6};
 	for (int i = 0; i < 5; i++)
 		collab_grouper_add(h, five[i], i);
@@ -162,9 +169,7 @@ END_TEST
 START_TEST(a_ghost_does_not_keep_a_node_from_its_call)
 {
 	const int64_t hold = 700000000, more = 3000000000LL, T = 1000000000000LL;
-	collab_grouper *g = collab_grouper_new(124000000, 30000000, hold);
-	collab_grouper_keep(g, 4, 30000000000LL, 1024);
-	collab_grouper_hold_more(g, 5, more);
+	collab_grouper *g = soak_grouper(hold, more);
 	det_event ghost = ev(3, 491, T - 66740000, 1), d1 = ev(1, 487, T + 42470000, 1), d5 = ev(5, 425, T + 29540000, 1),
 		  d4 = ev(4, 36, T + 57830000, 1), d2 = ev(2, 217, T + 73200000, 1), d3 = ev(3, 493, T + 83260000, 1);
 	ck_assert_int_eq(collab_grouper_add(g, &ghost, 0), 0);
@@ -293,9 +298,7 @@ START_TEST(a_call_the_others_answered_is_not_solved_again)
 		  d4 = ev(4, 36, T + 57830000, 1), d2 = ev(2, 217, T + 73200000, 1), d3 = ev(3, 493, T + 83260000, 1);
 	GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)collab_group_free);
 	/* Node 5 alone, then the field's five caught up. */
-	collab_grouper *g = collab_grouper_new(124000000, 30000000, hold);
-	collab_grouper_keep(g, 4, 30000000000LL, 1024);
-	collab_grouper_hold_more(g, 5, more);
+	collab_grouper *g = soak_grouper(hold, more);
 	ck_assert_int_eq(collab_grouper_add(g, &d5, 0), 0);
 	ck_assert_uint_eq(collab_grouper_poll(g, more, out), 1); /* too small: remembered */
 	const det_event *field[] = {&d1, &d6, &d4, &d2, &d3};
@@ -311,9 +314,7 @@ START_TEST(a_call_the_others_answered_is_not_solved_again)
 	ck_assert(!collab_group_answered_elsewhere(gr, 6)); /* five of theirs: not enough for 6 */
 	/* Node 4's detection came live too: the others missed live were
 	 * nodes 1, 6, 2 only, too few to locate it: node 5 solves it. */
-	collab_grouper *h = collab_grouper_new(124000000, 30000000, hold);
-	collab_grouper_keep(h, 4, 30000000000LL, 1024);
-	collab_grouper_hold_more(h, 5, more);
+	collab_grouper *h = soak_grouper(hold, more);
 	ck_assert_int_eq(collab_grouper_add(h, &d5, 0), 0);
 	ck_assert_int_eq(collab_grouper_add(h, &d4, 1), 1);
 	g_ptr_array_set_size(out, 0);

@@ -1,11 +1,15 @@
 /* test_chaos_calls — chorus-demo --chaos's judgement of calls
  * (sim/score/chaos_calls.h): which calls the faults left locatable, and
- * that every such call not located is a failure. */
+ * that every such call not located is a failure; and the scorer's rule for
+ * a result superseded by a later answer (sim/score/report.h). */
 #include <check.h>
 #include <math.h>
 #include <string.h>
 
+#include <glib/gstdio.h>
+
 #include "sim/score/chaos_calls.h"
+#include "sim/score/report.h"
 #include "tests/check_run.h"
 #include "tests/world_fixture.h"
 
@@ -127,6 +131,52 @@ START_TEST(baseline_separates_the_localization_limit)
 }
 END_TEST
 
+/* collab answers a call again when late arrivals complete one it
+ * answered untested, its new result naming the first ("supersedes"): the
+ * scorer scores the newer only, and the one superseded is the latest of
+ * that reporter and seq (a reporter's seqs start again when its collab
+ * restarts: an older result with the same seq stands). */
+START_TEST(a_superseded_result_is_not_scored)
+{
+	fixture f = fixture_make("chaos-calls.ini", field);
+	int64_t t1 = sim_world_node_cpu_at(f.w, 3, 1000000000LL), t30 = sim_world_node_cpu_at(f.w, 3, 30000000000LL);
+	char *path = g_build_filename(g_getenv("CHORUS_RUN") ? g_getenv("CHORUS_RUN") : g_get_tmp_dir(),
+				      "superseded.jsonl", NULL);
+	char *text = g_strdup_printf(
+		"{\"v\":1,\"reporter\":3,\"seq\":4,\"status\":\"ok\",\"x\":20.0,\"y\":5.0,\"sd_x\":0.01,\"sd_y\":0.01,\"cov_xy\":0,\"t_cpu_ns\":%" G_GINT64_FORMAT "}\n"
+		"{\"v\":1,\"reporter\":3,\"seq\":4,\"status\":\"untested\",\"x\":21.0,\"y\":5.0,\"sd_x\":0.5,\"sd_y\":0.5,\"cov_xy\":0,\"t_cpu_ns\":%" G_GINT64_FORMAT "}\n"
+		"{\"v\":1,\"reporter\":3,\"seq\":5,\"status\":\"ok\",\"supersedes\":4,\"x\":20.0,\"y\":5.0,\"sd_x\":0.01,\"sd_y\":0.01,\"cov_xy\":0,\"t_cpu_ns\":%" G_GINT64_FORMAT "}\n",
+		t30, t1, t1);
+	ck_assert(g_file_set_contents(path, text, -1, NULL));
+	demo_eval_params p;
+	demo_eval_params_default(&p);
+	demo_eval ev;
+	const char *files[] = {path};
+	int ids[] = {1, 2, 3, 4, 5};
+	demo_evaluate(f.w, ids, (const char *const[]){NULL, NULL, NULL, NULL, NULL}, 5, files, 1, &p, &ev);
+	ck_assert_uint_eq(ev.results, 3);
+	ck_assert_uint_eq(ev.results_superseded, 1);
+	ck_assert_uint_eq(ev.results_not_ok, 0); /* the untested one is not scored */
+	ck_assert_uint_eq(ev.results_unmatched, 0);
+	ck_assert_uint_eq(ev.calls->len, 2);
+	ck_assert_uint_eq(ev.located, 2); /* both calls, each by one ok result */
+	/* Without its successor the untested answer is the call's. */
+	char *nl = strrchr(text, '{');
+	*nl = 0;
+	ck_assert(g_file_set_contents(path, text, -1, NULL));
+	demo_eval_clear(&ev);
+	demo_evaluate(f.w, ids, (const char *const[]){NULL, NULL, NULL, NULL, NULL}, 5, files, 1, &p, &ev);
+	ck_assert_uint_eq(ev.results_superseded, 0);
+	ck_assert_uint_eq(ev.located, 1);
+	ck_assert_uint_eq(ev.not_ok, 1);
+	demo_eval_clear(&ev);
+	g_unlink(path);
+	g_free(path);
+	g_free(text);
+	fixture_drop(f);
+}
+END_TEST
+
 START_TEST(baseline_file_is_read_by_its_header)
 {
 	const char *dir = g_getenv("CHORUS_RUN") ? g_getenv("CHORUS_RUN") : "/tmp";
@@ -162,6 +212,7 @@ int main(void)
 	tcase_add_test(tc, judged_calls_must_be_located);
 	tcase_add_test(tc, baseline_separates_the_localization_limit);
 	tcase_add_test(tc, baseline_file_is_read_by_its_header);
+	tcase_add_test(tc, a_superseded_result_is_not_scored);
 	suite_add_tcase(s, tc);
 	return tu_check_run(s);
 }

@@ -126,6 +126,38 @@ START_TEST(detections_as_json)
 }
 END_TEST
 
+/* A later answer of a reporter to a call replaces its first (collab's
+ * "supersedes"); the latest of that reporter and seq goes (a collab
+ * restarted counts from 1 again), another reporter's stays. */
+START_TEST(a_superseded_call_leaves_the_list)
+{
+	const char *kept[] = {"{\"reporter\":3,\"seq\":4,\"status\":\"ok\",\"id\":1}",
+			      "{\"reporter\":5,\"seq\":4,\"status\":\"untested\",\"id\":2}",
+			      "{\"reporter\":3,\"seq\":4,\"status\":\"untested\",\"id\":3}",
+			      "{\"reporter\":3,\"seq\":5,\"status\":\"ok\",\"id\":4}"};
+	GQueue q = G_QUEUE_INIT;
+	for (guint i = 0; i < G_N_ELEMENTS(kept); i++)
+		g_queue_push_tail(&q, json_from_string(kept[i], NULL));
+	JsonNode *nw = json_from_string("{\"reporter\":3,\"seq\":6,\"supersedes\":4,\"status\":\"ok\"}", NULL);
+	JsonNode *gone = web_call_superseded(&q, json_node_get_object(nw));
+	ck_assert_ptr_nonnull(gone);
+	ck_assert_int_eq(json_object_get_int_member(json_node_get_object(gone), "id"), 3);
+	ck_assert_uint_eq(q.length, 3);
+	json_node_unref(gone);
+	/* nothing else of reporter 3 and seq 4 but the older run's: it goes next */
+	gone = web_call_superseded(&q, json_node_get_object(nw));
+	ck_assert_int_eq(json_object_get_int_member(json_node_get_object(gone), "id"), 1);
+	json_node_unref(gone);
+	ck_assert_ptr_null(web_call_superseded(&q, json_node_get_object(nw)));
+	JsonNode *plain = json_from_string("{\"reporter\":5,\"seq\":7,\"status\":\"ok\"}", NULL);
+	ck_assert_ptr_null(web_call_superseded(&q, json_node_get_object(plain)));
+	ck_assert_uint_eq(q.length, 2);
+	json_node_unref(plain);
+	json_node_unref(nw);
+	g_queue_clear_full(&q, (GDestroyNotify)json_node_unref);
+}
+END_TEST
+
 START_TEST(spectrogram_bytes)
 {
 	float p[WEB_SPEC_SIZE / 2 + 1];
@@ -173,6 +205,7 @@ int main(void)
 	tcase_add_test(tc, key_values_of_status_lines);
 	tcase_add_test(tc, health_from_the_services);
 	tcase_add_test(tc, detections_as_json);
+	tcase_add_test(tc, a_superseded_call_leaves_the_list);
 	tcase_add_test(tc, spectrogram_bytes);
 	tcase_add_test(tc, wav_in_memory);
 	suite_add_tcase(s, tc);

@@ -106,6 +106,7 @@ static void on_call(void *user, const char *msg, size_t len, uint32_t dropped)
 		if (!json_object_has_member(o, "reporter"))
 			json_object_set_int_member(o, "reporter", n->id);
 		f->n_calls++;
+		json_node_unref(web_call_superseded(&f->calls, o));
 		push(f, &f->calls, json_node_ref(j), WEB_CALLS_KEPT);
 		if (f->fn)
 			f->fn(f->user, "call", j);

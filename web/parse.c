@@ -208,3 +208,21 @@ void web_health_json(JsonBuilder *b, const char *audio, const char *rbs, const c
 	add_peers(b, rbs);
 	add_conversions(b, ticker);
 }
+
+JsonNode *web_call_superseded(GQueue *q, JsonObject *o)
+{
+	if (!json_object_has_member(o, "supersedes"))
+		return NULL;
+	gint64 rep = json_object_get_int_member_with_default(o, "reporter", -1),
+	       sup = json_object_get_int_member_with_default(o, "supersedes", -1);
+	for (GList *l = q->tail; l; l = l->prev) {
+		JsonNode *n = l->data;
+		JsonObject *c = JSON_NODE_HOLDS_OBJECT(n) ? json_node_get_object(n) : NULL;
+		if (c && json_object_get_int_member_with_default(c, "reporter", -2) == rep &&
+		    json_object_get_int_member_with_default(c, "seq", -2) == sup) {
+			g_queue_delete_link(q, l);
+			return n;
+		}
+	}
+	return NULL;
+}

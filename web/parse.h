@@ -25,6 +25,13 @@ int64_t web_kv_int(const char *text, const char *head, const char *key, int64_t 
  * sent it, used when the line names none. */
 JsonNode *web_det_json(const char *line, uint32_t from);
 
+/* A collab result that supersedes an earlier one of its reporter (its
+ * "supersedes": the seq of a call it answered untested, late arrivals
+ * completing it since) replaces it: the latest call in q (JsonNode *
+ * objects) with that reporter and seq leaves q and is returned (unref
+ * it), else NULL (o supersedes nothing, or nothing kept). */
+JsonNode *web_call_superseded(GQueue *q, JsonObject *o);
+
 /* Add a node's health members to the object being built: "xruns",
  * "tstamp", "rate", "root", "peers" [{node, fit, n, rms_ns}] and
  * "conversions" [{from, to, se_ns, age_s, n, exact}]; any text may be NULL. */

@@ -8,12 +8,13 @@
 #include <sys/mman.h>
 
 /* A closed group remembered whole: one that closed too small to be
- * located (fewer than min_nodes detections), which late detections may
- * complete and open again. */
+ * located (fewer than min_nodes detections), or located from too few to be
+ * tested (fewer than tested_nodes), which late detections may complete and
+ * open again. */
 typedef struct {
 	collab_group *gr;
 	int64_t closed_ns;
-	guint n_at_close; /* detections when it closed (< min_nodes) */
+	guint n_at_close; /* detections when it closed (< min_nodes, or < tested_nodes) */
 } kept;
 
 /* A located group remembered (one that closed with min_nodes or more): a
@@ -52,8 +53,9 @@ struct collab_grouper {
 	guint ring_head, ring_n; /* oldest record, records held */
 	guint min_nodes, max_kept;
 	int64_t keep_ns;
-	guint64 merged; /* small groups merged into a later one of their call */
-	guint64 moved;  /* detections moved alone from a small group into a later one of their call */
+	guint64 merged;  /* small groups merged into a later one of their call */
+	guint64 moved;   /* detections moved alone from a small group into a later one of their call */
+	guint64 next_id; /* the last group's id */
 };
 
 static void kept_free(gpointer p)
@@ -247,6 +249,7 @@ static collab_group *open_new(collab_grouper *g, const det_event *e, int64_t now
 	gr->created_ns = now_ns;
 	gr->first_ns = e->global_ns;
 	gr->late = late;
+	gr->id = ++g->next_id;
 	g_ptr_array_add(g->open, gr);
 	return gr;
 }
@@ -282,8 +285,9 @@ static void kept_fit(const collab_grouper *g, const det_event *e, GList **small,
 	}
 }
 
-/* e joins the small closed group at bk; now with min_nodes it is opened
- * again (with the late bits why).  Returns COLLAB_LATE_REOPENED or
+/* e joins the closed group remembered at bk; now with min_nodes (one too
+ * small to be located) or tested_nodes (one answered untested) it is
+ * opened again (with the late bits why).  Returns COLLAB_LATE_REOPENED or
  * COLLAB_LATE_KEPT. */
 static int join_kept(collab_grouper *g, GList *bk, const det_event *e, int64_t now_ns, guint why)
 {
@@ -291,9 +295,11 @@ static int join_kept(collab_grouper *g, GList *bk, const det_event *e, int64_t n
 	join(k->gr, e);
 	mark_resent(k->gr, e->node, why);
 	k->gr->late |= why;
-	if (k->gr->dets->len < g->min_nodes)
+	gboolean answered = k->n_at_close >= g->min_nodes;
+	if (k->gr->dets->len < (answered ? g->tested_nodes : g->min_nodes))
 		return COLLAB_LATE_KEPT;
-	/* Complete now, never located: open again. */
+	/* Complete now: open again (its reporter answers it again). */
+	k->gr->again |= answered;
 	collab_group *gr = k->gr;
 	k->gr = NULL;
 	g_queue_delete_link(&g->history, bk);
@@ -484,7 +490,8 @@ guint collab_grouper_poll(collab_grouper *g, int64_t now_ns, GPtrArray *out)
 			g->merged += merge_small(g, gr);
 			g_ptr_array_add(out, g_ptr_array_steal_index(g->open, i));
 			n++;
-			if (g->max_kept && gr->dets->len >= g->min_nodes) {
+			gr->reporter = collab_group_reporter(gr); /* (again: the one it had) */
+			if (g->max_kept && gr->dets->len >= g->min_nodes && gr->dets->len >= g->tested_nodes) {
 				remember_located(g, gr, now_ns);
 			} else if (g->max_kept) {
 				kept *k = g_new0(kept, 1);
@@ -575,6 +582,8 @@ guint collab_grouper_open(const collab_grouper *g)
 
 uint32_t collab_group_reporter(const collab_group *gr)
 {
+	if (gr->again)
+		return gr->reporter;
 	/* dets are sorted by (global onset, node): the first one is the rule's. */
 	return g_array_index(gr->dets, det_event, 0).node;
 }

@@ -31,7 +31,14 @@
  * so every node hands it out once more and the rule picks its one reporter.
  * A closed group that was large enough when it closed was located then: a
  * late detection is kept with it and nothing more happens (one call, one
- * answer).  A late detection belonging to no group opens one.
+ * answer) — unless it closed with too few to be tested (fewer than the
+ * tested_nodes of collab_grouper_hold_more, and its answer `untested`): it
+ * is remembered whole, and when late detections bring it to tested_nodes
+ * it opens again (`again`), and the node that reported it answers it a
+ * second time, superseding its first answer (docs/protocol.md: the chaos
+ * soak's start-up, where two nodes' detections were held until their
+ * clocks converged, and the call was answered from the four in time).
+ * A late detection belonging to no group opens one.
  */
 #ifndef CHORUS_COLLAB_GROUP_H
 #define CHORUS_COLLAB_GROUP_H
@@ -48,6 +55,10 @@ typedef struct {
 	guint late;         /* holds late detections: their COLLAB_LATE_* bits (sharemsg.h) */
 	GArray *resent;     /* uint32 nodes whose detection here came as a resend (missed live:
 			     * COLLAB_LATE_RESENT), or NULL */
+	guint64 id;         /* the grouper's number for the call (kept when the group opens again) */
+	gboolean again;     /* answered untested once, completed by late detections since and open
+			     * again: `reporter` answers it again (collab_group_reporter) */
+	uint32_t reporter;  /* with again: the node that reported it when it closed */
 } collab_group;
 
 typedef struct collab_grouper collab_grouper;
@@ -145,7 +156,9 @@ guint64 collab_grouper_moved(const collab_grouper *g);
 /* Groups still open. */
 guint collab_grouper_open(const collab_grouper *g);
 
-/* The node that reports group gr under the rule above. */
+/* The node that reports group gr under the rule above: the earliest
+ * detection's; for a group open `again`, the node that reported it when it
+ * closed (it answered it once: its second answer supersedes its first). */
 uint32_t collab_group_reporter(const collab_group *gr);
 
 /* Whether gr's call was answered by other nodes without this one: at

@@ -82,6 +82,11 @@ typedef struct {
 	collab_result recent[16]; /* the last ok results, for duplicates */
 	guint n_recent;
 	guint64 duplicates;
+	struct {
+		guint64 group, seq;
+	} answers[256]; /* the last results' groups (collab_group.id) and seqs, for one answered again */
+	guint n_answers;
+	guint64 superseding; /* results that replace an untested answer of this node's (group.h: again) */
 	char last_error[256];
 	char why[160]; /* the last malformed event's reason */
 	uint8_t *key;  /* the field's key, or NULL */
@@ -308,6 +313,22 @@ static gboolean publish_idle(gpointer data)
 		else
 			d->duplicates++;
 	}
+	/* A call answered untested, completed by late arrivals: this answer
+	 * replaces the first (group.h). */
+	for (guint i = 0; j->gr->again && i < MIN(d->n_answers, G_N_ELEMENTS(d->answers)); i++)
+		if (d->answers[i].group == j->gr->id)
+			r->supersedes = d->answers[i].seq;
+	if (j->gr->again) {
+		d->superseding++;
+		if (r->supersedes)
+			g_message("call %" G_GUINT64_FORMAT ": answered again with %u arrivals, late ones among them: it supersedes call %" G_GUINT64_FORMAT,
+				  r->seq, j->gr->dets->len, r->supersedes);
+		else
+			g_message("call %" G_GUINT64_FORMAT ": answered again with %u arrivals, late ones among them (the first answer is older than this collab remembers)",
+				  r->seq, j->gr->dets->len);
+	}
+	d->answers[d->n_answers % G_N_ELEMENTS(d->answers)].group = j->gr->id;
+	d->answers[d->n_answers++ % G_N_ELEMENTS(d->answers)].seq = r->seq;
 	GString *s = g_string_new(NULL);
 	collab_result_json(r, s);
 	dev_packet_send(d->events, s->str, s->len);
@@ -474,8 +495,8 @@ static int status_text(void *user, GString *out)
 		g_string_append_printf(out, "catchup late=%" G_GUINT64_FORMAT " duplicates=%" G_GUINT64_FORMAT " missing=%" G_GUINT64_FORMAT " lost=%" G_GUINT64_FORMAT " have_sent=%" G_GUINT64_FORMAT " want_sent=%" G_GUINT64_FORMAT " wanted=%" G_GUINT64_FORMAT " resent=%" G_GUINT64_FORMAT " pending=%u gone=%" G_GUINT64_FORMAT " retimed=%" G_GUINT64_FORMAT " since_sent=%" G_GUINT64_FORMAT " since_answered=%" G_GUINT64_FORMAT " pulled=%" G_GUINT64_FORMAT "\n",
 				       ss.late, ss.duplicates, ss.missing, ss.lost, ss.have_sent, ss.want_sent, ss.wanted,
 				       ss.resent, ss.pending, ss.gone, ss.retimed, ss.since_sent, ss.since_answered, ss.pulled);
-		g_string_append_printf(out, "late groups_reopened=%" G_GUINT64_FORMAT " kept=%" G_GUINT64_FORMAT " located=%" G_GUINT64_FORMAT " answered_elsewhere=%" G_GUINT64_FORMAT " remembered=%u\n",
-				       d->late_reopened, d->late_kept, d->late_located, d->late_elsewhere, collab_grouper_kept(d->grouper));
+		g_string_append_printf(out, "late groups_reopened=%" G_GUINT64_FORMAT " kept=%" G_GUINT64_FORMAT " located=%" G_GUINT64_FORMAT " answered_elsewhere=%" G_GUINT64_FORMAT " answered_again=%" G_GUINT64_FORMAT " remembered=%u\n",
+				       d->late_reopened, d->late_kept, d->late_located, d->late_elsewhere, d->superseding, collab_grouper_kept(d->grouper));
 		collab_held_stats hs;
 		collab_held_counts(d->held, &hs);
 		g_string_append_printf(out, "held without global time=%u added=%" G_GUINT64_FORMAT " converted=%" G_GUINT64_FORMAT " dropped=%" G_GUINT64_FORMAT "\n",

@@ -162,6 +162,8 @@ void collab_result_json(const collab_result *r, GString *o)
 	jint(b, "ref", r->n ? r->nodes[r->tr.ref] : 0);
 	if (r->duplicate_of)
 		jint(b, "duplicate_of", (gint64)r->duplicate_of);
+	if (r->supersedes)
+		jint(b, "supersedes", (gint64)r->supersedes);
 	per_node_us(b, r, "tdoa_us", r->tr.a_s, "%.3f");
 	per_node_us(b, r, "sigma_us", r->tr.meas_sigma_s, "%.4g");
 	jnum(b, "latency_s", r->latency_s, "%.3f");

@@ -8,6 +8,9 @@
  *   clips did not correlate or the onsets refused their answer; "coarse" is such an answer
  *   whose 95 % ellipse is wider than coarse_m),
  *   duplicate_of (seq of the earlier result it repeats),
+ *   supersedes (seq of this reporter's earlier result of the same call, which
+ *   this one replaces: that answer was untested, from too few arrivals, and
+ *   late arrivals completed the call since; a consumer keeps the newer),
  *   x, y, z (m), sd_x, sd_y (m), cov_xy (m^2), ell95_major, ell95_minor (m,
  *   semi-axes of the 95 % ellipse), ell95_angle_deg, dim,
  *   t_global_ns, t_se_ns (emission time), chi2, dof, p_value,
@@ -51,6 +54,7 @@ typedef struct {
 	int64_t onset_cpu_ns;  /* the reporter's own detected onset, its cpu clock, ns; INT64_MIN if unknown */
 	char why[200];         /* fetch or solve failure */
 	uint64_t duplicate_of; /* an earlier ok result of this reporter locating the same sound, or 0 */
+	uint64_t supersedes;   /* this reporter's earlier result of the same call that this one replaces, or 0 */
 	double dur_s;          /* the group's longest detected call, s */
 	int kind;              /* the group's call kind: its first detection's nonzero template id, 0 none */
 	guint late;            /* its group held detections that came late: COLLAB_LATE_* bits (sharemsg.h) */

@@ -30,9 +30,10 @@ $(B)/bench/field: $(B)/bench/field.o | $(B)/bin/chorus-demo $(B)/sim/libasound_m
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,glib-2.0 gsl) -lm
 
-# chorus-demo --chaos's judgement of the calls (pure; tests/test_chaos_calls.c).
+# chorus-demo --chaos's judgement of the calls and the scorer's rule for
+# superseded results (tests/test_chaos_calls.c).
 TESTS += $(B)/tests/test_chaos_calls
-$(B)/tests/test_chaos_calls: $(B)/tests/test_chaos_calls.o $(B)/tests/world_fixture.o $(B)/sim/score/chaos_calls.o \
-		$(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libsync.a
+$(B)/tests/test_chaos_calls: $(B)/tests/test_chaos_calls.o $(B)/tests/world_fixture.o $(B)/libscore.a $(B)/libcollab.a \
+		$(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libdev.a $(B)/libsync.a
 	@mkdir -p $(dir $@)
-	$(link) $(call pkglibs,check glib-2.0 gsl sndfile fftw3f) -lm
+	$(link) $(call pkglibs,check glib-2.0 gsl sndfile fftw3f json-glib-1.0) -lm

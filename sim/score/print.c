@@ -38,8 +38,9 @@ int demo_print(const demo_eval *e, gboolean table, FILE *f)
 		frac(e->located, n), M);
 	fprintf(f, "  calls not located     %u ok but off by more than %.2f m, %u with status not ok, %u missed\n", e->off, M,
 		e->not_ok, e->missed);
-	fprintf(f, "  results               %u: %u failed solves, %u solved but not ok, %u without a time, %u matching no call, %u of calls outside the window\n",
-		e->results, e->results_failed, e->results_not_ok, e->results_no_time, e->results_unmatched, e->results_exempt);
+	fprintf(f, "  results               %u: %u failed solves, %u solved but not ok, %u without a time, %u matching no call, %u of calls outside the window, %u superseded by a later answer\n",
+		e->results, e->results_failed, e->results_not_ok, e->results_no_time, e->results_unmatched, e->results_exempt,
+		e->results_superseded);
 	fprintf(f, "  conversions refused   %u emission times (t_cpu_ns null), %u clips (clip service)\n", e->emission_refused,
 		e->clip_refused);
 	fprintf(f, "  ok results            %u matched: %u inside their own 95 %% ellipse = %.3f; %u more than %.2f m from the truth (+%u matching no call)\n",

@@ -197,7 +197,34 @@ typedef struct {
 	int reporter;   /* node id, or -1 */
 	double emit_s;  /* emission, world s; NAN if none */
 	double onset_s; /* reporter's own onset, world s; NAN if none */
+	int superseded; /* a later result of its reporter replaces it ("supersedes") */
 } res_line;
+
+/* Results that a later one of their reporter supersedes (collab's answer
+ * again to a call it answered untested, completed by late arrivals) are
+ * marked, and scored no more: the newer is the answer.  A reporter's seqs
+ * start again when its collab restarts, so the one superseded is the
+ * latest before of that reporter and seq. */
+static void mark_superseded(GArray *rl)
+{
+	/* reporter << 40 | seq -> its latest line's index + 1 */
+	GHashTable *last = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+	for (guint i = 0; i < rl->len; i++) {
+		res_line *r = &g_array_index(rl, res_line, i);
+		double seq = collab_json_number(r->line, "seq"), sup = collab_json_number(r->line, "supersedes");
+		if (r->reporter < 0 || !isfinite(seq) || seq < 0 || seq >= (double)(1LL << 40))
+			continue;
+		if (isfinite(sup) && sup >= 0 && sup < (double)(1LL << 40)) {
+			gint64 k = (gint64)r->reporter << 40 | (gint64)sup;
+			gpointer at = g_hash_table_lookup(last, &k);
+			if (at)
+				g_array_index(rl, res_line, GPOINTER_TO_UINT(at) - 1).superseded = 1;
+		}
+		gint64 k = (gint64)r->reporter << 40 | (gint64)seq;
+		g_hash_table_insert(last, g_memdup2(&k, sizeof k), GUINT_TO_POINTER(i + 1));
+	}
+	g_hash_table_destroy(last);
+}
 
 static void status_of(const char *line, char *st, size_t len)
 {
@@ -246,39 +273,48 @@ static void score_results(const sim_world *w, const char *const *files, int n_fi
 		for (gchar **l = lines; *l; l++) {
 			if (!**l)
 				continue;
-			out->results++;
 			double rep = collab_json_number(*l, "reporter");
-			res_line r = {*l, -1, NAN, NAN};
+			res_line r = {*l, -1, NAN, NAN, 0};
 			if (isfinite(rep) && rep >= 0 && rep <= G_MAXINT && sim_world_node(w, (int)rep)) {
 				r.reporter = (int)rep;
 				r.emit_s = world_s(w, r.reporter, collab_json_number(*l, "t_cpu_ns"), p->epoch_ns);
 				r.onset_s = world_s(w, r.reporter, collab_json_number(*l, "onset_cpu_ns"), p->epoch_ns);
 			}
-			gboolean solved = isfinite(collab_json_number(*l, "x"));
-			if (!solved)
-				out->results_failed++;
-			else {
-				char st[16];
-				if (collab_json_string(*l, "status", st, sizeof st) < 0 || strcmp(st, "ok"))
-					out->results_not_ok++;
-			}
-			if (solved && !isfinite(collab_json_number(*l, "t_cpu_ns")))
-				out->emission_refused++;
-			/* The clip service's reasons for a refused conversion
-			 * (apps/collab/clip.c: "global to audioK: …", "audioK to global: …"). */
-			if (strstr(*l, "global to audio") || strstr(*l, " to global: "))
-				out->clip_refused++;
-			if (!isfinite(r.emit_s) && !isfinite(r.onset_s))
-				out->results_no_time++;
 			g_array_append_val(rl, r);
 		}
+	}
+	mark_superseded(rl);
+	for (guint i = 0; i < rl->len; i++) {
+		const res_line *r = &g_array_index(rl, res_line, i);
+		const char *l = r->line;
+		out->results++;
+		if (r->superseded) {
+			out->results_superseded++;
+			continue;
+		}
+		gboolean solved = isfinite(collab_json_number(l, "x"));
+		if (!solved)
+			out->results_failed++;
+		else {
+			char st[16];
+			if (collab_json_string(l, "status", st, sizeof st) < 0 || strcmp(st, "ok"))
+				out->results_not_ok++;
+		}
+		if (solved && !isfinite(collab_json_number(l, "t_cpu_ns")))
+			out->emission_refused++;
+		/* The clip service's reasons for a refused conversion
+		 * (apps/collab/clip.c: "global to audioK: …", "audioK to global: …"). */
+		if (strstr(l, "global to audio") || strstr(l, " to global: "))
+			out->clip_refused++;
+		if (!isfinite(r->emit_s) && !isfinite(r->onset_s))
+			out->results_no_time++;
 	}
 	/* Candidates: emission against the call's start, else the reporter's
 	 * onset against the call's arrival at the reporter. */
 	GArray *cand = g_array_new(FALSE, FALSE, sizeof(score_cand));
 	for (guint i = 0; i < rl->len; i++) {
 		const res_line *r = &g_array_index(rl, res_line, i);
-		if (r->reporter < 0 || (!isfinite(r->emit_s) && !isfinite(r->onset_s)))
+		if (r->reporter < 0 || r->superseded || (!isfinite(r->emit_s) && !isfinite(r->onset_s)))
 			continue;
 		for (guint j = 0; j < all->len; j++) {
 			const any_call *a = &g_array_index(all, any_call, j);
@@ -297,6 +333,8 @@ static void score_results(const sim_world *w, const char *const *files, int n_fi
 	       *lats = g_array_new(FALSE, FALSE, sizeof(double)), *late_lats = g_array_new(FALSE, FALSE, sizeof(double));
 	for (guint i = 0; i < rl->len; i++) {
 		const res_line *r = &g_array_index(rl, res_line, i);
+		if (r->superseded)
+			continue;
 		if (r2c[i] < 0) {
 			double t = isfinite(r->emit_s) ? r->emit_s : r->onset_s;
 			/* Onsets come after the start by the propagation delay. */

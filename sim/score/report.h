@@ -106,15 +106,16 @@ typedef struct {
 	guint det_no_global;               /* global_ns none (libsync refused): collab cannot use it */
 	double node_minutes;               /* nodes x window length, min */
 	/* Results (lines of the result files, every status). */
-	guint results;           /* lines read */
-	guint results_no_time;   /* no reporter, emission or onset time: cannot be matched */
-	guint results_unmatched; /* timed, near the window, matched to no call */
-	guint results_exempt;    /* matched to calls outside the window */
-	guint results_failed;    /* solves that failed (no position) */
-	guint results_not_ok;    /* solved with a status other than ok */
-	guint emission_refused;  /* solved, emission time not converted to the reporter's cpu (t_cpu_ns null) */
-	guint clip_refused;      /* a clip whose clock conversion the clip service refused */
-	guint ok_unmatched;      /* "ok" results among results_unmatched */
+	guint results;            /* lines read */
+	guint results_no_time;    /* no reporter, emission or onset time: cannot be matched */
+	guint results_unmatched;  /* timed, near the window, matched to no call */
+	guint results_exempt;     /* matched to calls outside the window */
+	guint results_superseded; /* replaced by a later result of their reporter (not scored) */
+	guint results_failed;     /* solves that failed (no position) */
+	guint results_not_ok;     /* solved with a status other than ok */
+	guint emission_refused;   /* solved, emission time not converted to the reporter's cpu (t_cpu_ns null) */
+	guint clip_refused;       /* a clip whose clock conversion the clip service refused */
+	guint ok_unmatched;       /* "ok" results among results_unmatched */
 	/* Scored calls by verdict (they add up to calls->len). */
 	guint located, off, not_ok, missed;
 	guint ok_scored;                                               /* "ok" results matched to scored calls (= located + off) */

@@ -140,6 +140,11 @@ function drawGraph() {
 
 // --- calls --------------------------------------------------------------------
 function addCall(c) {
+  // A later answer of its reporter to the same call replaces the first
+  // (collab's "supersedes": a call answered untested, completed since).
+  if (c.supersedes !== undefined)
+    for (const [id, o] of st.calls)
+      if (o.reporter === c.reporter && o.seq === c.supersedes) st.calls.delete(id);
   st.calls.set(c.id, c);
   if (st.calls.size > 300) st.calls.delete(st.calls.keys().next().value);
 }

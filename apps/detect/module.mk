@@ -8,8 +8,13 @@ $(B)/bin/detect: $(B)/apps/detect/main.o $(DETECT_LIBS)
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,glib-2.0 gsl fftw3f sndfile libsystemd json-glib-1.0) -lm
 
-TESTS += $(B)/tests/test_detect
-$(B)/tests/test_detect: $(B)/tests/test_detect.o $(B)/libdetect.a $(B)/libfftmsg.a $(B)/libdsp.a $(B)/libcfg.a
+TESTS += $(B)/tests/test_detect $(B)/tests/test_detect_overlap
+$(B)/tests/test_detect: $(B)/tests/test_detect.o $(B)/tests/detect_rig.o $(B)/libdetect.a $(B)/libfftmsg.a $(B)/libdsp.a \
+		$(B)/libcfg.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check glib-2.0 gsl fftw3f sndfile) -lm
+$(B)/tests/test_detect_overlap: $(B)/tests/test_detect_overlap.o $(B)/tests/detect_rig.o $(B)/libdetect.a $(B)/libfftmsg.a \
+		$(B)/libdsp.a $(B)/libcfg.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0 gsl fftw3f sndfile) -lm
 

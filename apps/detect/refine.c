@@ -515,6 +515,33 @@ int det_refine_subtract(det_refiner *r, float *x, size_t n, const det_refine_res
 	return 0;
 }
 
+double det_refiner_self_similarity(const det_refiner *r, int template_id, double shift)
+{
+	if (template_id < 1 || template_id > r->n || !(r->eh[template_id - 1] > 0))
+		return 0;
+	const float *h = r->h[template_id - 1];
+	long m = (long)r->m[template_id - 1], d = labs(lround(shift));
+	long w = (long)ceil(1e-3 * (r->rate_hz > 0 ? r->rate_hz : 16000)); /* (the band not set: 16 kHz) */
+	double best = 0;
+	for (long e = MAX(d - w, 0); e <= d + w && e < m; e++) {
+		double acc = 0;
+		for (long i = 0; i + e < m; i++)
+			acc += (double)h[i] * h[i + e];
+		best = fmax(best, fabs(acc));
+	}
+	return best / r->eh[template_id - 1];
+}
+
+/* Whether a match of template_id at tau is the side of a call of the same
+ * template found at tau_found (see DET_OVERLAP_SELF), or within min_sep. */
+static int side_of(const det_refiner *r, int template_id, double tau, int found_id, double tau_found, double min_sep)
+{
+	double d = fabs(tau - tau_found);
+	if (d < min_sep)
+		return 1;
+	return template_id == found_id && det_refiner_self_similarity(r, template_id, d) >= DET_OVERLAP_SELF;
+}
+
 int det_refine_overlaps(det_refiner *r, float *x, size_t n, int lag_lo, int lag_hi, const det_refine_result *primary,
 			double min_enr_db, double min_explained, double min_sep, det_refine_result *out, int max)
 {
@@ -526,13 +553,11 @@ int det_refine_overlaps(det_refiner *r, float *x, size_t n, int lag_lo, int lag_
 			if (!all[i].template_id || all[i].r.enr_db < min_enr_db || all[i].explained < min_explained ||
 			    all[i].halves < DET_OVERLAP_HALVES)
 				continue;
-			/* The same template again only half a call or more away: a
-			 * periodic call's side peaks (one pulse interval off) feed on
-			 * what is left of the call subtracted. */
-			double sep = fmax(min_sep, 0.5 * (double)all[i].length);
-			int near = fabs(all[i].r.tau - primary->r.tau) < sep && all[i].template_id == primary->template_id;
+			/* Not where the same template resembles itself shifted from a
+			 * call found (DET_OVERLAP_SELF). */
+			int near = side_of(r, all[i].template_id, all[i].r.tau, primary->template_id, primary->r.tau, min_sep);
 			for (int k = 0; k < found; k++)
-				near |= fabs(all[i].r.tau - out[k].r.tau) < sep && all[i].template_id == out[k].template_id;
+				near |= side_of(r, all[i].template_id, all[i].r.tau, out[k].template_id, out[k].r.tau, min_sep);
 			if (!near && (best < 0 || all[i].r.enr_db > all[best].r.enr_db))
 				best = i;
 		}

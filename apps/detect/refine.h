@@ -136,6 +136,25 @@ double det_refine_halves(const det_refiner *r, const float *x, size_t n, const d
  * is 0 when it did not match at all).  Returns the number of templates. */
 int det_refine_all(det_refiner *r, const float *x, size_t n, int lag_lo, int lag_hi, det_refine_result *all);
 
+/* The same template matched again after a call of it was subtracted is a
+ * further call only where the template does not resemble itself at that
+ * shift: its autocorrelation's envelope there (the largest |R| within 1
+ * ms, over R(0)) below this.  A periodic call's side peaks (a pulse
+ * interval off: 0.9 for the frog's ten-pulse train) feed on what is left
+ * of the call subtracted; the same species calling again 50 ms later, its
+ * pulses between the first's (bench/field's overlap row), resembles
+ * nothing there (0), and a second call whose pulses fall on half the
+ * first's (0.5) cannot be told from that rest.  Before, every match of
+ * the same template within half a call was refused: bench/field's overlap
+ * row lost every second call 50-150 ms after the first. */
+#define DET_OVERLAP_SELF 0.25
+
+/* How much template template_id resembles itself shifted by `shift`
+ * samples: the largest |autocorrelation| within 1 ms of the shift over its
+ * energy (0..1; 1 at 0; 0 past the template's length or for an unknown
+ * id).  Pure. */
+double det_refiner_self_similarity(const det_refiner *r, int template_id, double shift);
+
 /* Other calls overlapping the one found (`primary`) in clip x (n samples,
  * modified: each call found is subtracted): successive cancellation.  After
  * each subtraction every template is matched again in [lag_lo, lag_hi]; the
@@ -143,8 +162,12 @@ int det_refine_all(det_refiner *r, const float *x, size_t n, int lag_lo, int lag
  * at least `min_explained` of the energy under it (at high SNR a wrong
  * template reaches a large ENR on any call's energy — the remains of the one
  * subtracted, the tail of a previous call — but explains little of it), and
- * it starts at least max(min_sep, half the template) samples from every call
- * found of the same template, and it explains both halves of its template
+ * it starts at least min_sep samples from every call found, and where its
+ * template resembles itself by less than a quarter at its shift from a
+ * call found of the same template (det_refiner_self_similarity: a
+ * periodic call's side peaks feed on what is left of the call subtracted;
+ * a second call of the species, its pulses between the first's, is
+ * found), and it explains both halves of its template
  * alike (det_refine_halves >= 0.5: a call that begins after the event, its
  * first pulses at the clip's end, matches pulses early with half its
  * template over nothing).  Up to max calls go to out[].  Returns how many. */

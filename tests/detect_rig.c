@@ -146,7 +146,7 @@ int rig_run(rig *r, const float *x, size_t n, rig_found *out, int max)
 						     r->prof.overlap_explained, 0.002 * RATE, more, DET_REFINE_MAX);
 			for (int i = 0; i < nm && ne < max; i++)
 				out[ne++] = (rig_found){evs[e].onset, evs[e].end, (double)first + more[i].r.tau, more[i].r.se,
-						    more[i].template_id};
+							more[i].template_id};
 		} else {
 			out[ne++] = (rig_found){evs[e].onset, evs[e].end, (double)evs[e].onset, SIZE / sqrt(12.0), 0};
 		}

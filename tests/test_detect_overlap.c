@@ -194,8 +194,7 @@ START_TEST(the_same_species_calling_again_within_its_call)
 	struct {
 		int tmpl;
 		double d, a1, a2;
-	} cases[] = {{0, 0.05, 0.2, 0.15}, {0, 0.10, 0.15, 0.2}, {0, 0.07, 0.2, 0.2}, {0, 0.13, 0.2, 0.1},
-		     {0, 0.17, 0.1, 0.2},  {0, 0.20, 0.2, 0.15}, {2, 0.06, 0.2, 0.15}, {2, 0.09, 0.15, 0.2}};
+	} cases[] = {{0, 0.05, 0.2, 0.15}, {0, 0.10, 0.15, 0.2}, {0, 0.07, 0.2, 0.2}, {0, 0.13, 0.2, 0.1}, {0, 0.17, 0.1, 0.2}, {0, 0.20, 0.2, 0.15}, {2, 0.06, 0.2, 0.15}, {2, 0.09, 0.15, 0.2}};
 	int both = 0, trials = 0, extra = 0;
 	for (unsigned c = 0; c < G_N_ELEMENTS(cases); c++)
 		for (int seed = 1; seed <= 3; seed++) {
@@ -221,7 +220,8 @@ START_TEST(the_same_species_calling_again_within_its_call)
 			trials++;
 			if (got != 3)
 				fprintf(stderr, "  template %d, %.0f ms apart, seed %d: found %s\n", cases[c].tmpl + 1,
-					cases[c].d * 1e3, seed, got == 1 ? "the first only" : got == 2 ? "the second only" : "neither");
+					cases[c].d * 1e3, seed, got == 1 ? "the first only" : got == 2 ? "the second only"
+												       : "neither");
 		}
 	/* On its side peaks the second call cannot be told from what is left
 	 * of the first: the first is found, nothing else is invented, and a

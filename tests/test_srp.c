@@ -254,7 +254,7 @@ START_TEST(two_sources)
 	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
 	gsl_rng_set(r, 14);
 	static float x[NM][CLIP];
-	int found[2] = {0, 0}, first = 0, undecided = 0;
+	int found[2] = {0, 0}, first = 0, undecided = 0, near_quiet = 0;
 	for (int k = 0; k < TRIALS; k++) {
 		world(r, s, 2, 0.01, x);
 		dsp_srp *b = bank(x, 1000, 3200, NULL);
@@ -279,6 +279,12 @@ START_TEST(two_sources)
 		ck_assert(rc == -ENOENT || rc == -EAGAIN || (rc == 0 && a.power >= o.power * 1.001));
 		undecided += rc == -EAGAIN;
 		ck_assert_int_eq(dsp_srp_search_above(b, f.pos_m, 1, NAN, 0, &a), -EINVAL);
+		/* near the quieter frog only, its own peak (the louder one
+		 * dominates everywhere else) */
+		ck_assert_int_eq(dsp_srp_search_near(b, s[1].pos, 2, 1, &a), 0);
+		near_quiet += hypot(a.pos_m[0] - s[1].pos[0], a.pos_m[1] - s[1].pos[1]) < 0.25;
+		ck_assert_double_lt(a.power, f.power);
+		ck_assert_int_eq(dsp_srp_search_near(b, s[1].pos, 0, 1, &a), -EINVAL);
 		dsp_srp_free(b);
 		for (int q = 0; q < 2; q++) {
 			dsp_srp_params gate = {.use_prior = 1, .prior_k = 4};
@@ -295,11 +301,12 @@ START_TEST(two_sources)
 		}
 	}
 	printf("two sources: ungated, the louder first in %d of %d trials; gated by each call's onsets: the first %d, "
-	       "the second %d; nothing above the best other point undecided in %d\n",
-	       first, TRIALS, found[0], found[1], undecided);
+	       "the second %d; nothing above the best other point undecided in %d; the quieter one's own peak near it %d\n",
+	       first, TRIALS, found[0], found[1], undecided, near_quiet);
 	ck_assert_int_eq(first, TRIALS);
 	ck_assert_int_eq(found[0], TRIALS);
 	ck_assert_int_eq(found[1], TRIALS);
+	ck_assert_int_eq(near_quiet, TRIALS);
 	gsl_rng_free(r);
 }
 END_TEST

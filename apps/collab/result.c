@@ -140,6 +140,8 @@ void collab_result_json(const collab_result *r, GString *o)
 			jnum(b, "alt_y", r->tr.alt_pos_m[1], "%.4f");
 			jnum(b, "alt_power", r->tr.alt_power, "%.4g");
 		}
+		if (r->tr.flank_m > 0)
+			jnum(b, "flank_m", r->tr.flank_m, "%.3f");
 		if (r->tr.separated) {
 			jnum(b, "masker_x", r->tr.masker_pos_m[0], "%.4f");
 			jnum(b, "masker_y", r->tr.masker_pos_m[1], "%.4f");

@@ -117,7 +117,14 @@ typedef struct {
 				 * exceeds this is `coarse`, not ok (m; 0: never) */
 	double source_speed_m_s;    /* the fastest the team's callers move, m/s: each clip's Doppler against
 				 * the reference's measured and taken out (tdoa_doppler.h); 0: still */
+	double flank_radius_m;      /* the steered response's peak within this of the gated best, searched
+				 * without the gate, is the sound's own when stronger (TDOA_FLANK_RATIO):
+				 * the gate cut it, and the gated best was on its flank (0: no check) */
 } tdoa_params;
+
+/* How much stronger than the gated best the peak next to it must be to
+ * replace it (flank_radius_m). */
+#define TDOA_FLANK_RATIO 1.05
 
 typedef struct {
 	int ref;                       /* index of the reference input */
@@ -134,6 +141,8 @@ typedef struct {
 	double alt_power;              /* its power (NAN: none found) */
 	int ambiguous;                 /* such a position found, or none ruled out */
 	int separated;                 /* a louder sound (another caller) was taken out of the clips first */
+	double flank_m;                /* the gated best was on the flank of the sound's own peak this far
+					* away, which replaced it (flank_radius_m); 0 = it was the peak */
 	double masker_pos_m[3];        /* where it was */
 	double masker_power;           /* its steered power */
 	double cov_scale;              /* separated: loc.cov was scaled by chi2/dof (>= 1); else 1 */

@@ -518,10 +518,15 @@ static int outside(const dsp_srp *s, double x, double y, double z, double h)
 	return s->zsearch && (z + r < s->p.z_lo_m || z - r > s->p.z_hi_m);
 }
 
-/* Within radius of avoid (x, y): left out of the search. */
-static int avoided(double x, double y, const double *avoid, double radius)
+/* Whether a square centred at (x, y) reaching `reach` is left out of the
+ * search: radius > 0, its centre within radius of avoid (x, y); radius <
+ * 0, all of it farther than -radius from avoid (the search kept near it). */
+static int avoided(double x, double y, double reach, const double *avoid, double radius)
 {
-	return avoid && hypot(x - avoid[0], y - avoid[1]) < radius;
+	if (!avoid)
+		return 0;
+	double d = hypot(x - avoid[0], y - avoid[1]);
+	return radius >= 0 ? d < radius : d - reach > -radius;
 }
 
 /* Called for each child of a square (its bound computed); a non-zero
@@ -542,7 +547,7 @@ static int for_children(const dsp_srp *s, const cell *c, const double *avoid, do
 			for (int f = 0; f < zsplit; f++) {
 				double x = c->x + (a - 1.5) * q, y = c->y + (b - 1.5) * q;
 				double z = zsplit > 1 ? c->z + (f - 1.5) * q : c->z;
-				if (outside(s, x, y, z, q) || gated(s, x, y, z, reach) || avoided(x, y, avoid, radius))
+				if (outside(s, x, y, z, q) || gated(s, x, y, z, reach) || avoided(x, y, reach, avoid, radius))
 					continue;
 				double r[DSP_SRP_MAX], wu[DSP_SRP_MAX];
 				ranges(s, x, y, z, r, wu);
@@ -622,7 +627,7 @@ static int search(dsp_srp *s, const double *avoid, double radius, double floor_v
 			for (int iz = 0; iz < nz && !rc; iz++) {
 				double x = s->box[0] + (a + 0.5) * h0, y = s->box[2] + (b + 0.5) * h0;
 				double z = s->zsearch ? s->p.z_lo_m + (iz + 0.5) * h0 : s->p.z_m;
-				if (gated(s, x, y, z, reach0) || avoided(x, y, avoid, radius))
+				if (gated(s, x, y, z, reach0) || avoided(x, y, reach0, avoid, radius))
 					continue;
 				double r[DSP_SRP_MAX], wu[DSP_SRP_MAX];
 				ranges(s, x, y, z, r, wu);
@@ -690,6 +695,18 @@ int dsp_srp_search_above(dsp_srp *s, const double avoid[2], double radius, doubl
 	int rc = search(s, avoid, radius, floor_v, found);
 	s->p.use_prior = gate;
 	return rc;
+}
+
+int dsp_srp_search_near(dsp_srp *s, const double near[2], double radius, int ungated, dsp_srp_source *found)
+{
+	if (!(radius > 0) || !near)
+		return -EINVAL;
+	int gate = s->p.use_prior;
+	if (ungated)
+		s->p.use_prior = 0;
+	int rc = search(s, near, -radius, NAN, found);
+	s->p.use_prior = gate;
+	return rc == -ENOENT ? -EDOM : rc;
 }
 
 int dsp_srp_delay_at(const dsp_srp *s, int i, int j, const double p[3], double c_m_s, double half,

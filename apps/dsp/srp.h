@@ -155,6 +155,13 @@ int dsp_srp_search_avoiding(dsp_srp *s, const double avoid[2], double radius_m, 
 int dsp_srp_search_above(dsp_srp *s, const double avoid[2], double radius_m, double floor, int ungated,
 			 dsp_srp_source *found);
 
+/* The position of largest power within radius_m (> 0) of near (x, y):
+ * the squares reaching into that disc are searched (the point found may
+ * lie up to a finest square's reach beyond it).  ungated: the onsets'
+ * gate left out.  Returns as dsp_srp_search (-EINVAL: no centre, or a
+ * radius not > 0). */
+int dsp_srp_search_near(dsp_srp *s, const double near[2], double radius_m, int ungated, dsp_srp_source *found);
+
 /* A source found on the plane, refined in 3-D: heights from the plane
  * z_m down to depth_m below it (an array in one plane hears a source above
  * it as its mirror image below: x and y are the same), x and y within 40

@@ -227,6 +227,36 @@ static int find_source(dsp_srp *bank, const tdoa_params *p, int thick, dsp_srp_s
 /* A sound anywhere in the clips (ungated) whose power the call's best, src,
  * does not reach dominance_ratio of: 0 with *loud, -ENOENT (none, or no
  * check), -EAGAIN (none ruled out within the search's budget), -ENOMEM. */
+/* The gated best on the flank of a stronger peak next to it that the
+ * onsets' gate left out: the gate cut the sound's own peak (its onsets a
+ * little too far off: a template matched another syllable of a recorded
+ * call, 26 ms off at two nodes), and the best left inside was a side lobe.
+ * Seen with bench/field's recorded duck rendered from that row's world,
+ * detect's own onsets and collab's clip spans: 5 of 15 calls answered `ok`
+ * 1.0-2.4 m off, stated to 1-2 cm.  A sound's answer is its own peak,
+ * whatever the gate: the stronger peak within flank_radius_m (searched
+ * without the gate) replaces *src, and the onsets' tests after the solve
+ * decide whether the onsets can be this sound's — when that peak is the
+ * loudest sound in the clips (TDOA_FLANK_LOUDEST of it): next to a pulse
+ * train under a louder chirp (0.02-0.04 of steered power at its place
+ * against the chirp's 0.5-0.9) the stronger points are the chirp's
+ * ghosts, and the chirp is taken out first (separated_bank; this runs
+ * again on what is left: test_tdoa_overlap lost 20 of 60 calls to those
+ * ghosts otherwise). */
+static void flank_peak(dsp_srp *bank, const tdoa_params *p, dsp_srp_source *src, tdoa_result *out)
+{
+	dsp_srp_source peak, top;
+	if (!(p->flank_radius_m > 0) || !(src->power > 0) ||
+	    dsp_srp_search_near(bank, src->pos_m, p->flank_radius_m, 1, &peak) != 0 ||
+	    !(peak.power > TDOA_FLANK_RATIO * src->power))
+		return;
+	/* the whole searched area, ungated: the loudest sound */
+	if (dsp_srp_search_near(bank, src->pos_m, 1e6, 1, &top) != 0 || !(peak.power >= TDOA_FLANK_LOUDEST * top.power))
+		return;
+	out->flank_m += hypot(peak.pos_m[0] - src->pos_m[0], peak.pos_m[1] - src->pos_m[1]);
+	*src = peak;
+}
+
 static int masking_sound(dsp_srp *bank, const tdoa_params *p, const dsp_srp_source *src, dsp_srp_source *loud)
 {
 	if (!(p->dominance_ratio > 0) || !(src->power > 0) || src->power >= p->dominance_ratio)
@@ -537,6 +567,9 @@ static int locate_pass(const tdoa_input *in, int n, const tdoa_params *p, const 
 	 * steering, apps/dsp/nullsteer.h) and this call searched again in
 	 * what is left; an answer that still does not reach dominance_ratio
 	 * of the loudest sound is refused, not guessed. */
+	out->flank_m = 0;
+	if (!rc)
+		flank_peak(bank, p, &src, out);
 	dsp_srp_source loud;
 	int drc = rc ? -ENOENT : masking_sound(bank, p, &src, &loud);
 	if (drc == 0 && p->separate) {
@@ -572,28 +605,8 @@ static int locate_pass(const tdoa_input *in, int n, const tdoa_params *p, const 
 		snprintf(out->why, sizeof out->why, "out of memory");
 		rc = drc;
 	}
-	/* The gated best on the flank of a stronger peak next to it that the
-	 * onsets' gate left out: the gate cut the sound's own peak (its onsets
-	 * a little too far off: a template matched another syllable of a
-	 * recorded call, 26 ms off at two nodes), and the best left inside was
-	 * a side lobe.  Seen with bench/field's recorded duck rendered from
-	 * that row's world, detect's own onsets and collab's clip spans: 5 of
-	 * 15 calls answered `ok` 1.0-2.4 m off, stated to 1-2 cm.  A sound's
-	 * answer is its own peak, whatever the gate: the stronger peak within
-	 * flank_radius_m replaces the gated best, and the onsets' tests after
-	 * the solve decide whether the onsets can be this sound's.  After a
-	 * louder caller was taken out of the clips (separated): in them, a
-	 * pulse train under a chirp scores 0.02-0.04 at its own place against
-	 * the chirp's 0.5-0.9, and its flank would be the chirp's
-	 * (test_tdoa_overlap: 60 of 90 located -> 40). */
-	out->flank_m = 0;
-	dsp_srp_source peak;
-	if (!rc && p->flank_radius_m > 0 && src.power > 0 &&
-	    dsp_srp_search_near(bank, src.pos_m, p->flank_radius_m, 1, &peak) == 0 &&
-	    peak.power > TDOA_FLANK_RATIO * src.power) {
-		out->flank_m = hypot(peak.pos_m[0] - src.pos_m[0], peak.pos_m[1] - src.pos_m[1]);
-		src = peak;
-	}
+	if (!rc && out->separated)
+		flank_peak(bank, p, &src, out);
 	memcpy(out->srp_pos_m, src.pos_m, sizeof out->srp_pos_m);
 	out->srp_power = src.power;
 	/* Another explanation, away from this one, nearly as good: the

@@ -125,6 +125,8 @@ typedef struct {
 /* How much stronger than the gated best the peak next to it must be to
  * replace it (flank_radius_m). */
 #define TDOA_FLANK_RATIO 1.05
+/* ... and how close to the loudest sound in the clips it must come. */
+#define TDOA_FLANK_LOUDEST 0.9
 
 typedef struct {
 	int ref;                       /* index of the reference input */

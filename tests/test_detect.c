@@ -176,7 +176,24 @@ START_TEST(event_roundtrip_and_rejects)
 	det_event_format(&e, s);
 	ck_assert_int_eq(det_event_parse(s->str, s->len, &d, why, sizeof why), 0);
 	ck_assert_str_eq(d.call, "advert.B-2");
-	const char *bad[] = {"v=1 node=1 onset_frame=1 rate=48000 cpu_ns=1 global_ns=none call=a/b",
+	/* the other starts the match left open: none, then three */
+	ck_assert(!strstr(s->str, "onset_alt") && d.n_alt == 0);
+	e.n_alt = 3;
+	e.onset_alt[0] = -752.25;
+	e.onset_alt[1] = 326.5;
+	e.onset_alt[2] = 1500;
+	g_string_truncate(s, 0);
+	det_event_format(&e, s);
+	ck_assert_ptr_nonnull(strstr(s->str, " onset_alt=-752.25,326.50,1500.00"));
+	ck_assert_int_eq(det_event_parse(s->str, s->len, &d, why, sizeof why), 0);
+	ck_assert_int_eq(d.n_alt, 3);
+	ck_assert_double_eq_tol(d.onset_alt[0], -752.25, 1e-9);
+	ck_assert_double_eq_tol(d.onset_alt[2], 1500, 1e-9);
+	const char *bad[] = {"v=1 node=1 onset_frame=1 rate=48000 cpu_ns=1 global_ns=none onset_alt=1,2,3,4,5,6,7",
+			     "v=1 node=1 onset_frame=1 rate=48000 cpu_ns=1 global_ns=none onset_alt=1,x",
+			     "v=1 node=1 onset_frame=1 rate=48000 cpu_ns=1 global_ns=none onset_alt=1,",
+			     "v=1 node=1 onset_frame=1 rate=48000 cpu_ns=1 global_ns=none onset_alt=200000000000",
+			     "v=1 node=1 onset_frame=1 rate=48000 cpu_ns=1 global_ns=none onset_alt=nan", "v=1 node=1 onset_frame=1 rate=48000 cpu_ns=1 global_ns=none call=a/b",
 			     "v=1 node=1 onset_frame=1 rate=48000 cpu_ns=1 global_ns=none call=a_name_of_thirty_two_characters_",
 			     "", "v=2 node=1 onset_frame=1 rate=1 cpu_ns=1 global_ns=none", "v=1 node=x",
 			     "v=1 node=1 onset_frame=1 rate=0 cpu_ns=1 global_ns=none", "garbage",

@@ -105,6 +105,8 @@ int tdoa_dump_write(const char *dir, const char *name, const tdoa_input *in, int
 		g_key_file_set_int64(kf, g, "onset_ns", c->onset_ns);
 		g_key_file_set_double(kf, g, "onset_se_ns", c->onset_se_ns);
 		g_key_file_set_double(kf, g, "onset_crb_se_ns", c->onset_crb_se_ns);
+		if (c->n_alt > 0)
+			g_key_file_set_double_list(kf, g, "onset_alt_ns", (double *)c->onset_alt_ns, (gsize)MIN(c->n_alt, TDOA_ALT));
 		g_key_file_set_double(kf, g, "snr_db", c->snr_db);
 	}
 	if (res) {
@@ -285,6 +287,19 @@ int tdoa_dump_read(const char *path, tdoa_input in[TDOA_MAX], int *n, tdoa_param
 		c->node = (uint32_t)node;
 		c->t0_ns = t0;
 		c->onset_ns = on;
+		/* Optional (dumps before onset_alt have none). */
+		gsize na = 0;
+		double *alt = g_key_file_get_double_list(kf, g, "onset_alt_ns", &na, NULL);
+		if (alt && na > TDOA_ALT) {
+			g_set_error(err, DUMP_ERROR, EINVAL, "%s: [%s] onset_alt_ns: %zu values (at most %d)", path, g, (size_t)na,
+				    TDOA_ALT);
+			g_free(alt);
+			goto out;
+		}
+		c->n_alt = alt ? (int)na : 0;
+		for (gsize a = 0; alt && a < na; a++)
+			c->onset_alt_ns[a] = alt[a];
+		g_free(alt);
 		char *file = g_key_file_get_string(kf, g, "samples", NULL);
 		if (!file) {
 			g_set_error(err, DUMP_ERROR, EINVAL, "%s: [%s] samples: missing", path, g);

@@ -82,6 +82,10 @@ void collab_solve_group(const collab_solve_ctx *d, const GArray *dets, collab_re
 		/* The gate's: the same conversion with the onset's error were
 		 * the call exactly the template (tdoa.c says why). */
 		t->onset_crb_se_ns = det_event_global_crb_se_ns(e);
+		/* Where else the call may start, as detect's match left open. */
+		t->n_alt = MIN(e->n_alt, TDOA_ALT);
+		for (int a = 0; a < t->n_alt; a++)
+			t->onset_alt_ns[a] = e->onset_alt[a] / e->rate_hz * 1e9;
 		t->snr_db = e->snr_db;
 		r->nodes[n] = e->node;
 		n++;

@@ -69,8 +69,10 @@
 
 #include "apps/dsp/gccphat.h"
 #include "apps/dsp/locate.h"
+#include "apps/dsp/srp.h"
 
 #define TDOA_MAX DSP_LOC_MAX
+#define TDOA_ALT DSP_SRP_ALT
 
 typedef struct {
 	uint32_t node;
@@ -81,11 +83,13 @@ typedef struct {
 	double rate_eff_hz; /* frames per global second; 0 = nominal */
 	int64_t t0_ns;      /* global time of x[0]: t0_ns + t0_frac_ns, ns */
 	double t0_frac_ns;
-	double t0_se_ns;        /* ns */
-	int64_t onset_ns;       /* detected global onset, ns */
-	double onset_se_ns;     /* ns: every alignment detect's template left open included */
-	double onset_crb_se_ns; /* ns: as if the call were exactly detect's template (the onsets' gate); 0 = onset_se_ns */
-	double snr_db;          /* detection SNR (picks the reference) */
+	double t0_se_ns;               /* ns */
+	int64_t onset_ns;              /* detected global onset, ns */
+	double onset_se_ns;            /* ns: every alignment detect's template left open included */
+	double onset_crb_se_ns;        /* ns: as if the call were exactly detect's template (the onsets' gate); 0 = onset_se_ns */
+	int n_alt;                     /* other onsets detect's match left open (its onset_alt): 0..TDOA_ALT */
+	double onset_alt_ns[TDOA_ALT]; /* ns relative to onset_ns, each admitted by the onsets' gate too */
+	double snr_db;                 /* detection SNR (picks the reference) */
 } tdoa_input;
 
 typedef struct {

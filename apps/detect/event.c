@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+static int num(const char *k, const char *v, double *out, char *why, size_t wlen);
+
 void det_event_format(const det_event *e, GString *out)
 {
 	char b[6][G_ASCII_DTOSTR_BUF_SIZE];
@@ -28,6 +30,25 @@ void det_event_format(const det_event *e, GString *out)
 		g_string_append_printf(out, " onset_crb_se=%s", g_ascii_formatd(b[5], sizeof b[5], "%.4g", e->onset_crb_se));
 	if (e->call[0])
 		g_string_append_printf(out, " call=%s", e->call);
+	for (int i = 0; i < e->n_alt && i < DET_EVENT_ALT; i++)
+		g_string_append_printf(out, "%s%s", i ? "," : " onset_alt=",
+				       g_ascii_formatd(b[0], sizeof b[0], "%.2f", e->onset_alt[i]));
+}
+
+/* onset_alt's comma-separated list into e. */
+static int alts(const char *v, det_event *e, char *why, size_t wlen)
+{
+	gchar **p = g_strsplit(v, ",", -1);
+	int rc = 0, n = (int)g_strv_length(p);
+	if (n > DET_EVENT_ALT) {
+		g_snprintf(why, wlen, "onset_alt: %d alternatives (at most %d)", n, DET_EVENT_ALT);
+		rc = -EINVAL;
+	}
+	for (int i = 0; !rc && i < n; i++)
+		rc = num("onset_alt", p[i], &e->onset_alt[i], why, wlen);
+	e->n_alt = rc ? 0 : n;
+	g_strfreev(p);
+	return rc;
 }
 
 static int num(const char *k, const char *v, double *out, char *why, size_t wlen)
@@ -151,6 +172,8 @@ int det_event_parse(const char *text, size_t len, det_event *e, char *why, size_
 				break;
 			}
 			g_strlcpy(e->call, v, sizeof e->call);
+		} else if (!strcmp(k, "onset_alt")) {
+			rc = alts(v, e, why, wlen);
 		} else if (!strcmp(k, "template")) {
 			if ((rc = inum(k, v, &i, why, wlen)) == 0 && (i < 0 || i > 65535)) {
 				g_snprintf(why, wlen, "template %s out of range 0..65535", v);
@@ -223,6 +246,11 @@ int det_event_check(const det_event *e, char *why, size_t wlen)
 		bad = "template outside 0..65535";
 	else if (e->call[0] && !det_call_name_ok(e->call))
 		bad = "call not a call type's name (1-31 of A-Z a-z 0-9 _ . -)";
+	else if (e->n_alt < 0 || e->n_alt > DET_EVENT_ALT)
+		bad = "more than DET_EVENT_ALT alternative onsets";
+	for (int i = 0; !bad && i < e->n_alt; i++)
+		if (!(fabs(e->onset_alt[i]) <= e->rate_hz * 3600))
+			bad = "an alternative onset beyond an hour";
 	if (!bad)
 		return 0;
 	g_snprintf(why, wlen, "%s", bad);

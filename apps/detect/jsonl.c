@@ -61,6 +61,13 @@ gchar *det_event_json(const det_event *e)
 		json_builder_set_member_name(b, "call");
 		json_builder_add_string_value(b, e->call);
 	}
+	if (e->n_alt > 0) {
+		json_builder_set_member_name(b, "onset_alt");
+		json_builder_begin_array(b);
+		for (int i = 0; i < e->n_alt && i < DET_EVENT_ALT; i++)
+			json_builder_add_double_value(b, g_ascii_strtod(g_ascii_formatd(t, sizeof t, "%.2f", e->onset_alt[i]), NULL));
+		json_builder_end_array(b);
+	}
 #undef INT
 #undef NUM
 	json_builder_end_object(b);

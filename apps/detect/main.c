@@ -142,6 +142,7 @@ static void publish(detectd *d, pending *p, const det_refine_result *rr, gboolea
 		e.onset_frame = (double)p->clip_first + rr->r.tau;
 		e.onset_se = rr->r.se;
 		e.onset_crb_se = rr->r.se_crb;
+		e.n_alt = det_refine_alternatives(d->ref, rr, e.onset_alt, DET_EVENT_ALT);
 		e.enr_db = rr->r.enr_db;
 		e.template_id = rr->template_id;
 		g_strlcpy(e.call, det_profile_call(&d->prof, rr->template_id - 1), sizeof e.call);

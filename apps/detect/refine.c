@@ -350,6 +350,7 @@ int det_refine_at_edge(det_refiner *r, const float *x, size_t n, int lag_lo, int
 				cur.r.tau = c;
 				cur.r.se = 0.5 * w;
 				cur.r.alternatives = 0;
+				cur.r.n_alt = 0;
 			}
 			/* A call that is not this template has its own edge
 			 * offset, anywhere from 0 to about twice the template's:
@@ -566,4 +567,19 @@ int det_refine_overlaps(det_refiner *r, float *x, size_t n, int lag_lo, int lag_
 		cur = out[found++] = all[best];
 	}
 	return found;
+}
+
+int det_refine_alternatives(const det_refiner *r, const det_refine_result *res, double *off, int max)
+{
+	double sep = 1e-3 * (r->rate_hz > 0 ? r->rate_hz : 16000);
+	int k = 0;
+	for (int i = 0; i < res->r.n_alt && k < max; i++) {
+		double d = res->r.alt_tau[i] - res->r.tau;
+		int near = fabs(d) <= sep;
+		for (int j = 0; j < k && !near; j++)
+			near = fabs(d - off[j]) <= sep;
+		if (!near)
+			off[k++] = d;
+	}
+	return k;
 }

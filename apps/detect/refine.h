@@ -149,6 +149,12 @@ int det_refine_all(det_refiner *r, const float *x, size_t n, int lag_lo, int lag
  * row lost every second call 50-150 ms after the first. */
 #define DET_OVERLAP_SELF 0.25
 
+/* The other starts res leaves most open (its dsp_onset alternatives, most
+ * likely first), as offsets from res->r.tau in samples, each more than 1
+ * ms from the start and from every offset kept: at most max to off[].
+ * Returns how many.  Pure. */
+int det_refine_alternatives(const det_refiner *r, const det_refine_result *res, double *off, int max);
+
 /* How much template template_id resembles itself shifted by `shift`
  * samples: the largest |autocorrelation| within 1 ms of the shift over its
  * energy (0..1; 1 at 0; 0 past the template's length or for an unknown

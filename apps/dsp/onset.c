@@ -143,6 +143,25 @@ static double template_band_noise(const float *x, int pre, const fftwf_complex *
 	return v;
 }
 
+/* List alternative lag l of likelihood w in out, heaviest first (the
+ * lightest goes when the list is full). */
+static void keep_alt(dsp_onset_result *out, int l, double w)
+{
+	int k;
+	if (out->n_alt < DSP_ONSET_ALT)
+		k = out->n_alt++;
+	else if (out->alt_w[DSP_ONSET_ALT - 1] >= w)
+		return;
+	else
+		k = DSP_ONSET_ALT - 1;
+	for (; k > 0 && out->alt_w[k - 1] < w; k--) {
+		out->alt_tau[k] = out->alt_tau[k - 1];
+		out->alt_w[k] = out->alt_w[k - 1];
+	}
+	out->alt_tau[k] = l;
+	out->alt_w[k] = w;
+}
+
 int dsp_onset_refine(dsp_onset *o, const float *x, size_t n, int lag_lo, int lag_hi,
 		     dsp_onset_result *out, const char **why)
 {
@@ -158,6 +177,7 @@ int dsp_onset_refine(dsp_onset *o, const float *x, size_t n, int lag_lo, int lag
 		*why = "onset: out of memory";
 		return e;
 	}
+	out->n_alt = 0;
 	/* the template must lie inside the clip */
 	if (lag_lo < 0)
 		lag_lo = 0;
@@ -253,6 +273,7 @@ int dsp_onset_refine(dsp_onset *o, const float *x, size_t n, int lag_lo, int lag
 	 * share most of their noise. */
 	double wsum = 1, w2 = 0;
 	int lo = lag_lo, hi = lag_hi, best = pk.lag0;
+	out->n_alt = 0;
 	for (int l = lo + 1; l < hi; l++) {
 		int d = abs(l - best);
 		if (d <= 2 || (size_t)d >= o->m)
@@ -267,6 +288,8 @@ int dsp_onset_refine(dsp_onset *o, const float *x, size_t n, int lag_lo, int lag
 		double w = exp(-0.5 * z2);
 		wsum += w;
 		w2 += w * ((double)l - pk.tau) * ((double)l - pk.tau);
+		if (w >= DSP_ONSET_ALT_MIN_W)
+			keep_alt(out, l, w);
 	}
 	out->alternatives = w2 / wsum;
 	/* The template's shape against the call's: the correlation's fine

@@ -48,6 +48,11 @@
 
 #include <stddef.h>
 
+/* How many of the other alignments a result lists, and the least
+ * likelihood (relative to the best) one must have to be listed. */
+#define DSP_ONSET_ALT 16
+#define DSP_ONSET_ALT_MIN_W 0.1
+
 typedef struct {
 	double tau;          /* template start in the clip, samples from x[0] */
 	double se;           /* standard error of tau, samples: misfit and alternatives included (below) */
@@ -60,6 +65,14 @@ typedef struct {
 	double model_sd;     /* the shape's bias: phase peak minus envelope peak, when beyond 3 s.e. (else 0), samples */
 	double enr_db;       /* energy-to-noise ratio a^2 sum h^2 / sigma^2, dB */
 	double second;       /* runner-up correlation peak over the main one */
+	/* The other alignments the data leave most open (those in
+	 * `alternatives` with likelihood >= DSP_ONSET_ALT_MIN_W of the best's),
+	 * heaviest first: where the call may start instead (a recorded call's
+	 * template matching several of its syllables; a varied pulse train
+	 * one pulse off). */
+	int n_alt;
+	double alt_tau[DSP_ONSET_ALT]; /* samples from x[0] (integer lags) */
+	double alt_w[DSP_ONSET_ALT];   /* likelihood relative to the best (0..1] */
 } dsp_onset_result;
 
 typedef struct dsp_onset dsp_onset;

@@ -56,6 +56,7 @@
 #include "apps/dsp/gccphat.h"
 
 #define DSP_SRP_MAX 64 /* most clips (as many as the solver takes, DSP_LOC_MAX) */
+#define DSP_SRP_ALT 6  /* most alternative arrivals per clip in the onsets' gate */
 
 typedef struct {
 	const float *x; /* samples at rate R (not copied: valid until dsp_srp_free) */
@@ -85,6 +86,15 @@ typedef struct {
 	double prior_sd_s[DSP_SRP_MAX]; /* its s.d., s (with the template's misfit) */
 	double prior_k;
 	int prior_outliers;
+	/* Other arrivals each onset leaves open (a template matching another
+	 * syllable of a recorded call, a pulse train one pulse off), each as
+	 * good as prior_s, with the same s.d., for the onsets' joint test
+	 * (dsp_srp_gate_chi2) — never for the search's gate, which stays on
+	 * prior_s: candidates a pulse interval apart under a 5 ms floor cover
+	 * most lags, and the gate would no longer keep another caller's place
+	 * out. */
+	int prior_n_alt[DSP_SRP_MAX];                 /* 0..DSP_SRP_ALT */
+	double prior_alt_s[DSP_SRP_MAX][DSP_SRP_ALT]; /* relative to prior_s, s */
 } dsp_srp_params;
 
 typedef struct {
@@ -125,8 +135,9 @@ double dsp_srp_power(const dsp_srp *s, const double p[3]);
  * each onset minus its travel time from p estimates the emission; the
  * chi-square of those estimates about their weighted mean, each weighed by
  * its prior_sd_s, after leaving out the `drop` worst (one at a time, the
- * mean recomputed; never below two kept).  *dof = clips kept - 1.  NAN
- * without a gate.  Stricter than the per-clip gate of the search, which
+ * mean recomputed; never below two kept).  A clip with alternative
+ * arrivals (prior_alt_s) takes the candidate nearest the emission most
+ * clips agree on.  *dof = clips kept - 1.  NAN without a gate.  Stricter than the per-clip gate of the search, which
  * lets every clip but prior_outliers stray prior_k s.d.: positions whose
  * travel times match the onsets only that loosely (another caller's place,
  * seen with this call's onsets) fail it. */

@@ -224,9 +224,6 @@ static int find_source(dsp_srp *bank, const tdoa_params *p, int thick, dsp_srp_s
 	return 0;
 }
 
-/* A sound anywhere in the clips (ungated) whose power the call's best, src,
- * does not reach dominance_ratio of: 0 with *loud, -ENOENT (none, or no
- * check), -EAGAIN (none ruled out within the search's budget), -ENOMEM. */
 /* The gated best on the flank of a stronger peak next to it that the
  * onsets' gate left out: the gate cut the sound's own peak (its onsets a
  * little too far off: a template matched another syllable of a recorded
@@ -257,6 +254,9 @@ static void flank_peak(dsp_srp *bank, const tdoa_params *p, dsp_srp_source *src,
 	*src = peak;
 }
 
+/* A sound anywhere in the clips (ungated) whose power the call's best, src,
+ * does not reach dominance_ratio of: 0 with *loud, -ENOENT (none, or no
+ * check), -EAGAIN (none ruled out within the search's budget), -ENOMEM. */
 static int masking_sound(dsp_srp *bank, const tdoa_params *p, const dsp_srp_source *src, dsp_srp_source *loud)
 {
 	if (!(p->dominance_ratio > 0) || !(src->power > 0) || src->power >= p->dominance_ratio)
@@ -529,9 +529,10 @@ static int locate_pass(const tdoa_input *in, int n, const tdoa_params *p, const 
 		sp.prior_sd_s[j] = sqrt(ls * ls * 1e-18 + p->onset_floor_s * p->onset_floor_s);
 		/* The other starts detect's match left open (a recorded call's
 		 * template matching another of its syllables: bench/field's
-		 * duck, its onsets 9.5, 20.4 and 46.9 ms off at some nodes,
-		 * every call refused as "masked" by itself) pass the gate as the
-		 * onset does, each within the same s.d. */
+		 * duck, its onsets 9.5, 20.4 and 46.9 ms off at some nodes):
+		 * the onsets' joint test after the solve takes each node's
+		 * nearest, within the same s.d.; the search's gate does not
+		 * (apps/dsp/srp.h). */
 		sp.prior_n_alt[j] = MIN(J->n_alt, DSP_SRP_ALT);
 		for (int a = 0; a < sp.prior_n_alt[j]; a++)
 			sp.prior_alt_s[j][a] = J->onset_alt_ns[a] * 1e-9;

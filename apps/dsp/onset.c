@@ -273,7 +273,6 @@ int dsp_onset_refine(dsp_onset *o, const float *x, size_t n, int lag_lo, int lag
 	 * share most of their noise. */
 	double wsum = 1, w2 = 0;
 	int lo = lag_lo, hi = lag_hi, best = pk.lag0;
-	out->n_alt = 0;
 	for (int l = lo + 1; l < hi; l++) {
 		int d = abs(l - best);
 		if (d <= 2 || (size_t)d >= o->m)

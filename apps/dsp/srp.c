@@ -389,12 +389,6 @@ static int cmp_dbl(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Outside the onsets' gate, for a cell reaching `reach` m from (x, y, z):
- * each onset minus the travel time from there is an estimate of the
- * emission; more than prior_outliers of them farther from their median
- * than prior_k s.d. (plus what the cell's reach can change) is out.  The
- * median, not the reference's onset: the reference's own onset may be the
- * one that is off. */
 /* How far clip k's nearest candidate emission (e[k] plus its
  * alternatives) lies from `at`, signed (candidate minus at). */
 static double nearest(const dsp_srp_params *p, const double *e, int k, double at)
@@ -408,35 +402,35 @@ static double nearest(const dsp_srp_params *p, const double *e, int k, double at
 	return best;
 }
 
-/* Clips none of whose candidates lies within prior_k s.d. (plus slack) of
- * the emission `at`. */
-static int count_bad(const dsp_srp *s, const double *e, double at, double slack)
+/* Clips none of whose candidates lies within prior_k s.d. of the emission
+ * `at`. */
+static int count_bad(const dsp_srp *s, const double *e, double at)
 {
 	const dsp_srp_params *p = &s->p;
 	int bad = 0;
 	for (int k = 0; k < s->n; k++)
-		bad += fabs(nearest(p, e, k, at)) > p->prior_k * p->prior_sd_s[k] + slack;
+		bad += fabs(nearest(p, e, k, at)) > p->prior_k * p->prior_sd_s[k];
 	return bad;
 }
 
-/* The emission the clips' estimates e[] agree on: their median; with
- * alternatives, of the median and every candidate the one the fewest clips
- * disagree with (*bad: how many). */
-static double agreed(const dsp_srp *s, const double *e, double slack, int *bad)
+/* The emission the clips' estimates e[] agree on (dsp_srp_gate_chi2):
+ * their median; with alternatives, of the median and every candidate the
+ * one the fewest clips disagree with (*bad: how many). */
+static double agreed(const dsp_srp *s, const double *e, int *bad)
 {
 	const dsp_srp_params *p = &s->p;
 	double sorted[DSP_SRP_MAX];
 	memcpy(sorted, e, (size_t)s->n * sizeof *e);
 	qsort(sorted, (size_t)s->n, sizeof *sorted, cmp_dbl);
 	double at = s->n % 2 ? sorted[s->n / 2] : 0.5 * (sorted[s->n / 2 - 1] + sorted[s->n / 2]);
-	*bad = count_bad(s, e, at, slack);
+	*bad = count_bad(s, e, at);
 	int alts = 0;
 	for (int k = 0; k < s->n; k++)
 		alts += p->prior_n_alt[k];
 	for (int k = 0; k < s->n && *bad && alts; k++)
 		for (int a = -1; a < p->prior_n_alt[k] && a < DSP_SRP_ALT && *bad; a++) {
 			double c = e[k] + (a < 0 ? 0 : p->prior_alt_s[k][a]);
-			int b = count_bad(s, e, c, slack);
+			int b = count_bad(s, e, c);
 			if (b < *bad) {
 				*bad = b;
 				at = c;
@@ -445,6 +439,12 @@ static double agreed(const dsp_srp *s, const double *e, double slack, int *bad)
 	return at;
 }
 
+/* Outside the onsets' gate, for a cell reaching `reach` m from (x, y, z):
+ * each onset minus the travel time from there is an estimate of the
+ * emission; more than prior_outliers of them farther from their median
+ * than prior_k s.d. (plus what the cell's reach can change) is out.  The
+ * median, not the reference's onset: the reference's own onset may be the
+ * one that is off. */
 static int misfits(const dsp_srp *s, const double q[3], double c, double slack)
 {
 	const dsp_srp_params *p = &s->p;
@@ -482,7 +482,7 @@ double dsp_srp_gate_chi2(const dsp_srp *s, const double p[3], double c_m_s, int 
 	}
 	/* Each clip's candidate nearest the emission most agree on. */
 	int bad;
-	double at = agreed(s, e, 0, &bad);
+	double at = agreed(s, e, &bad);
 	double picked[DSP_SRP_MAX];
 	for (int k = 0; k < s->n; k++)
 		picked[k] = at + nearest(pp, e, k, at);

@@ -499,6 +499,66 @@ START_TEST(retimed_after_joining_another_timescale)
 }
 END_TEST
 
+/* Nodes 1 and 2 convert to the field's timescale now (their times move
+ * 3.2 s, with 0.4 ms between them: the two timescales' rates over the
+ * call); node 3's clocks this node cannot convert yet (a partition just
+ * rejoined), node 6's time stands.  Node 3's detection, grouped with 1's
+ * and 2's on the old timescale, moves with them — by their mean shift,
+ * its s.e. grown by their spread — and the call is grouped as the nodes
+ * that could convert node 3 group it.  In a group where a member's time
+ * stands, nothing says which timescale node 3's was: it stays. */
+static int shift_rejoin(void *ctx, det_event *e)
+{
+	if (e->node == 3)
+		return COLLAB_RETIME_UNKNOWN;
+	if (e->node == 6)
+		return COLLAB_RETIME_SAME;
+	e->global_ns -= 3200000000LL + (e->node == 2 ? 400000 : 0);
+	return COLLAB_RETIME_MOVED;
+}
+
+START_TEST(unconvertible_detections_move_with_their_group)
+{
+	const int64_t hold = 700000000, T = 1000000000000LL, off = 3200000000LL;
+	collab_grouper *g = collab_grouper_new(124000000, 20000000, hold);
+	collab_grouper_keep(g, 3, 30000000000LL, 1024);
+	/* call X on the old timescale: nodes 1, 2, 3 */
+	det_event x1 = ev(1, 1, T + off, 3), x2 = ev(2, 1, T + off + 30000000, 3), x3 = ev(3, 1, T + off + 50000000, 3);
+	/* call Y: node 6 (already on the field's timescale) and node 3 */
+	det_event y6 = ev(6, 1, T + 9000000000LL, 3), y3 = ev(3, 2, T + 9000000000LL + 20000000, 3);
+	const det_event *all[] = {&x1, &x2, &x3, &y6, &y3};
+	for (int i = 0; i < 5; i++)
+		collab_grouper_add(g, all[i], 0);
+	ck_assert_uint_eq(collab_grouper_open(g), 2);
+	/* node 4 on the field's timescale heard X too, later */
+	ck_assert_uint_eq(collab_grouper_retime(g, shift_rejoin, NULL, 1, COLLAB_LATE_RETIMED, NULL), 3);
+	det_event x4 = ev(4, 1, T + 10000000, 3);
+	ck_assert_int_eq(collab_grouper_add(g, &x4, 2), 1); /* joins X, all four on one timescale */
+	GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)collab_group_free);
+	ck_assert_uint_eq(collab_grouper_poll(g, 2 + hold, out), 2);
+	for (guint i = 0; i < out->len; i++) {
+		collab_group *gr = g_ptr_array_index(out, i);
+		if (gr->first_ns < T + 1000000000LL) {
+			ck_assert_uint_eq(gr->dets->len, 4); /* X: 1, 4, 2, 3 */
+			for (guint k = 0; k < gr->dets->len; k++) {
+				const det_event *e = &g_array_index(gr->dets, det_event, k);
+				if (e->node == 3) {
+					/* 50 ms after node 1's, moved by the mean of 3.2 s and 3.2004 s */
+					ck_assert_int_eq(e->global_ns, T + 50000000 - 200000);
+					/* 500 ns grown by the spread (283 us) and the mean's (200 us) */
+					ck_assert_double_eq_tol(e->global_se_ns, hypot(500, hypot(282842.7, 200000)), 1);
+				}
+			}
+		} else {
+			ck_assert_uint_eq(gr->dets->len, 2); /* Y: node 6's time stood, node 3's stays */
+			ck_assert_int_eq(g_array_index(gr->dets, det_event, 1).global_ns, y3.global_ns);
+		}
+	}
+	g_ptr_array_free(out, TRUE);
+	collab_grouper_free(g);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("collab_group");
@@ -509,6 +569,7 @@ int main(void)
 	tcase_add_test(tc, a_group_too_small_to_test_waits_longer);
 	tcase_add_test(tc, a_ghost_does_not_keep_a_node_from_its_call);
 	tcase_add_test(tc, retimed_after_joining_another_timescale);
+	tcase_add_test(tc, unconvertible_detections_move_with_their_group);
 	tcase_add_test(tc, a_call_the_others_answered_is_not_solved_again);
 	tcase_add_test(tc, a_call_answered_untested_is_answered_again_when_completed);
 	suite_add_tcase(s, tc);

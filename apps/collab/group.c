@@ -513,23 +513,56 @@ guint collab_grouper_poll(collab_grouper *g, int64_t now_ns, GPtrArray *out)
 }
 
 /* The detections of gr that fn moves or loses leave it, appended to moved
- * or lost (may be NULL); gr keeps its order and its earliest onset. */
+ * or lost (may be NULL); gr keeps its order and its earliest onset.  Those
+ * fn cannot time (UNKNOWN) follow the members it moved when every member
+ * it could time moved (collab_grouper_retime). */
 static void retime_group(collab_group *gr, collab_retime_fn fn, void *ctx, GArray *moved, GArray *lost)
 {
+	double sum = 0, sum2 = 0;
+	guint n_moved = 0, n_same = 0;
+	GArray *unknown = NULL; /* indices into gr->dets */
 	for (guint k = 0; k < gr->dets->len;) {
 		det_event e = g_array_index(gr->dets, det_event, k);
 		int rc = fn(ctx, &e);
-		if (rc == COLLAB_RETIME_SAME) {
+		if (rc == COLLAB_RETIME_SAME || rc == COLLAB_RETIME_UNKNOWN) {
+			n_same += rc == COLLAB_RETIME_SAME;
+			if (rc == COLLAB_RETIME_UNKNOWN) {
+				if (!unknown)
+					unknown = g_array_new(FALSE, FALSE, sizeof(guint));
+				g_array_append_val(unknown, k);
+			}
 			k++;
 			continue;
 		}
-		if (rc == COLLAB_RETIME_MOVED)
+		if (rc == COLLAB_RETIME_MOVED) {
+			double d = (double)(e.global_ns - g_array_index(gr->dets, det_event, k).global_ns);
+			sum += d;
+			sum2 += d * d;
+			n_moved++;
 			g_array_append_val(moved, e);
-		else if (lost)
+		} else if (lost) {
 			g_array_append_val(lost, g_array_index(gr->dets, det_event, k));
+		}
 		mark_resent(gr, e.node, 0);
 		g_array_remove_index(gr->dets, k);
+		/* (indices kept in `unknown` are below k: they stand) */
 	}
+	if (unknown && n_moved && !n_same) {
+		double mean = sum / n_moved, var = n_moved > 1 ? fmax(0, (sum2 - sum * sum / n_moved) / (n_moved - 1)) : 0;
+		double grow = sqrt(var + var / n_moved);
+		/* from the last, so the earlier indices stand */
+		for (guint u = unknown->len; u-- > 0;) {
+			guint k = g_array_index(unknown, guint, u);
+			det_event e = g_array_index(gr->dets, det_event, k);
+			e.global_ns += (int64_t)llround(mean);
+			e.global_se_ns = hypot(e.global_se_ns, grow);
+			g_array_append_val(moved, e);
+			mark_resent(gr, e.node, 0);
+			g_array_remove_index(gr->dets, k);
+		}
+	}
+	if (unknown)
+		g_array_free(unknown, TRUE);
 	if (gr->dets->len)
 		gr->first_ns = g_array_index(gr->dets, det_event, 0).global_ns;
 }

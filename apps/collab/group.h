@@ -111,9 +111,10 @@ int collab_grouper_add_late(collab_grouper *g, const det_event *e, int64_t now_n
 
 /* What a collab_retime_fn found for one detection (collab_grouper_retime). */
 enum {
-	COLLAB_RETIME_LOST = -1, /* its onset converts to global no more: out of the grouper */
-	COLLAB_RETIME_SAME = 0,  /* its global time stands */
-	COLLAB_RETIME_MOVED = 1, /* *e has its new global time (and s.e.) */
+	COLLAB_RETIME_UNKNOWN = -2, /* another node's whose onset does not convert here: its timescale unknown */
+	COLLAB_RETIME_LOST = -1,    /* its onset converts to global no more: out of the grouper */
+	COLLAB_RETIME_SAME = 0,     /* its global time stands */
+	COLLAB_RETIME_MOVED = 1,    /* *e has its new global time (and s.e.) */
 };
 /* Re-converts detection e's onset to global now; returns COLLAB_RETIME_*. */
 typedef int (*collab_retime_fn)(void *ctx, det_event *e);
@@ -125,8 +126,17 @@ typedef int (*collab_retime_fn)(void *ctx, det_event *e);
  * is offered to fn: MOVED ones leave their group and are added again as
  * late detections (late bits `why`) on their new time, LOST ones leave it
  * and are appended to `lost` (det_event, as they were; may be NULL), and a
- * group left empty is dropped.  Located groups' records stay (their calls
- * were answered on the timescale of the time).  Returns how many moved. */
+ * group left empty is dropped.  An UNKNOWN one (another node's, whose
+ * clocks this node cannot convert: a partition rejoining, the other
+ * node's pairs not yet fitted here) was timed on the timescale of the
+ * group it is in: when every member fn could convert moved, by one shift
+ * (the old and the new timescale differ by an offset and a rate, which
+ * over one call's aperture is one offset), it moves by their mean shift,
+ * its s.e. grown by their spread and the mean's own; otherwise it stays
+ * (before, it always stayed: the call was grouped differently on nodes
+ * that could convert different sets, two reporters or none).  Located
+ * groups' records stay (their calls were answered on the timescale of the
+ * time).  Returns how many moved. */
 guint collab_grouper_retime(collab_grouper *g, collab_retime_fn fn, void *ctx, int64_t now_ns, guint why,
 			    GArray *lost);
 /* Closed groups remembered. */

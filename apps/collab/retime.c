@@ -71,7 +71,7 @@ int collab_retime_grouped(void *ctx, det_event *e)
 	gboolean crossed;
 	int rc = convert_now(r, e, &g, &se, &crossed);
 	if (rc < 0)
-		return e->node == r->node ? COLLAB_RETIME_LOST : COLLAB_RETIME_SAME;
+		return e->node == r->node ? COLLAB_RETIME_LOST : COLLAB_RETIME_UNKNOWN;
 	if (!rc)
 		return COLLAB_RETIME_SAME;
 	take(e, g, se);

@@ -44,7 +44,8 @@ gboolean collab_retime_resent(void *ctx, det_event *e);
  * whose onset converts now and whose carried time is off the timescale
  * takes the new time (COLLAB_RETIME_MOVED); one of this node's that
  * converts no more is COLLAB_RETIME_LOST (to be held until it does);
- * another node's that does not convert here keeps its time. */
+ * another node's that does not convert here is COLLAB_RETIME_UNKNOWN (the
+ * grouper moves it with its group's members when they all moved). */
 int collab_retime_grouped(void *ctx, det_event *e);
 
 /* This node's detection e as it comes from detect, which timed it with the

@@ -78,7 +78,7 @@ soak() {
         --chaos "$seed" --chaos-interval 10 --chaos-hog --chaos-radio --chaos-baseline "$run/base/calls.csv" \
         $extra -q >"$run/soak.log" 2>&1
     rc=$?
-    grep -E '^  (detection recall|calls located|calls not located|ok results|localization error|located late)|^(kind|cpu|global|audio0) |^chaos|^  node|^  source' "$run/soak.log"
+    grep -E '^  (detection recall|calls located|calls not located|ok results|results|localization error|located late)|^(kind|cpu|global|audio0) |^chaos|^  node|^  source' "$run/soak.log"
     cp "$run/out/calls.csv" "$outdir/soak-$name-calls.csv" 2>/dev/null
     cp "$run/out/sync.csv" "$outdir/soak-$name-sync.csv" 2>/dev/null
     cp "$run/out/chaos.csv" "$outdir/soak-$name-chaos.csv" 2>/dev/null

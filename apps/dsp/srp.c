@@ -1,5 +1,6 @@
 /* srp.c — pairwise correlations and steered response power (see srp.h). */
 #include "apps/dsp/srp.h"
+#include "apps/dsp/srp_prior.h"
 
 #include <errno.h>
 #include <math.h>
@@ -383,140 +384,31 @@ static int pool_levels(dsp_srp *s)
 	return 0;
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* How far clip k's nearest candidate emission (e[k] plus its
- * alternatives) lies from `at`, signed (candidate minus at). */
-static double nearest(const dsp_srp_params *p, const double *e, int k, double at)
-{
-	double best = e[k] - at;
-	for (int a = 0; a < p->prior_n_alt[k] && a < DSP_SRP_ALT; a++) {
-		double d = e[k] + p->prior_alt_s[k][a] - at;
-		if (fabs(d) < fabs(best))
-			best = d;
-	}
-	return best;
-}
-
-/* Clips none of whose candidates lies within prior_k s.d. of the emission
- * `at`. */
-static int count_bad(const dsp_srp *s, const double *e, double at)
-{
-	const dsp_srp_params *p = &s->p;
-	int bad = 0;
-	for (int k = 0; k < s->n; k++)
-		bad += fabs(nearest(p, e, k, at)) > p->prior_k * p->prior_sd_s[k];
-	return bad;
-}
-
-/* The emission the clips' estimates e[] agree on (dsp_srp_gate_chi2):
- * their median; with alternatives, of the median and every candidate the
- * one the fewest clips disagree with (*bad: how many). */
-static double agreed(const dsp_srp *s, const double *e, int *bad)
-{
-	const dsp_srp_params *p = &s->p;
-	double sorted[DSP_SRP_MAX];
-	memcpy(sorted, e, (size_t)s->n * sizeof *e);
-	qsort(sorted, (size_t)s->n, sizeof *sorted, cmp_dbl);
-	double at = s->n % 2 ? sorted[s->n / 2] : 0.5 * (sorted[s->n / 2 - 1] + sorted[s->n / 2]);
-	*bad = count_bad(s, e, at);
-	int alts = 0;
-	for (int k = 0; k < s->n; k++)
-		alts += p->prior_n_alt[k];
-	for (int k = 0; k < s->n && *bad && alts; k++)
-		for (int a = -1; a < p->prior_n_alt[k] && a < DSP_SRP_ALT && *bad; a++) {
-			double c = e[k] + (a < 0 ? 0 : p->prior_alt_s[k][a]);
-			int b = count_bad(s, e, c);
-			if (b < *bad) {
-				*bad = b;
-				at = c;
-			}
-		}
-	return at;
-}
-
 /* Outside the onsets' gate, for a cell reaching `reach` m from (x, y, z):
  * each onset minus the travel time from there is an estimate of the
  * emission; more than prior_outliers of them farther from their median
- * than prior_k s.d. (plus what the cell's reach can change) is out.  The
- * median, not the reference's onset: the reference's own onset may be the
- * one that is off. */
-static int misfits(const dsp_srp *s, const double q[3], double c, double slack)
-{
-	const dsp_srp_params *p = &s->p;
-	double e[DSP_SRP_MAX], sorted[DSP_SRP_MAX];
-	for (int k = 0; k < s->n; k++)
-		sorted[k] = e[k] = p->prior_s[k] - travel_c(s, q, k, c);
-	qsort(sorted, (size_t)s->n, sizeof *sorted, cmp_dbl);
-	double med = s->n % 2 ? sorted[s->n / 2] : 0.5 * (sorted[s->n / 2 - 1] + sorted[s->n / 2]);
-	int bad = 0;
-	for (int k = 0; k < s->n; k++)
-		bad += fabs(e[k] - med) > p->prior_k * p->prior_sd_s[k] + slack;
-	return bad;
-}
-
+ * than prior_k s.d. (plus what the cell's reach can change) is out
+ * (srp_prior.h). */
 static int gated(const dsp_srp *s, double x, double y, double z, double reach)
 {
 	if (!s->p.use_prior)
 		return 0;
-	double q[3] = {x, y, z};
-	return misfits(s, q, s->p.c_m_s, 2 * reach / s->c_min) > s->p.prior_outliers;
+	double q[3] = {x, y, z}, e[DSP_SRP_MAX];
+	for (int k = 0; k < s->n; k++)
+		e[k] = s->p.prior_s[k] - travel_c(s, q, k, s->p.c_m_s);
+	return dsp_srp_prior_misfits(&s->p, s->n, e, 2 * reach / s->c_min) > s->p.prior_outliers;
 }
 
 double dsp_srp_gate_chi2(const dsp_srp *s, const double p[3], double c_m_s, int drop, int *dof)
 {
 	const dsp_srp_params *pp = &s->p;
-	double c = c_m_s > 0 ? c_m_s : pp->c_m_s, e[DSP_SRP_MAX], w[DSP_SRP_MAX];
-	int in[DSP_SRP_MAX], m = s->n;
+	double c = c_m_s > 0 ? c_m_s : pp->c_m_s, e[DSP_SRP_MAX];
 	*dof = 0;
 	if (!pp->use_prior)
 		return NAN;
-	for (int k = 0; k < s->n; k++) {
-		e[k] = pp->prior_s[k] - travel_c(s, p, k, c);
-		w[k] = 1 / (pp->prior_sd_s[k] * pp->prior_sd_s[k]);
-		in[k] = 1;
-	}
-	/* Each clip's candidate nearest the emission most agree on. */
-	int bad;
-	double at = agreed(s, e, &bad);
-	double picked[DSP_SRP_MAX];
 	for (int k = 0; k < s->n; k++)
-		picked[k] = at + nearest(pp, e, k, at);
-	memcpy(e, picked, (size_t)s->n * sizeof *e);
-	double chi2 = NAN;
-	for (int round = 0;; round++) {
-		/* the weighted mean emission of the clips kept, and each one's
-		 * standardized residual from it */
-		double sw = 0, swe = 0;
-		for (int k = 0; k < s->n; k++)
-			if (in[k]) {
-				sw += w[k];
-				swe += w[k] * e[k];
-			}
-		double mean = swe / sw, worst = -1;
-		int wk = -1;
-		chi2 = 0;
-		for (int k = 0; k < s->n; k++) {
-			if (!in[k])
-				continue;
-			double z2 = (e[k] - mean) * (e[k] - mean) * w[k];
-			chi2 += z2;
-			if (z2 > worst) {
-				worst = z2;
-				wk = k;
-			}
-		}
-		if (round >= drop || m <= 2)
-			break;
-		in[wk] = 0;
-		m--;
-	}
-	*dof = m - 1;
-	return chi2;
+		e[k] = pp->prior_s[k] - travel_c(s, p, k, c);
+	return dsp_srp_prior_chi2(pp, s->n, e, drop, dof);
 }
 
 /* A max-heap of squares by bound. */

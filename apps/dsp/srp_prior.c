@@ -117,4 +117,3 @@ double dsp_srp_prior_chi2(const dsp_srp_params *pp, int n, const double *est, in
 	*dof = m - 1;
 	return chi2;
 }
-

@@ -53,9 +53,12 @@ struct collab_grouper {
 	guint ring_head, ring_n; /* oldest record, records held */
 	guint min_nodes, max_kept;
 	int64_t keep_ns;
-	guint64 merged;  /* small groups merged into a later one of their call */
-	guint64 moved;   /* detections moved alone from a small group into a later one of their call */
-	guint64 next_id; /* the last group's id */
+	guint64 merged;        /* small groups merged into a later one of their call */
+	guint64 moved;         /* detections moved alone from a small group into a later one of their call */
+	guint64 next_id;       /* the last group's id */
+	collab_split_fn split; /* (collab_grouper_split) */
+	void *split_ctx;
+	guint64 splits;
 };
 
 static void kept_free(gpointer p)
@@ -474,6 +477,72 @@ static guint merge_small(collab_grouper *g, collab_group *gr)
 	return n;
 }
 
+void collab_grouper_split(collab_grouper *g, collab_split_fn fn, void *ctx)
+{
+	g->split = fn;
+	g->split_ctx = ctx;
+}
+
+guint64 collab_grouper_splits(const collab_grouper *g)
+{
+	return g->splits;
+}
+
+/* The open group other than gr (index skip) of gr's kind whose first onset
+ * lies within the window of gr's, nearest, or NULL. */
+static collab_group *overlapping(const collab_grouper *g, const collab_group *gr, guint skip)
+{
+	const det_event *f = &g_array_index(gr->dets, det_event, 0);
+	collab_group *best = NULL;
+	int64_t best_d = INT64_MAX;
+	for (guint i = 0; i < g->open->len; i++) {
+		collab_group *o = g_ptr_array_index(g->open, i);
+		if (i == skip)
+			continue;
+		int64_t d = window_fit(g, gr->first_ns, f->profile, f->template_id, f->call, &g_array_index(o->dets, det_event, 0));
+		if (d >= 0 && d < best_d) {
+			best = o;
+			best_d = d;
+		}
+	}
+	return best;
+}
+
+/* Offer gr's and o's detections to the split function; regroup them as it
+ * says.  Returns whether they were regrouped. */
+static gboolean split_pair(collab_grouper *g, collab_group *gr, collab_group *o)
+{
+	guint n = gr->dets->len + o->dets->len;
+	det_event *pool = g_new(det_event, n);
+	int *side = g_new(int, n);
+	gboolean *resent = g_new(gboolean, n);
+	for (guint i = 0; i < n; i++) {
+		const collab_group *from = i < gr->dets->len ? gr : o;
+		pool[i] = g_array_index(from->dets, det_event, i < gr->dets->len ? i : i - gr->dets->len);
+		side[i] = from == o;
+		resent[i] = was_resent(from, pool[i].node);
+	}
+	gboolean done = g->split(g->split_ctx, pool, (int)n, side) == 1;
+	if (done) {
+		g_array_set_size(gr->dets, 0);
+		g_array_set_size(o->dets, 0);
+		if (gr->resent)
+			g_array_set_size(gr->resent, 0);
+		if (o->resent)
+			g_array_set_size(o->resent, 0);
+		for (guint i = 0; i < n; i++) {
+			collab_group *to = side[i] ? o : gr;
+			join(to, &pool[i]);
+			mark_resent(to, pool[i].node, resent[i] ? COLLAB_LATE_RESENT : 0);
+		}
+		g->splits++;
+	}
+	g_free(pool);
+	g_free(side);
+	g_free(resent);
+	return done;
+}
+
 void collab_grouper_hold_more(collab_grouper *g, guint tested_nodes, int64_t hold_more_ns)
 {
 	g->tested_nodes = tested_nodes;
@@ -487,6 +556,18 @@ guint collab_grouper_poll(collab_grouper *g, int64_t now_ns, GPtrArray *out)
 		collab_group *gr = g_ptr_array_index(g->open, i);
 		int64_t hold = gr->dets->len < g->tested_nodes ? MAX(g->hold_ns, g->hold_more_ns) : g->hold_ns;
 		if (now_ns - gr->created_ns >= hold) {
+			collab_group *o = g->split ? overlapping(g, gr, i) : NULL;
+			if (o && split_pair(g, gr, o)) {
+				guint oi;
+				if (!o->dets->len && g_ptr_array_find(g->open, o, &oi)) {
+					g_ptr_array_remove_index(g->open, oi);
+					i -= oi < i;
+				}
+				if (!gr->dets->len) {
+					g_ptr_array_remove_index(g->open, i);
+					continue;
+				}
+			}
 			g->merged += merge_small(g, gr);
 			g_ptr_array_add(out, g_ptr_array_steal_index(g->open, i));
 			n++;

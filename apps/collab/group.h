@@ -156,6 +156,22 @@ guint collab_grouper_kept(const collab_grouper *g);
  * Returns how many closed. */
 guint collab_grouper_poll(collab_grouper *g, int64_t now_ns, GPtrArray *out);
 
+/* Two callers of one kind calling within the array's aperture of each
+ * other (two frogs of one species 50 ms apart) have their detections in
+ * two open groups, each detection in the one whose first onset is
+ * nearest — which mixes the callers at some nodes (partition.h).  With
+ * fn set, when a group closes and another open group of its kind has its
+ * first onset within the window of its own, fn is offered both groups'
+ * detections: pool[0..n) with side[i] 0 (the closing group's) or 1 (the
+ * other's); it returns 1 with side[] rewritten (each node at most once
+ * per side) to regroup them, or 0 (or less) to leave them.  Detections
+ * keep their resend marks.  Never set (NULL): nothing is regrouped. */
+typedef int (*collab_split_fn)(void *ctx, const det_event *pool, int n, int *side);
+void collab_grouper_split(collab_grouper *g, collab_split_fn fn, void *ctx);
+
+/* Pairs of open groups fn regrouped (poll). */
+guint64 collab_grouper_splits(const collab_grouper *g);
+
 /* Small groups merged into a later group of their call so far (poll). */
 guint64 collab_grouper_merged(const collab_grouper *g);
 

@@ -22,6 +22,12 @@ $(B)/tests/test_collab_group: $(B)/tests/test_collab_group.o $(COLLAB_LIBS)
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check $(COLLAB_PKGS)) -lm -pthread
 
+# Two callers' detections told apart by where they fit (partition.h).
+TESTS += $(B)/tests/test_collab_partition
+$(B)/tests/test_collab_partition: $(B)/tests/test_collab_partition.o $(COLLAB_LIBS)
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check $(COLLAB_PKGS)) -lm -pthread
+
 # Shared detections and the clip service over real sockets (issue 15).
 TESTS += $(B)/tests/test_collab_share
 $(B)/tests/test_collab_share: $(B)/tests/test_collab_share.o $(B)/tests/collab_testutil.o $(COLLAB_LIBS)

@@ -28,6 +28,8 @@ void rig_init(rig *r)
 	r->ref = det_refiner_new(h, m, r->nt, &why);
 	ck_assert(r->ref);
 	ck_assert_int_eq(det_refiner_set_band(r->ref, RATE, r->prof.f_lo_hz, r->prof.f_hi_hz), 0);
+	r->oenv = det_overlap_env_new(r->ref, h, m, r->nt, RATE, r->prof.f_lo_hz, r->prof.f_hi_hz, NULL, &why);
+	ck_assert(r->oenv);
 	for (int t = 0; t < r->nt; t++)
 		g_free(h[t]);
 	/* The same waveforms for the signal, evaluated at fractional times. */
@@ -43,6 +45,7 @@ void rig_free(rig *r)
 {
 	for (int t = 0; t < 3; t++)
 		dsp_wave_free(r->wave[t]);
+	det_overlap_env_free(r->oenv);
 	det_refiner_free(r->ref);
 	det_profile_clear(&r->prof);
 }
@@ -70,12 +73,37 @@ void rig_noise(gsl_rng *g, float *x, size_t n, double sd)
  * call at RATE (1 + 40e-6) true samples per second). */
 double rig_card_skew = 0;
 
-void rig_add_call(rig *r, float *x, size_t n, int t, double amp, double start_s)
+void rig_add_wave(const dsp_wave *w, float *x, size_t n, double amp, double start_s)
 {
-	double len = dsp_wave_length_s(r->wave[t]), fs = RATE * (1 + rig_card_skew);
+	double len = dsp_wave_length_s(w), fs = RATE * (1 + rig_card_skew);
 	size_t i0 = (size_t)floor(start_s * fs), i1 = (size_t)ceil((start_s + len) * fs) + 1;
 	for (size_t i = i0; i < i1 && i < n; i++)
-		x[i] += (float)(amp * dsp_wave_eval(r->wave[t], i / fs - start_s));
+		x[i] += (float)(amp * dsp_wave_eval(w, i / fs - start_s));
+}
+
+void rig_add_call(rig *r, float *x, size_t n, int t, double amp, double start_s)
+{
+	rig_add_wave(r->wave[t], x, n, amp, start_s);
+}
+
+dsp_wave *rig_varied_wave(gsl_rng *g, int t, double var)
+{
+	double v[6];
+	for (int k = 0; k < 6; k++)
+		v[k] = 1 + var * fmax(-3, fmin(3, gsl_ran_gaussian(g, 1.0)));
+	dsp_wave_params w = t == 0   ? (dsp_wave_params){.kind = DSP_WAVE_PULSE_TRAIN, .carrier_hz = 1800, .pulse_ms = 6, .pulse_interval_ms = 30, .pulses = 10}
+			    : t == 1 ? (dsp_wave_params){.kind = DSP_WAVE_PULSE_TRAIN, .carrier_hz = 2600, .pulse_ms = 3, .pulse_interval_ms = 12, .pulses = 20}
+				     : (dsp_wave_params){.kind = DSP_WAVE_CHIRP, .f0_hz = 1200, .f1_hz = 2400, .sweep = DSP_SWEEP_EXPONENTIAL, .length_ms = 250, .taper_ms = 10};
+	w.carrier_hz *= v[0];
+	w.f0_hz *= v[0];
+	w.f1_hz *= v[5];
+	w.pulse_interval_ms *= v[1];
+	w.pulse_ms = fmin(w.pulse_ms * v[2], w.pulse_interval_ms);
+	w.pulses = (int)fmax(1, lround(w.pulses * v[3]));
+	w.length_ms *= v[4];
+	dsp_wave *wave = dsp_wave_new(&w, RATE, NULL);
+	ck_assert(wave);
+	return wave;
 }
 
 
@@ -141,10 +169,18 @@ int rig_run(rig *r, const float *x, size_t n, rig_found *out, int max)
 		if (det_refine_clip(r->ref, clip, cn, pre / 2, lag_hi, (size_t)(SIZE / 2 + pre - HOP), SIZE, r->prof.f_lo_hz,
 				    r->prof.f_hi_hz, r->prof.min_enr_db, &rr, NULL, &why) == 0) {
 			out[ne++] = (rig_found){evs[e].onset, evs[e].end, (double)first + rr.r.tau, rr.r.se, rr.template_id};
-			det_refine_result more[DET_REFINE_MAX];
+			det_refine_result more[DET_REFINE_MAX + 1], env[DET_REFINE_MAX];
+			more[0] = rr;
 			int nm = det_refine_overlaps(r->ref, clip, cn, pre / 2, lag_all, &rr, r->prof.overlap_enr_db,
-						     r->prof.overlap_explained, 0.002 * RATE, more, DET_REFINE_MAX);
-			for (int i = 0; i < nm && ne < max; i++)
+						     r->prof.overlap_explained, 0.002 * RATE, more + 1, DET_REFINE_MAX);
+			int nv = nm < DET_REFINE_MAX ? det_overlap_env_find(r->oenv, clip, cn, (size_t)(SIZE / 2 + pre - HOP), pre / 2, lag_all,
+									    (size_t)(evs[e].end - first), more, nm + 1,
+									    DET_OVERLAP_ENV_SEP_S * RATE, env, DET_REFINE_MAX - nm)
+						     : 0;
+			ck_assert_int_ge(nv, 0);
+			for (int i = 0; i < nv; i++)
+				more[++nm] = env[i];
+			for (int i = 1; i <= nm && ne < max; i++)
 				out[ne++] = (rig_found){evs[e].onset, evs[e].end, (double)first + more[i].r.tau, more[i].r.se,
 							more[i].template_id};
 		} else {

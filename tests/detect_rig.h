@@ -2,8 +2,9 @@
  * (test_detect, test_detect_overlap): the frog profile's templates and
  * the simulator's waveforms of them, seeded white noise, calls added at
  * fractional times, and STFT -> frames on the wire -> band power ->
- * detector -> best-of-templates onset -> overlaps by subtraction, as
- * detect's main does for every event. */
+ * detector -> best-of-templates onset -> overlaps by subtraction, then
+ * overlaps of other kinds by their band envelope, as detect's main does
+ * for every event. */
 #ifndef CHORUS_TESTS_DETECT_RIG_H
 #define CHORUS_TESTS_DETECT_RIG_H
 
@@ -12,6 +13,7 @@
 
 #include <gsl/gsl_rng.h>
 
+#include "apps/detect/overlap_env.h"
 #include "apps/detect/profile.h"
 #include "apps/detect/refine.h"
 #include "apps/dsp/wave.h"
@@ -24,6 +26,7 @@ typedef struct {
 	det_profile prof;
 	dsp_wave *wave[DET_MAX_TEMPLATES];
 	det_refiner *ref;
+	det_overlap_env *oenv;
 	int nt;
 } rig;
 
@@ -33,6 +36,15 @@ typedef struct {
 void rig_init(rig *r);
 
 void rig_free(rig *r);
+
+/* Template t's call (0-based) varied as the simulator's `variation = v`
+ * varies it (every parameter x (1 + v g), g normal from rng, truncated
+ * at 3: carrier or sweep ends, pulse length, interval, pulse count,
+ * length; sim/world.c).  A new wave (dsp_wave_free it). */
+dsp_wave *rig_varied_wave(gsl_rng *g, int t, double v);
+
+/* Add wave w times amp starting at start_s (true seconds) to x[0, n). */
+void rig_add_wave(const dsp_wave *w, float *x, size_t n, double amp, double start_s);
 
 /* Mean power of waveform t over its length. */
 double rig_wave_power(rig *r, int t);

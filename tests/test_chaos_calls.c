@@ -1,7 +1,8 @@
 /* test_chaos_calls — chorus-demo --chaos's judgement of calls
  * (sim/score/chaos_calls.h): which calls the faults left locatable, and
- * that every such call not located is a failure; and the scorer's rule for
- * a result superseded by a later answer (sim/score/report.h). */
+ * that every such call not located is a failure; and the scorer's rules for
+ * a result superseded by a later answer and for two results of one call
+ * (sim/score/report.h). */
 #include <check.h>
 #include <math.h>
 #include <string.h>
@@ -177,6 +178,53 @@ START_TEST(a_superseded_result_is_not_scored)
 }
 END_TEST
 
+/* Two callers 50 ms apart and two results for the first (collab formed
+ * two groups for it: one answered at its place and time, the other, whose
+ * reporter's detection was the first caller's, `failed`): the answer that
+ * places the call is matched to it before the failed one, whose reporter's
+ * onset lies nearer the call's arrival; the second caller gets the failed
+ * one.  Before, the first call was scored failed and the right answer
+ * was scored against the second caller, 12 m off (bench/field's overlap
+ * row: "ok more than 1 m off"). */
+START_TEST(a_result_that_places_its_call_is_matched_first)
+{
+	static const char *two = "[world]\nspeed_of_sound_m_s = 343\nseed = 1\nduration_s = 10\n"
+				 "[node.1]\nposition_m = 0, 0, 0\n[node.2]\nposition_m = 10, 0, 0\n"
+				 "[node.3]\nposition_m = 20, 0, 0\n[node.4]\nposition_m = 30, 0, 0\n"
+				 "[node.5]\nposition_m = 40, 0, 0\n"
+				 "[source.1]\nposition_m = 20, 5, 0\nwaveform = click\ncall_times_s = 1\n"
+				 "[source.2]\nposition_m = 32, 5, 0\nwaveform = click\ncall_times_s = 1.05\n";
+	fixture f = fixture_make("two-callers.ini", two);
+	int64_t emit = sim_world_node_cpu_at(f.w, 3, 1000100000LL); /* 0.1 ms late */
+	int64_t onset = sim_world_node_cpu_at(f.w, 3, (int64_t)llround(sim_world_arrival_s(f.w, 3, 0, 0, 0) * 1e9));
+	char *path = g_build_filename(g_getenv("CHORUS_RUN") ? g_getenv("CHORUS_RUN") : g_get_tmp_dir(), "two-callers.jsonl",
+				      NULL);
+	char *text = g_strdup_printf(
+		"{\"v\":1,\"reporter\":3,\"seq\":1,\"status\":\"failed\",\"why\":\"masked\",\"onset_cpu_ns\":%" G_GINT64_FORMAT "}\n"
+		"{\"v\":1,\"reporter\":3,\"seq\":2,\"status\":\"ok\",\"x\":20.0,\"y\":5.0,\"sd_x\":0.01,\"sd_y\":0.01,\"cov_xy\":0,\"t_cpu_ns\":%" G_GINT64_FORMAT "}\n",
+		onset, emit);
+	ck_assert(g_file_set_contents(path, text, -1, NULL));
+	demo_eval_params p;
+	demo_eval_params_default(&p);
+	demo_eval ev;
+	const char *files[] = {path};
+	int ids[] = {1, 2, 3, 4, 5};
+	demo_evaluate(f.w, ids, (const char *const[]){NULL, NULL, NULL, NULL, NULL}, 5, files, 1, &p, &ev);
+	ck_assert_uint_eq(ev.calls->len, 2);
+	ck_assert_uint_eq(ev.located, 1);
+	ck_assert_uint_eq(ev.off, 0);
+	ck_assert_uint_eq(ev.not_ok, 1);
+	const demo_call *c1 = &g_array_index(ev.calls, demo_call, 0), *c2 = &g_array_index(ev.calls, demo_call, 1);
+	ck_assert_int_eq(c1->source == 1 ? c1->located : c2->located, 1);
+	ck_assert_str_eq(c1->source == 2 ? c1->status : c2->status, "failed");
+	demo_eval_clear(&ev);
+	g_unlink(path);
+	g_free(path);
+	g_free(text);
+	fixture_drop(f);
+}
+END_TEST
+
 START_TEST(baseline_file_is_read_by_its_header)
 {
 	const char *dir = g_getenv("CHORUS_RUN") ? g_getenv("CHORUS_RUN") : "/tmp";
@@ -213,6 +261,7 @@ int main(void)
 	tcase_add_test(tc, baseline_separates_the_localization_limit);
 	tcase_add_test(tc, baseline_file_is_read_by_its_header);
 	tcase_add_test(tc, a_superseded_result_is_not_scored);
+	tcase_add_test(tc, a_result_that_places_its_call_is_matched_first);
 	suite_add_tcase(s, tc);
 	return tu_check_run(s);
 }

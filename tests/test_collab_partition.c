@@ -116,7 +116,7 @@ START_TEST(what_cannot_be_weighed)
 	for (int i = 0; i < 12; i++)
 		obs[i] = (collab_part_obs){.node = (uint32_t)(i / 2 + 1), .t_s = 0.01 * i, .se_s = SE, .side = i % 2};
 	ck_assert_int_eq(collab_partition_best(obs, 7, C, box, 0, NULL, NULL), -1); /* fewer than 8 */
-	obs[1].side = 0;                                                          /* node 1 twice in group 0 */
+	obs[1].side = 0;                                                            /* node 1 twice in group 0 */
 	ck_assert_int_eq(collab_partition_best(obs, 12, C, box, 0, NULL, NULL), -1);
 	obs[1].side = 1;
 	obs[3].se_s = 0;

@@ -425,21 +425,7 @@ START_TEST(varied_calls_named_by_their_envelope)
 	for (int t = 0; t < 3; t++) {
 		for (int seed = 1; seed <= 60; seed++) {
 			gsl_rng_set(g, (unsigned long)(9000 + 100 * t + seed));
-			double v[6];
-			for (int k = 0; k < 6; k++)
-				v[k] = 1 + 0.05 * fmax(-3, fmin(3, gsl_ran_gaussian(g, 1.0)));
-			dsp_wave_params w = t == 0   ? (dsp_wave_params){.kind = DSP_WAVE_PULSE_TRAIN, .carrier_hz = 1800, .pulse_ms = 6, .pulse_interval_ms = 30, .pulses = 10}
-					    : t == 1 ? (dsp_wave_params){.kind = DSP_WAVE_PULSE_TRAIN, .carrier_hz = 2600, .pulse_ms = 3, .pulse_interval_ms = 12, .pulses = 20}
-						     : (dsp_wave_params){.kind = DSP_WAVE_CHIRP, .f0_hz = 1200, .f1_hz = 2400, .sweep = DSP_SWEEP_EXPONENTIAL, .length_ms = 250, .taper_ms = 10};
-			w.carrier_hz *= v[0];
-			w.f0_hz *= v[0];
-			w.f1_hz *= v[5];
-			w.pulse_interval_ms *= v[1];
-			w.pulse_ms = fmin(w.pulse_ms * v[2], w.pulse_interval_ms);
-			w.pulses = (int)fmax(1, lround(w.pulses * v[3]));
-			w.length_ms *= v[4];
-			dsp_wave *wave = dsp_wave_new(&w, RATE, NULL);
-			ck_assert(wave);
+			dsp_wave *wave = rig_varied_wave(g, t, 0.05);
 			double len = dsp_wave_length_s(wave), p = 0;
 			for (int i = 0; i < (int)(len * RATE); i++)
 				p += pow(dsp_wave_eval(wave, i / RATE), 2);

@@ -145,6 +145,12 @@ det_classifier *det_classifier_new(float *const *h, const size_t *m, int n, doub
 
 int det_classify(const det_classifier *c, const float *x, size_t n, int lag_lo, int lag_hi, double *score)
 {
+	return det_classify_lags(c, x, n, lag_lo, lag_hi, score, NULL);
+}
+
+int det_classify_lags(const det_classifier *c, const float *x, size_t n, int lag_lo, int lag_hi, double *score,
+		      int *lag)
+{
 	size_t nb;
 	double *e = block_envelope(c, x, n, &nb);
 	if (!e)
@@ -166,6 +172,8 @@ int det_classify(const det_classifier *c, const float *x, size_t n, int lag_lo, 
 	int best = 0;
 	for (int i = 0; i < c->n; i++) {
 		score[i] = -2;
+		if (lag)
+			lag[i] = -1;
 		for (int k = 0; k < c->n_scales; k++) {
 			const scaled *t = &c->s[i * c->n_scales + k];
 			/* the template starts at lag: its envelope, margin first,
@@ -185,8 +193,11 @@ int det_classify(const det_classifier *c, const float *x, size_t n, int lag_lo, 
 				for (size_t j = 0; j < t->len; j++)
 					dot += e[(size_t)b + j] * t->e[j];
 				double r = dot / sqrt(var);
-				if (r > score[i])
+				if (r > score[i]) {
 					score[i] = r;
+					if (lag)
+						lag[i] = (int)((b + (long)t->pre) * (long)c->block);
+				}
 			}
 		}
 		if (score[i] > -2 && (!best || score[i] > score[best - 1]))

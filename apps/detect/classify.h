@@ -49,4 +49,11 @@ void det_classifier_free(det_classifier *c);
  * -ENOMEM. */
 int det_classify(const det_classifier *c, const float *x, size_t n, int lag_lo, int lag_hi, double *score);
 
+/* As det_classify, and where each template's best score lies: lag[i], the
+ * start (samples from x[0], a multiple of the envelope's block) of template
+ * i + 1 at its best score (-1 when it could not be placed).  lag may be
+ * NULL. */
+int det_classify_lags(const det_classifier *c, const float *x, size_t n, int lag_lo, int lag_hi, double *score,
+		      int *lag);
+
 #endif

@@ -28,6 +28,7 @@
 #include "apps/dsp/band.h"
 #include "apps/dsp/xcorr.h"
 #include "apps/detect/profile.h"
+#include "apps/detect/overlap_env.h"
 #include "apps/detect/refine.h"
 #include "apps/dsp/detector.h"
 #include "apps/dsp/sample.h"
@@ -91,6 +92,7 @@ struct detectd {
 	sync_client *clocks;
 	dsp_detector *det;
 	det_refiner *ref;
+	det_overlap_env *oenv;                                               /* overlapping calls no template fits (overlap_env.h); NULL with one template */
 	double tmpl_lo_hz[DET_MAX_TEMPLATES], tmpl_hi_hz[DET_MAX_TEMPLATES]; /* each template's band (95 % of its energy, +-10 %) */
 	double tmpl_s[DET_MAX_TEMPLATES];                                    /* and its length, s */
 	uint32_t size, hop;
@@ -98,9 +100,10 @@ struct detectd {
 	float P[MAX_BINS];
 	int64_t next_first; /* expected first of the next frame */
 	guint64 nframes, dropped, bad, calls, refined, unrefined, no_global, overlaps, seq;
-	guint64 untimed; /* calls not sent: no cpu time for their onset */
-	guint64 edges;   /* refinements that found the sound's leading edge */
-	guint64 at_edge; /* … and took the template's start near it */
+	guint64 overlaps_env; /* … of them found by their band envelope */
+	guint64 untimed;      /* calls not sent: no cpu time for their onset */
+	guint64 edges;        /* refinements that found the sound's leading edge */
+	guint64 at_edge;      /* … and took the template's start near it */
 	GList *pending;
 	int jsonl;            /* the JSON-lines file (libdev/appendlog.h), or -1 */
 	guint64 jsonl_failed; /* events the JSON-lines file could not take */
@@ -197,6 +200,30 @@ static void publish(detectd *d, pending *p, const det_refine_result *rr, gboolea
 	dev_status_notify(d->status);
 }
 
+/* Overlapping calls of other kinds in residual res (the primary and the
+ * overlaps found[0..nf) subtracted) found by their band envelope
+ * (overlap_env.h).  Publishes each; returns how many. */
+static int overlaps_by_envelope(detectd *d, pending *p, const float *res, const det_refine_result *found, int nf)
+{
+	det_refine_result env[DET_REFINE_MAX];
+	size_t noise_hi = (size_t)(d->size / 2 + p->lag_lo * 2 - d->hop); /* as det_refine_clip's (finish_idle) */
+	size_t end = p->de.end > p->clip_first ? (size_t)(p->de.end - p->clip_first) : 0;
+	int ne = det_overlap_env_find(d->oenv, res, p->n, noise_hi, p->lag_lo, p->lag_hi_all, end, found, nf,
+				      DET_OVERLAP_ENV_SEP_S * d->rate_hz, env, DET_REFINE_MAX + 1 - nf);
+	if (ne < 0) {
+		g_warning("clip at frame %" G_GINT64_FORMAT ": out of memory looking for overlapping calls", p->clip_first);
+		return 0;
+	}
+	for (int i = 0; i < ne; i++) {
+		d->overlaps++;
+		d->overlaps_env++;
+		g_message("call at frame %.1f: template %d found by its band envelope overlapping the call at frame %.1f",
+			  (double)p->clip_first + env[i].r.tau, env[i].template_id, (double)p->clip_first + found[0].r.tau);
+		publish(d, p, &env[i], TRUE);
+	}
+	return ne;
+}
+
 static gboolean finish_idle(gpointer data)
 {
 	pending *p = data;
@@ -230,13 +257,19 @@ static gboolean finish_idle(gpointer data)
 			 * templates in the residual (successive cancellation; the
 			 * same template again for two calls of one species). */
 			float *res = g_memdup2(p->clip, p->n * sizeof(float));
-			det_refine_result more[DET_REFINE_MAX];
+			det_refine_result found[DET_REFINE_MAX + 1];
+			found[0] = rr;
 			int nm = det_refine_overlaps(d->ref, res, p->n, p->lag_lo, p->lag_hi_all, &rr, d->prof.overlap_enr_db,
-						     d->prof.overlap_explained, 0.002 * d->rate_hz, more, DET_REFINE_MAX);
-			for (int i = 0; i < nm; i++) {
+						     d->prof.overlap_explained, 0.002 * d->rate_hz, found + 1, DET_REFINE_MAX);
+			for (int i = 1; i <= nm; i++) {
 				d->overlaps++;
-				publish(d, p, &more[i], TRUE);
+				publish(d, p, &found[i], TRUE);
 			}
+			/* A call of another kind none of whose templates fits it
+			 * (a varied call: the matched filter explains none of it),
+			 * by its own band's envelope and edge. */
+			if (d->oenv && nm >= 0 && nm < DET_REFINE_MAX)
+				overlaps_by_envelope(d, p, res, found, nm + 1);
 			g_free(res);
 		} else {
 			g_strlcpy(p->note, why, sizeof p->note);
@@ -350,8 +383,10 @@ static void on_call(detectd *d, const dsp_event *de)
 static int setup(detectd *d, const fft_frame_msg *m)
 {
 	dsp_detector_free(d->det);
+	det_overlap_env_free(d->oenv);
 	det_refiner_free(d->ref);
 	d->det = NULL;
+	d->oenv = NULL;
 	d->ref = NULL;
 	d->size = m->size;
 	d->hop = m->hop;
@@ -378,11 +413,8 @@ static int setup(detectd *d, const fft_frame_msg *m)
 			d->tmpl_s[i] = (double)len[i] / m->rate_hz;
 			/* Calls vary by per cents from the template: its band is
 			 * widened by 10 % each side, within the profile's. */
-			double lo, hi;
-			if (dsp_band_of(h[i], len[i], m->rate_hz, 0.95, d->prof.f_lo_hz, d->prof.f_hi_hz, &lo, &hi) == 0) {
-				d->tmpl_lo_hz[i] = fmax(d->prof.f_lo_hz, lo * 0.9);
-				d->tmpl_hi_hz[i] = fmin(d->prof.f_hi_hz, hi * 1.1);
-			}
+			det_template_band(h[i], len[i], m->rate_hz, d->prof.f_lo_hz, d->prof.f_hi_hz, &d->tmpl_lo_hz[i],
+					  &d->tmpl_hi_hz[i]);
 		}
 		if (!h[i]) {
 			g_snprintf(d->last_error, sizeof d->last_error, "profile template: %s", err->message);
@@ -413,6 +445,12 @@ static int setup(detectd *d, const fft_frame_msg *m)
 				  usable ? "onsets are taken near the edge" : "the edge does not say where the call starts");
 		}
 	}
+	const char *calls[DET_MAX_TEMPLATES];
+	for (int i = 0; i < nt; i++)
+		calls[i] = det_profile_call(&d->prof, i);
+	if (d->ref && nt > 1 &&
+	    !(d->oenv = det_overlap_env_new(d->ref, h, len, nt, d->rate_hz, d->prof.f_lo_hz, d->prof.f_hi_hz, calls, &why)))
+		g_warning("templates: %s: overlapping calls no template fits are not looked for", why);
 	for (int i = 0; i < nt; i++)
 		g_free(h[i]);
 	g_message("detecting %s: %.0f-%.0f Hz at %.0f Hz, frames %u/%u, %d template%s", d->prof.name, d->prof.f_lo_hz,
@@ -464,8 +502,8 @@ static int status_text(void *user, GString *out)
 	uint64_t ts = 0, tl = 0;
 	if (d->det)
 		dsp_detector_rejected(d->det, &ts, &tl);
-	g_string_append_printf(out, "calls %" G_GUINT64_FORMAT " refined=%" G_GUINT64_FORMAT " coarse=%" G_GUINT64_FORMAT " no_global=%" G_GUINT64_FORMAT " untimed=%" G_GUINT64_FORMAT " rejected_short=%" G_GUINT64_FORMAT " rejected_long=%" G_GUINT64_FORMAT " overlapping=%" G_GUINT64_FORMAT " pending=%u subscribers=%u\n", d->calls, d->refined, d->unrefined,
-			       d->no_global, d->untimed, (guint64)ts, (guint64)tl, d->overlaps, g_list_length(d->pending),
+	g_string_append_printf(out, "calls %" G_GUINT64_FORMAT " refined=%" G_GUINT64_FORMAT " coarse=%" G_GUINT64_FORMAT " no_global=%" G_GUINT64_FORMAT " untimed=%" G_GUINT64_FORMAT " rejected_short=%" G_GUINT64_FORMAT " rejected_long=%" G_GUINT64_FORMAT " overlapping=%" G_GUINT64_FORMAT " overlapping_by_envelope=%" G_GUINT64_FORMAT " pending=%u subscribers=%u\n", d->calls, d->refined, d->unrefined,
+			       d->no_global, d->untimed, (guint64)ts, (guint64)tl, d->overlaps, d->overlaps_env, g_list_length(d->pending),
 			       dev_packet_subscribers(d->events));
 	g_string_append_printf(out, "onsets edge_found=%" G_GUINT64_FORMAT " at_edge=%" G_GUINT64_FORMAT " named_by_envelope=%d\n",
 			       d->edges, d->at_edge, d->ref ? det_refiner_classified(d->ref) : 0);
@@ -586,6 +624,7 @@ int main(int argc, char **argv)
 	dev_packet_free(d.events);
 	sync_client_free(d.clocks);
 	dsp_detector_free(d.det);
+	det_overlap_env_free(d.oenv);
 	det_refiner_free(d.ref);
 	det_profile_clear(&d.prof);
 	cfg_clear(table, &d.cfg);

@@ -45,12 +45,6 @@
  * trusted, s. */
 #define DET_EDGE_SPREAD_S 1e-3
 
-/* The edge finder's settings, the same for a template and a clip (so
- * their offsets compare): the first peak within 20 ms of the threshold,
- * the threshold 8 noise s.d. */
-#define DET_EDGE_RISE_S 0.020
-#define DET_EDGE_K_SD 8.0
-
 /* How far below the best match anywhere the best near the edge may be, dB
  * (the fitted amplitudes compared: one template, one noise). */
 #define DET_EDGE_ENR_DB 10.0

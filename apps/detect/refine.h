@@ -14,6 +14,12 @@
 
 #define DET_REFINE_MAX 8
 
+/* The edge finder's settings (edge.h), the same for a template and a clip
+ * (so their offsets compare): the first peak within 20 ms of the
+ * threshold, the threshold 8 noise s.d. */
+#define DET_EDGE_RISE_S 0.020
+#define DET_EDGE_K_SD 8.0
+
 typedef struct det_refiner det_refiner;
 
 typedef struct {

@@ -100,9 +100,28 @@ int dsp_edge_find(const float *x, size_t n, const dsp_edge_params *p, dsp_edge_r
 	for (size_t i = a; i < b; i++)
 		ss += (m[i] - mu) * (m[i] - mu);
 	double sd = sqrt(ss / (double)(cnt - 1));
+	double thr = mu + p->k_sd * sd;
+	size_t stop = p->noise_hi > h ? p->noise_hi - h : 0;
+	if (p->other_hi > p->other_lo + 2 * h + 1 && p->other_hi <= n) {
+		/* another sound before the search window: rise above it */
+		double mo = 0, so = 0, mx = 0;
+		size_t oa = p->other_lo + h, ob = p->other_hi - h;
+		for (size_t i = oa; i < ob; i++) {
+			mo += m[i];
+			mx = fmax(mx, m[i]);
+		}
+		mo /= (double)(ob - oa);
+		for (size_t i = oa; i < ob; i++)
+			so += (m[i] - mo) * (m[i] - mo);
+		so = sqrt(so / (double)(ob - oa > 1 ? ob - oa - 1 : 1));
+		thr = fmax(thr, mo + 2 * (mx - mo));
+		if (mo > mu)
+			mu = mo;
+		sd = fmax(sd, so);
+		stop = p->other_lo + h;
+	}
 	int rc = -EDOM;
 	*why = "edge: nothing above the noise in the search window";
-	double thr = mu + p->k_sd * sd;
 	size_t i0 = p->search_lo;
 	while (i0 < p->search_hi && !(m[i0] > thr))
 		i0++;
@@ -131,7 +150,6 @@ int dsp_edge_find(const float *x, size_t n, const dsp_edge_params *p, dsp_edge_r
 		if (i1 < ip && m[i1] - mu >= 0.125 * (m[ip] - mu))
 			ip = i1;
 		double A = m[ip] - mu;
-		size_t stop = p->noise_hi > h ? p->noise_hi - h : 0;
 		/* Half height: the first sample from the threshold on at or
 		 * above it, the crossing just before; 20 %: walking back from
 		 * there.  (Not 80 %: a pulse train's first pulse may fall short

@@ -44,6 +44,15 @@ typedef struct {
 	size_t search_lo, search_hi; /* the edge is looked for in [search_lo, search_hi) */
 	double rise_s;               /* how long after the threshold the first peak is looked for, s (detect: 0.020) */
 	double k_sd;                 /* threshold in noise s.d. of the smoothed envelope (e.g. 8) */
+	/* Optional (both 0: none): a stretch [other_lo, other_hi) just before
+	 * the search window holding another sound, not this call (an earlier
+	 * call's leakage into this call's band).  The edge is where this call
+	 * rises above it: the threshold is also at least its envelope's mean
+	 * plus twice (its largest less its mean), the rise is measured from
+	 * its mean where that is above the noise's, its s.d. joins the
+	 * crossing's jitter where larger than the noise's, and the rise is
+	 * not walked back into it. */
+	size_t other_lo, other_hi;
 } dsp_edge_params;
 
 typedef struct {

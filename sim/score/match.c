@@ -9,6 +9,8 @@
 static int by_distance(const void *x, const void *y)
 {
 	const score_cand *p = x, *q = y;
+	if (p->rank != q->rank)
+		return p->rank < q->rank ? -1 : 1;
 	if (p->d != q->d)
 		return p->d < q->d ? -1 : 1;
 	if (p->i != q->i)
@@ -67,7 +69,7 @@ size_t score_match_times(const double *a, size_t na, const double *b, size_t nb,
 				hi = mid;
 		}
 		for (size_t k = lo; k < m && b[ob[k]] <= a[i] + tol; k++) {
-			score_cand x = {i, ob[k], fabs(a[i] - b[ob[k]])};
+			score_cand x = {i, ob[k], fabs(a[i] - b[ob[k]]), 0};
 			g_array_append_val(c, x);
 		}
 	}

@@ -16,14 +16,17 @@
 
 #include <stddef.h>
 
-/* A candidate pair: a's index i, b's index j, their distance d (s, >= 0). */
+/* A candidate pair: a's index i, b's index j, their distance d (s, >= 0);
+ * rank: candidates of a lower rank are taken before any of a higher one
+ * (0 unless the caller ranks them). */
 typedef struct {
 	size_t i, j;
 	double d;
+	int rank;
 } score_cand;
 
-/* Greedy assignment over n candidates (sorted in place by d, then i, then
- * j) between a set of na and a set of nb members; the candidates' i < na,
+/* Greedy assignment over n candidates (sorted in place by rank, then d,
+ * then i, then j) between a set of na and a set of nb members; the candidates' i < na,
  * j < nb.  Fills a_to_b[na] and b_to_a[nb] (-1: unmatched).  Returns the
  * number of pairs.  Pure. */
 size_t score_match_greedy(score_cand *c, size_t n, size_t na, size_t nb, int *a_to_b, int *b_to_a);

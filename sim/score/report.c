@@ -310,7 +310,14 @@ static void score_results(const sim_world *w, const char *const *files, int n_fi
 			out->results_no_time++;
 	}
 	/* Candidates: emission against the call's start, else the reporter's
-	 * onset against the call's arrival at the reporter. */
+	 * onset against the call's arrival at the reporter.  A result that
+	 * places its call (a position and an emission time) is matched before
+	 * any that does not: two groups formed for one call (the overlap row:
+	 * two callers of one species 50 ms apart, one group answered at the
+	 * first caller's place and time, another with the first caller's
+	 * detection as its reporter `failed`) gave the call to the failed
+	 * result, whose reporter's onset was nearer its arrival, and scored
+	 * the right answer against the second caller, 14.8 m off. */
 	GArray *cand = g_array_new(FALSE, FALSE, sizeof(score_cand));
 	for (guint i = 0; i < rl->len; i++) {
 		const res_line *r = &g_array_index(rl, res_line, i);
@@ -321,7 +328,7 @@ static void score_results(const sim_world *w, const char *const *files, int n_fi
 			double d = isfinite(r->emit_s) ? fabs(r->emit_s - a->t_s)
 						       : fabs(r->onset_s - sim_world_arrival_s(w, r->reporter, 0, a->src, a->k));
 			if (d <= p->loc_tol_s) {
-				score_cand c = {i, j, d};
+				score_cand c = {i, j, d, !(isfinite(r->emit_s) && isfinite(collab_json_number(r->line, "x")))};
 				g_array_append_val(cand, c);
 			}
 		}

@@ -7,10 +7,7 @@
 
 #include <gsl/gsl_randist.h>
 
-#include "apps/dsp/band.h"
-#include "apps/dsp/detector.h"
-#include "apps/dsp/stft.h"
-#include "apps/fft/frames.h"
+#include "apps/detect/offline.h"
 
 
 void rig_init(rig *r)
@@ -107,88 +104,14 @@ dsp_wave *rig_varied_wave(gsl_rng *g, int t, double var)
 }
 
 
-/* What detect does for every frame and every event; frames pass through the
- * wire codec.  Returns the number of events (refined, and overlaps). */
+/* What detect does for every frame and every event (apps/detect/offline.h). */
 int rig_run(rig *r, const float *x, size_t n, rig_found *out, int max)
 {
-	dsp_stft_params sp;
-	dsp_stft_params_default(&sp);
-	sp.size = SIZE;
-	sp.hop = HOP;
-	sp.rate_hz = RATE;
-	dsp_stft *s = dsp_stft_new(&sp, 0, NULL);
-	dsp_det_params dp;
-	det_profile_detector(&r->prof, RATE, &dp);
-	dsp_detector *det = dsp_detector_new(&dp, SIZE, HOP, NULL);
-	ck_assert(s && det);
-	const float *w = dsp_stft_window(s);
-	double ss = 0;
-	for (int i = 0; i < SIZE; i++)
-		ss += (double)w[i] * w[i];
-	float P[SIZE / 2 + 1], Q[SIZE / 2 + 1];
-	uint8_t *buf = g_malloc(fft_frame_bytes(SIZE / 2 + 1));
-	int ne = 0;
-	size_t pos = 0;
-	dsp_event evs[256];
-	int nev = 0;
-	while (pos < n) {
-		size_t k = MIN((size_t)4000, n - pos);
-		dsp_stft_push(s, x + pos, k);
-		pos += k;
-		dsp_frame f;
-		while (dsp_stft_next(s, &f) == 1) {
-			for (int b = 0; b < f.nbins; b++) {
-				double m2 = (double)f.X[b][0] * f.X[b][0] + (double)f.X[b][1] * f.X[b][1];
-				P[b] = (float)((b == 0 || b == f.nbins - 1 ? 1 : 2) * m2 / (SIZE * ss));
-			}
-			fft_frame_msg m = {.first = f.first, .size = SIZE, .hop = HOP, .nbins = SIZE / 2 + 1, .rate_hz = RATE, .P = P};
-			size_t len = (size_t)fft_frame_encode(&m, buf, fft_frame_bytes(m.nbins));
-			fft_frame_msg d;
-			const char *why;
-			ck_assert_int_eq(fft_frame_decode(buf, len, &d, Q, SIZE / 2 + 1, &why), 0);
-			if (dsp_detector_feed(det, d.first, fft_frame_band(&d, r->prof.f_lo_hz, r->prof.f_hi_hz), &evs[nev]) == 1 &&
-			    nev < 255)
-				nev++;
-		}
-	}
-	g_free(buf);
-	for (int e = 0; e < nev && ne < max; e++) {
-		/* The clip detect fetches, and its lag windows. */
-		int pre = (int)ceil(r->prof.pre_ms * 1e-3 * RATE);
-		pre = MAX(pre, 64);
-		int64_t first = evs[e].onset - SIZE - pre;
-		int lag_hi = SIZE * 3 / 2 + pre, lag_all = MAX((int)(evs[e].end - first) - (int)(r->prof.min_dur_s * RATE), lag_hi);
-		size_t cn = (size_t)lag_all + det_refiner_max_len(r->ref) + (size_t)pre;
-		float *clip = g_new0(float, cn);
-		for (size_t i = 0; i < cn; i++)
-			if (first + (int64_t)i >= 0 && first + (int64_t)i < (int64_t)n)
-				clip[i] = x[first + (int64_t)i];
-		det_refine_result rr;
-		const char *why;
-		ck_assert_int_eq(dsp_band_pass(clip, cn, RATE, r->prof.f_lo_hz, r->prof.f_hi_hz), 0);
-		if (det_refine_clip(r->ref, clip, cn, pre / 2, lag_hi, (size_t)(SIZE / 2 + pre - HOP), SIZE, r->prof.f_lo_hz,
-				    r->prof.f_hi_hz, r->prof.min_enr_db, &rr, NULL, &why) == 0) {
-			out[ne++] = (rig_found){evs[e].onset, evs[e].end, (double)first + rr.r.tau, rr.r.se, rr.template_id};
-			det_refine_result more[DET_REFINE_MAX + 1], env[DET_REFINE_MAX];
-			more[0] = rr;
-			int nm = det_refine_overlaps(r->ref, clip, cn, pre / 2, lag_all, &rr, r->prof.overlap_enr_db,
-						     r->prof.overlap_explained, 0.002 * RATE, more + 1, DET_REFINE_MAX);
-			int nv = nm < DET_REFINE_MAX ? det_overlap_env_find(r->oenv, clip, cn, (size_t)(SIZE / 2 + pre - HOP), pre / 2, lag_all,
-									    (size_t)(evs[e].end - first), more, nm + 1,
-									    DET_OVERLAP_ENV_SEP_S * RATE, env, DET_REFINE_MAX - nm)
-						     : 0;
-			ck_assert_int_ge(nv, 0);
-			for (int i = 0; i < nv; i++)
-				more[++nm] = env[i];
-			for (int i = 1; i <= nm && ne < max; i++)
-				out[ne++] = (rig_found){evs[e].onset, evs[e].end, (double)first + more[i].r.tau, more[i].r.se,
-							more[i].template_id};
-		} else {
-			out[ne++] = (rig_found){evs[e].onset, evs[e].end, (double)evs[e].onset, SIZE / sqrt(12.0), 0};
-		}
-		g_free(clip);
-	}
-	dsp_detector_free(det);
-	dsp_stft_free(s);
-	return ne;
+	det_found *f = g_new(det_found, max > 0 ? max : 1);
+	int nf = det_offline_run(&r->prof, r->ref, r->oenv, x, n, RATE, SIZE, HOP, f, max);
+	ck_assert_int_ge(nf, 0);
+	for (int i = 0; i < nf; i++)
+		out[i] = (rig_found){f[i].coarse, f[i].end, f[i].onset, f[i].se, f[i].tmpl};
+	g_free(f);
+	return nf;
 }

@@ -1,10 +1,9 @@
 /* detect_rig.h — the detection pipeline detect runs, for its tests
  * (test_detect, test_detect_overlap): the frog profile's templates and
  * the simulator's waveforms of them, seeded white noise, calls added at
- * fractional times, and STFT -> frames on the wire -> band power ->
- * detector -> best-of-templates onset -> overlaps by subtraction, then
- * overlaps of other kinds by their band envelope, as detect's main does
- * for every event. */
+ * fractional times, and detect's pipeline on them (apps/detect/offline.h:
+ * STFT -> band power -> detector -> best-of-templates onset -> overlaps by
+ * subtraction, then overlaps of other kinds by their band envelope). */
 #ifndef CHORUS_TESTS_DETECT_RIG_H
 #define CHORUS_TESTS_DETECT_RIG_H
 
@@ -68,9 +67,9 @@ typedef struct {
 	int tmpl;
 } rig_found;
 
-/* What detect does for every frame and every event of x[0, n); frames
- * pass through the wire codec.  Up to max to out[]; returns the number of
- * events (refined, and overlaps). */
+/* What detect does for every frame and every event of x[0, n)
+ * (apps/detect/offline.h det_offline_run).  Up to max to out[]; returns
+ * the number of calls (each event's, and its overlaps). */
 int rig_run(rig *r, const float *x, size_t n, rig_found *out, int max);
 
 #endif

@@ -8,6 +8,19 @@ $(B)/bin/chorus-demo: $(B)/sim/score/demo.o $(B)/libscore.a $(B)/libcollab.a $(B
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,glib-2.0 gsl fftw3f sndfile json-glib-1.0) -lm
 
+# chorus-calltrace: detect's pipeline (apps/detect/offline.h) on one
+# simulated call at every node, against the world's truth (a developer's
+# tool for tracing a bench/field row's lost calls; it reads the truth).
+PROGS += $(B)/bin/chorus-calltrace
+$(B)/bin/chorus-calltrace: $(B)/sim/score/calltrace.o $(B)/libdetect.a $(B)/libfftmsg.a $(B)/libsim.a $(B)/libdsp.a \
+		$(B)/libsync.a $(B)/libcfg.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,glib-2.0 gsl fftw3f sndfile) -lm
+TESTS += $(B)/tests/test_calltrace
+$(B)/tests/test_calltrace: tests/test_calltrace.sh | $(B)/bin/chorus-calltrace
+	@mkdir -p $(dir $@)
+	printf '#!/bin/sh\nexec sh "%s/tests/test_calltrace.sh" "%s" "%s"\n' "$(CURDIR)" "$(abspath $(B))" "$(CURDIR)" >$@ && chmod +x $@
+
 # `make demo`: on a fresh machine install what is missing, build, run the
 # default scenario for a minute, print and write the results to demo-out/;
 # DEMO_WEB=PORT shows the live view (chorus-web) on 127.0.0.1:PORT meanwhile.

@@ -101,12 +101,12 @@ static int trace_node(const sim_world *w, const sim_scenario *sc, const det_prof
 int main(int argc, char **argv)
 {
 	int source = 0, node = 0, size = 1024, hop = 256;
-	double time_s = NAN, before = 0.6, after = 1.0, rate = 16000;
+	double time_s = NAN, before = 3.0, after = 1.0, rate = 16000;
 	GOptionEntry opts[] = {
 		{"source", 's', 0, G_OPTION_ARG_INT, &source, "the call's source (K of [source.K])", "K"},
 		{"time", 't', 0, G_OPTION_ARG_DOUBLE, &time_s, "the call's start, s since the world's epoch (calls.csv time_s)", "T"},
 		{"node", 'n', 0, G_OPTION_ARG_INT, &node, "only this node (default: every node)", "N"},
-		{"before", 0, 0, G_OPTION_ARG_DOUBLE, &before, "audio before the call's arrival, s (default 0.6)", "S"},
+		{"before", 0, 0, G_OPTION_ARG_DOUBLE, &before, "audio before the call's arrival, s (default 3: the detector's floor settles)", "S"},
 		{"after", 0, 0, G_OPTION_ARG_DOUBLE, &after, "audio after it, s (default 1.0)", "S"},
 		{"rate", 0, 0, G_OPTION_ARG_DOUBLE, &rate, "audio rate, Hz (default 16000, bench/field's)", "HZ"},
 		{"size", 0, 0, G_OPTION_ARG_INT, &size, "fft frame size (default 1024)", "N"},

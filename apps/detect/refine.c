@@ -45,6 +45,14 @@
  * trusted, s. */
 #define DET_EDGE_SPREAD_S 1e-3
 
+/* Echoes come later: how far before a template's largest correlation
+ * peak an earlier path of the call is looked for (onset.h
+ * dsp_onset_set_first_arrival), s, for templates that resemble themselves
+ * nowhere in that stretch (resembles_itself).  A room's first reflections
+ * trail the direct sound by up to tens of ms (bench/field's aviary:
+ * 3-12 ms). */
+#define DET_FIRST_ARRIVAL_S 0.030
+
 /* How far below the best match anywhere the best near the edge may be, dB
  * (the fitted amplitudes compared: one template, one noise). */
 #define DET_EDGE_ENR_DB 10.0
@@ -198,9 +206,35 @@ static int template_edge(const det_refiner *r, int t, double rate_hz, double f_l
 	return 0;
 }
 
+/* Whether template t resembles itself (det_refiner_self_similarity at
+ * least DSP_ONSET_FIRST_MIN) at some shift past its main lobe up to
+ * `lead` samples: a pulse train a pulse off, a narrow-band call a few
+ * carrier cycles off.  Such a template's earlier peaks are other
+ * alignments, and its first path cannot be told from them (bench/field's
+ * room: the 2.6 kHz train's first path taken 1.75 carrier cycles early,
+ * its error 56 ms from the pulses before it); a chirp resembles itself
+ * nowhere but at 0. */
+static int resembles_itself(const det_refiner *r, int t, double lead)
+{
+	long ms = lround(1e-3 * r->rate_hz);
+	int dropped = 0;
+	for (long s = ms; s <= lround(lead); s += ms) {
+		double sim = det_refiner_self_similarity(r, t, (double)s);
+		if (sim < DSP_ONSET_FIRST_MIN)
+			dropped = 1;
+		else if (dropped)
+			return 1;
+	}
+	return !dropped;
+}
+
 int det_refiner_set_band(det_refiner *r, double rate_hz, double f_lo_hz, double f_hi_hz)
 {
 	int usable = 0;
+	r->rate_hz = rate_hz;
+	for (int t = 0; t < r->n; t++)
+		if (!resembles_itself(r, t + 1, DET_FIRST_ARRIVAL_S * rate_hz))
+			dsp_onset_set_first_arrival(r->o[t], (int)lround(DET_FIRST_ARRIVAL_S * rate_hz));
 	for (int t = 0; t < r->n; t++) {
 		/* The edge at 30 dB and at 10 dB: a call whose energy rises
 		 * slowly or in steps (a weak first syllable) has its edge where
@@ -332,6 +366,15 @@ int det_refine_at_edge(det_refiner *r, const float *x, size_t n, int lag_lo, int
 			lo = lag_lo;
 		if (hi > lag_hi)
 			hi = lag_hi;
+		/* The matched filter found a path of the call before the edge
+		 * (the best match anywhere was taken at an earlier path than its
+		 * largest peak, and that path lies before the window): the edge
+		 * rose on the echoes, the direct sound too weak for its threshold
+		 * (bench/field's room: the edge 7.6 ms late at a far node, the
+		 * matched filter's first path at the arrival).  Echoes come
+		 * later: that path is the start. */
+		if (any.r.lead > 0 && any.r.tau < lo)
+			hi = lo;
 		if (hi > lo && dsp_onset_refine(r->o[i], x, n, lo, hi, &cur.r, why) == 0 &&
 		    cur.r.amp * cur.r.amp >= any.r.amp * any.r.amp * pow(10, -DET_EDGE_ENR_DB / 10)) {
 			add_bias(r, i, &cur.r);
@@ -357,7 +400,12 @@ int det_refine_at_edge(det_refiner *r, const float *x, size_t n, int lag_lo, int
 			double fit = cur.r.amp * cur.r.amp * r->eh[i],
 			       mis = fmax(0, cur.r.misfit_sd * cur.r.misfit_sd - 3 * v * sqrt(2 / m_i)) * m_i;
 			double unexplained = fit + mis > 0 ? mis / (fit + mis) : 1;
-			cur.r.se = sqrt(cur.r.se * cur.r.se + unexplained * r->edge[i] * r->edge[i]);
+			/* … unless the match was taken at an earlier path than its
+			 * largest peak (onset.h dsp_onset_set_first_arrival): the
+			 * call is the template there, its echoes the misfit, and
+			 * the start is that path's peak, its error stated with it. */
+			if (!(cur.r.lead > 0))
+				cur.r.se = sqrt(cur.r.se * cur.r.se + unexplained * r->edge[i] * r->edge[i]);
 			cur.at_edge = 1;
 			cur.explained = 0;
 			*out = cur;

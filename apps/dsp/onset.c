@@ -13,6 +13,8 @@ struct dsp_onset {
 	size_t m;
 	double eh;   /* sum h^2 */
 	double *acf; /* the template's autocorrelation at lags 0 .. m-1, over eh */
+	int lead;    /* dsp_onset_set_first_arrival (0: off) */
+	double *cum; /* cum[k]: sum of h^2 over its first k samples (k <= m) */
 	dsp_xcorr *xc;
 };
 
@@ -62,6 +64,7 @@ void dsp_onset_free(dsp_onset *o)
 		return;
 	free(o->h);
 	free(o->acf);
+	free(o->cum);
 	dsp_xcorr_free(o->xc);
 	free(o);
 }
@@ -162,6 +165,106 @@ static void keep_alt(dsp_onset_result *out, int l, double w)
 	out->alt_w[k] = w;
 }
 
+void dsp_onset_set_first_arrival(dsp_onset *o, int lead)
+{
+	o->lead = lead > 0 ? lead : 0;
+	if (o->lead && !o->cum && (o->cum = malloc((o->m + 1) * sizeof *o->cum))) {
+		o->cum[0] = 0;
+		for (size_t k = 0; k < o->m; k++)
+			o->cum[k + 1] = o->cum[k] + (double)o->h[k] * o->h[k];
+	}
+	if (!o->cum)
+		o->lead = 0; /* out of memory: the largest peak, as without */
+}
+
+/* The largest |acf| within w lags of d (the autocorrelation's envelope
+ * there, near enough: the carrier's cycles fill it). */
+static double acf_env(const dsp_onset *o, int d, int w)
+{
+	double m = 0;
+	for (int e = d - w < 0 ? 0 : d - w; e <= d + w && e < (int)o->m; e++)
+		m = fmax(m, fabs(o->acf[e]));
+	return m;
+}
+
+/* The template's first d samples against x at lag l. */
+static double head_corr(const dsp_onset *o, const float *x, size_t n, int l, int d)
+{
+	double s = 0;
+	for (size_t k = 0; k < (size_t)d && k < o->m && (size_t)l + k < n; k++)
+		s += (double)o->h[k] * x[(size_t)l + k];
+	return s;
+}
+
+/* How far the correlation's main lobe about lag l (value top) departs
+ * from the template's own (its autocorrelation times top) over +-L lags:
+ * the RMS difference over top, 0..1.  An echo merged into the lobe shows
+ * here; a lone path leaves only the noise's. */
+static double lobe_misfit(const dsp_onset *o, int l, double top, int L)
+{
+	double s = 0;
+	int k_n = 0;
+	for (int k = -L; k <= L; k++) {
+		int d = abs(k);
+		if ((size_t)d >= o->m)
+			continue;
+		double e = dsp_xcorr_lag(o->xc, l + k) / top - o->acf[d];
+		s += e * e;
+		k_n++;
+	}
+	return k_n ? fmin(1.0, sqrt(s / k_n)) : 1.0;
+}
+
+/* The share of x's energy under the template at tau that a h explains. */
+static double explained_at(const dsp_onset *o, const float *x, size_t n, double tau, double a)
+{
+	double xx = 0;
+	int64_t k0 = (int64_t)floor(tau);
+	for (int64_t k = k0 < 0 ? 0 : k0; k < k0 + (int64_t)o->m && k < (int64_t)n; k++)
+		xx += (double)x[k] * x[k];
+	return xx > 0 ? fmin(1.0, fmax(0.0, a * a * o->eh / xx)) : 0;
+}
+
+/* The earliest path of the call before the largest peak (best, value
+ * top): its lag, or -1 (see dsp_onset_set_first_arrival). */
+static int first_path(const dsp_onset *o, const float *x, size_t n, int lag_lo, int best, double top, double sd_r,
+		      int w, double sd)
+{
+	int from = best - o->lead;
+	if (from < lag_lo + 1)
+		from = lag_lo + 1;
+	for (int l = from; l < best - w; l++) {
+		double v = dsp_xcorr_lag(o->xc, l);
+		if (!(v > 0) || v < dsp_xcorr_lag(o->xc, l - 1) || v < dsp_xcorr_lag(o->xc, l + 1))
+			continue;
+		double side = acf_env(o, best - l, w);
+		/* where the template resembles itself (a pulse train a pulse
+		 * early) a peak is another alignment, not another path */
+		if (side < DSP_ONSET_FIRST_MIN && v >= DSP_ONSET_FIRST_MIN * top && v > side * top + DSP_ONSET_FIRST_K * sd_r) {
+			/* that path's own main lobe: its largest within two
+			 * carrier cycles (l may be its leading side lobe) */
+			int pl = l;
+			for (int k = l + 1; k <= l + 2 * w && k < best - w; k++)
+				if (dsp_xcorr_lag(o->xc, k) > dsp_xcorr_lag(o->xc, pl))
+					pl = k;
+			/* and the call begins there: the template's part before
+			 * the largest peak's start (its first best - pl samples)
+			 * alone matches at pl, at least half as strongly as a path
+			 * of that amplitude would and DSP_ONSET_FIRST_K noise s.d.
+			 * clear of nothing (a narrow-band template shifted early
+			 * matches the reverberation between a pulse train's later
+			 * pulses with its later part, its first part over the
+			 * silence before the call) */
+			int d = best - pl;
+			double e = o->cum[(size_t)d < o->m ? (size_t)d : o->m], hp = head_corr(o, x, n, pl, d);
+			double a = dsp_xcorr_lag(o->xc, pl) / o->eh;
+			if (e > 0 && hp >= 0.5 * a * e && hp > DSP_ONSET_FIRST_K * sd * sqrt(e))
+				return pl;
+		}
+	}
+	return -1;
+}
+
 int dsp_onset_refine(dsp_onset *o, const float *x, size_t n, int lag_lo, int lag_hi,
 		     dsp_onset_result *out, const char **why)
 {
@@ -178,6 +281,7 @@ int dsp_onset_refine(dsp_onset *o, const float *x, size_t n, int lag_lo, int lag
 		return e;
 	}
 	out->n_alt = 0;
+	out->lead = 0;
 	/* the template must lie inside the clip */
 	if (lag_lo < 0)
 		lag_lo = 0;
@@ -218,6 +322,9 @@ int dsp_onset_refine(dsp_onset *o, const float *x, size_t n, int lag_lo, int lag
 		if (c > 5e-7 * s0)
 			break;
 	}
+	int moved = 0;
+	double lead = 0, enr_top = 0, explained_top = 0;
+again:;
 	double a = pk.value / o->eh;
 	/* noise: the clip before the onset (minus its mean), else the residual */
 	int pre = (int)floor(pk.tau) - 1;
@@ -245,11 +352,30 @@ int dsp_onset_refine(dsp_onset *o, const float *x, size_t n, int lag_lo, int lag
 	double var_eq = pre >= 32 ? template_band_noise(x, pre, H, nf) : var;
 	if (!(var_eq > 0))
 		var_eq = var;
+	/* An earlier path than the largest peak (dsp_onset_set_first_arrival):
+	 * its peak is the start, and everything is measured again from it
+	 * (the noise before it, its amplitude; the later paths are misfit). */
+	if (o->lead > 0 && !moved) {
+		int w = w_c > 0 ? (int)ceil(2 * 2 * M_PI / w_c) : 2;
+		int l = first_path(o, x, n, lag_lo, pk.lag0, pk.value, sqrt(var_eq * o->eh), w, sqrt(var_eq));
+		dsp_peak p1;
+		if (l >= 0 && dsp_xcorr_peak(o->xc, l - 1, l + 1, 0, nf / 2, &p1) == 0 && p1.value > 0) {
+			lead = pk.tau - p1.tau;
+			enr_top = a * a * o->eh / var_eq;
+			explained_top = explained_at(o, x, n, pk.tau, a);
+			pk = p1;
+			moved = 1;
+			goto again;
+		}
+	}
 	double enr = a * a * o->eh / var_eq;
+	out->lead = lead;
 	out->tau = pk.tau;
 	out->amp = a;
 	out->noise_sd = sqrt(var);
-	out->enr_db = 10 * log10(enr);
+	/* how well the template fits the call: the largest peak's (which
+	 * template a call is does not depend on which path times it) */
+	out->enr_db = 10 * log10(moved ? enr_top : enr);
 	out->se_crb = w_rms > 0 ? 1.0 / (w_rms * sqrt(enr)) : INFINITY;
 	out->second = pk.second;
 	/* The misfit: what the fitted template leaves of the clip under it,
@@ -260,7 +386,8 @@ int dsp_onset_refine(dsp_onset *o, const float *x, size_t n, int lag_lo, int lag
 	for (int64_t k = k0 < 0 ? 0 : k0; k < k0 + (int64_t)o->m && k < (int64_t)n; k++)
 		xx += (double)x[k] * x[k];
 	double left = xx - a * a * o->eh;
-	out->explained = xx > 0 ? fmin(1.0, fmax(0.0, a * a * o->eh / xx)) : 0;
+	out->explained = moved ? explained_top : xx > 0 ? fmin(1.0, fmax(0.0, a * a * o->eh / xx))
+							: 0;
 	out->misfit_sd = sqrt(fmax(0.0, left / (double)o->m - var));
 	double var_eff = var_eq + out->misfit_sd * out->misfit_sd;
 	double enr_eff = a * a * o->eh / var_eff;
@@ -273,6 +400,10 @@ int dsp_onset_refine(dsp_onset *o, const float *x, size_t n, int lag_lo, int lag
 	 * share most of their noise. */
 	double wsum = 1, w2 = 0;
 	int lo = lag_lo, hi = lag_hi, best = pk.lag0;
+	/* Taken before the largest (an earlier path): the later peaks are the
+	 * call's echoes, not where it may start. */
+	if (moved && hi > best)
+		hi = best;
 	for (int l = lo + 1; l < hi; l++) {
 		int d = abs(l - best);
 		if (d <= 2 || (size_t)d >= o->m)
@@ -306,6 +437,19 @@ int dsp_onset_refine(dsp_onset *o, const float *x, size_t n, int lag_lo, int lag
 		if (fabs(d) > 3 * se_env)
 			out->model_sd = fabs(d);
 	}
-	out->se = sqrt(se_local * se_local + out->model_sd * out->model_sd + out->alternatives);
+	/* Taken before the largest (an earlier path): an echo that trails it
+	 * by less than the correlation's main lobe (about 1 / B_env) merges
+	 * with it and pulls its peak by about the echo's share of the lobe
+	 * times its delay — coherent, so the misfit as white noise above does
+	 * not show it; the lobe's shape does.  With m the lobe's RMS departure
+	 * from the template's own (over its peak), an echo of relative
+	 * amplitude rho at delay delta gives m ~ rho delta B_env / 2 and a pull
+	 * ~ rho delta: 2 m / B_env joins the error (bench/field's room: a
+	 * chirp's direct path 2 samples off where the bound said 0.05; z
+	 * within +-1.3 at the six nodes with this term). */
+	double echo = 0;
+	if (moved && b_env > 0)
+		echo = 2 * lobe_misfit(o, pk.lag0, pk.value, (int)ceil(2 / b_env)) / b_env;
+	out->se = sqrt(se_local * se_local + out->model_sd * out->model_sd + out->alternatives + echo * echo);
 	return 0;
 }

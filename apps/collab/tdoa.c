@@ -689,7 +689,10 @@ static int locate_pass(const tdoa_input *in, int n, const tdoa_params *p, const 
 		for (int k = 0; k < out->n_ok; k++)
 			if (k != out->loc.rejected)
 				used[m++] = idx[k];
-		if (tdoa_onsets_disagree(in, out, used, m, p->onset_check_k, p->onset_check_floor_s, who, sizeof who) >= 2) {
+		if (tdoa_onsets_disagree(in, out, used, m, p->onset_check_k, p->onset_check_floor_s, who, sizeof who) >= 2 ||
+		    tdoa_onsets_joint_q(in, out, used, m, p->onset_check_floor_s) < TDOA_ONSETS_JOINT_Q) {
+			if (!*who)
+				snprintf(who, sizeof who, "jointly");
 			snprintf(out->why, sizeof out->why,
 				 "the correlation's delays and the detected onsets disagree (%.64s): echoes or another sound",
 				 who);
@@ -710,7 +713,12 @@ static int locate_pass(const tdoa_input *in, int n, const tdoa_params *p, const 
 	 * bouts some nodes' detections are the other caller's (bench/field's
 	 * overlap row: onsets 8-31 ms off at two nodes, stating 0.1 ms, while
 	 * the correlation's answer was 3 mm from the truth). */
-	if (rc < 0 && p->onset_timing && (drc == -EAGAIN || denied)) {
+	/* … and where the clips correlated at too few nodes to solve (a
+	 * sound found, most pairs incoherent: bench/field's room, the chirp
+	 * measured at 2 of 6 nodes and `too_few` while every onset was within
+	 * 0.13 ms) the onsets time it too. */
+	int sparse = rc < 0 && drc == -ENOENT && out->n_ok < n;
+	if (rc < 0 && p->onset_timing && (drc == -EAGAIN || denied || sparse)) {
 		char why0[sizeof out->why];
 		snprintf(why0, sizeof why0, "%s", out->why);
 		tdoa_result keep = *out;

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <gsl/gsl_cdf.h>
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -47,6 +49,31 @@ int tdoa_onsets_disagree(const tdoa_input *in, const tdoa_result *r, const int *
 		}
 	}
 	return bad;
+}
+
+double tdoa_onsets_joint_q(const tdoa_input *in, const tdoa_result *r, const int *idx, int m, double floor_s)
+{
+	if (m < 4)
+		return 1;
+	double e[TDOA_MAX], sorted[TDOA_MAX], z2[TDOA_MAX], se_min = INFINITY;
+	for (int i = 0; i < m; i++) {
+		int j = idx[i];
+		e[i] = r->a_s[j] - onset_rel_s(in, j, r->ref);
+		sorted[i] = e[i];
+		se_min = fmin(se_min, in[j].onset_se_ns * 1e-9);
+	}
+	qsort(sorted, (size_t)m, sizeof(double), cmp_double);
+	double med = m % 2 ? sorted[m / 2] : 0.5 * (sorted[m / 2 - 1] + sorted[m / 2]), chi2 = 0, worst = 0;
+	for (int i = 0; i < m; i++) {
+		int j = idx[i];
+		double s = hypot(hypot(in[j].onset_se_ns * 1e-9, se_min), floor_s), d = (e[i] - med) / s;
+		z2[i] = d * d;
+		chi2 += z2[i];
+		worst = fmax(worst, z2[i]);
+	}
+	/* one onset may have slipped (tdoa_onsets_disagree's allowance): the
+	 * rest, less the median's degree of freedom */
+	return gsl_cdf_chisq_Q(chi2 - worst, m - 2);
 }
 
 int tdoa_solve_onsets(const tdoa_input *in, int n, const tdoa_params *p, tdoa_result *out, int *idx)

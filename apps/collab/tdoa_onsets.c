@@ -21,30 +21,42 @@ static double onset_rel_s(const tdoa_input *in, int j, int ref)
 	return (double)(in[j].onset_ns - in[ref].onset_ns) * 1e-9;
 }
 
+/* The used arrivals idx[0..m-1] against their onsets: d[i], arrival i's
+ * offset from the median offset, in s.e. s[i] (seconds both) — the s.e.
+ * hypot(its onset's stated error, the smallest used, floor_s). */
+static void offsets(const tdoa_input *in, const tdoa_result *r, const int *idx, int m, double floor_s, double *d,
+		    double *s)
+{
+	double sorted[TDOA_MAX], se_min = INFINITY;
+	for (int i = 0; i < m; i++) {
+		int j = idx[i];
+		d[i] = r->a_s[j] - onset_rel_s(in, j, r->ref);
+		sorted[i] = d[i];
+		se_min = fmin(se_min, in[j].onset_se_ns * 1e-9);
+	}
+	qsort(sorted, (size_t)m, sizeof(double), cmp_double);
+	double med = m % 2 ? sorted[m / 2] : 0.5 * (sorted[m / 2 - 1] + sorted[m / 2]);
+	for (int i = 0; i < m; i++) {
+		d[i] -= med;
+		s[i] = hypot(hypot(in[idx[i]].onset_se_ns * 1e-9, se_min), floor_s);
+	}
+}
+
 int tdoa_onsets_disagree(const tdoa_input *in, const tdoa_result *r, const int *idx, int m, double k, double floor_s,
 			 char *why, size_t len)
 {
 	if (m < 3 || !(k > 0))
 		return 0;
-	double e[TDOA_MAX], sorted[TDOA_MAX], se_min = INFINITY;
-	for (int i = 0; i < m; i++) {
-		int j = idx[i];
-		e[i] = r->a_s[j] - onset_rel_s(in, j, r->ref);
-		sorted[i] = e[i];
-		se_min = fmin(se_min, in[j].onset_se_ns * 1e-9);
-	}
-	qsort(sorted, (size_t)m, sizeof(double), cmp_double);
-	double med = m % 2 ? sorted[m / 2] : 0.5 * (sorted[m / 2 - 1] + sorted[m / 2]);
+	double d[TDOA_MAX], s[TDOA_MAX];
+	offsets(in, r, idx, m, floor_s, d, s);
 	int bad = 0, len0 = 0;
 	if (why && len)
 		why[0] = '\0';
 	for (int i = 0; i < m; i++) {
-		int j = idx[i];
-		double s = hypot(hypot(in[j].onset_se_ns * 1e-9, se_min), floor_s), d = e[i] - med;
-		if (!(fabs(d) <= k * s)) {
+		if (!(fabs(d[i]) <= k * s[i])) {
 			if (why && len && bad < 2 && (size_t)len0 < len)
 				len0 += snprintf(why + len0, len - (size_t)len0, "%snode%u %+.2f ms (%.1f s.e.)", bad ? ", " : "",
-						 in[j].node, d * 1e3, fabs(d) / s);
+						 in[idx[i]].node, d[i] * 1e3, fabs(d[i]) / s[i]);
 			bad++;
 		}
 	}
@@ -55,21 +67,12 @@ double tdoa_onsets_joint_q(const tdoa_input *in, const tdoa_result *r, const int
 {
 	if (m < 4)
 		return 1;
-	double e[TDOA_MAX], sorted[TDOA_MAX], z2[TDOA_MAX], se_min = INFINITY;
+	double d[TDOA_MAX], s[TDOA_MAX], chi2 = 0, worst = 0;
+	offsets(in, r, idx, m, floor_s, d, s);
 	for (int i = 0; i < m; i++) {
-		int j = idx[i];
-		e[i] = r->a_s[j] - onset_rel_s(in, j, r->ref);
-		sorted[i] = e[i];
-		se_min = fmin(se_min, in[j].onset_se_ns * 1e-9);
-	}
-	qsort(sorted, (size_t)m, sizeof(double), cmp_double);
-	double med = m % 2 ? sorted[m / 2] : 0.5 * (sorted[m / 2 - 1] + sorted[m / 2]), chi2 = 0, worst = 0;
-	for (int i = 0; i < m; i++) {
-		int j = idx[i];
-		double s = hypot(hypot(in[j].onset_se_ns * 1e-9, se_min), floor_s), d = (e[i] - med) / s;
-		z2[i] = d * d;
-		chi2 += z2[i];
-		worst = fmax(worst, z2[i]);
+		double z2 = d[i] * d[i] / (s[i] * s[i]);
+		chi2 += z2;
+		worst = fmax(worst, z2);
 	}
 	/* one onset may have slipped (tdoa_onsets_disagree's allowance): the
 	 * rest, less the median's degree of freedom */

@@ -100,7 +100,10 @@ for n in nodes:
     assert rx["detections"] - len(got) <= rx["queued"], "node %d: %d detections taken in, %d delivered, %d queued" % (
         n, rx["detections"], len(got), rx["queued"])
     if got:
-        d0 = [e for e in det if e["seq"] >= got[0]["seq"]]
+        # an event with no cpu time (its onset in an overrun's lost frames:
+        # seen under ASan) is kept in the JSON-lines file but never sent
+        # (apps/detect/main.c publish), so it is not expected on the broker
+        d0 = [e for e in det if e["seq"] >= got[0]["seq"] and e.get("cpu_ns") is not None]
         assert [g["seq"] for g in got] == [e["seq"] for e in d0[:len(got)]], "node %d: detections" % n
     assert any(m["kind"] == "health" for m in seen), "node %d: no health" % n
     located += len(loc); dets += len(got)

@@ -31,6 +31,7 @@
 
 #include "apps/collab/tdoa.h"
 #include "apps/collab/tdoa_onsets.h"
+#include "apps/collab/tdoa_solve.h"
 #include "apps/dsp/air.h"
 #include "apps/dsp/wave.h"
 #include "tests/check_run.h"
@@ -295,6 +296,29 @@ START_TEST(joint_disagreement)
 }
 END_TEST
 
+/* The covariance's scale for the misfit (tdoa_solve.h tdoa_misfit_scale):
+ * bench/field's overlap row, the second caller 6-7 mm off stated to 2 mm
+ * with chi2 7.7 on 2 d.o.f. (Q 0.021): scaled by 3.85; a chance misfit
+ * (chi2 3 on 2, Q 0.22) is not; separated clips are at any chi2 > dof;
+ * below dof, or without a degree of freedom, never. */
+START_TEST(misfit_scale)
+{
+	dsp_loc_result loc;
+	memset(&loc, 0, sizeof loc);
+	loc.dof = 2;
+	loc.chi2 = 7.7;
+	ck_assert_double_eq_tol(tdoa_misfit_scale(&loc, 0), 3.85, 1e-12);
+	loc.chi2 = 3;
+	ck_assert_double_eq(tdoa_misfit_scale(&loc, 0), 1);
+	ck_assert_double_eq_tol(tdoa_misfit_scale(&loc, 1), 1.5, 1e-12);
+	loc.chi2 = 1.5;
+	ck_assert_double_eq(tdoa_misfit_scale(&loc, 1), 1);
+	loc.dof = 0;
+	loc.chi2 = 50;
+	ck_assert_double_eq(tdoa_misfit_scale(&loc, 1), 1);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("tdoa_onsets");
@@ -302,6 +326,7 @@ int main(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, disagreement_counted);
 	tcase_add_test(tc, joint_disagreement);
+	tcase_add_test(tc, misfit_scale);
 	tcase_add_test(tc, onsets_refuse_and_replace);
 	tcase_add_test(tc, onsets_that_fit_nothing_do_not);
 	tcase_add_test(tc, reverberant_room);

@@ -146,8 +146,9 @@ void collab_result_json(const collab_result *r, GString *o)
 			jnum(b, "masker_x", r->tr.masker_pos_m[0], "%.4f");
 			jnum(b, "masker_y", r->tr.masker_pos_m[1], "%.4f");
 			jnum(b, "masker_power", r->tr.masker_power, "%.4g");
-			jnum(b, "cov_scale", r->tr.cov_scale, "%.4g");
 		}
+		if (r->tr.cov_scale > 1)
+			jnum(b, "cov_scale", r->tr.cov_scale, "%.4g");
 	}
 	json_builder_set_member_name(b, "nodes");
 	json_builder_begin_array(b);

@@ -74,6 +74,11 @@
 #define TDOA_MAX DSP_LOC_MAX
 #define TDOA_ALT DSP_SRP_ALT
 
+/* An answer whose misfit is this unlikely under the stated errors (the
+ * chi-square's upper tail, short of the test's alpha) has its covariance
+ * scaled by chi2/dof (tdoa.c). */
+#define TDOA_MISFIT_Q 0.05
+
 typedef struct {
 	uint32_t node;
 	double mic_m[3]; /* m */
@@ -151,7 +156,8 @@ typedef struct {
 					* away, which replaced it (flank_radius_m); 0 = it was the peak */
 	double masker_pos_m[3];        /* where it was */
 	double masker_power;           /* its steered power */
-	double cov_scale;              /* separated: loc.cov was scaled by chi2/dof (>= 1); else 1 */
+	double cov_scale;              /* loc.cov was scaled by chi2/dof (>= 1: separated, or its misfit's
+					* Q below TDOA_MISFIT_Q); else 1 */
 	int ok[TDOA_MAX];              /* arrival used (GCC-PHAT succeeded) */
 	int n_ok;
 	dsp_loc_result loc;     /* position; loc.t0_s relative to the reference arrival */

@@ -179,3 +179,12 @@ int tdoa_solve(const tdoa_input *in, const tdoa_result *r, const tdoa_params *p,
 	*loc = out;
 	return 0;
 }
+
+double tdoa_misfit_scale(const dsp_loc_result *loc, int separated)
+{
+	if (!(loc->dof > 0) || !(loc->chi2 > loc->dof))
+		return 1;
+	if (separated || gsl_cdf_chisq_Q(loc->chi2, loc->dof) < TDOA_MISFIT_Q)
+		return loc->chi2 / loc->dof;
+	return 1;
+}

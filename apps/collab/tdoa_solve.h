@@ -23,4 +23,11 @@
 int tdoa_solve(const tdoa_input *in, const tdoa_result *r, const tdoa_params *p, int *idx, int m,
 	       dsp_loc_result *loc);
 
+/* The factor an answer's covariance is scaled by for its misfit: chi2/dof
+ * when that exceeds 1 and either the clips were separated (another caller
+ * taken out: what the projection left) or the chi-square's upper tail
+ * probability is below TDOA_MISFIT_Q (the stated errors too small to
+ * explain the residuals); else 1.  Pure. */
+double tdoa_misfit_scale(const dsp_loc_result *loc, int separated);
+
 #endif

@@ -137,6 +137,18 @@ END_TEST
  * scorer scores the newer only, and the one superseded is the latest of
  * that reporter and seq (a reporter's seqs start again when its collab
  * restarts: an older result with the same seq stands). */
+/* Score the results in `text` (written to path) against world w's five
+ * nodes with the default parameters, into *ev. */
+static void evaluate_text(const sim_world *w, const char *path, const char *text, demo_eval *ev)
+{
+	ck_assert(g_file_set_contents(path, text, -1, NULL));
+	demo_eval_params p;
+	demo_eval_params_default(&p);
+	const char *files[] = {path};
+	int ids[] = {1, 2, 3, 4, 5};
+	demo_evaluate(w, ids, (const char *const[]){NULL, NULL, NULL, NULL, NULL}, 5, files, 1, &p, ev);
+}
+
 START_TEST(a_superseded_result_is_not_scored)
 {
 	fixture f = fixture_make("chaos-calls.ini", field);
@@ -148,13 +160,8 @@ START_TEST(a_superseded_result_is_not_scored)
 		"{\"v\":1,\"reporter\":3,\"seq\":4,\"status\":\"untested\",\"x\":21.0,\"y\":5.0,\"sd_x\":0.5,\"sd_y\":0.5,\"cov_xy\":0,\"t_cpu_ns\":%" G_GINT64_FORMAT "}\n"
 		"{\"v\":1,\"reporter\":3,\"seq\":5,\"status\":\"ok\",\"supersedes\":4,\"x\":20.0,\"y\":5.0,\"sd_x\":0.01,\"sd_y\":0.01,\"cov_xy\":0,\"t_cpu_ns\":%" G_GINT64_FORMAT "}\n",
 		t30, t1, t1);
-	ck_assert(g_file_set_contents(path, text, -1, NULL));
-	demo_eval_params p;
-	demo_eval_params_default(&p);
 	demo_eval ev;
-	const char *files[] = {path};
-	int ids[] = {1, 2, 3, 4, 5};
-	demo_evaluate(f.w, ids, (const char *const[]){NULL, NULL, NULL, NULL, NULL}, 5, files, 1, &p, &ev);
+	evaluate_text(f.w, path, text, &ev);
 	ck_assert_uint_eq(ev.results, 3);
 	ck_assert_uint_eq(ev.results_superseded, 1);
 	ck_assert_uint_eq(ev.results_not_ok, 0); /* the untested one is not scored */
@@ -164,9 +171,8 @@ START_TEST(a_superseded_result_is_not_scored)
 	/* Without its successor the untested answer is the call's. */
 	char *nl = strrchr(text, '{');
 	*nl = 0;
-	ck_assert(g_file_set_contents(path, text, -1, NULL));
 	demo_eval_clear(&ev);
-	demo_evaluate(f.w, ids, (const char *const[]){NULL, NULL, NULL, NULL, NULL}, 5, files, 1, &p, &ev);
+	evaluate_text(f.w, path, text, &ev);
 	ck_assert_uint_eq(ev.results_superseded, 0);
 	ck_assert_uint_eq(ev.located, 1);
 	ck_assert_uint_eq(ev.not_ok, 1);
@@ -203,13 +209,8 @@ START_TEST(a_result_that_places_its_call_is_matched_first)
 		"{\"v\":1,\"reporter\":3,\"seq\":1,\"status\":\"failed\",\"why\":\"masked\",\"onset_cpu_ns\":%" G_GINT64_FORMAT "}\n"
 		"{\"v\":1,\"reporter\":3,\"seq\":2,\"status\":\"ok\",\"x\":20.0,\"y\":5.0,\"sd_x\":0.01,\"sd_y\":0.01,\"cov_xy\":0,\"t_cpu_ns\":%" G_GINT64_FORMAT "}\n",
 		onset, emit);
-	ck_assert(g_file_set_contents(path, text, -1, NULL));
-	demo_eval_params p;
-	demo_eval_params_default(&p);
 	demo_eval ev;
-	const char *files[] = {path};
-	int ids[] = {1, 2, 3, 4, 5};
-	demo_evaluate(f.w, ids, (const char *const[]){NULL, NULL, NULL, NULL, NULL}, 5, files, 1, &p, &ev);
+	evaluate_text(f.w, path, text, &ev);
 	ck_assert_uint_eq(ev.calls->len, 2);
 	ck_assert_uint_eq(ev.located, 1);
 	ck_assert_uint_eq(ev.off, 0);

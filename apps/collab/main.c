@@ -26,10 +26,10 @@
 #include "apps/collab/group.h"
 #include "apps/collab/held.h"
 #include "apps/collab/nodes.h"
-#include "apps/collab/partition.h"
 #include "apps/collab/result.h"
 #include "apps/collab/resume.h"
 #include "apps/collab/retime.h"
+#include "apps/collab/split.h"
 #include "apps/collab/share.h"
 #include "apps/collab/solve.h"
 #include "apps/collab/sharemsg.h"
@@ -87,9 +87,8 @@ typedef struct {
 		guint64 group, seq;
 	} answers[256]; /* the last results' groups (collab_group.id) and seqs, for one answered again */
 	guint n_answers;
-	guint64 superseding; /* results that replace an untested answer of this node's (group.h: again) */
-	double part_box[4];  /* the nodes' bounding box and 10 m around it (partition.h) */
-	double part_z;       /* the sources' height told, else the nodes' mean height, m */
+	guint64 superseding;      /* results that replace an untested answer of this node's (group.h: again) */
+	collab_splitter splitter; /* regrouping two callers' detections (split.h) */
 	char last_error[256];
 	char why[160]; /* the last malformed event's reason */
 	uint8_t *key;  /* the field's key, or NULL */
@@ -454,37 +453,6 @@ static gboolean on_poll(gpointer data)
 	return G_SOURCE_CONTINUE;
 }
 
-/* collab_split_fn: two open groups of one kind, their callers within the
- * array's aperture of each other, regrouped where their detections fit
- * two sources (partition.h), each onset weighed by the onsets' gate's
- * error (its bound and onset_floor_ms). */
-static int split_groups(void *ctx, const det_event *pool, int n, int *side)
-{
-	collabd *d = ctx;
-	collab_part_obs obs[COLLAB_PARTITION_MAX];
-	if (n > COLLAB_PARTITION_MAX)
-		return -1;
-	for (int i = 0; i < n; i++) {
-		const collab_node *nd = collab_nodes_find(d->nodes, pool[i].node);
-		if (!nd)
-			return -1;
-		obs[i] = (collab_part_obs){.node = pool[i].node,
-					   .t_s = (double)(pool[i].global_ns - pool[0].global_ns) * 1e-9,
-					   .se_s = hypot(det_event_global_crb_se_ns(&pool[i]) * 1e-9, d->cfg.onset_floor_ms * 1e-3),
-					   .side = side[i]};
-		memcpy(obs[i].pos_m, nd->pos_m, sizeof obs[i].pos_m);
-	}
-	double before, after;
-	int rc = collab_partition_best(obs, n, d->c_m_s, d->part_box, d->part_z, &before, &after);
-	if (rc == 1) {
-		for (int i = 0; i < n; i++)
-			side[i] = obs[i].side;
-		g_message("two callers' detections regrouped where they fit (chi-square %.1f -> %.1f over %d detections)", before,
-			  after, n);
-	}
-	return rc;
-}
-
 /* collab_share_cfg.now_cpu: this node's cpu clock (chorus-sim's virtual
  * one in simulation), the clock of det_event.cpu_ns. */
 static int64_t now_cpu(void *ctx)
@@ -657,21 +625,9 @@ int main(int argc, char **argv)
 	 * only when the height is told; marginalised, it takes one more. */
 	collab_grouper_hold_more(d.grouper, (guint)d.cfg.min_nodes + (d.cfg.source_plane ? 0 : 1),
 				 (int64_t)(d.cfg.hold_untested_s * 1e9));
-	{
-		double zs = 0;
-		d.part_box[0] = d.part_box[2] = INFINITY;
-		d.part_box[1] = d.part_box[3] = -INFINITY;
-		for (guint i = 0; i < d.nodes->nodes->len; i++) {
-			const collab_node *nd = &g_array_index(d.nodes->nodes, collab_node, i);
-			d.part_box[0] = fmin(d.part_box[0], nd->pos_m[0] - 10);
-			d.part_box[1] = fmax(d.part_box[1], nd->pos_m[0] + 10);
-			d.part_box[2] = fmin(d.part_box[2], nd->pos_m[1] - 10);
-			d.part_box[3] = fmax(d.part_box[3], nd->pos_m[1] + 10);
-			zs += nd->pos_m[2];
-		}
-		d.part_z = d.cfg.source_plane ? d.cfg.source_z_m : zs / MAX(d.nodes->nodes->len, 1);
-		collab_grouper_split(d.grouper, split_groups, &d);
-	}
+	collab_splitter_init(&d.splitter, d.nodes, d.c_m_s, d.cfg.onset_floor_ms * 1e-3,
+			     d.cfg.source_plane ? d.cfg.source_z_m : NAN);
+	collab_grouper_split(d.grouper, collab_splitter_split, &d.splitter);
 	if (d.cfg.queue) {
 		char *qp = *d.cfg.queue_file ? g_strdup(d.cfg.queue_file) : state_path("collab.outbox", &why);
 		if (!qp) {

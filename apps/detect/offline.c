@@ -59,7 +59,14 @@ static dsp_event *events_of(const det_profile *p, const float *x, size_t n, doub
 				k++;
 		}
 	}
-	if (ok && k < cap && dsp_detector_flush(det, &ev[k]) == 1)
+	/* an event still open at the end of the audio (room made for it) */
+	if (ok && k == cap) {
+		dsp_event *more = realloc(ev, (cap + 1) * sizeof *ev);
+		ok = more != NULL;
+		if (more)
+			ev = more;
+	}
+	if (ok && dsp_detector_flush(det, &ev[k]) == 1)
 		k++;
 	dsp_detector_free(det);
 	dsp_stft_free(s);

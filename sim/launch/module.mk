@@ -53,12 +53,13 @@ $(B)/bench/rbs: $(B)/bench/rbs.o $(B)/libcsim.a $(B)/libsim.a $(B)/libdsp.a $(B)
 	$(link) $(CSIM_LIBS)
 
 # bench/honesty: stated uncertainties against chorus-sim's truth over a matrix
-# of latency shapes, timestamp sources and receive jitter (issue 13).
+# of latency shapes, timestamp sources, receive jitter and clock wander,
+# seeds pooled, runs in parallel (issue 13).
 BENCHES += $(B)/bench/honesty
 $(B)/bench/honesty.o: CFLAGS += -DCSIM_BIN_DIR='"$(abspath $(B)/bin)"'
-$(B)/bench/honesty: $(B)/bench/honesty.o $(B)/libsync.a | $(B)/bin/chorus-sim $(B)/bin/syncd $(B)/bin/audiod $(B)/bin/audioget $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf $(B)/sim/libchorus_sim_radio.so
+$(B)/bench/honesty: $(B)/bench/honesty.o $(B)/bench/cpuload.o $(B)/libsync.a | $(B)/bin/chorus-sim $(B)/bin/syncd $(B)/bin/audiod $(B)/bin/audioget $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf $(B)/sim/libchorus_sim_radio.so
 	@mkdir -p $(dir $@)
-	$(link) $(call pkglibs,glib-2.0 gsl) -lm
+	$(link) $(call pkglibs,gio-2.0 glib-2.0 gsl) -lm
 
 # The chaos soak's judges of audio gaps and growth (pure; tests/test_gapcheck.c).
 TESTS += $(B)/tests/test_gapcheck

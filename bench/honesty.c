@@ -20,7 +20,8 @@
  * Shapes: exponential 20 us, normal 12 +- 4 us, uniform 30 +- 10 us (floor
  * 12.7 us), constant 15 us, mixture 90 % 10 us + 10 % 200 us.  Where a
  * node's operator calibrated its latency floor (the side channel's uniform
- * and constant nodes, 2 us s.e.; driver-like ALSA, 0 +- 1 us) the
+ * and constant nodes, 2 us s.e.; driver-like ALSA cards' FIFO and link
+ * delay of 4-10 us, 1 us s.e.) the
  * calibration told to audiod is the true floor plus an error drawn at that
  * s.e., independently per node and seed (floor_keys()): each card is
  * calibrated on its own, and an error common to every node would cancel in
@@ -136,17 +137,19 @@ static const char *shape_keys(int shape)
 /* The floor node i's operator calibrated, as audiod is told it: with
  * interrupt records (the side channel) the uniform and constant latencies'
  * floors (30 - 10 sqrt 3 and 15 us) to 2 us; a driver-like ALSA card's
- * timestamps have no floor in the plugin (the DMA position at the call),
- * calibrated to 1 us, as a self-test against the interrupts would; the
- * pessimistic mode's floor is the host's wakeup latency, not calibrated
- * (audiod then states the fit's residual RMS).  Each calibration errs by a
- * normal draw at its s.e. from `rng` (one per node and seed). */
-static void floor_keys(GString *s, const row *r, GRand *rng)
+ * position lags by its FIFO and link delay (the plugin's
+ * irq_latency_floor_us: 4, 6, 8, 10 us on the four nodes), calibrated to 1
+ * us, as a self-test against the interrupts would; the pessimistic mode's
+ * floor is the host's wakeup latency, not calibrated (audiod then states
+ * the fit's residual RMS).  Each calibration errs by a normal draw at its
+ * s.e. from `rng` (one per node and seed; a floor is never below 0). */
+static void floor_keys(GString *s, const row *r, int i, GRand *rng)
 {
 	double truth, sd;
 	if (r->tstamp == 1) {
-		truth = 0;
+		truth = 4 + 2 * i;
 		sd = 1;
+		g_string_append_printf(s, "irq_latency_floor_us = %g\n", truth);
 	} else if (r->tstamp == 0 && r->shape == 2) {
 		truth = 30 - 10 * sqrt(3.0);
 		sd = 2;
@@ -159,7 +162,7 @@ static void floor_keys(GString *s, const row *r, GRand *rng)
 	/* Box-Muller from GRand's uniform doubles */
 	double u1 = g_rand_double_range(rng, 1e-12, 1), u2 = g_rand_double(rng);
 	double g = sqrt(-2 * log(u1)) * cos(2 * G_PI * u2);
-	g_string_append_printf(s, "calibrated_floor_us = %.3f, %g\n", truth + sd * g, sd);
+	g_string_append_printf(s, "calibrated_floor_us = %.3f, %g\n", fmax(0.0, truth + sd * g), sd);
 }
 
 static int scenario_seed(const row *r, int seed)
@@ -179,7 +182,7 @@ static char *scenario_text(const row *r, int seed, double duration_s)
 				       "[node.%d]\nposition_m = %d, 0, 0\ncpu_skew_ppm = %g\naudio_skew_ppm = %g\n"
 				       "radio_jitter_ns = %g\n%s",
 				       i + 1, 10 * i, cpu_skew[i], audio_skew[i], r->jitter_us * 1e3, shape_keys(r->shape));
-		floor_keys(s, r, rng);
+		floor_keys(s, r, i, rng);
 		wander_keys(s, r, i);
 	}
 	g_rand_free(rng);

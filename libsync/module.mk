@@ -47,6 +47,12 @@ $(B)/bench/sync: $(B)/bench/sync.o $(B)/libsync.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,gsl glib-2.0) -lm
 
+# A fit carried beyond its data under a ramp of the rate (issue 13).
+BENCHES += $(B)/bench/aging
+$(B)/bench/aging: $(B)/bench/aging.o $(B)/libsync.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,gsl glib-2.0) -lm
+
 # The audio pairs' envelope fits: stated errors against their errors (issue 13).
 BENCHES += $(B)/bench/envelope
 $(B)/bench/envelope: $(B)/bench/envelope.o $(B)/libsync.a

@@ -144,6 +144,14 @@ int main(int argc, char **argv)
 	}
 	if (node >= 0)
 		s.cfg.node = node;
+	/* A window under 64 measures its wander on halves too short to resolve
+	 * a slow ramp: beyond its data it states too little (bench/aging,
+	 * docs/clocks.md §5). */
+	if (s.cfg.window < 64 || s.cfg.rbs_window < 64)
+		g_warning("[fit] window = %" G_GINT64_FORMAT ", [rbs] window = %" G_GINT64_FORMAT ": a window under 64 observations understates the error of "
+			  "conversions carried beyond its data while temperatures move (bench/aging: RMS z 2.8 at 60 s "
+			  "with 32); 64 is the default",
+			  s.cfg.window, s.cfg.rbs_window);
 	syncd_pairs_cfg pc = {
 		.window = (uint32_t)s.cfg.window,
 		.reject_k = s.cfg.reject_k,

@@ -97,7 +97,9 @@ double sync_fit_wander(const sync_fit *f);
  * §5: a threshold would leave young windows' ramps unstated); while a
  * least-squares fit is young (its window still filling)
  * sync_fit_wander_bound(), since one window's estimate of a ramp is often
- * 0 by chance.  Returns q^2 (>= 0), y units^2 per x unit^3. */
+ * 0 by chance, and over its second window a bound fading to the mean as
+ * the windows pooled go from 1 to 2.  Returns q^2 (>= 0), y units^2 per x
+ * unit^3. */
 double sync_fit_wander_stated(const sync_fit *f);
 
 /* An upper bound of that wander: its running mean plus one of its standard

@@ -46,6 +46,11 @@ static truth feed(sync_fit *f, gsl_rng *r, int n, double p_out, int *n_out)
 		}
 		int64_t y = x + t.off_ns + (int64_t)llround(t.skew * (double)(x - X0) + e);
 		ck_assert_int_eq(sync_fit_add(f, x, y, NULL), 0);
+		/* solved as it goes, as syncd does: the wander's estimates pool
+		 * over the windows (a fit solved once holds one estimate) */
+		sync_conv c;
+		if (i % 4 == 3 && i >= 15)
+			sync_fit_solve(f, &c, NULL);
 	}
 	return t;
 }
@@ -147,7 +152,10 @@ static void run_gaussian(int n, double p_out, int window)
 
 START_TEST(gaussian_window64)
 {
-	run_gaussian(64, 0.0, 64);
+	/* Four windows' worth: past the window's first two, over which the
+	 * wander's bound fades (libsync/fit.c WANDER_FADE_K; a just-full window
+	 * states the slope at RMS z 0.67, as young fits do). */
+	run_gaussian(4 * 64, 0.0, 64);
 }
 END_TEST
 
@@ -161,14 +169,17 @@ END_TEST
 
 START_TEST(gaussian_sliding_window256)
 {
-	/* 600 observations through a 256 window: the fit sees only the last 256. */
-	run_gaussian(600, 0.0, 256);
+	/* 1024 observations through a 256 window: the fit sees only the last
+	 * 256, its wander's bound faded (as gaussian_window64). */
+	run_gaussian(4 * 256, 0.0, 256);
 }
 END_TEST
 
 START_TEST(outliers_10pct)
 {
-	run_gaussian(128, 0.10, 128);
+	/* 10 % outliers through a window of 128, past the window's first two
+	 * (as gaussian_window64). */
+	run_gaussian(128 * 4, 0.10, 128);
 }
 END_TEST
 

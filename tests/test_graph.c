@@ -157,7 +157,17 @@ START_TEST(chain_variance_statistics)
 		sync_fit_reset(fa);
 		sync_fit_reset(f2);
 		sync_fit_reset(f3);
-		for (int i = 0; i < 64; i++) {
+		/* 320 periods and beacons, each fit solved as it goes (as syncd
+		 * does), so that its window of 64 states the wander's running
+		 * mean, its first window's bound faded (libsync/fit.c
+		 * WANDER_FADE_K) */
+		sync_conv tmp;
+		for (int i = 0; i < 320; i++) {
+			if (i % 4 == 3 && i >= 15) {
+				sync_fit_solve(fa, &tmp, NULL);
+				sync_fit_solve(f2, &tmp, NULL);
+				sync_fit_solve(f3, &tmp, NULL);
+			}
 			/* a period of 7500 frames (~156 ms), its interrupt time jittered */
 			int64_t fr = 7500LL * i;
 			double t = (double)fr / w.ra;
@@ -184,7 +194,7 @@ START_TEST(chain_variance_statistics)
 		set(g, au, c1, ca);
 		set(g, c1, c2, cb);
 		set(g, c3, c2, cc);
-		int64_t fr = 7500LL * 50 + 1234; /* late in the data: the slope terms count */
+		int64_t fr = 7500LL * (256 + 50) + 1234; /* late in the window: the slope terms count */
 		double t = (double)fr / w.ra;
 		sync_graph_result res;
 		char why[200];
@@ -367,9 +377,11 @@ START_TEST(past_reach)
 			 -ERANGE);
 	sync_graph_free(g);
 
-	/* Statistically: 300 seeded worlds, an RBS-like pair fitted from 64
-	 * beacons over 10 s (3 us reception noise, a constant skew), converted
-	 * 300 s before its first beacon.  The world has no wander, so with the
+	/* Statistically: 300 seeded worlds, an RBS-like pair fitted from a
+	 * window of 64 beacons over 10 s (3 us reception noise, a constant
+	 * skew; 320 beacons fed, so that the wander's bound a window states
+	 * while its first estimate weighs most has faded: libsync/fit.c
+	 * WANDER_FADE_K), converted 300 s before the first beacon fed.  The world has no wander, so with the
 	 * conversion's wander term off the fit's own slope error, carried that
 	 * far back, must be the whole error: RMS z of the stated variance less
 	 * the unseen ramp's in the chi-square interval of test
@@ -387,7 +399,10 @@ START_TEST(past_reach)
 		double skew = (gsl_rng_uniform(rng) - 0.5) * 2e-4;
 		int64_t off = (int64_t)(gsl_rng_uniform(rng) * 1e12);
 		sync_fit_reset(f);
-		for (int i = 0; i < 64; i++) {
+		sync_conv tmp;
+		for (int i = 0; i < 320; i++) {
+			if (i % 4 == 3 && i >= 15)
+				sync_fit_solve(f, &tmp, NULL);
 			double tb = i * 1.5625e8 + gsl_rng_uniform(rng) * 1e6;
 			sync_fit_add(f, T0 + (int64_t)tb,
 				     T0 + off + (int64_t)llround(tb * (1 + skew) + gsl_ran_gaussian(rng, 3000)), NULL);

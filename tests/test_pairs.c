@@ -151,22 +151,30 @@ static int64_t feed(syncd_pairs *p, GRand *g, const line *l, int n, int64_t x0)
 		int64_t y = truth(l, x) + (int64_t)llround(gauss(g, SIGMA_NS));
 		int rc = i % 2 ? syncd_pairs_observe(p, b, a, y, x, x, &why) : syncd_pairs_observe(p, a, b, x, y, x, &why);
 		ck_assert_msg(rc == 0, "observation %d: %s", i, why);
+		/* syncd's ticker solves the pairs as they go (at most every
+		 * 0.2 s): the wander's estimates pool over the windows */
+		sync_conv c;
+		if (i % 4 == 3)
+			syncd_pairs_conv(p, a, b, &c);
 	}
 	return x;
 }
 
 START_TEST(test_conversion_calibrated)
 {
-	/* 64 observations (one window) per seed; the conversion at the newest
-	 * point, 2 s beyond it (wander adds to the variance there), its slope
-	 * and its inverse are compared with the truth. */
+	/* 256 observations (four windows: past the first two, over which a
+	 * steady clock's fit states its wander's fading bound, libsync/fit.c
+	 * WANDER_FADE_K: RMS z 0.63 at the newest point of a just-full window)
+	 * per seed; the conversion at the newest point, 2 s beyond it (wander
+	 * adds to the variance there), its slope and its inverse are compared
+	 * with the truth. */
 	double z_end = 0, z_out = 0, z_slope = 0, z_inv = 0, s2 = 0;
 	int shortened = 0;
 	for (int s = 0; s < SEEDS; s++) {
 		GRand *g = g_rand_new_with_seed((guint32)(500 + s));
 		line l = {g_rand_double_range(g, -1e-4, 1e-4), g_rand_int_range(g, 0, 1000000) * 1000LL};
 		syncd_pairs *p = new_pairs(0, 120 * S_NS);
-		int64_t xe = feed(p, g, &l, 64, 1000 * S_NS);
+		int64_t xe = feed(p, g, &l, 256, 1000 * S_NS);
 		size_t n;
 		sync_ticker_entry *e = syncd_pairs_entries(p, &n);
 		ck_assert_uint_eq(n, 1); /* both orders fed one pair */

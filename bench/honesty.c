@@ -12,8 +12,9 @@
  * each seed's after it, and how many lie beyond 5 s.e. by the t-quantile
  * rule (libsync sync_tail_k; the aim: 0).  Phases: "young", the run's first
  * YOUNG_S seconds (the pairs' first window of 64 beacons, filling; a young
- * fit states its wander's bound, docs/clocks.md §5), and "steady", after
- * it.  A row whose pooled RMS z exceeds 1.5 in any kind and phase or that
+ * fit states its wander's bound, docs/clocks.md §5); "settling", to
+ * STEADY_S (the window's second, over which that bound fades); "steady",
+ * after it.  A row whose pooled RMS z exceeds 1.5 in any kind and phase or that
  * has any conversion beyond 5 s.e. fails, and then the bench exits 1; below
  * 0.7 a line is marked "wide" (over-cautious, not failed).
  *
@@ -39,9 +40,9 @@
  *
  * HONESTY_ROWS=quick (default: 12 rows) or full (135 rows);
  * HONESTY_PICK=3,10 runs only those rows of the set; HONESTY_SEEDS (3)
- * runs per row; HONESTY_JOBS (4) runs at once (a run is real time and
- * light: about 6 % of a core); HONESTY_DURATION_S (90) per run, at least
- * YOUNG_S + 15; HONESTY_SYNCD_CONF=FILE appends FILE's INI text to every
+ * runs per row; HONESTY_JOBS (6) runs at once (a run is real time and
+ * light: about 6 % of a core); HONESTY_DURATION_S (150) per run, at least
+ * STEADY_S + 15; HONESTY_SYNCD_CONF=FILE appends FILE's INI text to every
  * node's syncd.conf (chorus-sim --syncd-conf), to try a setting over the
  * matrix.  Writes $CHORUS_BENCH_OUT/honesty.csv (row,shape,tstamp,
  * jitter_us,wander,kind,phase,hops,n,rms_us,rms_z,seed_rms_z,beyond_5se,
@@ -74,8 +75,12 @@
 #define LOADED_CORES 0.5
 /* Run seconds before which a sample belongs to the pairs' first window:
  * chorus-sim samples from 10 s; a pair's window of 64 beacons fills
- * about 35 s into the run and slides from about 40 s. */
+ * about 35 s into the run and slides from about 40 s ... */
 #define YOUNG_S 40.0
+/* ... and to its second: the young fit's wander bound fades while the
+ * windows pooled go from 1 to 2, about 1.6 windows of data (libsync/fit.c
+ * WANDER_FADE_K). */
+#define STEADY_S 100.0
 #define MAX_SEEDS 16
 
 static const char *const shapes[] = {"exponential", "normal", "uniform", "constant", "mixture"};
@@ -83,9 +88,9 @@ static const char *const tstamps[] = {"sidechannel", "alsa-driver", "alsa-pessim
 static const double jitters_us[] = {0.3, 1, 5};
 static const char *const kinds[] = {"cpu", "global", "audio0"};
 static const char *const wanders[] = {"none", "walk", "temp"};
-static const char *const phases[] = {"young", "steady"};
+static const char *const phases[] = {"young", "settling", "steady"};
 enum { NKIND = 3,
-       NPHASE = 2 };
+       NPHASE = 3 };
 
 typedef struct {
 	guint n, beyond;
@@ -210,7 +215,9 @@ static int read_samples(const char *path, stats st[NPHASE][NKIND])
 		if (g_strv_length(f) >= 9) {
 			int k = !strcmp(f[1], "cpu") ? 0 : !strcmp(f[1], "global") ? 1
 										   : 2;
-			int p = g_ascii_strtod(f[0], NULL) < YOUNG_S ? 0 : 1;
+			double t_s = g_ascii_strtod(f[0], NULL);
+			int p = t_s < YOUNG_S ? 0 : t_s < STEADY_S ? 1
+								   : 2;
 			unsigned hops = (unsigned)atoi(f[4]);
 			double err = g_ascii_strtod(f[5], NULL), sd = g_ascii_strtod(f[6], NULL);
 			double dof = g_ascii_strtod(f[8], NULL);
@@ -265,11 +272,6 @@ typedef struct {
 
 static void start_next(bench *b);
 
-static double run_duration(const bench *b, const row *r)
-{
-	return r->wander ? MAX(b->duration_s, 90) : b->duration_s;
-}
-
 /* Print row i's pooled lines and its CSV rows; count its verdicts. */
 static void print_row(bench *b, guint i)
 {
@@ -299,7 +301,7 @@ static void print_row(bench *b, guint i)
 					g_string_append_printf(per, "%s%.2f", per->len ? " " : "", sqrt(x->z2 / x->n));
 			}
 			if (!pool.n) {
-				printf("%3u %-11s %-16s %6.1f %-6s %-6s %-6s none measured\n", r->id, shapes[r->shape],
+				printf("%3u %-11s %-16s %6.1f %-6s %-6s %-8s none measured\n", r->id, shapes[r->shape],
 				       tstamps[r->tstamp], r->jitter_us, wanders[r->wander], kinds[k], phases[p]);
 				row_bad = TRUE;
 				g_string_free(per, TRUE);
@@ -316,7 +318,7 @@ static void print_row(bench *b, guint i)
 			g_snprintf(hops, sizeof hops, "%u-%u", pool.hmin, pool.hmax);
 			char seeds[64];
 			g_snprintf(seeds, sizeof seeds, "(%s)", per->str);
-			printf("%3u %-11s %-16s %6.1f %-6s %-6s %-6s %5s %6u %9.3f %6.2f %-16s %5u  %-5s %.2f\n", r->id,
+			printf("%3u %-11s %-16s %6.1f %-6s %-6s %-8s %5s %6u %9.3f %6.2f %-16s %5u  %-5s %.2f\n", r->id,
 			       shapes[r->shape], tstamps[r->tstamp], r->jitter_us, wanders[r->wander], kinds[k], phases[p], hops,
 			       pool.n, rms, z, seeds, pool.beyond, verdict, r->other_max);
 			fprintf(b->csv, "%u,%s,%s,%g,%s,%s,%s,%s,%u,%.4f,%.3f,%s,%u,%s,%.3f,%d\n", r->id, shapes[r->shape],
@@ -398,7 +400,7 @@ static void start_next(bench *b)
 		g_snprintf(name, sizeof name, "row%u-seed%d-%d", j->row_i, j->seed, j->attempt);
 		j->dir = g_build_filename(b->tmp, name, NULL);
 		g_mkdir_with_parents(j->dir, 0755);
-		double dur_s = run_duration(b, r);
+		double dur_s = b->duration_s;
 		char *sc = g_build_filename(j->dir, "scenario.ini", NULL), *text = scenario_text(r, j->seed, dur_s);
 		char *out = g_build_filename(j->dir, "out", NULL), *log = g_build_filename(j->dir, "chorus-sim.log", NULL);
 		GError *e = NULL;
@@ -471,14 +473,16 @@ int main(void)
 		fprintf(stderr, "bench/honesty: HONESTY_ROWS=%s: quick or full\n", rows_env);
 		return 2;
 	}
-	bench b = {.duration_s = dur_env ? g_ascii_strtod(dur_env, NULL) : 90};
-	if (!(b.duration_s >= YOUNG_S + 15)) {
-		fprintf(stderr, "bench/honesty: HONESTY_DURATION_S=%s: at least %g s (%g s of young fits and after)\n",
-			dur_env, YOUNG_S + 15, YOUNG_S);
+	bench b = {.duration_s = dur_env ? g_ascii_strtod(dur_env, NULL) : 150};
+	if (!(b.duration_s >= STEADY_S + 15)) {
+		fprintf(stderr,
+			"bench/honesty: HONESTY_DURATION_S=%s: at least %g s (young fits to %g s, settling to %g s, and "
+			"after)\n",
+			dur_env, STEADY_S + 15, YOUNG_S, STEADY_S);
 		return 2;
 	}
 	b.seeds = env_int("HONESTY_SEEDS", 3, 1, MAX_SEEDS);
-	b.jobs = env_int("HONESTY_JOBS", 4, 1, 64);
+	b.jobs = env_int("HONESTY_JOBS", 6, 1, 64);
 	if (b.seeds < 0 || b.jobs < 0)
 		return 2;
 	b.rows = g_array_new(FALSE, TRUE, sizeof(row));
@@ -525,10 +529,10 @@ int main(void)
 		       "other_cores,reruns\n");
 	char *tmp = g_dir_make_tmp("chorus-honesty-XXXXXX", NULL);
 	b.tmp = tmp;
-	printf("bench/honesty: %u rows (%s) x %d seeds, %g s each (wander rows at least 90 s), %d at once; young: the "
-	       "first %g s; 4 nodes on a line; runs under %s\n",
-	       b.rows->len, full ? "full" : "quick", b.seeds, b.duration_s, b.jobs, YOUNG_S, tmp);
-	printf("%3s %-11s %-16s %6s %-6s %-6s %-6s %5s %6s %9s %6s %-16s %5s  %-5s %s\n", "row", "shape", "tstamp",
+	printf("bench/honesty: %u rows (%s) x %d seeds, %g s each, %d at once; young: the first %g s, settling: to %g "
+	       "s; 4 nodes on a line; runs under %s\n",
+	       b.rows->len, full ? "full" : "quick", b.seeds, b.duration_s, b.jobs, YOUNG_S, STEADY_S, tmp);
+	printf("%3s %-11s %-16s %6s %-6s %-6s %-8s %5s %6s %9s %6s %-16s %5s  %-5s %s\n", "row", "shape", "tstamp",
 	       "jit_us", "wander", "kind", "phase", "hops", "n", "rms_us", "rms_z", "(per seed)", ">5se", "verd.",
 	       "other");
 	fflush(stdout);

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "archive/durable.h"
+#include "bench/cpuload.h"
 #include "archive/recover.h"
 #include "archive/segment.h"
 #include "archive/serve.h"
@@ -314,20 +315,11 @@ static void encode_case(const char *base, sim_world *w, const char *label, unsig
 	g_free(x);
 }
 
-/* /proc/PID/stat user + system time, s. */
+/* /proc/PID/stat user + system time, s; -1 when it cannot be read. */
 static double proc_cpu_s(GPid pid)
 {
-	char *p = g_strdup_printf("/proc/%d/stat", (int)pid), *text = NULL;
-	double s = -1;
-	if (g_file_get_contents(p, &text, NULL, NULL)) {
-		const char *q = strrchr(text, ')');
-		unsigned long ut = 0, st = 0;
-		if (q && sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) == 2)
-			s = (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-	}
-	g_free(text);
-	g_free(p);
-	return s;
+	cpuload_proc p;
+	return cpuload_proc_read((int)pid, &p) ? p.self_s : -1;
 }
 
 static void live(void)

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 /* /proc/stat's first line: user nice system idle iowait irq softirq steal. */
-static bool machine_busy(double *busy_s)
+bool cpuload_machine(double *busy_s, double *total_s)
 {
 	FILE *f = fopen("/proc/stat", "r");
 	unsigned long long v[8] = {0};
@@ -22,21 +22,15 @@ static bool machine_busy(double *busy_s)
 		fclose(f);
 	if (n < 4)
 		return false;
-	double all = 0;
+	double all = 0, hz = (double)sysconf(_SC_CLK_TCK);
 	for (int i = 0; i < 8; i++)
 		all += (double)v[i];
-	*busy_s = (all - (double)v[3] - (double)v[4]) / (double)sysconf(_SC_CLK_TCK);
+	*busy_s = (all - (double)v[3] - (double)v[4]) / hz;
+	*total_s = all / hz;
 	return true;
 }
 
-typedef struct {
-	int pid, ppid;
-	double cpu_s; /* utime + stime + cutime + cstime */
-} proc_row;
-
-/* One /proc/PID/stat: the fields after the command (which may hold spaces
- * and parentheses) are read from the last ')'.  false if gone or odd. */
-static bool read_proc(int pid, proc_row *p)
+bool cpuload_proc_read(int pid, cpuload_proc *p)
 {
 	char path[64], buf[1024];
 	g_snprintf(path, sizeof path, "/proc/%d/stat", pid);
@@ -46,23 +40,28 @@ static bool read_proc(int pid, proc_row *p)
 	size_t n = fread(buf, 1, sizeof buf - 1, f);
 	fclose(f);
 	buf[n] = 0;
+	/* the command (which may hold spaces and parentheses) ends at the last
+	 * ')'; after ") ": state ppid pgrp session tty tpgid flags minflt
+	 * cminflt majflt cmajflt utime stime cutime cstime */
 	char *rp = strrchr(buf, ')');
-	if (!rp)
-		return false;
-	/* after ") ": state ppid pgrp session tty tpgid flags minflt cminflt
-	 * majflt cmajflt utime stime cutime cstime */
 	char state;
 	int ppid;
 	unsigned long long ut, st;
 	long long cut, cst;
-	if (sscanf(rp + 2, "%c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %lld %lld", &state, &ppid, &ut, &st,
-		   &cut, &cst) != 6)
+	if (!rp || sscanf(rp + 2, "%c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %lld %lld", &state, &ppid, &ut,
+			  &st, &cut, &cst) != 6)
 		return false;
-	p->pid = pid;
+	double hz = (double)sysconf(_SC_CLK_TCK);
 	p->ppid = ppid;
-	p->cpu_s = (double)(ut + st + (unsigned long long)(cut + cst)) / (double)sysconf(_SC_CLK_TCK);
+	p->self_s = (double)(ut + st) / hz;
+	p->children_s = (double)(cut + cst) / hz;
 	return true;
 }
+
+typedef struct {
+	int pid, ppid;
+	double cpu_s; /* its own and its reaped children's */
+} proc_row;
 
 /* cpu seconds of every live descendant of `root` (their reaped children
  * included through cutime/cstime). */
@@ -74,9 +73,11 @@ static double descendants_cpu(int root)
 	while (d && (e = readdir(d))) {
 		char *end;
 		long pid = strtol(e->d_name, &end, 10);
-		proc_row p;
-		if (*end == 0 && pid > 0 && read_proc((int)pid, &p))
+		cpuload_proc t;
+		if (*end == 0 && pid > 0 && cpuload_proc_read((int)pid, &t)) {
+			proc_row p = {(int)pid, t.ppid, t.self_s + t.children_s};
 			g_array_append_val(rows, p);
+		}
 	}
 	if (d)
 		closedir(d);
@@ -113,7 +114,8 @@ bool cpuload_now(cpuload_sample *s)
 	s->own_s = (double)self.ru_utime.tv_sec + self.ru_utime.tv_usec * 1e-6 + (double)self.ru_stime.tv_sec +
 		   self.ru_stime.tv_usec * 1e-6 + (double)kids.ru_utime.tv_sec + kids.ru_utime.tv_usec * 1e-6 +
 		   (double)kids.ru_stime.tv_sec + kids.ru_stime.tv_usec * 1e-6 + descendants_cpu((int)getpid());
-	return machine_busy(&s->busy_s);
+	double total_s;
+	return cpuload_machine(&s->busy_s, &total_s);
 }
 
 double cpuload_other_cores(const cpuload_sample *a, const cpuload_sample *b)

@@ -19,6 +19,22 @@ typedef struct {
 	double wall_s; /* CLOCK_MONOTONIC seconds */
 } cpuload_sample;
 
+/* One process's cpu time, from /proc/PID/stat. */
+typedef struct {
+	int ppid;
+	double self_s;     /* utime + stime */
+	double children_s; /* cutime + cstime: its reaped children's */
+} cpuload_proc;
+
+/* Read process pid's times into *p.  false when it is gone or its stat
+ * line cannot be parsed. */
+bool cpuload_proc_read(int pid, cpuload_proc *p);
+
+/* The machine's busy and total cpu seconds since boot (all cores; /proc/
+ * stat's first line, busy = all but idle and iowait).  false when it cannot
+ * be read. */
+bool cpuload_machine(double *busy_s, double *total_s);
+
 /* Read the machine's busy time and this program's own cpu time now into
  * *s.  Returns false when /proc/stat cannot be read. */
 bool cpuload_now(cpuload_sample *s);

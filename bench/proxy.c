@@ -13,6 +13,7 @@
  * The devices run on a thread of this process, the proxy is a child
  * (tests/proxy_fixture.h).  Prints a table and writes
  * $CHORUS_BENCH_OUT/proxy.csv.  Timing is CLOCK_MONOTONIC; no assertions. */
+#include "bench/cpuload.h"
 #include "bench/timing.h"
 #include <errno.h>
 #include <signal.h>
@@ -169,20 +170,11 @@ static void stop_pace(pfx *f, void *data)
 		g_source_destroy(s);
 }
 
-/* utime + stime of a process, s. */
+/* utime + stime of a process, s; -1 when it cannot be read. */
 static double cpu_of(GPid pid)
 {
-	char p[64], *text = NULL;
-	g_snprintf(p, sizeof p, "/proc/%d/stat", (int)pid);
-	if (!g_file_get_contents(p, &text, NULL, NULL))
-		return -1;
-	const char *c = strrchr(text, ')');
-	unsigned long ut = 0, st = 0;
-	/* fields after the command: state ppid … utime is the 14th field */
-	if (!c || sscanf(c + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
-		ut = st = 0;
-	g_free(text);
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+	cpuload_proc p;
+	return cpuload_proc_read((int)pid, &p) ? p.self_s : -1;
 }
 
 static void st_upd(void *u, int err, const char *d, size_t n) { (*(int *)u)++; }

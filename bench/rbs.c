@@ -49,6 +49,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench/cpuload.h"
 #include "libdev/link.h"
 #include "libsync/ticker_read.h"
 #include "sim/launch/launch.h"
@@ -195,17 +196,11 @@ static gboolean audio_ok(csim *s, int n, double secs, char *why, size_t len)
 static double cpu_busy(void)
 {
 	/* Fraction of the machine busy since the last call (/proc/stat). */
-	static guint64 last_busy, last_total;
-	gchar *txt = NULL;
-	if (!g_file_get_contents("/proc/stat", &txt, NULL, NULL))
+	static double last_busy, last_total;
+	double busy, total;
+	if (!cpuload_machine(&busy, &total))
 		return NAN;
-	guint64 v[10] = {0}, total = 0;
-	sscanf(txt, "cpu %lu %lu %lu %lu %lu %lu %lu %lu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
-	g_free(txt);
-	for (int i = 0; i < 8; i++)
-		total += v[i];
-	guint64 busy = total - v[3] - v[4];
-	double f = total > last_total ? (double)(busy - last_busy) / (double)(total - last_total) : NAN;
+	double f = total > last_total ? (busy - last_busy) / (total - last_total) : NAN;
 	last_busy = busy;
 	last_total = total;
 	return f;
@@ -278,17 +273,8 @@ static void scale(void)
  * it is gone. */
 static double proc_cpu_s(pid_t pid)
 {
-	char path[64], *txt = NULL;
-	g_snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if (pid <= 0 || !g_file_get_contents(path, &txt, NULL, NULL))
-		return 0;
-	const char *p = strrchr(txt, ')');
-	unsigned long long ut = 0, st = 0;
-	/* after the command: state (field 3) ... utime (14), stime (15) */
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-		ut = st = 0;
-	g_free(txt);
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+	cpuload_proc p;
+	return pid > 0 && cpuload_proc_read((int)pid, &p) ? p.self_s : 0;
 }
 
 /* Node n's sync/rbs counter `name` (tx_bytes ...), or 0. */

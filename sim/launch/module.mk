@@ -48,7 +48,7 @@ $(B)/tests/test_ticker_field: $(B)/tests/test_ticker_field.o $(B)/libcsim.a $(B)
 # bench/rbs: RBS accuracy and scale through the launcher (real processes).
 BENCHES += $(B)/bench/rbs
 $(B)/bench/rbs.o: CFLAGS += -DCSIM_BIN_DIR='"$(abspath $(B)/bin)"'
-$(B)/bench/rbs: $(B)/bench/rbs.o $(B)/libcsim.a $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libdev.a $(B)/libsync.a | $(B)/bin/syncd $(B)/sim/libchorus_sim_radio.so
+$(B)/bench/rbs: $(B)/bench/rbs.o $(B)/bench/cpuload.o $(B)/libcsim.a $(B)/libsim.a $(B)/libdsp.a $(B)/libcfg.a $(B)/libdev.a $(B)/libsync.a | $(B)/bin/syncd $(B)/sim/libchorus_sim_radio.so
 	@mkdir -p $(dir $@)
 	$(link) $(CSIM_LIBS)
 

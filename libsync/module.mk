@@ -53,6 +53,12 @@ $(B)/bench/aging: $(B)/bench/aging.o $(B)/libsync.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,gsl glib-2.0) -lm
 
+# A fit under a random walk of the rate, by its age (issue 13).
+BENCHES += $(B)/bench/walk
+$(B)/bench/walk: $(B)/bench/walk.o $(B)/libsync.a
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,gsl glib-2.0) -lm
+
 # The audio pairs' envelope fits: stated errors against their errors (issue 13).
 BENCHES += $(B)/bench/envelope
 $(B)/bench/envelope: $(B)/bench/envelope.o $(B)/libsync.a

@@ -26,10 +26,16 @@
  *   xruns      audiod overruns logged on all nodes: non-zero means the
  *              machine could not simulate that world in real time, and the
  *              row measures lost audio too
+ *   onset_z    detections' onsets against the true arrivals they matched:
+ *              RMS of error / stated s.e. (detect's cpu_se_ns), and how
+ *              many lie beyond 5 s.e. (">5se"): the error bars detect/events
+ *              states (measured, not judged)
  * Rows: arguments, else FIELD_ROWS ("exact variation"), else all.  A row
  * whose scenario has a file source under build/calls (recorded calls) gets
  * tools/fetch-calls.sh run first and copies of its scenario and profile with
- * the absolute path of the fetched files.  The run directories stay under
+ * the absolute path of the fetched files; a row whose team states its
+ * calls' variation (row_variation) gets a copy of the profile saying so.
+ * The run directories stay under
  * build/bench/field-runs/ROW (demo.txt, calls.csv, the logs in sim/).
  * Writes build/bench/field.csv (and CHORUS_BENCH_OUT/field.csv when set).
  * Exit status 1 when a row could not be set up or produced no calls.csv,
@@ -66,6 +72,38 @@ static const char *row_profile(const char *row)
 	return strcmp(row, "recorded") == 0 ? "apps/profiles/duck.ini" : NULL;
 }
 
+/* The call variation (the profile's `[refine] variation_pct`) the field
+ * team of a row states, or NULL for the profile's own: the variation
+ * row's frogs vary every parameter with a relative s.d. of 5 % (its
+ * scenario), so its team, having recorded them, says 5 %.  The frog
+ * profile says 0 (the simulator's default calls are its templates). */
+static const char *row_variation(const char *row)
+{
+	return strcmp(row, "variation") == 0 ? "5" : NULL;
+}
+
+/* Copy the profile src to dst with `[refine] variation_pct` set to pct
+ * (GKeyFile: comments kept).  0, or -1 with the reason in why. */
+static int with_variation(const char *src, const char *dst, const char *pct, char *why, size_t len)
+{
+	GKeyFile *k = g_key_file_new();
+	GError *e = NULL;
+	int rc = 0;
+	if (!g_key_file_load_from_file(k, src, G_KEY_FILE_KEEP_COMMENTS, &e)) {
+		snprintf(why, len, "cannot read profile %s: %s", src, e->message);
+		rc = -1;
+	} else {
+		g_key_file_set_string(k, "refine", "variation_pct", pct);
+		if (!g_key_file_save_to_file(k, dst, &e)) {
+			snprintf(why, len, "cannot write %s: %s", dst, e->message);
+			rc = -1;
+		}
+	}
+	g_clear_error(&e);
+	g_key_file_free(k);
+	return rc;
+}
+
 /* What the field team of a row states besides the defaults (collab's 20 ±
  * 2 °C still air): the survey row's team knows its survey is good to 10 cm;
  * the wind row's read 5 m/s from the west off an anemometer; the moving
@@ -97,6 +135,8 @@ typedef struct {
 	double ok_med_in, ok_p90_in, ok_med_out, ok_p90_out; /* ok results only */
 	unsigned ok_n_in, ok_n_out;
 	double recall, fa_nm, cpu, wall_s;
+	double onset_z;         /* detections' onsets: RMS of error / stated s.e. */
+	unsigned onset_beyond5; /* ... and how many lie beyond 5 s.e. */
 	unsigned xruns;
 	/* the survey row's self-survey (collab-survey over its results) */
 	int surveyed, survey_calls;
@@ -262,6 +302,11 @@ static int read_run(row *r, const char *dir)
 	r->recall = rl ? after(rl, "arrivals =") : NAN;
 	const char *fl = strstr(t, "false alarms ");
 	r->fa_nm = fl ? after(fl, "node-minutes =") : NAN;
+	const char *zl = strstr(t, "onsets' stated errors");
+	r->onset_z = zl ? after(zl, "stated s.e.") : NAN;
+	unsigned nb = 0;
+	const char *zr = zl ? strstr(zl, "stated s.e.") : NULL;
+	r->onset_beyond5 = zr && sscanf(zr, "stated s.e. %*f, %u beyond", &nb) == 1 ? nb : 0;
 	const char *ol = strstr(t, "ok results ");
 	r->ok_unmatched = ol ? (unsigned)after(ol, "(+") : 0;
 	rc = 0;
@@ -401,6 +446,15 @@ static void run_row(row *r, double duration_s)
 		if (bad)
 			goto out;
 	}
+	if (row_variation(r->name)) {
+		char *src = prof ? prof : g_build_filename(FIELD_SRC_DIR, "apps/profiles/frog.ini", NULL);
+		char *p2 = g_build_filename(dir, "profile-told.ini", NULL);
+		int bad = with_variation(src, p2, row_variation(r->name), r->why, sizeof r->why) < 0;
+		g_free(src);
+		prof = p2;
+		if (bad)
+			goto out;
+	}
 	char dur[G_ASCII_DTOSTR_BUF_SIZE];
 	g_ascii_dtostr(dur, sizeof dur, duration_s);
 	char *demo = g_build_filename(FIELD_BUILD_DIR, "bin", "chorus-demo", NULL);
@@ -487,16 +541,17 @@ int main(int argc, char **argv)
 
 	GString *csv = g_string_new("scenario,calls,located,median_in_m,p90_in_m,n_in,median_out_m,p90_out_m,n_out,"
 				    "ok_median_in_m,ok_p90_in_m,ok_n_in,ok_median_out_m,ok_p90_out_m,ok_n_out,ok_in_ell95,ok_n,ok_over_1m,ok_unmatched,recall,false_alarms_per_node_min,cpu_core_s_per_s,"
-				    "xruns,wall_s,note\n");
-	printf("\n%-12s %5s %9s %8s %8s %8s %8s %4s %6s %6s %7s %6s %6s %6s\n", "scenario", "calls", "located", "med_in",
-	       "p90_in", "med_out", "p90_out", "ok", "ell95", "ok>1m", "recall", "fa/nm", "cpu", "xruns");
+				    "xruns,wall_s,onset_rms_z,onsets_beyond_5se,note\n");
+	printf("\n%-12s %5s %9s %8s %8s %8s %8s %4s %6s %6s %7s %6s %6s %6s %7s %5s\n", "scenario", "calls", "located",
+	       "med_in", "p90_in", "med_out", "p90_out", "ok", "ell95", "ok>1m", "recall", "fa/nm", "cpu", "xruns", "onset_z",
+	       ">5se");
 	int failed = 0;
 	for (guint i = 0; i < rows->len; i++) {
 		const row *r = &g_array_index(rows, row, i);
 		if (!r->ok) {
 			failed++;
 			printf("%-12s  not run: %s\n", r->name, r->why);
-			g_string_append_printf(csv, "%s,,,,,,,,,,,,,,,,,,,,,,,,%s\n", r->name, r->why);
+			g_string_append_printf(csv, "%s,,,,,,,,,,,,,,,,,,,,,,,,,,%s\n", r->name, r->why);
 			continue;
 		}
 		char loc[24], a[5][16], ell[16];
@@ -506,14 +561,16 @@ int main(int argc, char **argv)
 		fmt(a[2], 16, r->med_out, "%.3f");
 		fmt(a[3], 16, r->p90_out, "%.3f");
 		fmt(ell, 16, r->ok_n ? (double)r->in_ell / r->ok_n : NAN, "%.2f");
-		printf("%-12s %5u %9s %8s %8s %8s %8s %4u %6s %6u %7.3f %6.2f %6.2f %6u\n", r->name, r->calls, loc, a[0], a[1],
-		       a[2], a[3], r->ok_n, ell, r->off, r->recall, r->fa_nm, r->cpu, r->xruns);
+		printf("%-12s %5u %9s %8s %8s %8s %8s %4u %6s %6u %7.3f %6.2f %6.2f %6u %7.2f %5u\n", r->name, r->calls, loc,
+		       a[0], a[1], a[2], a[3], r->ok_n, ell, r->off, r->recall, r->fa_nm, r->cpu, r->xruns, r->onset_z,
+		       r->onset_beyond5);
 		g_string_append_printf(csv, "%s,%u,%u,%.4f,%.4f,%u,%.4f,%.4f,%u,%.4f,%.4f,%u,%.4f,%.4f,%u,%.4f,%u,%u,%u,%.4f,%.3f,"
-					    "%.3f,%u,%.1f,\n",
+					    "%.3f,%u,%.1f,%.3f,%u,\n",
 				       r->name, r->calls, r->located, r->med_in, r->p90_in, r->n_in, r->med_out, r->p90_out,
 				       r->n_out, r->ok_med_in, r->ok_p90_in, r->ok_n_in, r->ok_med_out, r->ok_p90_out,
 				       r->ok_n_out, r->ok_n ? (double)r->in_ell / r->ok_n : NAN, r->ok_n, r->off,
-				       r->ok_unmatched, r->recall, r->fa_nm, r->cpu, r->xruns, r->wall_s);
+				       r->ok_unmatched, r->recall, r->fa_nm, r->cpu, r->xruns, r->wall_s, r->onset_z,
+				       r->onset_beyond5);
 	}
 	printf("(med/p90: horizontal error in m of every result with a position, whatever its status, inside / outside "
 	       "the nodes' hull\n (ok results only: field.csv); ok: results with status ok; ell95: ok results inside their "

@@ -22,6 +22,7 @@
 
 #include "apps/detect/event.h"
 #include "libdev/heap.h"
+#include "apps/detect/onset_rate.h"
 #include "apps/detect/onset_time.h"
 #include "apps/detect/jsonl.h"
 #include "libdev/appendlog.h"
@@ -43,10 +44,11 @@
 
 typedef struct {
 	gint64 node, device, channel;
-	char *profile;  /* profile file; "" = built-in frog defaults (no templates) */
-	char *jsonl;    /* also append events to this JSON-lines file; "" = no */
-	gint64 queue;   /* events queued per subscriber */
-	gint64 history; /* events kept for subscribers that resume */
+	char *profile;      /* profile file; "" = built-in frog defaults (no templates) */
+	char *jsonl;        /* also append events to this JSON-lines file; "" = no */
+	gint64 queue;       /* events queued per subscriber */
+	gint64 history;     /* events kept for subscribers that resume */
+	double rate_sd_ppm; /* s.d. of the timing clock's rate against true seconds, ppm */
 } detect_cfg;
 
 #define K(...) CFG_KEY(detect_cfg, __VA_ARGS__)
@@ -59,6 +61,10 @@ static const cfg_key keys[] = {
 	K("queue", CFG_INT, "256", 4, 1 << 20, queue, "events queued per subscriber"),
 	K("history", CFG_INT, "4096", 0, 1 << 20, history,
 	  "events kept for subscribers that come back with a cursor (chorus-mqtt after a restart: libdev/packet.h \"History\"); 0 = none"),
+	K("clock_rate_sd_ppm", CFG_DOUBLE, "30", 0, 1000, rate_sd_ppm,
+	  "s.d. of the rate of the clock onsets are timed in (global, else this node's cpu crystal) against true seconds, "
+	  "ppm: the card's rate is measured against it to undo the stretch it puts into every call (a crystal within "
+	  "+-50 ppm: 30)"),
 	{NULL},
 };
 static const cfg_group table[] = {
@@ -100,10 +106,12 @@ struct detectd {
 	float P[MAX_BINS];
 	int64_t next_first; /* expected first of the next frame */
 	guint64 nframes, dropped, bad, calls, refined, unrefined, no_global, overlaps, seq;
-	guint64 overlaps_env; /* … of them found by their band envelope */
-	guint64 untimed;      /* calls not sent: no cpu time for their onset */
-	guint64 edges;        /* refinements that found the sound's leading edge */
-	guint64 at_edge;      /* … and took the template's start near it */
+	guint64 overlaps_env;   /* … of them found by their band envelope */
+	guint64 untimed;        /* calls not sent: no cpu time for their onset */
+	guint64 rate_corrected; /* matched onsets moved for the card's stretch */
+	double card_ppm;        /* the card's rate error the last of them used, ppm */
+	guint64 edges;          /* refinements that found the sound's leading edge */
+	guint64 at_edge;        /* … and took the template's start near it */
 	GList *pending;
 	int jsonl;            /* the JSON-lines file (libdev/appendlog.h), or -1 */
 	guint64 jsonl_failed; /* events the JSON-lines file could not take */
@@ -127,6 +135,24 @@ static void keep_jsonl(detectd *d, const det_event *e)
 		g_warning("%s", d->last_error);
 	}
 	g_free(j);
+}
+
+/* Undo the card's stretch of a matched onset (onset_rate.h
+ * det_onset_rate_correct), its rate measured against global where the
+ * onset converts to global (one ruler for every node: what is left of the
+ * stretch is the same everywhere), else against this node's cpu clock. */
+static void rate_correct(detectd *d, det_event *e, int template_id)
+{
+	double stretch, shift = det_refiner_rate_shift(d->ref, template_id);
+	char why[256];
+	if (shift == 0)
+		return;
+	if (det_onset_card_stretch(d->clocks, e, sync_clock_global(), &stretch, why, sizeof why) < 0 &&
+	    det_onset_card_stretch(d->clocks, e, sync_clock_cpu((uint32_t)d->cfg.node), &stretch, why, sizeof why) < 0)
+		return; /* no time at all: said below, where the onset's own conversion fails */
+	det_onset_rate_correct(e, stretch, shift, d->cfg.rate_sd_ppm * 1e-6);
+	d->card_ppm = (stretch - 1.0) * 1e6;
+	d->rate_corrected++;
 }
 
 static void publish(detectd *d, pending *p, const det_refine_result *rr, gboolean ok)
@@ -165,8 +191,10 @@ static void publish(detectd *d, pending *p, const det_refine_result *rr, gboolea
 		e.onset_se = d->size / sqrt(12.0);
 		d->unrefined++;
 	}
-	/* Frame -> cpu and -> global. */
 	char why[256];
+	if (ok)
+		rate_correct(d, &e, rr->template_id);
+	/* Frame -> cpu and -> global. */
 	if (det_onset_time(d->clocks, &e, sync_clock_cpu((uint32_t)d->cfg.node), &e.cpu_ns, &e.cpu_se_ns, why, sizeof why) < 0) {
 		/* No time on this node's own clock (the onset lies where the
 		 * audio clock's history has a break syncd does not bridge: an
@@ -439,10 +467,11 @@ static int setup(detectd *d, const fft_frame_msg *m)
 			int usable;
 			double off = det_refiner_edge_offset(d->ref, i + 1, &spread, &usable);
 			g_message("template %d: onset error under %.3g %% variation %.3g ms; leading edge %.3g ms after its start "
-				  "(%.3g ms later at 10 dB): %s",
+				  "(%.3g ms later at 10 dB): %s; a card 40 ppm fast moves its matched onset %.3g us",
 				  i + 1, d->prof.variation_pct, det_refiner_variation_bias(d->ref, i + 1) / d->rate_hz * 1e3,
 				  off / d->rate_hz * 1e3, spread / d->rate_hz * 1e3,
-				  usable ? "onsets are taken near the edge" : "the edge does not say where the call starts");
+				  usable ? "onsets are taken near the edge" : "the edge does not say where the call starts",
+				  40e-6 * det_refiner_rate_shift(d->ref, i + 1) / d->rate_hz * 1e6);
 		}
 	}
 	const char *calls[DET_MAX_TEMPLATES];
@@ -505,8 +534,11 @@ static int status_text(void *user, GString *out)
 	g_string_append_printf(out, "calls %" G_GUINT64_FORMAT " refined=%" G_GUINT64_FORMAT " coarse=%" G_GUINT64_FORMAT " no_global=%" G_GUINT64_FORMAT " untimed=%" G_GUINT64_FORMAT " rejected_short=%" G_GUINT64_FORMAT " rejected_long=%" G_GUINT64_FORMAT " overlapping=%" G_GUINT64_FORMAT " overlapping_by_envelope=%" G_GUINT64_FORMAT " pending=%u subscribers=%u\n", d->calls, d->refined, d->unrefined,
 			       d->no_global, d->untimed, (guint64)ts, (guint64)tl, d->overlaps, d->overlaps_env, g_list_length(d->pending),
 			       dev_packet_subscribers(d->events));
-	g_string_append_printf(out, "onsets edge_found=%" G_GUINT64_FORMAT " at_edge=%" G_GUINT64_FORMAT " named_by_envelope=%d\n",
-			       d->edges, d->at_edge, d->ref ? det_refiner_classified(d->ref) : 0);
+	g_string_append_printf(out,
+			       "onsets edge_found=%" G_GUINT64_FORMAT " at_edge=%" G_GUINT64_FORMAT
+			       " named_by_envelope=%d rate_corrected=%" G_GUINT64_FORMAT " card_ppm=%.2f clock_rate_sd_ppm=%g\n",
+			       d->edges, d->at_edge, d->ref ? det_refiner_classified(d->ref) : 0, d->rate_corrected,
+			       d->card_ppm, d->cfg.rate_sd_ppm);
 	g_string_append_printf(out, "clocks %s\n", sync_client_ready(d->clocks) ? "ready" : "waiting for sync/ticker");
 	if (d->jsonl >= 0)
 		g_string_append_printf(out, "jsonl %s failed=%" G_GUINT64_FORMAT "\n", d->cfg.jsonl, d->jsonl_failed);

@@ -1,7 +1,10 @@
 /* onset_time.c — a detection's onset on another clock (see onset_time.h). */
 #include "apps/detect/onset_time.h"
 
+#include <errno.h>
 #include <math.h>
+
+#include <glib.h>
 
 int det_onset_time(sync_client *clocks, const det_event *e, sync_clock_id to, int64_t *ns, double *se_ns, char *why,
 		   size_t len)
@@ -40,4 +43,24 @@ int det_onset_time_past(sync_client *clocks, const det_event *e, sync_clock_id t
 			double *se_ns, uint32_t *flags, char *why, size_t len)
 {
 	return onset_time(clocks, e, to, reach_ns, ns, se_ns, flags, why, len);
+}
+
+int det_onset_card_stretch(sync_client *clocks, const det_event *e, sync_clock_id to, double *stretch, char *why,
+			   size_t len)
+{
+	det_event a = *e, b = *e;
+	b.onset_frame -= e->rate_hz;
+	int64_t na, nb;
+	double se;
+	int rc = det_onset_time(clocks, &a, to, &na, &se, why, len);
+	if (rc == 0)
+		rc = det_onset_time(clocks, &b, to, &nb, &se, why, len);
+	if (rc < 0)
+		return rc;
+	if (na <= nb) {
+		g_snprintf(why, len, "the audio clock does not advance against the clock it is timed in");
+		return -EDOM;
+	}
+	*stretch = 1e9 / (double)(na - nb);
+	return 0;
 }

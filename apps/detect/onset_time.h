@@ -32,4 +32,13 @@ int det_onset_time_flags(sync_client *clocks, const det_event *e, sync_clock_id 
 int det_onset_time_past(sync_client *clocks, const det_event *e, sync_clock_id to, int64_t reach_ns, int64_t *ns,
 			double *se_ns, uint32_t *flags, char *why, size_t len);
 
+/* The sound card's rate against clock `to` (an ns clock) where e was
+ * heard: the frames it records per second of `to` over the second before
+ * the onset, divided by e->rate_hz (1 + the card's rate error against
+ * `to`; two conversions of the same path, so the path's offset cancels).
+ * 0 with *stretch, or sync_client_convert's negative errno with the reason
+ * in why[len]. */
+int det_onset_card_stretch(sync_client *clocks, const det_event *e, sync_clock_id to, double *stretch, char *why,
+			   size_t len);
+
 #endif

@@ -59,6 +59,17 @@ int det_refiner_set_variation(det_refiner *r, double variation);
 /* The bias set for template t (1-based), samples (0 without a variation). */
 double det_refiner_variation_bias(const det_refiner *r, int t);
 
+/* How far template t's (1-based) matched onset moves when the call is
+ * stretched by a relative rate error: samples of onset shift per unit of
+ * stretch (a call k = 1 + eps times its template's length comes out
+ * eps * this later than its start).  A sound card fast by eps against the
+ * clock its onsets are timed in records every call eps longer in frames,
+ * and the matched filter aligns the call's weight, not its start (a pulse
+ * train: about its middle, ~0.1 s: 40 ppm moves it 4-5 us).  Measured at
+ * det_refiner_new (the template against itself stretched by 1 +- 1e-4, as
+ * det_refiner_set_variation does); 0 for an unknown t. */
+double det_refiner_rate_shift(const det_refiner *r, int t);
+
 /* Measure where each template's own leading edge lies after its start
  * (apps/dsp/edge.h on the template alone, in the band [f_lo, f_hi] at
  * rate_hz, under a noise 30 dB below its RMS): det_refine_at_edge expects a

@@ -32,6 +32,8 @@ int demo_print(const demo_eval *e, gboolean table, FILE *f)
 		frac(e->arrivals_detected, e->arrivals));
 	fprintf(f, "  false alarms          %u in %.1f node-minutes = %.2f per node-minute (%u exempt: arrivals of calls outside the window)\n",
 		e->false_alarms, e->node_minutes, e->node_minutes > 0 ? e->false_alarms / e->node_minutes : NAN, e->det_exempt);
+	fprintf(f, "  onsets' stated errors %u matched detections: RMS of error / stated s.e. %.2f, %u beyond 5 s.e.\n",
+		e->onsets_judged, e->onsets_judged ? sqrt(e->onset_z2 / e->onsets_judged) : NAN, e->onsets_beyond5);
 	fprintf(f, "  detections refused    %u without a cpu time, %u without a global time (libsync refused the conversion)\n",
 		e->det_no_cpu, e->det_no_global);
 	fprintf(f, "  calls located         %u / %u = %.3f (status ok and within %.2f m of the truth)\n", e->located, n,

@@ -136,6 +136,7 @@ static void score_node(const sim_world *w, int node, const char *det_file, const
 {
 	gchar **lines = read_lines(det_file);
 	GArray *onsets = g_array_new(FALSE, FALSE, sizeof(double));
+	GArray *ses = g_array_new(FALSE, FALSE, sizeof(double)); /* their stated s.e., s */
 	for (gchar **l = lines; *l; l++) {
 		if (!**l)
 			continue;
@@ -148,9 +149,11 @@ static void score_node(const sim_world *w, int node, const char *det_file, const
 			continue;
 		}
 		double s = world_s(w, node, collab_json_number(*l, "cpu_ns"), p->epoch_ns);
-		if (isfinite(s))
+		if (isfinite(s)) {
+			double se = collab_json_number(*l, "cpu_se_ns") * 1e-9;
 			g_array_append_val(onsets, s);
-		else
+			g_array_append_val(ses, se);
+		} else
 			out->det_no_cpu++;
 	}
 	g_strfreev(lines);
@@ -180,6 +183,13 @@ static void score_node(const sim_world *w, int node, const char *det_file, const
 		if (d2a[i] >= 0) {
 			if (!g_array_index(all, any_call, d2a[i]).scored && s >= p->t_lo_s && s <= p->t_hi_s)
 				out->det_exempt++;
+			double se = g_array_index(ses, double, i);
+			if (g_array_index(all, any_call, d2a[i]).scored && se > 0) {
+				double z = (s - arr[d2a[i]]) / se;
+				out->onsets_judged++;
+				out->onset_z2 += z * z;
+				out->onsets_beyond5 += fabs(z) > 5.0;
+			}
 		} else if (s >= p->t_lo_s && s <= p->t_hi_s) {
 			out->false_alarms++;
 			out->detections++;
@@ -189,6 +199,7 @@ static void score_node(const sim_world *w, int node, const char *det_file, const
 	g_free(d2a);
 	g_free(a2d);
 	g_array_free(onsets, TRUE);
+	g_array_free(ses, TRUE);
 }
 
 /* A result line, as far as scoring needs it. */

@@ -105,6 +105,12 @@ typedef struct {
 	guint det_no_cpu;                  /* onset not converted to cpu (libsync refused): no time */
 	guint det_no_global;               /* global_ns none (libsync refused): collab cannot use it */
 	double node_minutes;               /* nodes x window length, min */
+	/* Onsets' stated errors: each detection matched to a scored arrival,
+	 * z = (its onset in world time - the arrival) / its cpu_se_ns (the
+	 * onset's error and the cpu conversion's, as detect states them). */
+	guint onsets_judged;  /* detections with a stated s.e. matched to scored arrivals */
+	double onset_z2;      /* sum of z^2 over them */
+	guint onsets_beyond5; /* |z| > 5 */
 	/* Results (lines of the result files, every status). */
 	guint results;            /* lines read */
 	guint results_no_time;    /* no reporter, emission or onset time: cannot be matched */

@@ -33,8 +33,9 @@
  * Rows: arguments, else FIELD_ROWS ("exact variation"), else all.  A row
  * whose scenario has a file source under build/calls (recorded calls) gets
  * tools/fetch-calls.sh run first and copies of its scenario and profile with
- * the absolute path of the fetched files; a row whose team states its
- * calls' variation (row_variation) gets a copy of the profile saying so.
+ * the absolute path of the fetched files; a row whose team states
+ * something of its callers (row_refine) gets a copy of the profile saying
+ * so.
  * The run directories stay under
  * build/bench/field-runs/ROW (demo.txt, calls.csv, the logs in sim/).
  * Writes build/bench/field.csv (and CHORUS_BENCH_OUT/field.csv when set).
@@ -72,19 +73,29 @@ static const char *row_profile(const char *row)
 	return strcmp(row, "recorded") == 0 ? "apps/profiles/duck.ini" : NULL;
 }
 
-/* The call variation (the profile's `[refine] variation_pct`) the field
- * team of a row states, or NULL for the profile's own: the variation
- * row's frogs vary every parameter with a relative s.d. of 5 % (its
- * scenario), so its team, having recorded them, says 5 %.  The frog
- * profile says 0 (the simulator's default calls are its templates). */
-static const char *row_variation(const char *row)
+/* A `[refine]` key of the profile that the field team of a row states
+ * otherwise, its value in *value, or NULL for the profile as it is: the
+ * variation row's frogs vary every parameter with a relative s.d. of 5 %
+ * (its scenario), so its team, having recorded them, says
+ * `variation_pct = 5` (frog.ini says 0: the simulator's default calls are
+ * its templates); the moving row's bird flies at up to 10 m/s (collab is
+ * told so too, row_told), `max_speed_m_s = 10`. */
+static const char *row_refine(const char *row, const char **value)
 {
-	return strcmp(row, "variation") == 0 ? "5" : NULL;
+	if (strcmp(row, "variation") == 0) {
+		*value = "5";
+		return "variation_pct";
+	}
+	if (strcmp(row, "moving") == 0) {
+		*value = "10";
+		return "max_speed_m_s";
+	}
+	return NULL;
 }
 
-/* Copy the profile src to dst with `[refine] variation_pct` set to pct
- * (GKeyFile: comments kept).  0, or -1 with the reason in why. */
-static int with_variation(const char *src, const char *dst, const char *pct, char *why, size_t len)
+/* Copy the profile src to dst with `[refine] key` set to value (GKeyFile:
+ * comments kept).  0, or -1 with the reason in why. */
+static int with_refine(const char *src, const char *dst, const char *key, const char *value, char *why, size_t len)
 {
 	GKeyFile *k = g_key_file_new();
 	GError *e = NULL;
@@ -93,7 +104,7 @@ static int with_variation(const char *src, const char *dst, const char *pct, cha
 		snprintf(why, len, "cannot read profile %s: %s", src, e->message);
 		rc = -1;
 	} else {
-		g_key_file_set_string(k, "refine", "variation_pct", pct);
+		g_key_file_set_string(k, "refine", key, value);
 		if (!g_key_file_save_to_file(k, dst, &e)) {
 			snprintf(why, len, "cannot write %s: %s", dst, e->message);
 			rc = -1;
@@ -446,10 +457,11 @@ static void run_row(row *r, double duration_s)
 		if (bad)
 			goto out;
 	}
-	if (row_variation(r->name)) {
+	const char *rvalue, *rkey = row_refine(r->name, &rvalue);
+	if (rkey) {
 		char *src = prof ? prof : g_build_filename(FIELD_SRC_DIR, "apps/profiles/frog.ini", NULL);
 		char *p2 = g_build_filename(dir, "profile-told.ini", NULL);
-		int bad = with_variation(src, p2, row_variation(r->name), r->why, sizeof r->why) < 0;
+		int bad = with_refine(src, p2, rkey, rvalue, r->why, sizeof r->why) < 0;
 		g_free(src);
 		prof = p2;
 		if (bad)

@@ -454,7 +454,7 @@ static int setup(detectd *d, const fft_frame_msg *m)
 	if (!rc && nt > 0 && !(d->ref = det_refiner_new(h, len, nt, &why))) {
 		g_snprintf(d->last_error, sizeof d->last_error, "templates: %s", why);
 		g_warning("%s", d->last_error);
-	} else if (d->ref && det_refiner_set_variation(d->ref, d->prof.variation_pct / 100) < 0) {
+	} else if (d->ref && det_refiner_set_variation(d->ref, det_profile_stretch(&d->prof)) < 0) {
 		g_snprintf(d->last_error, sizeof d->last_error, "templates: out of memory measuring their variation");
 		g_warning("%s", d->last_error);
 		rc = -ENOMEM;
@@ -466,9 +466,11 @@ static int setup(detectd *d, const fft_frame_msg *m)
 			double spread;
 			int usable;
 			double off = det_refiner_edge_offset(d->ref, i + 1, &spread, &usable);
-			g_message("template %d: onset error under %.3g %% variation %.3g ms; leading edge %.3g ms after its start "
+			g_message("template %d: onset error under %.3g %% variation%s %.3g ms; leading edge %.3g ms after its start "
 				  "(%.3g ms later at 10 dB): %s; a card 40 ppm fast moves its matched onset %.3g us",
-				  i + 1, d->prof.variation_pct, det_refiner_variation_bias(d->ref, i + 1) / d->rate_hz * 1e3,
+				  i + 1, 100 * det_profile_stretch(&d->prof),
+				  d->prof.max_speed_m_s > 0 ? " (with the callers' Doppler)" : "",
+				  det_refiner_variation_bias(d->ref, i + 1) / d->rate_hz * 1e3,
 				  off / d->rate_hz * 1e3, spread / d->rate_hz * 1e3,
 				  usable ? "onsets are taken near the edge" : "the edge does not say where the call starts",
 				  40e-6 * det_refiner_rate_shift(d->ref, i + 1) / d->rate_hz * 1e6);

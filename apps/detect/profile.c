@@ -48,6 +48,9 @@ static const cfg_key refine_keys[] = {
 	P("min_enr_db", CFG_DOUBLE, "12", -20, 100, min_enr_db, "weaker matches keep the coarse onset, dB"),
 	P("variation_pct", CFG_DOUBLE, "3", 0, 50, variation_pct,
 	  "how far real calls differ from the templates, % of every duration and frequency (0: the calls are the templates)"),
+	P("max_speed_m_s", CFG_DOUBLE, "0", 0, 100, max_speed_m_s,
+	  "callers move at up to this while calling, m/s: the Doppler effect stretches a call by up to v/c (0: they call "
+	  "from a perch)"),
 	{NULL},
 };
 
@@ -223,4 +226,9 @@ float *det_profile_render(const det_profile *p, int i, double rate_hz, size_t *n
 char *det_profile_describe(void)
 {
 	return cfg_describe(table);
+}
+
+double det_profile_stretch(const det_profile *p)
+{
+	return fmin(0.5, p->variation_pct / 100 + p->max_speed_m_s / 343.0);
 }

@@ -53,6 +53,7 @@ typedef struct {
 	double pre_ms;            /* audio fetched before the coarse onset's uncertainty, ms */
 	double min_enr_db;        /* a match weaker than this keeps the coarse onset, dB */
 	double variation_pct;     /* real calls differ from the templates by up to this, % (onset error) */
+	double max_speed_m_s;     /* callers move at up to this while calling, m/s (Doppler: onset error) */
 	double overlap_enr_db;    /* another template matching the residual this well … */
 	double overlap_explained; /* … and explaining this fraction of the energy under it is a second, overlapping call */
 	det_template_cfg tmpl[DET_MAX_TEMPLATES];
@@ -64,6 +65,12 @@ typedef struct {
  * the checks across keys: off_db <= on_db, f_lo_hz < f_hi_hz,
  * min_duration_s < max_duration_s, a file template has a file). */
 gboolean det_profile_load(det_profile *p, const char *path, GError **err);
+
+/* How far a call may be stretched from its template, relative: the
+ * stated variation (variation_pct / 100) plus the Doppler of a caller
+ * moving at max_speed_m_s (/ 343 m/s), at most 0.5: what
+ * det_refiner_set_variation takes.  Pure. */
+double det_profile_stretch(const det_profile *p);
 
 /* Free the strings. */
 void det_profile_clear(det_profile *p);

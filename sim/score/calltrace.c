@@ -153,7 +153,7 @@ int main(int argc, char **argv)
 		}
 	}
 	det_refiner *ref = nt > 0 ? det_refiner_new(h, len, nt, &why) : NULL;
-	if (!ref || det_refiner_set_variation(ref, p.variation_pct / 100) < 0 ||
+	if (!ref || det_refiner_set_variation(ref, det_profile_stretch(&p)) < 0 ||
 	    det_refiner_set_band(ref, rate, p.f_lo_hz, p.f_hi_hz) == -ENOMEM) {
 		fprintf(stderr, "chorus-calltrace: %s: templates: %s\n", argv[2], ref ? "out of memory" : why);
 		return 1;

@@ -23,7 +23,8 @@
  * anemometer's reading and the survey's accuracy, --source-speed V how
  * fast the team knows its callers can move.  The sources'
  * height is not among them: --source-plane Z states one (collab's
- * source_plane, source_z_m), as a user who knows it would.  Writes DIR/calls.csv, DIR/results.jsonl (every node's
+ * source_plane, source_z_m), as a user who knows it would.  Writes DIR/calls.csv, DIR/onsets.csv (every detection
+ * matched to a true arrival: its onset's error and stated s.e.), DIR/results.jsonl (every node's
  * results), DIR/detections.jsonl, DIR/sync.csv, DIR/map.png and the logs
  * under DIR/sim/.
  * --web PORT: chorus-proxy on every node and chorus-web on 127.0.0.1:PORT,
@@ -471,6 +472,13 @@ int main(int argc, char **argv)
 				fprintf(stderr, "chorus-demo: %s: %s\n", csv, g_strerror(-wr));
 				rc = 2;
 			}
+			char *ocsv = g_build_filename(d.out, "onsets.csv", NULL);
+			wr = demo_write_onsets_csv(&ev, ocsv);
+			if (wr < 0) {
+				fprintf(stderr, "chorus-demo: %s: %s\n", ocsv, g_strerror(-wr));
+				rc = 2;
+			}
+			g_free(ocsv);
 			char *fx = sim_scenario_effects(d.sc);
 			char told[96];
 			g_snprintf(told, sizeof told, "%s%s%s%s", speed ? "c = " : temperature ? "T = "

@@ -77,3 +77,20 @@ int demo_write_csv(const demo_eval *e, const char *path)
 		rc = -errno;
 	return rc;
 }
+
+int demo_write_onsets_csv(const demo_eval *e, const char *path)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "node,source,call,template,arrival_s,error_us,se_us,z\n");
+	for (guint i = 0; e->onsets && i < e->onsets->len; i++) {
+		const demo_onset *o = &g_array_index(e->onsets, demo_onset, i);
+		fprintf(f, "%d,%d,%zu,%d,%.6f,%.3f,%.3f,%.3f\n", o->node, o->source, o->k, o->tmpl, o->arr_s, o->err_s * 1e6,
+			o->se_s * 1e6, o->err_s / o->se_s);
+	}
+	int rc = ferror(f) ? -EIO : 0;
+	if (fclose(f) != 0 && !rc)
+		rc = -errno;
+	return rc;
+}

@@ -15,4 +15,10 @@ int demo_print(const demo_eval *e, gboolean table, FILE *f);
  * -errno (opening, writing or closing failed; the file may then be partial). */
 int demo_write_csv(const demo_eval *e, const char *path);
 
+/* Every detection matched to a scored arrival (demo_eval.onsets) as CSV at
+ * path: node, source, call, template, the arrival (world s), the onset's
+ * error and stated s.e. (us) and their ratio.  Returns 0 or -errno, as
+ * demo_write_csv. */
+int demo_write_onsets_csv(const demo_eval *e, const char *path);
+
 #endif

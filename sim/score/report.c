@@ -137,6 +137,7 @@ static void score_node(const sim_world *w, int node, const char *det_file, const
 	gchar **lines = read_lines(det_file);
 	GArray *onsets = g_array_new(FALSE, FALSE, sizeof(double));
 	GArray *ses = g_array_new(FALSE, FALSE, sizeof(double)); /* their stated s.e., s */
+	GArray *tmpls = g_array_new(FALSE, FALSE, sizeof(int));  /* their templates */
 	for (gchar **l = lines; *l; l++) {
 		if (!**l)
 			continue;
@@ -150,9 +151,11 @@ static void score_node(const sim_world *w, int node, const char *det_file, const
 		}
 		double s = world_s(w, node, collab_json_number(*l, "cpu_ns"), p->epoch_ns);
 		if (isfinite(s)) {
-			double se = collab_json_number(*l, "cpu_se_ns") * 1e-9;
+			double se = collab_json_number(*l, "cpu_se_ns") * 1e-9, tn = collab_json_number(*l, "template");
+			int tm = isfinite(tn) ? (int)tn : 0;
 			g_array_append_val(onsets, s);
 			g_array_append_val(ses, se);
+			g_array_append_val(tmpls, tm);
 		} else
 			out->det_no_cpu++;
 	}
@@ -186,6 +189,9 @@ static void score_node(const sim_world *w, int node, const char *det_file, const
 			double se = g_array_index(ses, double, i);
 			if (g_array_index(all, any_call, d2a[i]).scored && se > 0) {
 				double z = (s - arr[d2a[i]]) / se;
+				const any_call *a = &g_array_index(all, any_call, d2a[i]);
+				demo_onset o = {.node = node, .source = g_array_index(out->calls, demo_call, a->row).source, .k = a->k, .tmpl = g_array_index(tmpls, int, i), .arr_s = arr[d2a[i]], .err_s = s - arr[d2a[i]], .se_s = se};
+				g_array_append_val(out->onsets, o);
 				out->onsets_judged++;
 				out->onset_z2 += z * z;
 				out->onsets_beyond5 += fabs(z) > 5.0;
@@ -200,6 +206,7 @@ static void score_node(const sim_world *w, int node, const char *det_file, const
 	g_free(a2d);
 	g_array_free(onsets, TRUE);
 	g_array_free(ses, TRUE);
+	g_array_free(tmpls, TRUE);
 }
 
 /* A result line, as far as scoring needs it. */
@@ -413,6 +420,7 @@ void demo_evaluate(const sim_world *w, const int *node_ids, const char *const *d
 {
 	memset(out, 0, sizeof *out);
 	out->calls = g_array_new(FALSE, TRUE, sizeof(demo_call));
+	out->onsets = g_array_new(FALSE, TRUE, sizeof(demo_onset));
 	out->located_within_m = p->located_within_m;
 	GArray *all = all_calls(w, p, out);
 	out->node_minutes = n_nodes * (p->t_hi_s - p->t_lo_s) / 60.0;
@@ -434,4 +442,7 @@ void demo_eval_clear(demo_eval *e)
 	if (e->calls)
 		g_array_free(e->calls, TRUE);
 	e->calls = NULL;
+	if (e->onsets)
+		g_array_free(e->onsets, TRUE);
+	e->onsets = NULL;
 }

@@ -95,8 +95,20 @@ typedef struct {
 	const char *verdict;          /* "located", "off", "not_ok", "missed" (static) */
 } demo_call;
 
+/* One detection matched to a scored arrival: its onset against the truth. */
 typedef struct {
-	GArray *calls; /* demo_call, by source then time */
+	int node;     /* node id */
+	int source;   /* source id ([source.K]) */
+	size_t k;     /* call index */
+	int tmpl;     /* the template detect matched (0: none stated) */
+	double arr_s; /* the call's true arrival at the node's mic 0, world s */
+	double err_s; /* onset (world time of its cpu_ns) - arrival, s */
+	double se_s;  /* the s.e. detect stated (cpu_se_ns), s */
+} demo_onset;
+
+typedef struct {
+	GArray *calls;  /* demo_call, by source then time */
+	GArray *onsets; /* demo_onset, by node, in the order of the detections */
 	/* Detections. */
 	guint arrivals, arrivals_detected; /* of scored calls, all nodes */
 	guint detections;                  /* matched to scored arrivals, plus false alarms */

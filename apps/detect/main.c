@@ -61,7 +61,7 @@ static const cfg_key keys[] = {
 	K("queue", CFG_INT, "256", 4, 1 << 20, queue, "events queued per subscriber"),
 	K("history", CFG_INT, "4096", 0, 1 << 20, history,
 	  "events kept for subscribers that come back with a cursor (chorus-mqtt after a restart: libdev/packet.h \"History\"); 0 = none"),
-	K("clock_rate_sd_ppm", CFG_DOUBLE, "30", 0, 1000, rate_sd_ppm,
+	K("clock_rate_sd_ppm", CFG_DOUBLE, "30" /* DETECT_RATE_SD */, 0, 1000, rate_sd_ppm,
 	  "s.d. of the rate of the clock onsets are timed in (global, else this node's cpu crystal) against true seconds, "
 	  "ppm: the card's rate is measured against it to undo the stretch it puts into every call (a crystal within "
 	  "+-50 ppm: 30)"),
@@ -155,7 +155,9 @@ static void rate_correct(detectd *d, det_event *e, int template_id)
 	d->rate_corrected++;
 }
 
-static void publish(detectd *d, pending *p, const det_refine_result *rr, gboolean ok)
+/* Publish the call rr (ok: refined, else the coarse onset); matched: its
+ * onset is a matched filter's (not a band envelope's edge). */
+static void publish(detectd *d, pending *p, const det_refine_result *rr, gboolean ok, gboolean matched)
 {
 	det_event e = {0};
 	e.node = (uint32_t)d->cfg.node;
@@ -192,7 +194,7 @@ static void publish(detectd *d, pending *p, const det_refine_result *rr, gboolea
 		d->unrefined++;
 	}
 	char why[256];
-	if (ok)
+	if (ok && matched)
 		rate_correct(d, &e, rr->template_id);
 	/* Frame -> cpu and -> global. */
 	if (det_onset_time(d->clocks, &e, sync_clock_cpu((uint32_t)d->cfg.node), &e.cpu_ns, &e.cpu_se_ns, why, sizeof why) < 0) {
@@ -247,7 +249,7 @@ static int overlaps_by_envelope(detectd *d, pending *p, const float *res, const 
 		d->overlaps_env++;
 		g_message("call at frame %.1f: template %d found by its band envelope overlapping the call at frame %.1f",
 			  (double)p->clip_first + env[i].r.tau, env[i].template_id, (double)p->clip_first + found[0].r.tau);
-		publish(d, p, &env[i], TRUE);
+		publish(d, p, &env[i], TRUE, FALSE);
 	}
 	return ne;
 }
@@ -291,7 +293,7 @@ static gboolean finish_idle(gpointer data)
 						     d->prof.overlap_explained, 0.002 * d->rate_hz, found + 1, DET_REFINE_MAX);
 			for (int i = 1; i <= nm; i++) {
 				d->overlaps++;
-				publish(d, p, &found[i], TRUE);
+				publish(d, p, &found[i], TRUE, TRUE);
 			}
 			/* A call of another kind none of whose templates fits it
 			 * (a varied call: the matched filter explains none of it),
@@ -311,7 +313,7 @@ static gboolean finish_idle(gpointer data)
 	 * chaos soak: detect on node 1 grew 3552 -> 3828 kB over 30 minutes,
 	 * as collab did before it forgot them). */
 	dsp_fft_forget();
-	publish(d, p, &rr, ok);
+	publish(d, p, &rr, ok, ok);
 	d->pending = g_list_remove(d->pending, p);
 	dev_sensor_reader_free(p->r);
 	g_free(p->clip);
@@ -538,8 +540,10 @@ static int status_text(void *user, GString *out)
 			       dev_packet_subscribers(d->events));
 	g_string_append_printf(out,
 			       "onsets edge_found=%" G_GUINT64_FORMAT " at_edge=%" G_GUINT64_FORMAT
-			       " named_by_envelope=%d rate_corrected=%" G_GUINT64_FORMAT " card_ppm=%.2f clock_rate_sd_ppm=%g\n",
-			       d->edges, d->at_edge, d->ref ? det_refiner_classified(d->ref) : 0, d->rate_corrected,
+			       " named_by_envelope=%d named_by_halves=%d rate_corrected=%" G_GUINT64_FORMAT
+			       " card_ppm=%.2f clock_rate_sd_ppm=%g\n",
+			       d->edges, d->at_edge, d->ref ? det_refiner_classified(d->ref) : 0,
+			       d->ref ? det_refiner_halves_chosen(d->ref) : 0, d->rate_corrected,
 			       d->card_ppm, d->cfg.rate_sd_ppm);
 	g_string_append_printf(out, "clocks %s\n", sync_client_ready(d->clocks) ? "ready" : "waiting for sync/ticker");
 	if (d->jsonl >= 0)

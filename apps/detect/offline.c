@@ -113,8 +113,9 @@ int det_offline_run(const det_profile *p, det_refiner *ref, const det_overlap_en
 			rc = -ENOMEM;
 		} else if (det_refine_clip(ref, clip, cn, lag_lo, lag_hi, noise_hi, (size_t)size, p->f_lo_hz, p->f_hi_hz,
 					   p->min_enr_db, &found[0], NULL, &why) == 0) {
-			out[got++] = (det_found){ev[e].onset, ev[e].end, (double)first + found[0].r.tau, found[0].r.se,
-						 found[0].template_id, DET_FOUND_FIRST};
+			out[got++] = (det_found){ev[e].onset, ev[e].end, (double)first + found[0].r.tau,
+						 found[0].r.se, found[0].template_id, DET_FOUND_FIRST,
+						 found[0].r.enr_db, found[0].r.explained};
 			int nm = det_refine_overlaps(ref, clip, cn, lag_lo, lag_all, &found[0], p->overlap_enr_db,
 						     p->overlap_explained, 0.002 * rate_hz, found + 1, DET_REFINE_MAX);
 			int nv = oe && nm < DET_REFINE_MAX
@@ -125,11 +126,18 @@ int det_offline_run(const det_profile *p, det_refiner *ref, const det_overlap_en
 				rc = nv;
 			for (int i = 1; i <= nm + (nv > 0 ? nv : 0) && got < max; i++) {
 				const det_refine_result *r = i <= nm ? &found[i] : &env[i - nm - 1];
-				out[got++] = (det_found){ev[e].onset, ev[e].end, (double)first + r->r.tau, r->r.se, r->template_id,
-							 i <= nm ? DET_FOUND_OVERLAP : DET_FOUND_ENVELOPE};
+				out[got++] = (det_found){ev[e].onset,
+							 ev[e].end,
+							 (double)first + r->r.tau,
+							 r->r.se,
+							 r->template_id,
+							 i <= nm ? DET_FOUND_OVERLAP : DET_FOUND_ENVELOPE,
+							 r->r.enr_db,
+							 r->r.explained};
 			}
 		} else {
-			out[got++] = (det_found){ev[e].onset, ev[e].end, (double)ev[e].onset, size / sqrt(12.0), 0, DET_FOUND_COARSE};
+			out[got++] = (det_found){ev[e].onset, ev[e].end, (double)ev[e].onset, size / sqrt(12.0), 0,
+						 DET_FOUND_COARSE, 0, 0};
 		}
 		free(clip);
 	}

@@ -38,6 +38,8 @@ typedef struct {
 	double se;         /* its stated standard error, frames */
 	int tmpl;          /* 1-based template (0: coarse) */
 	det_found_how how; /* how it was found */
+	double enr_db;     /* the match's energy-to-noise ratio, dB (0: coarse) */
+	double explained;  /* the share of the energy under the template its match explains (0..1; 0: coarse) */
 } det_found;
 
 /* Run detect on x[0, n) at rate_hz with frames of `size` and hop `hop`

@@ -9,6 +9,10 @@
 
 #include "apps/detect/event.h"
 
+/* detect's default `[detect] clock_rate_sd_ppm`, as a fraction: the
+ * timing clock's rate against true seconds (a crystal within +-50 ppm). */
+#define DETECT_RATE_SD 30e-6
+
 /* A matched onset of e moved to where the call started: a card fast by
  * eps against the clock the onsets are timed in records the call
  * (1 + eps) times its template's length, which moves the onset eps *

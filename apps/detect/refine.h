@@ -88,6 +88,11 @@ int det_refiner_set_band(det_refiner *r, double rate_hz, double f_lo_hz, double 
 double det_refiner_edge_offset(const det_refiner *r, int t, double *spread, int *usable);
 
 /* How many of det_refine's choices the envelope classifier made so far. */
+/* How many of det_refine's choices went past the loudest match because it
+ * explained little and only one half of its template, to a template that
+ * explains both halves alike. */
+int det_refiner_halves_chosen(const det_refiner *r);
+
 int det_refiner_classified(const det_refiner *r);
 
 /* Longest template, samples. */

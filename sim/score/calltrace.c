@@ -29,6 +29,7 @@
 #include <stdlib.h>
 
 #include "apps/detect/offline.h"
+#include "apps/detect/onset_rate.h"
 #include "sim/scenario.h"
 #include "sim/world.h"
 
@@ -87,13 +88,29 @@ static int trace_node(const sim_world *w, const sim_scenario *sc, const det_prof
 	}
 	if (nf == 0)
 		printf("  nothing detected\n");
+	/* detect moves each matched onset back by the card's stretch, measured
+	 * against global (onset_rate.h); here the card's true rate stands for
+	 * that measurement, and detect's default ruler error is stated. */
+	double stretch = 1.0 / (sim_world_frame_time_s(w, node, rate, f0 + (int64_t)rate) -
+				sim_world_frame_time_s(w, node, rate, f0));
+	for (int i = 0; i < nf; i++)
+		if (f[i].tmpl > 0 && f[i].how != DET_FOUND_ENVELOPE) {
+			det_event e = {.onset_frame = f[i].onset, .onset_se = f[i].se, .rate_hz = rate};
+			det_onset_rate_correct(&e, stretch, det_refiner_rate_shift(ref, f[i].tmpl), DETECT_RATE_SD);
+			f[i].onset = e.onset_frame;
+			f[i].se = e.onset_se;
+		}
 	for (int i = 0; i < nf; i++) {
-		double t = sim_world_frame_time_s(w, node, rate, f0) + f[i].onset / rate;
+		/* the card's own frame times: its skew over the seconds of audio
+		 * before the call is tens of us */
+		double fl = floor(f[i].onset);
+		double t = sim_world_frame_time_s(w, node, rate, f0 + (int64_t)fl) + (f[i].onset - fl) / rate;
 		size_t s = 0, j = 0;
 		double a = nearest_arrival(w, sc, node, t, &s, &j);
-		printf("  %-8s template %d at %+8.2f ms, s.e. %.3f ms; nearest s%zu#%zu: error %+.3f ms (%.1f s.e.)\n",
+		printf("  %-8s template %d at %+8.2f ms, s.e. %.3f ms; nearest s%zu#%zu: error %+.3f ms (%.1f s.e.); ENR %.1f dB, "
+		       "explains %.2f\n",
 		       how_name(f[i].how), f[i].tmpl, (t - aS) * 1e3, f[i].se / rate * 1e3, s + 1, j + 1, (t - a) * 1e3,
-		       (t - a) * rate / f[i].se);
+		       (t - a) * rate / f[i].se, f[i].enr_db, f[i].explained);
 	}
 	return 0;
 }

@@ -41,6 +41,7 @@
 #include "libsync/now.h"
 
 #define MAX_BINS 32769
+#define CARD_RATE_MAX 1e-3 /* a sound card's rate error beyond this is a measurement across a break */
 
 typedef struct {
 	gint64 node, device, channel;
@@ -150,6 +151,13 @@ static void rate_correct(detectd *d, det_event *e, int template_id)
 	if (det_onset_card_stretch(d->clocks, e, sync_clock_global(), &stretch, why, sizeof why) < 0 &&
 	    det_onset_card_stretch(d->clocks, e, sync_clock_cpu((uint32_t)d->cfg.node), &stretch, why, sizeof why) < 0)
 		return; /* no time at all: said below, where the onset's own conversion fails */
+	if (fabs(stretch - 1.0) > CARD_RATE_MAX) {
+		/* no sound card is 0.1 % off: a conversion across a break in the
+		 * clock's history, not the card's rate */
+		g_message("onset frame %.1f: the card's rate measured %.0f ppm off, not used", e->onset_frame,
+			  (stretch - 1.0) * 1e6);
+		return;
+	}
 	det_onset_rate_correct(e, stretch, shift, d->cfg.rate_sd_ppm * 1e-6);
 	d->card_ppm = (stretch - 1.0) * 1e6;
 	d->rate_corrected++;

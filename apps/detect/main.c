@@ -62,7 +62,7 @@ static const cfg_key keys[] = {
 	K("queue", CFG_INT, "256", 4, 1 << 20, queue, "events queued per subscriber"),
 	K("history", CFG_INT, "4096", 0, 1 << 20, history,
 	  "events kept for subscribers that come back with a cursor (chorus-mqtt after a restart: libdev/packet.h \"History\"); 0 = none"),
-	K("clock_rate_sd_ppm", CFG_DOUBLE, "30" /* DETECT_RATE_SD */, 0, 1000, rate_sd_ppm,
+	K("clock_rate_sd_ppm", CFG_DOUBLE, G_STRINGIFY(DETECT_RATE_SD_PPM), 0, 1000, rate_sd_ppm,
 	  "s.d. of the rate of the clock onsets are timed in (global, else this node's cpu crystal) against true seconds, "
 	  "ppm: the card's rate is measured against it to undo the stretch it puts into every call (a crystal within "
 	  "+-50 ppm: 30)"),

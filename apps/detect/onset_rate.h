@@ -9,9 +9,9 @@
 
 #include "apps/detect/event.h"
 
-/* detect's default `[detect] clock_rate_sd_ppm`, as a fraction: the
- * timing clock's rate against true seconds (a crystal within +-50 ppm). */
-#define DETECT_RATE_SD 30e-6
+/* detect's default `[detect] clock_rate_sd_ppm`: the s.d. of the timing
+ * clock's rate against true seconds, ppm (a crystal within +-50 ppm). */
+#define DETECT_RATE_SD_PPM 30
 
 /* A matched onset of e moved to where the call started: a card fast by
  * eps against the clock the onsets are timed in records the call

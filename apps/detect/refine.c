@@ -342,7 +342,6 @@ int det_refine(det_refiner *r, const float *x, size_t n, int lag_lo, int lag_hi,
 				alt = i;
 		if (alt >= 0) {
 			*out = each[alt];
-			best = alt;
 			r->halves_chosen++;
 		}
 	}

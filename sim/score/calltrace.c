@@ -96,7 +96,7 @@ static int trace_node(const sim_world *w, const sim_scenario *sc, const det_prof
 	for (int i = 0; i < nf; i++)
 		if (f[i].tmpl > 0 && f[i].how != DET_FOUND_ENVELOPE) {
 			det_event e = {.onset_frame = f[i].onset, .onset_se = f[i].se, .rate_hz = rate};
-			det_onset_rate_correct(&e, stretch, det_refiner_rate_shift(ref, f[i].tmpl), DETECT_RATE_SD);
+			det_onset_rate_correct(&e, stretch, det_refiner_rate_shift(ref, f[i].tmpl), DETECT_RATE_SD_PPM * 1e-6);
 			f[i].onset = e.onset_frame;
 			f[i].se = e.onset_se;
 		}

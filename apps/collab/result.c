@@ -139,6 +139,10 @@ void collab_result_json(const collab_result *r, GString *o)
 			jnum(b, "alt_x", r->tr.alt_pos_m[0], "%.4f");
 			jnum(b, "alt_y", r->tr.alt_pos_m[1], "%.4f");
 			jnum(b, "alt_power", r->tr.alt_power, "%.4g");
+			if (r->tr.alt_ruled_out) {
+				json_builder_set_member_name(b, "alt_ruled_out");
+				json_builder_add_boolean_value(b, TRUE);
+			}
 		}
 		if (r->tr.flank_m > 0)
 			jnum(b, "flank_m", r->tr.flank_m, "%.3f");

@@ -151,6 +151,9 @@ typedef struct {
 	                                * ambiguity_ratio x srp_power or more (not necessarily the best) */
 	double alt_power;              /* its power (NAN: none found) */
 	int ambiguous;                 /* such a position found, or none ruled out */
+	int alt_ruled_out;             /* alt_pos_m was found, but the onsets refuse it and every other
+	                                * such position as they refuse a wrong answer (onset_check_k
+	                                * over onset_check_floor_s): not ambiguous */
 	int separated;                 /* a louder sound (another caller) was taken out of the clips first */
 	double flank_m;                /* the gated best was on the flank of the sound's own peak this far
 					* away, which replaced it (flank_radius_m); 0 = it was the peak */

@@ -646,6 +646,25 @@ int dsp_srp_search_above(dsp_srp *s, const double avoid[2], double radius, doubl
 	return rc;
 }
 
+int dsp_srp_search_above_within(dsp_srp *s, const double avoid[2], double radius, double floor_v, const double *sd_s,
+				double k, int outliers, dsp_srp_source *found)
+{
+	if (!isfinite(floor_v) || !(k > 0) || !s->p.use_prior || !sd_s)
+		return -EINVAL;
+	double sd[DSP_SRP_MAX], k0 = s->p.prior_k;
+	int out0 = s->p.prior_outliers;
+	memcpy(sd, s->p.prior_sd_s, sizeof sd);
+	for (int i = 0; i < s->n; i++)
+		s->p.prior_sd_s[i] = sd_s[i];
+	s->p.prior_k = k;
+	s->p.prior_outliers = outliers;
+	int rc = search(s, avoid, radius, floor_v, found);
+	memcpy(s->p.prior_sd_s, sd, sizeof sd);
+	s->p.prior_k = k0;
+	s->p.prior_outliers = out0;
+	return rc;
+}
+
 int dsp_srp_search_near(dsp_srp *s, const double near[2], double radius, int ungated, dsp_srp_source *found)
 {
 	if (!(radius > 0) || !near)

@@ -166,6 +166,16 @@ int dsp_srp_search_avoiding(dsp_srp *s, const double avoid[2], double radius_m, 
 int dsp_srp_search_above(dsp_srp *s, const double avoid[2], double radius_m, double floor, int ungated,
 			 dsp_srp_source *found);
 
+/* dsp_srp_search_above (gated) with the onsets' gate drawn as tight as the
+ * caller's check of an answer: each clip's s.d. sd_s[i] (s), k s.d. and
+ * `outliers` clips allowed beyond, in place of the bank's prior_sd_s,
+ * prior_k and prior_outliers for this search (the onsets themselves,
+ * prior_s, kept).  A second explanation of the clips the onsets would
+ * refuse as they refuse a wrong answer is none.  Same returns; -EINVAL
+ * also when k is not > 0 or the bank has no gate. */
+int dsp_srp_search_above_within(dsp_srp *s, const double avoid[2], double radius_m, double floor, const double *sd_s,
+				double k, int outliers, dsp_srp_source *found);
+
 /* The position of largest power within radius_m (> 0) of near (x, y):
  * the squares reaching into that disc are searched (the point found may
  * lie up to a finest square's reach beyond it).  ungated: the onsets'

@@ -32,7 +32,7 @@ $(B)/bin/chorus-export: $(B)/apps/tools/chorus-export.o $(B)/libarchive.a
 # back, recovery after a kill -9, the live daemon's CPU (bench/archive.c).
 $(B)/bench/archive.o: CFLAGS += $(AUDIOD_TEST_DEFS)
 BENCHES += $(B)/bench/archive
-$(B)/bench/archive: $(B)/bench/archive.o $(B)/bench/cpuload.o $(ARCHIVE_TEST_DEPS) | $(ARCHIVE_TEST_RUNTIME)
+$(B)/bench/archive: $(B)/bench/archive.o $(B)/bench/csvout.o $(B)/bench/cpuload.o $(ARCHIVE_TEST_DEPS) | $(ARCHIVE_TEST_RUNTIME)
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0 gsl sndfile alsa fftw3f) -lm -lpthread
 

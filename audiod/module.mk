@@ -68,7 +68,7 @@ $(B)/tests/test_audiod_follow: $(B)/tests/test_audiod_follow.o $(AUDIOD_TEST_DEP
 # Benchmark: audiod CPU per client count, interrupt -> client latency, bulk
 # reads vs memcpy, audio0 -> cpu accuracy (bench/audio.c, same harness).
 BENCHES += $(B)/bench/audio
-$(B)/bench/audio: $(B)/bench/audio.o $(B)/bench/wakeref.o $(AUDIOD_TEST_DEPS) | $(AUDIOD_TEST_RUNTIME)
+$(B)/bench/audio: $(B)/bench/audio.o $(B)/bench/csvout.o $(B)/bench/wakeref.o $(AUDIOD_TEST_DEPS) | $(AUDIOD_TEST_RUNTIME)
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,check glib-2.0 gsl sndfile alsa fftw3f) -lm -lpthread
 

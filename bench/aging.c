@@ -26,6 +26,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
+#include "bench/csvout.h"
 #include "libsync/conv.h"
 #include "libsync/fit.h"
 
@@ -106,13 +107,10 @@ int main(void)
 		fprintf(stderr, "bench/aging: AGING_CLOCKS=%s: an integer of at least 2\n", env);
 		return 2;
 	}
-	const char *bo = getenv("CHORUS_BENCH_OUT");
-	char *path = g_build_filename(bo && *bo ? bo : ".", "aging.csv", NULL);
-	FILE *csv = fopen(path, "w");
-	if (!csv) {
-		perror(path);
+	char path[4096];
+	FILE *csv = bench_csv_open("aging.csv", path, sizeof path);
+	if (!csv)
 		return 1;
-	}
 	fprintf(csv, "window,ramp_ppb_per_s,used_span_s,d_s,n,rms_z,beyond_5se\n");
 	printf("bench/aging: a least-squares pair (1 obs/s, %.1f us noise) carried D s beyond its data under a ramp, "
 	       "%d clocks per row\n",
@@ -139,12 +137,9 @@ int main(void)
 			}
 			printf("%s\n", windows[w] == DEFAULT_WINDOW ? "" : "   (not judged)");
 		}
-	int rc = fclose(csv) != 0;
-	if (rc)
-		perror(path);
+	int rc = bench_csv_close(csv, path) != 0;
 	printf("bench/aging: %s (aim for the default window of %d: RMS z <= 1.5 and none beyond 5 s.e. at every D); CSV "
 	       "%s\n",
 	       bad ? "FAILED" : "ok", DEFAULT_WINDOW, path);
-	g_free(path);
 	return bad || rc ? 1 : 0;
 }

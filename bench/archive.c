@@ -32,6 +32,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench/csvout.h"
 #include "archive/durable.h"
 #include "bench/cpuload.h"
 #include "archive/recover.h"
@@ -353,14 +354,10 @@ static void live(void)
 int main(void)
 {
 	ah_fail_hook = fail;
-	const char *od = g_getenv("CHORUS_BENCH_OUT");
-	char path[512];
-	g_snprintf(path, sizeof path, "%s/archive.csv", od && *od ? od : ".");
-	csv = fopen(path, "w");
-	if (!csv) {
-		fprintf(stderr, "bench/archive: %s: %s\n", path, strerror(errno));
+	char path[4096];
+	csv = bench_csv_open("archive.csv", path, sizeof path);
+	if (!csv)
 		return 1;
-	}
 	fprintf(csv, "metric,case,value,unit\n");
 	char *base = g_dir_make_tmp("chorus-bench-archive-XXXXXX", NULL);
 	if (!g_getenv("CHORUS_RUN"))
@@ -379,10 +376,8 @@ int main(void)
 	sim_scenario_free(sc);
 	rm_dir(base);
 	g_free(base);
-	if (fclose(csv) != 0) {
-		fprintf(stderr, "bench/archive: %s: %s\n", path, strerror(errno));
+	if (bench_csv_close(csv, path) != 0)
 		return 1;
-	}
 	printf("bench/archive: wrote %s\n", path);
 	return 0;
 }

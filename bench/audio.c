@@ -29,6 +29,7 @@
  *     exceeds 20 us.
  * Prints a table and writes $CHORUS_BENCH_OUT/audio.csv (metric,clients,value,unit).
  */
+#include "bench/csvout.h"
 #include "bench/timing.h"
 #include <errno.h>
 #include <math.h>
@@ -537,14 +538,10 @@ int main(void)
 {
 	ah_fail_hook = fail;
 	int bad = 0;
-	const char *dir = g_getenv("CHORUS_BENCH_OUT");
-	char path[512];
-	g_snprintf(path, sizeof path, "%s/audio.csv", dir && *dir ? dir : ".");
-	csv = fopen(path, "w");
-	if (!csv) {
-		fprintf(stderr, "bench/audio: %s: %s\n", path, strerror(errno));
+	char path[4096];
+	csv = bench_csv_open("audio.csv", path, sizeof path);
+	if (!csv)
 		return 1;
-	}
 	fprintf(csv, "metric,clients,value,unit\n");
 	char *tmp = NULL;
 	if (!g_getenv("CHORUS_RUN")) {
@@ -599,7 +596,8 @@ int main(void)
 			bad++, fprintf(stderr, "bench/audio: %s: RMS error %.1f us above 20 us\n", label, rms * 1e-3);
 	}
 	g_unsetenv("CHORUS_SIM_TSTAMP");
-	fclose(csv);
+	if (bench_csv_close(csv, path) != 0)
+		bad = 1;
 	printf("  (csv: %s)\n", path);
 	if (tmp) {
 		char *cmd = g_strdup_printf("rm -rf '%s'", tmp);

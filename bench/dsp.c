@@ -14,6 +14,7 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics.h>
 
+#include "bench/csvout.h"
 #include "apps/dsp/detector.h"
 #include "apps/dsp/gccphat.h"
 #include "apps/dsp/locate.h"
@@ -188,14 +189,10 @@ static void bench_locate(gsl_rng *r)
 
 int main(void)
 {
-	const char *dir = getenv("CHORUS_BENCH_OUT");
 	char path[4096];
-	snprintf(path, sizeof path, "%s/dsp.csv", dir && *dir ? dir : ".");
-	csv = fopen(path, "w");
-	if (!csv) {
-		perror(path);
+	csv = bench_csv_open("dsp.csv", path, sizeof path);
+	if (!csv)
 		return 1;
-	}
 	fprintf(csv, "metric,condition,value,unit\n");
 	printf("%-34s %-28s %12s %s\n", "metric", "condition", "value", "unit");
 	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
@@ -204,7 +201,8 @@ int main(void)
 	bench_gcc(r);
 	bench_locate(r);
 	gsl_rng_free(r);
-	fclose(csv);
+	if (bench_csv_close(csv, path) != 0)
+		return 1;
 	printf("csv: %s\n", path);
 	return 0;
 }

@@ -30,6 +30,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
+#include "bench/csvout.h"
 #include "libsync/conv.h"
 #include "libsync/fit.h"
 
@@ -146,13 +147,10 @@ int main(void)
 		fprintf(stderr, "bench/envelope: ENVELOPE_CLOCKS=%s: a positive integer\n", env);
 		return 2;
 	}
-	const char *bo = getenv("CHORUS_BENCH_OUT");
-	char *path = g_build_filename(bo && *bo ? bo : ".", "envelope.csv", NULL);
-	FILE *csv = fopen(path, "w");
-	if (!csv) {
-		perror(path);
+	char path[4096];
+	FILE *csv = bench_csv_open("envelope.csv", path, sizeof path);
+	if (!csv)
 		return 1;
-	}
 	fprintf(csv, "shape,probe,n,rms_err_ns,rms_sd_ns,rms_z,beyond_3,beyond_4,beyond_5se\n");
 	printf("bench/envelope: audio pairs as audiod feeds them (least of %d interrupts, window 64), %d clocks per shape\n",
 	       BATCH, clocks);
@@ -165,10 +163,7 @@ int main(void)
 		bad += print(csv, shape, "newest", &newest);
 		bad += print(csv, shape, "centre", &centre);
 	}
-	int rc = fclose(csv) != 0;
-	if (rc)
-		perror(path);
+	int rc = bench_csv_close(csv, path) != 0;
 	printf("bench/envelope: %s (aim: no probe beyond 5 s.e., RMS z <= 1.5); CSV %s\n", bad ? "FAILED" : "ok", path);
-	g_free(path);
 	return bad || rc ? 1 : 0;
 }

@@ -64,6 +64,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 
+#include "bench/csvout.h"
 #include "bench/cpuload.h"
 #include "libsync/conv.h"
 
@@ -518,13 +519,10 @@ int main(void)
 		g_array_free(b.rows, TRUE);
 		b.rows = kept;
 	}
-	const char *bo = getenv("CHORUS_BENCH_OUT");
-	char *csv_path = g_build_filename(bo && *bo ? bo : ".", "honesty.csv", NULL);
-	b.csv = fopen(csv_path, "w");
-	if (!b.csv) {
-		fprintf(stderr, "bench/honesty: %s: %s\n", csv_path, g_strerror(errno));
+	char csv_path[4096];
+	b.csv = bench_csv_open("honesty.csv", csv_path, sizeof csv_path);
+	if (!b.csv)
 		return 1;
-	}
 	fprintf(b.csv, "row,shape,tstamp,jitter_us,wander,kind,phase,hops,n,rms_us,rms_z,seed_rms_z,beyond_5se,verdict,"
 		       "other_cores,reruns\n");
 	char *tmp = g_dir_make_tmp("chorus-honesty-XXXXXX", NULL);
@@ -548,10 +546,8 @@ int main(void)
 		g_main_loop_run(b.loop);
 	g_main_loop_unref(b.loop);
 	int rc = 0;
-	if (fclose(b.csv) != 0) {
-		fprintf(stderr, "bench/honesty: %s: %s\n", csv_path, g_strerror(errno));
+	if (bench_csv_close(b.csv, csv_path) != 0)
 		rc = 1;
-	}
 	printf("bench/honesty: %d of %u rows failed (pooled RMS z > 1.5 or a conversion beyond 5 s.e.; %d run(s) "
 	       "repeated after failing under load); wide (RMS z < 0.7) of the rows' lines:",
 	       b.failed, b.rows->len, b.reruns);
@@ -565,7 +561,6 @@ int main(void)
 		fprintf(stderr, "bench/honesty: could not remove %s\n", tmp);
 	g_free(cmd);
 	g_free(tmp);
-	g_free(csv_path);
 	g_array_free(b.rows, TRUE);
 	return b.failed || rc ? 1 : 0;
 }

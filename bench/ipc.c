@@ -9,6 +9,7 @@
  * The services (and the raw echo/writer) run on a second thread with its own
  * GMainContext; the client is this thread.  Prints a table and writes
  * $CHORUS_BENCH_OUT/ipc.csv.  Timing is CLOCK_MONOTONIC; no assertions. */
+#include "bench/csvout.h"
 #include "bench/timing.h"
 #include <errno.h>
 #include <sched.h>
@@ -300,28 +301,23 @@ int main(void)
 		{"sensor_stream_64k", "MB/s", d64, r64, ">= raw/2"},
 	};
 	printf("%-20s %12s %12s %8s  %s\n", "metric", "libdev", "raw", "ratio", "aim");
-	const char *dir = g_getenv("CHORUS_BENCH_OUT");
-	char *csvp = g_build_filename(dir ? dir : ".", "ipc.csv", NULL);
-	FILE *csv = fopen(csvp, "w");
-	if (csv)
-		fprintf(csv, "metric,unit,libdev,raw,ratio\n");
+	char csvp[4096];
+	FILE *csv = bench_csv_open("ipc.csv", csvp, sizeof csvp);
+	if (!csv)
+		return 1;
+	fprintf(csv, "metric,unit,libdev,raw,ratio\n");
 	for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
 		double ratio = rows[i].dev / rows[i].raw;
 		printf("%-20s %10.2f%-2s %10.2f%-2s %8.2f  %s\n", rows[i].metric, rows[i].dev,
 		       rows[i].unit[0] == 'u' ? "us" : "", rows[i].raw, rows[i].unit[0] == 'u' ? "us" : "", ratio,
 		       rows[i].aim);
-		if (csv)
-			fprintf(csv, "%s,%s,%.3f,%.3f,%.3f\n", rows[i].metric, rows[i].unit, rows[i].dev, rows[i].raw, ratio);
+		fprintf(csv, "%s,%s,%.3f,%.3f,%.3f\n", rows[i].metric, rows[i].unit, rows[i].dev, rows[i].raw, ratio);
 	}
 	printf("(MB/s rows: higher is better; round trips %d after %d warm-up; streams %llu/%llu MiB)\n", RT_ITERS,
 	       RT_WARMUP, STREAM_BYTES_4K >> 20, STREAM_BYTES_64K >> 20);
-	if (csv) {
-		fclose(csv);
+	int lost = bench_csv_close(csv, csvp) != 0;
+	if (!lost)
 		printf("wrote %s\n", csvp);
-	} else {
-		fprintf(stderr, "bench ipc: cannot write %s: %s\n", csvp, g_strerror(errno));
-	}
-	g_free(csvp);
 	g_free(run);
-	return 0;
+	return lost;
 }

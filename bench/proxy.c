@@ -13,6 +13,7 @@
  * The devices run on a thread of this process, the proxy is a child
  * (tests/proxy_fixture.h).  Prints a table and writes
  * $CHORUS_BENCH_OUT/proxy.csv.  Timing is CLOCK_MONOTONIC; no assertions. */
+#include "bench/csvout.h"
 #include "bench/cpuload.h"
 #include "bench/timing.h"
 #include <errno.h>
@@ -250,9 +251,8 @@ int main(int argc, char **argv)
 		{"sensor_stream", "MB/s", lsen, rsen},
 	};
 	printf("%-20s %12s %12s %8s\n", "metric", "local", "remote", "ratio");
-	const char *out = g_getenv("CHORUS_BENCH_OUT");
-	char *csvp = g_build_filename(out ? out : ".", "proxy.csv", NULL);
-	FILE *csv = fopen(csvp, "w");
+	char csvp[4096];
+	FILE *csv = bench_csv_open("proxy.csv", csvp, sizeof csvp);
 	if (csv)
 		fprintf(csv, "metric,unit,local,remote,ratio\n");
 	for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
@@ -269,17 +269,13 @@ int main(int argc, char **argv)
 	int rc_ = 0;
 	if (csv) {
 		fprintf(csv, "proxy_cpu_16k_stereo,%%core,,%.3f,\n", cpu);
-		if (fclose(csv) != 0) {
-			fprintf(stderr, "bench proxy: cannot write %s: %s\n", csvp, g_strerror(errno));
+		if (bench_csv_close(csv, csvp) != 0)
 			rc_ = 1;
-		} else {
+		else
 			printf("wrote %s\n", csvp);
-		}
 	} else {
-		fprintf(stderr, "bench proxy: cannot write %s: %s\n", csvp, g_strerror(errno));
 		rc_ = 1;
 	}
-	g_free(csvp);
 	g_free(run);
 	g_free(bindir);
 	return rc_;

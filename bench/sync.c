@@ -12,6 +12,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
+#include "bench/csvout.h"
 #include "libsync/fit.h"
 #include "libsync/graph.h"
 
@@ -125,7 +126,7 @@ static double bench_refit(uint32_t w, sync_fit_mode mode)
  * fraction p_out of +1 ms outliers): empirical RMS error of the value at the
  * data centre over its least-squares bound sigma*sqrt(1/n), and of the
  * slope over sigma/sqrt(Sxx); also the RMS of error / predicted s.e. */
-static void efficiency(int n, double p_out, int seeds, double *eff_v, double *eff_s, double *z_rms)
+static void efficiency(int n, int windows, double p_out, int seeds, double *eff_v, double *eff_s, double *z_rms)
 {
 	const double sigma = 10000.0, period = 1e7;
 	sync_fit_params p;
@@ -140,14 +141,19 @@ static void efficiency(int n, double p_out, int seeds, double *eff_v, double *ef
 		gsl_rng_set(r, 77 + k);
 		sync_fit_reset(f);
 		double skew = (gsl_rng_uniform(r) - 0.5) * 2e-4;
-		for (int i = 0; i < n; i++) {
+		sync_conv c;
+		int total = n * windows;
+		for (int i = 0; i < total; i++) {
 			int64_t x = T0 + (int64_t)(i * period);
 			double e = gsl_ran_gaussian(r, sigma) + (gsl_rng_uniform(r) < p_out ? 1e6 : 0);
 			sync_fit_add(f, x, x + (int64_t)llround(skew * i * period + e), NULL);
+			/* solved as syncd solves it, as the points come (the wander's
+			 * windows are pooled at each solve) */
+			if (windows > 1)
+				sync_fit_solve(f, &c, NULL);
 		}
-		sync_conv c;
 		sync_fit_solve(f, &c, NULL);
-		int64_t xc = T0 + (int64_t)((n - 1) * period / 2);
+		int64_t xc = T0 + (int64_t)((total - n) * period + (n - 1) * period / 2);
 		sync_tval y = sync_conv_apply(&c, sync_tval_of(xc));
 		double err = (double)(y.i - xc) + y.f - skew * (double)(xc - T0);
 		ev += err * err;
@@ -211,14 +217,10 @@ static void envelope(int n, int seeds, double *bias, double *rms, double *ls_bia
 
 int main(void)
 {
-	const char *dir = getenv("CHORUS_BENCH_OUT");
 	char path[4096];
-	snprintf(path, sizeof path, "%s/sync.csv", dir && *dir ? dir : ".");
-	csv = fopen(path, "w");
-	if (!csv) {
-		perror(path);
+	csv = bench_csv_open("sync.csv", path, sizeof path);
+	if (!csv)
 		return 1;
-	}
 	fprintf(csv, "metric,value,unit\n");
 	printf("sync: time-conversion numerics\n");
 	row("cached conversion, 1 hop", bench_convert(1), "ns", "median of 7 x 2e6");
@@ -227,19 +229,31 @@ int main(void)
 	row("add + refit, window 256 (mean)", bench_refit(256, SYNC_FIT_MEAN), "us", "");
 	row("add + refit, window 64 (lower envelope)", bench_refit(64, SYNC_FIT_LOWER), "us", "");
 	row("add + refit, window 256 (lower envelope)", bench_refit(256, SYNC_FIT_LOWER), "us", "");
+	/* A first window states its wander's bound (mean + 1 s.e.: one
+	 * window cannot rule a ramp out), ~sqrt(4 / 9.3) = 0.66 of the truth
+	 * for a steady clock (tests/test_fit_wander steady_clock_pays_little):
+	 * its band is 0.6-1.5; after three windows, solved as syncd solves
+	 * (the bound faded), 0.7-1.5 as everywhere (docs/clocks.md §5). */
 	double ev, es, z;
-	efficiency(64, 0.0, 2000, &ev, &es, &z);
+	efficiency(64, 1, 0.0, 2000, &ev, &es, &z);
 	row("efficiency, Gaussian, value at centre", ev, "x CRB", "n=64, 2000 seeds; aim <= 1.1");
 	row("efficiency, Gaussian, slope", es, "x CRB", "");
-	row("RMS(error / predicted s.e.), Gaussian", z, "", "1 = honest s.e.; aim 0.7-1.5");
+	row("RMS(err / s.e.), Gaussian, first window", z, "", "1 = honest s.e.; aim 0.6-1.5 young");
 	aim(ev <= 1.1, "Gaussian efficiency at the centre <= 1.1x CRB");
-	aim(z >= 0.7 && z <= 1.5, "Gaussian RMS z in 0.7-1.5");
-	efficiency(64, 0.10, 2000, &ev, &es, &z);
+	aim(z >= 0.6 && z <= 1.5, "Gaussian RMS z in 0.6-1.5 (first window)");
+	efficiency(64, 3, 0.0, 2000, &ev, &es, &z);
+	row("efficiency, Gaussian, after 3 windows", ev, "x CRB", "as they come");
+	row("RMS(err / s.e.), Gaussian, after 3 windows", z, "", "aim 0.7-1.5");
+	aim(z >= 0.7 && z <= 1.5, "Gaussian RMS z in 0.7-1.5 (after 3 windows)");
+	efficiency(64, 1, 0.10, 2000, &ev, &es, &z);
 	row("efficiency, 10% 1 ms outliers, value", ev, "x CRB", "aim <= 1.5");
 	row("efficiency, 10% 1 ms outliers, slope", es, "x CRB", "");
-	row("RMS(error / predicted s.e.), outliers", z, "", "aim 0.7-1.5");
+	row("RMS(err / s.e.), outliers, first window", z, "", "aim 0.6-1.5 young");
 	aim(ev <= 1.5, "efficiency with 10% outliers at the centre <= 1.5x CRB");
-	aim(z >= 0.7 && z <= 1.5, "outliers RMS z in 0.7-1.5");
+	aim(z >= 0.6 && z <= 1.5, "outliers RMS z in 0.6-1.5 (first window)");
+	efficiency(64, 3, 0.10, 2000, &ev, &es, &z);
+	row("RMS(err / s.e.), outliers, after 3 windows", z, "", "aim 0.7-1.5");
+	aim(z >= 0.7 && z <= 1.5, "outliers RMS z in 0.7-1.5 (after 3 windows)");
 	double b, rm, lb, lr;
 	envelope(300, 1000, &b, &rm, &lb, &lr);
 	row("lower envelope bias, exp 20 us, n=300", b, "ns", "1000 seeds; aim |bias| < 1000");
@@ -247,10 +261,8 @@ int main(void)
 	row("least squares bias, same data", lb, "ns", "= mean latency");
 	row("least squares RMS error, same data", lr, "ns", "");
 	aim(fabs(b) < 1000, "lower envelope |bias| < 1000 ns");
-	if (fclose(csv) != 0) {
-		perror(path);
+	if (bench_csv_close(csv, path) != 0)
 		return 1;
-	}
 	printf("  (csv: %s)\n", path);
 	if (missed)
 		printf("  %d aim(s) missed\n", missed);

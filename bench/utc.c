@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench/csvout.h"
 #include "bench/utcloop.h"
 
 typedef struct {
@@ -53,14 +54,10 @@ int main(void)
 		fprintf(stderr, "bench/utc: UTC_BENCH_SEEDS must be >= 1 and UTC_BENCH_HOURS > 0.2\n");
 		return 2;
 	}
-	const char *dir = getenv("CHORUS_BENCH_OUT");
-	char path[512];
-	snprintf(path, sizeof path, "%s/utc.csv", dir && *dir ? dir : ".");
-	FILE *csv = fopen(path, "w");
-	if (!csv) {
-		perror(path);
+	char path[4096];
+	FILE *csv = bench_csv_open("utc.csv", path, sizeof path);
+	if (!csv)
 		return 1;
-	}
 	fprintf(csv, "source,wander,seeds,hours,sigma_us,samples,rms_diff_us,max_diff_us,max_diff_sd,diff_beyond5,rms_z,"
 		     "beyond5,segments_per_day,max_corr_ppm,cpu_s,verdict\n");
 	printf("global - UTC over %.0f h x %d seeds, root crystal +50 ppm (syncd's loop, modelled clocks)\n", hours, seeds);
@@ -126,10 +123,8 @@ int main(void)
 			tot.max_diff_ns * 1e-3, tot.max_diff_sd, tot.diff_beyond5, rz, tot.beyond5, segday,
 			tot.max_corr_ppm, cpu, verdict);
 	}
-	if (fclose(csv) != 0) {
-		perror(path);
+	if (bench_csv_close(csv, path) != 0)
 		return 1;
-	}
 	printf("  (csv: %s)\n", path);
 	printf("bench/utc: %d row%s failed\n", failed, failed == 1 ? "" : "s");
 	return failed ? 1 : 0;

@@ -30,6 +30,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
+#include "bench/csvout.h"
 #include "libsync/conv.h"
 #include "libsync/fit.h"
 
@@ -138,13 +139,10 @@ int main(void)
 		fprintf(stderr, "bench/walk: WALK_PAIRS=%s: an integer of at least 2\n", env);
 		return 2;
 	}
-	const char *bo = getenv("CHORUS_BENCH_OUT");
-	char *path = g_build_filename(bo && *bo ? bo : ".", "walk.csv", NULL);
-	FILE *csv = fopen(path, "w");
-	if (!csv) {
-		perror(path);
+	char path[4096];
+	FILE *csv = bench_csv_open("walk.csv", path, sizeof path);
+	if (!csv)
 		return 1;
-	}
 	fprintf(csv, "walk_ppb_per_sqrt_s,sigma_ns,phase,from_s,to_s,n,rms_z,beyond_5se\n");
 	printf("bench/walk: a least-squares pair (%.0f obs/s, window %d) under a random walk of its rate, "
 	       "conversions up to the next observation, %d pairs per row\n",
@@ -175,12 +173,9 @@ int main(void)
 		}
 		printf("%s\n", judged ? "" : "   (tails not judged)");
 	}
-	int rc = fclose(csv) != 0;
-	if (rc)
-		perror(path);
+	int rc = bench_csv_close(csv, path) != 0;
 	printf("bench/walk: %s (aim: RMS z <= 1.5 in every phase; none beyond 5 s.e. where the walk is <= %.1f "
 	       "ppb/sqrt(s)); CSV %s\n",
 	       bad ? "FAILED" : "ok", JUDGED_Q, path);
-	g_free(path);
 	return bad || rc ? 1 : 0;
 }

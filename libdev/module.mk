@@ -44,7 +44,7 @@ endif
 
 # Benchmark: libdev against raw SOCK_SEQPACKET (bench/ipc.c).
 BENCHES += $(B)/bench/ipc
-$(B)/bench/ipc: $(B)/bench/ipc.o $(B)/libdev.a
+$(B)/bench/ipc: $(B)/bench/ipc.o $(B)/bench/csvout.o $(B)/libdev.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,glib-2.0) -pthread -lm
 

@@ -43,25 +43,25 @@ $(B)/tests/test_graph_bridge: $(B)/tests/test_graph_bridge.o $(B)/libsyncd.a $(B
 	$(link) $(call pkglibs,check gsl glib-2.0) -lm -pthread
 
 BENCHES += $(B)/bench/sync
-$(B)/bench/sync: $(B)/bench/sync.o $(B)/libsync.a
+$(B)/bench/sync: $(B)/bench/sync.o $(B)/bench/csvout.o $(B)/libsync.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,gsl glib-2.0) -lm
 
 # A fit carried beyond its data under a ramp of the rate (issue 13).
 BENCHES += $(B)/bench/aging
-$(B)/bench/aging: $(B)/bench/aging.o $(B)/libsync.a
+$(B)/bench/aging: $(B)/bench/aging.o $(B)/bench/csvout.o $(B)/libsync.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,gsl glib-2.0) -lm
 
 # A fit under a random walk of the rate, by its age (issue 13).
 BENCHES += $(B)/bench/walk
-$(B)/bench/walk: $(B)/bench/walk.o $(B)/libsync.a
+$(B)/bench/walk: $(B)/bench/walk.o $(B)/bench/csvout.o $(B)/libsync.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,gsl glib-2.0) -lm
 
 # The audio pairs' envelope fits: stated errors against their errors (issue 13).
 BENCHES += $(B)/bench/envelope
-$(B)/bench/envelope: $(B)/bench/envelope.o $(B)/libsync.a
+$(B)/bench/envelope: $(B)/bench/envelope.o $(B)/bench/csvout.o $(B)/libsync.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,gsl glib-2.0) -lm
 

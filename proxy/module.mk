@@ -31,6 +31,6 @@ $(B)/tests/test_proxy_node: tests/test_proxy_node.sh tests/sim_node.sh | $(B)/bi
 
 # Benchmark: remote against local device access in one run (bench/proxy.c).
 BENCHES += $(B)/bench/proxy
-$(B)/bench/proxy: $(B)/bench/proxy.o $(B)/bench/cpuload.o $(B)/tests/proxy_fixture.o $(B)/libdev.a | $(B)/bin/chorus-proxy
+$(B)/bench/proxy: $(B)/bench/proxy.o $(B)/bench/csvout.o $(B)/bench/cpuload.o $(B)/tests/proxy_fixture.o $(B)/libdev.a | $(B)/bin/chorus-proxy
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,glib-2.0) -pthread -lm

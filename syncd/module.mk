@@ -66,7 +66,7 @@ $(B)/tests/test_rxfilter: $(B)/tests/test_rxfilter.o $(B)/libsyncd.a $(B)/libdev
 # bench/utc: global - UTC over simulated days, syncd's steering loop on
 # modelled clocks (bench/utcloop.h); test_steer the same loop for hours.
 BENCHES += $(B)/bench/utc
-$(B)/bench/utc: $(B)/bench/utc.o $(B)/bench/utcloop.o $(B)/libsyncd.a $(B)/libsync.a
+$(B)/bench/utc: $(B)/bench/utc.o $(B)/bench/csvout.o $(B)/bench/utcloop.o $(B)/libsyncd.a $(B)/libsync.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,glib-2.0 gsl) -lm
 TESTS += $(B)/tests/test_steer

@@ -12,6 +12,6 @@ $(patsubst %,$(B)/tests/%,$(DSP_TESTS)): $(B)/tests/%: $(B)/tests/%.o $(B)/libds
 	$(link) $(call pkglibs,check $(DSP_PKGS)) -lm
 
 BENCHES += $(if $(wildcard bench/dsp.c),$(B)/bench/dsp)
-$(B)/bench/dsp: $(B)/bench/dsp.o $(B)/libdsp.a
+$(B)/bench/dsp: $(B)/bench/dsp.o $(B)/bench/csvout.o $(B)/libdsp.a
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,$(DSP_PKGS)) -lm

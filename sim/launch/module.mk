@@ -57,7 +57,7 @@ $(B)/bench/rbs: $(B)/bench/rbs.o $(B)/bench/cpuload.o $(B)/libcsim.a $(B)/libsim
 # seeds pooled, runs in parallel (issue 13).
 BENCHES += $(B)/bench/honesty
 $(B)/bench/honesty.o: CFLAGS += -DCSIM_BIN_DIR='"$(abspath $(B)/bin)"'
-$(B)/bench/honesty: $(B)/bench/honesty.o $(B)/bench/cpuload.o $(B)/libsync.a | $(B)/bin/chorus-sim $(B)/bin/syncd $(B)/bin/audiod $(B)/bin/audioget $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf $(B)/sim/libchorus_sim_radio.so
+$(B)/bench/honesty: $(B)/bench/honesty.o $(B)/bench/csvout.o $(B)/bench/cpuload.o $(B)/libsync.a | $(B)/bin/chorus-sim $(B)/bin/syncd $(B)/bin/audiod $(B)/bin/audioget $(B)/sim/libasound_module_pcm_chorus_sim.so $(B)/sim/chorus_sim.conf $(B)/sim/libchorus_sim_radio.so
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,gio-2.0 glib-2.0 gsl) -lm
 

@@ -17,6 +17,8 @@
  *   ell95      fraction of ok results whose truth lies inside their own
  *              95 % ellipse (Mahalanobis; aim 0.90-0.98)
  *   ok>1m      ok results farther than 1 m from their call (aim 0)
+ *   unt        calls answered `untested`: four arrivals with the source's height
+ *              unknown fit any position exactly (no arrival to spare)
  *   recall     detections matched to true arrivals / arrivals
  *   fa/nm      false alarms per node-minute
  *   cpu        user + sys CPU of chorus-demo and everything it ran (the
@@ -141,6 +143,7 @@ typedef struct {
 	int ok; /* the run produced its output */
 	char why[200];
 	unsigned calls, located, ok_n, in_ell, off, ok_unmatched;
+	unsigned untested;                       /* calls answered `untested`: four arrivals, the height unknown, none to spare */
 	double med_in, p90_in, med_out, p90_out; /* every result with a position, any status */
 	unsigned n_in, n_out;
 	double ok_med_in, ok_p90_in, ok_med_out, ok_p90_out; /* ok results only */
@@ -261,8 +264,9 @@ static int read_run(row *r, const char *dir)
 	}
 	gchar **lines = g_strsplit(c, "\n", -1);
 	gchar **head = g_strsplit(lines[0], ",", -1);
-	int ci = -1, cl = -1, cok = -1, cerr = -1, cell = -1, cest = -1;
+	int ci = -1, cl = -1, cok = -1, cerr = -1, cell = -1, cest = -1, cst = -1;
 	for (int k = 0; head[k]; k++) {
+		cst = strcmp(head[k], "status") == 0 ? k : cst;
 		ci = strcmp(head[k], "inside") == 0 ? k : ci;
 		cl = strcmp(head[k], "located") == 0 ? k : cl;
 		cok = strcmp(head[k], "ok") == 0 ? k : cok;
@@ -272,7 +276,7 @@ static int read_run(row *r, const char *dir)
 	}
 	int ncol = (int)g_strv_length(head);
 	g_strfreev(head);
-	if (ci < 0 || cl < 0 || cok < 0 || cerr < 0 || cell < 0 || cest < 0) {
+	if (ci < 0 || cl < 0 || cok < 0 || cerr < 0 || cell < 0 || cest < 0 || cst < 0) {
 		snprintf(r->why, sizeof r->why, "%s lacks a column this bench reads", csv);
 		g_strfreev(lines);
 		goto out;
@@ -285,6 +289,7 @@ static int read_run(row *r, const char *dir)
 		if ((int)g_strv_length(f) >= ncol) {
 			r->calls++;
 			r->located += atoi(f[cl]) != 0;
+			r->untested += strcmp(f[cst], "untested") == 0;
 			double err = g_ascii_strtod(f[cerr], NULL);
 			int in = atoi(f[ci]) != 0;
 			if (isfinite(g_ascii_strtod(f[cest], NULL)) && isfinite(err))
@@ -553,17 +558,17 @@ int main(int argc, char **argv)
 
 	GString *csv = g_string_new("scenario,calls,located,median_in_m,p90_in_m,n_in,median_out_m,p90_out_m,n_out,"
 				    "ok_median_in_m,ok_p90_in_m,ok_n_in,ok_median_out_m,ok_p90_out_m,ok_n_out,ok_in_ell95,ok_n,ok_over_1m,ok_unmatched,recall,false_alarms_per_node_min,cpu_core_s_per_s,"
-				    "xruns,wall_s,onset_rms_z,onsets_beyond_5se,note\n");
-	printf("\n%-12s %5s %9s %8s %8s %8s %8s %4s %6s %6s %7s %6s %6s %6s %7s %5s\n", "scenario", "calls", "located",
-	       "med_in", "p90_in", "med_out", "p90_out", "ok", "ell95", "ok>1m", "recall", "fa/nm", "cpu", "xruns", "onset_z",
-	       ">5se");
+				    "xruns,wall_s,onset_rms_z,onsets_beyond_5se,untested,note\n");
+	printf("\n%-12s %5s %9s %8s %8s %8s %8s %4s %6s %6s %4s %7s %6s %6s %6s %7s %5s\n", "scenario", "calls", "located",
+	       "med_in", "p90_in", "med_out", "p90_out", "ok", "ell95", "ok>1m", "unt", "recall", "fa/nm", "cpu", "xruns",
+	       "onset_z", ">5se");
 	int failed = 0;
 	for (guint i = 0; i < rows->len; i++) {
 		const row *r = &g_array_index(rows, row, i);
 		if (!r->ok) {
 			failed++;
 			printf("%-12s  not run: %s\n", r->name, r->why);
-			g_string_append_printf(csv, "%s,,,,,,,,,,,,,,,,,,,,,,,,,,%s\n", r->name, r->why);
+			g_string_append_printf(csv, "%s,,,,,,,,,,,,,,,,,,,,,,,,,,,%s\n", r->name, r->why);
 			continue;
 		}
 		char loc[24], a[5][16], ell[16];
@@ -573,20 +578,21 @@ int main(int argc, char **argv)
 		fmt(a[2], 16, r->med_out, "%.3f");
 		fmt(a[3], 16, r->p90_out, "%.3f");
 		fmt(ell, 16, r->ok_n ? (double)r->in_ell / r->ok_n : NAN, "%.2f");
-		printf("%-12s %5u %9s %8s %8s %8s %8s %4u %6s %6u %7.3f %6.2f %6.2f %6u %7.2f %5u\n", r->name, r->calls, loc,
-		       a[0], a[1], a[2], a[3], r->ok_n, ell, r->off, r->recall, r->fa_nm, r->cpu, r->xruns, r->onset_z,
-		       r->onset_beyond5);
+		printf("%-12s %5u %9s %8s %8s %8s %8s %4u %6s %6u %4u %7.3f %6.2f %6.2f %6u %7.2f %5u\n", r->name, r->calls,
+		       loc, a[0], a[1], a[2], a[3], r->ok_n, ell, r->off, r->untested, r->recall, r->fa_nm, r->cpu, r->xruns,
+		       r->onset_z, r->onset_beyond5);
 		g_string_append_printf(csv, "%s,%u,%u,%.4f,%.4f,%u,%.4f,%.4f,%u,%.4f,%.4f,%u,%.4f,%.4f,%u,%.4f,%u,%u,%u,%.4f,%.3f,"
-					    "%.3f,%u,%.1f,%.3f,%u,\n",
+					    "%.3f,%u,%.1f,%.3f,%u,%u,\n",
 				       r->name, r->calls, r->located, r->med_in, r->p90_in, r->n_in, r->med_out, r->p90_out,
 				       r->n_out, r->ok_med_in, r->ok_p90_in, r->ok_n_in, r->ok_med_out, r->ok_p90_out,
 				       r->ok_n_out, r->ok_n ? (double)r->in_ell / r->ok_n : NAN, r->ok_n, r->off,
 				       r->ok_unmatched, r->recall, r->fa_nm, r->cpu, r->xruns, r->wall_s, r->onset_z,
-				       r->onset_beyond5);
+				       r->onset_beyond5, r->untested);
 	}
 	printf("(med/p90: horizontal error in m of every result with a position, whatever its status, inside / outside "
 	       "the nodes' hull\n (ok results only: field.csv); ok: results with status ok; ell95: ok results inside their "
-	       "own 95 %% ellipse;\n cpu: core-seconds per simulated second of chorus-demo and all it ran, the world's simulation "
+	       "own 95 %% ellipse;\n unt: calls answered untested (four arrivals with the height unknown: nothing to test them "
+	       "by);\n cpu: core-seconds per simulated second of chorus-demo and all it ran, the world's simulation "
 	       "included;\n xruns: audiod overruns on all nodes. Run directories: %s/bench/field-runs/ROW)\n",
 	       FIELD_BUILD_DIR);
 	for (guint i = 0; i < rows->len; i++) {

@@ -319,8 +319,9 @@ END_TEST
  * once (a chorus in step), the second quieter; the gate is the first's
  * onsets (1 ms off; the search's wide gate: 5 ms s.d., 4 of them, one
  * outlier), inside which the second frog lies.  With a floor just below
- * the second frog's own peak: the bank's gate given explicitly finds a
- * point as dsp_srp_search_above does; drawn as tight as collab checks an
+ * the second frog's own peak: the bank's gate given explicitly answers as
+ * dsp_srp_search_above does (a point, or undecided when the exact search
+ * runs out of splits: 0-1 of 20 over six seeds, never "nothing"); drawn as tight as collab checks an
  * answer (1 ms s.d., 5 of them, one outlier: the second frog's arrivals
  * lie 11-13 ms off the onsets at two nodes) it never answers the second
  * frog, and whatever it answers (a ghost of the two calls between them)
@@ -332,7 +333,7 @@ START_TEST(a_second_explanation_within_the_onsets)
 	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
 	gsl_rng_set(r, 16);
 	static float x[NM][CLIP];
-	int wide = 0, none = 0, ghosts = 0;
+	int wide = 0, wide_undecided = 0, none = 0, ghosts = 0;
 	for (int k = 0; k < TRIALS; k++) {
 		world(r, s, 2, 0.01, x);
 		dsp_srp_params gate = {.use_prior = 1, .prior_k = 4, .prior_outliers = 1};
@@ -353,6 +354,7 @@ START_TEST(a_second_explanation_within_the_onsets)
 		int rc1 = dsp_srp_search_above_within(b, f.pos_m, 2, floor_v, own, 4, 1, &a);
 		ck_assert_int_eq(rc1, rc0);
 		wide += rc1 == 0;
+		wide_undecided += rc1 == -EAGAIN;
 		int rc = dsp_srp_search_above_within(b, f.pos_m, 2, floor_v, tight, 5, 1, &a);
 		ck_assert(rc == 0 || rc == -ENOENT || rc == -EAGAIN);
 		none += rc == -ENOENT;
@@ -378,10 +380,13 @@ START_TEST(a_second_explanation_within_the_onsets)
 		ck_assert_double_eq(o2.power, o.power);
 		dsp_srp_free(b);
 	}
-	printf("a second frog 4 m off, in step: above the floor within the search's gate in %d of %d trials; within "
-	       "the answer's check nothing in %d, a ghost the onsets allow in %d, never the second frog\n",
-	       wide, TRIALS, none, ghosts);
-	ck_assert_int_eq(wide, TRIALS);
+	printf("a second frog 4 m off, in step: above the floor within the search's gate in %d of %d trials (undecided "
+	       "%d); within the answer's check nothing in %d, a ghost the onsets allow in %d, never the second frog\n",
+	       wide, TRIALS, wide_undecided, none, ghosts);
+	/* the exact search may run out of splits (-EAGAIN, srp.h); it must
+	 * never say "nothing" where the second frog stands above the floor */
+	ck_assert_int_eq(wide + wide_undecided, TRIALS);
+	ck_assert_int_ge(wide, TRIALS * 3 / 4);
 	ck_assert_int_ge(none, TRIALS / 2);
 	gsl_rng_free(r);
 }

@@ -29,8 +29,11 @@ int bench_csv_close(FILE *f, const char *path)
 {
 	if (!f)
 		return 0;
-	int bad = fflush(f) != 0 || ferror(f);
-	int err = errno;
+	int bad = fflush(f) != 0, err = errno;
+	if (!bad && ferror(f)) { /* an earlier write failed; its errno is gone */
+		bad = 1;
+		err = EIO;
+	}
 	if (fclose(f) != 0 && !bad) {
 		bad = 1;
 		err = errno;

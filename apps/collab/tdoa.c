@@ -215,11 +215,11 @@ static dsp_srp *separated_bank(const dsp_srp_clip *sc, int n, double rr, const d
 static void rule_out_alt(dsp_srp *bank, const dsp_srp_source *src, const tdoa_input *in, int n, const tdoa_params *p,
 			 tdoa_result *out)
 {
-	double least = INFINITY, sd[DSP_SRP_MAX];
+	double sd[DSP_SRP_MAX];
+	int all[TDOA_MAX];
 	for (int j = 0; j < n; j++)
-		least = fmin(least, in[j].onset_se_ns * 1e-9);
-	for (int j = 0; j < n; j++)
-		sd[j] = sqrt(pow(in[j].onset_se_ns * 1e-9, 2) + least * least + p->onset_check_floor_s * p->onset_check_floor_s);
+		all[j] = j;
+	tdoa_onsets_check_se(in, all, n, p->onset_check_floor_s, sd);
 	dsp_srp_source alt;
 	int arc = dsp_srp_search_above_within(bank, src->pos_m, p->ambiguity_radius_m, p->ambiguity_ratio * src->power, sd,
 					      p->onset_check_k, 1, &alt);

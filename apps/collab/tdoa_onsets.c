@@ -21,25 +21,32 @@ static double onset_rel_s(const tdoa_input *in, int j, int ref)
 	return (double)(in[j].onset_ns - in[ref].onset_ns) * 1e-9;
 }
 
+void tdoa_onsets_check_se(const tdoa_input *in, const int *idx, int m, double floor_s, double *s)
+{
+	double se_min = INFINITY;
+	for (int i = 0; i < m; i++)
+		se_min = fmin(se_min, in[idx[i]].onset_se_ns * 1e-9);
+	for (int i = 0; i < m; i++)
+		s[i] = hypot(hypot(in[idx[i]].onset_se_ns * 1e-9, se_min), floor_s);
+}
+
 /* The used arrivals idx[0..m-1] against their onsets: d[i], arrival i's
- * offset from the median offset, in s.e. s[i] (seconds both) — the s.e.
- * hypot(its onset's stated error, the smallest used, floor_s). */
+ * offset from the median offset, in s.e. s[i] (seconds both; those of
+ * tdoa_onsets_check_se). */
 static void offsets(const tdoa_input *in, const tdoa_result *r, const int *idx, int m, double floor_s, double *d,
 		    double *s)
 {
-	double sorted[TDOA_MAX], se_min = INFINITY;
+	double sorted[TDOA_MAX];
 	for (int i = 0; i < m; i++) {
 		int j = idx[i];
 		d[i] = r->a_s[j] - onset_rel_s(in, j, r->ref);
 		sorted[i] = d[i];
-		se_min = fmin(se_min, in[j].onset_se_ns * 1e-9);
 	}
 	qsort(sorted, (size_t)m, sizeof(double), cmp_double);
 	double med = m % 2 ? sorted[m / 2] : 0.5 * (sorted[m / 2 - 1] + sorted[m / 2]);
-	for (int i = 0; i < m; i++) {
+	for (int i = 0; i < m; i++)
 		d[i] -= med;
-		s[i] = hypot(hypot(in[idx[i]].onset_se_ns * 1e-9, se_min), floor_s);
-	}
+	tdoa_onsets_check_se(in, idx, m, floor_s, s);
 }
 
 int tdoa_onsets_disagree(const tdoa_input *in, const tdoa_result *r, const int *idx, int m, double k, double floor_s,

@@ -31,6 +31,11 @@
 
 #include "apps/collab/tdoa.h"
 
+/* The s.e. the onsets' check gives arrival idx[i] (i < m) in s[i], s:
+ * hypot(its onset's stated error, the smallest of idx[0..m-1]'s,
+ * floor_s).  Pure. */
+void tdoa_onsets_check_se(const tdoa_input *in, const int *idx, int m, double floor_s, double *s);
+
 /* How many of the used arrivals idx[0..m-1] of r (r->a_s relative to the
  * reference r->ref) lie more than k s.e. from the median offset between
  * arrivals and onsets, the s.e. hypot(onset_se, the smallest onset_se of

@@ -75,17 +75,35 @@ simrun() {
 # global "during" read 0.65 over three seeds on 2026-12-07 and 0.82 over
 # ten), 0.63-1.35 for k = 10.
 seeds=${OUTAGE_SEEDS:-10}
+# Where in its temperature cycle a node is when its radio drops is one more
+# draw: temperature300's outage starts at 300 s, the top of its 20-minute
+# cycle (the rate at its peak, its ramp just gone to 0), and its runs all
+# there measured that one phase ten times (its "during" rows 0.32-0.40 on
+# 2026-12-07: the wander the lines had measured on the ramp before still
+# stated for a rate that had stopped moving).  So the scenarios named in
+# OUTAGE_PHASED (default temperature300) run seed k with the cycle shifted
+# by k/OUTAGE_SEEDS of its period (temperature_cycle's PHASE,
+# docs/scenario.md): seed 0 is the scenario as written, the ten together
+# cover the cycle evenly, and the per-seed values after a pooled row are
+# the phases in order.
+phased=${OUTAGE_PHASED-temperature300}
 pcsv="$outdir/outage_pooled.csv"
 echo "scenario,kind,hops,phase,seeds,n,rms_us,max_us,rms_z,seed_rms_z" > "$pcsv"
 for sc in ${OUTAGE_SCENARIOS:-sim/scenarios/outage/radio60.ini sim/scenarios/outage/temperature300.ini sim/scenarios/outage/rootkill.ini sim/scenarios/outage/partition.ini sim/scenarios/outage/callsstart120temp.ini $outdir/rootkill100.ini}; do
     name=$(basename "$sc" .ini)
     n=$seeds
     [ "$name" = rootkill100 ] && n=1
+    spread=0
+    case " $phased " in *" $name "*) spread=1 ;; esac
     runs=
     k=0
     while [ $k -lt $n ]; do
         run=$(mktemp -d "${TMPDIR:-/tmp}/chorus-outage.XXXXXX")
-        awk -v add=$((k * 1000)) '/^seed *=/ && !done { split($0, a, "="); $0 = "seed = " (a[2] + add); done = 1 } { print }' "$sc" > "$run/$name.ini"
+        awk -v add=$((k * 1000)) -v k=$k -v n=$n -v spread="$spread" '
+            /^seed *=/ && !done { split($0, a, "="); $0 = "seed = " (a[2] + add); done = 1 }
+            spread && /^temperature_cycle *=/ { split($0, a, "="); split(a[2], v, ",")
+                $0 = sprintf("temperature_cycle = %s, %s, %g", v[1] + 0, v[2] + 0, v[2] * k / n) }
+            { print }' "$sc" > "$run/$name.ini"
         [ -f "${sc%.ini}.syncd.conf" ] && cp "${sc%.ini}.syncd.conf" "$run/$name.syncd.conf"
         simrun "$run/$name.ini" "$run" &
         runs="$runs $run"
@@ -146,8 +164,10 @@ for sc in ${OUTAGE_SCENARIOS:-sim/scenarios/outage/radio60.ini sim/scenarios/out
                     printf "%-6s %4s %-6s %6d %9.3f %9.3f %6.2f %s\n", kinds[a], h, ph[p], n[k], sqrt(e2[k] / n[k]) / 1e3, mx[k] / 1e3, sqrt(z2[k] / n[k]), per
                     printf "%s,%s,%s,%s,%d,%d,%.4f,%.4f,%.4f,%s\n", name, kinds[a], h, ph[p], c, n[k], sqrt(e2[k] / n[k]) / 1e3, mx[k] / 1e3, sqrt(z2[k] / n[k]), substr(per, 2) >> csv } }'
     fi
+    # OUTAGE_KEEP=1 keeps every run's directory (samples.csv: each
+    # conversion with its path) for a closer look.
     for run in $runs; do
-        [ -e "$run/failed" ] || rm -rf "$run"
+        [ -e "$run/failed" ] || [ -n "$OUTAGE_KEEP" ] || rm -rf "$run"
     done
 done
 ccsv="$outdir/outage_calls.csv"

@@ -34,9 +34,9 @@ int sync_simclock_parse(const char *text, sync_simclock *out, const char **why)
 	int rc = -EINVAL;
 	sync_simclock c = {0};
 	char *end;
-	if (n != 2 && n != 8) {
+	if (n != 2 && n != 8 && n != 9) {
 		*why = "CHORUS_SIM_CLOCK must be SKEW_PPM,OFFSET_NS or SKEW_PPM,OFFSET_NS,RW_PPB,TEMP_AMP_C,"
-		       "TEMP_PERIOD_S,TEMPCO_PPM_PER_C,SEED,EPOCH_NS";
+		       "TEMP_PERIOD_S,TEMPCO_PPM_PER_C,SEED,EPOCH_NS[,TEMP_PHASE_S]";
 		goto out;
 	}
 	errno = 0;
@@ -51,7 +51,7 @@ int sync_simclock_parse(const char *text, sync_simclock *out, const char **why)
 		*why = "CHORUS_SIM_CLOCK offset must be an integer number of ns";
 		goto out;
 	}
-	if (n == 8) {
+	if (n >= 8) {
 		double v[4];
 		for (int i = 0; i < 4; i++) {
 			errno = 0;
@@ -79,6 +79,15 @@ int sync_simclock_parse(const char *text, sync_simclock *out, const char **why)
 			*why = "CHORUS_SIM_CLOCK epoch must be an integer number of ns";
 			goto out;
 		}
+		if (n == 9) {
+			errno = 0;
+			c.wander.temp_phase_s = strtod(f[8], &end);
+			if (end == f[8] || *end || errno || !isfinite(c.wander.temp_phase_s) ||
+			    fabs(c.wander.temp_phase_s) > 1e9) {
+				*why = "CHORUS_SIM_CLOCK TEMP_PHASE_S must be a finite number of s";
+				goto out;
+			}
+		}
 	}
 	*out = c;
 	rc = 0;
@@ -92,9 +101,9 @@ char *sync_simclock_format(const sync_simclock *c, char *buf, unsigned len)
 	if (!sync_wander_active(&c->wander))
 		snprintf(buf, len, "%.17g,%" PRId64, c->skew_ppm, c->offset_ns);
 	else
-		snprintf(buf, len, "%.17g,%" PRId64 ",%.17g,%.17g,%.17g,%.17g,%" PRIu64 ",%" PRId64, c->skew_ppm,
+		snprintf(buf, len, "%.17g,%" PRId64 ",%.17g,%.17g,%.17g,%.17g,%" PRIu64 ",%" PRId64 ",%.17g", c->skew_ppm,
 			 c->offset_ns, c->wander.rw_ppb, c->wander.temp_amp_c, c->wander.temp_period_s,
-			 c->wander.tempco_ppm_per_c, c->wander.seed, c->epoch_ns);
+			 c->wander.tempco_ppm_per_c, c->wander.seed, c->epoch_ns, c->wander.temp_phase_s);
 	return buf;
 }
 

@@ -11,7 +11,8 @@
  *
  * CHORUS_SIM_CLOCK = "SKEW_PPM,OFFSET_NS", e.g. "-37.5,1000000000", or with
  * a wandering rate (libsync/simwander.h)
- * "SKEW_PPM,OFFSET_NS,RW_PPB,TEMP_AMP_C,TEMP_PERIOD_S,TEMPCO_PPM_PER_C,SEED,EPOCH_NS":
+ * "SKEW_PPM,OFFSET_NS,RW_PPB,TEMP_AMP_C,TEMP_PERIOD_S,TEMPCO_PPM_PER_C,SEED,EPOCH_NS[,TEMP_PHASE_S]"
+ * (the ninth field, the cycle's phase, 0 when absent):
  *   node_cpu(h)      = h + OFFSET_NS + round(h * SKEW_PPM * 1e-6 + W(h - EPOCH_NS))
  *   node_realtime(r) = r + round((r - D) * SKEW_PPM * 1e-6 + W(r - D - EPOCH_NS))
  * where h is host CLOCK_MONOTONIC_RAW, r host CLOCK_REALTIME, D the host's
@@ -72,11 +73,12 @@ int sync_now_init(const char **why);
  * other than "none"). */
 int sync_now_simulated(void);
 
-/* Parse "SKEW_PPM,OFFSET_NS" or the eight-field form with wander (above)
+/* Parse "SKEW_PPM,OFFSET_NS" or the eight- or nine-field form with wander (above)
  * into *out: 0 or -EINVAL with a reason. Pure. */
 int sync_simclock_parse(const char *text, sync_simclock *out, const char **why);
 
-/* Format *c as CHORUS_SIM_CLOCK text (the short form when it has no wander)
+/* Format *c as CHORUS_SIM_CLOCK text (the short form when it has no wander,
+ * else the nine-field one)
  * into buf[len]; returns buf. */
 char *sync_simclock_format(const sync_simclock *c, char *buf, unsigned len);
 

@@ -108,8 +108,8 @@ double sync_wander_phase_ns(const sync_wander *w, double t_s)
 	/* ppb * s = ns */
 	double ns = walk_eval(w, t_s, 1);
 	if (w->temp_amp_c != 0 && w->tempco_ppm_per_c != 0) {
-		double om = 2.0 * G_PI / w->temp_period_s;
-		ns += w->tempco_ppm_per_c * 1e3 * w->temp_amp_c * (1.0 - cos(om * t_s)) / om;
+		double om = 2.0 * G_PI / w->temp_period_s, ph = om * w->temp_phase_s;
+		ns += w->tempco_ppm_per_c * 1e3 * w->temp_amp_c * (cos(ph) - cos(om * t_s + ph)) / om;
 	}
 	return ns;
 }
@@ -120,6 +120,7 @@ double sync_wander_freq(const sync_wander *w, double t_s)
 		return 0;
 	double y = walk_eval(w, t_s, 0) * 1e-9;
 	if (w->temp_amp_c != 0 && w->tempco_ppm_per_c != 0)
-		y += w->tempco_ppm_per_c * 1e-6 * w->temp_amp_c * sin(2.0 * G_PI * t_s / w->temp_period_s);
+		y += w->tempco_ppm_per_c * 1e-6 * w->temp_amp_c *
+		     sin(2.0 * G_PI * (t_s + w->temp_phase_s) / w->temp_period_s);
 	return y;
 }

@@ -5,10 +5,12 @@
  * and follows the temperature.  A simulated clock here is
  *     phase(t) = t (1 + skew) + W(t),   W(t) = ∫0^t y(u) du
  * with y the fractional frequency deviation
- *     y(u) = q B(u) + tempco * A sin(2 pi u / P)
+ *     y(u) = q B(u) + tempco * A sin(2 pi (u + phi) / P)
  * where B is a standard Brownian motion (y changes by q sqrt(dt) in dt s:
  * q is "ppb per s" at one second), A the temperature cycle's amplitude (°C),
- * P its period (s) and tempco the crystal's coefficient (ppm/°C).  Time t is
+ * P its period (s), phi where in the cycle the epoch falls (s: the cycle is
+ * shifted phi earlier, so an outage at a chosen time meets any phase of it)
+ * and tempco the crystal's coefficient (ppm/°C).  Time t is
  * seconds since the wander's epoch (the world's time 0); before it W = 0.
  *
  * B is sampled on a 1 s grid from a counter-based Gaussian keyed by `seed`
@@ -26,6 +28,7 @@ typedef struct {
 	double rw_ppb;           /* q: random-walk frequency noise, ppb per sqrt(s) (0: none) */
 	double temp_amp_c;       /* A: temperature cycle amplitude, °C (0: none) */
 	double temp_period_s;    /* P: its period, s (> 0 when A > 0) */
+	double temp_phase_s;     /* phi: the cycle's time at the epoch, s (0: it starts rising there) */
 	double tempco_ppm_per_c; /* the clock's frequency change per °C, ppm */
 	uint64_t seed;           /* keys the walk */
 } sync_wander;

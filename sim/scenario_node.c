@@ -74,14 +74,15 @@ static void load_wander(cfg_file *ini, const char *g, sim_node_cfg *n)
 {
 	size_t nt;
 	double *tc = cfg_file_double_list(ini, g, "temperature_cycle", &nt);
-	double amp = 0, period = 86400;
-	if (nt != 2)
-		cfg_file_fail(ini, g, "temperature_cycle", "%zu value(s); give AMPLITUDE_C, PERIOD_S", nt);
+	double amp = 0, period = 86400, phase = 0;
+	if (nt != 2 && nt != 3)
+		cfg_file_fail(ini, g, "temperature_cycle", "%zu value(s); give AMPLITUDE_C, PERIOD_S[, PHASE_S]", nt);
 	else if (tc[0] > 0 && !(tc[1] > 0))
 		cfg_file_fail(ini, g, "temperature_cycle", "the period must be > 0 s");
 	else {
 		amp = tc[0];
 		period = tc[1] > 0 ? tc[1] : 86400;
+		phase = nt == 3 ? tc[2] : 0;
 	}
 	g_free(tc);
 	double cpu_tc = cfg_file_double(ini, g, "tempco_ppm_per_c"), audio_tc = cfg_file_double(ini, g, "audio_tempco_ppm_per_c");
@@ -89,8 +90,8 @@ static void load_wander(cfg_file *ini, const char *g, sim_node_cfg *n)
 		cfg_file_fail(ini, g, "temperature_cycle",
 			      "no clock follows it: give tempco_ppm_per_c (the cpu crystal, ~0.1-1) and/or "
 			      "audio_tempco_ppm_per_c (the sound card's, often more)");
-	n->cpu.wander = (sync_wander){.rw_ppb = cfg_file_double(ini, g, "cpu_wander_ppb_per_s"), .temp_amp_c = amp, .temp_period_s = period, .tempco_ppm_per_c = cpu_tc};
-	n->audio_wander = (sync_wander){.rw_ppb = cfg_file_double(ini, g, "audio_wander_ppb_per_s"), .temp_amp_c = amp, .temp_period_s = period, .tempco_ppm_per_c = audio_tc};
+	n->cpu.wander = (sync_wander){.rw_ppb = cfg_file_double(ini, g, "cpu_wander_ppb_per_s"), .temp_amp_c = amp, .temp_period_s = period, .temp_phase_s = phase, .tempco_ppm_per_c = cpu_tc};
+	n->audio_wander = (sync_wander){.rw_ppb = cfg_file_double(ini, g, "audio_wander_ppb_per_s"), .temp_amp_c = amp, .temp_period_s = period, .temp_phase_s = phase, .tempco_ppm_per_c = audio_tc};
 }
 
 void sim_node_load(cfg_file *ini, const char *g, sim_node_cfg *n)

@@ -147,6 +147,16 @@ START_TEST(wandering_clocks)
 	sync_wander tc = {.temp_amp_c = 5, .temp_period_s = 600, .tempco_ppm_per_c = 0.5};
 	ck_assert_double_le(fabs(sync_wander_phase_ns(&tc, 300) - 0.5e3 * 5 * 600 / G_PI), 1e-3);
 	ck_assert_double_le(fabs(sync_wander_freq(&tc, 150) - 2.5e-6), 1e-15);
+	/* A phase shifts the cycle earlier; the phase gained still starts at 0
+	 * at the epoch and is the frequency's integral (a quarter period in:
+	 * the rate at its peak at t = 0, back to 0 at t = 150 s). */
+	sync_wander tp = tc;
+	tp.temp_phase_s = 150;
+	ck_assert_double_le(fabs(sync_wander_freq(&tp, 1e-9) - 2.5e-6), 1e-15);
+	ck_assert_double_le(fabs(sync_wander_freq(&tp, 150)), 1e-15);
+	ck_assert_double_le(fabs(sync_wander_freq(&tp, 77) - sync_wander_freq(&tc, 227)), 1e-15);
+	ck_assert_double_le(fabs(sync_wander_phase_ns(&tp, 1e-6)), 1e-2);
+	ck_assert_double_le(fabs(sync_wander_phase_ns(&tp, 150) - 0.5e3 * 5 * 600 / (2 * G_PI)), 1e-3);
 
 	/* CHORUS_SIM_CLOCK's long form round-trips; apply and invert agree. */
 	sync_simclock c = {.skew_ppm = 12.5, .offset_ns = -77, .wander = {.rw_ppb = 10, .temp_amp_c = 5, .temp_period_s = 600, .tempco_ppm_per_c = 0.1, .seed = 99}, .epoch_ns = 1000000000000LL};
@@ -163,11 +173,18 @@ START_TEST(wandering_clocks)
 	}
 	ck_assert_int_eq(sync_simclock_parse("1,2,3", &back, &why), -EINVAL);
 	ck_assert_int_eq(sync_simclock_parse("1,2,-3,0,600,0,1,0", &back, &why), -EINVAL);
+	/* The ninth field, the cycle's phase: optional, kept. */
+	c.wander.temp_phase_s = 123.25;
+	ck_assert_int_eq(sync_simclock_parse(sync_simclock_format(&c, text, sizeof text), &back, &why), 0);
+	ck_assert_double_eq(back.wander.temp_phase_s, 123.25);
+	ck_assert_int_eq(sync_simclock_parse("12.5,-77,10,5,600,0.1,99,1000000000000", &back, &why), 0);
+	ck_assert_double_eq(back.wander.temp_phase_s, 0);
+	ck_assert_int_eq(sync_simclock_parse("12.5,-77,10,5,600,0.1,99,1000000000000,x", &back, &why), -EINVAL);
 
 	/* The world: the card's frame times invert, the cpu clock wanders from
 	 * the epoch as the text the processes get says. */
 	fixture f = make("[node.2]\nposition_m = 0,0\naudio_skew_ppm = 30\naudio_wander_ppb_per_s = 10\n"
-			 "cpu_skew_ppm = -20\ncpu_wander_ppb_per_s = 10\ntemperature_cycle = 5, 600\n"
+			 "cpu_skew_ppm = -20\ncpu_wander_ppb_per_s = 10\ntemperature_cycle = 5, 600, 40\n"
 			 "tempco_ppm_per_c = 0.1\naudio_tempco_ppm_per_c = 0.5\n");
 	const double rate = 48000;
 	for (int64_t fr = 1000; fr < 48000LL * 3600; fr = fr * 3 + 17) {

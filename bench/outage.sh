@@ -78,8 +78,8 @@ seeds=${OUTAGE_SEEDS:-10}
 # Where in its temperature cycle a node is when its radio drops is one more
 # draw: temperature300's outage starts at 300 s, the top of its 20-minute
 # cycle (the rate at its peak, its ramp just gone to 0), and its runs all
-# there measured that one phase ten times (its "during" rows 0.32-0.40 on
-# 2026-12-07: the wander the lines had measured on the ramp before still
+# there measured that one phase ten times (its cpu "during" rows 0.32-0.56
+# in three ten-seed runs on 2026-12-07: the wander the lines had measured on the ramp before still
 # stated for a rate that had stopped moving).  So the scenarios named in
 # OUTAGE_PHASED (default temperature300) run seed k with the cycle shifted
 # by k/OUTAGE_SEEDS of its period (temperature_cycle's PHASE,

@@ -101,6 +101,15 @@ static double walk_eval(const sync_wander *w, double t_s, int integral)
 	return w->rw_ppb * v;
 }
 
+/* The temperature cycle's angular frequency (rad/s) and its angle at the
+ * epoch (rad): the cycle is sin(om t + ph). */
+static double cycle_omega(const sync_wander *w, double *ph)
+{
+	double om = 2.0 * G_PI / w->temp_period_s;
+	*ph = om * w->temp_phase_s;
+	return om;
+}
+
 double sync_wander_phase_ns(const sync_wander *w, double t_s)
 {
 	if (!(t_s > 0) || !sync_wander_active(w))
@@ -108,7 +117,7 @@ double sync_wander_phase_ns(const sync_wander *w, double t_s)
 	/* ppb * s = ns */
 	double ns = walk_eval(w, t_s, 1);
 	if (w->temp_amp_c != 0 && w->tempco_ppm_per_c != 0) {
-		double om = 2.0 * G_PI / w->temp_period_s, ph = om * w->temp_phase_s;
+		double ph, om = cycle_omega(w, &ph);
 		ns += w->tempco_ppm_per_c * 1e3 * w->temp_amp_c * (cos(ph) - cos(om * t_s + ph)) / om;
 	}
 	return ns;
@@ -119,8 +128,9 @@ double sync_wander_freq(const sync_wander *w, double t_s)
 	if (!(t_s > 0) || !sync_wander_active(w))
 		return 0;
 	double y = walk_eval(w, t_s, 0) * 1e-9;
-	if (w->temp_amp_c != 0 && w->tempco_ppm_per_c != 0)
-		y += w->tempco_ppm_per_c * 1e-6 * w->temp_amp_c *
-		     sin(2.0 * G_PI * (t_s + w->temp_phase_s) / w->temp_period_s);
+	if (w->temp_amp_c != 0 && w->tempco_ppm_per_c != 0) {
+		double ph, om = cycle_omega(w, &ph);
+		y += w->tempco_ppm_per_c * 1e-6 * w->temp_amp_c * sin(om * t_s + ph);
+	}
 	return y;
 }

@@ -137,9 +137,76 @@ int64_t syncd_continuity_tau_max(const syncd_continuity *h)
 	return longest;
 }
 
-double syncd_continuity_var(double se0_ns, double rate_var, double q2, double tau_ns, double dt_ns)
+/* Over consecutive span triples of about tau (each within [tau, 1.25
+ * tau]): the mean of the rates' second difference squared, less what a
+ * random walk of the frequency gives it (1.5 times the mean of the two
+ * first differences squared: for a walk E[dd^2] = q2 tau and E[d^2] =
+ * (2/3) q2 tau), each less its samples' noise, over tau^4; clipped at 0.
+ * The number of triples in *triples. */
+static double jerk2_at(const syncd_continuity *h, int64_t tau, size_t *triples)
+{
+	double sum = 0;
+	size_t m = 0;
+	for (size_t i = 0; i < h->n; i++) {
+		size_t p[4] = {i, 0, 0, 0};
+		int ok = 1;
+		for (int s = 1; s < 4 && ok; s++) {
+			p[s] = first_from(h, p[s - 1] + 1, h->x[at(h, p[s - 1])] + tau);
+			ok = p[s] < h->n;
+		}
+		if (!ok)
+			break;
+		double t[3], e[4];
+		for (int s = 0; s < 3; s++) {
+			int64_t span = h->x[at(h, p[s + 1])] - h->x[at(h, p[s])];
+			ok = ok && span <= tau + tau / 4;
+			t[s] = (double)span;
+		}
+		if (!ok)
+			continue;
+		for (int s = 0; s < 4; s++)
+			e[s] = h->se[at(h, p[s])];
+		double s0 = rate(h, p[0], p[1]), s1 = rate(h, p[1], p[2]), s2 = rate(h, p[2], p[3]);
+		double d1 = s1 - s0, d2 = s2 - s1, dd = d2 - d1;
+		/* Each sample's noise through the differences (independent). */
+		double n1 = e[0] * e[0] / (t[0] * t[0]) + e[1] * e[1] * (1 / t[0] + 1 / t[1]) * (1 / t[0] + 1 / t[1]) +
+			    e[2] * e[2] / (t[1] * t[1]);
+		double n2 = e[1] * e[1] / (t[1] * t[1]) + e[2] * e[2] * (1 / t[1] + 1 / t[2]) * (1 / t[1] + 1 / t[2]) +
+			    e[3] * e[3] / (t[2] * t[2]);
+		double c1 = 1 / t[0] + 2 / t[1], c2 = 2 / t[1] + 1 / t[2];
+		double ndd = e[0] * e[0] / (t[0] * t[0]) + e[1] * e[1] * c1 * c1 + e[2] * e[2] * c2 * c2 +
+			     e[3] * e[3] / (t[2] * t[2]);
+		double tm = (t[0] + t[1] + t[2]) / 3;
+		sum += ((dd * dd - ndd) - 0.75 * ((d1 * d1 - n1) + (d2 * d2 - n2))) / (tm * tm * tm * tm);
+		m++;
+	}
+	*triples = m;
+	return m && sum > 0 ? sum / (double)m : 0;
+}
+
+double syncd_continuity_jerk2(const syncd_continuity *h, int64_t *tau_ns)
+{
+	/* Spans of 32 s times powers of sqrt(2), up to a third of the
+	 * longest history: the longest that fits a triple is kept. */
+	double best = 0;
+	int64_t best_tau = 0;
+	for (int k = 0; k <= 8; k++) {
+		int64_t tau = (int64_t)llround(32e9 * pow(2.0, k / 2.0));
+		size_t triples;
+		double j = jerk2_at(h, in_x(h, tau), &triples);
+		if (triples) {
+			best = j;
+			best_tau = tau;
+		}
+	}
+	if (tau_ns)
+		*tau_ns = best_tau;
+	return best;
+}
+
+double syncd_continuity_var(double se0_ns, double rate_var, double q2, double tau_ns, double jerk2, double dt_ns)
 {
 	double dt = fabs(dt_ns);
 	double ramp = tau_ns > 0 ? fmax(1.0, dt / (2.0 * tau_ns)) : 1.0;
-	return se0_ns * se0_ns + rate_var * dt * dt + q2 * dt * dt * dt / 3.0 * ramp;
+	return se0_ns * se0_ns + rate_var * dt * dt + q2 * dt * dt * dt / 3.0 * ramp + jerk2 * pow(dt, 6) / 36.0;
 }

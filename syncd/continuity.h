@@ -7,7 +7,7 @@
  * apart by what the two clocks' frequencies wander, and on a rejoin the
  * part that lost steps by that drift.  This module states it:
  *
- *   V(dt) = se0^2 + rate_var dt^2 + q2 dt^3 / 3
+ *   V(dt) = se0^2 + rate_var dt^2 + q2 dt^3 / 3 [+ c^2 dt^6 / 36]
  *
  * the line's variance at the hand-over, its rate's variance as libsync
  * states it for an extrapolation (the fits' slope variance and their wander
@@ -22,7 +22,10 @@
  * for a random walk each is unbiased, and one alone (the longest has few
  * independent pairs) is often far too low; for a ramp of the frequency (a
  * temperature change) the estimate grows with tau, so the longest states
- * the drift best (z = sqrt(dt / (2 tau)) of the truth after dt).
+ * the drift best (z = sqrt(dt / (2 tau)) of the truth after dt).  The
+ * bracketed term is a curvature c of the frequency (its ramp changing: a
+ * turn of a temperature cycle), from the rates' second differences over
+ * span triples less what the walk explains (syncd_continuity_jerk2).
  *
  * The line may be any clock pair's x -> y (syncd/history.h: a pair's
  * history bridged with the q2 measured here): `unit_ns`, the ns one unit
@@ -77,6 +80,21 @@ double syncd_continuity_q2(const syncd_continuity *h, int64_t *span_ns, int64_t 
  * into, ns (0: none). */
 int64_t syncd_continuity_tau_max(const syncd_continuity *h);
 
+/* The squared curvature of the line's frequency that a random walk does
+ * not explain (fractional frequency per ns^2, squared; for x not in ns,
+ * (y / x) per x unit^2, squared): over consecutive triples of spans tau,
+ * the rates' second difference dd = s_c - 2 s_b + s_a, which a smooth
+ * change of the ramp (a turn of a temperature cycle: the rate's curvature
+ * c) makes c tau^2, and a walk makes E[dd^2] = q2 tau while its first
+ * differences give E[d^2] = (2/3) q2 tau, so (mean dd^2 - 1.5 mean d^2) /
+ * tau^4, each less the samples' stated noise, estimates c^2 free of the
+ * walk (about 0.6 c^2 across a turn, where the ramp's own first
+ * differences are subtracted too); clipped at 0.  Taken at the longest
+ * span of 32 s times a power of sqrt(2) that fits a triple into the
+ * history (a curvature's dd grows as tau^2 against a walk's sqrt(tau)), in
+ * *tau_ns (0: none; may be NULL). */
+double syncd_continuity_jerk2(const syncd_continuity *h, int64_t *tau_ns);
+
 /* V(dt) above (ns^2) for dt ns after the hand-over (|dt| taken), its walk
  * term q2 dt^3 / 3 taken as a ramp of the frequency would make it beyond
  * twice tau_ns (0: never), the longest span the history measured
@@ -85,7 +103,11 @@ int64_t syncd_continuity_tau_max(const syncd_continuity *h);
  * dt / (2 tau) times the walk's variance — z = sqrt(dt / (2 tau)) of the
  * truth unstated (2.2 after dt = 300 s followed by spans of 32 s:
  * tests/test_continuity ramp_stated).  A random walk is stated wider than
- * it is only beyond twice the longest span (10 minutes followed: 512 s). */
-double syncd_continuity_var(double se0_ns, double rate_var, double q2, double tau_ns, double dt_ns);
+ * it is only beyond twice the longest span (10 minutes followed: 512 s).
+ * Plus jerk2 dt^6 / 36 (syncd_continuity_jerk2; 0: none): a curvature c
+ * of the rate drifts by c dt^3 / 6 — what the walk's term, measured where
+ * the rate turned and barely moved, misses when the outage meets the
+ * steep flank after the turn (tests/test_continuity cycle_turn_stated). */
+double syncd_continuity_var(double se0_ns, double rate_var, double q2, double tau_ns, double jerk2, double dt_ns);
 
 #endif

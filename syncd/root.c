@@ -34,6 +34,8 @@ struct syncd_root {
 	double cont_rate_var, cont_q2;     /* the continued line's rate variance and measured wander */
 	int64_t cont_hist_ns, cont_tau_ns; /* how long the wander was measured for, and over which spans, ns */
 	int64_t cont_tau_max_ns;           /* the longest span measured (a ramp's q2 is largest there), ns */
+	double cont_jerk2;                 /* the rate's curvature the walk does not explain, squared (per ns^2) */
+	int64_t cont_jerk_tau_ns;          /* ... measured over span triples of this, ns (0: none) */
 	double before_drift_se_ns;         /* at a switch away from a continued timescale of ours: its stated drift */
 	uint32_t before_drift_of;          /* ... from this node's timescale (the one it continued) */
 	gboolean before_drift;
@@ -181,8 +183,26 @@ gboolean syncd_root_joined(const syncd_root *rt, double *step_ns, double *se_ns)
 	return TRUE;
 }
 
+/* "wander W ppb/sqrt(s) measured over H s, spans of T s; curvature C
+ * ppb/s^2 over span triples of U s" (or "...; curvature not measured":
+ * under three spans followed) for the continued line, into buf. */
+static const char *wander_clause(const syncd_root *rt, char *buf, size_t n)
+{
+	int k = snprintf(buf, n, "wander %.3g ppb/sqrt(s) measured over %.0f s, spans of %.0f s; curvature ",
+			 sqrt(rt->cont_q2 * 1e9) * 1e9, (double)rt->cont_hist_ns * 1e-9, (double)rt->cont_tau_ns * 1e-9);
+	if (k < 0 || (size_t)k >= n)
+		return buf;
+	if (rt->cont_jerk_tau_ns)
+		snprintf(buf + k, n - (size_t)k, "%.3g ppb/s^2 over span triples of %.0f s", sqrt(rt->cont_jerk2) * 1e27,
+			 (double)rt->cont_jerk_tau_ns * 1e-9);
+	else
+		snprintf(buf + k, n - (size_t)k, "not measured");
+	return buf;
+}
+
 void syncd_root_take(syncd_root *rt, int64_t now_ns)
 {
+	char clause[160];
 	rtcpu_sample r = rtcpu_sample_take(rt->rtcpu_tries);
 	const syncd_continuation *c = &rt->cont;
 	rt->node = rt->self;
@@ -199,12 +219,15 @@ void syncd_root_take(syncd_root *rt, int64_t now_ns)
 		rt->cont_rate_var = c->rate_var;
 		rt->cont_q2 = syncd_continuity_q2(&rt->hist, &rt->cont_hist_ns, &rt->cont_tau_ns);
 		rt->cont_tau_max_ns = syncd_continuity_tau_max(&rt->hist);
+		rt->cont_jerk2 = syncd_continuity_jerk2(&rt->hist, &rt->cont_jerk_tau_ns);
 		g_message("global time: root node%u, continuing node%u's timescale (our conversion to it %.1f s before, "
 			  "s.e. %.0f ns at the hand-over, rate %+.3f ppm); defining it afresh from realtime would have stepped it %+.6f s; "
-			  "drift from it stated %.1f us after 5 min (wander %.3g ppb/sqrt(s) measured over %.0f s, spans of %.0f s)",
+			  "drift from it stated %.1f us after 5 min (%s)",
 			  rt->node, c->via_root, rt->cont_age_s, rt->cont_se_ns, (c->slope - 1) * 1e6, rt->step_avoided_ns * 1e-9,
-			  sqrt(syncd_continuity_var(rt->cont_se_ns, rt->cont_rate_var, rt->cont_q2, (double)rt->cont_tau_max_ns, 300e9)) * 1e-3,
-			  sqrt(rt->cont_q2 * 1e9) * 1e9, (double)rt->cont_hist_ns * 1e-9, (double)rt->cont_tau_ns * 1e-9);
+			  sqrt(syncd_continuity_var(rt->cont_se_ns, rt->cont_rate_var, rt->cont_q2, (double)rt->cont_tau_max_ns,
+						    rt->cont_jerk2, 300e9)) *
+				  1e-3,
+			  wander_clause(rt, clause, sizeof clause));
 	} else {
 		/* A disciplined realtime clock: global starts at UTC's rate. */
 		double slope = rt->have_utc_read && rt->utc.synced && rt->have_rtfit ? rt->rtfit.slope : 1.0;
@@ -225,7 +248,7 @@ gboolean syncd_root_drift(const syncd_root *rt, int64_t now_ns, double *se_ns, u
 	if (!rt->continued || rt->node != rt->self)
 		return FALSE;
 	*se_ns = sqrt(syncd_continuity_var(rt->cont_se_ns, rt->cont_rate_var, rt->cont_q2, (double)rt->cont_tau_max_ns,
-					   (double)(now_ns - rt->cont_x0_ns)));
+					   rt->cont_jerk2, (double)(now_ns - rt->cont_x0_ns)));
 	*of = rt->continued_from;
 	return TRUE;
 }
@@ -296,14 +319,14 @@ void syncd_root_describe(const syncd_root *rt, int64_t now_ns, GString *out)
 						  : "lowest live node");
 	double drift;
 	uint32_t of;
+	char clause[160];
 	if (syncd_root_drift(rt, now_ns, &drift, &of))
 		g_string_append_printf(out,
 				       "continued: node%u's timescale, from our conversion to it %.1f s before the "
 				       "hand-over (s.e. %.0f ns at the hand-over, rate %+.3f ppm); step avoided %+.6f s; "
-				       "drift from it now %.3f us (s.e.; wander %.3g ppb/sqrt(s) measured over %.0f s, spans of %.0f s)\n",
+				       "drift from it now %.3f us (s.e.; %s)\n",
 				       of, rt->cont_age_s, rt->cont_se_ns, (syncd_timescale_current(rt->ts)->slope - 1) * 1e6,
-				       rt->step_avoided_ns * 1e-9, drift * 1e-3, sqrt(rt->cont_q2 * 1e9) * 1e9,
-				       (double)rt->cont_hist_ns * 1e-9, (double)rt->cont_tau_ns * 1e-9);
+				       rt->step_avoided_ns * 1e-9, drift * 1e-3, wander_clause(rt, clause, sizeof clause));
 	if (rt->have_joined && rt->node != rt->self) {
 		g_string_append_printf(out,
 				       "joined: node%u's timescale (was node%u's): global here stepped %+.3f us (s.e. "

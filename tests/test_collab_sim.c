@@ -67,6 +67,18 @@ static int count_lines(const char *path)
 
 #define MAX_CALLS 64
 
+/* Every audiod's ALSA buffer: audiod's default 8 periods (80 ms), or 64
+ * under ASan — there thirty sanitized processes on two cores stalled
+ * together for up to ~200 ms at the calls' onsets (the simulated card's
+ * render thread starved), every node's audiod logged overruns of 1600-2300
+ * frames, and mast6 located 7 of 10 calls (2026-12-07); a loaded field
+ * node is given a deeper buffer the same way. */
+#ifdef __SANITIZE_ADDRESS__
+#define AUDIO_PERIODS "--audio-periods=64"
+#else
+#define AUDIO_PERIODS NULL
+#endif
+
 typedef struct {
 	char *out, *sout;
 	int calls, matched, located, off, not_ok, missed, ok, in95, heard;
@@ -84,7 +96,9 @@ static void run_demo(const char *scenario, const char *name, const char *seconds
 	const char *rd = g_getenv("CHORUS_RUN");
 	r->out = g_build_filename(rd ? rd : g_get_tmp_dir(), name, NULL);
 	char *prog = g_build_filename(CHORUS_BIN_DIR, "chorus-demo", NULL);
-	gchar *argv[] = {prog, (gchar *)scenario, "--duration", (gchar *)seconds, "--out", r->out, "--bin", CHORUS_BIN_DIR, "-q", (gchar *)more, NULL};
+	gchar *argv[] = {prog, (gchar *)scenario, "--duration", (gchar *)seconds, "--out", r->out, "--bin", CHORUS_BIN_DIR, "-q", (gchar *)more, NULL, NULL};
+	if (AUDIO_PERIODS) /* after `more`, or in its place */
+		argv[more ? 10 : 9] = (gchar *)AUDIO_PERIODS;
 	gchar *serr = NULL;
 	gint status = 0;
 	GError *err = NULL;

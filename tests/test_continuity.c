@@ -80,6 +80,26 @@ static double follow_and_miss(gsl_rng *r, double q2, double ramp, double noise_n
 	return follow_model(r, &m, follow_s, ahead_s, stated_ns, NULL);
 }
 
+/* RMS z of n seeded walks of 1 ppb/sqrt(s) (seeds seed0, seed0 + 1, ...)
+ * under noise_ns, followed follow_s and extrapolated ahead_s; the count
+ * beyond 3 s.e. in *beyond3 (may be NULL). */
+static double walk_rms_z(unsigned long seed0, int n, double noise_ns, double follow_s, double ahead_s, int *beyond3)
+{
+	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+	double s2 = 0;
+	int b3 = 0;
+	for (int i = 0; i < n; i++) {
+		gsl_rng_set(r, seed0 + (unsigned long)i);
+		double z = follow_and_miss(r, 1e-27, 0, noise_ns, follow_s, ahead_s, NULL);
+		s2 += z * z;
+		b3 += fabs(z) > 3;
+	}
+	gsl_rng_free(r);
+	if (beyond3)
+		*beyond3 = b3;
+	return sqrt(s2 / n);
+}
+
 START_TEST(random_walk_coverage)
 {
 	/* 1 ppb/sqrt(s): q2 = 1e-18 per s = 1e-27 per ns; 10 minutes followed,
@@ -89,22 +109,13 @@ START_TEST(random_walk_coverage)
 	 * seeds: RMS z's sampling s.d. about 0.035 for a normal z, and the
 	 * estimate's own scatter adds to it; the bounds are 1.15 (no more than
 	 * that over-confident) and 0.6 (not uselessly wide). */
-	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
-	double s2 = 0;
-	int beyond3 = 0, n = 400;
-	for (int i = 0; i < n; i++) {
-		gsl_rng_set(r, 1000 + (unsigned long)i);
-		double z = follow_and_miss(r, 1e-27, 0, 0, 600, 300, NULL);
-		s2 += z * z;
-		beyond3 += fabs(z) > 3;
-	}
-	double rms = sqrt(s2 / n);
+	int beyond3, n = 400;
+	double rms = walk_rms_z(1000, n, 0, 600, 300, &beyond3);
 	fprintf(stderr, "random walk: RMS z %.3f, %d of %d beyond 3 s.e.\n", rms, beyond3, n);
 	ck_assert_msg(rms < 1.15 && rms > 0.6, "RMS z %.3f", rms);
 	/* A normal z puts 0.27 % beyond 3 (about 1 of 400); allow 2 %
 	 * for the estimate's scatter (a t-like tail). */
 	ck_assert_int_le(beyond3, n / 50);
-	gsl_rng_free(r);
 }
 END_TEST
 
@@ -164,18 +175,9 @@ START_TEST(walk_short_history)
 	 * 91 s scatter about the walk's share and the positive part is kept,
 	 * so a walk is stated wider than it is — bounded: RMS z above 0.6,
 	 * and no more over-confident than 1.15. */
-	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
-	double s2 = 0;
-	int n = 400;
-	for (int i = 0; i < n; i++) {
-		gsl_rng_set(r, 9000 + (unsigned long)i);
-		double z = follow_and_miss(r, 1e-27, 0, 0, 305, 300, NULL);
-		s2 += z * z;
-	}
-	double rms = sqrt(s2 / n);
+	double rms = walk_rms_z(9000, 400, 0, 305, 300, NULL);
 	fprintf(stderr, "random walk, 305 s followed, 300 s ahead: RMS z %.3f\n", rms);
 	ck_assert_msg(rms < 1.15 && rms > 0.6, "RMS z %.3f", rms);
-	gsl_rng_free(r);
 }
 END_TEST
 
@@ -202,14 +204,9 @@ START_TEST(noise_subtracted)
 	/* With a random walk under the same noise (3 us after 5 min, the
 	 * noise's share 2 us) the walk is still seen: RMS z within the same
 	 * bounds as without noise, 10 minutes followed. */
-	double s2 = 0;
-	for (int i = 0; i < n; i++) {
-		gsl_rng_set(r, 7000 + (unsigned long)i);
-		double z = follow_and_miss(r, 1e-27, 0, 2000, 600, 300, NULL);
-		s2 += z * z;
-	}
-	fprintf(stderr, "random walk under 2 us noise: RMS z %.3f\n", sqrt(s2 / n));
-	ck_assert_double_lt(sqrt(s2 / n), 1.15);
+	double rms = walk_rms_z(7000, n, 2000, 600, 300, NULL);
+	fprintf(stderr, "random walk under 2 us noise: RMS z %.3f\n", rms);
+	ck_assert_double_lt(rms, 1.15);
 	gsl_rng_free(r);
 }
 END_TEST

@@ -43,6 +43,7 @@ typedef struct {
 				   * after syncd and audiod, NULL-terminated; NULL: none */
 	unsigned audio_rate_hz;   /* Hz (0: the scenario's) */
 	double audio_ring_s;      /* audiod's ring_s (0: 20) */
+	unsigned audio_periods;   /* audiod's periods in the ALSA buffer (0: audiod's default, 8) */
 	const char *audio_tstamp; /* audiod's tstamp source: "sim" (NULL) or "alsa" (the plugin's mode
 				   * then comes from $CHORUS_SIM_TSTAMP, inherited) */
 	gboolean netns;           /* one network namespace per node */

@@ -188,11 +188,15 @@ static void audio_lock(csim_truth *t, tnode *n, int64_t h)
 {
 	int64_t oldest, next;
 	int16_t got[LOCK_LEN];
-	if (n->lock_tries++ > 5 || ring_span(t, n, &oldest, &next) < 0 || next - oldest < 2 * LOCK_LEN)
+	/* Six searches at most (each compares every candidate f0); a ring
+	 * not readable or not filled yet, or frames not fetched, is no search
+	 * (an audiod that starts late under load is still found). */
+	if (n->lock_tries > 5 || ring_span(t, n, &oldest, &next) < 0 || next - oldest < 2 * LOCK_LEN)
 		return;
 	int64_t f = next - 2 * LOCK_LEN;
 	if (fetch_frames(t, n, f, LOCK_LEN, got) < 0)
 		return;
+	n->lock_tries++;
 	double r = t->rate_hz;
 	int64_t lo = sim_world_first_frame_at(t->world, n->id, r, 0) - 2;
 	int64_t hi = (int64_t)ceil(sim_world_frame_at(t->world, n->id, r, (double)(h - t->epoch_ns) * 1e-9)) - f + 2;
@@ -558,7 +562,8 @@ static const tnode *locked_node(const csim_truth *t, int node, char *why, size_t
 		return NULL;
 	}
 	if (!n->locked) {
-		snprintf(why, len, "node%d's audiod numbering is not found yet", node);
+		snprintf(why, len, "node%d's audiod numbering is not found yet (%d of 6 searches of its ring made)", node,
+			 n->lock_tries);
 		return NULL;
 	}
 	return n;

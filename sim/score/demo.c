@@ -224,6 +224,7 @@ int main(int argc, char **argv)
 	double position_sd_m = 0, source_speed_m_s = 0;
 	gint rate_hz = 16000;
 	double ring_s = 0;
+	gint periods = 0;
 	gboolean quiet = FALSE;
 	gint web_port = 0;
 	gint64 chaos_seed = -1;
@@ -239,6 +240,9 @@ int main(int argc, char **argv)
 		{"rate", 0, 0, G_OPTION_ARG_INT, &rate_hz, "audio sample rate, Hz (default 16000)", "HZ"},
 		{"ring-seconds", 0, 0, G_OPTION_ARG_DOUBLE, &ring_s,
 		 "audiod's ring_s on every node (default 20): calls of an outage are located after it only while their audio is held", "S"},
+		{"audio-periods", 0, 0, G_OPTION_ARG_INT, &periods,
+		 "periods in every audiod's ALSA buffer (2-1024; default audiod's 8, 80 ms): a deeper buffer rides out a loaded machine's stalls without overruns",
+		 "N"},
 		{"source-plane", 0, 0, G_OPTION_ARG_DOUBLE, &source_z_m,
 		 "tell collab the sources are at height Z (m; default: collab is told no height)", "Z"},
 		{"temperature", 0, 0, G_OPTION_ARG_STRING, &temperature,
@@ -284,6 +288,10 @@ int main(int argc, char **argv)
 	g_option_context_free(oc);
 	if (!(located_within_m > 0) || !isfinite(located_within_m)) {
 		fprintf(stderr, "chorus-demo: --located-within: expected a positive distance in m, got %g\n", located_within_m);
+		return 2;
+	}
+	if (periods && (periods < 2 || periods > 1024)) {
+		fprintf(stderr, "chorus-demo: --audio-periods: expected 2..1024 periods, got %d\n", periods);
 		return 2;
 	}
 	gboolean source_plane = !isnan(source_z_m);
@@ -369,7 +377,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *apps[] = {"fft", det, col, proxy_app, NULL};
-	csim_opts o = {.scenario = d.scenario, .out_dir = d.simdir, .bin_dir = d.bin, .syncd_extra = syncd_extra, .audio = TRUE, .audio_rate_hz = (unsigned)rate_hz, .audio_ring_s = ring_s, .apps = apps};
+	csim_opts o = {.scenario = d.scenario, .out_dir = d.simdir, .bin_dir = d.bin, .syncd_extra = syncd_extra, .audio = TRUE, .audio_rate_hz = (unsigned)rate_hz, .audio_ring_s = ring_s, .audio_periods = (unsigned)periods, .apps = apps};
 	int64_t t_start = host_raw();
 	d.sim = csim_start(&o, &err);
 	g_free(qp);

@@ -18,7 +18,8 @@
 # or none measured; or when a step at a rejoin lies beyond 5 of the drift
 # the losing part's root stated for its continuation (syncd's "joined" line
 # on that root, the truth's "timescale of" lines for every node of its
-# part; docs/clocks.md §7 "Partitions").
+# part; docs/clocks.md §7 "Partitions"); or when a pooled row's RMS z lies
+# above what its independent draws allow once in 1000 (below).
 # Then calls heard during an outage and located after it (issue 16 item 2):
 # chorus-demo (syncd, audiod, fft, detect, collab) on
 # sim/scenarios/outage/calls60.ini, four nodes, one cut off for 60 s, the
@@ -73,7 +74,15 @@ simrun() {
 # (outage_pooled.csv).  The pooled RMS z of k honest draws lies within
 # sqrt(chi2_k / k) of 1: 0.34-1.61 nine times in ten for k = 3 (rootkill's
 # global "during" read 0.65 over three seeds on 2026-12-07 and 0.82 over
-# ten), 0.63-1.35 for k = 10.
+# ten), 0.63-1.35 for k = 10.  A row counts at least one draw per seed
+# (the conversions of one outage share its draw of the wander), weighed
+# by the seed's conversions (Kish: d = n^2 / sum n_seed^2), and prints d,
+# the 99 % band of an honest RMS z over d draws (Wilson-Hilferty), and a
+# mark: "wide" below it (stated too wide: temperature300's "past" rows,
+# the Brownian bridge over a cycle), "high" above it, "OVER" above the
+# 99.9 % bound, which fails the run (over-confident beyond what the draws
+# scatter).  Counting one draw per seed makes the band wide (0.46-1.59
+# for ten), so a mark is a finding, and its absence a weak claim.
 seeds=${OUTAGE_SEEDS:-10}
 # Where in its temperature cycle a node is when its radio drops is one more
 # draw: temperature300's outage starts at 300 s, the top of its 20-minute
@@ -88,7 +97,7 @@ seeds=${OUTAGE_SEEDS:-10}
 # the phases in order.
 phased=${OUTAGE_PHASED-temperature300}
 pcsv="$outdir/outage_pooled.csv"
-echo "scenario,kind,hops,phase,seeds,n,rms_us,max_us,rms_z,seed_rms_z" > "$pcsv"
+echo "scenario,kind,hops,phase,seeds,n,rms_us,max_us,rms_z,draws,band99_lo,band99_hi,seed_rms_z" > "$pcsv"
 for sc in ${OUTAGE_SCENARIOS:-sim/scenarios/outage/radio60.ini sim/scenarios/outage/temperature300.ini sim/scenarios/outage/rootkill.ini sim/scenarios/outage/partition.ini sim/scenarios/outage/callsstart120temp.ini $outdir/rootkill100.ini}; do
     name=$(basename "$sc" .ini)
     n=$seeds
@@ -150,19 +159,34 @@ for sc in ${OUTAGE_SCENARIOS:-sim/scenarios/outage/radio60.ini sim/scenarios/out
         for run in $runs; do
             [ -s "$run/samples.csv" ] && sed -n "2,\$s|^|$run,|p" "$run/samples.csv"
         done | awk -F, -v name="$name" -v csv="$pcsv" '
+            # The chi2 quantile with k degrees of freedom at the normal
+            # quantile zp (Wilson-Hilferty: within 1 % for k >= 3; 0 where
+            # it goes below).
+            function chi2q(k, zp,  b) { b = 1 - 2 / (9 * k) + zp * sqrt(2 / (9 * k)); return b > 0 ? k * b ^ 3 : 0 }
             $8 > 0 { k = $3 SUBSEP $6 SUBSEP $11; z = $7 / $8; a = $7 < 0 ? -$7 : $7
                 n[k]++; e2[k] += $7 * $7; z2[k] += z * z; if (a > mx[k]) mx[k] = a; if ($6 > hmax) hmax = $6
                 s = k SUBSEP $1; if (!(s in sn)) runs[k] = runs[k] " " $1
                 sn[s]++; sz2[s] += z * z }
-            END { printf "%-6s %4s %-6s %6s %9s %9s %6s  %s\n", "kind", "hops", "phase", "n", "rms_us", "max_us", "rms_z", "per seed"
+            END { printf "%-6s %4s %-6s %6s %9s %9s %6s %5s %11s %-5s %s\n", "kind", "hops", "phase", "n", "rms_us", "max_us", "rms_z", "draws", "band99", "", "per seed"
                 split("cpu global", kinds, " "); split("before during after past", ph, " ")
                 for (a = 1; a <= 2; a++) for (h = 1; h <= hmax; h++) for (p = 1; p <= 4; p++) {
                     k = kinds[a] SUBSEP h SUBSEP ph[p]
                     if (!(k in n)) continue
-                    per = ""; c = split(runs[k], r, " ")
-                    for (j = 1; j <= c; j++) { s = k SUBSEP r[j]; per = per sprintf(" %.2f", sqrt(sz2[s] / sn[s])) }
-                    printf "%-6s %4s %-6s %6d %9.3f %9.3f %6.2f %s\n", kinds[a], h, ph[p], n[k], sqrt(e2[k] / n[k]) / 1e3, mx[k] / 1e3, sqrt(z2[k] / n[k]), per
-                    printf "%s,%s,%s,%s,%d,%d,%.4f,%.4f,%.4f,%s\n", name, kinds[a], h, ph[p], c, n[k], sqrt(e2[k] / n[k]) / 1e3, mx[k] / 1e3, sqrt(z2[k] / n[k]), substr(per, 2) >> csv } }'
+                    per = ""; c = split(runs[k], r, " "); w2 = 0
+                    for (j = 1; j <= c; j++) { s = k SUBSEP r[j]; per = per sprintf(" %.2f", sqrt(sz2[s] / sn[s])); w2 += sn[s] * sn[s] }
+                    # At least one independent draw per seed, weighed by
+                    # its conversions (Kish: d = n^2 / sum n_seed^2 draws):
+                    # the band of an honest RMS z over d draws (99 %), and
+                    # the 99.9 % upper bound beyond which the row is
+                    # over-confident.
+                    d = n[k] * n[k] / w2
+                    rz = sqrt(z2[k] / n[k]); lo = sqrt(chi2q(d, -2.5758) / d); hi = sqrt(chi2q(d, 2.5758) / d)
+                    top = sqrt(chi2q(d, 3.0902) / d)
+                    mark = rz > top ? "OVER" : rz > hi ? "high" : rz < lo ? "wide" : ""
+                    if (mark == "OVER") over = over sprintf(" %s/%d/%s %.2f > %.2f", kinds[a], h, ph[p], rz, top)
+                    printf "%-6s %4s %-6s %6d %9.3f %9.3f %6.2f %5.1f %5.2f-%-5.2f %-5s%s\n", kinds[a], h, ph[p], n[k], sqrt(e2[k] / n[k]) / 1e3, mx[k] / 1e3, rz, d, lo, hi, mark, per
+                    printf "%s,%s,%s,%s,%d,%d,%.4f,%.4f,%.4f,%.2f,%.4f,%.4f,%s\n", name, kinds[a], h, ph[p], c, n[k], sqrt(e2[k] / n[k]) / 1e3, mx[k] / 1e3, rz, d, lo, hi, substr(per, 2) >> csv }
+                if (over != "") { print "outage: " name " FAILED (pooled RMS z above the 99.9 % bound of its seeds\047 draws: over-confident:" over ")"; exit 1 } }' || fail=1
     fi
     # OUTAGE_KEEP=1 keeps every run's directory (samples.csv: each
     # conversion with its path) for a closer look.

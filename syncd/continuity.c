@@ -79,6 +79,34 @@ static double rate(const syncd_continuity *h, size_t i, size_t j)
 	return (double)((h->g[b] - h->g[a]) - (h->x[b] - h->x[a])) / (double)(h->x[b] - h->x[a]);
 }
 
+/* From sample i, k consecutive spans of about tau: p[0] = i and p[s] the
+ * first sample tau or more after p[s - 1].  Returns 1 when every span lies
+ * within [tau, 1.25 tau] (t[s] its length), 0 when one is longer (a gap in
+ * the samples: skip this start), -1 when the history ends first (stop). */
+static int spans_from(const syncd_continuity *h, size_t i, int64_t tau, int k, size_t *p, double *t)
+{
+	p[0] = i;
+	for (int s = 1; s <= k; s++) {
+		p[s] = first_from(h, p[s - 1] + 1, h->x[at(h, p[s - 1])] + tau);
+		if (p[s] >= h->n)
+			return -1;
+	}
+	int ok = 1;
+	for (int s = 0; s < k; s++) {
+		int64_t span = h->x[at(h, p[s + 1])] - h->x[at(h, p[s])];
+		ok = ok && span <= tau + tau / 4;
+		t[s] = (double)span;
+	}
+	return ok;
+}
+
+/* What independent sample errors e0, e1, e2 give the difference of the
+ * rates over consecutive spans a and b, squared (its expectation). */
+static double diff_noise(double e0, double e1, double e2, double a, double b)
+{
+	return e0 * e0 / (a * a) + e1 * e1 * (1 / a + 1 / b) * (1 / a + 1 / b) + e2 * e2 / (b * b);
+}
+
 /* The mean of 1.5 ((s_b - s_a)^2 - N) / tau over consecutive span pairs of
  * about tau (each within [tau, 1.25 tau]: a gap in the samples is
  * skipped), clipped at 0, and the number of pairs in *pairs. */
@@ -87,19 +115,16 @@ static double q2_at(const syncd_continuity *h, int64_t tau, size_t *pairs)
 	double sum = 0;
 	size_t m = 0;
 	for (size_t i = 0; i < h->n; i++) {
-		size_t j = first_from(h, i + 1, h->x[at(h, i)] + tau);
-		if (j >= h->n)
+		size_t p[3];
+		double t[2];
+		int r = spans_from(h, i, tau, 2, p, t);
+		if (r < 0)
 			break;
-		size_t k = first_from(h, j + 1, h->x[at(h, j)] + tau);
-		if (k >= h->n)
-			break;
-		int64_t t1 = h->x[at(h, j)] - h->x[at(h, i)], t2 = h->x[at(h, k)] - h->x[at(h, j)];
-		if (t1 > tau + tau / 4 || t2 > tau + tau / 4)
+		if (!r)
 			continue;
-		double d = rate(h, j, k) - rate(h, i, j), a = (double)t1, b = (double)t2;
-		double e0 = h->se[at(h, i)], e1 = h->se[at(h, j)], e2 = h->se[at(h, k)];
-		double noise = e0 * e0 / (a * a) + e1 * e1 * (1 / a + 1 / b) * (1 / a + 1 / b) + e2 * e2 / (b * b);
-		sum += 1.5 * (d * d - noise) / (0.5 * (a + b));
+		double d = rate(h, p[1], p[2]) - rate(h, p[0], p[1]);
+		double noise = diff_noise(h->se[at(h, p[0])], h->se[at(h, p[1])], h->se[at(h, p[2])], t[0], t[1]);
+		sum += 1.5 * (d * d - noise) / (0.5 * (t[0] + t[1]));
 		m++;
 	}
 	*pairs = m;
@@ -148,31 +173,19 @@ static double jerk2_at(const syncd_continuity *h, int64_t tau, size_t *triples)
 	double sum = 0;
 	size_t m = 0;
 	for (size_t i = 0; i < h->n; i++) {
-		size_t p[4] = {i, 0, 0, 0};
-		int ok = 1;
-		for (int s = 1; s < 4 && ok; s++) {
-			p[s] = first_from(h, p[s - 1] + 1, h->x[at(h, p[s - 1])] + tau);
-			ok = p[s] < h->n;
-		}
-		if (!ok)
-			break;
+		size_t p[4];
 		double t[3], e[4];
-		for (int s = 0; s < 3; s++) {
-			int64_t span = h->x[at(h, p[s + 1])] - h->x[at(h, p[s])];
-			ok = ok && span <= tau + tau / 4;
-			t[s] = (double)span;
-		}
-		if (!ok)
+		int r = spans_from(h, i, tau, 3, p, t);
+		if (r < 0)
+			break;
+		if (!r)
 			continue;
 		for (int s = 0; s < 4; s++)
 			e[s] = h->se[at(h, p[s])];
 		double s0 = rate(h, p[0], p[1]), s1 = rate(h, p[1], p[2]), s2 = rate(h, p[2], p[3]);
 		double d1 = s1 - s0, d2 = s2 - s1, dd = d2 - d1;
 		/* Each sample's noise through the differences (independent). */
-		double n1 = e[0] * e[0] / (t[0] * t[0]) + e[1] * e[1] * (1 / t[0] + 1 / t[1]) * (1 / t[0] + 1 / t[1]) +
-			    e[2] * e[2] / (t[1] * t[1]);
-		double n2 = e[1] * e[1] / (t[1] * t[1]) + e[2] * e[2] * (1 / t[1] + 1 / t[2]) * (1 / t[1] + 1 / t[2]) +
-			    e[3] * e[3] / (t[2] * t[2]);
+		double n1 = diff_noise(e[0], e[1], e[2], t[0], t[1]), n2 = diff_noise(e[1], e[2], e[3], t[1], t[2]);
 		double c1 = 1 / t[0] + 2 / t[1], c2 = 2 / t[1] + 1 / t[2];
 		double ndd = e[0] * e[0] / (t[0] * t[0]) + e[1] * e[1] * c1 * c1 + e[2] * e[2] * c2 * c2 +
 			     e[3] * e[3] / (t[2] * t[2]);

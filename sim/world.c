@@ -529,6 +529,15 @@ double sim_world_call_length_s(const sim_world *w, size_t source, size_t k)
 	return w->sources[source].len_s[k];
 }
 
+gboolean sim_world_call_params(const sim_world *w, size_t source, size_t k, dsp_wave_params *out)
+{
+	if (source >= w->n_sources || k >= w->sources[source].n_calls)
+		return FALSE;
+	const source_state *s = &w->sources[source];
+	*out = s->shared_wave ? s->cfg->wave : call_params(w, s, k);
+	return TRUE;
+}
+
 /* Calls of s that may sound at an emission time in [lo, hi]: indices
  * [*ka, return). */
 static size_t calls_between(const source_state *s, double lo, double hi, size_t *ka)

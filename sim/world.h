@@ -94,6 +94,12 @@ double _Complex sim_world_path_response(const sim_world *w, int node, int mic, s
  * out of range. */
 double sim_world_call_length_s(const sim_world *w, size_t source, size_t k);
 
+/* The parameters call k of source i was drawn with (the source's own
+ * without variation; a file's segment as configured): a developer's view
+ * of the truth (chorus-calltrace), never an app's.  FALSE when out of
+ * range. */
+gboolean sim_world_call_params(const sim_world *w, size_t source, size_t k, dsp_wave_params *out);
+
 /* Calls of source i: count, and the start time of call k (s since epoch,
  * ascending). */
 size_t sim_world_n_calls(const sim_world *w, size_t source);

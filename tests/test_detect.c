@@ -530,10 +530,16 @@ END_TEST
  * test below); the envelope's shape over scales of +-6 % names >= 90 %
  * (59, 57, 60 of 60).
  * Exact calls are named by the ENR as before (the pipeline test). */
+/* The team states its calls' variation (5 %, as they are drawn here; the
+ * profile's variation_pct): the envelope's scales then span 2.5 of it
+ * (refine.c DET_CLASSIFY_SIGMAS), so a train drawn 9 % faster is still its
+ * template stretched.  _i 0: stated as 0 (the fixed 6 %), 1: stated. */
 START_TEST(varied_calls_named_by_their_envelope)
 {
 	rig r;
 	rig_init(&r);
+	if (_i)
+		ck_assert_int_eq(det_refiner_set_variation(r.ref, 0.05), 0);
 	gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
 	int right[3] = {0}, total[3] = {0};
 	for (int t = 0; t < 3; t++) {
@@ -564,10 +570,10 @@ START_TEST(varied_calls_named_by_their_envelope)
 			dsp_wave_free(wave);
 		}
 	}
-	fprintf(stderr, "varied calls named right: %d/%d, %d/%d, %d/%d (the envelope chose %d times)\n", right[0], total[0],
-		right[1], total[1], right[2], total[2], det_refiner_classified(r.ref));
+	fprintf(stderr, "varied calls named right, variation stated %s: %d/%d, %d/%d, %d/%d (the envelope chose %d times)\n",
+		_i ? "5 %" : "0", right[0], total[0], right[1], total[1], right[2], total[2], det_refiner_classified(r.ref));
 	for (int t = 0; t < 3; t++)
-		ck_assert_int_ge(right[t], (int)ceil(0.9 * total[t]));
+		ck_assert_int_ge(right[t], (int)ceil((_i ? 0.95 : 0.9) * total[t]));
 	gsl_rng_free(g);
 	rig_free(&r);
 }
@@ -588,7 +594,7 @@ int main(void)
 	tcase_add_test(tc, a_fast_card_moves_the_matched_onset);
 	tcase_add_test(tc, a_moving_caller_stretches_its_call);
 	tcase_add_test(tc, varied_pulse_trains_start_at_the_edge);
-	tcase_add_test(tc, varied_calls_named_by_their_envelope);
+	tcase_add_loop_test(tc, varied_calls_named_by_their_envelope, 0, 2);
 	suite_add_tcase(s, tc);
 	return tu_check_run(s);
 }

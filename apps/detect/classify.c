@@ -90,14 +90,15 @@ void det_classifier_free(det_classifier *c)
 }
 
 det_classifier *det_classifier_new(float *const *h, const size_t *m, int n, double rate_hz, double f_lo_hz,
-				   double f_hi_hz, const char **why)
+				   double f_hi_hz, double scale, const char **why)
 {
-	if (n < 1 || n > MAX_TEMPLATES || !(rate_hz > 0) || !(f_lo_hz >= 0) || !(f_hi_hz > f_lo_hz)) {
-		*why = "classify: 1-8 templates, a rate and a band are needed";
+	if (n < 1 || n > MAX_TEMPLATES || !(rate_hz > 0) || !(f_lo_hz >= 0) || !(f_hi_hz > f_lo_hz) ||
+	    !(scale >= 0 && scale <= 0.5)) {
+		*why = "classify: 1-8 templates, a rate, a band and a scale in 0..0.5 are needed";
 		return NULL;
 	}
 	det_classifier *c = calloc(1, sizeof *c);
-	int half = (int)llround(DET_CLASSIFY_SCALE / DET_CLASSIFY_STEP);
+	int half = (int)llround(fmax(scale, DET_CLASSIFY_SCALE) / DET_CLASSIFY_STEP);
 	if (c) {
 		c->n = n;
 		c->n_scales = 2 * half + 1;

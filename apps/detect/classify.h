@@ -27,7 +27,7 @@
 
 #include <stddef.h>
 
-#define DET_CLASSIFY_SCALE 0.06    /* scales searched: 1 +- this */
+#define DET_CLASSIFY_SCALE 0.06    /* scales searched: 1 +- this at least (det_classifier_new) */
 #define DET_CLASSIFY_STEP 0.01     /* … in steps of this */
 #define DET_CLASSIFY_BLOCK_S 1e-3  /* envelope block, s */
 #define DET_CLASSIFY_MARGIN_S 0.03 /* silence around each template's envelope, s */
@@ -35,10 +35,12 @@
 typedef struct det_classifier det_classifier;
 
 /* A classifier for n templates (h[i], m[i] samples at rate_hz) in the band
- * [f_lo_hz, f_hi_hz].  Returns it, or NULL with *why (no templates, a bad
- * band or rate, out of memory). */
+ * [f_lo_hz, f_hi_hz], searching scales 1 +- max(scale, DET_CLASSIFY_SCALE)
+ * in steps of DET_CLASSIFY_STEP (a profile stating call-to-call variation
+ * widens it: det_refiner_set_variation).  Returns it, or NULL with *why
+ * (no templates, a bad band, rate or scale, out of memory). */
 det_classifier *det_classifier_new(float *const *h, const size_t *m, int n, double rate_hz, double f_lo_hz,
-				   double f_hi_hz, const char **why);
+				   double f_hi_hz, double scale, const char **why);
 
 void det_classifier_free(det_classifier *c);
 

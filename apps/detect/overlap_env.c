@@ -102,7 +102,7 @@ det_overlap_env *det_overlap_env_new(const det_refiner *r, float *const *h, cons
 		if (!usable || !(oe->hi[i] > oe->lo[i]))
 			continue;
 		oe->period[i] = period_of(r, i + 1, m[i], rate_hz);
-		oe->cls[i] = det_classifier_new(&h[i], &m[i], 1, rate_hz, oe->lo[i], oe->hi[i], why);
+		oe->cls[i] = det_classifier_new(&h[i], &m[i], 1, rate_hz, oe->lo[i], oe->hi[i], DET_CLASSIFY_SCALE, why);
 		if (!oe->cls[i]) {
 			det_overlap_env_free(oe);
 			return NULL;

@@ -32,6 +32,8 @@
 #define DET_CLASSIFY_EXPLAINED 0.2
 #define DET_CLASSIFY_MIN_SCORE 0.5
 #define DET_CLASSIFY_MARGIN 0.1
+#define DET_CLASSIFY_SIGMAS 2.5 /* the classifier's scales span this many of the stated variation */
+#define DET_CLASSIFY_LATER 2.0  /* a later match explains this many times its template's in the window */
 
 /* An overlapping call's match must explain both halves of its template
  * alike: the smaller amplitude at least this fraction of the larger
@@ -71,11 +73,14 @@ struct det_refiner {
 	float *h[DET_REFINE_MAX];  /* the templates, for subtraction */
 	double eh[DET_REFINE_MAX]; /* their energies, sum h^2 */
 	det_classifier *cls;       /* which template a call none fits is (classify.h; det_refiner_set_band) */
+	double f_lo_hz, f_hi_hz;   /* its band (det_refiner_set_band) */
+	double variation;          /* det_refiner_set_variation's: widens the classifier's scales */
 	int classified;            /* det_refine's choices the classifier made */
 	int halves_chosen;         /* det_refine's choices made for a match that explains both halves */
 };
 
 static int stretch_bias(det_refiner *r, int t, double stretch, double *bias);
+static int new_classifier(det_refiner *r);
 
 /* The stretch det_refiner_rate_shift differentiates over, about a card's
  * own rate error: the shift is linear there (at 1e-3 the fine structure
@@ -182,7 +187,8 @@ int det_refiner_set_variation(det_refiner *r, double variation)
 		}
 		r->bias[t] = sqrt(s2 / (2 * STEPS));
 	}
-	return 0;
+	r->variation = variation;
+	return new_classifier(r);
 }
 
 double det_refiner_variation_bias(const det_refiner *r, int t)
@@ -248,6 +254,25 @@ static int resembles_itself(const det_refiner *r, int t, double lead)
 	return !dropped;
 }
 
+/* The classifier over the band set, its scales wide enough for the stated
+ * variation: a call's interval drawn DET_CLASSIFY_SIGMAS relative s.d.
+ * from its template's is still its template stretched (bench/field's
+ * variation row, 9.91 s: a 2.6 kHz train's pulses 9 % closer, beyond the
+ * fixed 6 %, scored 0.23 against its template's envelope and was named
+ * the 1.8 kHz train at four nodes of six).  None before the band is set;
+ * 0 or -ENOMEM. */
+static int new_classifier(det_refiner *r)
+{
+	det_classifier_free(r->cls);
+	r->cls = NULL;
+	if (!r->have_edge || r->n < 2)
+		return 0;
+	const char *why;
+	r->cls = det_classifier_new(r->h, r->m, r->n, r->rate_hz, r->f_lo_hz, r->f_hi_hz,
+				    fmin(0.5, DET_CLASSIFY_SIGMAS * r->variation), &why);
+	return r->cls ? 0 : -ENOMEM;
+}
+
 int det_refiner_set_band(det_refiner *r, double rate_hz, double f_lo_hz, double f_hi_hz)
 {
 	int usable = 0;
@@ -273,14 +298,10 @@ int det_refiner_set_band(det_refiner *r, double rate_hz, double f_lo_hz, double 
 	}
 	r->have_edge = 1;
 	r->rate_hz = rate_hz;
-	det_classifier_free(r->cls);
-	r->cls = NULL;
-	if (r->n > 1) {
-		const char *why;
-		r->cls = det_classifier_new(r->h, r->m, r->n, rate_hz, f_lo_hz, f_hi_hz, &why);
-		if (!r->cls)
-			return -ENOMEM;
-	}
+	r->f_lo_hz = f_lo_hz;
+	r->f_hi_hz = f_hi_hz;
+	if (new_classifier(r) < 0)
+		return -ENOMEM;
 	return usable ? 0 : -EINVAL;
 }
 
@@ -350,17 +371,26 @@ int det_refine(det_refiner *r, const float *x, size_t n, int lag_lo, int lag_hi,
 	 * of its coherence): which template the call is, the envelope's shape
 	 * says — unless one explains much of its span later in the clip (a
 	 * louder call overlapping this one, starting beyond the window: the
-	 * envelope of the two is not this call's; the ENR names it). */
+	 * envelope of the two is not this call's; the ENR names it).  A later
+	 * match counts only where it explains at least twice what the same
+	 * template's match in the window does: a varied pulse train matches
+	 * its own template a few pulses into itself about as well as at its
+	 * start (bench/field's variation row, 57.82 s: 0.22-0.23 later against
+	 * 0.18 in the window, and the call named the chirp at three nodes of
+	 * six, which split its group). */
 	for (int i = 0; r->cls && most < DET_CLASSIFY_EXPLAINED && i < r->n; i++) {
 		dsp_onset_result o;
 		const char *w;
 		if (r->m[i] <= n && lag_hi < (int)(n - r->m[i]) &&
-		    dsp_onset_refine(r->o[i], x, n, lag_hi, (int)(n - r->m[i]), &o, &w) == 0)
+		    dsp_onset_refine(r->o[i], x, n, lag_hi, (int)(n - r->m[i]), &o, &w) == 0 &&
+		    (!each[i].template_id || o.explained >= DET_CLASSIFY_LATER * each[i].r.explained))
 			most = fmax(most, o.explained);
 	}
 	if (r->cls && most < DET_CLASSIFY_EXPLAINED) {
 		double score[DET_REFINE_MAX];
 		int t = det_classify(r->cls, x, n, lag_lo, lag_hi, score);
+		g_debug("refine: no template explains a fifth (best %.2f, template %d): envelope scores %.2f %.2f %.2f, best %d",
+			most, out->template_id, score[0], r->n > 1 ? score[1] : NAN, r->n > 2 ? score[2] : NAN, t);
 		if (t > 0 && t != out->template_id && score[t - 1] >= DET_CLASSIFY_MIN_SCORE &&
 		    score[t - 1] >= score[out->template_id - 1] + DET_CLASSIFY_MARGIN &&
 		    dsp_onset_refine(r->o[t - 1], x, n, lag_lo, lag_hi, &cur.r, why) == 0) {

@@ -158,6 +158,16 @@ int main(int argc, char **argv)
 		if (fabs(sim_world_call_time_s(w, S, j) - time_s) < fabs(sim_world_call_time_s(w, S, K) - time_s))
 			K = j;
 	printf("source %d call %zu at %.6f s (asked %.6f)\n", source, K + 1, sim_world_call_time_s(w, S, K), time_s);
+	dsp_wave_params wp;
+	if (sim_world_call_params(w, S, K, &wp)) {
+		if (wp.kind == DSP_WAVE_PULSE_TRAIN)
+			printf("  drawn: pulse train, carrier %.1f Hz, %d pulses of %.2f ms every %.2f ms (%.1f ms)\n",
+			       wp.carrier_hz, wp.pulses, wp.pulse_ms, wp.pulse_interval_ms, sim_world_call_length_s(w, S, K) * 1e3);
+		else if (wp.kind == DSP_WAVE_CHIRP)
+			printf("  drawn: chirp %.1f -> %.1f Hz, %.1f ms\n", wp.f0_hz, wp.f1_hz, sim_world_call_length_s(w, S, K) * 1e3);
+		else
+			printf("  drawn: %.1f ms\n", sim_world_call_length_s(w, S, K) * 1e3);
+	}
 	int nt = det_profile_n_templates(&p);
 	float *h[DET_MAX_TEMPLATES] = {0};
 	size_t len[DET_MAX_TEMPLATES] = {0};

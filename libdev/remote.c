@@ -95,8 +95,9 @@ static int lookup(uint32_t node, char **addr, char *why, size_t len)
 		gchar **f = g_strsplit_set(g_strstrip(*l), " \t", -1);
 		const char *tok[6] = {0};
 		int nf = 0;
+		/* KEY=VALUE tokens (collab's mic1=) say nothing of the address */
 		for (gchar **q = f; *q; q++)
-			if (**q && nf < 6)
+			if (**q && !strchr(*q, '=') && nf < 6)
 				tok[nf++] = *q;
 		uint32_t id;
 		if (nf >= 4 && nf <= 5 && parse_node(tok[0], strlen(tok[0]), &id) && id == node) {

@@ -184,6 +184,79 @@ START_TEST(outlier_with_four_is_flagged)
 }
 END_TEST
 
+/* A node's second microphone, 20 cm from its first (bench/field's nodes 2
+ * and 5): the pair's arrival difference, Gaussian noise sd sig. */
+static void pair_of(gsl_rng *r, const double *b, const double *off, const double *src, double sig, dsp_pair *q)
+{
+	double ra = 0, rb = 0;
+	for (int j = 0; j < 3; j++) {
+		q->b_m[j] = b[j];
+		q->a_m[j] = b[j] + off[j];
+	}
+	for (int j = 0; j < 2; j++) {
+		ra += (src[j] - q->a_m[j]) * (src[j] - q->a_m[j]);
+		rb += (src[j] - q->b_m[j]) * (src[j] - q->b_m[j]);
+	}
+	q->dt_s = (sqrt(ra) - sqrt(rb)) / C + (r ? gsl_ran_gaussian(r, sig) : 0);
+	q->sigma_s = sig;
+}
+
+/* Four arrivals in the plane and two nodes' microphone pairs: the pairs
+ * add a degree of freedom each (no unknown), the answer's ellipse covers
+ * at 95 % and the chi-square is calibrated over SEEDS sources; and a
+ * bearing the arrivals contradict fails the test.  Without the pairs the
+ * same four arrivals have one degree of freedom. */
+START_TEST(pairs_add_degrees_of_freedom)
+{
+	dsp_loc_params p;
+	dsp_loc_params_default(&p);
+	p.dim = 2;
+	p.reject = 0;
+	gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
+	const double off5[3] = {0, 0.2, 0}, off2[3] = {0.2, 0, 0};
+	int inside = 0, chi_bad = 0;
+	double q95 = gsl_cdf_chisq_Pinv(0.95, 2), sig = 2e-6;
+	for (int seed = 1; seed <= SEEDS; seed++) {
+		gsl_rng_set(g, (unsigned long)(5000 + seed));
+		double src[3] = {3 + 24 * gsl_rng_uniform(g), 3 + 24 * gsl_rng_uniform(g), 0};
+		dsp_arrival a[4];
+		dsp_pair q[2];
+		arrivals(g, MICS, 4, src, 2, 10 * gsl_rng_uniform(g), sig, a);
+		pair_of(g, MICS[4], off5, src, sig, &q[0]);
+		pair_of(g, MICS[1], off2, src, sig, &q[1]);
+		dsp_loc_result r;
+		ck_assert_int_eq(dsp_locate_pairs(a, 4, q, 2, &p, &r), 0);
+		ck_assert_int_eq(r.dof, 3);
+		ck_assert_msg(r.status == DSP_LOC_OK || r.status == DSP_LOC_INCONSISTENT, "seed %d status %d", seed, r.status);
+		inside += maha2(&r, src, 2) <= q95;
+		chi_bad += r.p_value < 0.05;
+	}
+	double fin = (double)inside / SEEDS, fbad = (double)chi_bad / SEEDS;
+	fprintf(stderr, "locate with two pairs: inside 95%% ellipse %.3f, chi2 p<0.05 %.3f\n", fin, fbad);
+	ck_assert_msg(fabs(fin - 0.95) <= tol(0.95, SEEDS), "coverage %g", fin);
+	ck_assert_msg(fabs(fbad - 0.05) <= tol(0.05, SEEDS), "chi2 false-fail rate %g", fbad);
+
+	/* A source 1.5 m from where the pairs point: the four arrivals say
+	 * (12, 9), node 5's pair hears it from (13.5, 9). */
+	double src[3] = {12, 9, 0}, wrong[3] = {13.5, 9, 0};
+	dsp_arrival a[4];
+	dsp_pair q[1];
+	arrivals(NULL, MICS, 4, src, 2, 0.0, sig, a);
+	pair_of(NULL, MICS[4], off2, wrong, sig, &q[0]);
+	dsp_loc_result r0, r1;
+	ck_assert_int_eq(dsp_locate_pairs(a, 4, NULL, 0, &p, &r0), 0);
+	ck_assert_int_eq(r0.dof, 1);
+	ck_assert_int_eq(r0.status, DSP_LOC_OK);
+	ck_assert_int_eq(dsp_locate_pairs(a, 4, q, 1, &p, &r1), 0);
+	ck_assert_int_eq(r1.dof, 2);
+	ck_assert_int_eq(r1.status, DSP_LOC_INCONSISTENT);
+	/* and a bad pair is refused */
+	q[0].sigma_s = 0;
+	ck_assert_int_eq(dsp_locate_pairs(a, 4, q, 1, &p, &r1), -EINVAL);
+	gsl_rng_free(g);
+}
+END_TEST
+
 START_TEST(degenerate_geometry)
 {
 	dsp_loc_params p;
@@ -374,6 +447,7 @@ int main(void)
 	tcase_add_test(tc, outlier_rejected);
 	tcase_add_test(tc, outlier_with_four_is_flagged);
 	tcase_add_test(tc, degenerate_geometry);
+	tcase_add_test(tc, pairs_add_degrees_of_freedom);
 	tcase_add_test(tc, far_source_not_confident);
 	tcase_add_test(tc, bad_input_and_ellipse);
 	suite_add_tcase(s, tc);

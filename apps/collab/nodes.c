@@ -31,9 +31,11 @@ collab_nodes *collab_nodes_load(const char *path, GError **err)
 			*hash = 0;
 		gchar **f = g_strsplit_set(g_strstrip(*l), " \t", -1);
 		int nf = 0;
-		const char *tok[6] = {0};
+		const char *tok[7] = {0}, *mic1 = NULL;
 		for (gchar **q = f; *q; q++)
-			if (**q && nf < 6)
+			if (**q && g_str_has_prefix(*q, "mic1=") && !mic1)
+				mic1 = *q + 5;
+			else if (**q && nf < 6)
 				tok[nf++] = *q;
 		if (nf == 0) {
 			g_strfreev(f);
@@ -47,11 +49,29 @@ collab_nodes *collab_nodes_load(const char *path, GError **err)
 			nd.pos_m[k] = g_ascii_strtod(tok[1 + k], &end);
 			ok = !*end && end != tok[1 + k] && isfinite(nd.pos_m[k]);
 		}
+		if (ok && mic1) {
+			gchar **v = g_strsplit(mic1, ",", -1);
+			ok = g_strv_length(v) == 3;
+			for (int k = 0; ok && k < 3; k++) {
+				nd.mic1_m[k] = g_ascii_strtod(v[k], &end);
+				ok = !*end && end != v[k] && isfinite(nd.mic1_m[k]) && fabs(nd.mic1_m[k]) <= 100;
+			}
+			g_strfreev(v);
+			nd.has_mic1 = ok && (nd.mic1_m[0] != 0 || nd.mic1_m[1] != 0 || nd.mic1_m[2] != 0);
+			if (!ok) {
+				g_set_error(err, COLLAB_NODES_ERROR, EINVAL,
+					    "%s:%d: mic1=DX,DY,DZ: three numbers, metres from the first microphone (|.| <= 100)", path, ln);
+				g_strfreev(f);
+				g_strfreev(lines);
+				collab_nodes_free(n);
+				return NULL;
+			}
+		}
 		if (ok && collab_nodes_find(n, (uint32_t)id)) {
 			g_set_error(err, COLLAB_NODES_ERROR, EINVAL, "%s:%d: node %lld listed twice", path, ln, id);
 			ok = FALSE;
 		} else if (!ok) {
-			g_set_error(err, COLLAB_NODES_ERROR, EINVAL, "%s:%d: expected \"ID X Y Z [ADDRESS]\" (metres)", path, ln);
+			g_set_error(err, COLLAB_NODES_ERROR, EINVAL, "%s:%d: expected \"ID X Y Z [ADDRESS] [mic1=DX,DY,DZ]\" (metres)", path, ln);
 		}
 		if (!ok) {
 			g_strfreev(f);

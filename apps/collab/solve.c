@@ -15,8 +15,9 @@ void collab_solve_group(const collab_solve_ctx *d, const GArray *dets, collab_re
 {
 	int n = 0;
 	tdoa_input in[TDOA_MAX];
-	clip clips[TDOA_MAX];
+	clip clips[TDOA_MAX], clips2[TDOA_MAX];
 	memset(clips, 0, sizeof clips);
+	memset(clips2, 0, sizeof clips2);
 	double dur = 0;
 	r->kind = 0;
 	for (guint i = 0; i < dets->len; i++) {
@@ -87,6 +88,20 @@ void collab_solve_group(const collab_solve_ctx *d, const GArray *dets, collab_re
 		for (int a = 0; a < t->n_alt; a++)
 			t->onset_alt_ns[a] = e->onset_alt[a] / e->rate_hz * 1e9;
 		t->snr_db = e->snr_db;
+		t->dur_s = e->duration_s;
+		t->x2 = NULL;
+		/* A second microphone (channel 1): the same frames, for its bearing
+		 * (tdoa_pairs.h); without them, none. */
+		if (nd->has_mic1 && d->cfg->channel == 0 &&
+		    clip_fetch(host, port, t0, t1, 1, d->key, d->klen, (int)d->cfg->fetch_timeout_ms, &clips2[n], why,
+			       sizeof why) == 0) {
+			if (clips2[n].n == clips[n].n && clips2[n].t0_ns == clips[n].t0_ns &&
+			    clips2[n].t0_frac_ns == clips[n].t0_frac_ns) {
+				t->x2 = clips2[n].x;
+				for (int k = 0; k < 3; k++)
+					t->mic2_m[k] = nd->pos_m[k] + nd->mic1_m[k];
+			}
+		}
 		r->nodes[n] = e->node;
 		n++;
 	}
@@ -134,6 +149,8 @@ void collab_solve_group(const collab_solve_ctx *d, const GArray *dets, collab_re
 			}
 		}
 	}
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		g_free(clips[i].x);
+		g_free(clips2[i].x);
+	}
 }

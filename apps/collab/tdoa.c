@@ -3,6 +3,7 @@
 #include "apps/collab/tdoa_doppler.h"
 #include "apps/collab/tdoa_onsets.h"
 #include "apps/collab/tdoa_pick.h"
+#include "apps/collab/tdoa_pairs.h"
 #include "apps/collab/tdoa_solve.h"
 
 #include <errno.h>
@@ -441,6 +442,9 @@ static int locate_pass(const tdoa_input *in, int n, const tdoa_params *p, const 
 	out->ref_t_se_ns = hypot(R->onset_se_ns, p->onset_floor_s * 1e9);
 	out->ref_t_crb_se_ns = hypot(R->onset_crb_se_ns > 0 ? R->onset_crb_se_ns : R->onset_se_ns, p->onset_floor_s * 1e9);
 	int idx[TDOA_MAX];
+	/* The nodes' second microphones: bearings for the solve. */
+	if (!rc && tdoa_measure_pairs(in, n, p, src.pos_m, out) == -ENOMEM)
+		rc = -ENOMEM;
 	if (!rc) {
 		rc = tdoa_pick_and_solve(bank, &src, in, n, r, rr, p, sp.prior_outliers, NULL, out, idx);
 		if (tdoa_repair_slip(bank, &src, in, n, r, rr, p, sp.prior_outliers, rc, out, idx))
@@ -543,6 +547,12 @@ static int locate_pass(const tdoa_input *in, int n, const tdoa_params *p, const 
 	}
 	if (out->loc.rejected >= 0)
 		out->rejected_node = (int)in[idx[out->loc.rejected]].node;
+	int used[TDOA_MAX], nu = 0;
+	for (int k = 0; k < out->loc.n_used + (out->loc.rejected >= 0); k++)
+		if (k != out->loc.rejected)
+			used[nu++] = idx[k];
+	dsp_pair scratch[DSP_LOC_MAX_PAIRS];
+	out->pairs_used = tdoa_pairs_of(out, used, nu, scratch, NULL);
 	ref_arrival(in, n, p, out->loc.rejected >= 0 ? idx[out->loc.rejected] : -1, out);
 	return 0;
 }

@@ -95,6 +95,9 @@ typedef struct {
 	int n_alt;                     /* other onsets detect's match left open (its onset_alt): 0..TDOA_ALT */
 	double onset_alt_ns[TDOA_ALT]; /* ns relative to onset_ns, each admitted by the onsets' gate too */
 	double snr_db;                 /* detection SNR (picks the reference) */
+	double dur_s;                  /* the detection's length, s (the pair's span: tdoa_pairs.h) */
+	const float *x2;               /* the node's second channel, n samples, frame for frame with x; NULL: none */
+	double mic2_m[3];              /* its microphone, m */
 } tdoa_input;
 
 typedef struct {
@@ -179,6 +182,10 @@ typedef struct {
 	double rho_sd[TDOA_MAX];
 	double doppler_var_s2[TDOA_MAX]; /* the variance its scale's error leaves in the arrival, s^2 */
 	int rejected_node;               /* node id the solver rejected, or -1 */
+	int n_pairs;                     /* nodes' second microphones measured (tdoa_pairs.h) */
+	dsp_pair pairs[DSP_LOC_MAX_PAIRS];
+	int pair_in[DSP_LOC_MAX_PAIRS]; /* each one's input */
+	int pairs_used;                  /* of them in the answer's solve */
 	char why[160];                   /* what failed, if anything */
 } tdoa_result;
 

@@ -2,9 +2,20 @@
  * where it is unknown (tdoa_solve.h). */
 #include "apps/collab/tdoa_solve.h"
 
+#include "apps/collab/tdoa_pairs.h"
+
 #include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <string.h>
+
+/* The travel time a source at height z_src adds at microphone q over the
+ * horizontal range from pos (the 2-D solve ignores heights), s. */
+static double height_corr(const double *pos, const double *q, double z_src, double c)
+{
+	double h2 = (pos[0] - q[0]) * (pos[0] - q[0]) + (pos[1] - q[1]) * (pos[1] - q[1]);
+	double dz = z_src - q[2];
+	return (sqrt(h2 + dz * dz) - sqrt(h2)) / c;
+}
 
 /* Solve; with a source height z_src (finite), 2-D with the arrivals
  * corrected for the height difference (3-D range minus horizontal range)
@@ -28,7 +39,9 @@ static int solve_at_as(const tdoa_input *in, const tdoa_result *r, const tdoa_pa
 		lp.reject = 0;
 	}
 	lp.dim = isfinite(z_src) ? 2 : 0;
-	double corr[TDOA_MAX] = {0};
+	double corr[TDOA_MAX] = {0}, pcorr[DSP_LOC_MAX_PAIRS] = {0};
+	dsp_pair pr0[DSP_LOC_MAX_PAIRS], pr[DSP_LOC_MAX_PAIRS];
+	int np = tdoa_pairs_of(r, idx, m, pr0, NULL);
 	int rc = 0;
 	for (int iter = 0; iter < (isfinite(z_src) ? 4 : 1); iter++) {
 		for (int k = 0; k < m; k++) {
@@ -37,15 +50,18 @@ static int solve_at_as(const tdoa_input *in, const tdoa_result *r, const tdoa_pa
 			arr[k].t_s = r->a_s[i] - corr[k];
 			arr[k].sigma_s = r->sigma_s[i];
 		}
-		rc = dsp_locate(arr, m, &lp, loc);
+		for (int k = 0; k < np; k++) {
+			pr[k] = pr0[k];
+			pr[k].dt_s -= pcorr[k];
+		}
+		rc = dsp_locate_pairs(arr, m, pr, np, &lp, loc);
 		if (rc < 0 || !isfinite(z_src))
 			break;
-		for (int k = 0; k < m; k++) {
-			const double *q = in[idx[k]].mic_m;
-			double h2 = (loc->pos_m[0] - q[0]) * (loc->pos_m[0] - q[0]) + (loc->pos_m[1] - q[1]) * (loc->pos_m[1] - q[1]);
-			double dz = z_src - q[2];
-			corr[k] = (sqrt(h2 + dz * dz) - sqrt(h2)) / p->c_m_s;
-		}
+		for (int k = 0; k < m; k++)
+			corr[k] = height_corr(loc->pos_m, in[idx[k]].mic_m, z_src, p->c_m_s);
+		for (int k = 0; k < np; k++)
+			pcorr[k] = height_corr(loc->pos_m, pr0[k].a_m, z_src, p->c_m_s) -
+				   height_corr(loc->pos_m, pr0[k].b_m, z_src, p->c_m_s);
 		loc->pos_m[2] = z_src;
 	}
 	return rc;

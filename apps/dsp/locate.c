@@ -27,6 +27,9 @@ typedef struct {
 	double aperture;              /* largest mic distance from the centroid, m (>= 1) */
 	double s_sd;                  /* relative s.d. of the speed of sound; 0: c exact, no scale unknown */
 	double wind_c[3];             /* the wind over c0, in the fit's frame (dimensionless) */
+	int np;                       /* pairs (dsp_pair): residual rows m .. m + np - 1 */
+	double pa_m[DSP_LOC_MAX_PAIRS][3], pb_m[DSP_LOC_MAX_PAIRS][3]; /* m, centred */
+	double pct_m[DSP_LOC_MAX_PAIRS], pcs_m[DSP_LOC_MAX_PAIRS];     /* c dt, c sigma, m */
 } fitdata;
 
 /* Unknowns: p (dim), tau, and with s_sd > 0 the speed's scale s = c / c0. */
@@ -48,12 +51,17 @@ void dsp_loc_params_default(dsp_loc_params *p)
 	*p = (dsp_loc_params){.dim = 0, .c_m_s = 343.0, .c_sd_m_s = 0, .wind_m_s = {0, 0, 0}, .alpha = 1e-3, .reject = 1};
 }
 
-static double range(const fitdata *d, const double *x, int i)
+static double range_to(const fitdata *d, const double *x, const double *q)
 {
 	double s = 0;
 	for (int j = 0; j < d->dim; j++)
-		s += (x[j] - d->mic_m[i][j]) * (x[j] - d->mic_m[i][j]);
+		s += (x[j] - q[j]) * (x[j] - q[j]);
 	return sqrt(s);
+}
+
+static double range(const fitdata *d, const double *x, int i)
+{
+	return range_to(d, x, d->mic_m[i]);
 }
 
 /* Residuals (tau + |p - m_i| - s ct_i) / cs_i, and with an uncertain speed
@@ -61,13 +69,24 @@ static double range(const fitdata *d, const double *x, int i)
 /* The range the sound's travel time stands for: r / (1 + w.u / c0), u the
  * unit vector from the source to the microphone (sound runs faster with the
  * wind, first order in its Mach number). */
-static double eff_range(const fitdata *d, const double *x, int i, double *factor)
+static double eff_range_to(const fitdata *d, const double *x, const double *q, double *factor)
 {
-	double r = range(d, x, i), along = 0;
+	double r = range_to(d, x, q), along = 0;
 	for (int j = 0; r > 0 && j < d->dim; j++)
-		along += d->wind_c[j] * (d->mic_m[i][j] - x[j]) / r;
+		along += d->wind_c[j] * (q[j] - x[j]) / r;
 	*factor = 1.0 / (1.0 + along);
 	return r * *factor;
+}
+
+static double eff_range(const fitdata *d, const double *x, int i, double *factor)
+{
+	return eff_range_to(d, x, d->mic_m[i], factor);
+}
+
+/* Row of the speed's prior: after the arrivals and the pairs. */
+static int prior_row(const fitdata *d)
+{
+	return d->m + d->np;
 }
 
 static int f_cb(const gsl_vector *xv, void *vd, gsl_vector *f)
@@ -81,8 +100,13 @@ static int f_cb(const gsl_vector *xv, void *vd, gsl_vector *f)
 		double k;
 		gsl_vector_set(f, i, (x[d->dim] + eff_range(d, x, i, &k) - sc * d->ct_m[i]) / d->cs_m[i]);
 	}
+	for (int q = 0; q < d->np; q++) {
+		double ka, kb;
+		double diff = eff_range_to(d, x, d->pa_m[q], &ka) - eff_range_to(d, x, d->pb_m[q], &kb);
+		gsl_vector_set(f, d->m + q, (diff - sc * d->pct_m[q]) / d->pcs_m[q]);
+	}
 	if (d->s_sd > 0)
-		gsl_vector_set(f, d->m, (sc - 1.0) / d->s_sd);
+		gsl_vector_set(f, prior_row(d), (sc - 1.0) / d->s_sd);
 	return GSL_SUCCESS;
 }
 
@@ -104,8 +128,19 @@ static int df_cb(const gsl_vector *xv, void *vd, gsl_matrix *J)
 		if (d->s_sd > 0)
 			gsl_matrix_set(J, i, d->dim + 1, -d->ct_m[i] / d->cs_m[i]);
 	}
+	for (int q = 0; q < d->np; q++) {
+		double ka, kb, ra = range_to(d, x, d->pa_m[q]), rb = range_to(d, x, d->pb_m[q]);
+		eff_range_to(d, x, d->pa_m[q], &ka);
+		eff_range_to(d, x, d->pb_m[q], &kb);
+		for (int j = 0; j < d->dim; j++) {
+			double ga = ra > 0 ? ka * (x[j] - d->pa_m[q][j]) / ra : 0, gb = rb > 0 ? kb * (x[j] - d->pb_m[q][j]) / rb : 0;
+			gsl_matrix_set(J, d->m + q, j, (ga - gb) / d->pcs_m[q]);
+		}
+		if (d->s_sd > 0)
+			gsl_matrix_set(J, d->m + q, d->dim + 1, -d->pct_m[q] / d->pcs_m[q]);
+	}
 	if (d->s_sd > 0)
-		gsl_matrix_set(J, d->m, d->dim + 1, 1.0 / d->s_sd);
+		gsl_matrix_set(J, prior_row(d), d->dim + 1, 1.0 / d->s_sd);
 	return GSL_SUCCESS;
 }
 
@@ -149,7 +184,7 @@ static int closed_form(const fitdata *d, double *x)
 /* LM from the start x0 (tau re-derived from the ranges). */
 static void lm(fitdata *d, const double *x0, fit *out)
 {
-	int p = n_par(d), nres = d->m + (d->s_sd > 0);
+	int p = n_par(d), nres = d->m + d->np + (d->s_sd > 0);
 	gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
 	fp.trs = gsl_multifit_nlinear_trs_lm;
 	gsl_multifit_nlinear_workspace *w = gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &fp, nres, p);
@@ -210,7 +245,7 @@ static void solve(fitdata *d, double alpha, fit *best)
 	double x0[5] = {0};
 	best->ok = 0;
 	best->chi2 = INFINITY;
-	int dof = d->m - d->dim - 1;
+	int dof = d->m + d->np - d->dim - 1;
 	if (closed_form(d, x0) == 0) {
 		lm(d, x0, best);
 		if (best->ok && pval(best->chi2, dof) >= alpha)
@@ -282,10 +317,20 @@ int dsp_loc_rank(const dsp_arrival *a, int n)
 	return r;
 }
 
-/* Fill d from the arrivals in idx (skip = index to leave out, or -1). */
-static void load(fitdata *d, const dsp_arrival *a, int n, int skip, int dim, double c, double c_sd,
-		 double *cen, double t_ref)
+/* Fill d from the arrivals (skip = index to leave out, or -1) and the np
+ * pairs pr (positions as the arrivals', centred on cen). */
+static void load(fitdata *d, const dsp_arrival *a, int n, int skip, const dsp_pair *pr, int np, int dim, double c,
+		 double c_sd, double *cen, double t_ref)
 {
+	d->np = np;
+	for (int q = 0; q < np; q++) {
+		for (int j = 0; j < 3; j++) {
+			d->pa_m[q][j] = j < dim ? pr[q].a_m[j] - cen[j] : 0;
+			d->pb_m[q][j] = j < dim ? pr[q].b_m[j] - cen[j] : 0;
+		}
+		d->pct_m[q] = c * pr[q].dt_s;
+		d->pcs_m[q] = c * pr[q].sigma_s;
+	}
 	d->m = 0;
 	d->s_sd = c_sd > 0 ? c_sd / c : 0;
 	memset(d->wind_c, 0, sizeof d->wind_c);
@@ -396,11 +441,13 @@ static void finish(dsp_loc_result *out, const fit *best, int dim, const double c
  * is true the arrivals cannot say; the one below the plane is reported (the
  * z of a folded answer is ambiguous, x and y are not).  No rejection here.
  * Returns 0 and *out when the folded solve passes the test, else -1. */
-static int folded(const dsp_arrival *a, int n, const dsp_loc_params *p, double t_ref, dsp_loc_result *out)
+static int folded(const dsp_arrival *a, int n, const dsp_pair *pr, int np, const dsp_loc_params *p, double t_ref,
+		  dsp_loc_result *out)
 {
 	double sv[3], D[3][3], cen[3];
 	frame(a, n, sv, D, cen);
 	dsp_arrival rot[DSP_LOC_MAX];
+	dsp_pair prot[DSP_LOC_MAX_PAIRS];
 	for (int i = 0; i < n; i++) {
 		rot[i] = a[i];
 		for (int k = 0; k < 3; k++) {
@@ -409,10 +456,20 @@ static int folded(const dsp_arrival *a, int n, const dsp_loc_params *p, double t
 				rot[i].pos_m[k] += D[k][j] * (a[i].pos_m[j] - cen[j]);
 		}
 	}
+	for (int q = 0; q < np; q++) {
+		prot[q] = pr[q];
+		for (int k = 0; k < 3; k++) {
+			prot[q].a_m[k] = prot[q].b_m[k] = 0;
+			for (int j = 0; j < 3; j++) {
+				prot[q].a_m[k] += D[k][j] * (pr[q].a_m[j] - cen[j]);
+				prot[q].b_m[k] += D[k][j] * (pr[q].b_m[j] - cen[j]);
+			}
+		}
+	}
 	double zero[3] = {0, 0, 0};
 	fitdata d;
 	fit best;
-	load(&d, rot, n, -1, 3, p->c_m_s, p->c_sd_m_s, zero, t_ref);
+	load(&d, rot, n, -1, prot, np, 3, p->c_m_s, p->c_sd_m_s, zero, t_ref);
 	for (int k = 0; k < 3; k++)
 		for (int j = 0; j < 3; j++)
 			d.wind_c[k] += D[k][j] * p->wind_m_s[j] / p->c_m_s;
@@ -431,7 +488,7 @@ static int folded(const dsp_arrival *a, int n, const dsp_loc_params *p, double t
 	memset(out, 0, sizeof *out);
 	out->rejected = -1;
 	out->n_used = n;
-	finish(out, &best, 3, cen, (const double(*)[3])D, t_ref, n - 4, p);
+	finish(out, &best, 3, cen, (const double(*)[3])D, t_ref, n + np - 4, p);
 	/* The mirror image's horizontal offset: 2 h times the normal's
 	 * horizontal part. */
 	double off = 2 * fabs(best.x[2]) * hypot(D[2][0], D[2][1]);
@@ -442,6 +499,12 @@ static int folded(const dsp_arrival *a, int n, const dsp_loc_params *p, double t
 }
 
 int dsp_locate(const dsp_arrival *a, int n, const dsp_loc_params *p, dsp_loc_result *out)
+{
+	return dsp_locate_pairs(a, n, NULL, 0, p, out);
+}
+
+int dsp_locate_pairs(const dsp_arrival *a, int n, const dsp_pair *pr, int np, const dsp_loc_params *p,
+		     dsp_loc_result *out)
 {
 	memset(out, 0, sizeof *out);
 	out->rejected = -1;
@@ -456,6 +519,19 @@ int dsp_locate(const dsp_arrival *a, int n, const dsp_loc_params *p, dsp_loc_res
 			ok = ok && isfinite(a[i].pos_m[j]);
 		if (!ok) {
 			out->why = "locate: an arrival has a non-finite time or position, or sigma <= 0";
+			return -EINVAL;
+		}
+	}
+	if (np < 0 || np > DSP_LOC_MAX_PAIRS || (np > 0 && !pr)) {
+		out->why = "locate: 0..16 pairs";
+		return -EINVAL;
+	}
+	for (int q = 0; q < np; q++) {
+		int ok = isfinite(pr[q].dt_s) && pr[q].sigma_s > 0 && isfinite(pr[q].sigma_s);
+		for (int j = 0; j < 3; j++)
+			ok = ok && isfinite(pr[q].a_m[j]) && isfinite(pr[q].b_m[j]);
+		if (!ok) {
+			out->why = "locate: a pair has a non-finite difference or position, or sigma <= 0";
 			return -EINVAL;
 		}
 	}
@@ -495,11 +571,11 @@ int dsp_locate(const dsp_arrival *a, int n, const dsp_loc_params *p, dsp_loc_res
 	}
 	fitdata d;
 	fit best;
-	load(&d, a, n, -1, dim, p->c_m_s, p->c_sd_m_s, cen, t_ref);
+	load(&d, a, n, -1, pr, np, dim, p->c_m_s, p->c_sd_m_s, cen, t_ref);
 	for (int j = 0; j < 3; j++)
 		d.wind_c[j] = p->wind_m_s[j] / p->c_m_s;
 	solve(&d, p->alpha, &best);
-	int dof = n - dim - 1, used = n;
+	int dof = n + np - dim - 1, used = n;
 	if (best.ok && pval(best.chi2, dof) < p->alpha && p->reject && n >= dim + 3) {
 		/* Leave each arrival out in turn; keep the most consistent subset
 		 * if it passes. */
@@ -514,7 +590,7 @@ int dsp_locate(const dsp_arrival *a, int n, const dsp_loc_params *p, dsp_loc_res
 					rest[m++] = flat[i];
 			if (dsp_loc_rank(rest, m) < dim)
 				continue;
-			load(&d, a, n, j, dim, p->c_m_s, p->c_sd_m_s, cen, t_ref);
+			load(&d, a, n, j, pr, np, dim, p->c_m_s, p->c_sd_m_s, cen, t_ref);
 			for (int k = 0; k < 3; k++)
 				d.wind_c[k] = p->wind_m_s[k] / p->c_m_s;
 			solve(&d, p->alpha, &sub);
@@ -545,7 +621,7 @@ int dsp_locate(const dsp_arrival *a, int n, const dsp_loc_params *p, dsp_loc_res
 	 * the test, the folded 3-D solve may explain the arrivals. */
 	if (p->dim == 0 && dim == 2 && n >= 5 && out->status == DSP_LOC_INCONSISTENT) {
 		dsp_loc_result f3;
-		if (folded(a, n, p, t_ref, &f3) == 0)
+		if (folded(a, n, pr, np, p, t_ref, &f3) == 0)
 			*out = f3;
 	}
 	return 0;

@@ -52,6 +52,20 @@ typedef struct {
 	double sigma_s;  /* standard error of t_s, s (> 0) */
 } dsp_arrival;
 
+/* Two microphones sampled by one clock (a node's second channel): the
+ * difference of the call's arrival times at them, t(a) - t(b).  It holds
+ * no emission time and none of the clock's conversion error, and moving
+ * both microphones together changes it only through the direction: a
+ * bearing from that node, which dsp_locate_pairs adds as one residual
+ * (dt_s - (T(a) - T(b))) / sigma_s, T the travel time of the model. */
+typedef struct {
+	double a_m[3], b_m[3]; /* the two microphones' positions, m */
+	double dt_s;           /* t(a) - t(b), s */
+	double sigma_s;        /* its standard error, s (> 0) */
+} dsp_pair;
+
+#define DSP_LOC_MAX_PAIRS 16
+
 typedef enum {
 	DSP_LOC_OK = 0,
 	DSP_LOC_TOO_FEW = 1,         /* fewer than dim + 2 arrivals */
@@ -87,7 +101,7 @@ typedef struct {
 	double c_m_s;     /* speed of sound of the solution, m/s (c_m_s of the params when exact) */
 	double cov[4][4]; /* covariance of (x, y, [z,] t0): m^2, m s, s^2; +inf when degenerate */
 	double chi2;      /* sum of squared whitened residuals */
-	int dof;          /* n_used - dim - 1 */
+	int dof;          /* n_used + pairs - dim - 1 */
 	double p_value;   /* P(chi2(dof) >= chi2) */
 	int n_used;       /* arrivals in the final fit */
 	int rejected;     /* index of the rejected arrival, or -1 */
@@ -107,6 +121,15 @@ int dsp_loc_rank(const dsp_arrival *a, int n);
  * DEGENERATE), -EINVAL (n out of range, sigma <= 0, c <= 0, non-finite
  * input).  out->why explains any status but OK. */
 int dsp_locate(const dsp_arrival *a, int n, const dsp_loc_params *p, dsp_loc_result *out);
+
+/* dsp_locate with np pairs (0..DSP_LOC_MAX_PAIRS; NULL when 0) beside the
+ * arrivals: each a further residual and degree of freedom, no unknown.
+ * The arrivals alone decide what the pairs cannot: the dimension, the
+ * degeneracy checks, the closed-form start, which arrival a rejection
+ * leaves out (pairs are never left out) and the 3-D fold's frame.
+ * -EINVAL also for a pair with a non-finite value or sigma <= 0. */
+int dsp_locate_pairs(const dsp_arrival *a, int n, const dsp_pair *pr, int np, const dsp_loc_params *p,
+		     dsp_loc_result *out);
 
 /* Semi-axes (m) and orientation (rad from +x) of the 2-D position
  * confidence ellipse at probability `prob` (e.g. 0.95) of r.  Returns 0, or

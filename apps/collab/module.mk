@@ -70,6 +70,13 @@ $(B)/bin/collab-survey: $(B)/apps/tools/collab-survey.o $(B)/libcollab.a $(B)/li
 	@mkdir -p $(dir $@)
 	$(link) $(call pkglibs,json-glib-1.0 glib-2.0 gsl fftw3f sndfile) -lm
 
+# A node's two microphones: a broadband call's arrival difference within its
+# stated error; an aliased carrier gives none (tdoa_pairs.h).
+TESTS += $(B)/tests/test_tdoa_pairs
+$(B)/tests/test_tdoa_pairs: $(B)/tests/test_tdoa_pairs.o $(COLLAB_LIBS)
+	@mkdir -p $(dir $@)
+	$(link) $(call pkglibs,check $(COLLAB_PKGS)) -lm -pthread
+
 # Two callers in the same clips: the answer is the detected call's or none.
 TESTS += $(B)/tests/test_tdoa_overlap
 $(B)/tests/test_tdoa_overlap: $(B)/tests/test_tdoa_overlap.o $(COLLAB_LIBS)

@@ -19,9 +19,9 @@
 
 typedef struct {
 	uint32_t id;
-	double pos_m[3]; /* microphone of channel 0, m */
-	char *address;   /* IPv4/IPv6 literal or host name; NULL = loopback (simulation) */
-	int has_mic1;    /* a second microphone, on channel 1 */
+	double pos_m[3];  /* microphone of channel 0, m */
+	char *address;    /* IPv4/IPv6 literal or host name; NULL = loopback (simulation) */
+	int has_mic1;     /* a second microphone, on channel 1 */
 	double mic1_m[3]; /* … at pos_m + this, m */
 } collab_node;
 

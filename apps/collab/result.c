@@ -173,6 +173,24 @@ void collab_result_json(const collab_result *r, GString *o)
 		jint(b, "supersedes", (gint64)r->supersedes);
 	per_node_us(b, r, "tdoa_us", r->tr.a_s, "%.3f");
 	per_node_us(b, r, "sigma_us", r->tr.meas_sigma_s, "%.4g");
+	/* Nodes' second microphones measured: node -> [t(mic1) - t(mic0), its
+	 * s.e.] in us; pairs_used of them in the answer's solve. */
+	if (r->tr.n_pairs > 0) {
+		json_builder_set_member_name(b, "pairs_us");
+		json_builder_begin_object(b);
+		for (int k = 0; k < r->tr.n_pairs; k++) {
+			int i = r->tr.pair_in[k];
+			char key[16];
+			g_snprintf(key, sizeof key, "%u", i >= 0 && i < r->n ? r->nodes[i] : 0u);
+			json_builder_set_member_name(b, key);
+			json_builder_begin_array(b);
+			json_builder_add_double_value(b, round(r->tr.pairs[k].dt_s * 1e9) / 1e3);
+			json_builder_add_double_value(b, round(r->tr.pairs[k].sigma_s * 1e10) / 1e4);
+			json_builder_end_array(b);
+		}
+		json_builder_end_object(b);
+		jint(b, "pairs_used", r->tr.pairs_used);
+	}
 	jnum(b, "latency_s", r->latency_s, "%.3f");
 	if (r->late) {
 		json_builder_set_member_name(b, "late");

@@ -547,12 +547,7 @@ static int locate_pass(const tdoa_input *in, int n, const tdoa_params *p, const 
 	}
 	if (out->loc.rejected >= 0)
 		out->rejected_node = (int)in[idx[out->loc.rejected]].node;
-	int used[TDOA_MAX], nu = 0;
-	for (int k = 0; k < out->loc.n_used + (out->loc.rejected >= 0); k++)
-		if (k != out->loc.rejected)
-			used[nu++] = idx[k];
-	dsp_pair scratch[DSP_LOC_MAX_PAIRS];
-	out->pairs_used = tdoa_pairs_of(out, used, nu, scratch, NULL);
+	out->pairs_used = out->loc.n_pairs;
 	ref_arrival(in, n, p, out->loc.rejected >= 0 ? idx[out->loc.rejected] : -1, out);
 	return 0;
 }

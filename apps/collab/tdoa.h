@@ -185,8 +185,8 @@ typedef struct {
 	int n_pairs;                     /* nodes' second microphones measured (tdoa_pairs.h) */
 	dsp_pair pairs[DSP_LOC_MAX_PAIRS];
 	int pair_in[DSP_LOC_MAX_PAIRS]; /* each one's input */
-	int pairs_used;                  /* of them in the answer's solve */
-	char why[160];                   /* what failed, if anything */
+	int pairs_used;                 /* of them in the answer's solve */
+	char why[160];                  /* what failed, if anything */
 } tdoa_result;
 
 /* Fill defaults: band 1-3.2 kHz, PHAT with beta 1, onset floor 5 ms,

@@ -52,7 +52,9 @@ int tdoa_measure_pairs(const tdoa_input *in, int n, const tdoa_params *p, const 
 			lo = 0;
 		if (hi > (long)t->n)
 			hi = (long)t->n;
-		int max_lag = (int)ceil(b / c_slow * t->rate_hz) + 2;
+		/* the lags the spacing allows, and a few more: an alias a carrier
+		 * cycle beyond them is a peak too (`second`) */
+		int phys = (int)ceil(b / c_slow * t->rate_hz) + 1, max_lag = phys + 4;
 		if (hi - lo < 8 * max_lag + 64)
 			continue;
 		dsp_gcc_params gp;
@@ -73,7 +75,8 @@ int tdoa_measure_pairs(const tdoa_input *in, int n, const tdoa_params *p, const 
 		dsp_gcc_free(g);
 		if (rc == -ENOMEM)
 			return rc;
-		if (rc < 0 || !isfinite(r.delay) || !(r.se > 0) || !isfinite(r.se))
+		if (rc < 0 || !isfinite(r.delay) || !(r.se > 0) || !isfinite(r.se) || fabs(r.delay) > phys ||
+		    !(r.second < TDOA_PAIR_SECOND))
 			continue;
 		dsp_pair *q = &out->pairs[out->n_pairs];
 		memcpy(q->a_m, t->mic2_m, sizeof q->a_m);

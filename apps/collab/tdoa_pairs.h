@@ -14,7 +14,13 @@
  * TDOA_PAIR_PRE_S to its end plus as much, where a second caller's sound
  * in the longer clip would be the loudest — and over the lags the pair's
  * spacing allows at the slowest speed of sound (plus two samples); the
- * strongest peak there, whatever the position found says.  Its variance:
+ * strongest peak there, whatever the position found says — and only where
+ * no other peak within those lags (and four samples beyond) reaches
+ * TDOA_PAIR_SECOND of it: a narrow-band call whose wavelength is shorter
+ * than the spacing correlates a carrier cycle off as well (bench/field's
+ * frogs: 20 cm pairs, 1.8 and 2.6 kHz carriers, 19 and 13 cm — every such
+ * pair picked by its strongest peak alone put the answer's chi-square in
+ * the hundreds to thousands).  Such a pair is no bearing: none.  Its variance:
  * the peak's (the estimator's sandwich variance), and a survey error of
  * pos_sd_m per axis moving the node: (pos_sd_m |u_a - u_b| / c)^2 with u
  * the unit vectors from the source (where the steered response put it)
@@ -27,6 +33,7 @@
 #include "apps/collab/tdoa.h"
 
 #define TDOA_PAIR_PRE_S 0.010
+#define TDOA_PAIR_SECOND 0.5
 
 /* Fill out->pairs (out->n_pairs, out->pair_in) for the inputs with a
  * second channel (in[i].x2), the source near src_m.  Inputs whose pair

@@ -22,7 +22,7 @@ static double height_corr(const double *pos, const double *q, double z_src, doub
  * at the current estimate; without (NAN), dsp_locate's automatic choice
  * (2-D ignoring the microphones' z, or the folded 3-D solve). */
 static int solve_at_as(const tdoa_input *in, const tdoa_result *r, const tdoa_params *p, const int *idx, int m,
-		       double z_src, int grid, dsp_loc_result *loc)
+		       double z_src, int grid, int pairs, dsp_loc_result *loc)
 {
 	dsp_arrival arr[TDOA_MAX];
 	dsp_loc_params lp;
@@ -41,7 +41,7 @@ static int solve_at_as(const tdoa_input *in, const tdoa_result *r, const tdoa_pa
 	lp.dim = isfinite(z_src) ? 2 : 0;
 	double corr[TDOA_MAX] = {0}, pcorr[DSP_LOC_MAX_PAIRS] = {0};
 	dsp_pair pr0[DSP_LOC_MAX_PAIRS], pr[DSP_LOC_MAX_PAIRS];
-	int np = tdoa_pairs_of(r, idx, m, pr0, NULL);
+	int np = pairs ? tdoa_pairs_of(r, idx, m, pr0, NULL) : 0;
 	int rc = 0;
 	for (int iter = 0; iter < (isfinite(z_src) ? 4 : 1); iter++) {
 		for (int k = 0; k < m; k++) {
@@ -68,9 +68,9 @@ static int solve_at_as(const tdoa_input *in, const tdoa_result *r, const tdoa_pa
 }
 
 static int solve_at(const tdoa_input *in, const tdoa_result *r, const tdoa_params *p, int *idx, int m, double z_src,
-		    dsp_loc_result *loc)
+		    int pairs, dsp_loc_result *loc)
 {
-	return solve_at_as(in, r, p, idx, m, z_src, 0, loc);
+	return solve_at_as(in, r, p, idx, m, z_src, 0, pairs, loc);
 }
 
 /* Solve.  A known source height is used (solve_at).  Without one, a 2-D
@@ -99,7 +99,7 @@ static int solve_at(const tdoa_input *in, const tdoa_result *r, const tdoa_param
  * microphones' plane.  Fills *out; returns 0, or -1 when no height of the
  * grid solved. */
 static int marginal(const tdoa_input *in, const tdoa_result *r, const tdoa_params *p, const int *sub, int ms,
-		    int rejected, dsp_loc_result *out)
+		    int rejected, int pairs, dsp_loc_result *out)
 {
 	double zp = 0;
 	for (int k = 0; k < ms; k++)
@@ -108,7 +108,7 @@ static int marginal(const tdoa_input *in, const tdoa_result *r, const tdoa_param
 	dsp_loc_result g[HEIGHT_STEPS + 1];
 	int best = -1;
 	for (int k = 0; k <= HEIGHT_STEPS; k++) {
-		if (solve_at_as(in, r, p, sub, ms, zp - k * step, 1, &g[k]) < 0 || !isfinite(g[k].chi2) || !isfinite(g[k].cov[0][0]))
+		if (solve_at_as(in, r, p, sub, ms, zp - k * step, 1, pairs, &g[k]) < 0 || !isfinite(g[k].chi2) || !isfinite(g[k].cov[0][0]))
 			g[k].chi2 = INFINITY;
 		else if (best < 0 || g[k].chi2 < g[best].chi2)
 			best = k;
@@ -162,12 +162,12 @@ static int marginal(const tdoa_input *in, const tdoa_result *r, const tdoa_param
 	return 0;
 }
 
-int tdoa_solve(const tdoa_input *in, const tdoa_result *r, const tdoa_params *p, int *idx, int m,
-	       dsp_loc_result *loc)
+static int solve_with(const tdoa_input *in, const tdoa_result *r, const tdoa_params *p, int *idx, int m, int pairs,
+		      dsp_loc_result *loc)
 {
 	if (isfinite(p->source_z_m))
-		return solve_at(in, r, p, idx, m, p->source_z_m, loc);
-	int rc = solve_at(in, r, p, idx, m, NAN, loc);
+		return solve_at(in, r, p, idx, m, p->source_z_m, pairs, loc);
+	int rc = solve_at(in, r, p, idx, m, NAN, pairs, loc);
 	if (rc < 0 || loc->dim != 2 || !(p->depth_m > 0))
 		return rc;
 	/* Every arrival first: the in-plane solve may have left one out for
@@ -175,14 +175,14 @@ int tdoa_solve(const tdoa_input *in, const tdoa_result *r, const tdoa_params *p,
 	 * Only when no height fits them all, the arrivals the plain solve
 	 * kept. */
 	dsp_loc_result out;
-	int have = marginal(in, r, p, idx, m, -1, &out) == 0;
+	int have = marginal(in, r, p, idx, m, -1, pairs, &out) == 0;
 	if ((!have || out.status == DSP_LOC_INCONSISTENT) && loc->rejected >= 0) {
 		int sub[TDOA_MAX], ms = 0;
 		for (int k = 0; k < m; k++)
 			if (k != loc->rejected)
 				sub[ms++] = idx[k];
 		dsp_loc_result o2;
-		if (marginal(in, r, p, sub, ms, loc->rejected, &o2) == 0) {
+		if (marginal(in, r, p, sub, ms, loc->rejected, pairs, &o2) == 0) {
 			out = o2;
 			have = 1;
 		}
@@ -194,6 +194,26 @@ int tdoa_solve(const tdoa_input *in, const tdoa_result *r, const tdoa_params *p,
 	out.pos_m[2] = loc->pos_m[2];
 	*loc = out;
 	return 0;
+}
+
+/* The nodes' second microphones test what the arrivals cannot: an answer
+ * the arrivals leave untested is solved again with the pairs of its nodes
+ * (tdoa_pairs.h).  Where the arrivals test the answer themselves the pairs
+ * stay out: a pair over a call another caller overlaps measures the mix
+ * (bench/field's overlap row: two chirps' answers 4 mm from the truth made
+ * inconsistent by their node-5 pairs, 7 s.e. off), and an arrival that is
+ * another caller's can be left out while a pair cannot. */
+int tdoa_solve(const tdoa_input *in, const tdoa_result *r, const tdoa_params *p, int *idx, int m,
+	       dsp_loc_result *loc)
+{
+	int rc = solve_with(in, r, p, idx, m, 0, loc);
+	dsp_pair scratch[DSP_LOC_MAX_PAIRS];
+	if (rc == 0 && loc->status == DSP_LOC_UNTESTED && tdoa_pairs_of(r, idx, m, scratch, NULL) > 0) {
+		dsp_loc_result with;
+		if (solve_with(in, r, p, idx, m, 1, &with) == 0 && with.n_pairs > 0)
+			*loc = with;
+	}
+	return rc;
 }
 
 double tdoa_misfit_scale(const dsp_loc_result *loc, int separated)

@@ -21,13 +21,13 @@
  * Jacobian's columns are commensurate. */
 typedef struct {
 	int m, dim;
-	double mic_m[DSP_LOC_MAX][3]; /* m, centred */
-	double ct_m[DSP_LOC_MAX];     /* c (t_i - t_ref), m */
-	double cs_m[DSP_LOC_MAX];     /* c sigma_i, m */
-	double aperture;              /* largest mic distance from the centroid, m (>= 1) */
-	double s_sd;                  /* relative s.d. of the speed of sound; 0: c exact, no scale unknown */
-	double wind_c[3];             /* the wind over c0, in the fit's frame (dimensionless) */
-	int np;                       /* pairs (dsp_pair): residual rows m .. m + np - 1 */
+	double mic_m[DSP_LOC_MAX][3];                                  /* m, centred */
+	double ct_m[DSP_LOC_MAX];                                      /* c (t_i - t_ref), m */
+	double cs_m[DSP_LOC_MAX];                                      /* c sigma_i, m */
+	double aperture;                                               /* largest mic distance from the centroid, m (>= 1) */
+	double s_sd;                                                   /* relative s.d. of the speed of sound; 0: c exact, no scale unknown */
+	double wind_c[3];                                              /* the wind over c0, in the fit's frame (dimensionless) */
+	int np;                                                        /* pairs (dsp_pair): residual rows m .. m + np - 1 */
 	double pa_m[DSP_LOC_MAX_PAIRS][3], pb_m[DSP_LOC_MAX_PAIRS][3]; /* m, centred */
 	double pct_m[DSP_LOC_MAX_PAIRS], pcs_m[DSP_LOC_MAX_PAIRS];     /* c dt, c sigma, m */
 } fitdata;
@@ -488,6 +488,7 @@ static int folded(const dsp_arrival *a, int n, const dsp_pair *pr, int np, const
 	memset(out, 0, sizeof *out);
 	out->rejected = -1;
 	out->n_used = n;
+	out->n_pairs = np;
 	finish(out, &best, 3, cen, (const double(*)[3])D, t_ref, n + np - 4, p);
 	/* The mirror image's horizontal offset: 2 h times the normal's
 	 * horizontal part. */
@@ -609,6 +610,7 @@ int dsp_locate_pairs(const dsp_arrival *a, int n, const dsp_pair *pr, int np, co
 		}
 	}
 	out->n_used = used;
+	out->n_pairs = np;
 	out->dof = dof;
 	if (!best.ok) {
 		out->status = DSP_LOC_NO_CONVERGENCE;

@@ -104,6 +104,7 @@ typedef struct {
 	int dof;          /* n_used + pairs - dim - 1 */
 	double p_value;   /* P(chi2(dof) >= chi2) */
 	int n_used;       /* arrivals in the final fit */
+	int n_pairs;      /* pairs in it (dsp_locate_pairs) */
 	int rejected;     /* index of the rejected arrival, or -1 */
 	double cond;      /* condition number of the whitened Jacobian */
 	const char *why;  /* static reason for a status other than OK */

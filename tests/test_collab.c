@@ -379,7 +379,7 @@ START_TEST(nodes_file)
 {
 	char path[] = "/tmp/chorus-nodes-XXXXXX";
 	int fd = mkstemp(path);
-	const char *good = "# id x y z [address]\n1 0 0 1\n2 30 0 1 10.0.0.2\n\n3 30 30 1.5  # corner\n";
+	const char *good = "# id x y z [address] [mic1=]\n1 0 0 1\n2 30 0 1 10.0.0.2 mic1=0,0.2,0\n\n3 30 30 1.5  # corner\n";
 	ck_assert_int_eq(write(fd, good, strlen(good)), (int)strlen(good));
 	close(fd);
 	GError *err = NULL;
@@ -391,8 +391,9 @@ START_TEST(nodes_file)
 	ck_assert_double_eq_tol(collab_nodes_find(n, 3)->pos_m[2], 1.5, 1e-12);
 	ck_assert_double_eq_tol(collab_nodes_aperture(n), sqrt(30 * 30 + 30 * 30 + 0.25), 1e-9);
 	collab_nodes_free(n);
-	const char *bad[] = {"1 0 0\n", "1 0 0 1\n1 2 2 2\n", "x 0 0 1\n", "1 0 zero 1\n", "\n# nothing\n"};
-	const char *line[] = {":1:", ":2:", ":1:", ":1:", "no nodes"};
+	const char *bad[] = {"1 0 0\n", "1 0 0 1\n1 2 2 2\n", "x 0 0 1\n", "1 0 zero 1\n", "\n# nothing\n",
+			     "1 0 0 1\n2 1 1 1 mic1=0.2,0\n", "1 0 0 1 mic1=0,x,0\n"};
+	const char *line[] = {":1:", ":2:", ":1:", ":1:", "no nodes", ":2: mic1=", ":1: mic1="};
 	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
 		g_file_set_contents(path, bad[i], -1, NULL);
 		err = NULL;
@@ -414,6 +415,10 @@ START_TEST(nodes_file)
 	ck_assert_uint_eq(n->nodes->len, 6);
 	ck_assert_double_eq_tol(collab_nodes_find(n, 2)->pos_m[0], 29.9, 1e-9); /* 30 + mic offset -0.1 */
 	ck_assert(collab_nodes_find(n, 2)->address == NULL);
+	/* its second microphone, 0.2 m along x from the first (mic1=) */
+	ck_assert(collab_nodes_find(n, 2)->has_mic1);
+	ck_assert_double_eq_tol(collab_nodes_find(n, 2)->mic1_m[0], 0.2, 1e-9);
+	ck_assert(!collab_nodes_find(n, 1)->has_mic1);
 	collab_nodes_free(n);
 	/* ... at the told position: with a survey error, not the true one */
 	sc = sim_scenario_load_data("survey", "[node.1]\nposition_m = 1, 2, 3\nmics_m = 0.1,0,0\nsurvey_error_m = 0.5\n"

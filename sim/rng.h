@@ -20,7 +20,7 @@ enum {
 	SIM_RNG_CALLS = 3,     /* a = source, b = 0, c = call index */
 	SIM_RNG_JITTER = 4,    /* free for the network simulation */
 	SIM_RNG_VARIATION = 5, /* a = source, b = which parameter, c = call index */
-	SIM_RNG_SURVEY = 6,    /* a = node, b = axis, c = 0 */
+	SIM_RNG_SURVEY = 6,    /* a = node, b = axis (3: the microphones' heading), c = 0 */
 	SIM_RNG_WANDER = 7,    /* a = node, b = 0 (cpu) or 1 (audio), c = 0: the seed of a clock's walk */
 	/* sim/background.c: a = node, b = kind << 32 | mic (mic 0xffffffff: the
 	 * node's gust envelope), c = frame, row or knot (background.c says). */

@@ -543,6 +543,20 @@ void sim_node_told_position(const sim_scenario *sc, const sim_node_cfg *n, doubl
 									 (uint64_t)k, 0);
 }
 
+void sim_node_told_mic1(const sim_scenario *sc, const sim_node_cfg *n, double out[3])
+{
+	out[0] = out[1] = out[2] = 0;
+	if (n->n_mics < 2)
+		return;
+	double o[3], a = n->survey_heading_deg * M_PI / 180.0 *
+			 sim_rng_gauss(sc->world.seed, SIM_RNG_SURVEY, (uint64_t)n->id, 3, 0);
+	for (int k = 0; k < 3; k++)
+		o[k] = n->mics_m[1][k] - n->mics_m[0][k];
+	out[0] = cos(a) * o[0] - sin(a) * o[1];
+	out[1] = sin(a) * o[0] + cos(a) * o[1];
+	out[2] = o[2];
+}
+
 char *sim_scenario_effects(const sim_scenario *sc)
 {
 	const sim_world_cfg *w = &sc->world;

@@ -96,6 +96,7 @@ typedef struct {
 	double radio_delay_ns;         /* ... this much late (ns) */
 	double radio_delay_after_s;    /* ... from this world time on (s) */
 	double survey_error_m;         /* m: sd per axis of the position the apps are told */
+	double survey_heading_deg;     /* degrees: sd of the heading of its microphones' offsets as told */
 	const sim_window *radio_down;  /* windows the node hears and is heard by no one (owned by the scenario) */
 	size_t n_radio_down;
 	const sim_window *down; /* windows its services are stopped (a power blip; clocks continue) */
@@ -155,6 +156,12 @@ char *sim_scenario_effects(const sim_scenario *sc);
  * plus a seeded Gaussian error of survey_error_m per axis (the same for
  * every run with the same seed). */
 void sim_node_told_position(const sim_scenario *sc, const sim_node_cfg *n, double out[3]);
+
+/* Where the field team is told node n's second microphone is from its
+ * first (m): the true offset turned about the vertical by a seeded
+ * Gaussian angle of survey_heading_deg (the array's heading as surveyed,
+ * with a compass).  Zero for a node with one microphone. */
+void sim_node_told_mic1(const sim_scenario *sc, const sim_node_cfg *n, double out[3]);
 
 /* TRUE when node n is cut off at world time t_s (s since the epoch): in
  * one of its radio_down or down windows. */

@@ -31,6 +31,7 @@ const cfg_key sim_node_keys[] = {
 	NUM("radio_delay_us", "0", 0, 1e7),
 	NUM("radio_delay_after_s", "0", 0, 1e9),
 	NUM("survey_error_m", "0", 0, 100),
+	NUM("survey_heading_deg", "0", 0, 180),
 	ENUM("utc_source", "none", utc_sources),
 	{.name = "utc_error_us", .type = CFG_DOUBLE, .min = 0, .max = 1e7},
 	{.name = "utc_tau_s", .type = CFG_DOUBLE, .min = 0, .max = 1e7},
@@ -146,6 +147,7 @@ void sim_node_load(cfg_file *ini, const char *g, sim_node_cfg *n)
 	if (n->radio_delay_from && n->radio_delay_from == n->id)
 		cfg_file_fail(ini, g, "radio_delay_from", "%d is this node: the delayed link is from another sender", n->id);
 	n->survey_error_m = cfg_file_double(ini, g, "survey_error_m");
+	n->survey_heading_deg = cfg_file_double(ini, g, "survey_heading_deg");
 	if (n->latency == SIM_LAT_UNIFORM && n->latency_mean_ns < sqrt(3.0) * n->latency_sd_ns)
 		cfg_file_fail(ini, g, cfg_file_has(ini, g, "irq_latency_sd_us") ? "irq_latency_sd_us" : "irq_latency",
 			      "uniform latency needs mean >= sqrt(3) * sd (it spans mean ± sqrt(3) sd and cannot be negative)");

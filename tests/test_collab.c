@@ -379,7 +379,7 @@ START_TEST(nodes_file)
 {
 	char path[] = "/tmp/chorus-nodes-XXXXXX";
 	int fd = mkstemp(path);
-	const char *good = "# id x y z [address] [mic1=]\n1 0 0 1\n2 30 0 1 10.0.0.2 mic1=0,0.2,0\n\n3 30 30 1.5  # corner\n";
+	const char *good = "# id x y z [address] [mic1=]\n1 0 0 1\n2 30 0 1 10.0.0.2 mic1=0,0.2,0 mic1_sd_deg=2\n\n3 30 30 1.5  # corner\n";
 	ck_assert_int_eq(write(fd, good, strlen(good)), (int)strlen(good));
 	close(fd);
 	GError *err = NULL;
@@ -387,13 +387,18 @@ START_TEST(nodes_file)
 	ck_assert_msg(n, "%s", err ? err->message : "");
 	ck_assert_uint_eq(n->nodes->len, 3);
 	ck_assert_str_eq(collab_nodes_find(n, 2)->address, "10.0.0.2");
+	ck_assert(collab_nodes_find(n, 2)->has_mic1);
+	ck_assert_double_eq_tol(collab_nodes_find(n, 2)->mic1_m[1], 0.2, 1e-12);
+	ck_assert_double_eq_tol(collab_nodes_find(n, 2)->mic1_sd_rad, 2 * M_PI / 180, 1e-12);
 	ck_assert_ptr_null(collab_nodes_find(n, 1)->address);
 	ck_assert_double_eq_tol(collab_nodes_find(n, 3)->pos_m[2], 1.5, 1e-12);
 	ck_assert_double_eq_tol(collab_nodes_aperture(n), sqrt(30 * 30 + 30 * 30 + 0.25), 1e-9);
 	collab_nodes_free(n);
 	const char *bad[] = {"1 0 0\n", "1 0 0 1\n1 2 2 2\n", "x 0 0 1\n", "1 0 zero 1\n", "\n# nothing\n",
-			     "1 0 0 1\n2 1 1 1 mic1=0.2,0\n", "1 0 0 1 mic1=0,x,0\n"};
-	const char *line[] = {":1:", ":2:", ":1:", ":1:", "no nodes", ":2: mic1=", ":1: mic1="};
+			     "1 0 0 1\n2 1 1 1 mic1=0.2,0\n", "1 0 0 1 mic1=0,x,0\n", "1 0 0 1 mic1_sd_deg=2\n",
+			     "1 0 0 1 mic1=0,0.2,0 mic1_sd_deg=-1\n"};
+	const char *line[] = {":1:", ":2:", ":1:", ":1:", "no nodes", ":2: mic1=", ":1: mic1=", ":1: mic1_sd_deg= without",
+			      ":1: mic1="};
 	for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
 		g_file_set_contents(path, bad[i], -1, NULL);
 		err = NULL;
@@ -438,6 +443,28 @@ START_TEST(nodes_file)
 	ck_assert_double_eq_tol(collab_nodes_find(n, 1)->pos_m[2], told[2], 1e-9);
 	ck_assert(fabs(told[0] - 1) + fabs(told[1] - 2) + fabs(told[2] - 3) > 1e-3);
 	ck_assert_double_eq_tol(collab_nodes_find(n, 2)->pos_m[0], 5, 1e-12);
+	collab_nodes_free(n);
+	sim_scenario_free(sc);
+	/* ... and a second microphone's offset as surveyed with a compass:
+	 * turned by the seeded heading error, its length kept, the accuracy
+	 * stated */
+	sc = sim_scenario_load_data("heading", "[node.1]\nposition_m = 0, 0, 0\nmics_m = 0,0,0; 0.2,0,0\nsurvey_heading_deg = 5\n"
+					       "[node.2]\nposition_m = 5, 0, 0\n[node.3]\nposition_m = 0, 5, 0\nmics_m = 0,0,0; 0,0.2,0\n",
+				    NULL, &err);
+	ck_assert_msg(sc, "%s", err ? err->message : "");
+	text = csim_nodes_text(sc);
+	g_file_set_contents(path, text, -1, NULL);
+	g_free(text);
+	n = collab_nodes_load(path, &err);
+	unlink(path);
+	ck_assert_msg(n, "%s", err ? err->message : "");
+	const collab_node *h1 = collab_nodes_find(n, 1), *h3 = collab_nodes_find(n, 3);
+	ck_assert(h1->has_mic1 && h3->has_mic1 && !collab_nodes_find(n, 2)->has_mic1);
+	ck_assert_double_eq_tol(hypot(h1->mic1_m[0], h1->mic1_m[1]), 0.2, 1e-12);
+	ck_assert(fabs(h1->mic1_m[1]) > 1e-6); /* turned */
+	ck_assert_double_eq_tol(h1->mic1_sd_rad, 5 * M_PI / 180, 1e-12);
+	ck_assert_double_eq_tol(h3->mic1_m[1], 0.2, 1e-12); /* no heading error: as built */
+	ck_assert(h3->mic1_sd_rad == 0);
 	collab_nodes_free(n);
 	sim_scenario_free(sc);
 }

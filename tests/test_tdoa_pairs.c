@@ -38,7 +38,11 @@ static void render(gsl_rng *g, const dsp_wave *w, const double *src, const doubl
 	}
 }
 
-static int measure(gsl_rng *g, const dsp_wave *w, double len_s, const double *src, double *z, double *dt_true)
+/* The pair measured from src; told its second microphone turned by
+ * told_turn_rad about the vertical (a compass's survey error), stated to
+ * heading_sd_rad. */
+static int measure_told(gsl_rng *g, const dsp_wave *w, double len_s, const double *src, double told_turn_rad,
+			double heading_sd_rad, double *z, double *dt_true)
 {
 	enum { N = 9600 };
 	static float x0[N], x1[N];
@@ -47,7 +51,10 @@ static int measure(gsl_rng *g, const dsp_wave *w, double len_s, const double *sr
 	tdoa_input in[1];
 	memset(in, 0, sizeof in);
 	memcpy(in[0].mic_m, b, sizeof in[0].mic_m);
-	memcpy(in[0].mic2_m, a, sizeof in[0].mic2_m);
+	in[0].mic2_m[0] = b[0] - sin(told_turn_rad) * 0.2;
+	in[0].mic2_m[1] = b[1] + cos(told_turn_rad) * 0.2;
+	in[0].mic2_m[2] = b[2];
+	in[0].mic2_heading_sd_rad = heading_sd_rad;
 	in[0].x = x0;
 	in[0].x2 = x1;
 	in[0].n = N;
@@ -61,10 +68,22 @@ static int measure(gsl_rng *g, const dsp_wave *w, double len_s, const double *sr
 	int np = tdoa_measure_pairs(in, 1, &p, src, &out);
 	ck_assert_int_ge(np, 0);
 	if (np == 1) {
+		/* against what the told geometry predicts: the test the solve
+		 * makes of it */
+		double ra = 0, rb = 0;
+		for (int j = 0; j < 3; j++) {
+			ra += (src[j] - out.pairs[0].a_m[j]) * (src[j] - out.pairs[0].a_m[j]);
+			rb += (src[j] - out.pairs[0].b_m[j]) * (src[j] - out.pairs[0].b_m[j]);
+		}
 		ck_assert_int_eq(out.pair_in[0], 0);
-		*z = (out.pairs[0].dt_s - *dt_true) / out.pairs[0].sigma_s;
+		*z = (out.pairs[0].dt_s - (sqrt(ra) - sqrt(rb)) / C) / out.pairs[0].sigma_s;
 	}
 	return np;
+}
+
+static int measure(gsl_rng *g, const dsp_wave *w, double len_s, const double *src, double *z, double *dt_true)
+{
+	return measure_told(g, w, len_s, src, 0, 0, z, dt_true);
 }
 
 START_TEST(broadband_call_within_its_error)
@@ -91,6 +110,38 @@ START_TEST(broadband_call_within_its_error)
 	ck_assert_int_eq(beyond, 0);
 	/* RMS of `got` standard normals: within its chi-square spread */
 	ck_assert_msg(rms > 1 - 4 / sqrt(2.0 * got) && rms < 1 + 4 / sqrt(2.0 * got), "RMS z %.3f", rms);
+	gsl_rng_free(g);
+	dsp_wave_free(w);
+}
+END_TEST
+
+/* The array's heading surveyed to 2 degrees (each trial's told offset
+ * turned by a N(0, 2 deg) draw): stated, the pairs' z-scores against the
+ * told geometry stay standard; unstated, they are far too confident. */
+START_TEST(heading_error_stated)
+{
+	dsp_wave_params wp = {.kind = DSP_WAVE_CHIRP, .f0_hz = 1200, .f1_hz = 2400, .sweep = DSP_SWEEP_EXPONENTIAL, .length_ms = 250, .taper_ms = 10};
+	dsp_wave *w = dsp_wave_new(&wp, RATE, NULL);
+	ck_assert_ptr_nonnull(w);
+	gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
+	const double sd = 2 * M_PI / 180;
+	double s2[2] = {0, 0};
+	int got[2] = {0, 0};
+	for (int stated = 0; stated < 2; stated++)
+		for (int k = 0; k < DRAWS; k++) {
+			gsl_rng_set(g, (unsigned long)(3000 + k));
+			double th = 2 * M_PI * gsl_rng_uniform(g), r = 5 + 20 * gsl_rng_uniform(g), turn = gsl_ran_gaussian(g, sd);
+			double src[3] = {15 + r * cos(th), 5 + r * sin(th), 0}, z = NAN, dt;
+			if (measure_told(g, w, 0.25, src, turn, stated ? sd : 0, &z, &dt) == 1) {
+				got[stated]++;
+				s2[stated] += z * z;
+			}
+		}
+	double rms0 = sqrt(s2[0] / got[0]), rms1 = sqrt(s2[1] / got[1]);
+	fprintf(stderr, "heading 2 deg off: RMS z %.2f stated, %.2f unstated (%d, %d pairs)\n", rms1, rms0, got[1], got[0]);
+	ck_assert_int_ge(got[1], DRAWS * 9 / 10);
+	ck_assert_msg(rms1 > 1 - 4 / sqrt(2.0 * got[1]) && rms1 < 1 + 4 / sqrt(2.0 * got[1]), "RMS z %.3f stated", rms1);
+	ck_assert_msg(rms0 > 3, "RMS z %.3f unstated: the heading error should show", rms0);
 	gsl_rng_free(g);
 	dsp_wave_free(w);
 }
@@ -127,6 +178,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, broadband_call_within_its_error);
 	tcase_add_test(tc, aliased_carrier_gives_no_pair);
+	tcase_add_test(tc, heading_error_stated);
 	suite_add_tcase(s, tc);
 	return tu_check_run(s);
 }

@@ -31,10 +31,12 @@ collab_nodes *collab_nodes_load(const char *path, GError **err)
 			*hash = 0;
 		gchar **f = g_strsplit_set(g_strstrip(*l), " \t", -1);
 		int nf = 0;
-		const char *tok[7] = {0}, *mic1 = NULL;
+		const char *tok[7] = {0}, *mic1 = NULL, *mic1_sd = NULL;
 		for (gchar **q = f; *q; q++)
 			if (**q && g_str_has_prefix(*q, "mic1=") && !mic1)
 				mic1 = *q + 5;
+			else if (**q && g_str_has_prefix(*q, "mic1_sd_deg=") && !mic1_sd)
+				mic1_sd = *q + 12;
 			else if (**q && nf < 6)
 				tok[nf++] = *q;
 		if (nf == 0) {
@@ -58,14 +60,28 @@ collab_nodes *collab_nodes_load(const char *path, GError **err)
 			}
 			g_strfreev(v);
 			nd.has_mic1 = ok && (nd.mic1_m[0] != 0 || nd.mic1_m[1] != 0 || nd.mic1_m[2] != 0);
+			if (ok && mic1_sd) {
+				double sd = g_ascii_strtod(mic1_sd, &end);
+				ok = !*end && end != mic1_sd && sd >= 0 && sd <= 180;
+				nd.mic1_sd_rad = sd * G_PI / 180.0;
+			}
 			if (!ok) {
 				g_set_error(err, COLLAB_NODES_ERROR, EINVAL,
-					    "%s:%d: mic1=DX,DY,DZ: three numbers, metres from the first microphone (|.| <= 100)", path, ln);
+					    "%s:%d: mic1=DX,DY,DZ: three numbers, metres from the first microphone (|.| <= 100); "
+					    "mic1_sd_deg=S: 0-180 degrees",
+					    path, ln);
 				g_strfreev(f);
 				g_strfreev(lines);
 				collab_nodes_free(n);
 				return NULL;
 			}
+		}
+		if (ok && mic1_sd && !mic1) {
+			g_set_error(err, COLLAB_NODES_ERROR, EINVAL, "%s:%d: mic1_sd_deg= without mic1=", path, ln);
+			g_strfreev(f);
+			g_strfreev(lines);
+			collab_nodes_free(n);
+			return NULL;
 		}
 		if (ok && collab_nodes_find(n, (uint32_t)id)) {
 			g_set_error(err, COLLAB_NODES_ERROR, EINVAL, "%s:%d: node %lld listed twice", path, ln, id);

@@ -1,11 +1,13 @@
 /* nodes.h — where the nodes are: the microphone position collab uses for
  * each node (channel 0's microphone) and, in the field, its address.
  *
- * A nodes file, one node per line:  ID X Y Z [ADDRESS] [mic1=DX,DY,DZ]
+ * A nodes file, one node per line:
+ *     ID X Y Z [ADDRESS] [mic1=DX,DY,DZ [mic1_sd_deg=S]]
  * (metres; '#' starts a comment), errors reported as FILE:LINE: why.
  * mic1= places the node's second microphone (audio channel 1) relative to
  * its first: its arrival difference is a bearing for the solve
- * (tdoa_pairs.h).  The positions are
+ * (tdoa_pairs.h); mic1_sd_deg= how well that offset's heading is known
+ * (degrees, s.d. of a turn about the vertical: a compass's survey).  The positions are
  * what the field team surveyed; chorus-sim writes one for its nodes
  * (nodes.txt in its output directory, no addresses: simulated nodes share
  * loopback).
@@ -19,10 +21,11 @@
 
 typedef struct {
 	uint32_t id;
-	double pos_m[3];  /* microphone of channel 0, m */
-	char *address;    /* IPv4/IPv6 literal or host name; NULL = loopback (simulation) */
-	int has_mic1;     /* a second microphone, on channel 1 */
-	double mic1_m[3]; /* … at pos_m + this, m */
+	double pos_m[3];    /* microphone of channel 0, m */
+	char *address;      /* IPv4/IPv6 literal or host name; NULL = loopback (simulation) */
+	int has_mic1;       /* a second microphone, on channel 1 */
+	double mic1_m[3];   /* … at pos_m + this, m */
+	double mic1_sd_rad; /* … whose heading (a turn about the vertical) is known to this s.d. (mic1_sd_deg=) */
 } collab_node;
 
 typedef struct {

@@ -100,6 +100,7 @@ void collab_solve_group(const collab_solve_ctx *d, const GArray *dets, collab_re
 				t->x2 = clips2[n].x;
 				for (int k = 0; k < 3; k++)
 					t->mic2_m[k] = nd->pos_m[k] + nd->mic1_m[k];
+				t->mic2_heading_sd_rad = nd->mic1_sd_rad;
 			}
 		}
 		r->nodes[n] = e->node;

@@ -98,6 +98,7 @@ typedef struct {
 	double dur_s;                  /* the detection's length, s (the pair's span: tdoa_pairs.h) */
 	const float *x2;               /* the node's second channel, n samples, frame for frame with x; NULL: none */
 	double mic2_m[3];              /* its microphone, m */
+	double mic2_heading_sd_rad;    /* how well mic2_m - mic_m's heading is known (a turn about the vertical), rad */
 } tdoa_input;
 
 typedef struct {

@@ -27,6 +27,22 @@ static double survey_var(const double *a, const double *b, const double *s, doub
 	return pos_sd * pos_sd * d2 / (c * c);
 }
 
+/* The heading term: the offset o = a - b turned by dphi about the vertical
+ * moves a by dphi (z x o), and the difference by -u_a.(z x o) dphi / c
+ * (u_a from the source towards a), s^2 for a heading s.d. sd_rad. */
+static double heading_var(const double *a, const double *b, const double *s, double sd_rad, double c)
+{
+	double ra = 0, zxo[3] = {-(a[1] - b[1]), a[0] - b[0], 0}, dot = 0;
+	for (int j = 0; j < 3; j++)
+		ra += (a[j] - s[j]) * (a[j] - s[j]);
+	ra = sqrt(ra);
+	if (!(ra > 0) || !(sd_rad > 0))
+		return 0;
+	for (int j = 0; j < 3; j++)
+		dot += (a[j] - s[j]) / ra * zxo[j];
+	return dot * dot * sd_rad * sd_rad / (c * c);
+}
+
 int tdoa_measure_pairs(const tdoa_input *in, int n, const tdoa_params *p, const double src_m[3], tdoa_result *out)
 {
 	out->n_pairs = 0;
@@ -82,7 +98,8 @@ int tdoa_measure_pairs(const tdoa_input *in, int n, const tdoa_params *p, const 
 		memcpy(q->a_m, t->mic2_m, sizeof q->a_m);
 		memcpy(q->b_m, t->mic_m, sizeof q->b_m);
 		q->dt_s = r.delay / t->rate_hz;
-		double var = pow(r.se / t->rate_hz, 2) + survey_var(q->a_m, q->b_m, src_m, p->pos_sd_m, p->c_m_s);
+		double var = pow(r.se / t->rate_hz, 2) + survey_var(q->a_m, q->b_m, src_m, p->pos_sd_m, p->c_m_s) +
+			     heading_var(q->a_m, q->b_m, src_m, t->mic2_heading_sd_rad, p->c_m_s);
 		q->sigma_s = sqrt(var);
 		out->pair_in[out->n_pairs] = i;
 		out->n_pairs++;

@@ -24,8 +24,11 @@
  * the peak's (the estimator's sandwich variance), and a survey error of
  * pos_sd_m per axis moving the node: (pos_sd_m |u_a - u_b| / c)^2 with u
  * the unit vectors from the source (where the steered response put it)
- * to the microphones.  The microphones' offset within the node is taken as
- * exact (a rigid array; its heading is the surveyor's: a follow-up).
+ * to the microphones; and a heading of the offset known to
+ * mic2_heading_sd_rad (the nodes file's mic1_sd_deg: a compass's survey of
+ * a rigid array) turning it: (u_a . (z x (a - b)) / c)^2 times its
+ * variance, up to (b / c)^2 sd^2 across the line of sight (2 degrees at
+ * 20 cm: 20 us).
  */
 #ifndef CHORUS_COLLAB_TDOA_PAIRS_H
 #define CHORUS_COLLAB_TDOA_PAIRS_H

@@ -44,6 +44,10 @@ struct dsp_srp {
 
 static void heap_free(struct srp_heap *h);
 
+/* One search heap a freed dsp_srp left, for the next one this thread makes
+ * (collab makes one per call: its pages stay mapped; at most one is kept). */
+static _Thread_local struct srp_heap *spare_heap;
+
 void dsp_srp_params_default(dsp_srp_params *p)
 {
 	memset(p, 0, sizeof *p);
@@ -62,7 +66,11 @@ void dsp_srp_free(dsp_srp *s)
 		free(s->pr[k].env);
 		free(s->pr[k].pool);
 	}
-	heap_free(s->heap);
+	/* the next dsp_srp of this thread adopts its search's memory */
+	if (!spare_heap)
+		spare_heap = s->heap;
+	else
+		heap_free(s->heap);
 	free(s);
 }
 
@@ -601,7 +609,11 @@ static int push_or_take(void *user, const cell *k)
  * undecided), -ENOMEM. */
 static int search(dsp_srp *s, const double *avoid, double radius, double floor_v, dsp_srp_source *best)
 {
-	if (!s->heap && !(s->heap = calloc(1, sizeof *s->heap)))
+	if (!s->heap) {
+		s->heap = spare_heap ? spare_heap : calloc(1, sizeof *s->heap);
+		spare_heap = NULL;
+	}
+	if (!s->heap)
 		return -ENOMEM;
 	heap *hp = s->heap;
 	hp->n = hp->np = 0;

@@ -452,24 +452,30 @@ static void heap_free(struct srp_heap *h)
 	free(h);
 }
 
+/* p (capacity *cap elements of size sz, n used) with room for one more:
+ * doubled from 1024; p itself when there is room, NULL when out of
+ * memory (p is then still valid). */
+static void *grow(void *p, size_t *cap, size_t n, size_t sz)
+{
+	if (n < *cap)
+		return p;
+	size_t c = *cap ? 2 * *cap : 1024;
+	void *a = realloc(p, c * sz);
+	if (a)
+		*cap = c;
+	return a;
+}
+
 static int heap_push(heap *h, cell c)
 {
-	if (h->n == h->cap) {
-		size_t cap = h->cap ? 2 * h->cap : 1024;
-		heap_node *a = realloc(h->a, cap * sizeof *a);
-		if (!a)
-			return -ENOMEM;
-		h->a = a;
-		h->cap = cap;
-	}
-	if (h->np == h->pcap) {
-		size_t cap = h->pcap ? 2 * h->pcap : 1024;
-		cell *p = realloc(h->pool, cap * sizeof *p);
-		if (!p)
-			return -ENOMEM;
-		h->pool = p;
-		h->pcap = cap;
-	}
+	heap_node *a = grow(h->a, &h->cap, h->n, sizeof *h->a);
+	if (!a)
+		return -ENOMEM;
+	h->a = a;
+	cell *pool = grow(h->pool, &h->pcap, h->np, sizeof *h->pool);
+	if (!pool)
+		return -ENOMEM;
+	h->pool = pool;
 	h->pool[h->np] = c;
 	heap_node e = {c.v, h->np++};
 	size_t i = h->n++;

@@ -375,6 +375,20 @@ START_TEST(same_sound)
 }
 END_TEST
 
+/* collab's nodes as chorus-sim's nodes file for scenario sc gives them
+ * (written to path and removed again). */
+static collab_nodes *nodes_of(const sim_scenario *sc, const char *path)
+{
+	char *text = csim_nodes_text(sc);
+	ck_assert(g_file_set_contents(path, text, -1, NULL));
+	g_free(text);
+	GError *err = NULL;
+	collab_nodes *n = collab_nodes_load(path, &err);
+	unlink(path);
+	ck_assert_msg(n, "%s", err ? err->message : "");
+	return n;
+}
+
 START_TEST(nodes_file)
 {
 	char path[] = "/tmp/chorus-nodes-XXXXXX";
@@ -410,13 +424,8 @@ START_TEST(nodes_file)
 	/* chorus-sim's nodes file gives the first microphone of each node */
 	sim_scenario *sc = sim_scenario_load("sim/scenarios/default.ini", &err);
 	ck_assert_msg(sc, "%s", err ? err->message : "");
-	char *text = csim_nodes_text(sc);
+	n = nodes_of(sc, path);
 	sim_scenario_free(sc);
-	g_file_set_contents(path, text, -1, NULL);
-	g_free(text);
-	n = collab_nodes_load(path, &err);
-	unlink(path);
-	ck_assert_msg(n, "%s", err ? err->message : "");
 	ck_assert_uint_eq(n->nodes->len, 6);
 	ck_assert_double_eq_tol(collab_nodes_find(n, 2)->pos_m[0], 29.9, 1e-9); /* 30 + mic offset -0.1 */
 	ck_assert(collab_nodes_find(n, 2)->address == NULL);
@@ -430,12 +439,7 @@ START_TEST(nodes_file)
 					      "[node.2]\nposition_m = 5, 0, 0\n",
 				    NULL, &err);
 	ck_assert_msg(sc, "%s", err ? err->message : "");
-	text = csim_nodes_text(sc);
-	g_file_set_contents(path, text, -1, NULL);
-	g_free(text);
-	n = collab_nodes_load(path, &err);
-	unlink(path);
-	ck_assert_msg(n, "%s", err ? err->message : "");
+	n = nodes_of(sc, path);
 	double told[3];
 	sim_node_told_position(sc, sim_scenario_find_node(sc, 1), told);
 	ck_assert_double_eq_tol(collab_nodes_find(n, 1)->pos_m[0], told[0] + 0.1, 1e-9);
@@ -452,12 +456,7 @@ START_TEST(nodes_file)
 					       "[node.2]\nposition_m = 5, 0, 0\n[node.3]\nposition_m = 0, 5, 0\nmics_m = 0,0,0; 0,0.2,0\n",
 				    NULL, &err);
 	ck_assert_msg(sc, "%s", err ? err->message : "");
-	text = csim_nodes_text(sc);
-	g_file_set_contents(path, text, -1, NULL);
-	g_free(text);
-	n = collab_nodes_load(path, &err);
-	unlink(path);
-	ck_assert_msg(n, "%s", err ? err->message : "");
+	n = nodes_of(sc, path);
 	const collab_node *h1 = collab_nodes_find(n, 1), *h3 = collab_nodes_find(n, 3);
 	ck_assert(h1->has_mic1 && h3->has_mic1 && !collab_nodes_find(n, 2)->has_mic1);
 	ck_assert_double_eq_tol(hypot(h1->mic1_m[0], h1->mic1_m[1]), 0.2, 1e-12);

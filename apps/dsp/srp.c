@@ -1,5 +1,6 @@
 /* srp.c — pairwise correlations and steered response power (see srp.h). */
 #include "apps/dsp/srp.h"
+#include "apps/dsp/srp_heap.h"
 #include "apps/dsp/srp_prior.h"
 
 #include <errno.h>
@@ -33,20 +34,14 @@ struct dsp_srp {
 	int n, np;
 	dsp_srp_clip c[DSP_SRP_MAX];
 	pair pr[DSP_SRP_MAX * (DSP_SRP_MAX - 1) / 2];
-	double box[4];         /* x0, x1, y0, y1 of the searched area, m */
-	double c_min;          /* slowest speed of sound the prior allows, m/s */
-	double cw0;            /* width of the coarsest speed cells, m/s (0: the speed is exact) */
-	int nc0;               /* how many of them cover c +- 4 s.d. */
-	double aperture_m;     /* largest distance between two microphones, m */
-	int zsearch;           /* the heights are searched too (cubes), from z_lo_m to z_hi_m */
-	struct srp_heap *heap; /* the search's squares, kept between searches (their pages stay mapped) */
+	double box[4];     /* x0, x1, y0, y1 of the searched area, m */
+	double c_min;      /* slowest speed of sound the prior allows, m/s */
+	double cw0;        /* width of the coarsest speed cells, m/s (0: the speed is exact) */
+	int nc0;           /* how many of them cover c +- 4 s.d. */
+	double aperture_m; /* largest distance between two microphones, m */
+	int zsearch;       /* the heights are searched too (cubes), from z_lo_m to z_hi_m */
+	srp_heap *heap;    /* the search's squares, kept between searches (their pages stay mapped) */
 };
-
-static void heap_free(struct srp_heap *h);
-
-/* One search heap a freed dsp_srp left, for the next one this thread makes
- * (collab makes one per call: its pages stay mapped; at most one is kept). */
-static _Thread_local struct srp_heap *spare_heap;
 
 void dsp_srp_params_default(dsp_srp_params *p)
 {
@@ -66,11 +61,7 @@ void dsp_srp_free(dsp_srp *s)
 		free(s->pr[k].env);
 		free(s->pr[k].pool);
 	}
-	/* the next dsp_srp of this thread adopts its search's memory */
-	if (!spare_heap)
-		spare_heap = s->heap;
-	else
-		heap_free(s->heap);
+	srp_heap_release(s->heap);
 	free(s);
 }
 
@@ -311,11 +302,6 @@ static void slide_max(const float *v, int m, int w, float *out, int *dq)
 	}
 }
 
-typedef struct {
-	double x, y, z, c, v; /* centre (m, m, m, m/s), bound (or, at the finest level, the power) */
-	int level;
-} cell;
-
 #define MAX_POPS 20000 /* squares split at most per search */
 
 static double side(int level)
@@ -423,90 +409,6 @@ double dsp_srp_gate_chi2(const dsp_srp *s, const double p[3], double c_m_s, int 
 	return dsp_srp_prior_chi2(pp, s->n, e, drop, dof);
 }
 
-/* A max-heap of squares by bound: the squares themselves appended to a
- * pool, the heap moving only (bound, index) pairs — a third of a square's
- * size (the search's splits push up to 16 children each, 20000 times: in
- * a reverberant room, where nothing dominates and every search runs out of
- * splits, moving whole squares was 38 % of collab's time).  Kept in the
- * dsp_srp between searches, so its pages are mapped once. */
-typedef struct {
-	double v;
-	size_t i;
-} heap_node;
-
-struct srp_heap {
-	heap_node *a;
-	size_t n, cap;
-	cell *pool;
-	size_t np, pcap;
-};
-
-typedef struct srp_heap heap;
-
-static void heap_free(struct srp_heap *h)
-{
-	if (!h)
-		return;
-	free(h->a);
-	free(h->pool);
-	free(h);
-}
-
-/* p (capacity *cap elements of size sz, n used) with room for one more:
- * doubled from 1024; p itself when there is room, NULL when out of
- * memory (p is then still valid). */
-static void *grow(void *p, size_t *cap, size_t n, size_t sz)
-{
-	if (n < *cap)
-		return p;
-	size_t c = *cap ? 2 * *cap : 1024;
-	void *a = realloc(p, c * sz);
-	if (a)
-		*cap = c;
-	return a;
-}
-
-static int heap_push(heap *h, cell c)
-{
-	heap_node *a = grow(h->a, &h->cap, h->n, sizeof *h->a);
-	if (!a)
-		return -ENOMEM;
-	h->a = a;
-	cell *pool = grow(h->pool, &h->pcap, h->np, sizeof *h->pool);
-	if (!pool)
-		return -ENOMEM;
-	h->pool = pool;
-	h->pool[h->np] = c;
-	heap_node e = {c.v, h->np++};
-	size_t i = h->n++;
-	while (i > 0 && h->a[(i - 1) / 2].v < e.v) {
-		h->a[i] = h->a[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	h->a[i] = e;
-	return 0;
-}
-
-static cell heap_pop(heap *h)
-{
-	heap_node top = h->a[0], last = h->a[--h->n];
-	size_t i = 0;
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= h->n)
-			break;
-		if (c + 1 < h->n && h->a[c + 1].v > h->a[c].v)
-			c++;
-		if (h->a[c].v <= last.v)
-			break;
-		h->a[i] = h->a[c];
-		i = c;
-	}
-	if (h->n)
-		h->a[i] = last;
-	return h->pool[top.i];
-}
-
 /* A square (cube) of side h centred at (x, y, z) that does not reach into
  * the searched box (and heights): left out, as the first level's squares
  * overhang it. */
@@ -583,7 +485,7 @@ static cell best_child(const dsp_srp *s, const cell *c, const double *avoid, dou
 /* The search's state as its children are met: the heap of squares to
  * split and the incumbent. */
 typedef struct {
-	heap *h;
+	srp_heap *h;
 	cell *top;
 } split_state;
 
@@ -598,7 +500,7 @@ static int push_or_take(void *user, const cell *k)
 		*st->top = *k;
 		return 0;
 	}
-	return heap_push(st->h, *k);
+	return srp_heap_push(st->h, *k);
 }
 
 /* Best-first branch and bound.  The incumbent is the best point of the
@@ -615,14 +517,10 @@ static int push_or_take(void *user, const cell *k)
  * undecided), -ENOMEM. */
 static int search(dsp_srp *s, const double *avoid, double radius, double floor_v, dsp_srp_source *best)
 {
-	if (!s->heap) {
-		s->heap = spare_heap ? spare_heap : calloc(1, sizeof *s->heap);
-		spare_heap = NULL;
-	}
-	if (!s->heap)
+	if (!s->heap && !(s->heap = srp_heap_take()))
 		return -ENOMEM;
-	heap *hp = s->heap;
-	hp->n = hp->np = 0;
+	srp_heap *hp = s->heap;
+	srp_heap_clear(hp);
 	double h0 = side(0), cfirst = s->p.c_m_s - 4 * s->p.c_sd_m_s;
 	int nx = (int)ceil((s->box[1] - s->box[0]) / h0), ny = (int)ceil((s->box[3] - s->box[2]) / h0);
 	int rc = 0, undecided = 0;
@@ -642,21 +540,21 @@ static int search(dsp_srp *s, const double *avoid, double radius, double floor_v
 					double c = s->cw0 > 0 ? cfirst + (k + 0.5) * s->cw0 : s->p.c_m_s;
 					cell e = {x, y, z, c, bound(s, r, wu, c, 0), 0};
 					if (!floored || e.v >= floor_v)
-						rc = heap_push(hp, e);
+						rc = srp_heap_push(hp, e);
 				}
 			}
 	/* the incumbent: the floor (just below it: a point at it qualifies),
 	 * or the greedy descent's point */
 	cell top = {0, 0, 0, 0, floored ? nextafter(floor_v, -INFINITY) : -INFINITY, -1};
-	if (!rc && hp->n > 0 && !floored) {
-		cell g = hp->pool[hp->a[0].i];
+	if (!rc && srp_heap_size(hp) > 0 && !floored) {
+		cell g = srp_heap_top(hp);
 		while (g.level < LEVELS - 1)
 			g = best_child(s, &g, avoid, radius);
 		if (g.v > top.v)
 			top = g;
 	}
-	for (int pops = 0; !rc && hp->n > 0 && !(floored && top.level >= 0); pops++) {
-		cell c = heap_pop(hp);
+	for (int pops = 0; !rc && srp_heap_size(hp) > 0 && !(floored && top.level >= 0); pops++) {
+		cell c = srp_heap_pop(hp);
 		if (!(c.v > top.v))
 			break;
 		if (pops >= MAX_POPS) {
